@@ -1,0 +1,47 @@
+import type { PlanIssue } from './types.js'
+
+/**
+ * Thrown when a plan has errors. `issues` lists every problem found (errors
+ * and warnings), each with a code, the node, the file and a position.
+ */
+export class PlanValidationError extends Error {
+  override name = 'PlanValidationError' as const
+  readonly code = 'PLAN_INVALID' as const
+  readonly issues: PlanIssue[]
+
+  constructor(issues: PlanIssue[], options?: { cause?: unknown }) {
+    const errors = issues.filter((issue) => issue.severity === 'error')
+    const lines = errors.slice(0, 10).map((issue) => `  ${formatIssue(issue)}`)
+    if (errors.length > 10) lines.push(`  ... and ${errors.length - 10} more`)
+    super(
+      `The plan has ${errors.length} error${errors.length === 1 ? '' : 's'}:\n${lines.join('\n')}`,
+      options,
+    )
+    this.issues = issues
+  }
+}
+
+/**
+ * Thrown when the state of a run vault cannot be continued without a person:
+ * two `active` nodes, a trace written by a newer vaultplan, a vault held by
+ * another runner, ambiguous human decisions.
+ */
+export class RunStateError extends Error {
+  override name = 'RunStateError' as const
+  readonly code: string
+
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.code = code
+  }
+}
+
+/** Formats an issue the way compilers do: `review.md:12:3 error dangling-edge message`. */
+export function formatIssue(issue: PlanIssue): string {
+  let place = issue.file ?? issue.node ?? '<plan>'
+  if (issue.file && issue.line !== undefined) {
+    place += `:${issue.line}`
+    if (issue.column !== undefined) place += `:${issue.column}`
+  }
+  return `${place} ${issue.severity} ${issue.code} ${issue.message}`
+}

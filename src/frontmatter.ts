@@ -1,0 +1,164 @@
+import { isMap, isScalar, LineCounter, parseDocument, Scalar } from 'yaml'
+
+/** Where the frontmatter of a note sits in its text. */
+export interface FrontmatterSplit {
+  /** The YAML between the fences, or `undefined` when the note has no YAML frontmatter. */
+  yaml: string | undefined
+  /** Offset of the first character of the YAML (after the opening fence line). */
+  yamlStart: number
+  /** 1-based line of the first YAML line in the file. */
+  yamlLine: number
+  /** Offset of the first character after the closing fence line. */
+  contentStart: number
+  /** The language named on an opening fence such as `---js`: never evaluated, reported. */
+  foreignLanguage?: string
+  /** The line ending the note uses. */
+  eol: '\n' | '\r\n'
+}
+
+/** A problem found while reading frontmatter, with its offset in the file. */
+export interface FrontmatterProblem {
+  message: string
+  line: number
+  column: number
+}
+
+/** Parsed frontmatter: the data and where each top-level key's value starts. */
+export interface Frontmatter {
+  split: FrontmatterSplit
+  data: Record<string, unknown>
+  problems: FrontmatterProblem[]
+  /** 1-based line and column of each top-level key's value (or key when it has none). */
+  positions: Map<string, { line: number; column: number }>
+}
+
+const FENCE = /^---[ \t]*$/
+const OPENING = /^---([^\r\n]*?)[ \t]*(\r?\n)/
+/** Bounds the work an alias bomb can cause: a real note never needs more. */
+const MAX_ALIAS_COUNT = 100
+
+/**
+ * Finds the frontmatter the way Obsidian does: a `---` line as the very first
+ * line (after an optional BOM) and a closing `---` line. An unclosed fence is
+ * not frontmatter. Nothing here interprets the YAML.
+ */
+export function splitFrontmatter(text: string): FrontmatterSplit {
+  const bom = text.startsWith('\uFEFF') ? 1 : 0
+  const firstNewline = text.indexOf('\n')
+  const eol = firstNewline > 0 && text[firstNewline - 1] === '\r' ? '\r\n' : '\n'
+  const none: FrontmatterSplit = { yaml: undefined, yamlStart: bom, yamlLine: 1, contentStart: bom, eol }
+  const opening = OPENING.exec(text.slice(bom, bom + 256))
+  if (!opening) return none
+  const language = (opening[1] ?? '').trim()
+  const yamlStart = bom + opening[0].length
+  let lineStart = yamlStart
+  while (lineStart < text.length) {
+    let lineEnd = text.indexOf('\n', lineStart)
+    if (lineEnd === -1) lineEnd = text.length
+    const line = text.slice(lineStart, lineEnd).replace(/\r$/, '')
+    if (FENCE.test(line)) {
+      const contentStart = Math.min(lineEnd + 1, text.length)
+      if (language !== '') return { ...none, foreignLanguage: language, contentStart }
+      return { yaml: text.slice(yamlStart, lineStart), yamlStart, yamlLine: 2, contentStart, eol }
+    }
+    lineStart = lineEnd + 1
+  }
+  return none
+}
+
+/**
+ * Parses a note's frontmatter with the `yaml` package (YAML 1.2: no merge
+ * keys, no custom tags, aliases bounded). Never throws: problems come back
+ * with positions in the note's own lines.
+ */
+export function parseFrontmatter(text: string): Frontmatter {
+  const split = splitFrontmatter(text)
+  const result: Frontmatter = { split, data: {}, problems: [], positions: new Map() }
+  if (split.foreignLanguage !== undefined) {
+    result.problems.push({
+      message: `frontmatter in \`${split.foreignLanguage}\` is not supported (only YAML); the block was not evaluated`,
+      line: 1,
+      column: 1,
+    })
+    return result
+  }
+  if (split.yaml === undefined || split.yaml.trim() === '') return result
+  const lineCounter = new LineCounter()
+  const at = (offset: number) => {
+    const pos = lineCounter.linePos(offset)
+    return { line: split.yamlLine + pos.line - 1, column: pos.col }
+  }
+  try {
+    const doc = parseDocument(split.yaml, { lineCounter, prettyErrors: false, uniqueKeys: true })
+    for (const error of doc.errors) {
+      result.problems.push({ message: `invalid YAML: ${firstLine(error.message)}`, ...at(error.pos[0]) })
+    }
+    if (doc.errors.length > 0) return result
+    const contents = doc.contents
+    if (contents === null || (isScalar(contents) && contents.value === null)) return result
+    if (!isMap(contents)) {
+      result.problems.push({ message: 'frontmatter must be a mapping of keys to values', ...at(contents.range?.[0] ?? 0) })
+      return result
+    }
+    const data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as Record<string, unknown>
+    result.data = data
+    for (const pair of contents.items) {
+      const key = isScalar(pair.key) ? String(pair.key.value) : undefined
+      if (key === undefined) continue
+      const node = (pair.value as Scalar | null)?.range ? (pair.value as Scalar) : (pair.key as Scalar)
+      result.positions.set(key, at(node.range?.[0] ?? 0))
+    }
+  } catch (error) {
+    // yaml throws (rather than reporting) on alias bombs and on nesting too deep for the stack.
+    result.problems.push({ message: `invalid YAML: ${firstLine(String((error as Error).message ?? error))}`, line: split.yamlLine, column: 1 })
+  }
+  return result
+}
+
+/**
+ * Returns `text` with its frontmatter `status:` value set to `status`, every
+ * other byte unchanged: comments, key order, quoting style, line endings. A
+ * note without frontmatter gains one holding only the status.
+ *
+ * @throws {Error} when the frontmatter is not a YAML block mapping that can be patched in place.
+ */
+export function setFrontmatterStatus(text: string, status: string): string {
+  const split = splitFrontmatter(text)
+  const { eol } = split
+  if (split.yaml === undefined) {
+    const at = split.yamlStart // after the BOM, if any
+    return `${text.slice(0, at)}---${eol}status: ${status}${eol}---${eol}${text.slice(at)}`
+  }
+  const doc = parseDocument(split.yaml, { uniqueKeys: false })
+  const contents = doc.contents
+  const closingFence = split.yamlStart + split.yaml.length
+  if (doc.errors.length > 0) {
+    throw new Error(`cannot set \`status\`: the frontmatter is not valid YAML (${firstLine(doc.errors[0]!.message)})`)
+  }
+  if (contents === null || (isScalar(contents) && contents.value === null && !contents.source)) {
+    return `${text.slice(0, closingFence)}status: ${status}${eol}${text.slice(closingFence)}`
+  }
+  if (!isMap(contents) || contents.flow) {
+    throw new Error('cannot set `status`: the frontmatter is not a block mapping of keys to values')
+  }
+  const pair = contents.items.find((item) => isScalar(item.key) && item.key.value === 'status')
+  if (!pair) {
+    return `${text.slice(0, closingFence)}status: ${status}${eol}${text.slice(closingFence)}`
+  }
+  const value = pair.value as Scalar | null
+  const range = value?.range
+  if (!value || !range) {
+    const keyEnd = split.yamlStart + (pair.key as Scalar).range![1]
+    const colon = text.indexOf(':', keyEnd)
+    return `${text.slice(0, colon + 1)} ${status}${text.slice(colon + 1)}`
+  }
+  const start = split.yamlStart + range[0]
+  const end = split.yamlStart + range[1]
+  if (range[0] === range[1]) return `${text.slice(0, start)} ${status}${text.slice(end)}`
+  const quote = value.type === 'QUOTE_DOUBLE' ? '"' : value.type === 'QUOTE_SINGLE' ? "'" : ''
+  return `${text.slice(0, start)}${quote}${status}${quote}${text.slice(end)}`
+}
+
+function firstLine(message: string): string {
+  return message.split('\n')[0]!.slice(0, 200)
+}

@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto'
+import { constants } from 'node:fs'
+import { lstat, open, readdir, realpath, rename, rm, stat } from 'node:fs/promises'
+import { basename, dirname, join, relative, resolve, sep } from 'node:path'
+
+/** Options of the durable writes. */
+export interface WriteOptions {
+  /**
+   * Flush file and folder to the disk, so a write survives a power loss and not only a crash.
+   *
+   * @default true
+   */
+  fsync?: boolean
+}
+
+const TEMP_PREFIX = '.vaultplan-tmp-'
+
+/**
+ * Replaces a file in one step: the data goes to a temporary file in the same
+ * folder, is flushed, and is renamed over the target, then the folder is
+ * flushed. A crash leaves the old bytes or the new ones, never a mix.
+ */
+export async function writeFileAtomic(path: string, data: string, options: WriteOptions = {}): Promise<void> {
+  const fsync = options.fsync ?? true
+  const folder = dirname(path)
+  const temp = join(folder, `${TEMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`)
+  let mode = 0o644
+  try {
+    mode = (await stat(path)).mode & 0o7777
+  } catch {
+    // a new file
+  }
+  const handle = await open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode)
+  try {
+    await handle.writeFile(data, 'utf8')
+    if (fsync) await handle.sync()
+  } finally {
+    await handle.close()
+  }
+  try {
+    await rename(temp, path)
+  } catch (error) {
+    await rm(temp, { force: true })
+    throw error
+  }
+  if (fsync) await syncFolder(folder)
+}
+
+/** Appends to a file and flushes it; a new file's folder is flushed too. */
+export async function appendFileDurable(path: string, data: string, options: WriteOptions = {}): Promise<void> {
+  const fsync = options.fsync ?? true
+  let created = false
+  try {
+    await stat(path)
+  } catch {
+    created = true
+  }
+  const handle = await open(path, 'a')
+  try {
+    await handle.appendFile(data, 'utf8')
+    if (fsync) await handle.sync()
+  } finally {
+    await handle.close()
+  }
+  if (fsync && created) await syncFolder(dirname(path))
+}
+
+/** Flushes a folder's entries (a rename or a new file) to the disk. */
+export async function syncFolder(folder: string): Promise<void> {
+  const handle = await open(folder, 'r')
+  try {
+    await handle.sync()
+  } catch (error) {
+    // Some file systems cannot fsync a directory; the data itself is already flushed.
+    if ((error as NodeJS.ErrnoException).code !== 'EINVAL' && (error as NodeJS.ErrnoException).code !== 'EISDIR') throw error
+  } finally {
+    await handle.close()
+  }
+}
+
+/** Removes temporary files left in a folder by a write that a crash interrupted. */
+export async function removeStaleTempFiles(folder: string): Promise<void> {
+  let entries: string[]
+  try {
+    entries = await readdir(folder)
+  } catch {
+    return
+  }
+  await Promise.all(entries.filter((name) => name.startsWith(TEMP_PREFIX)).map((name) => rm(join(folder, name), { force: true })))
+}
+
+/** Whether a name is one of ours: a temporary file of an interrupted write. */
+export function isTempFile(name: string): boolean {
+  return basename(name).startsWith(TEMP_PREFIX)
+}
+
+/**
+ * Resolves `file` inside `vault` for writing, refusing a path that leaves the
+ * vault by `..`, by an absolute path or through a symlink.
+ *
+ * @throws {Error} when the path leaves the vault.
+ */
+export async function pathInVault(vault: string, file: string): Promise<string> {
+  const root = await realpath(vault)
+  const target = resolve(root, file)
+  if (!isInside(root, target)) throw new Error(`Refusing to write \`${file}\`: it is outside the vault \`${vault}\``)
+  let real = target
+  try {
+    const info = await lstat(target)
+    if (info.isSymbolicLink()) real = await realpath(target)
+  } catch {
+    // does not exist yet: its folder decides
+  }
+  const folder = await realpath(dirname(real)).catch(() => dirname(real))
+  if (!isInside(root, join(folder, basename(real)))) {
+    throw new Error(`Refusing to write \`${file}\`: it leads outside the vault \`${vault}\` through a symlink`)
+  }
+  return join(folder, basename(real))
+}
+
+/** Whether `path` is `root` or below it. */
+export function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path)
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !rel.startsWith(sep) && !/^[a-zA-Z]:/.test(rel))
+}

@@ -1,0 +1,271 @@
+import { readdir, readFile, realpath, stat, mkdir } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
+import { stringify } from 'yaml'
+import { setFrontmatterStatus } from './frontmatter.js'
+import { isInside, pathInVault, writeFileAtomic, type WriteOptions } from './fs-atomic.js'
+import { LinkResolver } from './links.js'
+import { DEFAULT_MAX_VISITS, parseNote, type ParsedNote } from './parse-note.js'
+import { edgeOrigins, loadIssues, PlanGraph, type EdgeOrigin } from './plan-graph.js'
+import type { Edge, NodeStatus, PlanIssue, PlanNode } from './types.js'
+
+/** The folder a run writes its trace and outputs into; never part of the plan. */
+export const TRACE_FOLDER = '00_plan-trace'
+/** Notes larger than this are not read as plan steps. */
+export const MAX_NOTE_BYTES = 8 * 1024 * 1024
+const STATUSES: readonly NodeStatus[] = ['pending', 'active', 'done', 'waiting']
+const READ_CONCURRENCY = 32
+
+/** The notes of a vault and the problems met while reading them. */
+export interface VaultNotes {
+  notes: ParsedNote[]
+  issues: PlanIssue[]
+}
+
+/**
+ * Reads a plan vault: every `*.md` file (subfolders too, not `00_plan-trace/`
+ * and not dot-folders) becomes a node whose id is its path without `.md`.
+ * A bad note becomes diagnostics, never a failed load; call
+ * `graph.validate()` to see them.
+ *
+ * @throws {Error} when `dir` does not exist or is not a folder.
+ */
+export async function loadPlan(dir: string): Promise<PlanGraph> {
+  const { notes, issues } = await readNotes(dir)
+  return graphFromNotes(notes, issues)
+}
+
+/** Reads and parses every note of a vault. */
+export async function readNotes(dir: string): Promise<VaultNotes> {
+  await assertFolder(dir)
+  const root = await realpath(dir)
+  const issues: PlanIssue[] = []
+  const files = await listNotes(root, issues)
+  const notes: ParsedNote[] = []
+  let next = 0
+  const worker = async () => {
+    for (let index = next++; index < files.length; index = next++) {
+      const note = await readNote(root, files[index]!, issues)
+      if (note) notes[index] = note
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, files.length) }, worker))
+  return { notes: notes.filter(Boolean), issues }
+}
+
+/** Reads one note file; `undefined` (with a warning) when it is not a text note. */
+export async function readNote(root: string, file: string, issues: PlanIssue[]): Promise<ParsedNote | undefined> {
+  let buffer: Buffer
+  try {
+    buffer = await readFile(join(root, file))
+  } catch (error) {
+    issues.push({ code: 'unreadable-note', severity: 'warning', message: `cannot be read: ${(error as Error).message}`, file })
+    return undefined
+  }
+  if (buffer.length > MAX_NOTE_BYTES) {
+    issues.push({ code: 'note-too-large', severity: 'warning', message: `is ${buffer.length} bytes, over the ${MAX_NOTE_BYTES}-byte limit of a plan note; it is not read`, file })
+    return undefined
+  }
+  if (buffer.subarray(0, 8192).includes(0)) {
+    issues.push({ code: 'not-a-note', severity: 'warning', message: 'is binary, not a markdown note; it is not read', file })
+    return undefined
+  }
+  return parseNote(file, buffer.toString('utf8'))
+}
+
+/** Builds the graph of parsed notes, resolving each edge's link to a node id. */
+export function graphFromNotes(notes: ParsedNote[], issues: PlanIssue[] = []): PlanGraph {
+  const resolver = new LinkResolver(notes)
+  const all = [...issues]
+  const nodes = notes.map((note) => {
+    all.push(...note.issues)
+    return nodeFromNote(note, resolver, all)
+  })
+  const graph = new PlanGraph(nodes)
+  loadIssues.set(graph, all)
+  return graph
+}
+
+function nodeFromNote(note: ParsedNote, resolver: LinkResolver, issues: PlanIssue[]): PlanNode {
+  const edges = note.edges.map((raw) => {
+    const origin: EdgeOrigin = { line: raw.line, column: raw.column }
+    if (raw.checked !== undefined) origin.checked = raw.checked
+    let target = raw.link
+    if (raw.outside) origin.problem = 'outside'
+    else {
+      const resolved = resolver.resolve(raw.link)
+      if (resolved.id !== undefined) target = resolved.id
+      else if (resolved.candidates.length > 1) {
+        origin.problem = 'ambiguous'
+        issues.push({
+          code: 'ambiguous-link',
+          severity: 'error',
+          message: `\`[[${raw.link}]]\` matches ${resolved.candidates.length} notes (${resolved.candidates.map((id) => `\`${id}\``).join(', ')}); write the path`,
+          node: note.id,
+          file: note.file,
+          line: raw.line,
+          column: raw.column,
+        })
+      }
+    }
+    const edge: Edge = { label: raw.label, target, conditional: raw.conditional }
+    edgeOrigins.set(edge, origin)
+    return edge
+  })
+  const node: PlanNode = {
+    id: note.id,
+    title: note.title,
+    body: note.body,
+    type: note.type,
+    status: note.status,
+    maxVisits: note.maxVisits,
+    edges,
+    file: note.file,
+    frontmatter: note.frontmatter,
+  }
+  if (note.tools) node.tools = note.tools
+  if (note.role !== undefined) node.role = note.role
+  if (note.judge !== undefined) node.judge = note.judge
+  return node
+}
+
+async function listNotes(root: string, issues: PlanIssue[]): Promise<string[]> {
+  const files: string[] = []
+  const walk = async (folder: string) => {
+    const entries = await readdir(join(root, folder), { withFileTypes: true })
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    for (const entry of entries) {
+      if (entry.name.startsWith('.')) continue
+      const path = folder ? `${folder}/${entry.name}` : entry.name
+      if (!folder && entry.name === TRACE_FOLDER) continue
+      if (entry.isDirectory()) await walk(path)
+      else if (/\.md$/i.test(entry.name)) {
+        if (entry.isFile()) files.push(path)
+        else if (entry.isSymbolicLink()) {
+          const real = await realpath(join(root, path)).catch(() => undefined)
+          const info = real ? await stat(real) : undefined
+          if (real && info?.isFile() && isInside(root, real)) files.push(path)
+          else issues.push({ code: 'outside-vault', severity: 'warning', message: 'is a symlink that leads outside the vault (or nowhere); it is not read', file: path })
+        }
+      }
+    }
+  }
+  await walk('')
+  return files
+}
+
+async function assertFolder(dir: string): Promise<void> {
+  let info
+  try {
+    info = await stat(dir)
+  } catch {
+    throw new Error(`Plan vault \`${dir}\` does not exist; pass the folder that holds the plan's notes`)
+  }
+  if (!info.isDirectory()) throw new Error(`Plan vault \`${dir}\` is not a folder; pass the folder that holds the plan's notes`)
+}
+
+/**
+ * Writes a graph as a vault: one note per node. A note that already holds
+ * the node is left byte for byte as it is; a note whose only change is the
+ * status gets just that value patched.
+ *
+ * @returns the vault's absolute path.
+ */
+export async function savePlan(graph: PlanGraph, dir: string, options: WriteOptions = {}): Promise<string> {
+  const vault = resolve(dir)
+  await mkdir(vault, { recursive: true })
+  const resolver = new LinkResolver([...graph.nodes.values()].map((node) => ({ id: node.id, aliases: aliasesOf(node) })))
+  for (const node of graph.nodes.values()) {
+    const file = node.file ?? `${node.id}.md`
+    const path = await pathInVault(vault, file)
+    let existing: string | undefined
+    try {
+      existing = await readFile(path, 'utf8')
+    } catch {
+      // a new note
+    }
+    let text = renderNote(node)
+    if (existing !== undefined) {
+      const before = nodeFromNote(parseNote(file, existing), resolver, [])
+      if (sameNode(before, node)) continue
+      if (sameNode({ ...before, status: node.status }, node)) {
+        try {
+          text = setFrontmatterStatus(existing, node.status)
+        } catch {
+          // frontmatter we cannot patch in place: write the note anew
+        }
+      }
+    }
+    await mkdir(dirname(path), { recursive: true })
+    await writeFileAtomic(path, text, options)
+  }
+  return vault
+}
+
+/**
+ * Sets one node's `status:` in its note, changing no other byte: comments,
+ * key order, quoting, body and line endings stay as they are. A note without
+ * frontmatter gains one.
+ *
+ * @throws {TypeError} on a status that is not one of `pending`, `active`, `done`, `waiting`.
+ * @throws {Error} when the note does not exist or its frontmatter cannot be patched.
+ */
+export async function updateStatus(dir: string, nodeId: string, status: NodeStatus, options: WriteOptions = {}): Promise<void> {
+  if (!STATUSES.includes(status)) {
+    throw new TypeError(`Expected \`status\` to be one of ${STATUSES.map((s) => `\`${s}\``).join(', ')}, got \`${String(status)}\``)
+  }
+  const path = await pathInVault(dir, `${nodeId}.md`)
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch {
+    throw new Error(`Cannot set the status of \`${nodeId}\`: no note \`${nodeId}.md\` in \`${dir}\``)
+  }
+  const updated = setFrontmatterStatus(text, status)
+  if (updated !== text) await writeFileAtomic(path, updated, options)
+}
+
+/** Renders a node as a note: frontmatter knobs, title, body, `## Next`. */
+export function renderNote(node: PlanNode): string {
+  const data: Record<string, unknown> = { ...node.frontmatter }
+  const knob = (key: string, value: unknown, isDefault: boolean) => {
+    if (value === undefined || (isDefault && !Object.hasOwn(node.frontmatter, key))) delete data[key]
+    else data[key] = value
+  }
+  knob('type', node.type, node.type === 'step')
+  knob('status', node.status, node.status === 'pending')
+  knob('tools', node.tools, false)
+  knob('role', node.role, false)
+  knob('max_visits', node.maxVisits, node.maxVisits === DEFAULT_MAX_VISITS)
+  knob('judge', node.judge, false)
+  let text = Object.keys(data).length > 0 ? `---\n${stringify(data)}---\n` : ''
+  if (node.title !== node.id) text += `# ${node.title}\n\n`
+  if (node.body) text += `${node.body}\n`
+  if (node.edges.length > 0) {
+    text += `${node.body || node.title !== node.id ? '\n' : ''}## Next\n`
+    for (const edge of node.edges) text += edge.label ? `- ${edge.label} -> [[${edge.target}]]\n` : `- [[${edge.target}]]\n`
+  }
+  return text
+}
+
+function aliasesOf(node: PlanNode): string[] {
+  const raw = node.frontmatter.aliases ?? node.frontmatter.alias ?? []
+  return ([] as unknown[]).concat(raw).filter((alias): alias is string => typeof alias === 'string')
+}
+
+function sameNode(a: PlanNode, b: PlanNode): boolean {
+  const shape = (node: PlanNode) =>
+    JSON.stringify([
+      node.id,
+      node.title,
+      node.body,
+      node.type,
+      node.status,
+      node.tools ?? null,
+      node.role ?? null,
+      node.maxVisits,
+      node.judge ?? null,
+      node.edges.map((edge) => [edge.label, edge.target, edge.conditional]),
+      node.frontmatter,
+    ])
+  return shape(a) === shape(b)
+}

@@ -1,0 +1,74 @@
+import { PlanValidationError } from './errors.js'
+import type { Edge, PlanIssue, PlanNode } from './types.js'
+import { findStart, validatePlan, type ValidateOptions } from './validate.js'
+
+/** Where an edge was read from, for diagnostics; absent for graphs built in code. */
+export interface EdgeOrigin {
+  line: number
+  column: number
+  /** The link matched several notes (already reported) or climbed out of the vault. */
+  problem?: 'ambiguous' | 'outside'
+  /** The box of a task item: `true` ticked, `false` empty, absent when the item has none. */
+  checked?: boolean
+}
+
+/** Positions of edges read from notes, kept off the edges so graphs compare equal however they were made. */
+export const edgeOrigins = new WeakMap<Edge, EdgeOrigin>()
+/** Problems found while reading the notes of a loaded graph, reported again by `validate()`. */
+export const loadIssues = new WeakMap<PlanGraph, PlanIssue[]>()
+
+/**
+ * A plan: nodes keyed by id, each with its outgoing edges. Build one in code,
+ * with `loadPlan(dir)` from a vault, or with `parsePlanDocument(text)`.
+ */
+export class PlanGraph {
+  readonly nodes: ReadonlyMap<string, PlanNode>
+  /** Set when an LLM-emitted plan could not be used and fell back to a path graph. */
+  degraded?: string
+
+  /**
+   * @throws {TypeError} when two nodes share an id.
+   */
+  constructor(nodes: Iterable<PlanNode>) {
+    const map = new Map<string, PlanNode>()
+    for (const node of nodes) {
+      if (map.has(node.id)) throw new TypeError(`Expected unique node ids, got \`${node.id}\` twice`)
+      map.set(node.id, node)
+    }
+    this.nodes = map
+  }
+
+  /**
+   * The node with this id.
+   *
+   * @throws {Error} when there is no such node.
+   */
+  node(id: string): PlanNode {
+    const node = this.nodes.get(id)
+    if (!node) throw new Error(`Unknown node \`${id}\`; the plan has ${[...this.nodes.keys()].slice(0, 5).map((n) => `\`${n}\``).join(', ')}${this.nodes.size > 5 ? ', ...' : ''}`)
+    return node
+  }
+
+  /**
+   * The entry node: the one marked `type: start`, or else the only node
+   * without incoming edges.
+   *
+   * @throws {PlanValidationError} when there is none, or more than one.
+   */
+  startNode(): PlanNode {
+    const { start, issues } = findStart(this)
+    if (!start) throw new PlanValidationError(issues)
+    return start
+  }
+
+  /**
+   * Checks the plan (SPEC section 3) and reports every problem at once.
+   *
+   * @param options.tools - names of the tools the caller supplies; a node's `tools:` entry outside them is a warning.
+   * @returns the warnings.
+   * @throws {PlanValidationError} carrying every issue, when there is at least one error.
+   */
+  validate(options?: ValidateOptions): PlanIssue[] {
+    return validatePlan(this, options)
+  }
+}

@@ -1,0 +1,139 @@
+import { DirectedGraph } from 'graphology'
+import { stronglyConnectedComponents } from 'graphology-components'
+import { PlanValidationError } from './errors.js'
+import type { PlanGraph } from './plan-graph.js'
+import { edgeOrigins, loadIssues } from './plan-graph.js'
+import type { PlanIssue, PlanNode } from './types.js'
+
+/** Options of `PlanGraph.validate`. */
+export interface ValidateOptions {
+  /** Names of the tools the caller supplies; unknown names in a node's `tools:` are warnings. */
+  tools?: string[]
+}
+
+/** Finds the start node: the one marked `type: start`, or the only node without incoming edges. */
+export function findStart(graph: PlanGraph): { start: PlanNode | undefined; issues: PlanIssue[] } {
+  const nodes = [...graph.nodes.values()]
+  const marked = nodes.filter((node) => node.type === 'start')
+  if (marked.length === 1) return { start: marked[0], issues: [] }
+  if (marked.length > 1) {
+    const names = marked.map((node) => `\`${node.id}\``).join(', ')
+    return {
+      start: undefined,
+      issues: marked.map((node) => issue(node, 'multiple-starts', `${marked.length} notes are marked \`type: start\` (${names}); keep one`)),
+    }
+  }
+  const entered = new Set<string>()
+  for (const node of nodes) for (const edge of node.edges) if (edge.target !== node.id) entered.add(edge.target)
+  const roots = nodes.filter((node) => !entered.has(node.id))
+  if (roots.length === 1) return { start: roots[0], issues: [] }
+  const message =
+    nodes.length === 0
+      ? 'the plan has no notes'
+      : roots.length === 0
+        ? 'no note is marked `type: start` and every note has an incoming edge; mark the entry note with `type: start`'
+        : `no note is marked \`type: start\` and ${roots.length} notes have no incoming edge (${roots
+            .slice(0, 5)
+            .map((node) => `\`${node.id}\``)
+            .join(', ')}${roots.length > 5 ? ', ...' : ''}); mark the entry note with \`type: start\``
+  return { start: undefined, issues: [{ code: 'no-start', severity: 'error', message }] }
+}
+
+/**
+ * Checks a plan (SPEC section 3): dangling edges, cycles without an exit, the
+ * start node, a reachable terminal, frontmatter, ambiguous edges and links.
+ * Problems of notes the start cannot reach are warnings.
+ *
+ * @returns the warnings.
+ * @throws {PlanValidationError} carrying every issue, when there is at least one error.
+ */
+export function validatePlan(graph: PlanGraph, options: ValidateOptions = {}): PlanIssue[] {
+  const nodeIssues: PlanIssue[] = [...(loadIssues.get(graph) ?? [])]
+  const planIssues: PlanIssue[] = []
+  const directed = new DirectedGraph()
+  for (const id of graph.nodes.keys()) directed.addNode(id)
+
+  for (const node of graph.nodes.values()) {
+    let unconditional = 0
+    for (const edge of node.edges) {
+      const origin = edgeOrigins.get(edge)
+      if (!edge.conditional && ++unconditional === 2) {
+        nodeIssues.push(issue(node, 'ambiguous-unconditional', 'has two unconditional edges; label all but one with a condition', origin))
+      }
+      if (graph.nodes.has(edge.target)) {
+        directed.mergeEdge(node.id, edge.target)
+      } else if (origin?.problem !== 'ambiguous') {
+        const why = origin?.problem === 'outside' ? 'points outside the vault' : 'matches no note'
+        nodeIssues.push(issue(node, 'dangling-edge', `edge \`${edge.label || 'next'}\` -> \`[[${edge.target}]]\` ${why}`, origin))
+      }
+    }
+  }
+
+  for (const component of stronglyConnectedComponents(directed)) {
+    const members = new Set(component)
+    const first = graph.nodes.get(component[0]!)!
+    if (members.size === 1 && !directed.hasEdge(first.id, first.id)) continue
+    const hasExit = component.some((id) => directed.outNeighbors(id).some((target) => !members.has(target)))
+    if (hasExit) continue
+    const ordered = [...graph.nodes.values()].filter((node) => members.has(node.id))
+    const loop = ordered.map((node) => `\`${node.id}\``).join(' -> ')
+    const message =
+      members.size === 1
+        ? 'links only to itself and has no other way out; add an edge that leaves it'
+        : `is in a loop with no way out (${loop}); add an edge that leaves the loop`
+    nodeIssues.push(issue(ordered[0]!, 'cycle-without-exit', message))
+  }
+
+  const { start, issues: startIssues } = findStart(graph)
+  planIssues.push(...startIssues)
+  let reachable: Set<string> | undefined
+  if (start) {
+    reachable = new Set([start.id])
+    const queue = [start.id]
+    for (let id = queue.pop(); id !== undefined; id = queue.pop()) {
+      for (const target of directed.outNeighbors(id)) {
+        if (!reachable.has(target)) {
+          reachable.add(target)
+          queue.push(target)
+        }
+      }
+    }
+    const terminal = [...reachable].some((id) => graph.nodes.get(id)!.edges.length === 0)
+    if (!terminal) {
+      planIssues.push(issue(start, 'no-reachable-terminal', 'no note without edges (a terminal) can be reached from the start; every path loops or ends in a dangling edge'))
+    }
+  }
+
+  const known = options.tools ? new Set(options.tools) : undefined
+  for (const node of graph.nodes.values()) {
+    if (reachable && !reachable.has(node.id)) {
+      nodeIssues.push({ ...issue(node, 'unreachable', 'cannot be reached from the start node'), severity: 'warning' })
+    }
+    for (const tool of known ? node.tools ?? [] : []) {
+      if (!known!.has(tool)) nodeIssues.push({ ...issue(node, 'unknown-tool', `names tool \`${tool}\`, which is not among the tools supplied`), severity: 'warning' })
+    }
+  }
+  // A note the run can never enter cannot break it: its problems are only warnings.
+  const all = [
+    ...planIssues,
+    ...nodeIssues.map((found) =>
+      reachable && found.node !== undefined && !reachable.has(found.node) && graph.nodes.has(found.node) ? { ...found, severity: 'warning' as const } : found,
+    ),
+  ].sort(byPlace)
+  if (all.some((found) => found.severity === 'error')) throw new PlanValidationError(all)
+  return all
+}
+
+function issue(node: PlanNode, code: string, message: string, origin?: { line: number; column: number }): PlanIssue {
+  const found: PlanIssue = { code, severity: 'error', message, node: node.id }
+  if (node.file !== undefined) found.file = node.file
+  if (origin && node.file !== undefined) {
+    found.line = origin.line
+    found.column = origin.column
+  }
+  return found
+}
+
+function byPlace(a: PlanIssue, b: PlanIssue): number {
+  return (a.file ?? '').localeCompare(b.file ?? '') || (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0)
+}

@@ -1,0 +1,14 @@
+import { fileURLToPath } from 'node:url'
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  resolve: {
+    // Tests import the package by its public name, as users do, but run the
+    // TypeScript sources so no build is needed between edit and test.
+    alias: { vaultplan: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+  },
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+  },
+})
