@@ -99,39 +99,33 @@ export function resolveModelConfig(role: string, env: NodeJS.ProcessEnv = proces
   if (!base && key?.name === 'OPENAI_API_KEY') base = { name: 'OPENAI_API_KEY', value: OPENAI_BASE_URL }
   const temperatureVar = read(`${prefix}TEMPERATURE`, 'LLM_TEMPERATURE')
 
-  if (!model) {
-    const also = base ? '' : ` and LLM_BASE_URL (or ${prefix}MODEL and ${prefix}BASE_URL for this role alone), and LLM_API_KEY unless the endpoint is on this machine`
-    throw new ModelConfigError(
-      role,
-      `No model configured for role \`${role}\`: set LLM_MODEL${also || ` (or ${prefix}MODEL for this role alone)`}.`,
+  const fail = (message: string) => new ModelConfigError(role, message)
+  const roleAlone = (name: string) => `${prefix}${name} for this role alone`
+
+  if (!model && !base) {
+    throw fail(
+      `No model configured for role \`${role}\`: set LLM_MODEL and LLM_BASE_URL (or ${prefix}MODEL and ${roleAlone('BASE_URL')}), and LLM_API_KEY unless the endpoint is on this machine.`,
     )
   }
+  if (!model) throw fail(`No model configured for role \`${role}\`: set LLM_MODEL (or ${roleAlone('MODEL')}).`)
   if (!base) {
-    throw new ModelConfigError(
-      role,
-      `No endpoint configured for role \`${role}\` (model \`${model.value}\`): set LLM_BASE_URL (or ${prefix}BASE_URL for this role alone), such as http://127.0.0.1:11434/v1 for Ollama or ${OPENAI_BASE_URL}.`,
+    throw fail(
+      `No endpoint configured for role \`${role}\` (model \`${model.value}\`): set LLM_BASE_URL (or ${roleAlone('BASE_URL')}), such as http://127.0.0.1:11434/v1 for Ollama or ${OPENAI_BASE_URL}.`,
     )
   }
-  let url: URL | undefined
-  try {
-    url = new URL(base.value)
-  } catch {}
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+  const url = URL.canParse(base.value) ? new URL(base.value) : undefined
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
     // A malformed value may be a pasted key: show only its length.
-    throw new ModelConfigError(
-      role,
-      `${base.name} must be an http(s) URL such as http://127.0.0.1:11434/v1, got a value of ${base.value.length} characters.`,
-    )
+    throw fail(`${base.name} must be an http(s) URL such as http://127.0.0.1:11434/v1, got a value of ${base.value.length} characters.`)
   }
   if (!key && !isLoopback(url)) {
-    throw new ModelConfigError(
-      role,
-      `No API key for role \`${role}\` at ${describeEndpoint(base.value)}: set LLM_API_KEY (or ${prefix}API_KEY for this role alone, or OPENAI_API_KEY). Only an endpoint on this machine (127.0.0.1, localhost, [::1]) needs none.`,
+    throw fail(
+      `No API key for role \`${role}\` at ${describeEndpoint(base.value)}: set LLM_API_KEY (or ${roleAlone('API_KEY')}, or OPENAI_API_KEY). Only an endpoint on this machine (127.0.0.1, localhost, [::1]) needs none.`,
     )
   }
   const temperature = temperatureVar ? Number(temperatureVar.value) : 0
-  if (temperatureVar && (!Number.isFinite(temperature) || temperature < 0)) {
-    throw new ModelConfigError(role, `${temperatureVar.name} must be a number from 0 up, got \`${temperatureVar.value}\`.`)
+  if (temperatureVar && !(temperature >= 0 && Number.isFinite(temperature))) {
+    throw fail(`${temperatureVar.name} must be a number from 0 up, got \`${temperatureVar.value}\`.`)
   }
   return { role, model: model.value, baseURL: base.value, ...(key && { apiKey: key.value }), temperature }
 }
@@ -188,7 +182,7 @@ export function createLLM(options: CreateLLMOptions = {}): CallLLM {
     const messages: OpenAI.ChatCompletionMessageParam[] = []
     if (system !== undefined) messages.push({ role: 'system', content: system })
     messages.push({ role: 'user', content: prompt })
-    const secrets = [config.apiKey, PLACEHOLDER_KEY]
+    const secrets = [config.apiKey ?? PLACEHOLDER_KEY]
     let reply: unknown
     try {
       reply = await client.chat.completions.create(
@@ -207,7 +201,7 @@ export function createLLM(options: CreateLLMOptions = {}): CallLLM {
     if (typeof message?.content === 'string') return message.content
     const detail = message?.refusal
       ? `the model refused: ${truncate(redact(message.refusal, secrets))}`
-      : `the reply holds no message content: ${truncate(redact(preview(reply), secrets))}`
+      : `the reply holds no message content: ${truncate(redact(JSON.stringify(reply) ?? String(reply), secrets))}`
     throw new LLMError(config, detail)
   }
 }
@@ -217,7 +211,7 @@ function describeFailure(
   error: unknown,
   timeoutMs: number,
   maxRetries: number,
-  secrets: (string | undefined)[],
+  secrets: string[],
 ): { detail: string; status?: number } {
   const attempts = `${maxRetries + 1} attempt${maxRetries === 0 ? '' : 's'}`
   if (error instanceof APIConnectionTimeoutError) {
@@ -271,8 +265,8 @@ function describeEndpoint(baseURL: string): string {
   }
 }
 
-function redact(text: string, secrets: (string | undefined)[]): string {
-  for (const secret of secrets) if (secret) text = text.split(secret).join('***')
+function redact(text: string, secrets: string[]): string {
+  for (const secret of secrets) text = text.split(secret).join('***')
   return text
 }
 
@@ -280,7 +274,7 @@ function redact(text: string, secrets: (string | undefined)[]): string {
  * Removes the key from an error chain in place: a server may echo the key in
  * its error body, and Node prints an error's causes and fields when it is logged.
  */
-function scrub(value: unknown, secrets: (string | undefined)[], depth = 0): unknown {
+function scrub(value: unknown, secrets: string[], depth = 0): unknown {
   if (depth > 4 || typeof value !== 'object' || value === null) return value
   const record = value as Record<string, unknown>
   const keys = new Set(Object.keys(record))
@@ -295,15 +289,6 @@ function scrub(value: unknown, secrets: (string | undefined)[], depth = 0): unkn
     } catch {}
   }
   return value
-}
-
-function preview(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value)
-  try {
-    return JSON.stringify(value) ?? String(value)
-  } catch {
-    return String(value)
-  }
 }
 
 function truncate(text: string): string {
