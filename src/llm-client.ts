@@ -85,13 +85,8 @@ export function resolveModelConfig(role: string, env: NodeJS.ProcessEnv = proces
     throw new TypeError(`Expected \`role\` to be a non-empty string, got \`${String(role)}\``)
   }
   const prefix = `LLM_${role.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_`
-  const read = (...names: string[]): { name: string; value: string } | undefined => {
-    for (const name of names) {
-      const value = env[name]?.trim()
-      if (value) return { name, value }
-    }
-    return undefined
-  }
+  const read = (...names: string[]) =>
+    names.map((name) => ({ name, value: env[name]?.trim() ?? '' })).find(({ value }) => value !== '')
   const model = read(`${prefix}MODEL`, 'LLM_MODEL')
   const key = read(`${prefix}API_KEY`, 'LLM_API_KEY', 'OPENAI_API_KEY')
   let base = read(`${prefix}BASE_URL`, 'LLM_BASE_URL', 'OPENAI_BASE_URL')
@@ -207,15 +202,10 @@ export function createLLM(options: CreateLLMOptions = {}): CallLLM {
 }
 
 // Redacts before truncating, so that no cut-off piece of a key survives.
-function describeFailure(
-  error: unknown,
-  timeoutMs: number,
-  maxRetries: number,
-  secrets: string[],
-): { detail: string; status?: number } {
+function describeFailure(error: unknown, timeoutMs: number, maxRetries: number, secrets: string[]) {
   const attempts = `${maxRetries + 1} attempt${maxRetries === 0 ? '' : 's'}`
   if (error instanceof APIConnectionTimeoutError) {
-    return { detail: `no reply within ${timeoutMs} ms, ${attempts}` }
+    return { detail: `no reply within ${timeoutMs} ms, ${attempts}`, status: undefined }
   }
   if (error instanceof APIError && error.status !== undefined) {
     // The SDK prefixes its message with the status; say it once.
@@ -225,7 +215,7 @@ function describeFailure(
   }
   const code = findCode(error)
   const text = error instanceof Error ? error.message : String(error)
-  return { detail: `${truncate(redact(text, secrets))}${code ? ` (${code})` : ''}` }
+  return { detail: `${truncate(redact(text, secrets))}${code ? ` (${code})` : ''}`, status: undefined }
 }
 
 /** The system error code (ECONNREFUSED, ENOTFOUND ...) buried in fetch's causes, if any. */
@@ -246,8 +236,7 @@ function findCode(error: unknown): string | undefined {
 async function readWhole(fetcher: typeof fetch, url: string | URL | Request, init?: RequestInit): Promise<Response> {
   const response = await fetcher(url, init)
   if (response.body === null) return response
-  const { status, statusText, headers } = response
-  return new Response(await response.arrayBuffer(), { status, statusText, headers })
+  return new Response(await response.arrayBuffer(), response)
 }
 
 function isLoopback(url: URL): boolean {
@@ -282,10 +271,8 @@ function scrub(value: unknown, secrets: string[], depth = 0): unknown {
   for (const key of keys) {
     try {
       const field = record[key]
-      if (typeof field === 'string') {
-        const clean = redact(field, secrets)
-        if (clean !== field) record[key] = clean
-      } else scrub(field, secrets, depth + 1)
+      if (typeof field !== 'string') scrub(field, secrets, depth + 1)
+      else if (redact(field, secrets) !== field) record[key] = redact(field, secrets)
     } catch {}
   }
   return value

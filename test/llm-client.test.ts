@@ -8,7 +8,6 @@ interface Received {
   method: string | undefined
   url: string | undefined
   authorization: string | undefined
-  organization: string | undefined
   body: { model?: string; temperature?: number; stream?: boolean; messages?: unknown[] }
 }
 
@@ -32,7 +31,6 @@ async function startServer(...replies: Reply[]) {
         method: req.method,
         url: req.url,
         authorization: req.headers.authorization,
-        organization: req.headers['openai-organization'] as string | undefined,
         body: JSON.parse(text) as Received['body'],
       }
       requests.push(request)
@@ -232,16 +230,13 @@ describe('createLLM', () => {
     expect(server.requests[0]?.body.temperature).toBe(0.4)
   })
 
-  it('sends the key as a bearer token, and no organization from the process environment', async () => {
+  it('sends the key as a bearer token, and a placeholder to a keyless local endpoint', async () => {
     const server = await startServer(completion('ok'))
     await createLLM({ env: { LLM_MODEL: 'm', LLM_BASE_URL: server.baseURL, LLM_API_KEY: 'sk-secret-1' } })('p', {
       role: 'action',
     })
     await createLLM({ env: { LLM_MODEL: 'm', LLM_BASE_URL: server.baseURL } })('p', { role: 'action' })
-    expect(server.requests.map(({ authorization, organization }) => ({ authorization, organization }))).toEqual([
-      { authorization: 'Bearer sk-secret-1', organization: undefined },
-      { authorization: 'Bearer not-needed', organization: undefined },
-    ])
+    expect(server.requests.map(({ authorization }) => authorization)).toEqual(['Bearer sk-secret-1', 'Bearer not-needed'])
   })
 
   it('retries a 429 and a 500, then returns the reply', async () => {
@@ -275,6 +270,32 @@ describe('createLLM', () => {
     expect(error.text).toMatchInlineSnapshot(
       `"LLM call for role \`review\` failed (model \`slow\` at <endpoint>): no reply within 200 ms, 1 attempt"`,
     )
+  })
+
+  it('times out a reply whose body stalls after the headers', async () => {
+    const server = await startServer((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.write('{"id":')
+    })
+    const llm = createLLM({ env: { LLM_MODEL: 'm', LLM_BASE_URL: server.baseURL }, timeoutMs: 200, maxRetries: 0 })
+    const error = await llmError(llm('p', { role: 'action' }), server.baseURL)
+    expect(error.text).toMatchInlineSnapshot(
+      `"LLM call for role \`action\` failed (model \`m\` at <endpoint>): no reply within 200 ms, 1 attempt"`,
+    )
+  })
+
+  it('sends the requests through the given fetch', async () => {
+    const server = await startServer(completion('ok'))
+    const urls: string[] = []
+    const llm = createLLM({
+      env: { LLM_MODEL: 'm', LLM_BASE_URL: server.baseURL },
+      fetch: (input, init) => {
+        urls.push(String(input))
+        return fetch(input, init)
+      },
+    })
+    expect(await llm('p', { role: 'action' })).toBe('ok')
+    expect(urls).toEqual([`${server.baseURL}/chat/completions`])
   })
 
   it('reports a reply without message content', async () => {
