@@ -45,3 +45,21 @@ export function formatIssue(issue: PlanIssue): string {
   }
   return `${place} ${issue.severity} ${issue.code} ${issue.message}`
 }
+
+/**
+ * Thrown when a worker fails. The node stays `active`, so running the vault
+ * again works the same visit again, with the same key.
+ */
+export class StepError extends Error {
+  override name = 'StepError' as const
+  readonly code = 'WORKER_FAILED' as const
+  readonly node: string
+  readonly visit: number
+
+  constructor(node: string, visit: number, cause: unknown) {
+    const why = cause instanceof Error ? cause.message : String(cause)
+    super(`The worker failed at \`${node}\`, visit ${visit}: ${why}. The note stays active; run the vault again to retry this visit.`, { cause })
+    this.node = node
+    this.visit = visit
+  }
+}

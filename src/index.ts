@@ -1,6 +1,10 @@
-export { formatIssue, PlanValidationError, RunStateError } from './errors.js'
+export { formatIssue, PlanValidationError, RunStateError, StepError } from './errors.js'
+export { runPlan, type RunOptions, type RunResult } from './executor.js'
+export { createLLM, LLMError, ModelConfigError, resolveModelConfig, type CreateLLMOptions, type ModelConfig } from './llm-client.js'
 export { loadPlan, savePlan, updateStatus } from './markdown-io.js'
+export { parsePlanDocument, pathGraphFromSteps, planGraph } from './plan-document.js'
 export { PlanGraph } from './plan-graph.js'
+export { chooseEdge, registerPredicate, type ChooseEdgeOptions, type Decision } from './transitions.js'
 export type { ValidateOptions } from './validate.js'
 export type {
   CallLLM,

@@ -128,7 +128,8 @@ function nodeFromNote(note: ParsedNote, resolver: LinkResolver, issues: PlanIssu
   return node
 }
 
-async function listNotes(root: string, issues: PlanIssue[]): Promise<string[]> {
+/** Lists the notes of a vault (sorted paths relative to it), skipping `00_plan-trace/` and dot-folders. */
+export async function listNotes(root: string, issues: PlanIssue[]): Promise<string[]> {
   const files: string[] = []
   const walk = async (folder: string) => {
     const entries = await readdir(join(root, folder), { withFileTypes: true })

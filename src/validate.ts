@@ -76,7 +76,8 @@ export function validatePlan(graph: PlanGraph, options: ValidateOptions = {}): P
     const hasExit = component.some((id) => directed.outNeighbors(id).some((target) => !members.has(target)))
     if (hasExit) continue
     const ordered = [...graph.nodes.values()].filter((node) => members.has(node.id))
-    const loop = ordered.map((node) => `\`${node.id}\``).join(' -> ')
+    // File order, not edge order: arrows between them would claim edges that may not exist.
+    const loop = ordered.map((node) => `\`${node.id}\``).join(', ')
     const message =
       members.size === 1
         ? 'links only to itself and has no other way out; add an edge that leaves it'
@@ -136,4 +137,15 @@ function issue(node: PlanNode, code: string, message: string, origin?: { line: n
 
 function byPlace(a: PlanIssue, b: PlanIssue): number {
   return (a.file ?? '').localeCompare(b.file ?? '') || (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0)
+}
+
+/** The nodes of the loop (strongly connected component) that `id` sits in, in file order; empty when it is in none. */
+export function loopOf(graph: PlanGraph, id: string): string[] {
+  const directed = new DirectedGraph()
+  for (const nodeId of graph.nodes.keys()) directed.addNode(nodeId)
+  for (const node of graph.nodes.values()) for (const edge of node.edges) if (graph.nodes.has(edge.target)) directed.mergeEdge(node.id, edge.target)
+  const component = stronglyConnectedComponents(directed).find((members) => members.includes(id)) ?? []
+  if (component.length === 1 && !directed.hasEdge(id, id)) return []
+  const members = new Set(component)
+  return [...graph.nodes.keys()].filter((nodeId) => members.has(nodeId))
 }

@@ -1,0 +1,78 @@
+/**
+ * Reads a YES/NO grid from a model's reply: one answer per numbered row.
+ * Accepts what real models write (`1: YES`, `1. yes - because`, `**1** — No`,
+ * `Condition 2: NO`, JSON objects and arrays, prose around them). A row
+ * with no readable answer is NO; a row answered both YES and NO is NO.
+ *
+ * @returns one boolean per row, `true` for YES.
+ */
+export function parseGridReply(reply: string, rows: number): boolean[] {
+  const fromJson = readJson(reply, rows)
+  if (fromJson) return fromJson
+  const yes = new Set<number>()
+  const no = new Set<number>()
+  for (const rawLine of reply.split(/\r?\n/)) {
+    const line = rawLine.replace(/[*_`#>|]/g, ' ').trim()
+    const match = /^(?:[-+•]\s*)?(?:(?:condition|row|question|tool|item|q)\s*)?\(?\[?(\d{1,4})\]?\)?\s*(?:[:.)=\-—–]\s*)*(?:(?:answer|verdict|result)\s*[:=]?\s*)?(yes|no|true|false|y|n)\b/i.exec(line)
+    if (!match) continue
+    const row = Number(match[1])
+    if (row < 1 || row > rows) continue
+    ;(isYes(match[2]!) ? yes : no).add(row)
+  }
+  if (yes.size === 0 && no.size === 0 && rows === 1) {
+    const bare = /^\W*(yes|no)\b/i.exec(reply.trim())
+    if (bare) (isYes(bare[1]!) ? yes : no).add(1)
+  }
+  return Array.from({ length: rows }, (_, index) => yes.has(index + 1) && !no.has(index + 1))
+}
+
+function isYes(word: string): boolean {
+  return /^(yes|true|y)$/i.test(word)
+}
+
+function readJson(reply: string, rows: number): boolean[] | undefined {
+  const start = reply.search(/[[{]/)
+  if (start === -1) return undefined
+  const end = Math.max(reply.lastIndexOf('}'), reply.lastIndexOf(']'))
+  if (end <= start) return undefined
+  let value: unknown
+  try {
+    value = JSON.parse(reply.slice(start, end + 1))
+  } catch {
+    return undefined
+  }
+  const answers = new Map<number, boolean[]>()
+  const add = (row: unknown, answer: unknown) => {
+    const index = Number(row)
+    const verdict = toVerdict(answer)
+    if (!Number.isInteger(index) || index < 1 || index > rows || verdict === undefined) return
+    answers.set(index, [...(answers.get(index) ?? []), verdict])
+  }
+  const fromList = (list: unknown[]) =>
+    list.forEach((entry, index) => {
+      if (entry !== null && typeof entry === 'object' && !Array.isArray(entry)) {
+        const record = entry as Record<string, unknown>
+        const row = record.condition ?? record.row ?? record.id ?? record.index ?? record.number ?? record.n ?? index + 1
+        add(row, record.answer ?? record.verdict ?? record.result ?? record.value ?? record.holds)
+      } else add(index + 1, entry)
+    })
+  if (Array.isArray(value)) fromList(value)
+  else if (value !== null && typeof value === 'object') {
+    const record = value as Record<string, unknown>
+    const list = record.answers ?? record.results ?? record.conditions ?? record.grid
+    if (Array.isArray(list)) fromList(list)
+    else for (const [key, answer] of Object.entries(record)) add(key.replace(/\D+/g, ''), answer)
+  }
+  if (answers.size === 0) return undefined
+  return Array.from({ length: rows }, (_, index) => {
+    const said = answers.get(index + 1) ?? []
+    return said.length > 0 && said.every(Boolean)
+  })
+}
+
+function toVerdict(answer: unknown): boolean | undefined {
+  if (typeof answer === 'boolean') return answer
+  if (typeof answer !== 'string') return undefined
+  const word = /^\W*(yes|no|true|false)\b/i.exec(answer)
+  return word ? isYes(word[1]!) : undefined
+}

@@ -1,0 +1,90 @@
+import { hostname } from 'node:os'
+import { readFile, rm, mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import lockfile from 'proper-lockfile'
+import { RunStateError } from './errors.js'
+import { writeFileAtomic } from './fs-atomic.js'
+import { TRACE_FOLDER } from './markdown-io.js'
+
+/** A held vault lock. */
+export interface VaultLock {
+  /** Throws when the lock was lost (another process took it over): the run must stop writing. */
+  check(): void
+  release(): Promise<void>
+}
+
+interface Holder {
+  pid: number
+  host: string
+  since: string
+}
+
+/** Another process counts as gone when its lock has not been refreshed for this long. */
+const STALE_MS = 10_000
+
+/**
+ * Takes the vault's runner lock, so that one `runPlan` at a time writes into
+ * it. A lock left by a process that died on this machine is taken over at
+ * once; one from another machine after it has gone stale.
+ *
+ * @throws {RunStateError} (`vault-locked`) naming the holder when another runner is active.
+ */
+export async function lockVault(vault: string): Promise<VaultLock> {
+  const folder = join(vault, TRACE_FOLDER)
+  await mkdir(folder, { recursive: true })
+  const lockPath = join(folder, '.lock')
+  const holderPath = join(folder, '.lock-holder.json')
+  let lost: Error | undefined
+  const options = {
+    lockfilePath: lockPath,
+    realpath: false,
+    stale: STALE_MS,
+    update: STALE_MS / 2,
+    onCompromised: (error: Error) => {
+      lost = error
+    },
+  }
+  let release: () => Promise<void>
+  try {
+    release = await lockfile.lock(vault, options)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
+    const holder = await readHolder(holderPath)
+    if (!holder || holder.host !== hostname() || isAlive(holder.pid)) {
+      const who = holder ? `process ${holder.pid} on ${holder.host}, since ${holder.since}` : 'another process'
+      throw new RunStateError('vault-locked', `The vault \`${vault}\` is being run by ${who}. Wait for it to finish, or stop it; a lock left by a killed process is taken over after ${STALE_MS / 1000} s.`, { cause: error })
+    }
+    // The holder died on this machine: its lock is stale now, not in ten seconds.
+    await rm(lockPath, { recursive: true, force: true })
+    release = await lockfile.lock(vault, options)
+  }
+  const holder: Holder = { pid: process.pid, host: hostname(), since: new Date().toISOString() }
+  await writeFileAtomic(holderPath, `${JSON.stringify(holder)}\n`, { fsync: false })
+  return {
+    check() {
+      if (lost) throw new RunStateError('vault-lock-lost', `Lost the lock of \`${vault}\`: ${lost.message}`, { cause: lost })
+    },
+    async release() {
+      await rm(holderPath, { force: true })
+      await release().catch(() => undefined)
+    },
+  }
+}
+
+async function readHolder(path: string): Promise<Holder | undefined> {
+  try {
+    const holder = JSON.parse(await readFile(path, 'utf8')) as Holder
+    return typeof holder.pid === 'number' ? holder : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}

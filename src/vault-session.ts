@@ -1,0 +1,194 @@
+import { watch, type FSWatcher } from 'node:fs'
+import { readFile, stat } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+import { setFrontmatterStatus } from './frontmatter.js'
+import { pathInVault, writeFileAtomic } from './fs-atomic.js'
+import { graphFromNotes, listNotes, readNote, readNotes, TRACE_FOLDER } from './markdown-io.js'
+import { parseNote, type ParsedNote } from './parse-note.js'
+import { edgeOrigins, type PlanGraph } from './plan-graph.js'
+import { clearTaskBoxes } from './note-edits.js'
+import type { NodeStatus, PlanIssue } from './types.js'
+
+/** Options of a vault session. */
+export interface SessionOptions {
+  fsync: boolean
+  /** Tool names the caller supplies, for validation warnings. */
+  tools?: string[]
+}
+
+/**
+ * A plan vault kept in memory while a run walks it. Edits people make in
+ * their notes app are picked up from the next hop: folder watchers report
+ * which files changed, and the notes a hop touches are checked by their
+ * stamp, so a hop where nothing changed costs no work proportional to the
+ * vault's size.
+ */
+export class VaultSession {
+  graph: PlanGraph
+  private readonly notes = new Map<string, ParsedNote>()
+  private readonly stamps = new Map<string, string>()
+  private readonly dirty = new Set<string>()
+  private readonly watchers: FSWatcher[] = []
+  private readIssues: PlanIssue[]
+  private relist = false
+
+  private constructor(
+    readonly root: string,
+    private readonly options: SessionOptions,
+    notes: ParsedNote[],
+    issues: PlanIssue[],
+  ) {
+    for (const note of notes) this.notes.set(note.file, note)
+    this.readIssues = issues
+    this.graph = graphFromNotes(notes, issues)
+  }
+
+  /** Reads the vault and starts watching it. */
+  static async open(root: string, options: SessionOptions): Promise<VaultSession> {
+    const { notes, issues } = await readNotes(root)
+    const session = new VaultSession(root, options, notes, issues)
+    await Promise.all(notes.map(async (note) => session.stamps.set(note.file, await stampOf(join(root, note.file)))))
+    session.watch(new Set(['', ...notes.map((note) => dirname(note.file)).filter((folder) => folder !== '.')]))
+    return session
+  }
+
+  /** Validates the plan as it is now; throws `PlanValidationError` on errors. */
+  validate(): PlanIssue[] {
+    return this.graph.validate(this.options.tools ? { tools: this.options.tools } : undefined)
+  }
+
+  /**
+   * Picks up edits: files the watchers reported and the notes of `ids` are
+   * re-read when their stamp changed; the graph is rebuilt and validated
+   * only when something did.
+   *
+   * @throws {PlanValidationError} when an edit made the plan invalid.
+   */
+  async refresh(ids: string[]): Promise<boolean> {
+    const files = new Set(this.dirty)
+    this.dirty.clear()
+    for (const id of ids) {
+      const file = this.graph.nodes.get(id)?.file
+      if (file !== undefined) files.add(file)
+    }
+    let changed = false
+    if (this.relist) changed = (await this.relistFiles(files)) || changed
+    for (const file of files) changed = (await this.reread(file)) || changed
+    if (!changed) return false
+    this.rebuild()
+    // A link to a note the watchers have not reported yet: look for new notes once.
+    const dangling = [...this.graph.nodes.values()].some((node) => node.edges.some((edge) => !this.graph.nodes.has(edge.target)))
+    if (dangling && (await this.relistFiles(new Set()))) this.rebuild()
+    this.validate()
+    return true
+  }
+
+  /**
+   * Sets a node's status in its note. The note is read again just before the
+   * write and only the status value is patched, so an edit a person made a
+   * moment earlier survives.
+   */
+  async setStatus(id: string, status: NodeStatus): Promise<void> {
+    const node = this.graph.node(id)
+    const file = node.file ?? `${id}.md`
+    const path = await pathInVault(this.root, file)
+    const before = await stampOf(path)
+    const text = await readFile(path, 'utf8')
+    const updated = setFrontmatterStatus(text, status)
+    if (updated !== text) await writeFileAtomic(path, updated, { fsync: this.options.fsync })
+    const note = parseNote(file, updated)
+    const editedMeanwhile = before !== this.stamps.get(file)
+    this.notes.set(file, note)
+    this.stamps.set(file, await stampOf(path))
+    this.dirty.delete(file)
+    if (editedMeanwhile) {
+      this.rebuild()
+      this.validate()
+    } else {
+      node.status = note.status
+      node.frontmatter = note.frontmatter
+    }
+  }
+
+  /** Empties the ticked boxes of a node's `## Next` items (a consumed human decision). */
+  async clearTicks(id: string): Promise<void> {
+    const node = this.graph.node(id)
+    const lines = node.edges.map((edge) => edgeOrigins.get(edge)).filter((origin) => origin?.checked === true).map((origin) => origin!.line)
+    if (lines.length === 0) return
+    const file = node.file ?? `${id}.md`
+    const path = await pathInVault(this.root, file)
+    const text = await readFile(path, 'utf8')
+    const updated = clearTaskBoxes(text, lines)
+    if (updated === text) return
+    await writeFileAtomic(path, updated, { fsync: this.options.fsync })
+    this.notes.set(file, parseNote(file, updated))
+    this.stamps.set(file, await stampOf(path))
+    this.rebuild()
+  }
+
+  /** What a person wrote under the node's `## Feedback` heading. */
+  feedbackOf(id: string): string {
+    const file = this.graph.node(id).file
+    return (file !== undefined && this.notes.get(file)?.feedback) || ''
+  }
+
+  /** Stops watching. */
+  close(): void {
+    for (const watcher of this.watchers.splice(0)) watcher.close()
+  }
+
+  private rebuild(): void {
+    this.graph = graphFromNotes([...this.notes.values()], this.readIssues)
+  }
+
+  private async reread(file: string): Promise<boolean> {
+    if (file.startsWith(`${TRACE_FOLDER}/`) || file.split('/').some((part) => part.startsWith('.')) || !/\.md$/i.test(file)) return false
+    const path = join(this.root, file)
+    const stamp = await stampOf(path).catch(() => undefined)
+    if (stamp === undefined) {
+      this.stamps.delete(file)
+      return this.notes.delete(file)
+    }
+    if (stamp === this.stamps.get(file)) return false
+    this.stamps.set(file, stamp)
+    const issues: PlanIssue[] = []
+    const note = await readNote(this.root, file, issues)
+    this.readIssues = [...this.readIssues.filter((issue) => issue.file !== file), ...issues]
+    if (note) this.notes.set(file, note)
+    else this.notes.delete(file)
+    return true
+  }
+
+  /** Lists the vault again to find notes added or removed; reads the new ones. */
+  private async relistFiles(files: Set<string>): Promise<boolean> {
+    this.relist = false
+    const listed = new Set(await listNotes(this.root, []))
+    let changed = false
+    for (const file of listed) if (!this.notes.has(file)) changed = (await this.reread(file)) || changed
+    for (const file of this.notes.keys()) if (!listed.has(file)) files.add(file)
+    return changed
+  }
+
+  private watch(folders: Set<string>): void {
+    for (const folder of folders) {
+      try {
+        const watcher = watch(join(this.root, folder), { persistent: false }, (_event, name) => {
+          if (name === null) return void (this.relist = true)
+          if (!folder && name === TRACE_FOLDER) return
+          const file = folder ? `${folder}/${name}` : String(name)
+          if (/\.md$/i.test(file)) this.dirty.add(file)
+          else if (!String(name).startsWith('.')) this.relist = true
+        })
+        watcher.on('error', () => (this.relist = true))
+        this.watchers.push(watcher)
+      } catch {
+        // Watching is an optimisation: the notes a hop touches are still checked by stamp.
+      }
+    }
+  }
+}
+
+async function stampOf(path: string): Promise<string> {
+  const info = await stat(path)
+  return `${info.mtimeMs}:${info.size}:${info.ino}`
+}
