@@ -113,7 +113,7 @@ export function parseNote(file: string, text: string): ParsedNote {
     cut.push([heading.start, end])
     const sectionText = content.slice(heading.bodyStart, end)
     if (name === 'feedback') feedback += sectionText.trim()
-    else edges.push(...readEdges(sectionText, lineOffset + heading.line, report))
+    else edges.push(...readEdges(sectionText, id.slice(0, id.lastIndexOf('/') + 1), lineOffset + heading.line, report))
   }
   let body = ''
   let from = 0
@@ -147,20 +147,22 @@ export function parseNote(file: string, text: string): ParsedNote {
 /**
  * Normalises the inside of a wikilink to a vault path: drops `|alias`,
  * `#heading`, `^block`, SilverBullet's `@L12` / `@12` position and `.md`.
+ * A link starting with `./` or `../` is relative to `folder`, the linking
+ * note's folder, as Obsidian writes links in its relative-path format.
  */
-export function normalizeLink(raw: string): { link: string; outside: boolean } {
+export function normalizeLink(raw: string, folder = ''): { link: string; outside: boolean } {
   let link = raw.split('|')[0]!.split('#')[0]!.replace(/@L?\d+(C\d+)?$/i, '').trim().replace(/\\/g, '/')
   link = link.replace(/\.md$/i, '').normalize('NFC')
-  const parts: string[] = []
-  let outside = false
+  const parts: string[] = /^\.\.?(\/|$)/.test(link) ? folder.split('/').filter(Boolean) : []
   for (const part of link.replace(/^\/+/, '').split('/')) {
     if (part === '' || part === '.') continue
     if (part === '..') {
-      if (parts.length === 0) outside = true
-      else parts.pop()
+      // Kept as written, so it can never equal a note id and match a note.
+      if (parts.length === 0) return { link, outside: true }
+      parts.pop()
     } else parts.push(part)
   }
-  return { link: parts.join('/'), outside }
+  return { link: parts.join('/'), outside: false }
 }
 
 interface HeadingLine {
@@ -212,6 +214,7 @@ function inlineText(markdown: string): string {
 
 function readEdges(
   section: string,
+  folder: string,
   lineOffset: number,
   report: (code: string, message: string, line?: number, column?: number) => void,
 ): RawEdge[] {
@@ -243,7 +246,7 @@ function readEdges(
       const box = /^\s*\[([ xX])\]\s*/.exec(beforeText)
       const checked = box ? box[1] !== ' ' : item.checked ?? undefined
       let label = beforeText.replace(/^\s*\[[ xX]\]\s*/, '').replace(/\s*(->|→)\s*$/, '').trim()
-      const { link, outside } = normalizeLink(String(first.value ?? ''))
+      const { link, outside } = normalizeLink(String(first.value ?? ''), folder)
       const conditional = label !== '' && label.toLowerCase() !== 'next'
       if (!conditional && label.toLowerCase() !== 'next') label = ''
       edges.push({ label, conditional, link, outside, checked, line, column })
