@@ -1,0 +1,261 @@
+#!/usr/bin/env node
+import { realpathSync } from 'node:fs'
+import { readFile, stat } from 'node:fs/promises'
+import { isAbsolute, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { formatIssue, PlanValidationError } from './errors.js'
+import type { PlanIssue } from './types.js'
+
+/** Exit codes; 70 is sysexits' EX_SOFTWARE. */
+const EXIT = { ok: 0, invalid: 1, usage: 2, internal: 70 } as const
+
+/** Where a command writes and what it resolves paths against; the real process, or a test's stand-in. */
+export interface Io {
+  stdout: { write(text: string): unknown; isTTY?: boolean }
+  stderr: { write(text: string): unknown }
+  cwd: string
+  env: Record<string, string | undefined>
+}
+
+/** A subcommand: its help (first line is the usage) and what it does with its own arguments. */
+interface Command {
+  summary: string
+  help: string
+  run(args: string[], io: Io): Promise<number>
+}
+
+/** A mistake in the command line: reported in one line with the usage, exit 2. */
+class UsageError extends Error {
+  override name = 'UsageError'
+}
+
+/** The vault path is missing, not a folder, or unreadable: reported in one line, exit 2. */
+class VaultPathError extends Error {
+  override name = 'VaultPathError'
+}
+
+const commands: Record<string, Command> = {
+  validate: {
+    summary: 'check a plan vault and print every problem',
+    help: `Usage: vaultplan validate <dir> [--json] [--tools a,b]
+
+Checks the plan vault in <dir> and prints every problem, one per line, as
+<file>:<line>:<column> <severity> <code> <message>, then a summary line.
+
+Options:
+  --json         print {"valid":bool,"issues":[...]} on stdout and nothing else
+  --tools a,b    the tools your agent supplies; a note naming another one gets a warning
+  -h, --help     show this help
+
+Exit codes: 0 valid (warnings allowed), 1 the plan has errors,
+2 bad usage or a vault path that is not a folder, 70 internal error.`,
+    run: validateCommand,
+  },
+}
+
+const MAIN_HELP = `Usage: vaultplan <command> [options]
+
+Commands:
+${Object.entries(commands)
+  .map(([name, command]) => `  ${name.padEnd(14)} ${command.summary}`)
+  .join('\n')}
+  help [command] show help for a command
+
+Options:
+  -h, --help     show this help
+  -v, --version  print the version
+
+Run 'vaultplan <command> --help' for a command's options.`
+
+/**
+ * Runs the command line `argv` (without `node` and the script) and resolves
+ * to the exit code. Never throws: every failure is written to `io.stderr`.
+ */
+export async function main(argv: string[], io: Io): Promise<number> {
+  const [name, ...rest] = argv
+  let command: Command | undefined
+  try {
+    if (name === '--version' || name === '-v') {
+      io.stdout.write(`${await readVersion()}\n`)
+      return EXIT.ok
+    }
+    if (name === '--help' || name === '-h' || name === 'help') return help(rest, io)
+    if (name === undefined) throw new UsageError('missing command')
+    command = Object.hasOwn(commands, name) ? commands[name] : undefined
+    if (!command) throw new UsageError(name.startsWith('-') ? `unknown option '${name}'` : `unknown command '${name}'`)
+    const own = rest.slice(0, rest.includes('--') ? rest.indexOf('--') : rest.length)
+    if (own.includes('--help') || own.includes('-h')) {
+      io.stdout.write(`${command.help}\n`)
+      return EXIT.ok
+    }
+    return await command.run(rest, io)
+  } catch (error) {
+    if (error instanceof UsageError || isParseArgsError(error)) {
+      const usage = command ? usageLine(command.help) : usageLine(MAIN_HELP)
+      const more = command ? `Run 'vaultplan ${name} --help' for details.` : `Run 'vaultplan --help' for the commands.`
+      // parseArgs goes on about '--' after its first sentence; the usage line says enough.
+      const reason = error instanceof UsageError ? error.message : (error as Error).message.split('. ')[0]
+      io.stderr.write(`vaultplan: ${reason}\n${usage}\n${more}\n`)
+      return EXIT.usage
+    }
+    if (error instanceof VaultPathError) {
+      io.stderr.write(`vaultplan: ${error.message}\n`)
+      return EXIT.usage
+    }
+    io.stderr.write(`vaultplan: internal error: ${error instanceof Error ? error.message : String(error)}\n`)
+    return EXIT.internal
+  }
+}
+
+function help(topics: string[], io: Io): number {
+  const [topic, ...extra] = topics
+  if (extra.length > 0) throw new UsageError(`'help' takes one command name, got ${topics.length}`)
+  if (topic === undefined) {
+    io.stdout.write(`${MAIN_HELP}\n`)
+    return EXIT.ok
+  }
+  const command = Object.hasOwn(commands, topic) ? commands[topic] : undefined
+  if (!command) throw new UsageError(`unknown command '${topic}'`)
+  io.stdout.write(`${command.help}\n`)
+  return EXIT.ok
+}
+
+async function validateCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { json: { type: 'boolean' }, tools: { type: 'string', multiple: true } },
+    allowPositionals: true,
+    strict: true,
+  })
+  const dir = onlyPositional(positionals, 'the vault folder')
+  const tools = values.tools?.flatMap((list) => list.split(',')).map((tool) => tool.trim()).filter(Boolean)
+  const vault = await vaultFolder(dir, io)
+  // Each command imports what it needs, so `--help` and the other commands do not pay for it.
+  const { loadPlan } = await import('./markdown-io.js')
+  let graph
+  try {
+    graph = await loadPlan(vault)
+  } catch (error) {
+    if (isSystemError(error)) throw new VaultPathError(`cannot read \`${dir}\`: ${error.message}`)
+    throw error
+  }
+
+  let issues: PlanIssue[]
+  try {
+    issues = graph.validate(tools ? { tools } : {})
+  } catch (error) {
+    if (!(error instanceof PlanValidationError)) throw error
+    issues = error.issues
+  }
+  const errors = issues.filter((issue) => issue.severity === 'error').length
+  const code = errors > 0 ? EXIT.invalid : EXIT.ok
+
+  if (values.json) {
+    io.stdout.write(`${JSON.stringify({ valid: errors === 0, issues }, null, 2)}\n`)
+    return code
+  }
+  const paint = painter(io)
+  const shown = displayPath(io.cwd, vault)
+  for (const issue of issues) io.stdout.write(`${formatLine(issue, shown, paint)}\n`)
+  const warnings = issues.length - errors
+  const summary = `${shown}: ${count(graph.nodes.size, 'note')}, ${count(errors, 'error')}, ${count(warnings, 'warning')}`
+  io.stdout.write(`${paint(summary, errors > 0 ? 'red' : 'green')}\n`)
+  return code
+}
+
+/** The one positional a command takes; a usage error when there is none or more. */
+function onlyPositional(positionals: string[], what: string): string {
+  if (positionals.length === 0) throw new UsageError(`missing ${what}`)
+  if (positionals.length > 1) {
+    throw new UsageError(`expected one argument (${what}), got ${positionals.length}: ${positionals.map((p) => `'${p}'`).join(' ')}`)
+  }
+  return positionals[0]!
+}
+
+/** Resolves `dir` against the working directory; a `VaultPathError` naming it when it is no folder. */
+async function vaultFolder(dir: string, io: Io): Promise<string> {
+  const vault = resolve(io.cwd, dir)
+  let info
+  try {
+    info = await stat(vault)
+  } catch (error) {
+    if (isSystemError(error) && error.code === 'ENOENT') {
+      throw new VaultPathError(`\`${dir}\` does not exist; pass the folder that holds the plan's notes`)
+    }
+    throw new VaultPathError(`cannot read \`${dir}\`: ${(error as Error).message}`)
+  }
+  if (!info.isDirectory()) throw new VaultPathError(`\`${dir}\` is not a folder; pass the folder that holds the plan's notes`)
+  return vault
+}
+
+/** One diagnostic line, its file shown from the working directory so editors can jump to it. */
+function formatLine(issue: PlanIssue, vault: string, paint: Paint): string {
+  const shown: PlanIssue = { ...issue }
+  if (issue.file !== undefined) shown.file = join(vault, issue.file)
+  else if (issue.node === undefined) shown.file = vault
+  const line = formatIssue(shown)
+  const tail = ` ${issue.severity} ${issue.code} ${issue.message}`
+  if (!line.endsWith(tail)) return line
+  const place = line.slice(0, line.length - tail.length)
+  return `${place} ${paint(issue.severity, issue.severity === 'error' ? 'red' : 'yellow')} ${issue.code} ${issue.message}`
+}
+
+/** A path as the user can type it from `cwd`: relative inside it, absolute outside. */
+function displayPath(cwd: string, path: string): string {
+  const shown = relative(cwd, path)
+  if (shown === '') return '.'
+  if (shown === '..' || shown.startsWith('../') || shown.startsWith('..\\') || isAbsolute(shown)) return path
+  return shown
+}
+
+type Paint = (text: string, colour: keyof typeof COLOURS) => string
+const COLOURS = { red: 31, green: 32, yellow: 33 } as const
+
+/** Colours only for a terminal, and never when `NO_COLOR` is set (no-color.org) or `TERM=dumb`. */
+function painter(io: Io): Paint {
+  const colour = io.stdout.isTTY === true && !io.env.NO_COLOR && io.env.TERM !== 'dumb'
+  return colour ? (text, name) => `\u001B[${COLOURS[name]}m${text}\u001B[39m` : (text) => text
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`
+}
+
+function usageLine(helpText: string): string {
+  return helpText.slice(0, helpText.indexOf('\n'))
+}
+
+async function readVersion(): Promise<string> {
+  const manifest = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version?: unknown }
+  if (typeof manifest.version !== 'string') throw new Error('package.json has no `version`')
+  return manifest.version
+}
+
+function isParseArgsError(error: unknown): error is TypeError & { code: string } {
+  const code: unknown = error instanceof TypeError ? (error as { code?: unknown }).code : undefined
+  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')
+}
+
+function isSystemError(error: unknown): error is NodeJS.ErrnoException & { code: string } {
+  return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string' && typeof (error as NodeJS.ErrnoException).syscall === 'string'
+}
+
+function isBinary(): boolean {
+  const script = process.argv[1]
+  if (script === undefined) return false
+  try {
+    return realpathSync(script) === fileURLToPath(import.meta.url)
+  } catch {
+    return false
+  }
+}
+
+if (isBinary()) {
+  // `vaultplan validate x | head` closes the pipe early; that is not a failure.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok)
+    throw error
+  })
+  process.exitCode = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, cwd: process.cwd(), env: process.env })
+}
