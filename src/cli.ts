@@ -1,39 +1,26 @@
 #!/usr/bin/env node
 import { realpathSync } from 'node:fs'
-import { readFile, stat } from 'node:fs/promises'
-import { isAbsolute, join, relative, resolve } from 'node:path'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import {
+  count,
+  displayPath,
+  EXIT,
+  isSystemError,
+  onlyPositional,
+  painter,
+  UsageError,
+  vaultFolder,
+  VaultPathError,
+  type Command,
+  type Io,
+  type Paint,
+} from './cli-support.js'
+import { RUN_HELP, runCommand } from './cli-run.js'
 import { formatIssue, PlanValidationError } from './errors.js'
 import type { PlanIssue } from './types.js'
-
-/** Exit codes; 70 is sysexits' EX_SOFTWARE. */
-const EXIT = { ok: 0, invalid: 1, usage: 2, internal: 70 } as const
-
-/** Where a command writes and what it resolves paths against; the real process, or a test's stand-in. */
-export interface Io {
-  stdout: { write(text: string): unknown; isTTY?: boolean }
-  stderr: { write(text: string): unknown }
-  cwd: string
-  env: Record<string, string | undefined>
-}
-
-/** A subcommand: its help (first line is the usage) and what it does with its own arguments. */
-interface Command {
-  summary: string
-  help: string
-  run(args: string[], io: Io): Promise<number>
-}
-
-/** A mistake in the command line: reported in one line with the usage, exit 2. */
-class UsageError extends Error {
-  override name = 'UsageError'
-}
-
-/** The vault path is missing, not a folder, or unreadable: reported in one line, exit 2. */
-class VaultPathError extends Error {
-  override name = 'VaultPathError'
-}
 
 const commands: Record<string, Command> = {
   validate: {
@@ -51,6 +38,11 @@ Options:
 Exit codes: 0 valid (warnings allowed), 1 the plan has errors,
 2 bad usage or a vault path that is not a folder, 70 internal error.`,
     run: validateCommand,
+  },
+  run: {
+    summary: 'run or resume a plan vault with the configured models',
+    help: RUN_HELP,
+    run: runCommand,
   },
 }
 
@@ -164,31 +156,6 @@ async function validateCommand(args: string[], io: Io): Promise<number> {
   return code
 }
 
-/** The one positional a command takes; a usage error when there is none or more. */
-function onlyPositional(positionals: string[], what: string): string {
-  if (positionals.length === 0) throw new UsageError(`missing ${what}`)
-  if (positionals.length > 1) {
-    throw new UsageError(`expected one argument (${what}), got ${positionals.length}: ${positionals.map((p) => `'${p}'`).join(' ')}`)
-  }
-  return positionals[0]!
-}
-
-/** Resolves `dir` against the working directory; a `VaultPathError` naming it when it is no folder. */
-async function vaultFolder(dir: string, io: Io): Promise<string> {
-  const vault = resolve(io.cwd, dir)
-  let info
-  try {
-    info = await stat(vault)
-  } catch (error) {
-    if (isSystemError(error) && error.code === 'ENOENT') {
-      throw new VaultPathError(`\`${dir}\` does not exist; pass the folder that holds the plan's notes`)
-    }
-    throw new VaultPathError(`cannot read \`${dir}\`: ${(error as Error).message}`)
-  }
-  if (!info.isDirectory()) throw new VaultPathError(`\`${dir}\` is not a folder; pass the folder that holds the plan's notes`)
-  return vault
-}
-
 /** One diagnostic line, its file shown from the working directory so editors can jump to it. */
 function formatLine(issue: PlanIssue, vault: string, paint: Paint): string {
   const shown: PlanIssue = { ...issue }
@@ -199,27 +166,6 @@ function formatLine(issue: PlanIssue, vault: string, paint: Paint): string {
   if (!line.endsWith(tail)) return line
   const place = line.slice(0, line.length - tail.length)
   return `${place} ${paint(issue.severity, issue.severity === 'error' ? 'red' : 'yellow')} ${issue.code} ${issue.message}`
-}
-
-/** A path as the user can type it from `cwd`: relative inside it, absolute outside. */
-function displayPath(cwd: string, path: string): string {
-  const shown = relative(cwd, path)
-  if (shown === '') return '.'
-  if (shown === '..' || shown.startsWith('../') || shown.startsWith('..\\') || isAbsolute(shown)) return path
-  return shown
-}
-
-type Paint = (text: string, colour: keyof typeof COLOURS) => string
-const COLOURS = { red: 31, green: 32, yellow: 33 } as const
-
-/** Colours only for a terminal, and never when `NO_COLOR` is set (no-color.org) or `TERM=dumb`. */
-function painter(io: Io): Paint {
-  const colour = io.stdout.isTTY === true && !io.env.NO_COLOR && io.env.TERM !== 'dumb'
-  return colour ? (text, name) => `\u001B[${COLOURS[name]}m${text}\u001B[39m` : (text) => text
-}
-
-function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`
 }
 
 function usageLine(helpText: string): string {
@@ -235,10 +181,6 @@ async function readVersion(): Promise<string> {
 function isParseArgsError(error: unknown): error is TypeError & { code: string } {
   const code: unknown = error instanceof TypeError ? (error as { code?: unknown }).code : undefined
   return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')
-}
-
-function isSystemError(error: unknown): error is NodeJS.ErrnoException & { code: string } {
-  return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string' && typeof (error as NodeJS.ErrnoException).syscall === 'string'
 }
 
 function isBinary(): boolean {

@@ -157,7 +157,8 @@ class Walk {
   ) {
     this.maxSteps = options.maxSteps ?? DEFAULTS.maxSteps
     this.llm = options.llm
-    this.work = options.work ?? createWorker((prompt, callOptions) => this.model()(prompt, callOptions))
+    const workerOptions = options.tools ? { tools: options.tools } : {}
+    this.work = options.work ?? createWorker((prompt, callOptions) => this.model()(prompt, callOptions), workerOptions)
   }
 
   private get graph(): PlanGraph {

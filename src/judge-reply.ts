@@ -30,17 +30,22 @@ function isYes(word: string): boolean {
   return /^(yes|true|y)$/i.test(word)
 }
 
-function readJson(reply: string, rows: number): boolean[] | undefined {
-  const start = reply.search(/[[{]/)
-  if (start === -1) return undefined
-  const end = Math.max(reply.lastIndexOf('}'), reply.lastIndexOf(']'))
-  if (end <= start) return undefined
-  let value: unknown
+/** The JSON value in a model's reply (fenced or bare, prose around it); `undefined` when there is none. */
+export function extractJson(reply: string): unknown {
+  const text = /```(?:json)?\s*\n([\s\S]*?)\n```/.exec(reply)?.[1] ?? reply
+  const start = text.search(/[[{]/)
+  const end = Math.max(text.lastIndexOf('}'), text.lastIndexOf(']'))
+  if (start === -1 || end <= start) return undefined
   try {
-    value = JSON.parse(reply.slice(start, end + 1))
+    return JSON.parse(text.slice(start, end + 1))
   } catch {
     return undefined
   }
+}
+
+function readJson(reply: string, rows: number): boolean[] | undefined {
+  const value = extractJson(reply)
+  if (value === undefined) return undefined
   const answers = new Map<number, boolean[]>()
   const add = (row: unknown, answer: unknown) => {
     const index = Number(row)

@@ -1,0 +1,171 @@
+import { stat } from 'node:fs/promises'
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { displayPath, EXIT, onlyPositional, UsageError, vaultFolder, type Io } from './cli-support.js'
+import { formatIssue, PlanValidationError, RunStateError, StepError } from './errors.js'
+import type { RunResult } from './executor.js'
+import type { RunEvent } from './types.js'
+
+export const RUN_HELP = `Usage: vaultplan run <vault> [--query "..."] [options]
+
+Runs the plan in <vault> with the models configured in the environment
+(LLM_MODEL, LLM_BASE_URL, LLM_API_KEY, or per role LLM_<ROLE>_MODEL ...),
+printing each hop as it happens. Running a vault again resumes it.
+
+Options:
+  --query "..."      what the run is for (a resumed run reuses the recorded one)
+  --max-steps N      node works allowed in the whole run (default 50)
+  --run-vault DIR    copy the plan to DIR and run the copy (resumes DIR if it holds one)
+  --fresh            start over: statuses reset, the old trace archived
+  --wait             when a person must decide, wait for the box to be ticked and go on
+  --no-fsync         do not flush writes to the disk (faster; a power cut may lose the last hop)
+  --json             print the result as JSON on stdout (progress goes to stderr)
+  -h, --help         show this help
+
+Exit codes: 0 completed, 1 invalid plan or failed step, 2 bad usage or no model
+configured, 3 stopped by a budget, 4 waiting for a person, 130 interrupted.`
+
+/** How often `--wait` looks at the waiting note. */
+const WAIT_POLL_MS = 500
+
+/** `vaultplan run`: runs or resumes a vault, hop by hop, with the env-configured models. */
+export async function runCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      query: { type: 'string' },
+      'max-steps': { type: 'string' },
+      'run-vault': { type: 'string' },
+      fresh: { type: 'boolean' },
+      wait: { type: 'boolean' },
+      'no-fsync': { type: 'boolean' },
+      json: { type: 'boolean' },
+    },
+    allowPositionals: true,
+    strict: true,
+  })
+  const dir = onlyPositional(positionals, 'the vault folder')
+  const vault = await vaultFolder(dir, io)
+  let maxSteps: number | undefined
+  if (values['max-steps'] !== undefined) {
+    maxSteps = Number(values['max-steps'])
+    if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new UsageError(`--max-steps takes an integer from 1 up, got '${values['max-steps']}'`)
+  }
+  const runVault = values['run-vault'] === undefined ? undefined : resolve(io.cwd, values['run-vault'])
+  const { readTrace } = await import('./trace.js')
+  const recorded = values.fresh ? undefined : await readTrace(runVault ?? vault).catch(() => undefined)
+  const query = values.query ?? recorded?.header.query
+  if (query === undefined) throw new UsageError('--query is required for a new run')
+
+  const { createLLM, ModelConfigError } = await import('./llm-client.js')
+
+  const progress = values.json ? io.stderr : io.stdout
+  const controller = new AbortController()
+  const interrupt = () => controller.abort(new Error('interrupted'))
+  process.once('SIGINT', interrupt)
+  process.once('SIGTERM', interrupt)
+  const { runPlan } = await import('./executor.js')
+  const shownVault = displayPath(io.cwd, runVault ?? vault)
+  try {
+    for (let round = 0; ; round++) {
+      const options: Parameters<typeof runPlan>[1] = {
+        query,
+        llm: createLLM({ env: io.env }),
+        signal: controller.signal,
+        onEvent: reporter(progress),
+        fsync: !values['no-fsync'],
+        fresh: values.fresh === true && round === 0,
+      }
+      if (maxSteps !== undefined) options.maxSteps = maxSteps
+      if (runVault !== undefined) options.runVault = runVault
+      const result = await runPlan(vault, options)
+      if (result.status === 'waiting' && values.wait) {
+        progress.write(`Waiting: ${result.reason}\n(--wait: watching the note; Ctrl-C to stop, the run stays resumable)\n`)
+        await waitForEdit(result, controller.signal)
+        continue
+      }
+      return finish(result, values.json === true, io)
+    }
+  } catch (error) {
+    if (controller.signal.aborted) {
+      io.stderr.write(`\nInterrupted. The vault is resumable: run \`vaultplan run ${shownVault}\` again to go on.\n`)
+      return EXIT.interrupted
+    }
+    if (error instanceof ModelConfigError) {
+      // Only a run that needs a model asks for one: a completed vault answers without.
+      io.stderr.write(`vaultplan: ${error.message}\nThe vault is resumable: set the variables and run again.\n`)
+      return EXIT.usage
+    }
+    if (error instanceof PlanValidationError) {
+      for (const issue of error.issues) io.stderr.write(`${formatIssue(issue)}\n`)
+      io.stderr.write(`vaultplan: the plan is invalid; fix the notes above and run again.\n`)
+      return EXIT.invalid
+    }
+    if (error instanceof StepError || error instanceof RunStateError || (error instanceof Error && error.name === 'LLMError')) {
+      io.stderr.write(`vaultplan: ${error.message}\n`)
+      return EXIT.invalid
+    }
+    throw error
+  } finally {
+    process.off('SIGINT', interrupt)
+    process.off('SIGTERM', interrupt)
+  }
+}
+
+/** Prints one line per hop: step, node, visit, edge, who decided, time spent. */
+function reporter(out: Io['stdout']): (event: RunEvent) => void {
+  let entered = Date.now()
+  let current = { step: 0, visit: 0 }
+  return (event) => {
+    switch (event.type) {
+      case 'start':
+        out.write(`run ${event.runId}${event.resumed ? ' (resumed)' : ''}\n`)
+        break
+      case 'enter':
+        entered = Date.now()
+        current = { step: event.step, visit: event.visit }
+        break
+      case 'transition': {
+        const edge = event.edge ? `${event.edge.label ? `${event.edge.label} ` : ''}-> ${event.edge.target}` : event.decidedBy === 'terminal' ? 'end' : `-> ${event.node} (again)`
+        const seconds = ((Date.now() - entered) / 1000).toFixed(1)
+        out.write(`  step ${String(current.step).padStart(3)}  ${event.node} (visit ${current.visit})  ${edge}  [${event.decidedBy}]  ${seconds}s\n`)
+        break
+      }
+    }
+  }
+}
+
+function finish(result: RunResult, json: boolean, io: Io): number {
+  if (json) io.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
+  else {
+    const excerpt = result.output.length > 2000 ? `${result.output.slice(0, 2000)}\n[...]` : result.output
+    io.stdout.write(`\n${result.status} after ${result.steps} step${result.steps === 1 ? '' : 's'} at ${result.lastNode}${result.reason ? `\n${result.reason}` : ''}\n\n${excerpt}\n\n`)
+    io.stdout.write(`Open ${displayPath(io.cwd, result.runVault)} in Obsidian to see the statuses and 00_plan-trace/trace.md.\n`)
+  }
+  return result.status === 'completed' ? EXIT.ok : result.status === 'waiting' ? EXIT.waiting : EXIT.stopped
+}
+
+/** Resolves when the waiting note changes on disk (a person ticked a box), or rejects on abort. */
+async function waitForEdit(result: RunResult, signal: AbortSignal): Promise<void> {
+  const { readTrace } = await import('./trace.js')
+  const trace = await readTrace(result.runVault)
+  const last = trace?.records.at(-1)
+  const file = resolve(result.runVault, `${last?.node ?? result.lastNode}.md`)
+  const stampOf = async () => {
+    const info = await stat(file).catch(() => undefined)
+    return info ? `${info.mtimeMs}:${info.size}` : ''
+  }
+  const before = await stampOf()
+  await new Promise<void>((done, fail) => {
+    const timer = setInterval(async () => {
+      if ((await stampOf()) !== before) {
+        clearInterval(timer)
+        done()
+      }
+    }, WAIT_POLL_MS)
+    signal.addEventListener('abort', () => {
+      clearInterval(timer)
+      fail(signal.reason)
+    }, { once: true })
+  })
+}
