@@ -61,9 +61,13 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
 
   const progress = values.json ? io.stderr : io.stdout
   const controller = new AbortController()
-  const interrupt = () => controller.abort(new Error('interrupted'))
-  process.once('SIGINT', interrupt)
-  process.once('SIGTERM', interrupt)
+  // \`on\`, not \`once\`: proper-lockfile's signal-exit re-raises a signal when no other listener is left.
+  const interrupt = () => {
+    if (controller.signal.aborted) process.exit(EXIT.interrupted)
+    controller.abort(new Error('interrupted'))
+  }
+  process.on('SIGINT', interrupt)
+  process.on('SIGTERM', interrupt)
   const { runPlan } = await import('./executor.js')
   const shownVault = displayPath(io.cwd, runVault ?? vault)
   try {

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { RunStateError, StepError } from './errors.js'
 import { removeStaleTempFiles } from './fs-atomic.js'
-import { createLLM } from './llm-client.js'
+import { createLLM, ModelConfigError } from './llm-client.js'
 import { lockVault, type VaultLock } from './lock.js'
 import { edgeOrigins, type PlanGraph } from './plan-graph.js'
 import { prepareRunVault } from './run-vault.js'
@@ -143,6 +143,7 @@ class Walk {
   private lastNode = ''
   private lastOutput = ''
   private lastRecord: TraceRecord | undefined
+  private lastHop: HopRecord | undefined
   private readonly maxSteps: number
   private readonly work: (step: StepInput) => Promise<string>
   private llm: CallLLM | undefined
@@ -199,14 +200,21 @@ class Walk {
 
   /** Rebuilds counters and outputs from the trace: budgets hold across restarts. */
   private async restore(records: TraceRecord[]): Promise<void> {
+    // A human node's visit is recorded twice: when it starts waiting and when the person decides.
+    const waited = new Set<string>()
     for (const record of records) {
       this.steps = Math.max(this.steps, record.step)
-      if (record.kind !== 'hop') continue
+      if (record.kind === 'stop') continue
       this.visits.set(record.node, Math.max(this.visits.get(record.node) ?? 0, record.visit))
-      const saved = await readOutput(this.vault, record.output)
+      const visitKey = `${record.node}\n${record.visit}`
+      const saved = await readOutput(this.vault, record.kind === 'hop' ? record.output : outputFile(record.step, record.node))
       const output = saved?.output ?? ''
-      this.outputs.push({ node: record.node, visit: record.visit, output })
-      if (record.feedback) this.outputs.push({ node: record.node, visit: record.visit, output: record.feedback })
+      if (!waited.has(visitKey)) this.outputs.push({ node: record.node, visit: record.visit, output })
+      if (record.kind === 'waiting') waited.add(visitKey)
+      else {
+        this.lastHop = record
+        if (record.feedback) this.outputs.push({ node: record.node, visit: record.visit, output: record.feedback })
+      }
       this.lastNode = record.node
       this.lastOutput = output
     }
@@ -262,6 +270,8 @@ class Walk {
       output = await this.work(input)
     } catch (error) {
       if (this.options.signal?.aborted) throw this.options.signal.reason
+      // No model configured is not this step's failure: say what to set.
+      if (error instanceof ModelConfigError) throw error
       throw new StepError(id, visit, error)
     }
     if (typeof output !== 'string') throw new StepError(id, visit, new TypeError(`Expected the worker to return a string, got \`${typeof output}\``))
@@ -337,7 +347,13 @@ class Walk {
 
   private async stop(node: PlanNode, visit: number, budget: 'max_visits' | 'maxSteps'): Promise<RunResult> {
     const loop = loopOf(this.graph, node.id)
-    const where = loop.length > 1 ? `It sits in the loop ${[...loop, loop[0]].map((id) => `\`${id}\``).join(' -> ')}.` : loop.length === 1 ? `It was working itself again: no condition held.` : 'It is not in a loop.'
+    // A node with no condition holding works again without an edge to itself: a loop the graph does not show.
+    const reworking = this.lastHop?.node === node.id && this.lastHop.decidedBy === 'rework'
+    const where = reworking
+      ? 'It was working itself again: no condition held.'
+      : loop.length > 0
+        ? `It sits in the loop ${[...loop, loop[0]].map((id) => `\`${id}\``).join(' -> ')}.`
+        : 'It is not in a loop.'
     const file = node.file ?? `${node.id}.md`
     const reason =
       budget === 'max_visits'
@@ -364,6 +380,7 @@ class Walk {
     this.lock.check()
     await appendTraceRecord(this.vault, record, rationale, { fsync: this.fsync })
     this.lastRecord = record
+    if (record.kind === 'hop') this.lastHop = record
   }
 
   private result(status: RunResult['status'], output: string, reason?: string): RunResult {

@@ -1,0 +1,140 @@
+import { execFile, spawn } from 'node:child_process'
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, describe, expect, test } from 'vitest'
+import { startChatServer, stepOf, type ChatRequest } from './support/chat-server.js'
+import { draftReview, writeVault } from './support/vault.js'
+
+const CLI = join(import.meta.dirname, '..', 'dist', 'cli.js')
+const servers: { close(): Promise<void> }[] = []
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()))
+})
+
+function reviewer(request: ChatRequest): string {
+  if (request.kind === 'judge') return /\(visit 1\)/.test(request.prompt) ? '1: NO\n2: YES' : '1: YES\n2: NO'
+  return `work for ${stepOf(request)}`
+}
+
+function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } }, (error, stdout, stderr) => {
+      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr })
+    })
+  })
+}
+
+/** The hops recorded in a vault's trace: `step node visit -> next [decidedBy]`. */
+async function hops(vault: string): Promise<string[]> {
+  const trace = await readFile(join(vault, '00_plan-trace/trace.md'), 'utf8')
+  return [...trace.matchAll(/^<!-- vaultplan:hop (.*) -->$/gm)].map(([, json]) => {
+    const hop = JSON.parse(json!) as { kind: string; step: number; node: string; visit: number; next: string | null; decidedBy: string }
+    return `${hop.step} ${hop.node} ${hop.visit} -> ${hop.next} [${hop.decidedBy}]`
+  })
+}
+
+const path = ['1 draft 1 -> review [unconditional]', '2 review 1 -> draft [llm]', '3 draft 2 -> review [unconditional]', '4 review 2 -> send [llm]', '5 send 1 -> null [terminal]']
+
+describe('vaultplan run', () => {
+  test('runs a vault hop by hop with the env-configured model and shows progress', async () => {
+    const model = await startChatServer(reviewer)
+    servers.push(model)
+    const vault = await writeVault(draftReview)
+    const run = await cli(['run', vault, '--query', 'announce it', '--no-fsync'], { LLM_MODEL: 'm', LLM_BASE_URL: model.url })
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    expect(run.stdout).toMatch(/step {3}2 {2}review \(visit 1\) {2}needs revision -> draft {2}\[llm\] {2}\d+\.\ds/)
+    expect(run.stdout).toContain('completed after 5 steps at send')
+    expect(run.stdout).toContain('work for Send')
+    expect(await hops(vault)).toEqual(path)
+
+    // Run again: the recorded result, no model call (none is even configured).
+    const again = await cli(['run', vault], {})
+    expect(again.code).toBe(0)
+    expect(again.stdout).toContain('(resumed)')
+    expect(model.requests).toHaveLength(7)
+  })
+
+  test('--json prints the result on stdout and the progress on stderr', async () => {
+    const model = await startChatServer(reviewer)
+    servers.push(model)
+    const vault = await writeVault(draftReview)
+    const run = await cli(['run', vault, '--query', 'q', '--json', '--max-steps', '3'], { LLM_MODEL: 'm', LLM_BASE_URL: model.url })
+    expect(run.code).toBe(3)
+    const result = JSON.parse(run.stdout) as Record<string, unknown>
+    expect(result).toMatchObject({ status: 'stopped', steps: 3, visits: { draft: 2, review: 1 }, lastNode: 'draft' })
+    expect(result.reason).toMatch(/maxSteps budget of 3 steps before entering `review`/)
+    expect(run.stderr).toContain('step   1  draft (visit 1)')
+  })
+
+  test('with no model configured, says which variables to set', async () => {
+    const vault = await writeVault(draftReview)
+    const run = await cli(['run', vault, '--query', 'q'], {})
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('LLM_MODEL')
+    expect(run.stderr).toContain('LLM_BASE_URL')
+    expect(run.stderr).not.toMatch(/\n\s+at /)
+  })
+
+  test('Ctrl-C leaves the vault resumable, and running it again goes on', async () => {
+    let release: () => void = () => {}
+    let reached: () => void = () => {}
+    const third = new Promise<void>((resolve) => (reached = resolve))
+    let held = false
+    const model = await startChatServer(async (request) => {
+      // Hold the second draft (step 3) once, long enough to press Ctrl-C.
+      if (!held && request.kind === 'work' && stepOf(request) === 'Draft' && request.prompt.includes('Output of an earlier step')) {
+        held = true
+        reached()
+        await new Promise<void>((resolve) => (release = resolve))
+      }
+      return reviewer(request)
+    })
+    servers.push(model)
+    const vault = await writeVault(draftReview)
+    const env = { PATH: process.env.PATH ?? '', LLM_MODEL: 'm', LLM_BASE_URL: model.url }
+    const child = spawn(process.execPath, [CLI, 'run', vault, '--query', 'q'], { env })
+    let stderr = ''
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)))
+    await third
+    child.kill('SIGINT')
+    const code = await exited
+    release()
+    expect(code).toBe(130)
+    expect(stderr).toContain('Interrupted. The vault is resumable')
+    expect(await readFile(join(vault, 'draft.md'), 'utf8')).toContain('status: active')
+    expect(await hops(vault)).toEqual(path.slice(0, 2))
+
+    const resumed = await cli(['run', vault], { LLM_MODEL: 'm', LLM_BASE_URL: model.url })
+    expect(resumed.code).toBe(0)
+    expect(await hops(vault)).toEqual(path)
+  })
+
+  test('--wait goes on by itself once a person ticks a box in the waiting note', async () => {
+    const model = await startChatServer(reviewer)
+    servers.push(model)
+    const vault = await writeVault({
+      'draft.md': '---\ntype: start\n---\n# Draft\n\n## Next\n- [[approve]]\n',
+      'approve.md': '---\njudge: human\n---\n# Approve\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] rejected -> [[draft]]\n',
+      'send.md': '# Send\n',
+    })
+    const child = spawn(process.execPath, [CLI, 'run', vault, '--query', 'q', '--wait', '--no-fsync'], { env: { PATH: process.env.PATH ?? '', LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
+    let stdout = ''
+    const waiting = new Promise<void>((resolve) =>
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString()
+        if (stdout.includes('--wait: watching')) resolve()
+      }),
+    )
+    const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)))
+    await waiting
+    const note = join(vault, 'approve.md')
+    const text = await readFile(note, 'utf8')
+    expect(text).toContain('status: waiting')
+    await writeFile(note, text.replace('- [ ] approved', '- [x] approved'))
+    expect(await exited).toBe(0)
+    expect(stdout).toContain('approved -> send  [human]')
+    expect(await readFile(note, 'utf8')).toContain('- [ ] approved -> [[send]]')
+  })
+})
