@@ -5,7 +5,10 @@ export default defineConfig({
   resolve: {
     // Tests import the package by its public name, as users do, but run the
     // TypeScript sources so no build is needed between edit and test.
-    alias: { vaultplan: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+    alias: [
+      { find: /^vaultplan$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+      { find: /^vaultplan\/ai-sdk$/, replacement: fileURLToPath(new URL('./src/ai-sdk.ts', import.meta.url)) },
+    ],
   },
   test: {
     include: ['test/**/*.test.ts'],
