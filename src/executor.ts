@@ -337,11 +337,12 @@ class Walk {
     const feedback = this.session.feedbackOf(id)
     const record: HopRecord = { kind: 'hop', step, node: id, visit, edge, decidedBy: 'human', next: edge.target, output: outputFile(step, id) }
     if (feedback) record.feedback = feedback
-    await this.record(record, feedback ? `Feedback:\n${feedback}` : 'A person ticked this edge.')
+    const rationale = feedback ? `Feedback:\n${feedback}` : 'A person ticked this edge.'
+    await this.record(record, rationale)
     if (feedback) this.outputs.push({ node: id, visit, output: feedback })
     await this.session.clearTicks(id)
     await this.session.setStatus(id, 'done')
-    this.emit({ type: 'transition', node: id, edge, decidedBy: 'human', rationale: feedback })
+    this.emit({ type: 'transition', node: id, edge, decidedBy: 'human', rationale })
     return { kind: 'enter', node: edge.target }
   }
 

@@ -11,20 +11,30 @@ export function parseGridReply(reply: string, rows: number): boolean[] {
   if (fromJson) return fromJson
   const yes = new Set<number>()
   const no = new Set<number>()
-  for (const rawLine of reply.split(/\r?\n/)) {
-    const line = rawLine.replace(/[*_`#>|]/g, ' ').trim()
-    const match = /^(?:[-+•]\s*)?(?:(?:condition|row|question|tool|item|q)\s*)?\(?\[?(\d{1,4})\]?\)?\s*(?:[:.)=\-—–]\s*)*(?:(?:answer|verdict|result)\s*[:=]?\s*)?(yes|no|true|false|y|n)\b/i.exec(line)
-    if (!match) continue
-    const row = Number(match[1])
-    if (row < 1 || row > rows) continue
-    ;(isYes(match[2]!) ? yes : no).add(row)
+  const lines = reply.split(/\r?\n/).map((line) => line.replace(/[*_`#>|]/g, ' ').trim())
+  const read = (pattern: RegExp, only?: (row: number) => boolean) => {
+    for (const line of lines) {
+      const match = pattern.exec(line)
+      if (!match) continue
+      const row = Number(match[1])
+      if (row < 1 || row > rows || (only && !only(row))) continue
+      ;(isYes(match[2]!) ? yes : no).add(row)
+    }
   }
+  read(ROW)
+  // Rows left unanswered may have been written with the condition repeated: `1. approved: YES`.
+  read(ROW_WITH_LABEL, (row) => !yes.has(row) && !no.has(row))
   if (yes.size === 0 && no.size === 0 && rows === 1) {
     const bare = /^\W*(yes|no)\b/i.exec(reply.trim())
     if (bare) (isYes(bare[1]!) ? yes : no).add(1)
   }
   return Array.from({ length: rows }, (_, index) => yes.has(index + 1) && !no.has(index + 1))
 }
+
+/** `1: YES`, `1. yes - because`, `1) No`, `Condition 2: NO`, `(3) true`. */
+const ROW = /^(?:[-+•]\s*)?(?:(?:condition|row|question|tool|item|q)\s*)?\(?\[?(\d{1,4})(?!\d)\]?\)?\s*(?:[:.)=\-—–]\s*)*(?:(?:answer|verdict|result)\s*[:=]?\s*)?(yes|no|true|false|y|n)\b/i
+/** `1. approved: YES`, `1 (approved): NO`, `2. needs revision — yes`, `1. Approved? Yes.` */
+const ROW_WITH_LABEL = /^(?:[-+•]\s*)?(?:(?:condition|row|question|tool|item|q)\s*)?\(?\[?(\d{1,4})(?!\d)\]?\)?\s*[:.)\-—–]?\s*[^:=?"'“”]{1,80}?(?:\s+[-—–]|\s*[:=?])\s*(yes|no|true|false)\b/i
 
 function isYes(word: string): boolean {
   return /^(yes|true|y)$/i.test(word)
@@ -77,6 +87,12 @@ function readJson(reply: string, rows: number): boolean[] | undefined {
 
 function toVerdict(answer: unknown): boolean | undefined {
   if (typeof answer === 'boolean') return answer
+  if (answer !== null && typeof answer === 'object' && !Array.isArray(answer)) {
+    // `{"1": {"answer": "YES", "reason": "..."}}`
+    const record = answer as Record<string, unknown>
+    const inner = record.answer ?? record.verdict ?? record.result ?? record.value ?? record.holds
+    return inner === undefined || typeof inner === 'object' ? undefined : toVerdict(inner)
+  }
   if (typeof answer !== 'string') return undefined
   const word = /^\W*(yes|no|true|false)\b/i.exec(answer)
   return word ? isYes(word[1]!) : undefined

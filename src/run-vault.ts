@@ -59,6 +59,8 @@ async function copyVault(from: string, to: string): Promise<void> {
     for (const entry of await readdir(join(from, relative), { withFileTypes: true })) {
       if (!relative && (entry.name === TRACE_FOLDER || entry.name === '.git' || entry.name === '.trash')) continue
       const path = relative ? join(relative, entry.name) : entry.name
+      // A run vault inside the plan folder must not be copied into itself.
+      if (entry.isDirectory() && resolve(from, path) === to) continue
       if (entry.isDirectory()) await walk(path)
       else if (entry.isFile()) await copyFile(join(from, path), join(to, path))
     }

@@ -5,7 +5,7 @@ import { setFrontmatterStatus } from './frontmatter.js'
 import { pathInVault, writeFileAtomic } from './fs-atomic.js'
 import { graphFromNotes, listNotes, readNote, readNotes, TRACE_FOLDER } from './markdown-io.js'
 import { parseNote, type ParsedNote } from './parse-note.js'
-import { edgeOrigins, type PlanGraph } from './plan-graph.js'
+import type { PlanGraph } from './plan-graph.js'
 import { clearTaskBoxes } from './note-edits.js'
 import type { NodeStatus, PlanIssue } from './types.js'
 
@@ -75,11 +75,7 @@ export class VaultSession {
     if (this.relist) changed = (await this.relistFiles(files)) || changed
     for (const file of files) changed = (await this.reread(file)) || changed
     if (!changed) return false
-    this.rebuild()
-    // A link to a note the watchers have not reported yet: look for new notes once.
-    const dangling = [...this.graph.nodes.values()].some((node) => node.edges.some((edge) => !this.graph.nodes.has(edge.target)))
-    if (dangling && (await this.relistFiles(new Set()))) this.rebuild()
-    this.validate()
+    await this.rebuildAndValidate()
     return true
   }
 
@@ -101,10 +97,8 @@ export class VaultSession {
     this.notes.set(file, note)
     this.stamps.set(file, await stampOf(path))
     this.dirty.delete(file)
-    if (editedMeanwhile) {
-      this.rebuild()
-      this.validate()
-    } else {
+    if (editedMeanwhile) await this.rebuildAndValidate()
+    else {
       node.status = note.status
       node.frontmatter = note.frontmatter
     }
@@ -113,11 +107,12 @@ export class VaultSession {
   /** Empties the ticked boxes of a node's `## Next` items (a consumed human decision). */
   async clearTicks(id: string): Promise<void> {
     const node = this.graph.node(id)
-    const lines = node.edges.map((edge) => edgeOrigins.get(edge)).filter((origin) => origin?.checked === true).map((origin) => origin!.line)
-    if (lines.length === 0) return
     const file = node.file ?? `${id}.md`
     const path = await pathInVault(this.root, file)
     const text = await readFile(path, 'utf8')
+    // Lines from the text as it is now: writing a status can have added a frontmatter line since the graph was built.
+    const lines = parseNote(file, text).edges.filter((edge) => edge.checked === true).map((edge) => edge.line)
+    if (lines.length === 0) return
     const updated = clearTaskBoxes(text, lines)
     if (updated === text) return
     await writeFileAtomic(path, updated, { fsync: this.options.fsync })
@@ -139,6 +134,15 @@ export class VaultSession {
 
   private rebuild(): void {
     this.graph = graphFromNotes([...this.notes.values()], this.readIssues)
+  }
+
+  /** Rebuilds the graph after an edit and validates it; an edited edge may link a note not read yet. */
+  private async rebuildAndValidate(): Promise<void> {
+    this.rebuild()
+    // A link to a note the watchers have not reported yet: look for new notes once.
+    const dangling = [...this.graph.nodes.values()].some((node) => node.edges.some((edge) => !this.graph.nodes.has(edge.target)))
+    if (dangling && (await this.relistFiles(new Set()))) this.rebuild()
+    this.validate()
   }
 
   private async reread(file: string): Promise<boolean> {

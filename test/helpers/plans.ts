@@ -1,0 +1,23 @@
+import { note } from './vault.js'
+
+/** draft -> review -> (approved -> send | needs revision -> draft). */
+export function draftReview(options: { reviewVisits?: number; draftVisits?: number } = {}): Record<string, string> {
+  const reviewFront: Record<string, string | number> = {}
+  if (options.reviewVisits !== undefined) reviewFront.max_visits = options.reviewVisits
+  const draftFront: Record<string, string | number> = { type: 'start' }
+  if (options.draftVisits !== undefined) draftFront.max_visits = options.draftVisits
+  return {
+    'draft.md': note({ front: draftFront, title: 'Draft', body: 'Write the draft.', next: ['[[review]]'] }),
+    'review.md': note({ front: reviewFront, title: 'Review', body: 'Review the draft.', next: ['approved -> [[send]]', 'needs revision -> [[draft]]'] }),
+    'send.md': note({ title: 'Send', body: 'Send the approved draft.' }),
+  }
+}
+
+/** a -> b -> c, unconditional. */
+export function linear(): Record<string, string> {
+  return {
+    'a.md': note({ front: { type: 'start' }, title: 'A', body: 'Do a.', next: ['[[b]]'] }),
+    'b.md': note({ title: 'B', body: 'Do b.', next: ['[[c]]'] }),
+    'c.md': note({ title: 'C', body: 'Do c.' }),
+  }
+}

@@ -1,0 +1,161 @@
+import { describe, expect, it } from 'vitest'
+import { RunStateError, runPlan, type RunEvent } from 'vaultplan'
+import { noJudge, scriptedWorker } from './helpers/scripted.js'
+import { edit, note, read, readTree, statuses, traceEntries, writeVault } from './helpers/vault.js'
+
+const query = 'Announce the release'
+const options = { query, fsync: false, llm: noJudge() } as const
+
+const approveNote = '---\njudge: human\nmax_visits: 3\n---\n# Approve the draft\n\nA person reads the draft.\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n'
+
+function plan(approve = approveNote): Record<string, string> {
+  return {
+    'draft.md': note({ front: { type: 'start' }, title: 'Draft', body: 'Write the draft.', next: ['[[approve]]'] }),
+    'approve.md': approve,
+    'send.md': note({ title: 'Send', body: 'Send it.' }),
+  }
+}
+
+const tick = (label: string) => (text: string) => text.replace(`- [ ] ${label} ->`, `- [x] ${label} ->`)
+
+const waitingReason =
+  '`approve` waits for a person: tick one box under `## Next` in `approve.md` (and write under `## Feedback` if you like), then run the vault again.'
+
+describe('a `judge: human` node', () => {
+  it('returns `waiting` after its work, with the note `status: waiting`, and no judge call', async () => {
+    const dir = await writeVault(plan())
+    const events: RunEvent[] = []
+    const result = await runPlan(dir, { ...options, work: scriptedWorker(), onEvent: (event) => events.push(event) })
+    expect(result).toEqual({
+      status: 'waiting',
+      output: 'approve v1',
+      reason: waitingReason,
+      steps: 2,
+      visits: { draft: 1, approve: 1 },
+      lastNode: 'approve',
+      runVault: result.runVault,
+    })
+    expect(await statuses(dir)).toEqual({ approve: 'waiting', draft: 'done', send: 'pending' })
+    expect(events.at(-1)).toEqual({ type: 'waiting', node: 'approve', reason: waitingReason })
+    expect((await traceEntries(dir)).map((entry) => entry.heading)).toEqual(['Step 1 · [[draft]] · visit 1', 'Waiting after step 2 · [[approve]] · visit 1'])
+  })
+
+  it('nothing ticked: still waiting, the same result, nothing redone or rewritten', async () => {
+    const dir = await writeVault(plan())
+    const first = await runPlan(dir, { ...options, work: scriptedWorker() })
+    const before = await readTree(dir)
+    const work = scriptedWorker()
+    const again = await runPlan(dir, { ...options, work })
+    expect(again).toEqual(first)
+    expect(work.calls).toEqual([])
+    expect(await readTree(dir)).toEqual(before)
+  })
+
+  it('one box ticked with feedback: the run follows it (decided by human), hands the feedback on and clears the boxes', async () => {
+    const dir = await writeVault(plan())
+    await runPlan(dir, { ...options, work: scriptedWorker() })
+    await edit(dir, 'approve.md', (text) => `${tick('approved')(text)}\n## Feedback\nLooks good, ship it.\n`)
+
+    const work = scriptedWorker()
+    const events: RunEvent[] = []
+    const result = await runPlan(dir, { ...options, work, onEvent: (event) => events.push(event) })
+    expect(events.slice(0, 2)).toEqual([
+      { type: 'start', runId: expect.any(String), resumed: true },
+      { type: 'transition', node: 'approve', edge: { label: 'approved', target: 'send', conditional: true }, decidedBy: 'human', rationale: 'Feedback:\nLooks good, ship it.' },
+    ])
+    expect(work.calls.map(({ node, visit, step, outputs }) => ({ node, visit, step, outputs }))).toEqual([
+      {
+        node: 'send',
+        visit: 1,
+        step: 3,
+        outputs: [
+          { node: 'draft', visit: 1, output: 'draft v1' },
+          { node: 'approve', visit: 1, output: 'approve v1' },
+          { node: 'approve', visit: 1, output: 'Looks good, ship it.' },
+        ],
+      },
+    ])
+    expect(result).toEqual({ status: 'completed', output: 'send v1', steps: 3, visits: { draft: 1, approve: 1, send: 1 }, lastNode: 'send', runVault: result.runVault })
+    expect((await traceEntries(dir)).slice(1)).toEqual([
+      { heading: 'Waiting after step 2 · [[approve]] · visit 1', rationale: '' },
+      { heading: 'Step 2 · [[approve]] · visit 1', edge: 'approved → [[send]]', decidedBy: 'human', rationale: 'Feedback:\nLooks good, ship it.' },
+      { heading: 'Step 3 · [[send]] · visit 1', edge: 'none (terminal)', decidedBy: 'terminal', rationale: 'terminal: the node has no edges' },
+    ])
+    // Boxes cleared, status done, the feedback left as the person wrote it.
+    expect(await read(dir, 'approve.md')).toBe(
+      '---\njudge: human\nmax_visits: 3\nstatus: done\n---\n# Approve the draft\n\nA person reads the draft.\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n\n## Feedback\nLooks good, ship it.\n',
+    )
+  })
+
+  it('a ticked way back loops, counts the visit and waits again with the boxes cleared', async () => {
+    const dir = await writeVault(plan())
+    await runPlan(dir, { ...options, work: scriptedWorker() })
+    await edit(dir, 'approve.md', (text) => `${tick('needs revision')(text)}\n## Feedback\nShorter, please.\n`)
+
+    const work = scriptedWorker()
+    const result = await runPlan(dir, { ...options, work })
+    expect(work.calls.map((call) => `${call.node} v${call.visit} step ${call.step}`)).toEqual(['draft v2 step 3', 'approve v2 step 4'])
+    expect(work.calls[0]!.outputs.at(-1)).toEqual({ node: 'approve', visit: 1, output: 'Shorter, please.' })
+    expect(result).toEqual({ status: 'waiting', output: 'approve v2', reason: waitingReason, steps: 4, visits: { draft: 2, approve: 2 }, lastNode: 'approve', runVault: result.runVault })
+    const text = await read(dir, 'approve.md')
+    expect(text).toContain('- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n')
+    expect(text).toContain('status: waiting')
+
+    // A second decision in the next run: visits keep counting from the trace.
+    await edit(dir, 'approve.md', tick('approved'))
+    const next = scriptedWorker()
+    const done = await runPlan(dir, { ...options, work: next })
+    expect(next.calls.map((call) => `${call.node} v${call.visit} step ${call.step}`)).toEqual(['send v1 step 5'])
+    expect(done).toMatchObject({ status: 'completed', steps: 5, visits: { draft: 2, approve: 2, send: 1 } })
+  })
+
+  it('the visit after a human decision is a new visit of the human node, counted against its budget', async () => {
+    const dir = await writeVault(plan(approveNote.replace('max_visits: 3', 'max_visits: 1')))
+    await runPlan(dir, { ...options, work: scriptedWorker() })
+    await edit(dir, 'approve.md', tick('needs revision'))
+    const work = scriptedWorker()
+    const result = await runPlan(dir, { ...options, work })
+    expect(work.calls.map((call) => `${call.node} v${call.visit}`)).toEqual(['draft v2'])
+    expect(result).toMatchObject({ status: 'stopped', steps: 3, visits: { draft: 2, approve: 1 } })
+    expect(result.reason).toContain('`approve` was refused visit 2')
+  })
+
+  it('a note with CRLF line endings: the tick is read and cleared, the line endings kept', async () => {
+    const crlf = (text: string) => text.replace(/\n/g, '\r\n')
+    const dir = await writeVault(plan(crlf(approveNote)))
+    await runPlan(dir, { ...options, work: scriptedWorker() })
+    await edit(dir, 'approve.md', (text) => `${tick('approved')(text)}\r\n## Feedback\r\nFine.\r\n`)
+    const work = scriptedWorker()
+    const result = await runPlan(dir, { ...options, work })
+    expect(result).toMatchObject({ status: 'completed', steps: 3 })
+    expect(work.calls[0]!.outputs.at(-1)).toEqual({ node: 'approve', visit: 1, output: 'Fine.' })
+    expect(await read(dir, 'approve.md')).toBe(
+      crlf('---\njudge: human\nmax_visits: 3\nstatus: done\n---\n# Approve the draft\n\nA person reads the draft.\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n\n## Feedback\nFine.\n'),
+    )
+  })
+
+  it('two boxes ticked: a RunStateError naming the note and the items, the note unchanged', async () => {
+    const dir = await writeVault(plan())
+    await runPlan(dir, { ...options, work: scriptedWorker() })
+    await edit(dir, 'approve.md', (text) => tick('needs revision')(tick('approved')(text)))
+    const before = await readTree(dir)
+    const work = scriptedWorker()
+    const error = await runPlan(dir, { ...options, work }).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(RunStateError)
+    expect(error).toMatchObject({
+      code: 'ambiguous-decision',
+      message: '`approve.md` has 2 boxes ticked (`approved -> [[send]]`, `needs revision -> [[draft]]`); tick exactly one, then run the vault again.',
+    })
+    expect(work.calls).toEqual([])
+    expect(await readTree(dir)).toEqual(before)
+  })
+
+  it('a box ticked before the node waits does not count; predicates do not decide a human node', async () => {
+    const dir = await writeVault(plan(tick('approved')(approveNote)))
+    const work = scriptedWorker()
+    const result = await runPlan(dir, { ...options, work, predicates: { approved: () => true } })
+    expect(result.status).toBe('waiting')
+    expect(work.calls.map((call) => call.node)).toEqual(['draft', 'approve'])
+    expect(await read(dir, 'approve.md')).toContain('- [ ] approved -> [[send]]')
+  })
+})
