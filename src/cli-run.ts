@@ -84,8 +84,9 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
       if (runVault !== undefined) options.runVault = runVault
       const result = await runPlan(vault, options)
       if (result.status === 'waiting' && values.wait) {
-        progress.write(`Waiting: ${result.reason}\n(--wait: watching the note; Ctrl-C to stop, the run stays resumable)\n`)
-        await waitForEdit(result, controller.signal)
+        await waitForEdit(result, controller.signal, () =>
+          progress.write(`Waiting: ${result.reason}\n(--wait: watching the note; Ctrl-C to stop, the run stays resumable)\n`),
+        )
         continue
       }
       return finish(result, values.json === true, io)
@@ -119,7 +120,6 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
 /** Prints one line per hop: step, node, visit, edge, who decided, time spent. */
 function reporter(out: Io['stdout']): (event: RunEvent) => void {
   let entered = Date.now()
-  let current = { step: 0, visit: 0 }
   return (event) => {
     switch (event.type) {
       case 'start':
@@ -127,12 +127,11 @@ function reporter(out: Io['stdout']): (event: RunEvent) => void {
         break
       case 'enter':
         entered = Date.now()
-        current = { step: event.step, visit: event.visit }
         break
       case 'transition': {
         const edge = event.edge ? `${event.edge.label ? `${event.edge.label} ` : ''}-> ${event.edge.target}` : event.decidedBy === 'terminal' ? 'end' : `-> ${event.node} (again)`
         const seconds = ((Date.now() - entered) / 1000).toFixed(1)
-        out.write(`  step ${String(current.step).padStart(3)}  ${event.node} (visit ${current.visit})  ${edge}  [${event.decidedBy}]  ${seconds}s\n`)
+        out.write(`  step ${String(event.step).padStart(3)}  ${event.node} (visit ${event.visit})  ${edge}  [${event.decidedBy}]  ${seconds}s\n`)
         break
       }
     }
@@ -150,7 +149,7 @@ function finish(result: RunResult, json: boolean, io: Io): number {
 }
 
 /** Resolves when the waiting note changes on disk (a person ticked a box), or rejects on abort. */
-async function waitForEdit(result: RunResult, signal: AbortSignal): Promise<void> {
+async function waitForEdit(result: RunResult, signal: AbortSignal, watching: () => void): Promise<void> {
   const { readTrace } = await import('./trace.js')
   const trace = await readTrace(result.runVault)
   const last = trace?.records.at(-1)
@@ -160,6 +159,8 @@ async function waitForEdit(result: RunResult, signal: AbortSignal): Promise<void
     return info ? `${info.mtimeMs}:${info.size}` : ''
   }
   const before = await stampOf()
+  // Said only once the note's stamp is taken, so an edit made right after the message is not missed.
+  watching()
   await new Promise<void>((done, fail) => {
     const timer = setInterval(async () => {
       if ((await stampOf()) !== before) {

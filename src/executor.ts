@@ -305,7 +305,7 @@ class Walk {
     const decision = await chooseEdge(node, context, needsModel ? this.model() : undefined, chooseOptions)
     const record: HopRecord = { kind: 'hop', step, node: id, visit, edge: decision.edge, decidedBy: decision.decidedBy, next: decision.edge?.target ?? (decision.decidedBy === 'terminal' ? null : id), output: file }
     await this.record(record, decision.rationale)
-    this.emit({ type: 'transition', node: id, edge: decision.edge, decidedBy: decision.decidedBy, rationale: decision.rationale })
+    this.emit({ type: 'transition', node: id, visit, step, edge: decision.edge, decidedBy: decision.decidedBy, rationale: decision.rationale })
     if (record.next === null) {
       await writeFinal(this.vault, id, output, { fsync: this.fsync })
       this.emit({ type: 'end', node: id })
@@ -342,7 +342,7 @@ class Walk {
     if (feedback) this.outputs.push({ node: id, visit, output: feedback })
     await this.session.clearTicks(id)
     await this.session.setStatus(id, 'done')
-    this.emit({ type: 'transition', node: id, edge, decidedBy: 'human', rationale })
+    this.emit({ type: 'transition', node: id, visit, step, edge, decidedBy: 'human', rationale })
     return { kind: 'enter', node: edge.target }
   }
 

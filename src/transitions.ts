@@ -107,9 +107,9 @@ export function judgePrompt(node: PlanNode, context: TransitionContext, conditio
     `${title}\n<<<${fence}\n${clip(text, limit)}\n${fence}>>>`
   const recent = recentOutputs(context.outputs, RECENT_OUTPUTS)
   const parts = [
-    `Judge which conditions hold now, after the step "${oneLine(node.title)}" was worked.`,
+    'Judge which conditions hold now, after the step below was worked.',
     data('The query of the run:', context.query, OTHER_OUTPUT_CHARS),
-    data('The step description:', node.body, OTHER_OUTPUT_CHARS),
+    data('The step:', `# ${oneLine(node.title)}\n\n${node.body}`, OTHER_OUTPUT_CHARS),
     data(`The output of this visit (visit ${context.visit}):`, context.output, CURRENT_OUTPUT_CHARS),
     ...recent.map((entry) => data(`An earlier output (${oneLine(entry.node)}, visit ${entry.visit}):`, entry.output, OTHER_OUTPUT_CHARS)),
     `Conditions:\n${conditions.map((condition, index) => `${index + 1}. ${oneLine(condition)}`).join('\n')}`,

@@ -123,5 +123,5 @@ export type RunEvent =
   | { type: 'start'; runId: string; resumed: boolean }
   | { type: 'enter'; node: string; visit: number; step: number }
   | { type: 'work'; node: string; visit: number; output: string }
-  | { type: 'transition'; node: string; edge: Edge | null; decidedBy: string; rationale: string }
+  | { type: 'transition'; node: string; visit: number; step: number; edge: Edge | null; decidedBy: string; rationale: string }
   | { type: 'waiting' | 'stop' | 'end'; node: string; reason?: string }

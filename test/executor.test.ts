@@ -375,10 +375,10 @@ describe('events and abort', () => {
       { type: 'start', runId: expect.any(String), resumed: false },
       { type: 'enter', node: 'a', visit: 1, step: 1 },
       { type: 'work', node: 'a', visit: 1, output: 'a v1' },
-      { type: 'transition', node: 'a', edge: { label: '', target: 'b', conditional: false }, decidedBy: 'unconditional', rationale: 'the only unconditional edge' },
+      { type: 'transition', node: 'a', visit: 1, step: 1, edge: { label: '', target: 'b', conditional: false }, decidedBy: 'unconditional', rationale: 'the only unconditional edge' },
       { type: 'enter', node: 'b', visit: 1, step: 2 },
       { type: 'work', node: 'b', visit: 1, output: 'b v1' },
-      { type: 'transition', node: 'b', edge: null, decidedBy: 'terminal', rationale: 'terminal: the node has no edges' },
+      { type: 'transition', node: 'b', visit: 1, step: 2, edge: null, decidedBy: 'terminal', rationale: 'terminal: the node has no edges' },
       { type: 'end', node: 'b' },
     ])
   })

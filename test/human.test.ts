@@ -61,7 +61,7 @@ describe('a `judge: human` node', () => {
     const result = await runPlan(dir, { ...options, work, onEvent: (event) => events.push(event) })
     expect(events.slice(0, 2)).toEqual([
       { type: 'start', runId: expect.any(String), resumed: true },
-      { type: 'transition', node: 'approve', edge: { label: 'approved', target: 'send', conditional: true }, decidedBy: 'human', rationale: 'Feedback:\nLooks good, ship it.' },
+      { type: 'transition', node: 'approve', visit: 1, step: 2, edge: { label: 'approved', target: 'send', conditional: true }, decidedBy: 'human', rationale: 'Feedback:\nLooks good, ship it.' },
     ])
     expect(work.calls.map(({ node, visit, step, outputs }) => ({ node, visit, step, outputs }))).toEqual([
       {

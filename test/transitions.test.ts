@@ -160,7 +160,7 @@ describe('the judge prompt', () => {
     const blocks = [...prompt.matchAll(new RegExp(`([^\\n]*)\\n<<<${fence}\\n([\\s\\S]*?)\\n${fence}>>>`, 'g'))].map((match) => [match[1], match[2]])
     expect(blocks).toEqual([
       ['The query of the run:', 'Announce the release'],
-      ['The step description:', 'Read the latest draft critically.'],
+      ['The step:', '# Review the draft\n\nRead the latest draft critically.'],
       ['The output of this visit (visit 2):', 'review v2'],
       ['An earlier output (draft, visit 2):', 'draft two'],
       ['An earlier output (review, visit 1):', 'review one'],

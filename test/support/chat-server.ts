@@ -66,5 +66,5 @@ export async function startChatServer(respond: (request: ChatRequest) => Reply |
 
 /** The step title a work or judge prompt is about. */
 export function stepOf(request: ChatRequest): string {
-  return /This step: (.*)/.exec(request.prompt)?.[1] ?? /after the step "(.*?)" was worked/.exec(request.prompt)?.[1] ?? ''
+  return /This step: (.*)/.exec(request.prompt)?.[1] ?? /The step:\n<<<DATA-\w+\n# (.*)/.exec(request.prompt)?.[1] ?? ''
 }
