@@ -19,6 +19,8 @@ import {
   type Paint,
 } from './cli-support.js'
 import { RUN_HELP, runCommand } from './cli-run.js'
+import { STATUS_HELP, statusCommand } from './cli-status.js'
+import { GRAPH_HELP, graphCommand } from './cli-graph.js'
 import { formatIssue, PlanValidationError } from './errors.js'
 import type { PlanIssue } from './types.js'
 
@@ -43,6 +45,16 @@ Exit codes: 0 valid (warnings allowed), 1 the plan has errors,
     summary: 'run or resume a plan vault with the configured models',
     help: RUN_HELP,
     run: runCommand,
+  },
+  status: {
+    summary: 'show where the run of a vault stands and what to do next',
+    help: STATUS_HELP,
+    run: statusCommand,
+  },
+  graph: {
+    summary: 'print the plan as a mermaid or DOT picture, run state included',
+    help: GRAPH_HELP,
+    run: graphCommand,
   },
 }
 

@@ -4,6 +4,8 @@ export { createLLM, LLMError, ModelConfigError, resolveModelConfig, type CreateL
 export { loadPlan, savePlan, updateStatus } from './markdown-io.js'
 export { parsePlanDocument, pathGraphFromSteps, planGraph } from './plan-document.js'
 export { PlanGraph } from './plan-graph.js'
+export { toDot, toMermaid, type PictureState } from './plan-picture.js'
+export { readRunStatus, type DecisionBox, type HopSummary, type NodeState, type RunPhase, type RunStatus, type RunStatusOptions } from './run-status.js'
 export { createWorker, type WorkerOptions } from './worker.js'
 export { chooseEdge, registerPredicate, type ChooseEdgeOptions, type Decision } from './transitions.js'
 export type { ValidateOptions } from './validate.js'

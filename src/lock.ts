@@ -88,3 +88,15 @@ function isAlive(pid: number): boolean {
     return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
+
+/**
+ * Whether a `runPlan` is running in the vault now: its lock is held by a live
+ * process on this machine, or was refreshed lately by one on another.
+ */
+export async function isVaultLocked(vault: string): Promise<boolean> {
+  const folder = join(vault, TRACE_FOLDER)
+  const locked = await lockfile.check(vault, { lockfilePath: join(folder, '.lock'), realpath: false, stale: STALE_MS }).catch(() => false)
+  if (!locked) return false
+  const holder = await readHolder(join(folder, '.lock-holder.json'))
+  return !holder || holder.host !== hostname() || isAlive(holder.pid)
+}

@@ -1,0 +1,126 @@
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { count, displayPath, EXIT, isSystemError, onlyPositional, painter, vaultFolder, VaultPathError, type Io, type Paint } from './cli-support.js'
+import { formatIssue, RunStateError } from './errors.js'
+import type { HopSummary, RunStatus } from './run-status.js'
+
+export const STATUS_HELP = `Usage: vaultplan status <vault> [--json]
+
+Tells where the run of the plan vault in <vault> stands: fresh, running,
+interrupted, waiting for a person, stopped by a budget, completed, or invalid;
+each note's status and visits against its budget; the last hops and who
+decided them; and what to do next. Reads only; changes nothing.
+
+Options:
+  --json         print the status as JSON on stdout and nothing else
+  -h, --help     show this help
+
+Exit codes: 0 the status was read, 1 the plan is invalid (or its trace
+unreadable), 2 bad usage or a vault path that is not a folder, 70 internal error.`
+
+/** `vaultplan status`: where a vault's run stands, as a table or as JSON. */
+export async function statusCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({ args, options: { json: { type: 'boolean' } }, allowPositionals: true, strict: true })
+  const dir = onlyPositional(positionals, 'the vault folder')
+  const vault = await vaultFolder(dir, io)
+  const shown = displayPath(io.cwd, vault)
+  const { readRunStatus } = await import('./run-status.js')
+  let status: RunStatus
+  try {
+    status = await readRunStatus(vault, { shownAs: shown })
+  } catch (error) {
+    if (error instanceof RunStateError) {
+      io.stderr.write(`vaultplan: ${error.message}\n`)
+      return EXIT.invalid
+    }
+    if (isSystemError(error)) throw new VaultPathError(`cannot read \`${dir}\`: ${error.message}`)
+    throw error
+  }
+  const code = status.phase === 'invalid' ? EXIT.invalid : EXIT.ok
+  if (values.json) {
+    io.stdout.write(`${JSON.stringify(status, null, 2)}\n`)
+    return code
+  }
+  io.stdout.write(render(status, shown, painter(io)))
+  return code
+}
+
+/** The status for a person: a headline, the nodes as a table, the last hops, the phase's details, what to do next. */
+function render(status: RunStatus, shown: string, paint: Paint): string {
+  const out: string[] = [`${shown}: ${headline(status, paint)}`]
+  if (status.run) out.push(`run ${status.run.id}, ${count(status.run.steps, 'step')}, query: ${JSON.stringify(status.run.query)}`)
+  out.push('', ...table(status))
+  if (status.hops.length > 0) out.push('', 'Last hops:', ...hopLines(status.hops))
+  if (status.phase === 'waiting') {
+    out.push('', `Under ## Next in ${join(shown, status.file)}:`)
+    for (const box of status.boxes) out.push(`  ${box.box ? `[${box.checked ? 'x' : ' '}]` : '-  '} ${box.label ? `${box.label} ` : ''}-> ${box.target}`)
+  } else if (status.phase === 'stopped') {
+    out.push('', status.reason)
+  } else if (status.phase === 'completed') {
+    out.push('', 'Final output:', ...status.output.split('\n').map((line) => `  ${line}`))
+  }
+  const errors = status.issues.filter((issue) => issue.severity === 'error')
+  if (errors.length > 0) {
+    out.push('', ...status.issues.map((issue) => formatIssue(issue.file === undefined ? issue : { ...issue, file: join(shown, issue.file) })))
+  } else if (status.issues.length > 0) {
+    out.push('', `${count(status.issues.length, 'warning')}: \`vaultplan validate ${shown}\` lists them.`)
+  }
+  out.push('', `Next: ${status.next}`)
+  return `${out.join('\n')}\n`
+}
+
+function headline(status: RunStatus, paint: Paint): string {
+  switch (status.phase) {
+    case 'fresh':
+      return `${paint('fresh', 'green')}, no run yet${status.node === undefined ? '' : ` (starts at ${status.node})`}`
+    case 'running':
+      return `${paint('running', 'green')} at ${status.node} (visit ${status.visit}, step ${status.step})`
+    case 'interrupted':
+      return `${paint('interrupted', 'yellow')} at ${status.node} (visit ${status.visit}, step ${status.step})`
+    case 'waiting':
+      return `${paint('waiting', 'yellow')} for a person at ${status.node} (visit ${status.visit})`
+    case 'stopped':
+      return `${paint('stopped', 'yellow')} by ${status.budget} at ${status.node} (visit ${status.visit} refused)`
+    case 'completed':
+      return `${paint('completed', 'green')} at ${status.node}`
+    case 'invalid': {
+      const errors = status.issues.filter((issue) => issue.severity === 'error').length
+      return `${paint('invalid', 'red')} plan, ${count(errors, 'error')}`
+    }
+  }
+}
+
+/** One row a note: a marker for where the run is, the id, its status, visits of budget, start or terminal. */
+function table(status: RunStatus): string[] {
+  const here = 'node' in status ? status.node : undefined
+  const rows = status.nodes.map((node) => [
+    node.id === here ? '>' : ' ',
+    node.id,
+    node.status,
+    `${node.visits}/${node.maxVisits}`,
+    [node.start ? 'start' : '', node.terminal ? 'terminal' : ''].filter(Boolean).join(', '),
+  ])
+  const header = [' ', 'NODE', 'STATUS', 'VISITS', '']
+  const widths = header.map((cell, column) => Math.max(width(cell), ...rows.map((row) => width(row[column]!))))
+  return [header, ...rows].map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : pad(cell, widths[column]!))).join('  ').trimEnd())
+}
+
+function hopLines(hops: HopSummary[]): string[] {
+  const rows = hops.map((hop) => {
+    const edge = hop.edge ? `${hop.edge.label ? `${hop.edge.label} ` : ''}-> ${hop.edge.target}` : hop.decidedBy === 'terminal' ? 'end' : `-> ${hop.node} (again)`
+    return [`step ${hop.step}`, `${hop.node} (visit ${hop.visit})`, edge, `[${hop.decidedBy}]`]
+  })
+  const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => width(row[column]!))))
+  return rows.map((row) => `  ${row.map((cell, column) => (column < 3 ? pad(cell, widths[column]!) : cell)).join('  ')}`)
+}
+
+/** Columns as a terminal shows them: a wide character (CJK, emoji) takes two. */
+function width(text: string): number {
+  let columns = 0
+  for (const char of text) columns += /[\u1100-\u115F\u2E80-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6]|\p{Extended_Pictographic}/u.test(char) ? 2 : /\p{M}/u.test(char) ? 0 : 1
+  return columns
+}
+
+function pad(text: string, columns: number): string {
+  return text + ' '.repeat(Math.max(0, columns - width(text)))
+}

@@ -1,0 +1,206 @@
+import fc from 'fast-check'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, test } from 'vitest'
+import { loadPlan, PlanGraph, toDot, toMermaid, type Edge, type PlanNode } from 'vaultplan'
+import { parseMermaid, renderDot } from './helpers/renderers.js'
+
+const draftReview = fileURLToPath(new URL('../vaults/draft-review', import.meta.url))
+
+function node(id: string, edges: [label: string, target: string][] = [], extra: Partial<PlanNode> = {}): PlanNode {
+  const built: Edge[] = edges.map(([label, target]) => ({ label, target, conditional: label !== '' && label !== 'next' }))
+  return { id, title: id, body: '', type: 'step', status: 'pending', maxVisits: 3, edges: built, frontmatter: {}, ...extra }
+}
+
+/** The texts Graphviz drew into an SVG, XML entities decoded (it writes a run of spaces with no-break spaces). */
+function svgTexts(svg: string): string[] {
+  return [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((match) =>
+    match[1]!
+      .replace(/&#(\d+);/g, (_, code: string) => String.fromCodePoint(Number(code)))
+      .replace(/&#x([\da-f]+);/gi, (_, code: string) => String.fromCodePoint(Number.parseInt(code, 16)))
+      .replace(/&(lt|gt|quot|apos|amp);/g, (_, name: string) => ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' })[name]!)
+      .replace(/\u00A0/g, ' '),
+  )
+}
+
+describe('toMermaid', () => {
+  test('the draft/review vault: start as a stadium, the terminal as a double circle, labels on the arrows; mermaid accepts it', async () => {
+    const text = toMermaid(await loadPlan(draftReview))
+    expect(text).toBe(
+      [
+        'flowchart TD',
+        '  n0(["draft"])',
+        '  n1("review")',
+        '  n2((("send")))',
+        '  n0 --> n1',
+        '  n1 -->|"approved"| n2',
+        '  n1 -->|"needs revision"| n0',
+        '',
+      ].join('\n'),
+    )
+    expect(await parseMermaid(text)).toEqual({
+      diagramType: 'flowchart-v2',
+      vertices: [
+        { id: 'n0', text: 'draft', type: 'stadium', classes: [] },
+        { id: 'n1', text: 'review', type: 'round', classes: [] },
+        { id: 'n2', text: 'send', type: 'doublecircle', classes: [] },
+      ],
+      edges: [
+        { start: 'n0', end: 'n1', text: '' },
+        { start: 'n1', end: 'n2', text: 'approved' },
+        { start: 'n1', end: 'n0', text: 'needs revision' },
+      ],
+    })
+  })
+
+  test('with a run: visits of budget in the labels, statuses as classes with colours', async () => {
+    const graph = new PlanGraph([
+      node('draft', [['', 'review']], { type: 'start', status: 'done' }),
+      node('review', [['approved', 'send'], ['needs revision', 'draft']], { status: 'waiting', maxVisits: 4 }),
+      node('send', [], { maxVisits: 1 }),
+      node('fix', [['', 'send']], { status: 'active' }),
+    ])
+    const text = toMermaid(graph, { visits: { draft: 2, review: 2 } })
+    const parsed = await parseMermaid(text)
+    expect(parsed.vertices.map(({ text: label, classes }) => [label, classes])).toEqual([
+      ['draft (2/3)', ['done']],
+      ['review (2/4)', ['waiting']],
+      ['send (0/1)', ['pending']],
+      ['fix (0/3)', ['active']],
+    ])
+    expect(text).toContain('  classDef done fill:#dcfce7,stroke:#16a34a,color:#18181b\n  class n0 done\n')
+    expect(text).toContain('  classDef waiting fill:#dbeafe,stroke:#2563eb,color:#18181b,stroke-width:3px\n  class n1 waiting\n')
+    // statuses passed in win over the notes' own
+    expect((await parseMermaid(toMermaid(graph, { visits: {}, statuses: { fix: 'done' } }))).vertices[3]!.classes).toEqual(['done'])
+  })
+
+  test('mermaid rejects broken text, so the checks above can fail', async () => {
+    await expect(parseMermaid('flowchart TD\n  n0["draft')).rejects.toThrow(/Parse error/)
+    await expect(parseMermaid('flowchart TD\n  n0 -->|a|b| n1\n')).rejects.toThrow(/Parse error/)
+  })
+})
+
+describe('toDot', () => {
+  test('the draft/review vault renders with Graphviz: an entry arrow into the start, a double border on the terminal', async () => {
+    const text = toDot(await loadPlan(draftReview))
+    expect(text).toBe(
+      [
+        'digraph plan {',
+        '  graph [rankdir=TB, fontname="Helvetica", nodesep=0.4, ranksep=0.5]',
+        '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=12, fillcolor="#ffffff", color="#71717a", fontcolor="#18181b"]',
+        '  edge [fontname="Helvetica", fontsize=10, color="#52525b", fontcolor="#3f3f46"]',
+        '  entry [shape=point, width=0.15, label="", color="#18181b", fillcolor="#18181b"]',
+        '  n0 [label="draft", tooltip="Draft the announcement", penwidth=2]',
+        '  n1 [label="review", tooltip="Review the draft"]',
+        '  n2 [label="send", tooltip="Send the announcement", peripheries=2]',
+        '  entry -> n0',
+        '  n0 -> n1',
+        '  n1 -> n2 [label=" approved "]',
+        '  n1 -> n0 [label=" needs revision "]',
+        '}',
+        '',
+      ].join('\n'),
+    )
+    const svg = await renderDot(text)
+    expect({ code: svg.code, stderr: svg.stderr }).toEqual({ code: 0, stderr: '' })
+    expect(svg.stdout).toContain('<svg')
+    expect(svgTexts(svg.stdout).map((line) => line.trim()).sort()).toEqual(['approved', 'draft', 'needs revision', 'review', 'send'])
+  })
+
+  test('with a run: visits of budget in the labels, statuses as fill colours', async () => {
+    const graph = new PlanGraph([node('draft', [['', 'review']], { type: 'start', status: 'done' }), node('review', [], { status: 'active' })])
+    const svg = await renderDot(toDot(graph, { visits: { draft: 1, review: 1 } }))
+    expect(svg.code).toBe(0)
+    expect(svgTexts(svg.stdout).sort()).toEqual(['draft (1/3)', 'review (1/3)'])
+    expect(svg.stdout).toContain('fill="#dcfce7"')
+    expect(svg.stdout).toContain('fill="#fef3c7"')
+  })
+
+  test('Graphviz rejects broken DOT, so the checks above can fail', async () => {
+    const svg = await renderDot('digraph plan {\n  n0 -> \n}\n')
+    expect(svg.code).not.toBe(0)
+    expect(svg.stderr).toMatch(/syntax error/)
+  })
+})
+
+describe('a tricky plan', () => {
+  // Ids as notes can be named in Obsidian or built in code; labels as people write them.
+  const ids = {
+    start: 'plans/blog post/start',
+    final: 'review/final',
+    quotes: 'say "hi" [draft] (v2) {x}',
+    unicode: 'naïve café 日本語 🚀',
+    keyword: 'end',
+    marks: '#1 & <b>50%</b> | a;b `code` %%{init: {"theme": "dark"}}%%',
+    backslash: 'back\\N and \\l \\',
+  }
+  const labels = {
+    pipes: 'a | b -> c --> d',
+    quotes: 'says "yes" [really] (truly)',
+    newline: 'first line\nsecond line',
+    unicode: 'approuvé ✅ 承認',
+    entity: '#quot; stays #35; & <i>',
+  }
+  const graph = new PlanGraph([
+    node(ids.start, [['', ids.final]], { type: 'start', status: 'done' }),
+    node(ids.final, [
+      [labels.pipes, ids.quotes],
+      [labels.quotes, ids.unicode],
+      [labels.newline, ids.keyword],
+      [labels.unicode, ids.marks],
+      [labels.entity, 'ghöst/“missing”'],
+      ['', ids.backslash],
+    ], { status: 'active' }),
+    node(ids.quotes, [['again', ids.start]]),
+    node(ids.unicode),
+    node(ids.keyword),
+    node(ids.marks),
+    node(ids.backslash, [['loop', ids.backslash], ['out', ids.keyword]]),
+  ])
+
+  test('mermaid accepts it and reads back every id and label', async () => {
+    const parsed = await parseMermaid(toMermaid(graph, { visits: { [ids.start]: 1 } }))
+    expect(parsed.vertices.map((vertex) => vertex.text)).toEqual([
+      `${ids.start} (1/3)`,
+      `${ids.final} (0/3)`,
+      `${ids.quotes} (0/3)`,
+      `${ids.unicode} (0/3)`,
+      `${ids.keyword} (0/3)`,
+      `${ids.marks} (0/3)`,
+      `${ids.backslash} (0/3)`,
+      'ghöst/“missing” (missing)',
+    ])
+    expect(parsed.vertices.at(-1)!.classes).toEqual(['missing'])
+    expect(parsed.edges.map((edge) => edge.text)).toEqual(['', labels.pipes, labels.quotes, labels.newline, labels.unicode, labels.entity, '', 'again', 'loop', 'out'])
+  })
+
+  test('Graphviz renders it and draws every id and label as written', async () => {
+    const svg = await renderDot(toDot(graph, { visits: {} }))
+    expect({ code: svg.code, stderr: svg.stderr }).toEqual({ code: 0, stderr: '' })
+    const texts = svgTexts(svg.stdout).map((line) => line.trim())
+    for (const id of Object.values(ids)) expect(texts).toContain(`${id} (0/3)`)
+    for (const label of [labels.pipes, labels.quotes, labels.unicode, labels.entity, 'first line', 'second line']) expect(texts).toContain(label)
+    expect(texts).toContain('ghöst/“missing” (missing)')
+  })
+
+  test('any ids and labels: both renderers accept the picture and keep the text', async () => {
+    const tricky = fc.constantFrom(...'"\'[](){}<>|#%&;:`\\/-> .,*_=~^$@!?'.split(''), 'é', '日', '🚀', '-->', '%%', '#35;', 'end', 'style')
+    const text = fc.string({ unit: fc.oneof(tricky, fc.constantFrom('a', 'b', 'Z', '1')), minLength: 1, maxLength: 16 })
+    // Leading and trailing spaces are layout to both renderers; ids and labels are compared without them.
+    const clean = (value: string) => value.replace(/ +/g, ' ').trim()
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(text.filter((value) => clean(value) !== ''), { minLength: 2, maxLength: 4, selector: clean }), fc.array(text.map(clean), { minLength: 2, maxLength: 4 }), async (names, words) => {
+        const nodes = names.map((name, index) => node(name, index + 1 < names.length ? [[words[index % words.length]!, names[index + 1]!]] : [], index === 0 ? { type: 'start' } : {}))
+        const plan = new PlanGraph(nodes)
+        const labels = nodes.flatMap((planNode) => planNode.edges.map((edge) => (edge.conditional ? edge.label : '')))
+        const parsed = await parseMermaid(toMermaid(plan))
+        expect(parsed.vertices.map((vertex) => clean(vertex.text))).toEqual(names.map(clean))
+        expect(parsed.edges.map((edge) => clean(edge.text))).toEqual(labels)
+        const svg = await renderDot(toDot(plan))
+        expect(svg.code).toBe(0)
+        const drawn = svgTexts(svg.stdout).map(clean)
+        for (const text of [...names.map(clean), ...labels.filter(Boolean)]) expect(drawn).toContain(text)
+      }),
+      { numRuns: 40 },
+    )
+  })
+})
