@@ -294,7 +294,7 @@ class Walk {
     const context = { query: this.options.query, node, visit, step, output, outputs: this.outputs.slice() }
     this.outputs.push({ node: id, visit, output })
     if (node.edges.length > 0 && node.judge === 'human') {
-      await this.session.clearTicks(id)
+      await this.session.emptyBoxes(id)
       await this.session.setStatus(id, 'waiting')
       return this.humanDecision(id, visit, step)
     }
@@ -340,7 +340,7 @@ class Walk {
     const rationale = feedback ? `Feedback:\n${feedback}` : 'A person ticked this edge.'
     await this.record(record, rationale)
     if (feedback) this.outputs.push({ node: id, visit, output: feedback })
-    await this.session.clearTicks(id)
+    await this.session.emptyBoxes(id)
     await this.session.setStatus(id, 'done')
     this.emit({ type: 'transition', node: id, visit, step, edge, decidedBy: 'human', rationale })
     return { kind: 'enter', node: edge.target }
@@ -358,7 +358,7 @@ class Walk {
     const file = node.file ?? `${node.id}.md`
     const reason =
       budget === 'max_visits'
-        ? `Budget stop: \`${node.id}\` was refused visit ${visit}; its budget is max_visits ${node.maxVisits} and it has been visited ${visit - 1} times. ${where} Raise \`max_visits\` in \`${file}\` (or change the plan), then run the vault again to go on.`
+        ? `Budget stop: \`${node.id}\` was refused visit ${visit}; its budget is max_visits ${node.maxVisits} and it has been visited ${visit - 1} time${visit === 2 ? '' : 's'}. ${where} Raise \`max_visits\` in \`${file}\` (or change the plan), then run the vault again to go on.`
         : `Budget stop: the run used its maxSteps budget of ${this.maxSteps} steps before entering \`${node.id}\` (visit ${visit}). ${where} Pass a larger \`maxSteps\` and run the vault again to go on.`
     const last = this.lastRecord
     const repeated = last?.kind === 'stop' && last.node === node.id && last.budget === budget && last.step === this.steps && last.visit === visit

@@ -1,8 +1,9 @@
 /**
- * Empties the task boxes (`- [x]` -> `- [ ]`) on the given 1-based lines of
- * a note, changing no other byte.
+ * Puts an empty task box on the list items at the given 1-based lines of a
+ * note: a ticked box is emptied (`- [x]` -> `- [ ]`), an item without one
+ * gains it (`- approved` -> `- [ ] approved`). No other byte changes.
  */
-export function clearTaskBoxes(text: string, lines: number[]): string {
+export function emptyTaskBoxes(text: string, lines: number[]): string {
   const wanted = new Set(lines)
   let line = 1
   let start = 0
@@ -11,7 +12,10 @@ export function clearTaskBoxes(text: string, lines: number[]): string {
     let end = text.indexOf('\n', start)
     if (end === -1) end = text.length
     let content = text.slice(start, end)
-    if (wanted.has(line)) content = content.replace(/^(\s*(?:[-*+]|\d+[.)])\s+\[)[xX](\])/, '$1 $2')
+    if (wanted.has(line)) {
+      const item = /^(\s*(?:[-*+]|\d+[.)])\s+)(\[[ xX]\]\s)?/.exec(content)
+      if (item) content = `${item[1]}[ ] ${content.slice(item[0].length)}`
+    }
     result += content + (end < text.length ? '\n' : '')
     if (end >= text.length) break
     start = end + 1

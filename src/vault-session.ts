@@ -6,7 +6,7 @@ import { pathInVault, writeFileAtomic } from './fs-atomic.js'
 import { graphFromNotes, listNotes, readNote, readNotes, TRACE_FOLDER } from './markdown-io.js'
 import { parseNote, type ParsedNote } from './parse-note.js'
 import type { PlanGraph } from './plan-graph.js'
-import { clearTaskBoxes } from './note-edits.js'
+import { emptyTaskBoxes } from './note-edits.js'
 import type { NodeStatus, PlanIssue } from './types.js'
 
 /** Options of a vault session. */
@@ -104,16 +104,20 @@ export class VaultSession {
     }
   }
 
-  /** Empties the ticked boxes of a node's `## Next` items (a consumed human decision). */
-  async clearTicks(id: string): Promise<void> {
+  /**
+   * Shows a human node's `## Next` items as empty task boxes: ticks are
+   * cleared (a consumed decision, or one made before the node waited) and
+   * items without a box gain one, so a person sees what to tick.
+   */
+  async emptyBoxes(id: string): Promise<void> {
     const node = this.graph.node(id)
     const file = node.file ?? `${id}.md`
     const path = await pathInVault(this.root, file)
     const text = await readFile(path, 'utf8')
     // Lines from the text as it is now: writing a status can have added a frontmatter line since the graph was built.
-    const lines = parseNote(file, text).edges.filter((edge) => edge.checked === true).map((edge) => edge.line)
+    const lines = parseNote(file, text).edges.filter((edge) => edge.checked !== false).map((edge) => edge.line)
     if (lines.length === 0) return
-    const updated = clearTaskBoxes(text, lines)
+    const updated = emptyTaskBoxes(text, lines)
     if (updated === text) return
     await writeFileAtomic(path, updated, { fsync: this.options.fsync })
     this.notes.set(file, parseNote(file, updated))

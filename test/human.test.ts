@@ -40,6 +40,15 @@ describe('a `judge: human` node', () => {
     expect((await traceEntries(dir)).map((entry) => entry.heading)).toEqual(['Step 1 · [[draft]] · visit 1', 'Waiting after step 2 · [[approve]] · visit 1'])
   })
 
+  it('shows the `## Next` items as empty task boxes while it waits, whatever the author wrote', async () => {
+    const written = '---\njudge: human\n---\n# Approve\n\nRead it.\n\n## Next\n- approved -> [[send]]\n* [X] needs revision -> [[draft]]\n'
+    const dir = await writeVault(plan(written))
+    await runPlan(dir, { ...options, work: scriptedWorker() })
+    expect(await read(dir, 'approve.md')).toBe(
+      '---\njudge: human\nstatus: waiting\n---\n# Approve\n\nRead it.\n\n## Next\n- [ ] approved -> [[send]]\n* [ ] needs revision -> [[draft]]\n',
+    )
+  })
+
   it('nothing ticked: still waiting, the same result, nothing redone or rewritten', async () => {
     const dir = await writeVault(plan())
     const first = await runPlan(dir, { ...options, work: scriptedWorker() })
