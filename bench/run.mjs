@@ -1,0 +1,269 @@
+/**
+ * `npm run bench`: vaultplan's own overhead, side by side with LangGraph.js
+ * (SqliteSaver) and the file-system floor, on plans and vaults generated
+ * here. Workers and judges are scripted and instant. Prints a table and
+ * writes `bench/results.json`.
+ *
+ * Every figure is the median of several repetitions after a warm-up, with
+ * min and max; contenders that are compared are measured in turns, and
+ * every ratio divides two figures of this one run.
+ *
+ * `node bench/run.mjs --quick` runs a smaller version, to check the bench itself.
+ */
+import { execFile } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { cpus, loadavg, tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { langgraphLoop, langgraphPath, runFloor, runLangGraph, runVaultplan } from './lib/contenders.mjs'
+import { loadAndValidate, readOnly } from './lib/load.mjs'
+import { measureInTurns, now, summarize } from './lib/stats.mjs'
+import { writeBigVault, writeLoopVault, writePathVault } from './lib/vaults.mjs'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const quick = process.argv.includes('--quick')
+
+/** Sizes of the run; `--quick` only checks that the bench works. */
+const CONFIG = quick
+  ? { pathNodes: 100, loopHops: 101, warmHops: 21, fsyncHops: 6, warmup: 1, reps: 2, bigNotes: 1000, bigHops: 61, window: 10, sizeRuns: 2, loadReps: 2, memoryRuns: 1 }
+  : { pathNodes: 1000, loopHops: 1001, warmHops: 201, fsyncHops: 30, warmup: 1, reps: 3, bigNotes: 10_000, bigHops: 601, window: 100, sizeRuns: 2, loadReps: 3, memoryRuns: 3 }
+
+const log = (message) => process.stderr.write(`${message}\n`)
+const timed = (figure) => ({ value: figure.ms, cpu: figure.cpuMs })
+const perHop = (figure) => ({ value: figure.walkMs / figure.steps, cpu: figure.cpuMs / figure.steps })
+
+async function main() {
+  const started = now()
+  const base = await mkdtemp(join(tmpdir(), 'vaultplan-bench-'))
+  let serial = 0
+  const fresh = (name) => join(base, `${name}-${serial++}`)
+  const results = {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}`,
+    loadAverageAtStart: loadavg().map((value) => +value.toFixed(2)),
+    config: CONFIG,
+    figures: {},
+    checks: {},
+  }
+  const figures = results.figures
+  const record = (key, summary, extra) => (figures[key] = { ...extra, ...summary })
+  try {
+    // 1-3: per hop, without fsync.
+    log(`per hop without fsync: ${CONFIG.pathNodes}-node path, loop of ${CONFIG.loopHops} hops`)
+    const pathBuilder = langgraphPath(CONFIG.pathNodes)
+    const loopBuilder = langgraphLoop()
+    const hops = {}
+    const track = (name, figure) => {
+      hops[name] = figure.steps
+      return perHop(figure)
+    }
+    const vpPath = async (options) => {
+      const dir = fresh('path')
+      await writePathVault(dir, CONFIG.pathNodes)
+      return runVaultplan(dir, options)
+    }
+    const vpLoop = async (options) => {
+      const dir = fresh('loop')
+      await writeLoopVault(dir)
+      return runVaultplan(dir, options)
+    }
+    // Warm-up rounds run the same plans for fewer hops.
+    const hopsOf = (warm) => (warm ? CONFIG.warmHops - 1 : CONFIG.pathNodes)
+    const reviewsOf = (warm) => ((warm ? CONFIG.warmHops : CONFIG.loopHops) - 1) / 2
+    const noSync = await measureInTurns(
+      [
+        {
+          name: 'vaultplan path, fsync false',
+          run: async (warm) => track('vaultplan path, fsync false', await vpPath({ fsync: false, maxSteps: hopsOf(warm) })),
+        },
+        {
+          name: 'LangGraph path, synchronous=NORMAL',
+          run: async (warm) => track('LangGraph path, synchronous=NORMAL', await runLangGraph(pathBuilder, { dbPath: `${fresh('lg')}.db`, maxHops: hopsOf(warm) })),
+        },
+        {
+          name: 'vaultplan loop, fsync false',
+          run: async (warm) => track('vaultplan loop, fsync false', await vpLoop({ fsync: false, maxSteps: 100_000, yesAt: reviewsOf(warm) })),
+        },
+        {
+          name: 'LangGraph loop, synchronous=NORMAL',
+          run: async (warm) => track('LangGraph loop, synchronous=NORMAL', await runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, limit: reviewsOf(warm) })),
+        },
+        { name: 'floor, no fsync', run: async (warm) => track('floor, no fsync', await runFloor(fresh('floor'), { hops: hopsOf(warm), fsync: false })) },
+      ],
+      { warmup: CONFIG.warmup, reps: CONFIG.reps, log },
+    )
+    for (const [name, summary] of Object.entries(noSync)) record(name, summary, { unit: 'ms/hop', hops: hops[name] })
+
+    // 1-3: per hop, with fsync (fewer hops: every hop waits for the disk several times).
+    log(`per hop with fsync: first ${CONFIG.fsyncHops} hops of the ${CONFIG.pathNodes}-node path, loop of ${CONFIG.fsyncHops + 1} hops`)
+    const KF = CONFIG.fsyncHops / 2
+    const synced = await measureInTurns(
+      [
+        { name: 'vaultplan path, fsync true', run: async () => track('vaultplan path, fsync true', await vpPath({ fsync: true, maxSteps: CONFIG.fsyncHops })) },
+        {
+          name: 'LangGraph path, synchronous=FULL',
+          run: async () => track('LangGraph path, synchronous=FULL', await runLangGraph(pathBuilder, { dbPath: `${fresh('lg')}.db`, synchronous: 'FULL', maxHops: CONFIG.fsyncHops })),
+        },
+        { name: 'vaultplan loop, fsync true', run: async () => track('vaultplan loop, fsync true', await vpLoop({ fsync: true, maxSteps: 100_000, yesAt: KF })) },
+        {
+          name: 'LangGraph loop, synchronous=FULL',
+          run: async () => track('LangGraph loop, synchronous=FULL', await runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, synchronous: 'FULL', limit: KF })),
+        },
+        { name: 'floor, fsync', run: async () => track('floor, fsync', await runFloor(fresh('floor'), { hops: CONFIG.fsyncHops, fsync: true })) },
+      ],
+      { warmup: CONFIG.warmup, reps: CONFIG.reps, log },
+    )
+    for (const [name, summary] of Object.entries(synced)) record(name, summary, { unit: 'ms/hop', hops: hops[name] })
+    const modes = await Promise.all([runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, limit: 1 }), runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, synchronous: 'FULL', limit: 1 })])
+    results.checks.sqliteSynchronous = { default: modes[0].synchronous, full: modes[1].synchronous, durability: 'async (LangGraph default)', journal: 'WAL (set by SqliteSaver.setup)' }
+
+    // 4: load + validate of a large vault against merely reading it.
+    log(`load + validate of ${CONFIG.bigNotes} notes`)
+    const big = fresh('big')
+    const generated = await writeBigVault(big, CONFIG.bigNotes)
+    results.checks.bigVault = { notes: generated.files.length, bytes: generated.bytes, averageBytes: Math.round(generated.bytes / generated.files.length) }
+    const loads = await measureInTurns(
+      [
+        { name: 'load + validate', run: async () => timed(await loadAndValidate(big)) },
+        { name: 'read the files', run: async () => timed(await readOnly(big)) },
+      ],
+      { warmup: CONFIG.warmup, reps: CONFIG.loadReps, log },
+    )
+    record(`load + validate, ${CONFIG.bigNotes} notes`, loads['load + validate'], { unit: 'ms' })
+    record(`read the files, ${CONFIG.bigNotes} notes`, loads['read the files'], { unit: 'ms' })
+
+    // 6: peak memory of that load, each in a fresh process.
+    log('peak memory, each load in its own process')
+    const peaks = []
+    const readPeaks = []
+    for (let run = 0; run < CONFIG.memoryRuns; run++) peaks.push(await child(big, 'load'))
+    readPeaks.push(await child(big, 'read'))
+    record(`peak RSS, load + validate ${CONFIG.bigNotes} notes`, summarize(peaks.map((peak) => peak.peakRssMB)), { unit: 'MB', processes: true })
+    record(`peak RSS, read the files`, summarize(readPeaks.map((peak) => peak.peakRssMB)), { unit: 'MB', processes: true })
+    results.checks.processBaselineMB = +summarize(peaks.map((peak) => peak.peakBeforeMB)).median.toFixed(1)
+
+    // 5: per hop on a large vault against a small one (the same loop plus filler notes). Each run
+    // opens the whole vault, so the runs are few and long: the time per hop is taken over windows of
+    // hops in a row, the first window of each run being its warm-up.
+    log(`per hop on ${CONFIG.bigNotes} notes against 10 notes (loop of ${CONFIG.bigHops} hops, fsync false)`)
+    const small = fresh('loop10')
+    const large = fresh('loop-big')
+    await writeLoopVault(small, { filler: 7 })
+    await writeLoopVault(large, { filler: CONFIG.bigNotes - 3 })
+    const sizeRun = async (name, vault) => {
+      const figure = await runVaultplan(vault, { fsync: false, fresh: true, maxSteps: 100_000, yesAt: (CONFIG.bigHops - 1) / 2, window: CONFIG.window })
+      hops[name] = figure.steps
+      return figure.windows.slice(1)
+    }
+    const sizes = await measureInTurns(
+      [
+        { name: 'small', run: () => sizeRun('small', small) },
+        { name: 'large', run: () => sizeRun('large', large) },
+      ],
+      { warmup: 0, reps: CONFIG.sizeRuns, log },
+    )
+    const windows = (name) => `${CONFIG.sizeRuns} runs x ${hops[name]} hops, ${sizes[name].runs} windows of ${CONFIG.window}`
+    record('vaultplan loop in a 10-note vault', sizes.small, { unit: 'ms/hop', measured: windows('small') })
+    record(`vaultplan loop in a ${CONFIG.bigNotes}-note vault`, sizes.large, { unit: 'ms/hop', measured: windows('large') })
+
+    // Not a target: a plan that is one long chain must validate too.
+    log(`check: a ${CONFIG.bigNotes}-node path validates`)
+    const chain = fresh('chain')
+    await writePathVault(chain, CONFIG.bigNotes)
+    try {
+      const loaded = await loadAndValidate(chain)
+      results.checks.longChain = { ok: true, nodes: loaded.nodes, ms: +loaded.ms.toFixed(0) }
+    } catch (error) {
+      results.checks.longChain = { ok: false, error: `${error.name}: ${error.message}` }
+    }
+  } finally {
+    await rm(base, { recursive: true, force: true })
+  }
+
+  results.ratios = ratios(figures)
+  results.wallSeconds = +((now() - started) / 1000).toFixed(1)
+  results.loadAverageAtEnd = loadavg().map((value) => +value.toFixed(2))
+  await writeFile(join(here, 'results.json'), `${JSON.stringify(results, null, 2)}\n`)
+  print(results)
+}
+
+/** The targets of the issue, each a ratio of two figures of this run (and the same ratio of their CPU times). */
+function ratios(figures) {
+  const n = CONFIG.bigNotes
+  const rows = [
+    ['LangGraph (NORMAL) / vaultplan (fsync false), path', 'LangGraph path, synchronous=NORMAL', 'vaultplan path, fsync false', '>= 3', (r) => r >= 3],
+    ['LangGraph (NORMAL) / vaultplan (fsync false), loop', 'LangGraph loop, synchronous=NORMAL', 'vaultplan loop, fsync false', '>= 3', (r) => r >= 3],
+    ['vaultplan (fsync false) / floor (no fsync), path', 'vaultplan path, fsync false', 'floor, no fsync', '<= 2', (r) => r <= 2],
+    ['vaultplan (fsync false) / floor (no fsync), loop', 'vaultplan loop, fsync false', 'floor, no fsync', '<= 2', (r) => r <= 2],
+    ['LangGraph (FULL) / vaultplan (fsync true), path', 'LangGraph path, synchronous=FULL', 'vaultplan path, fsync true', '> 1', (r) => r > 1],
+    ['LangGraph (FULL) / vaultplan (fsync true), loop', 'LangGraph loop, synchronous=FULL', 'vaultplan loop, fsync true', '> 1', (r) => r > 1],
+    ['vaultplan (fsync true) / floor (fsync), path', 'vaultplan path, fsync true', 'floor, fsync', '<= 1.3', (r) => r <= 1.3],
+    ['vaultplan (fsync true) / floor (fsync), loop', 'vaultplan loop, fsync true', 'floor, fsync', '<= 1.3', (r) => r <= 1.3],
+    [`load + validate / read, ${n} notes`, `load + validate, ${n} notes`, `read the files, ${n} notes`, '<= 4', (r) => r <= 4],
+    [`per hop, ${n}-note vault / 10-note vault`, `vaultplan loop in a ${n}-note vault`, 'vaultplan loop in a 10-note vault', '<= 1.5', (r) => r <= 1.5],
+    [`peak RSS of the ${n}-note load (MB)`, `peak RSS, load + validate ${n} notes`, undefined, '< 300', (r) => r < 300],
+  ]
+  const round = (value) => (Number.isFinite(value) ? +value.toFixed(2) : null)
+  return rows.map(([name, a, b, target, pass]) => {
+    const value = b === undefined ? figures[a]?.median : figures[a]?.median / figures[b]?.median
+    const cpu = b === undefined ? undefined : figures[a]?.cpu?.median / figures[b]?.cpu?.median
+    const row = { name, value: round(value), target, pass: Number.isFinite(value) && pass(value) }
+    if (Number.isFinite(cpu)) row.cpuRatio = round(cpu)
+    return row
+  })
+}
+
+function child(vault, mode) {
+  return promisify(execFile)(process.execPath, [join(here, 'lib', 'load-child.mjs'), vault, mode], { maxBuffer: 1 << 20 }).then(({ stdout }) => JSON.parse(stdout))
+}
+
+function print(results) {
+  const format = (value) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(3))
+  const rows = Object.entries(results.figures).map(([name, figure]) => [
+    name,
+    format(figure.median),
+    format(figure.min),
+    format(figure.max),
+    figure.unit,
+    figure.cpu ? format(figure.cpu.median) : '',
+    measuredAs(figure),
+  ])
+  table(['figure', 'median', 'min', 'max', 'unit', 'CPU median', 'measured'], rows)
+  console.log('')
+  table(
+    ['target (ratio of medians above)', 'value', 'target', '', 'same ratio of CPU time'],
+    results.ratios.map((ratio) => [ratio.name, ratio.value === null ? 'n/a' : String(ratio.value), ratio.target, ratio.pass ? 'PASS' : 'MISS', ratio.cpuRatio === undefined ? '' : String(ratio.cpuRatio)]),
+  )
+  console.log('Times are wall-clock. CPU median: CPU time of the whole process (all threads) per hop or per load, for reading figures on a busy machine; the targets use wall-clock time.')
+  const { checks } = results
+  console.log('')
+  console.log(`${checks.bigVault.notes}-note vault: ${(checks.bigVault.bytes / 2 ** 20).toFixed(1)} MB, ${checks.bigVault.averageBytes} bytes a note on average; a bare node process peaks at ${checks.processBaselineMB} MB before loading.`)
+  console.log(`LangGraph: SqliteSaver on a fresh file per run, journal ${checks.sqliteSynchronous.journal}, synchronous ${checks.sqliteSynchronous.default} by default and ${checks.sqliteSynchronous.full} when set; durability ${checks.sqliteSynchronous.durability}.`)
+  console.log(
+    checks.longChain.ok
+      ? `Check: a ${results.config.bigNotes}-node path loads and validates (${checks.longChain.ms} ms).`
+      : `Check FAILED: a ${results.config.bigNotes}-node path does not validate: ${checks.longChain.error}`,
+  )
+  console.log(
+    `Hops of the fsync runs: ${results.config.fsyncHops} (path: the first ${results.config.fsyncHops} of the ${results.config.pathNodes}-node plan, then a budget stop), ${results.config.fsyncHops + 1} (loop); per-hop figures compare with the 1,000-hop runs.`,
+  )
+  console.log(`Node ${results.node}, ${results.cpus}; load average ${results.loadAverageAtStart.join(' ')} at start, ${results.loadAverageAtEnd.join(' ')} at end; ${results.wallSeconds} s. Written to bench/results.json.`)
+}
+
+function measuredAs(figure) {
+  if (figure.measured) return figure.measured
+  if (figure.hops !== undefined) return `${figure.runs} runs x ${figure.hops} hops`
+  return figure.processes ? `${figure.runs} process${figure.runs === 1 ? '' : 'es'}` : `${figure.runs} runs`
+}
+
+function table(head, rows) {
+  const widths = head.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)))
+  const line = (cells) => `| ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join(' | ')} |`
+  console.log(line(head))
+  console.log(`|${widths.map((width, column) => (column === 0 ? ':' : '') + '-'.repeat(width + 1) + (column === 0 ? '' : ':')).join('|')}|`)
+  for (const row of rows) console.log(line(row))
+}
+
+await main()
