@@ -1,5 +1,4 @@
 import { DirectedGraph } from 'graphology'
-import { stronglyConnectedComponents } from 'graphology-components'
 import { PlanValidationError } from './errors.js'
 import type { PlanGraph } from './plan-graph.js'
 import { edgeOrigins, loadIssues } from './plan-graph.js'
@@ -148,4 +147,52 @@ export function loopOf(graph: PlanGraph, id: string): string[] {
   if (component.length === 1 && !directed.hasEdge(id, id)) return []
   const members = new Set(component)
   return [...graph.nodes.keys()].filter((nodeId) => members.has(nodeId))
+}
+
+/**
+ * Tarjan's strongly connected components, iterative: graphology-components
+ * recurses once per node and overflows the stack on a long chain (a
+ * 10,000-step path plan).
+ */
+export function stronglyConnectedComponents(graph: DirectedGraph): string[][] {
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const onStack = new Set<string>()
+  const stack: string[] = []
+  const components: string[][] = []
+  let counter = 0
+  for (const root of graph.nodes()) {
+    if (index.has(root)) continue
+    const work: { node: string; neighbours: string[]; next: number }[] = []
+    const open = (node: string) => {
+      index.set(node, counter)
+      low.set(node, counter++)
+      stack.push(node)
+      onStack.add(node)
+      work.push({ node, neighbours: graph.outNeighbors(node), next: 0 })
+    }
+    open(root)
+    while (work.length > 0) {
+      const frame = work[work.length - 1]!
+      if (frame.next < frame.neighbours.length) {
+        const neighbour = frame.neighbours[frame.next++]!
+        if (!index.has(neighbour)) open(neighbour)
+        else if (onStack.has(neighbour)) low.set(frame.node, Math.min(low.get(frame.node)!, index.get(neighbour)!))
+        continue
+      }
+      work.pop()
+      const parent = work[work.length - 1]
+      if (parent) low.set(parent.node, Math.min(low.get(parent.node)!, low.get(frame.node)!))
+      if (low.get(frame.node) === index.get(frame.node)) {
+        const component: string[] = []
+        for (let member = stack.pop(); member !== undefined; member = stack.pop()) {
+          onStack.delete(member)
+          component.push(member)
+          if (member === frame.node) break
+        }
+        components.push(component)
+      }
+    }
+  }
+  return components
 }
