@@ -33,7 +33,8 @@ export interface Frontmatter {
 }
 
 const FENCE = /^---[ \t]*$/
-const OPENING = /^---([^\r\n]*?)[ \t]*(\r?\n)/
+// `---js` names a language (reported, never run); `----` is a thematic break, not a fence.
+const OPENING = /^---[ \t]*([A-Za-z][^\r\n]*?)?[ \t]*(\r?\n)/
 /** Bounds the work an alias bomb can cause: a real note never needs more. */
 const MAX_ALIAS_COUNT = 100
 
@@ -123,8 +124,25 @@ export function parseFrontmatter(text: string): Frontmatter {
  * @throws {Error} when the frontmatter is not a YAML block mapping that can be patched in place.
  */
 export function setFrontmatterStatus(text: string, status: string): string {
+  const updated = patchStatus(text, status)
+  const before = parseFrontmatter(text)
+  if (before.problems.length > 0) return updated
+  // The patch works on bytes; reading it back catches YAML it cannot handle
+  // (a `...` end marker, a status value that an alias elsewhere refers to).
+  const after = parseFrontmatter(updated)
+  if (after.problems.length > 0 || JSON.stringify({ ...before.data, status }) !== JSON.stringify({ ...after.data, status }) || after.data.status !== status) {
+    throw new Error('cannot set `status`: this frontmatter cannot be patched in place without changing other values; set `status:` by hand')
+  }
+  return updated
+}
+
+function patchStatus(text: string, status: string): string {
   const split = splitFrontmatter(text)
   const { eol } = split
+  if (split.foreignLanguage !== undefined) {
+    // A second, YAML frontmatter above it would hide the block from every reader.
+    throw new Error(`cannot set \`status\`: the frontmatter is in \`${split.foreignLanguage}\`, not YAML; rewrite it as YAML`)
+  }
   if (split.yaml === undefined) {
     const at = split.yamlStart // after the BOM, if any
     return `${text.slice(0, at)}---${eol}status: ${status}${eol}---${eol}${text.slice(at)}`
@@ -153,8 +171,15 @@ export function setFrontmatterStatus(text: string, status: string): string {
     return `${text.slice(0, colon + 1)} ${status}${text.slice(colon + 1)}`
   }
   const start = split.yamlStart + range[0]
-  const end = split.yamlStart + range[1]
-  if (range[0] === range[1]) return `${text.slice(0, start)} ${status}${text.slice(end)}`
+  let end = split.yamlStart + range[1]
+  if (range[0] === range[1]) {
+    // `status:` with no value, maybe `status: # comment`: keep one space on each side.
+    const before = /[ \t]$/.test(text.slice(0, start)) ? '' : ' '
+    const after = /^[^\r\n]/.test(text.slice(end)) ? ' ' : ''
+    return `${text.slice(0, start)}${before}${status}${after}${text.slice(end)}`
+  }
+  // A block value (`|`, `>`, a `- list`) owns the line breaks after it; they must stay.
+  end -= /[\r\n]\s*$/.exec(text.slice(start, end))?.[0].length ?? 0
   const quote = value.type === 'QUOTE_DOUBLE' ? '"' : value.type === 'QUOTE_SINGLE' ? "'" : ''
   return `${text.slice(0, start)}${quote}${status}${quote}${text.slice(end)}`
 }

@@ -4,7 +4,7 @@ import { stringify } from 'yaml'
 import { setFrontmatterStatus } from './frontmatter.js'
 import { isInside, pathInVault, writeFileAtomic, type WriteOptions } from './fs-atomic.js'
 import { LinkResolver } from './links.js'
-import { DEFAULT_MAX_VISITS, parseNote, type ParsedNote } from './parse-note.js'
+import { DEFAULT_MAX_VISITS, parseNote, readKnob, type ParsedNote } from './parse-note.js'
 import { edgeOrigins, loadIssues, PlanGraph, type EdgeOrigin } from './plan-graph.js'
 import type { Edge, NodeStatus, PlanIssue, PlanNode } from './types.js'
 
@@ -228,24 +228,36 @@ export async function updateStatus(dir: string, nodeId: string, status: NodeStat
 /** Renders a node as a note: frontmatter knobs, title, body, `## Next`. */
 export function renderNote(node: PlanNode): string {
   const data: Record<string, unknown> = { ...node.frontmatter }
-  const knob = (key: string, value: unknown, isDefault: boolean) => {
-    if (value === undefined || (isDefault && !Object.hasOwn(node.frontmatter, key))) delete data[key]
+  const knob = (key: Parameters<typeof readKnob>[0], value: unknown, fallback: unknown) => {
+    const read = Object.hasOwn(node.frontmatter, key) ? (readKnob(key, node.frontmatter[key]) ?? fallback) : fallback
+    // What the user wrote stays when it already reads as the node's value (`status:` left empty, say).
+    if (JSON.stringify(read) === JSON.stringify(value)) return
+    if (value === undefined) delete data[key]
     else data[key] = value
   }
-  knob('type', node.type, node.type === 'step')
-  knob('status', node.status, node.status === 'pending')
-  knob('tools', node.tools, false)
-  knob('role', node.role, false)
-  knob('max_visits', node.maxVisits, node.maxVisits === DEFAULT_MAX_VISITS)
-  knob('judge', node.judge, false)
+  knob('type', node.type, 'step')
+  knob('status', node.status, 'pending')
+  knob('tools', node.tools, undefined)
+  knob('role', node.role, undefined)
+  knob('max_visits', node.maxVisits, DEFAULT_MAX_VISITS)
+  knob('judge', node.judge, undefined)
   let text = Object.keys(data).length > 0 ? `---\n${stringify(data)}---\n` : ''
-  if (node.title !== node.id) text += `# ${node.title}\n\n`
+  if (node.title !== node.id) text += `# ${escapeInline(node.title)}\n\n`
   if (node.body) text += `${node.body}\n`
   if (node.edges.length > 0) {
     text += `${node.body || node.title !== node.id ? '\n' : ''}## Next\n`
-    for (const edge of node.edges) text += edge.label ? `- ${edge.label} -> [[${edge.target}]]\n` : `- [[${edge.target}]]\n`
+    for (const edge of node.edges) text += edge.label ? `- ${escapeInline(edge.label)} -> [[${edge.target}]]\n` : `- [[${edge.target}]]\n`
   }
   return text
+}
+
+/**
+ * Escapes a title or label so that markdown reads it back as the same text:
+ * emphasis, code, links, HTML and entities, a closing `#`, and what would
+ * open a list, quote or heading at the start of a list item.
+ */
+function escapeInline(text: string): string {
+  return text.replace(/[\\`*_[\]<>&#]/g, '\\$&').replace(/^[-+]/, '\\$&').replace(/^(\d{1,9})([.)])/, '$1\\$2')
 }
 
 function aliasesOf(node: PlanNode): string[] {

@@ -50,10 +50,32 @@ const knobSchemas = {
   judge: z.enum(['llm', 'human']),
 } as const
 
+/** The value the loader takes from a frontmatter knob: `undefined` when the key is empty or its value invalid. */
+export function readKnob(key: keyof typeof knobSchemas, value: unknown): unknown {
+  if (value === null || value === undefined) return undefined
+  const parsed = knobSchemas[key].safeParse(value)
+  return parsed.success ? parsed.data : undefined
+}
+
 /** Default visit budget of a node. */
 export const DEFAULT_MAX_VISITS = 3
 
 const processor = unified().use(remarkParse).use(wikiLinkPlugin, { aliasDivider: '|' })
+
+/*
+ * Bounds on what the markdown parser is given. Its work grows faster than the
+ * text for deep nesting and long runs of brackets or emphasis (minutes for a
+ * 250 KB note), and its trees can overflow the stack; no real heading or
+ * `## Next` list comes near these.
+ */
+const MAX_TITLE_CHARS = 1_000
+/** A `## Next` or `## Feedback` heading, formatting included, is short. */
+const MAX_SECTION_NAME_CHARS = 64
+const MAX_NEXT_CHARS = 50_000
+const MAX_NEXT_LINE_CHARS = 1_000
+/** Indentation, `>` and list markers opening a line. */
+const MAX_NEXT_NESTING_CHARS = 64
+const CONTAINER_PREFIX = /^(?:[ \t]*(?:>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t])))*[ \t]*/
 
 /** Turns a vault-relative file path (`review/final.md`) into a node id (`review/final`). */
 export function idFromFile(file: string): string {
@@ -97,11 +119,11 @@ export function parseNote(file: string, text: string): ParsedNote {
   let feedback = ''
   for (const [index, heading] of headings.entries()) {
     if (heading.depth === 1 && title === undefined) {
-      title = inlineText(heading.text)
+      title = heading.text.length > MAX_TITLE_CHARS ? heading.text.trim() : inlineText(heading.text)
       // The title line leaves the body only when it opens the note, so nothing around it moves.
       if (content.slice(0, heading.start).trim() === '') cut.push([heading.start, heading.bodyStart])
     }
-    const name = heading.depth === 2 ? inlineText(heading.text).toLowerCase() : undefined
+    const name = heading.depth === 2 && isSectionName(heading.text) ? inlineText(heading.text).toLowerCase() : undefined
     if (name !== 'next' && name !== 'feedback') continue
     let end = content.length
     for (const next of headings.slice(index + 1)) {
@@ -206,10 +228,19 @@ function scanHeadings(content: string): HeadingLine[] {
   return headings
 }
 
+/** Whether a level-2 heading may read `Next` or `Feedback`, before paying for the markdown parser. */
+function isSectionName(text: string): boolean {
+  return text.length <= MAX_SECTION_NAME_CHARS && /^(?:next|feedback)$/i.test(text.replace(/[^\p{L}]/gu, ''))
+}
+
 /** The plain text of one line of inline markdown (`**Next**` -> `Next`). */
 function inlineText(markdown: string): string {
   if (!/[*_`[\]<&\\]/.test(markdown)) return markdown.trim()
-  return plainText(processor.parse(markdown) as Root).trim()
+  try {
+    return plainText(processor.parse(markdown) as Root).trim()
+  } catch {
+    return markdown.trim()
+  }
 }
 
 function readEdges(
@@ -219,12 +250,46 @@ function readEdges(
   report: (code: string, message: string, line?: number, column?: number) => void,
 ): RawEdge[] {
   const edges: RawEdge[] = []
-  let tree: Root
-  try {
-    tree = processor.parse(section) as Root
-  } catch {
+  const problem = sectionProblem(section)
+  if (problem) {
+    report('unreadable-next', `the \`## Next\` section ${problem.message}; write one item per line, \`- label -> [[target]]\``, lineOffset + problem.line, 1)
     return edges
   }
+  try {
+    readItems(section, processor.parse(section) as Root, folder, lineOffset, report, edges)
+  } catch (error) {
+    report('unreadable-next', `the \`## Next\` section cannot be read (${String((error as Error).message ?? error).slice(0, 200)})`, lineOffset, 1)
+    return []
+  }
+  return edges
+}
+
+/** Why a `## Next` section is too big or too deep to hand to the parser, and where; `undefined` when it is fine. */
+function sectionProblem(section: string): { message: string; line: number } | undefined {
+  if (section.length > MAX_NEXT_CHARS) return { message: `is over ${MAX_NEXT_CHARS} characters, too long to read`, line: 0 }
+  let line = 0
+  for (let start = 0; start < section.length; ) {
+    let end = section.indexOf('\n', start)
+    if (end === -1) end = section.length
+    line++
+    const text = section.slice(start, end)
+    if (text.length > MAX_NEXT_LINE_CHARS) return { message: `has a line over ${MAX_NEXT_LINE_CHARS} characters, too long to read`, line }
+    if (CONTAINER_PREFIX.exec(text)![0].length > MAX_NEXT_NESTING_CHARS) {
+      return { message: `nests too deeply to read (a line is indented or nested over ${MAX_NEXT_NESTING_CHARS} characters deep)`, line }
+    }
+    start = end + 1
+  }
+  return undefined
+}
+
+function readItems(
+  section: string,
+  tree: Root,
+  folder: string,
+  lineOffset: number,
+  report: (code: string, message: string, line?: number, column?: number) => void,
+  edges: RawEdge[],
+): void {
   for (const list of tree.children) {
     if (list.type !== 'list') continue
     for (const item of list.children as ListItem[]) {
@@ -243,16 +308,16 @@ function readEdges(
       const linkStart = first.position!.start.offset!
       const before = paragraph.children.filter((child) => child.position!.end.offset! <= linkStart)
       const beforeText = plainText({ type: 'paragraph', children: before })
-      const box = /^\s*\[([ xX])\]\s*/.exec(beforeText)
+      // The box as written: an escaped `\[x]` is part of the label.
+      const box = /^\s*\[([ xX])\]\s*/.exec(section.slice(paragraph.position!.start.offset!, linkStart))
       const checked = box ? box[1] !== ' ' : item.checked ?? undefined
-      let label = beforeText.replace(/^\s*\[[ xX]\]\s*/, '').replace(/\s*(->|→)\s*$/, '').trim()
+      let label = (box ? beforeText.replace(/^\s*\[[ xX]\]\s*/, '') : beforeText).replace(/\s*(->|→)\s*$/, '').trim()
       const { link, outside } = normalizeLink(String(first.value ?? ''), folder)
       const conditional = label !== '' && label.toLowerCase() !== 'next'
       if (!conditional && label.toLowerCase() !== 'next') label = ''
       edges.push({ label, conditional, link, outside, checked, line, column })
     }
   }
-  return edges
 }
 
 type WikiLinkNode = PhrasingContent & { value?: string }
