@@ -1,3 +1,5 @@
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { readRunStatus, runPlan, StepError, type NodeState, type RunStatus } from 'vaultplan'
 import { draftReview } from './helpers/plans.js'
@@ -114,11 +116,16 @@ describe('readRunStatus', () => {
     )
   })
 
-  test('waiting on items written without boxes: says how to tick one', async () => {
+  test('waiting on items a person wrote back without boxes: says how to tick one', async () => {
     const files = humanReview()
     files['review.md'] = files['review.md']!.replace(/- \[ \] /g, '- ')
     const dir = await writeVault(files)
     await runPlan(dir, { query, work: scriptedWorker(), llm: noJudge(), fsync: false })
+    // The executor shows the items as boxes while the node waits; a person takes them out again.
+    const note = join(dir, 'review.md')
+    const shown = await readFile(note, 'utf8')
+    expect(shown).toContain('- [ ] approved -> [[send]]')
+    await writeFile(note, shown.replace(/- \[ \] /g, '- '))
     const status = await readRunStatus(dir, { shownAs })
     expect(status).toMatchObject({ phase: 'waiting', boxes: [{ label: 'approved', box: false, checked: false }, { label: 'needs revision', box: false, checked: false }] })
     expect(status.next).toBe(
