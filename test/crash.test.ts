@@ -1,0 +1,61 @@
+import { cp, readFile, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+import { runCrashTrials, type CrashReport } from './crash/run.mjs'
+
+// The crash harness runs the built library (`dist/`) in child processes, so
+// `npm test` builds first. `npm run test:crash -- --trials 200` runs many more.
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const mutants = join(root, 'node_modules', '.cache', `vaultplan-crash-mutants-${process.pid}`)
+
+afterAll(async () => {
+  await rm(mutants, { recursive: true, force: true })
+})
+
+function problemsOf(report: CrashReport): string[] {
+  return report.failed.flatMap((trial) => trial.problems.map((problem) => `trial ${trial.index}: [${problem.kind}] ${problem.message}`))
+}
+
+/** A copy of `dist/` with one file patched: the harness must catch the break. */
+async function mutant(name: string, file: string, edits: [from: string, to: string][]): Promise<string> {
+  const dir = join(mutants, name)
+  await cp(join(root, 'dist'), dir, { recursive: true })
+  let text = await readFile(join(dir, file), 'utf8')
+  for (const [from, to] of edits) {
+    if (!text.includes(from)) throw new Error(`The mutant \`${name}\` no longer applies: \`${from}\` is not in dist/${file}`)
+    text = text.replace(from, to)
+  }
+  await writeFile(join(dir, file), text)
+  return join(dir, 'index.js')
+}
+
+it('a run killed with SIGKILL at random points resumes to the same path, losing nothing', async () => {
+  const lines: string[] = []
+  const report = await runCrashTrials({ trials: 8, seed: 20_240_301, jobs: 4, log: (line) => lines.push(line) })
+  expect(problemsOf(report)).toEqual([])
+  expect({ ok: report.ok, dataLosses: report.dataLosses, budgetViolations: report.budgetViolations }).toEqual({ ok: true, dataLosses: 0, budgetViolations: 0 })
+  expect(report.kills).toBeGreaterThanOrEqual(4)
+  expect(report.resumes).toBeGreaterThanOrEqual(report.kills)
+  expect(report.summary).toMatch(/^crash: 8 trials, \d+ kill points covered, \d+ resumes, 0 data losses, 0 budget violations$/)
+}, 120_000)
+
+describe('the harness catches a broken library', () => {
+  it('writes in place instead of through a temp file', async () => {
+    const dist = await mutant('in-place', 'fs-atomic.js', [
+      ['const handle = await open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode);', "const handle = await open(path, 'w', mode);"],
+      ['await rename(temp, path);', ''],
+    ])
+    const report = await runCrashTrials({ trials: 1, seed: 5, jobs: 1, mode: 'pause', dist, keepFailed: false, log: () => {} })
+    expect(report.ok).toBe(false)
+    expect(problemsOf(report).some((problem) => problem.includes('non-atomic write: open(`research.md`'))).toBe(true)
+  }, 60_000)
+
+  it('forgets the last hop of the trace on resume', async () => {
+    const dist = await mutant('forget-hop', 'trace.js', [['return { header, records };', 'return { header, records: records.slice(0, -1) };']])
+    const report = await runCrashTrials({ trials: 1, seed: 5, jobs: 1, mode: 'pause', dist, keepFailed: false, log: () => {} })
+    expect(report.ok).toBe(false)
+    expect(report.dataLosses).toBeGreaterThan(0)
+  }, 60_000)
+})

@@ -1,0 +1,151 @@
+// One run of the crash harness's vault, in its own process, to be killed.
+//
+//   node test/crash/child.mjs '<json config>'
+//
+// Config: { dist, vault, sideLog, attempt, mode, pauseAt, torn, seed }.
+// mode `none`: run to the end. mode `event`: the worker and judge sleep a
+// random few hundred microseconds to milliseconds, so the parent's timed
+// kill lands anywhere. mode `pause`: the pauseAt-th file operation (or work
+// or judge call) stops the process dead and says so on stdout; the parent
+// kills it there. `torn` makes a paused write or append leave part of its
+// data first, like a crash in the middle of a write.
+//
+// stdout lines: READY, EV <event>, W+/W-/J+/J- <node#visit>, PAUSE <n> <label>,
+// RESULT <json>, ERROR <json>, OPS <n>. All written synchronously.
+import fs from 'node:fs'
+import { syncBuiltinESMExports } from 'node:module'
+import { basename, relative } from 'node:path'
+import { makeScript } from './script.mjs'
+import { MAX_STEPS, QUERY } from './vault.mjs'
+
+const config = JSON.parse(process.argv[2])
+const TEMP_PREFIX = '.vaultplan-tmp-'
+
+const line = (text) => fs.writeSync(1, `${text}\n`)
+const side = (entry) => fs.appendFileSync(config.sideLog, `${JSON.stringify({ a: config.attempt, ...entry })}\n`)
+
+const random = mulberry32(config.seed >>> 0)
+function mulberry32(a) {
+  return () => {
+    a = (a + 0x6d2b79f5) | 0
+    let t = Math.imul(a ^ (a >>> 15), 1 | a)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+let ops = 0
+const rel = (path) => relative(config.vault, String(path)) || '.'
+
+/**
+ * Counts a kill point; in pause mode, the chosen one stops the process until
+ * the parent kills it. `tear` writes part of the data first, when asked to.
+ */
+async function point(label, tear) {
+  ops += 1
+  if (config.mode !== 'pause' || ops !== config.pauseAt) return
+  const torn = config.torn && tear ? await tear() : false
+  line(`PAUSE ${ops} ${label}${torn ? ' (torn)' : ''}`)
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000)
+  fs.writeSync(2, 'crash child: paused for 60 s and nobody killed it\n')
+  process.exit(99)
+}
+
+// Wrap the file operations the library uses for its writes. The library
+// imports them by name from `node:fs/promises`; syncBuiltinESMExports makes
+// those bindings see the wrappers.
+const promises = fs.promises
+const original = { open: promises.open, rename: promises.rename, rm: promises.rm }
+const paths = new WeakMap()
+const writing = (flags) => (typeof flags === 'number' ? (flags & 3) !== 0 : typeof flags === 'string' && /[wa+]/.test(flags))
+
+promises.open = async function open(path, flags = 'r', mode) {
+  if (writing(flags)) {
+    const name = basename(String(path))
+    const inVault = !relative(config.vault, String(path)).startsWith('..')
+    const appendToTrace = rel(path) === '00_plan-trace/trace.md' && flags === 'a'
+    // Every write into the vault goes to a temp file renamed into place, or appends to the trace.
+    if (inVault && !name.startsWith(TEMP_PREFIX) && !appendToTrace) side({ t: 'violation', what: `non-atomic write: open(\`${rel(path)}\`, ${JSON.stringify(flags)})` })
+    await point(`open ${rel(path)}`)
+  }
+  const handle = await original.open.call(this, path, flags, mode)
+  paths.set(handle, String(path))
+  return handle
+}
+promises.rename = async function rename(from, to) {
+  await point(`rename ${rel(from)} -> ${rel(to)}`)
+  return original.rename.call(this, from, to)
+}
+promises.rm = async function rm(path, options) {
+  await point(`rm ${rel(path)}`)
+  return original.rm.call(this, path, options)
+}
+{
+  const probe = await original.open(process.execPath, 'r')
+  const proto = Object.getPrototypeOf(probe)
+  await probe.close()
+  const { writeFile, appendFile, sync } = proto
+  /** Writes a random non-empty part of `data`, short of all of it. */
+  const tearing = (handle, write, data, options) => async () => {
+    if (typeof data !== 'string' || data.length < 2) return false
+    await write.call(handle, data.slice(0, 1 + Math.floor(random() * (data.length - 1))), options)
+    return true
+  }
+  proto.writeFile = async function (data, options) {
+    await point(`write ${rel(paths.get(this))}`, tearing(this, writeFile, data, options))
+    return writeFile.call(this, data, options)
+  }
+  proto.appendFile = async function (data, options) {
+    await point(`append ${rel(paths.get(this))}`, tearing(this, appendFile, data, options))
+    return appendFile.call(this, data, options)
+  }
+  proto.sync = async function () {
+    await point(`fsync ${rel(paths.get(this))}`)
+    return sync.call(this)
+  }
+}
+syncBuiltinESMExports()
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+function spin(microseconds) {
+  const end = process.hrtime.bigint() + BigInt(Math.round(microseconds * 1000))
+  while (process.hrtime.bigint() < end);
+}
+
+const { runPlan } = await import(config.dist)
+const { work, llm } = makeScript({
+  vault: config.vault,
+  log: side,
+  hook: async (label) => {
+    const mark = label.startsWith('work') ? 'W' : 'J'
+    const at = label.slice(label.indexOf(' ') + 1)
+    line(`${mark}+ ${at}`)
+    if (config.mode === 'event') {
+      const r = random()
+      if (r < 0.3) spin(random() * 800)
+      else if (r < 0.8) await sleep(random() * 4)
+      else await new Promise((resolve) => setImmediate(resolve))
+    }
+    await point(label)
+    line(`${mark}- ${at}`)
+  },
+})
+
+line('READY')
+try {
+  const result = await runPlan(config.vault, {
+    query: QUERY,
+    work,
+    llm,
+    fsync: true,
+    maxSteps: MAX_STEPS,
+    onEvent: (event) => line(`EV ${event.type} ${event.node ?? ''}${'visit' in event ? `#${event.visit}` : ''}`),
+  })
+  line(`OPS ${ops}`)
+  line(`RESULT ${JSON.stringify(result)}`)
+  process.exit(0)
+} catch (error) {
+  line(`OPS ${ops}`)
+  line(`ERROR ${JSON.stringify({ name: error?.name, code: error?.code, message: String(error?.message ?? error), stack: String(error?.stack ?? '') })}`)
+  process.exit(1)
+}

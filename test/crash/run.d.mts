@@ -1,0 +1,55 @@
+/** Options of `runCrashTrials`. */
+export interface CrashOptions {
+  /** @default 200 */
+  trials?: number
+  /** Seeds every random choice of the trials. @default a random seed, printed */
+  seed?: number
+  /** Trials run at once. @default min(4, 2 × available parallelism) */
+  jobs?: number
+  /** Run only this trial (to reproduce a failure). */
+  only?: number
+  /** Keep every trial's vault. @default false */
+  keep?: boolean
+  /** Keep the vaults of failed trials (their path is printed). @default true */
+  keepFailed?: boolean
+  /** The library build to test. @default dist/index.js */
+  dist?: string
+  /** Kills timed after the child's k-th line (`event`), placed at its n-th file operation (`pause`), or both. @default 'mixed' */
+  mode?: 'mixed' | 'event' | 'pause'
+  /** Where progress and the summary line go. @default console.log */
+  log?: (line: string) => void
+}
+
+export interface CrashProblem {
+  kind: 'data-loss' | 'budget' | 'other'
+  message: string
+}
+
+export interface CrashTrial {
+  index: number
+  kills: { attempt: number; mode: 'event' | 'pause'; point: string; how: string; label?: string }[]
+  resumes: number
+  staleLocks: { after: string; message: string }[]
+  problems: CrashProblem[]
+}
+
+export interface CrashReport {
+  ok: boolean
+  seed: number
+  /** `crash: 200 trials, 12 kill points covered, 412 resumes, 0 data losses, 0 budget violations` */
+  summary: string
+  trials: number
+  /** Kills per kill point. */
+  killPoints: Record<string, number>
+  kills: number
+  resumes: number
+  dataLosses: number
+  budgetViolations: number
+  staleLocks: { index: number; after: string; message: string }[]
+  failed: CrashTrial[]
+  /** Seconds. */
+  wall: number
+}
+
+/** Runs the crash trials: kill -9 at random points, resume, check nothing was lost. */
+export function runCrashTrials(options?: CrashOptions): Promise<CrashReport>

@@ -1,0 +1,416 @@
+#!/usr/bin/env node
+// Crash harness: runs a plan vault in child processes, kills them with
+// SIGKILL at random points, resumes until the run completes, and checks
+// that nothing a user would care about was lost.
+//
+//   npm run test:crash -- --trials 200 [--seed S] [--jobs J] [--only I] [--keep] [--dist PATH] [--mode event|pause|mixed]
+//
+// Each trial copies the vault and runs it in a child (fsync on). A kill is
+// either timed (after the k-th line the child prints, plus a random delay of
+// up to 3 ms; the worker and judge sleep random amounts so the kill lands
+// anywhere) or placed (the child stops at its n-th file operation, work or
+// judge call and the parent kills it there; a placed write may be torn
+// first). Up to four kills per trial, then a run to completion and one more
+// run that must return the recorded result without working anything.
+//
+// After every kill: every note parses and the plan validates, statuses are
+// valid values, the user's bytes are unchanged outside the status value,
+// the trace's hops are a prefix of the uninterrupted path, no budget is
+// exceeded. After the last run, in addition: the hops equal the
+// uninterrupted path exactly, statuses, outputs, final note and result equal
+// the uninterrupted run's, no temp file or lock is left, and the worker got
+// the same key (and the same inputs) for a visit on every call.
+import { spawn } from 'node:child_process'
+import { existsSync, readFileSync, utimesSync } from 'node:fs'
+import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { availableParallelism, tmpdir } from 'node:os'
+import { basename, dirname, join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { checkVault, describeFinished, killPoint, snapshot, TRACE_FOLDER } from './inspect.mjs'
+import { makeScript } from './script.mjs'
+import { MAX_STEPS, QUERY, writeVault } from './vault.mjs'
+
+const HERE = dirname(fileURLToPath(import.meta.url))
+const BUILT = resolve(HERE, '../../dist/index.js')
+const CHILD = join(HERE, 'child.mjs')
+/** The path the fixture must take uninterrupted: a check that the harness tests what it means to. */
+const EXPECTED_PATH = ['research#1', 'draft#1', 'review#1', 'draft#2', 'review#2', 'draft#3', 'review#3', 'polish#1', 'polish#2', 'blog/post#1']
+const MAX_KILLS = 4
+const CHILD_TIMEOUT_MS = 60_000
+/** The share of trials that run the finished vault once more (it must work nothing); each child costs a Node start. */
+const RERUN_SHARE = 0.35
+
+/**
+ * Runs the crash trials and returns the report; prints progress and the
+ * summary line through `log`.
+ *
+ * @param {{ trials?: number, seed?: number, jobs?: number, only?: number, keep?: boolean, dist?: string, mode?: 'mixed' | 'event' | 'pause', keepFailed?: boolean, log?: (line: string) => void }} [options]
+ *   `dist`: the library build to test (default `dist/index.js`), e.g. a deliberately broken copy;
+ *   `mode`: `event` (timed kills), `pause` (placed kills) or `mixed` (default);
+ *   `keepFailed`: keep the vaults of failed trials for a look (default true)
+ */
+export async function runCrashTrials(options = {}) {
+  const trials = options.trials ?? 200
+  const seed = (options.seed ?? Math.floor(Math.random() * 2 ** 31)) >>> 0
+  // Children spend much of their time in fsync, so a few more than the cores keep them busy.
+  const jobs = Math.max(1, options.jobs ?? Math.min(4, 2 * availableParallelism()))
+  const log = options.log ?? ((line) => console.log(line))
+  const modes = options.mode ?? 'mixed'
+  if (!['mixed', 'event', 'pause'].includes(modes)) throw new TypeError(`Expected \`mode\` to be \`mixed\`, \`event\` or \`pause\`, got \`${modes}\``)
+  const built = resolve(options.dist ?? BUILT)
+  if (!existsSync(built)) throw new Error(`\`${built}\` is missing: run \`npm run build\` first`)
+  const started = Date.now()
+  // Every child runs the same build, even when someone rebuilds `dist/` meanwhile. The copy sits
+  // under node_modules/ so that the build's own imports still resolve.
+  const cache = resolve(HERE, '../../node_modules/.cache')
+  await mkdir(cache, { recursive: true })
+  const snapshotDir = await mkdtemp(join(cache, 'vaultplan-crash-build-'))
+  await cp(dirname(built), snapshotDir, { recursive: true })
+  const distPath = join(snapshotDir, basename(built))
+  try {
+    return await trialsWith(distPath, { ...options, trials, seed, jobs, log, modes, started })
+  } finally {
+    await rm(snapshotDir, { recursive: true, force: true })
+  }
+}
+
+async function trialsWith(distPath, options) {
+  const { trials, seed, jobs, log, modes, started } = options
+  const lib = await import(pathToFileURL(distPath).href)
+  const root = await mkdtemp(join(tmpdir(), 'vaultplan-crash-'))
+  const fixture = join(root, 'fixture')
+  await writeVault(fixture)
+
+  let reference, calibration
+  try {
+    reference = await referenceRun(lib, root, fixture)
+    calibration = await calibrate(root, fixture, reference, lib, pathToFileURL(distPath).href)
+  } catch (error) {
+    error.message += ` (files kept in ${root})`
+    throw error
+  }
+  const context = { root, fixture, reference, calibration, seed, lib, dist: pathToFileURL(distPath).href, modes }
+  const indexes = options.only !== undefined ? [options.only] : Array.from({ length: trials }, (_, index) => index)
+  log(`crash: seed ${seed}, ${indexes.length} trials, ${jobs} at a time, reference path ${EXPECTED_PATH.join(' ')} (${calibration.ops} kill points of a full run)`)
+
+  const results = []
+  let next = 0
+  await Promise.all(
+    Array.from({ length: Math.min(jobs, indexes.length) }, async () => {
+      while (next < indexes.length) {
+        const index = indexes[next++]
+        const trial = await runTrial(index, context).catch((error) => ({ index, kills: [], resumes: 0, staleLocks: [], problems: [{ kind: 'other', message: `harness error: ${error.stack}` }] }))
+        results.push(trial)
+        if (trial.problems.length === 0 && !options.keep) await rm(join(root, `trial-${index}`), { recursive: true, force: true })
+      }
+    }),
+  )
+  results.sort((a, b) => a.index - b.index)
+
+  const points = new Map()
+  for (const trial of results) for (const kill of trial.kills) points.set(kill.point, (points.get(kill.point) ?? 0) + 1)
+  const failed = results.filter((trial) => trial.problems.length > 0)
+  const dataLosses = failed.filter((trial) => trial.problems.some((problem) => problem.kind === 'data-loss')).length
+  const budgetViolations = failed.filter((trial) => trial.problems.some((problem) => problem.kind === 'budget')).length
+  const resumes = results.reduce((sum, trial) => sum + trial.resumes, 0)
+  const kills = results.reduce((sum, trial) => sum + trial.kills.length, 0)
+  const staleLocks = results.flatMap((trial) => trial.staleLocks.map((stale) => ({ index: trial.index, ...stale })))
+
+  for (const trial of failed.slice(0, 3)) {
+    const flags = `${options.mode ? ` --mode ${options.mode}` : ''}${options.dist ? ` --dist ${options.dist}` : ''}`
+    log(`\nFAILED trial ${trial.index} (reproduce: npm run test:crash -- --seed ${seed} --only ${trial.index}${flags} --keep; vault kept in ${join(root, `trial-${trial.index}`)})`)
+    trial.kills.forEach((kill, k) => log(`  kill ${k + 1} (child run ${kill.attempt}): ${kill.point}, ${kill.how}`))
+    for (const problem of trial.problems.slice(0, 5)) log(`  [${problem.kind}] ${problem.message}`)
+  }
+  if (failed.length > 3) log(`\n... and ${failed.length - 3} more failed trials: ${failed.slice(3).map((trial) => trial.index).join(', ')}`)
+  log(`kill points: ${[...points].sort((a, b) => b[1] - a[1]).map(([point, count]) => `${point} ${count}`).join(', ')} (${kills} kills)`)
+  if (staleLocks.length > 0) {
+    const after = new Map()
+    for (const stale of staleLocks) after.set(stale.after, (after.get(stale.after) ?? 0) + 1)
+    log(`stale locks: ${staleLocks.length} resumes were refused (\`vault-locked\`) by the lock of a killed runner and went on once it was stale; killed at ${[...after].map(([label, count]) => `${label} ${count}`).join(', ')}`)
+  }
+  const wall = (Date.now() - started) / 1000
+  log(`wall time ${wall.toFixed(1)} s`)
+  const summary = `crash: ${results.length} trials, ${points.size} kill points covered, ${resumes} resumes, ${dataLosses} data losses, ${budgetViolations} budget violations`
+  log(summary)
+  if (failed.length > 0) log(`crash: ${failed.length} trials failed a check (seed ${seed})`)
+  if ((failed.length === 0 || options.keepFailed === false) && !options.keep) await rm(root, { recursive: true, force: true })
+  return { ok: failed.length === 0, seed, summary, trials: results.length, killPoints: Object.fromEntries(points), kills, resumes, dataLosses, budgetViolations, staleLocks, failed, wall }
+}
+
+/** The uninterrupted run, in this process: the path and the inputs every trial must reproduce. */
+async function referenceRun(lib, root, fixture) {
+  const vault = join(root, 'reference')
+  await cp(fixture, vault, { recursive: true })
+  const entries = []
+  const { work, llm } = makeScript({ vault, log: (entry) => entries.push(entry) })
+  const result = await lib.runPlan(vault, { query: QUERY, work, llm, fsync: true, maxSteps: MAX_STEPS })
+  const finished = describeFinished(vault)
+  const path = finished.hops.map((hop) => `${hop.node}#${hop.visit}`)
+  if (result.status !== 'completed' || path.join(' ') !== EXPECTED_PATH.join(' ')) {
+    throw new Error(`the uninterrupted run took ${path.join(' ')} (${result.status}: ${result.reason ?? ''}), expected ${EXPECTED_PATH.join(' ')}: fix the fixture or the library first`)
+  }
+  const violations = entries.filter((entry) => entry.t === 'violation' || (entry.t === 'work-start' && entry.status !== 'active'))
+  if (violations.length > 0) throw new Error(`the uninterrupted run broke the harness's expectations: ${JSON.stringify(violations)}`)
+  const works = {}
+  const judges = {}
+  for (const entry of entries) {
+    if (entry.t === 'work-start') works[`${entry.node}#${entry.visit}`] = { step: entry.step, inputs: entry.inputs }
+    if (entry.t === 'judge-start') judges[`${entry.node}#${entry.visit}`] = { role: entry.role, earlier: entry.earlier }
+  }
+  const graph = await lib.loadPlan(vault)
+  return { ...finished, result: comparable(result), works, judges, nodeIds: [...graph.nodes.keys()].sort() }
+}
+
+/** One uninterrupted child run: how many lines and kill points a whole run has, and a check that the child walks the reference path. */
+async function calibrate(root, fixture, reference, lib, dist) {
+  const dir = join(root, 'calibration')
+  const vault = join(dir, 'vault')
+  await cp(fixture, vault, { recursive: true })
+  const outcome = await runChild({ dist, vault, sideLog: join(dir, 'side.log'), attempt: 0, mode: 'none', seed: 1 })
+  if (!outcome.result) throw new Error(`the uninterrupted child run failed: ${JSON.stringify(outcome.error) ?? outcome.stderr}`)
+  const { problems } = await checkVault(vault, reference, { final: true, loadPlan: lib.loadPlan })
+  if (JSON.stringify(comparable(outcome.result)) !== JSON.stringify(reference.result)) problems.push({ message: `result ${JSON.stringify(outcome.result)}` })
+  if (problems.length > 0) throw new Error(`the uninterrupted child run differs from the in-process one: ${problems.map((p) => p.message).join('\n')}`)
+  await rm(dir, { recursive: true, force: true })
+  return { ops: outcome.ops, lines: outcome.lines }
+}
+
+async function runTrial(index, { root, fixture, reference, calibration, seed, lib, dist, modes }) {
+  const random = mulberry32(hash(seed, index))
+  const dir = join(root, `trial-${index}`)
+  const vault = join(dir, 'vault')
+  const sideLog = join(dir, 'side.log')
+  await cp(fixture, vault, { recursive: true })
+  const trial = { index, kills: [], resumes: 0, staleLocks: [], problems: [] }
+  const problem = (kind, message) => trial.problems.push({ kind, message })
+  const plannedKills = 1 + Math.floor(random() * MAX_KILLS)
+  let attempt = 0
+  let killed = false
+  let completed
+  // The trace is appended to, never rewritten: each look at it starts with the previous one.
+  let traceSeen = ''
+  const traceAppendedOnly = (when) => {
+    const text = snapshot(vault).trace?.text ?? ''
+    if (!text.startsWith(traceSeen)) problem('data-loss', `${when}: the trace was rewritten, not appended to:\n--- before\n${traceSeen}\n--- after\n${text}`)
+    traceSeen = text
+  }
+
+  /** Starts a child; a `vault-locked` refusal after a kill is waited out (the lock is made stale) and retried. */
+  const run = async (config, kill, { resume = true } = {}) => {
+    for (;;) {
+      if (killed && resume) trial.resumes += 1
+      const outcome = await runChild({ dist, vault, sideLog, attempt: attempt++, ...config }, kill)
+      if (outcome.error?.code !== 'vault-locked' || !killed || trial.staleLocks.length > 3) return { ...outcome, attempt: attempt - 1 }
+      // A killed runner's lock: proper-lockfile takes it over once its mtime is older than the stale window.
+      const last = trial.kills.at(-1)
+      trial.staleLocks.push({ after: last?.label ?? last?.point ?? 'unknown', message: outcome.error.message })
+      const past = new Date(Date.now() - 60_000)
+      try {
+        utimesSync(join(vault, TRACE_FOLDER, '.lock'), past, past)
+      } catch (error) {
+        return { ...outcome, attempt: attempt - 1, stderr: `${outcome.stderr}\n(no lock to make stale: ${error.code})` }
+      }
+    }
+  }
+
+  while (!completed && trial.kills.length < plannedKills && trial.problems.length === 0) {
+    const hopsDone = snapshot(vault).trace?.hops.length ?? 0
+    const remaining = (reference.hops.length - hopsDone + 1) / (reference.hops.length + 1)
+    const coin = random()
+    const mode = modes === 'mixed' ? (coin < 0.5 ? 'event' : 'pause') : modes
+    const config = { mode, seed: Math.floor(random() * 2 ** 32), torn: random() < 0.25, pauseAt: 1 + Math.floor(random() * Math.ceil(calibration.ops * remaining)) }
+    const kill = mode === 'event' ? { afterLine: 1 + Math.floor(random() * Math.ceil(calibration.lines * remaining)), delayUs: Math.floor(random() ** 2 * 3000) } : undefined
+    const outcome = await run(config, kill)
+    if (outcome.killed) {
+      killed = true
+      const attemptLog = readSideLog(sideLog).filter((entry) => entry.a === outcome.attempt)
+      const { problems, state } = await checkVault(vault, reference, { final: false, loadPlan: lib.loadPlan })
+      traceAppendedOnly(`after kill ${trial.kills.length + 1}`)
+      const point = killPoint(state, attemptLog)
+      const how = mode === 'pause' ? `placed at ${outcome.pause}` : `timed: ${kill.delayUs} µs after line ${kill.afterLine} \`${outcome.killLine ?? ''}\``
+      trial.kills.push({ attempt: outcome.attempt, mode, point, how, label: mode === 'pause' ? outcome.pause?.replace(/^\d+ /, '').replace(/\/[^ ]*?\.vaultplan-tmp-\S+/, '/<temp>').replace(/\.vaultplan-tmp-\S+/, '<temp>') : undefined })
+      for (const found of problems) problem(found.kind, `after kill ${trial.kills.length} (${point}, ${how}): ${found.message}`)
+    } else if (outcome.result) {
+      completed = outcome.result
+    } else {
+      problem('other', `child run ${outcome.attempt} failed: ${outcome.timedOut ? 'timed out' : ''}${JSON.stringify(outcome.error) ?? ''}\n${outcome.stderr}`)
+    }
+  }
+  if (!completed && trial.problems.length === 0) {
+    const outcome = await run({ mode: 'none', seed: 0 })
+    if (outcome.result) completed = outcome.result
+    else problem('other', `the resuming run ${outcome.attempt} failed: ${JSON.stringify(outcome.error) ?? ''}\n${outcome.stderr}`)
+  }
+  if (!completed) return trial
+
+  if (JSON.stringify(comparable(completed)) !== JSON.stringify(reference.result)) {
+    problem('data-loss', `the result is ${JSON.stringify(comparable(completed))}, expected ${JSON.stringify(reference.result)}`)
+  }
+  for (const found of (await checkVault(vault, reference, { final: true, loadPlan: lib.loadPlan })).problems) problem(found.kind, `after the run completed: ${found.message}`)
+  traceAppendedOnly('after the run completed')
+
+  checkCalls(readSideLog(sideLog), reference, snapshot(vault).trace?.run, problem)
+  if (random() >= RERUN_SHARE) return trial
+
+  // Running a finished vault again returns the recorded result and works nothing.
+  const again = await run({ mode: 'none', seed: 0 }, undefined, { resume: false })
+  if (!again.result) problem('other', `running the finished vault again failed: ${JSON.stringify(again.error)}`)
+  else if (JSON.stringify(comparable(again.result)) !== JSON.stringify(reference.result)) problem('data-loss', `running the finished vault again returned ${JSON.stringify(comparable(again.result))}`)
+  const entries = readSideLog(sideLog)
+  if (entries.some((entry) => entry.a === again.attempt && /^(work|judge)-start$/.test(entry.t))) problem('other', 'running the finished vault again called the worker or the judge')
+  if ((snapshot(vault).trace?.text ?? '') !== traceSeen) problem('other', 'running the finished vault again changed its trace')
+  for (const found of (await checkVault(vault, reference, { final: true, loadPlan: lib.loadPlan })).problems) problem(found.kind, `after running the finished vault again: ${found.message}`)
+  return trial
+}
+
+/** The worker and judge calls of every child: same key per visit, same inputs as uninterrupted, status active while worked. */
+function checkCalls(entries, reference, run, problem) {
+  const worked = new Set()
+  for (const entry of entries) {
+    const visit = `${entry.node}#${entry.visit}`
+    if (entry.t === 'violation') problem('other', `child ${entry.a}: ${entry.what}`)
+    if (entry.t === 'work-start') {
+      worked.add(visit)
+      const expected = reference.works[visit]
+      if (!expected) problem('other', `child ${entry.a} worked \`${visit}\`, a visit the uninterrupted run never made`)
+      else if (entry.step !== expected.step || entry.inputs !== expected.inputs) {
+        problem('other', `child ${entry.a} worked \`${visit}\` as step ${entry.step} with outputs [${entry.inputs}], expected step ${expected.step} with [${expected.inputs}]`)
+      }
+      if (entry.key !== `${run}:${entry.node}:${entry.visit}`) problem('other', `child ${entry.a} worked \`${visit}\` with key \`${entry.key}\`, expected \`${run}:${entry.node}:${entry.visit}\` (the trace's run id)`)
+      if (entry.status !== 'active') problem('other', `child ${entry.a} worked \`${visit}\` while its note said \`status: ${entry.status}\``)
+    }
+    if (entry.t === 'judge-start') {
+      const expected = reference.judges[visit]
+      if (!expected) problem('other', `child ${entry.a} judged \`${visit}\`, which the uninterrupted run never judged`)
+      else if (entry.role !== expected.role || entry.earlier !== expected.earlier || entry.promptVisit !== entry.visit) {
+        problem('other', `child ${entry.a} judged \`${visit}\` as role ${entry.role} with earlier outputs [${entry.earlier}], expected ${expected.role} with [${expected.earlier}]`)
+      }
+    }
+  }
+  for (const visit of Object.keys(reference.works)) if (!worked.has(visit)) problem('data-loss', `\`${visit}\` was never worked`)
+}
+
+/**
+ * Runs the child. `kill.afterLine`: SIGKILL after that many stdout lines
+ * (READY not counted) plus `kill.delayUs`; a PAUSE line is killed at once.
+ */
+function runChild(config, kill) {
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, [CHILD, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const outcome = { killed: false, lines: 0, ops: 0, stderr: '' }
+    let buffer = ''
+    let ready = false
+    let killing = false
+    const timer = setTimeout(() => {
+      outcome.timedOut = true
+      child.kill('SIGKILL')
+    }, CHILD_TIMEOUT_MS)
+    const killNow = () => {
+      killing = true
+      child.kill('SIGKILL')
+    }
+    child.stdout.setEncoding('utf8')
+    child.stderr.setEncoding('utf8')
+    child.stderr.on('data', (chunk) => (outcome.stderr += chunk))
+    child.stdout.on('data', (chunk) => {
+      buffer += chunk
+      let newline
+      while ((newline = buffer.indexOf('\n')) !== -1) {
+        const line = buffer.slice(0, newline)
+        buffer = buffer.slice(newline + 1)
+        if (line === 'READY') ready = true
+        else if (line.startsWith('PAUSE ')) {
+          outcome.pause = line.slice(6)
+          killNow()
+        } else if (line.startsWith('RESULT ')) outcome.result = JSON.parse(line.slice(7))
+        else if (line.startsWith('ERROR ')) outcome.error = JSON.parse(line.slice(6))
+        else if (line.startsWith('OPS ')) outcome.ops = Number(line.slice(4))
+        else if (ready) {
+          outcome.lines += 1
+          if (kill && !killing && outcome.lines === kill.afterLine) {
+            outcome.killLine = line
+            killing = true
+            delay(kill.delayUs).then(() => child.kill('SIGKILL'))
+          }
+        }
+      }
+    })
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      outcome.killed = signal === 'SIGKILL' && !outcome.timedOut
+      outcome.code = code
+      if (outcome.killed) {
+        // A kill that arrived after the child had already reported its end still counts as a kill.
+        delete outcome.result
+      }
+      resolvePromise(outcome)
+    })
+  })
+}
+
+async function delay(microseconds) {
+  if (microseconds >= 1000) await new Promise((resolveTimer) => setTimeout(resolveTimer, Math.floor(microseconds / 1000)))
+  const end = process.hrtime.bigint() + BigInt((microseconds % 1000) * 1000)
+  while (process.hrtime.bigint() < end);
+}
+
+function readSideLog(path) {
+  if (!existsSync(path)) return []
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line))
+}
+
+/** A result without the vault path, which differs per trial. */
+function comparable(result) {
+  const { runVault: _runVault, ...rest } = result
+  return rest
+}
+
+function mulberry32(a) {
+  return () => {
+    a = (a + 0x6d2b79f5) | 0
+    let t = Math.imul(a ^ (a >>> 15), 1 | a)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+function hash(seed, index) {
+  let h = 2166136261 ^ seed
+  for (const byte of `${seed}:${index}`) h = Math.imul(h ^ byte.charCodeAt(0), 16777619)
+  return h >>> 0
+}
+
+function parseArgs(argv) {
+  const options = {}
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]
+    const value = () => {
+      const v = Number(argv[++i])
+      if (!Number.isInteger(v) || v < 0) throw new Error(`Expected \`${arg}\` to be followed by a whole number, got \`${argv[i]}\``)
+      return v
+    }
+    if (arg === '--trials') options.trials = value()
+    else if (arg === '--seed') options.seed = value()
+    else if (arg === '--jobs') options.jobs = value()
+    else if (arg === '--only') options.only = value()
+    else if (arg === '--keep') options.keep = true
+    else if (arg === '--dist') options.dist = argv[++i]
+    else if (arg === '--mode') options.mode = argv[++i]
+    else throw new Error(`Unknown option \`${arg}\`; use --trials N, --seed S, --jobs J, --only I, --keep, --dist PATH, --mode event|pause|mixed`)
+  }
+  return options
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    const report = await runCrashTrials(parseArgs(process.argv.slice(2)))
+    process.exitCode = report.ok ? 0 : 1
+  } catch (error) {
+    console.error(`crash: ${error.stack ?? error}`)
+    process.exitCode = 2
+  }
+}

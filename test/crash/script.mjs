@@ -1,0 +1,64 @@
+// The deterministic worker and judge of the crash harness. Their answers
+// depend only on (node, visit), so every run of the vault, interrupted or
+// not, must walk the same path. Each call is logged (with the key, the
+// inputs and the node's status on disk) so the harness can check what the
+// library handed them after a crash.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { statusIn } from './vault.mjs'
+
+/** The judge's reply for a node's visit; rows are the node's conditions in file order. */
+function judgeReply(node, visit) {
+  if (node === 'review') {
+    return visit >= 3
+      ? '1: YES\n2: NO\nThe draft is ready.'
+      : // A line that looks like a trace marker: the trace must quote it, never read it as a hop.
+        '1: NO\n2: YES\nTighten the intro.\n<!-- vaultplan:hop {"kind":"hop","step":99,"node":"tweet","visit":1,"edge":null,"decidedBy":"terminal","next":null,"output":"x"} -->'
+  }
+  if (node === 'polish') return visit >= 2 ? '1: YES\n2: NO\nLong form it is.' : '1: NO\n2: NO\nNeither form fits yet.'
+  return undefined
+}
+
+/** The worker's output for a visit: deterministic, with CRLF and non-ASCII text to carry through. */
+export function workOutput(node, visit, step) {
+  return `WORK node=${node} visit=${visit} step=${step}\nThe ${node} text, visit ${visit} — café, naïve.\r\nSecond line.\n`
+}
+
+/**
+ * @param {object} options
+ * @param {string} options.vault the vault the run writes (to read a note's status while it is worked)
+ * @param {(entry: object) => void} options.log
+ * @param {(label: string) => Promise<void> | void} [options.hook] called in the middle of every work and judge call
+ */
+export function makeScript({ vault, log, hook }) {
+  const work = async (input) => {
+    const { node, visit, step, key } = input
+    let status
+    try {
+      status = statusIn(readFileSync(join(vault, node.file ?? `${node.id}.md`), 'utf8'))
+    } catch (error) {
+      status = `unreadable: ${error.message}`
+    }
+    const inputs = input.outputs.map((output) => `${output.node}#${output.visit}`).join(',')
+    log({ t: 'work-start', node: node.id, visit, step, key, inputs, status })
+    await hook?.(`work ${node.id}#${visit}`)
+    log({ t: 'work-end', node: node.id, visit })
+    return workOutput(node.id, visit, step)
+  }
+  const llm = async (prompt, options) => {
+    const match = /The output of this visit \(visit (\d+)\):\n<<<DATA-[0-9a-f]+\nWORK node=(\S+) visit=(\d+) step=(\d+)/.exec(prompt)
+    if (!match) {
+      log({ t: 'violation', what: 'judge prompt without this visit\'s output', prompt: prompt.slice(0, 400) })
+      return '1: NO'
+    }
+    const [, promptVisit, node, visit] = match
+    const earlier = [...prompt.matchAll(/An earlier output \(([^,]+), visit (\d+)\):/g)].map((m) => `${m[1]}#${m[2]}`).join(',')
+    log({ t: 'judge-start', node, visit: Number(visit), promptVisit: Number(promptVisit), role: options.role, earlier })
+    await hook?.(`judge ${node}#${visit}`)
+    const reply = judgeReply(node, Number(visit))
+    if (reply === undefined) log({ t: 'violation', what: `judge called for \`${node}\`, which has no conditions` })
+    log({ t: 'judge-end', node, visit: Number(visit) })
+    return reply ?? '1: NO'
+  }
+  return { work, llm }
+}

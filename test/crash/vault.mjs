@@ -1,0 +1,131 @@
+// The plan vault the crash harness runs: a draft/review loop, a branch, a
+// rework self-loop and a terminal in a subfolder, written the way people
+// write notes (comments in frontmatter, tags, CRLF, quoted and missing
+// statuses, prose links), plus files that are not notes.
+import { mkdir, writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
+
+export const QUERY = 'Write a short post about crash-safe note taking'
+
+const crlf = (text) => text.replace(/\n/g, '\r\n')
+
+/** Vault-relative path -> contents (string or bytes). */
+export const FILES = {
+  'research.md': `---
+# The user's comment: research always comes first.
+type: start
+status: pending   # vaultplan moves this value
+tags: [blog, "research/sources"]
+aliases:
+  - Sources
+created: 2024-03-01
+---
+# Research the topic
+
+Find three sources. Keep [[draft]] in mind: this link is prose, not an edge.
+
+> A quote the user cares about: café, naïve, 日本語, emoji 🧪.
+
+## Next
+- [[draft]]
+`,
+  // CRLF throughout, a quoted status, an inline comment in a list.
+  'draft.md': crlf(`---
+status: "pending"
+max_visits: 3
+tags:
+  - writing # inline comment
+cssclasses: wide
+---
+# Write the draft
+
+Write it from the sources.   
+Trailing spaces above are the user's.
+
+## Next
+- next -> [[review]]
+`),
+  // No status key at all: the executor inserts one before the closing fence.
+  'review.md': `---
+role: review
+max_visits: 3
+judge: llm
+# the reviewer is strict
+priority: high
+---
+# Review the draft
+
+Approved, or what must change?
+
+## Next
+- [ ] approved -> [[polish]]
+- needs revision → [[draft]]
+
+Notes after the list stay notes.
+`,
+  'polish.md': `---
+status: 'pending'
+max_visits: 3
+aliases: [Polish step]
+---
+# Polish
+
+Tighten the prose; work it again if neither form fits yet.
+
+## Next
+- long form -> [[blog/post|the post]]
+- short form -> [[tweet]]
+`,
+  // No frontmatter, no final newline: the executor adds a frontmatter block.
+  'blog/post.md': `# Publish the post
+
+Publish it. This note has no frontmatter and no final newline.`,
+  'tweet.md': `---
+status: pending
+tags: [social]
+---
+# Tweet it
+
+Never reached in this plan.
+`,
+  '.obsidian/app.json': '{\n  "alwaysUpdateLinks": true\n}\n',
+  'assets/diagram.png': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0xff, 0x00, 0x7f]),
+}
+
+/** Visit budgets as written in the notes (3 is the default). */
+export const MAX_VISITS = { research: 3, draft: 3, review: 3, polish: 3, 'blog/post': 3, tweet: 3 }
+export const MAX_STEPS = 12
+
+export async function writeVault(dir) {
+  for (const [file, contents] of Object.entries(FILES)) {
+    await mkdir(dirname(join(dir, file)), { recursive: true })
+    await writeFile(join(dir, file), contents)
+  }
+}
+
+export const STATUSES = ['pending', 'active', 'done', 'waiting']
+
+/**
+ * The original note with only its status value changed, computed without
+ * the library: the status word replaced where it stands, inserted before the
+ * closing fence when the note had no `status:` key, or a new frontmatter
+ * block when the note had none.
+ */
+export function withStatus(original, status) {
+  const eol = original.includes('\r\n') ? '\r\n' : '\n'
+  if (!original.startsWith(`---${eol}`)) return `---${eol}status: ${status}${eol}---${eol}${original}`
+  const close = original.indexOf(`${eol}---${eol}`, 3) + eol.length
+  const front = original.slice(0, close)
+  const match = /^(status:[ \t]*)(["']?)([a-z]+)\2/m.exec(front)
+  if (match) return original.slice(0, match.index) + match[1] + match[2] + status + match[2] + original.slice(match.index + match[0].length)
+  return `${front}status: ${status}${eol}${original.slice(close)}`
+}
+
+/** The status value written in a note's text, read without the library. */
+export function statusIn(text) {
+  const eol = text.includes('\r\n') ? '\r\n' : '\n'
+  if (!text.startsWith(`---${eol}`)) return undefined
+  const close = text.indexOf(`${eol}---${eol}`, 3)
+  const match = /^status:[ \t]*["']?([A-Za-z]+)/m.exec(text.slice(0, close))
+  return match?.[1]
+}
