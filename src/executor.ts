@@ -8,7 +8,6 @@ import { lockVault, type VaultLock } from './lock.js'
 import { edgeOrigins, type PlanGraph } from './plan-graph.js'
 import { prepareRunVault } from './run-vault.js'
 import {
-  appendTraceRecord,
   archiveTrace,
   findOutputOfStep,
   outputFile,
@@ -21,6 +20,7 @@ import {
   writeTraceHeader,
   type HopRecord,
   type TraceRecord,
+  TraceAppender,
 } from './trace.js'
 import { chooseEdge } from './transitions.js'
 import type { CallLLM, PlanNode, Predicate, RunEvent, StepInput, StepOutput, Tool } from './types.js'
@@ -119,20 +119,24 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions): Pr
   const vault = await prepareRunVault(plan, vaultOptions)
   const lock = await lockVault(vault)
   let session: VaultSession | undefined
+  let walk: Walk | undefined
   try {
     const sessionOptions: { fsync: boolean; tools?: string[] } = { fsync }
     if (options.tools) sessionOptions.tools = options.tools.map((tool) => tool.name)
     session = await VaultSession.open(vault, sessionOptions)
     await removeStaleTempFilesIn(vault, session)
     const degraded = typeof plan === 'string' ? undefined : plan.degraded
-    return await new Walk(vault, session, lock, options, fsync, degraded).run()
+    walk = new Walk(vault, session, lock, options, fsync, degraded)
+    return await walk.run()
   } finally {
+    await walk?.close()
     session?.close()
     await lock.release()
   }
 }
 
-type Action = { kind: 'enter'; node: string } | { kind: 'judge'; node: string; visit: number; step: number; output: string; file: string }
+/** The next thing a walk does. `checked`: the note was read again this hop, only watcher reports need a look. */
+type Action = { kind: 'enter'; node: string } | { kind: 'judge'; node: string; visit: number; step: number; output: string; file: string; checked?: boolean }
 
 /** One call of `runPlan` on one vault. */
 class Walk {
@@ -147,6 +151,7 @@ class Walk {
   private readonly maxSteps: number
   private readonly work: (step: StepInput) => Promise<string>
   private llm: CallLLM | undefined
+  private appender: TraceAppender | undefined
 
   constructor(
     private readonly vault: string,
@@ -160,6 +165,11 @@ class Walk {
     this.llm = options.llm
     const workerOptions = options.tools ? { tools: options.tools } : {}
     this.work = options.work ?? createWorker((prompt, callOptions) => this.model()(prompt, callOptions), workerOptions)
+  }
+
+  /** Closes the trace. */
+  async close(): Promise<void> {
+    await this.appender?.close()
   }
 
   private get graph(): PlanGraph {
@@ -283,13 +293,14 @@ class Walk {
     this.lastOutput = output
     this.emit({ type: 'work', node: id, visit, output })
     await this.session.setStatus(id, 'done')
-    return { kind: 'judge', node: id, visit, step, output, file }
+    return { kind: 'judge', node: id, visit, step, output, file, checked: true }
   }
 
   /** Judges the transition of a worked visit and records the hop. */
   private async judge(action: Extract<Action, { kind: 'judge' }>): Promise<Action | RunResult> {
     const { node: id, visit, step, output, file } = action
-    await this.session.refresh([id])
+    // Writing `done` just compared the note with what we knew, and read it again if a person had edited it.
+    await this.session.refresh(action.checked ? [] : [id])
     const node = this.nodeOrFail(id)
     const context = { query: this.options.query, node, visit, step, output, outputs: this.outputs.slice() }
     this.outputs.push({ node: id, visit, output })
@@ -379,7 +390,8 @@ class Walk {
 
   private async record(record: TraceRecord, rationale: string): Promise<void> {
     this.lock.check()
-    await appendTraceRecord(this.vault, record, rationale, { fsync: this.fsync })
+    this.appender ??= await TraceAppender.open(this.vault, { fsync: this.fsync })
+    await this.appender.append(record, rationale)
     this.lastRecord = record
     if (record.kind === 'hop') this.lastHop = record
   }

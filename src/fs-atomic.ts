@@ -11,6 +11,24 @@ export interface WriteOptions {
    * @default true
    */
   fsync?: boolean
+  /**
+   * Flush the folder too (makes the rename itself durable). Without it the
+   * file's data is still flushed before the rename, so a power loss leaves
+   * the old bytes or the new ones, never an empty note.
+   *
+   * @default the value of `fsync`
+   */
+  syncFolder?: boolean
+  /** Permissions of the file; when absent, those of the file being replaced (0o644 for a new one). */
+  mode?: number
+}
+
+/** What identifies a version of a file: changes whenever its bytes may have. */
+export interface FileStamp {
+  mtimeMs: number
+  size: number
+  ino: number
+  mode: number
 }
 
 const TEMP_PREFIX = '.vaultplan-tmp-'
@@ -19,21 +37,28 @@ const TEMP_PREFIX = '.vaultplan-tmp-'
  * Replaces a file in one step: the data goes to a temporary file in the same
  * folder, is flushed, and is renamed over the target, then the folder is
  * flushed. A crash leaves the old bytes or the new ones, never a mix.
+ *
+ * @returns the stamp of the file written (a rename keeps it), taken before
+ *   the rename, so an edit made right after is not mistaken for ours.
  */
-export async function writeFileAtomic(path: string, data: string, options: WriteOptions = {}): Promise<void> {
+export async function writeFileAtomic(path: string, data: string, options: WriteOptions = {}): Promise<FileStamp> {
   const fsync = options.fsync ?? true
   const folder = dirname(path)
   const temp = join(folder, `${TEMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`)
-  let mode = 0o644
-  try {
-    mode = (await stat(path)).mode & 0o7777
-  } catch {
-    // a new file
+  let mode = options.mode
+  if (mode === undefined) {
+    try {
+      mode = (await stat(path)).mode & 0o7777
+    } catch {
+      mode = 0o644
+    }
   }
   const handle = await open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode)
+  let stamp: FileStamp
   try {
     await handle.writeFile(data, 'utf8')
     if (fsync) await handle.sync()
+    stamp = toStamp(await handle.stat())
   } finally {
     await handle.close()
   }
@@ -43,26 +68,22 @@ export async function writeFileAtomic(path: string, data: string, options: Write
     await rm(temp, { force: true })
     throw error
   }
-  if (fsync) await syncFolder(folder)
+  if (options.syncFolder ?? fsync) await syncFolder(folder)
+  return stamp
 }
 
-/** Appends to a file and flushes it; a new file's folder is flushed too. */
-export async function appendFileDurable(path: string, data: string, options: WriteOptions = {}): Promise<void> {
-  const fsync = options.fsync ?? true
-  let created = false
-  try {
-    await stat(path)
-  } catch {
-    created = true
-  }
-  const handle = await open(path, 'a')
-  try {
-    await handle.appendFile(data, 'utf8')
-    if (fsync) await handle.sync()
-  } finally {
-    await handle.close()
-  }
-  if (fsync && created) await syncFolder(dirname(path))
+/** The stamp of a file on disk (following symlinks). */
+export async function stampOf(path: string): Promise<FileStamp> {
+  return toStamp(await stat(path))
+}
+
+/** Whether two stamps are of the same version of a file. */
+export function sameStamp(a: FileStamp | undefined, b: FileStamp | undefined): boolean {
+  return a !== undefined && b !== undefined && a.mtimeMs === b.mtimeMs && a.size === b.size && a.ino === b.ino
+}
+
+function toStamp(info: { mtimeMs: number; size: number; ino: number; mode: number }): FileStamp {
+  return { mtimeMs: info.mtimeMs, size: info.size, ino: info.ino, mode: info.mode & 0o7777 }
 }
 
 /** Flushes a folder's entries (a rename or a new file) to the disk. */

@@ -1,9 +1,9 @@
 import { hostname } from 'node:os'
-import { readFile, rm, mkdir } from 'node:fs/promises'
+import { mkdir, readFile, realpath, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import lockfile from 'proper-lockfile'
 import { RunStateError } from './errors.js'
-import { writeFileAtomic } from './fs-atomic.js'
+import { isInside, writeFileAtomic } from './fs-atomic.js'
 import { TRACE_FOLDER } from './markdown-io.js'
 
 /** A held vault lock. */
@@ -32,6 +32,9 @@ const STALE_MS = 10_000
 export async function lockVault(vault: string): Promise<VaultLock> {
   const folder = join(vault, TRACE_FOLDER)
   await mkdir(folder, { recursive: true })
+  if (!isInside(await realpath(vault), await realpath(folder))) {
+    throw new RunStateError('trace-outside-vault', `\`${folder}\` leads outside the vault (a symlink?); a run writes only inside its vault. Remove it and run again.`)
+  }
   const lockPath = join(folder, '.lock')
   const holderPath = join(folder, '.lock-holder.json')
   let lost: Error | undefined

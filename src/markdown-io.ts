@@ -1,8 +1,8 @@
-import { readdir, readFile, realpath, stat, mkdir } from 'node:fs/promises'
+import { mkdir, open, readdir, readFile, realpath, stat } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { stringify } from 'yaml'
 import { setFrontmatterStatus } from './frontmatter.js'
-import { isInside, pathInVault, writeFileAtomic, type WriteOptions } from './fs-atomic.js'
+import { isInside, pathInVault, writeFileAtomic, type FileStamp, type WriteOptions } from './fs-atomic.js'
 import { LinkResolver } from './links.js'
 import { DEFAULT_MAX_VISITS, parseNote, readKnob, type ParsedNote } from './parse-note.js'
 import { edgeOrigins, loadIssues, PlanGraph, type EdgeOrigin } from './plan-graph.js'
@@ -55,21 +55,31 @@ export async function readNotes(dir: string): Promise<VaultNotes> {
 /** Reads one note file; `undefined` (with a warning) when it is not a text note. */
 export async function readNote(root: string, file: string, issues: PlanIssue[]): Promise<ParsedNote | undefined> {
   let buffer: Buffer
+  let stamp: FileStamp
   try {
-    buffer = await readFile(join(root, file))
+    // One handle for the stamp and the bytes, so they describe the same version of the note.
+    const handle = await open(join(root, file), 'r')
+    try {
+      const info = await handle.stat()
+      stamp = { mtimeMs: info.mtimeMs, size: info.size, ino: info.ino, mode: info.mode & 0o7777 }
+      if (info.size > MAX_NOTE_BYTES) {
+        issues.push({ code: 'note-too-large', severity: 'warning', message: `is ${info.size} bytes, over the ${MAX_NOTE_BYTES}-byte limit of a plan note; it is not read`, file })
+        return undefined
+      }
+      buffer = await handle.readFile()
+    } finally {
+      await handle.close()
+    }
   } catch (error) {
     issues.push({ code: 'unreadable-note', severity: 'warning', message: `cannot be read: ${(error as Error).message}`, file })
-    return undefined
-  }
-  if (buffer.length > MAX_NOTE_BYTES) {
-    issues.push({ code: 'note-too-large', severity: 'warning', message: `is ${buffer.length} bytes, over the ${MAX_NOTE_BYTES}-byte limit of a plan note; it is not read`, file })
     return undefined
   }
   if (buffer.subarray(0, 8192).includes(0)) {
     issues.push({ code: 'not-a-note', severity: 'warning', message: 'is binary, not a markdown note; it is not read', file })
     return undefined
   }
-  return parseNote(file, buffer.toString('utf8'))
+  const text = buffer.toString('utf8')
+  return { ...parseNote(file, text), text, stamp }
 }
 
 /** Builds the graph of parsed notes, resolving each edge's link to a node id. */

@@ -4,6 +4,7 @@ import wikiLinkPlugin from 'remark-wiki-link'
 import { unified } from 'unified'
 import { z } from 'zod'
 import { parseFrontmatter } from './frontmatter.js'
+import type { FileStamp } from './fs-atomic.js'
 import type { JudgeKind, NodeStatus, NodeType, PlanIssue } from './types.js'
 
 /** An edge as written in a note, before its link is resolved to a node. */
@@ -38,6 +39,9 @@ export interface ParsedNote {
   /** Text under `## Feedback`, for human decisions. */
   feedback: string
   issues: PlanIssue[]
+  /** The note as read from disk, and the stamp of that version (set by `readNote`). */
+  text?: string
+  stamp?: FileStamp
 }
 
 /** The knobs of SPEC section 2; any other key is the user's. */
@@ -243,11 +247,17 @@ function inlineText(markdown: string): string {
   }
 }
 
-function readEdges(
+/**
+ * Reads the edges of a `## Next` section. `fast`: plain items (the usual
+ * case) are read line by line, since the markdown parser costs as much as
+ * everything else a load does; any other section goes to the parser.
+ */
+export function readEdges(
   section: string,
   folder: string,
   lineOffset: number,
   report: (code: string, message: string, line?: number, column?: number) => void,
+  fast = true,
 ): RawEdge[] {
   const edges: RawEdge[] = []
   const problem = sectionProblem(section)
@@ -255,6 +265,8 @@ function readEdges(
     report('unreadable-next', `the \`## Next\` section ${problem.message}; write one item per line, \`- label -> [[target]]\``, lineOffset + problem.line, 1)
     return edges
   }
+  if (fast && readSimpleItems(section, folder, lineOffset, report, edges)) return edges
+  edges.length = 0
   try {
     readItems(section, processor.parse(section) as Root, folder, lineOffset, report, edges)
   } catch (error) {
@@ -280,6 +292,52 @@ function sectionProblem(section: string): { message: string; line: number } | un
     start = end + 1
   }
   return undefined
+}
+
+const SIMPLE_ITEM = /^([-*+]|\d{1,9}[.)])([ \t]+)(\[([ xX])\][ \t]+)?(.*?)[ \t]*\r?$/
+const WIKILINK = /\[\[([^[\]\n]*)\]\]/g
+
+/**
+ * Reads a section whose every line is blank or a top-level list item of
+ * plain text and wikilinks: no inline markup, no escapes, no HTML, no
+ * continuation lines. Returns `false` (reading nothing) for anything else.
+ */
+function readSimpleItems(
+  section: string,
+  folder: string,
+  lineOffset: number,
+  report: (code: string, message: string, line?: number, column?: number) => void,
+  edges: RawEdge[],
+): boolean {
+  const lines = section.split('\n')
+  const problems: [line: number, count: number][] = []
+  const found: RawEdge[] = []
+  for (const [index, text] of lines.entries()) {
+    if (text.trim() === '') continue
+    const item = SIMPLE_ITEM.exec(text)
+    if (!item) return false
+    const rest = item[5]!
+    const links = [...rest.matchAll(WIKILINK)]
+    // Plain text, `->` and wikilinks only: anything markdown could read as markup goes to the parser.
+    if (/[`\\<>&*_!~[\]]/.test(rest.replace(WIKILINK, ' ').replace(/->/g, ' '))) return false
+    if (links.some((link) => link[1]!.trim() === '' || /[`\\<>&*_~]/.test(link[1]!))) return false
+    if (links.length === 0) continue
+    const prefix = item[1]!.length + item[2]!.length + (item[3]?.length ?? 0)
+    if (links.length > 1) {
+      problems.push([lineOffset + index + 1, links.length])
+      continue
+    }
+    const first = links[0]!
+    let label = rest.slice(0, first.index).replace(/\s*(->|→)\s*$/, '').trim()
+    const { link, outside } = normalizeLink(first[1]!, folder)
+    const conditional = label !== '' && label.toLowerCase() !== 'next'
+    if (!conditional && label.toLowerCase() !== 'next') label = ''
+    const checked = item[4] === undefined ? undefined : item[4] !== ' '
+    found.push({ label, conditional, link, outside, checked, line: lineOffset + index + 1, column: prefix + first.index! + 1 })
+  }
+  for (const [line, count] of problems) report('multiple-targets', `one item under \`## Next\` links ${count} notes; write one item per target`, line, 1)
+  edges.push(...found)
+  return true
 }
 
 function readItems(

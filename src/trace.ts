@@ -1,10 +1,10 @@
-import { mkdir, readdir, readFile, rename } from 'node:fs/promises'
+import { mkdir, open, readdir, readFile, rename, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { stringify } from 'yaml'
 import { z } from 'zod'
 import { RunStateError } from './errors.js'
 import { parseFrontmatter } from './frontmatter.js'
-import { appendFileDurable, writeFileAtomic, type WriteOptions } from './fs-atomic.js'
+import { writeFileAtomic, type WriteOptions } from './fs-atomic.js'
 import { TRACE_FOLDER } from './markdown-io.js'
 import type { StepOutput } from './types.js'
 
@@ -113,9 +113,30 @@ export async function writeTraceHeader(vault: string, header: TraceHeader, optio
   await writeFileAtomic(paths.trace, text, options)
 }
 
-/** Appends one entry: a readable section for people, ended by a marker line the executor reads back. */
-export async function appendTraceRecord(vault: string, record: TraceRecord, rationale: string, options: WriteOptions): Promise<void> {
-  await appendFileDurable(tracePaths(vault).trace, renderRecord(record, rationale), options)
+/**
+ * Appends entries to a run's trace: a readable section for people, ended by
+ * a marker line the executor reads back. The file stays open for the run,
+ * and each entry is flushed before the next hop begins: it is the hop's
+ * commit point.
+ */
+export class TraceAppender {
+  private constructor(
+    private readonly handle: FileHandle,
+    private readonly fsync: boolean,
+  ) {}
+
+  static async open(vault: string, options: WriteOptions): Promise<TraceAppender> {
+    return new TraceAppender(await open(tracePaths(vault).trace, 'a'), options.fsync ?? true)
+  }
+
+  async append(record: TraceRecord, rationale: string): Promise<void> {
+    await this.handle.appendFile(renderRecord(record, rationale), 'utf8')
+    if (this.fsync) await this.handle.sync()
+  }
+
+  async close(): Promise<void> {
+    await this.handle.close()
+  }
 }
 
 function renderRecord(record: TraceRecord, rationale: string): string {
@@ -147,7 +168,7 @@ function safe(text: string): string {
 /** Saves a step's output as a note; its frontmatter says which visit it belongs to. */
 export async function writeOutput(vault: string, file: string, meta: { run: string; step: number; node: string; visit: number }, output: string, options: WriteOptions): Promise<void> {
   const front = stringify({ vaultplan: 'output', ...meta })
-  await writeFileAtomic(join(tracePaths(vault).folder, file), `---\n${front}---\n${output}`, options)
+  await writeFileAtomic(join(tracePaths(vault).folder, file), `---\n${front}---\n${output}`, { mode: 0o644, ...options })
 }
 
 /** Reads a saved output note back. */

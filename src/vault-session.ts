@@ -1,8 +1,8 @@
 import { watch, type FSWatcher } from 'node:fs'
-import { readFile, stat } from 'node:fs/promises'
+import { lstat, readFile, realpath } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { setFrontmatterStatus } from './frontmatter.js'
-import { pathInVault, writeFileAtomic } from './fs-atomic.js'
+import { pathInVault, sameStamp, stampOf, writeFileAtomic, type FileStamp } from './fs-atomic.js'
 import { graphFromNotes, listNotes, readNote, readNotes, TRACE_FOLDER } from './markdown-io.js'
 import { parseNote, type ParsedNote } from './parse-note.js'
 import type { PlanGraph } from './plan-graph.js'
@@ -26,13 +26,20 @@ export interface SessionOptions {
 export class VaultSession {
   graph: PlanGraph
   private readonly notes = new Map<string, ParsedNote>()
-  private readonly stamps = new Map<string, string>()
+  private readonly stamps = new Map<string, FileStamp>()
+  /** The text of a note as we last wrote it, valid while its stamp is unchanged. */
+  private readonly texts = new Map<string, string>()
+  /** Where a note's writes go (a symlink inside the vault resolved), checked once per version of the file. */
+  private readonly writePaths = new Map<string, string>()
   private readonly dirty = new Set<string>()
   private readonly watchers: FSWatcher[] = []
   private readIssues: PlanIssue[]
   private relist = false
+  /** A note whose stamp `refresh` has just compared: the status write that follows needs no second look. */
+  private verified: string | undefined
 
   private constructor(
+    /** The vault's real path. */
     readonly root: string,
     private readonly options: SessionOptions,
     notes: ParsedNote[],
@@ -45,9 +52,10 @@ export class VaultSession {
 
   /** Reads the vault and starts watching it. */
   static async open(root: string, options: SessionOptions): Promise<VaultSession> {
-    const { notes, issues } = await readNotes(root)
-    const session = new VaultSession(root, options, notes, issues)
-    await Promise.all(notes.map(async (note) => session.stamps.set(note.file, await stampOf(join(root, note.file)))))
+    const real = await realpath(root)
+    const { notes, issues } = await readNotes(real)
+    const session = new VaultSession(real, options, notes, issues)
+    for (const note of notes) session.remember(note)
     session.watch(new Set(['', ...notes.map((note) => dirname(note.file)).filter((folder) => folder !== '.')]))
     return session
   }
@@ -65,6 +73,7 @@ export class VaultSession {
    * @throws {PlanValidationError} when an edit made the plan invalid.
    */
   async refresh(ids: string[]): Promise<boolean> {
+    this.verified = undefined
     const files = new Set(this.dirty)
     this.dirty.clear()
     for (const id of ids) {
@@ -87,21 +96,32 @@ export class VaultSession {
   async setStatus(id: string, status: NodeStatus): Promise<void> {
     const node = this.graph.node(id)
     const file = node.file ?? `${id}.md`
-    const path = await pathInVault(this.root, file)
-    const before = await stampOf(path)
-    const text = await readFile(path, 'utf8')
+    const known = this.stamps.get(file)
+    let path = this.writePaths.get(file) ?? (await this.writePath(file))
+    const before = this.verified === file && known ? known : await stampOf(path)
+    this.verified = undefined
+    const editedMeanwhile = !sameStamp(before, known)
+    if (editedMeanwhile) path = await this.writePath(file)
+    const text = (!editedMeanwhile && this.texts.get(file)) || (await readFile(path, 'utf8'))
     const updated = setFrontmatterStatus(text, status)
-    if (updated !== text) await writeFileAtomic(path, updated, { fsync: this.options.fsync })
-    const note = parseNote(file, updated)
-    const editedMeanwhile = before !== this.stamps.get(file)
-    this.notes.set(file, note)
-    this.stamps.set(file, await stampOf(path))
+    // The folder is not flushed: the trace, not the statuses, says where a run is, and the
+    // note's data is flushed before the rename, so a power cut leaves its old bytes or its new ones.
+    const stamp = updated === text ? before : await writeFileAtomic(path, updated, { fsync: this.options.fsync, syncFolder: false, mode: before.mode })
+    this.stamps.set(file, stamp)
+    this.texts.set(file, updated)
     this.dirty.delete(file)
-    if (editedMeanwhile) await this.rebuildAndValidate()
-    else {
-      node.status = note.status
-      node.frontmatter = note.frontmatter
+    const note = this.notes.get(file)
+    if (editedMeanwhile || !note) {
+      this.notes.set(file, parseNote(file, updated))
+      return this.rebuildAndValidate()
     }
+    // Only the status moved (perhaps on a line of its own): patch what we hold instead of reading the note again.
+    const added = lineCount(updated) - lineCount(text)
+    if (added !== 0) for (const edge of note.edges) edge.line += added
+    note.status = status
+    note.frontmatter.status = status
+    node.status = status
+    node.frontmatter.status = status
   }
 
   /**
@@ -112,16 +132,16 @@ export class VaultSession {
   async emptyBoxes(id: string): Promise<void> {
     const node = this.graph.node(id)
     const file = node.file ?? `${id}.md`
-    const path = await pathInVault(this.root, file)
+    const path = await this.writePath(file)
     const text = await readFile(path, 'utf8')
     // Lines from the text as it is now: writing a status can have added a frontmatter line since the graph was built.
     const lines = parseNote(file, text).edges.filter((edge) => edge.checked !== false).map((edge) => edge.line)
     if (lines.length === 0) return
     const updated = emptyTaskBoxes(text, lines)
     if (updated === text) return
-    await writeFileAtomic(path, updated, { fsync: this.options.fsync })
+    this.stamps.set(file, await writeFileAtomic(path, updated, { fsync: this.options.fsync, syncFolder: false }))
+    this.texts.set(file, updated)
     this.notes.set(file, parseNote(file, updated))
-    this.stamps.set(file, await stampOf(path))
     this.rebuild()
   }
 
@@ -134,6 +154,15 @@ export class VaultSession {
   /** Stops watching. */
   close(): void {
     for (const watcher of this.watchers.splice(0)) watcher.close()
+  }
+
+  /** Resolves where a note's writes go, refusing a path that leaves the vault (through a symlink too). */
+  private async writePath(file: string): Promise<string> {
+    // Notes are found by walking real folders (symlinked folders are not walked): only a symlinked note needs resolving.
+    const direct = join(this.root, file)
+    const path = (await lstat(direct)).isSymbolicLink() ? await pathInVault(this.root, file) : direct
+    this.writePaths.set(file, path)
+    return path
   }
 
   private rebuild(): void {
@@ -155,16 +184,32 @@ export class VaultSession {
     const stamp = await stampOf(path).catch(() => undefined)
     if (stamp === undefined) {
       this.stamps.delete(file)
+      this.texts.delete(file)
       return this.notes.delete(file)
     }
-    if (stamp === this.stamps.get(file)) return false
-    this.stamps.set(file, stamp)
+    if (sameStamp(stamp, this.stamps.get(file))) {
+      this.verified = file
+      return false
+    }
+    this.stamps.delete(file)
+    this.texts.delete(file)
+    this.writePaths.delete(file)
     const issues: PlanIssue[] = []
     const note = await readNote(this.root, file, issues)
     this.readIssues = [...this.readIssues.filter((issue) => issue.file !== file), ...issues]
-    if (note) this.notes.set(file, note)
-    else this.notes.delete(file)
+    if (note) {
+      this.notes.set(file, note)
+      this.remember(note)
+    } else this.notes.delete(file)
     return true
+  }
+
+  /** Keeps the text and stamp a note was read with, then lets the note go of them. */
+  private remember(note: ParsedNote): void {
+    if (note.stamp) this.stamps.set(note.file, note.stamp)
+    if (note.text !== undefined) this.texts.set(note.file, note.text)
+    delete note.stamp
+    delete note.text
   }
 
   /** Lists the vault again to find notes added or removed; reads the new ones. */
@@ -196,7 +241,8 @@ export class VaultSession {
   }
 }
 
-async function stampOf(path: string): Promise<string> {
-  const info = await stat(path)
-  return `${info.mtimeMs}:${info.size}:${info.ino}`
+function lineCount(text: string): number {
+  let lines = 0
+  for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) lines++
+  return lines
 }
