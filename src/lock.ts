@@ -1,5 +1,5 @@
 import { hostname } from 'node:os'
-import { mkdir, readFile, realpath, rm } from 'node:fs/promises'
+import { mkdir, readFile, realpath, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import lockfile from 'proper-lockfile'
 import { RunStateError } from './errors.js'
@@ -19,13 +19,17 @@ interface Holder {
   since: string
 }
 
-/** Another process counts as gone when its lock has not been refreshed for this long. */
+/** A lock of another machine counts as gone when it has not been refreshed for this long. */
 const STALE_MS = 10_000
+/** How often a runner refreshes its lock. */
+const UPDATE_MS = 1_000
+/** A lock on this machine with no live holder is abandoned once it has not been refreshed for this long. */
+const ORPHAN_MS = 3_000
 
 /**
  * Takes the vault's runner lock, so that one `runPlan` at a time writes into
- * it. A lock left by a process that died on this machine is taken over at
- * once; one from another machine after it has gone stale.
+ * it. A lock nobody refreshes any more (its runner was killed) is taken over
+ * after 3 s on this machine, after 10 s from another one.
  *
  * @throws {RunStateError} (`vault-locked`) naming the holder when another runner is active.
  */
@@ -42,7 +46,7 @@ export async function lockVault(vault: string): Promise<VaultLock> {
     lockfilePath: lockPath,
     realpath: false,
     stale: STALE_MS,
-    update: STALE_MS / 2,
+    update: UPDATE_MS,
     onCompromised: (error: Error) => {
       lost = error
     },
@@ -53,13 +57,12 @@ export async function lockVault(vault: string): Promise<VaultLock> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
     const holder = await readHolder(holderPath)
-    if (!holder || holder.host !== hostname() || isAlive(holder.pid)) {
-      const who = holder ? `process ${holder.pid} on ${holder.host}, since ${holder.since}` : 'another process'
-      throw new RunStateError('vault-locked', `The vault \`${vault}\` is being run by ${who}. Wait for it to finish, or stop it; a lock left by a killed process is taken over after ${STALE_MS / 1000} s.`, { cause: error })
-    }
-    // The holder died on this machine: its lock is stale now, not in ten seconds.
-    await rm(lockPath, { recursive: true, force: true })
-    release = await lockfile.lock(vault, options)
+    const refused = (who: string) =>
+      new RunStateError('vault-locked', `The vault \`${vault}\` is being run by ${who}. Wait for it to finish, or stop it; a lock left by a killed process is taken over once it is ${ORPHAN_MS / 1000} s old.`, { cause: error })
+    if (holder && (holder.host !== hostname() || isAlive(holder.pid))) throw refused(`process ${holder.pid} on ${holder.host}, since ${holder.since}`)
+    // No live holder we know of: a runner killed before it wrote its name, or one that died.
+    // A live runner refreshes its lock every second; one left alone for ORPHAN_MS is abandoned.
+    release = await takeOverAbandoned(lockPath, () => lockfile.lock(vault, options), () => refused('another process'))
   }
   const holder: Holder = { pid: process.pid, host: hostname(), since: new Date().toISOString() }
   await writeFileAtomic(holderPath, `${JSON.stringify(holder)}\n`, { fsync: false })
@@ -102,4 +105,18 @@ export async function isVaultLocked(vault: string): Promise<boolean> {
   if (!locked) return false
   const holder = await readHolder(join(folder, '.lock-holder.json'))
   return !holder || holder.host !== hostname() || isAlive(holder.pid)
+}
+
+/** Waits (a few seconds at most) for a lock nobody refreshes to age past ORPHAN_MS, then takes it. */
+async function takeOverAbandoned(lockPath: string, lock: () => Promise<() => Promise<void>>, refused: () => Error): Promise<() => Promise<void>> {
+  const deadline = Date.now() + ORPHAN_MS + 2 * UPDATE_MS
+  for (;;) {
+    const info = await stat(lockPath).catch(() => undefined)
+    if (!info || Date.now() - info.mtimeMs > ORPHAN_MS) {
+      await rm(lockPath, { recursive: true, force: true })
+      return lock()
+    }
+    if (Date.now() > deadline) throw refused()
+    await new Promise((resolve) => setTimeout(resolve, UPDATE_MS / 4))
+  }
 }
