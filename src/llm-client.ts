@@ -1,4 +1,8 @@
-import { APIError, APIConnectionTimeoutError, OpenAI } from 'openai'
+import type { OpenAI } from 'openai'
+
+/** The SDK, loaded on the first model call: runs that bring their own `llm` never pay for it. */
+type SDK = typeof import('openai')
+let sdk: Promise<SDK> | undefined
 import type { CallLLM } from './types.js'
 
 /** Where one role's calls go, as read from the environment by {@link resolveModelConfig}. */
@@ -148,10 +152,11 @@ export function createLLM(options: CreateLLMOptions = {}): CallLLM {
   }
   const clients = new Map<string, { config: ModelConfig; client: OpenAI }>()
 
-  const clientFor = (role: string) => {
+  const clientFor = async (role: string) => {
     let entry = clients.get(role)
     if (!entry) {
       const config = resolveModelConfig(role, options.env ?? process.env)
+      const { OpenAI } = await (sdk ??= import('openai'))
       const client = new OpenAI({
         baseURL: config.baseURL,
         apiKey: config.apiKey ?? PLACEHOLDER_KEY,
@@ -173,7 +178,7 @@ export function createLLM(options: CreateLLMOptions = {}): CallLLM {
 
   return async (prompt, { role, system, signal }) => {
     signal?.throwIfAborted()
-    const { config, client } = clientFor(role)
+    const { config, client } = await clientFor(role)
     const messages: OpenAI.ChatCompletionMessageParam[] = []
     if (system !== undefined) messages.push({ role: 'system', content: system })
     messages.push({ role: 'user', content: prompt })
@@ -186,7 +191,7 @@ export function createLLM(options: CreateLLMOptions = {}): CallLLM {
       )
     } catch (error) {
       if (signal?.aborted) throw signal.reason
-      const { detail, status } = describeFailure(error, timeoutMs, maxRetries, secrets)
+      const { detail, status } = describeFailure(await sdk!, error, timeoutMs, maxRetries, secrets)
       throw new LLMError(config, detail, {
         cause: scrub(error, secrets),
         ...(status !== undefined && { status }),
@@ -202,7 +207,7 @@ export function createLLM(options: CreateLLMOptions = {}): CallLLM {
 }
 
 // Redacts before truncating, so that no cut-off piece of a key survives.
-function describeFailure(error: unknown, timeoutMs: number, maxRetries: number, secrets: string[]) {
+function describeFailure({ APIError, APIConnectionTimeoutError }: SDK, error: unknown, timeoutMs: number, maxRetries: number, secrets: string[]) {
   const attempts = `${maxRetries + 1} attempt${maxRetries === 0 ? '' : 's'}`
   if (error instanceof APIConnectionTimeoutError) {
     return { detail: `no reply within ${timeoutMs} ms, ${attempts}`, status: undefined }
