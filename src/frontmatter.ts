@@ -72,7 +72,7 @@ export function splitFrontmatter(text: string): FrontmatterSplit {
  * keys, no custom tags, aliases bounded). Never throws: problems come back
  * with positions in the note's own lines.
  */
-export function parseFrontmatter(text: string): Frontmatter {
+export function parseFrontmatter(text: string, fast = true): Frontmatter {
   const split = splitFrontmatter(text)
   const result: Frontmatter = { split, data: {}, problems: [], positions: new Map() }
   if (split.foreignLanguage !== undefined) {
@@ -84,6 +84,7 @@ export function parseFrontmatter(text: string): Frontmatter {
     return result
   }
   if (split.yaml === undefined || split.yaml.trim() === '') return result
+  if (fast && readSimpleYaml(split, result)) return result
   const lineCounter = new LineCounter()
   const at = (offset: number) => {
     const pos = lineCounter.linePos(offset)
@@ -186,4 +187,50 @@ function patchStatus(text: string, status: string): string {
 
 function firstLine(message: string): string {
   return message.split('\n')[0]!.slice(0, 200)
+}
+
+const SIMPLE_KEY = /^([A-Za-z_][A-Za-z0-9_-]*):( +)(.*?)[ \t]*\r?$/
+const SIMPLE_STRING = /^[A-Za-z][A-Za-z0-9_ ./-]*$/
+const SIMPLE_INT = /^\d{1,9}$/
+const RESERVED = /^(true|false|null)$/i
+
+/**
+ * Reads frontmatter made only of `key: value` lines whose values are plain
+ * words, small integers or flow lists of them, the way most plan notes are
+ * written; the YAML parser costs as much as the rest of a load. Returns
+ * `false` (reading nothing) for anything else, which the parser then reads.
+ */
+function readSimpleYaml(split: FrontmatterSplit, result: Frontmatter): boolean {
+  const data: Record<string, unknown> = {}
+  const positions = new Map<string, { line: number; column: number }>()
+  const scalar = (raw: string): string | number | undefined => {
+    if (SIMPLE_INT.test(raw)) return Number(raw)
+    if (/^"[^"\\]*"$/.test(raw) || /^'[^']*'$/.test(raw)) return raw.slice(1, -1)
+    // YAML 1.2 has no timestamps: a date is a string.
+    if (/^\d{4}-\d{2}-\d{2}$/.test(raw)) return raw
+    return SIMPLE_STRING.test(raw) && !RESERVED.test(raw) ? raw : undefined
+  }
+  const lines = split.yaml!.split('\n')
+  if (lines.at(-1) === '') lines.pop()
+  for (const [index, line] of lines.entries()) {
+    const match = SIMPLE_KEY.exec(line)
+    if (!match) return false
+    const [, key, spaces, raw] = match as unknown as [string, string, string, string]
+    if (key === '__proto__' || Object.hasOwn(data, key) || raw === '') return false
+    let value: unknown
+    if (raw.startsWith('[') && raw.endsWith(']')) {
+      const inner = raw.slice(1, -1).trim()
+      const items = inner === '' ? [] : inner.split(',').map((item) => scalar(item.trim()))
+      if (items.some((item) => item === undefined)) return false
+      value = items
+    } else {
+      value = scalar(raw)
+      if (value === undefined) return false
+    }
+    data[key] = value
+    positions.set(key, { line: split.yamlLine + index, column: key.length + 1 + spaces.length + 1 })
+  }
+  result.data = data
+  result.positions = positions
+  return true
 }

@@ -1,4 +1,4 @@
-import { mkdir, open, readdir, readFile, realpath, stat } from 'node:fs/promises'
+import { mkdir, open, readdir, readFile, realpath, stat, type FileHandle } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { stringify } from 'yaml'
 import { setFrontmatterStatus } from './frontmatter.js'
@@ -66,7 +66,7 @@ export async function readNote(root: string, file: string, issues: PlanIssue[]):
         issues.push({ code: 'note-too-large', severity: 'warning', message: `is ${info.size} bytes, over the ${MAX_NOTE_BYTES}-byte limit of a plan note; it is not read`, file })
         return undefined
       }
-      buffer = await handle.readFile()
+      buffer = await readAll(handle, info.size)
     } finally {
       await handle.close()
     }
@@ -80,6 +80,22 @@ export async function readNote(root: string, file: string, issues: PlanIssue[]):
   }
   const text = buffer.toString('utf8')
   return { ...parseNote(file, text), text, stamp }
+}
+
+/**
+ * Reads a file through its handle, `size` bytes as its stat said (`readFile`
+ * would stat it again). A file that changed since has a new stamp, which
+ * the next look at it notices.
+ */
+async function readAll(handle: FileHandle, size: number): Promise<Buffer> {
+  const buffer = Buffer.allocUnsafe(size)
+  let length = 0
+  while (length < size) {
+    const { bytesRead } = await handle.read(buffer, length, size - length, length)
+    if (bytesRead === 0) break
+    length += bytesRead
+  }
+  return buffer.subarray(0, length)
 }
 
 /** Builds the graph of parsed notes, resolving each edge's link to a node id. */
