@@ -148,9 +148,11 @@ function patchStatus(text: string, status: string): string {
     const at = split.yamlStart // after the BOM, if any
     return `${text.slice(0, at)}---${eol}status: ${status}${eol}---${eol}${text.slice(at)}`
   }
+  const closingFence = split.yamlStart + split.yaml.length
+  const simple = patchSimpleStatus(text, split, status)
+  if (simple !== undefined) return simple
   const doc = parseDocument(split.yaml, { uniqueKeys: false })
   const contents = doc.contents
-  const closingFence = split.yamlStart + split.yaml.length
   if (doc.errors.length > 0) {
     throw new Error(`cannot set \`status\`: the frontmatter is not valid YAML (${firstLine(doc.errors[0]!.message)})`)
   }
@@ -183,6 +185,29 @@ function patchStatus(text: string, status: string): string {
   end -= /[\r\n]\s*$/.exec(text.slice(start, end))?.[0].length ?? 0
   const quote = value.type === 'QUOTE_DOUBLE' ? '"' : value.type === 'QUOTE_SINGLE' ? "'" : ''
   return `${text.slice(0, start)}${quote}${status}${quote}${text.slice(end)}`
+}
+
+/**
+ * The patch for frontmatter the fast reader can read (plain `key: value`
+ * lines): found by line, without the YAML parser. `undefined` for anything else.
+ */
+function patchSimpleStatus(text: string, split: FrontmatterSplit, status: string): string | undefined {
+  const probe: Frontmatter = { split, data: {}, problems: [], positions: new Map() }
+  if (!readSimpleYaml(split, probe)) return undefined
+  const closingFence = split.yamlStart + split.yaml!.length
+  if (!Object.hasOwn(probe.data, 'status')) return `${text.slice(0, closingFence)}status: ${status}${split.eol}${text.slice(closingFence)}`
+  let offset = split.yamlStart
+  for (const line of split.yaml!.split('\n')) {
+    const match = /^status:( +)(.*?)[ \t]*\r?$/.exec(line)
+    if (match) {
+      const start = offset + 'status:'.length + match[1]!.length
+      const raw = match[2]!
+      const quote = raw.startsWith('"') ? '"' : raw.startsWith("'") ? "'" : ''
+      return `${text.slice(0, start)}${quote}${status}${quote}${text.slice(start + raw.length)}`
+    }
+    offset += line.length + 1
+  }
+  return undefined
 }
 
 function firstLine(message: string): string {

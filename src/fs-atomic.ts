@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import { constants } from 'node:fs'
 import { lstat, open, readdir, realpath, rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
@@ -32,6 +31,9 @@ export interface FileStamp {
 }
 
 const TEMP_PREFIX = '.vaultplan-tmp-'
+/** Unique to this process even when a crashed one had the same pid and left its temp files. */
+const PROCESS_TAG = `${process.pid}-${Date.now().toString(36)}`
+let tempCounter = 0
 
 /**
  * Replaces a file in one step: the data goes to a temporary file in the same
@@ -44,7 +46,8 @@ const TEMP_PREFIX = '.vaultplan-tmp-'
 export async function writeFileAtomic(path: string, data: string, options: WriteOptions = {}): Promise<FileStamp> {
   const fsync = options.fsync ?? true
   const folder = dirname(path)
-  const temp = join(folder, `${TEMP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`)
+  // O_EXCL below makes a clash with another process's name fail rather than share a file.
+  const temp = join(folder, `${TEMP_PREFIX}${PROCESS_TAG}-${(tempCounter++).toString(36)}`)
   let mode = options.mode
   if (mode === undefined) {
     try {
