@@ -27,3 +27,7 @@ it('exports exactly these names', async () => {
     'updateStatus',
   ])
 })
+
+it('exports exactly these names from vaultplan/ai-sdk', async () => {
+  expect(Object.keys(await import('vaultplan/ai-sdk')).sort()).toEqual(['llmFromAISDK', 'toolsFromAISDK'])
+})
