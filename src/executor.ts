@@ -271,7 +271,7 @@ class Walk {
     if (this.steps >= this.maxSteps) return this.stop(node, visit, 'maxSteps')
     const step = this.steps + 1
     this.emit({ type: 'enter', node: id, visit, step })
-    if (node.status !== 'active') await this.session.setStatus(id, 'active')
+    if (node.status !== 'active') await this.session.setStatus(id, 'active', { justRefreshed: true })
     const key = `${this.runId}:${id}:${visit}`
     const input: StepInput = { node, query: this.options.query, visit, step, outputs: this.outputs.slice(), key }
     if (this.options.signal) input.signal = this.options.signal

@@ -89,17 +89,22 @@ export class VaultSession {
   }
 
   /**
-   * Sets a node's status in its note. The note is read again just before the
-   * write and only the status value is patched, so an edit a person made a
-   * moment earlier survives.
+   * Sets a node's status in its note. The note's stamp is compared just
+   * before the write (it is read again when a person changed it) and only
+   * the status value is patched, so an edit made a moment earlier survives.
+   * `justRefreshed`: `refresh([id])` ran right before, with nothing awaited
+   * since, so its stamp comparison stands.
    */
-  async setStatus(id: string, status: NodeStatus): Promise<void> {
+  async setStatus(id: string, status: NodeStatus, options: { justRefreshed?: boolean } = {}): Promise<void> {
     const node = this.graph.node(id)
     const file = node.file ?? `${id}.md`
     const known = this.stamps.get(file)
-    let path = this.writePaths.get(file) ?? (await this.writePath(file))
-    const before = this.verified === file && known ? known : await stampOf(path)
+    // Trusting the stamp `refresh` just compared saves a stat, but only with nothing awaited in between:
+    // a person may edit the note while a worker runs.
+    const trusted = options.justRefreshed === true && this.verified === file && known !== undefined
     this.verified = undefined
+    let path = this.writePaths.get(file) ?? (await this.writePath(file))
+    const before = trusted ? known : await stampOf(path)
     const editedMeanwhile = !sameStamp(before, known)
     if (editedMeanwhile) path = await this.writePath(file)
     const text = (!editedMeanwhile && this.texts.get(file)) || (await readFile(path, 'utf8'))
