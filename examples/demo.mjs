@@ -25,6 +25,7 @@ const code = await new Promise((resolve) => child.on('exit', (exitCode) => resol
 await standIn?.close()
 if (code === 0) {
   console.log(`\nThe plan in vaults/draft-review is untouched; the run is in ${runVault}.`)
-  console.log(`Run \`npx vaultplan run ${runVault}\` again: it returns the recorded result without calling any model.`)
+  console.log(`Run \`node dist/cli.js run ${runVault}\` again: it returns the recorded result without calling any model;`)
+  console.log(`\`node dist/cli.js status ${runVault}\` tells where it stands.`)
 }
 process.exit(code)
