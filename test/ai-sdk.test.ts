@@ -5,7 +5,8 @@ import { z } from 'zod'
 import { runPlan } from 'vaultplan'
 import { llmFromAISDK, toolsFromAISDK } from 'vaultplan/ai-sdk'
 import { startChatServer, stepOf } from './support/chat-server.js'
-import { draftReview, writeVault } from './support/vault.js'
+import { writeVault } from './helpers/vault.js'
+import { reviewedLoop } from './support/plans.js'
 
 const servers: { close(): Promise<void> }[] = []
 afterEach(async () => {
@@ -33,7 +34,7 @@ test('AI SDK models route by role and AI SDK tools run in the built-in worker', 
       },
     }),
   })
-  const vault = await writeVault(draftReview)
+  const vault = await writeVault(reviewedLoop)
   const result = await runPlan(vault, { query: 'q', llm, tools, fsync: false })
 
   expect(result).toMatchObject({ status: 'completed', steps: 5 })

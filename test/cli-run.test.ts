@@ -3,7 +3,8 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { startChatServer, stepOf, type ChatRequest } from './support/chat-server.js'
-import { draftReview, writeVault } from './support/vault.js'
+import { writeVault } from './helpers/vault.js'
+import { reviewedLoop } from './support/plans.js'
 
 const CLI = join(import.meta.dirname, '..', 'dist', 'cli.js')
 const servers: { close(): Promise<void> }[] = []
@@ -39,7 +40,7 @@ describe('vaultplan run', () => {
   test('runs a vault hop by hop with the env-configured model and shows progress', async () => {
     const model = await startChatServer(reviewer)
     servers.push(model)
-    const vault = await writeVault(draftReview)
+    const vault = await writeVault(reviewedLoop)
     const run = await cli(['run', vault, '--query', 'announce it', '--no-fsync'], { LLM_MODEL: 'm', LLM_BASE_URL: model.url })
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
@@ -58,7 +59,7 @@ describe('vaultplan run', () => {
   test('--json prints the result on stdout and the progress on stderr', async () => {
     const model = await startChatServer(reviewer)
     servers.push(model)
-    const vault = await writeVault(draftReview)
+    const vault = await writeVault(reviewedLoop)
     const run = await cli(['run', vault, '--query', 'q', '--json', '--max-steps', '3'], { LLM_MODEL: 'm', LLM_BASE_URL: model.url })
     expect(run.code).toBe(3)
     const result = JSON.parse(run.stdout) as Record<string, unknown>
@@ -68,7 +69,7 @@ describe('vaultplan run', () => {
   })
 
   test('with no model configured, says which variables to set', async () => {
-    const vault = await writeVault(draftReview)
+    const vault = await writeVault(reviewedLoop)
     const run = await cli(['run', vault, '--query', 'q'], {})
     expect(run.code).toBe(2)
     expect(run.stderr).toContain('LLM_MODEL')
@@ -91,7 +92,7 @@ describe('vaultplan run', () => {
       return reviewer(request)
     })
     servers.push(model)
-    const vault = await writeVault(draftReview)
+    const vault = await writeVault(reviewedLoop)
     const env = { PATH: process.env.PATH ?? '', LLM_MODEL: 'm', LLM_BASE_URL: model.url }
     const child = spawn(process.execPath, [CLI, 'run', vault, '--query', 'q'], { env })
     let stderr = ''

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadPlan, RunStateError, runPlan } from 'vaultplan'
-import { writeVault } from './support/vault.js'
+import { writeVault } from './helpers/vault.js'
 
 describe('hostile input stays data', () => {
   it('a YAML merge key merges nothing: `<<` stays a key of its own and the knobs keep their values', async () => {

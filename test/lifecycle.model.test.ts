@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import fc from 'fast-check'
 import { expect, it } from 'vitest'
 import { loadPlan, runPlan, type CallLLM, type RunResult, type StepInput } from 'vaultplan'
-import { writeVault } from './support/vault.js'
+import { writeVault } from './helpers/vault.js'
 
 /** The plan: draft -> review, which asks for one revision, then send. */
 const plan = {

@@ -2,7 +2,7 @@ import { mkdir, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { RunStateError, runPlan } from 'vaultplan'
-import { writeVault } from './support/vault.js'
+import { writeVault } from './helpers/vault.js'
 
 const plan = { 'a.md': '---\ntype: start\n---\n# Only step\n' }
 const work = async () => 'done'

@@ -4,7 +4,8 @@ import { afterEach, describe, expect, test } from 'vitest'
 import { z } from 'zod'
 import { createLLM, LLMError, runPlan, type Tool } from 'vaultplan'
 import { startChatServer, stepOf, type ChatRequest } from './support/chat-server.js'
-import { draftReview, writeVault } from './support/vault.js'
+import { writeVault } from './helpers/vault.js'
+import { reviewedLoop } from './support/plans.js'
 
 const servers: { close(): Promise<void> }[] = []
 afterEach(async () => {
@@ -28,7 +29,7 @@ describe('the built-in worker against an OpenAI-compatible server', () => {
   test('each role reaches its own model and endpoint, with at most one judge request per hop', async () => {
     const base = await server(reviewer)
     const review = await server(reviewer)
-    const vault = await writeVault(draftReview)
+    const vault = await writeVault(reviewedLoop)
     const env = { LLM_MODEL: 'drafter', LLM_BASE_URL: base.url, LLM_REVIEW_MODEL: 'reviewer', LLM_REVIEW_BASE_URL: review.url, LLM_TEMPERATURE: '0.3' }
     const result = await runPlan(vault, { query: 'announce the release', llm: createLLM({ env }), fsync: false })
 
