@@ -1,7 +1,9 @@
 /**
- * Puts an empty task box on the list items at the given 1-based lines of a
- * note: a ticked box is emptied (`- [x]` -> `- [ ]`), an item without one
- * gains it (`- approved` -> `- [ ] approved`). No other byte changes.
+ * Puts an empty task box on the list items whose markers sit at the given
+ * 1-based lines of a note: a ticked box is emptied (`- [x]` -> `- [ ]`), an
+ * item without a box gains one (`- approved` -> `- [ ] approved`), any other
+ * box (Obsidian's `[-]`, `[/]` ...) is left as the person wrote it. No other
+ * byte changes.
  */
 export function emptyTaskBoxes(text: string, lines: number[]): string {
   const wanted = new Set(lines)
@@ -13,8 +15,9 @@ export function emptyTaskBoxes(text: string, lines: number[]): string {
     if (end === -1) end = text.length
     let content = text.slice(start, end)
     if (wanted.has(line)) {
-      const item = /^(\s*(?:[-*+]|\d+[.)])\s+)(\[[ xX]\]\s)?/.exec(content)
-      if (item) content = `${item[1]}[ ] ${content.slice(item[0].length)}`
+      const item = /^(\s*(?:[-*+]|\d+[.)])[ \t]+)(\[([^\]\n])\](?=[ \t]))?/.exec(content)
+      if (item && item[2] === undefined) content = `${item[1]}[ ] ${content.slice(item[0].length)}`
+      else if (item && /[xX]/.test(item[3]!)) content = `${item[1]}[ ]${content.slice(item[0].length)}`
     }
     result += content + (end < text.length ? '\n' : '')
     if (end >= text.length) break

@@ -15,8 +15,10 @@ export interface RawEdge {
   link: string
   /** Set when the link climbs out of the vault (`[[../x]]`): it matches no note. */
   outside: boolean
-  /** The box of a task item: `true` ticked, `false` empty, `undefined` no box. */
+  /** The box of a task item: `true` ticked (`[x]`), `false` any other box (`[ ]`, Obsidian's `[-]` ...), `undefined` no box. */
   checked: boolean | undefined
+  /** 1-based line of the item's list marker (the link may sit on a later line of the item). */
+  itemLine: number
   line: number
   column: number
 }
@@ -294,7 +296,7 @@ function sectionProblem(section: string): { message: string; line: number } | un
   return undefined
 }
 
-const SIMPLE_ITEM = /^([-*+]|\d{1,9}[.)])([ \t]+)(\[([ xX])\][ \t]+)?(.*?)[ \t]*\r?$/
+const SIMPLE_ITEM = /^([-*+]|\d{1,9}[.)])([ \t]+)(\[([^\]\n])\][ \t]+)?(.*?)[ \t]*\r?$/
 const WIKILINK = /\[\[([^[\]\n]*)\]\]/g
 
 /**
@@ -332,8 +334,9 @@ function readSimpleItems(
     const { link, outside } = normalizeLink(first[1]!, folder)
     const conditional = label !== '' && label.toLowerCase() !== 'next'
     if (!conditional && label.toLowerCase() !== 'next') label = ''
-    const checked = item[4] === undefined ? undefined : item[4] !== ' '
-    found.push({ label, conditional, link, outside, checked, line: lineOffset + index + 1, column: prefix + first.index! + 1 })
+    const checked = item[4] === undefined ? undefined : /[xX]/.test(item[4])
+    const line = lineOffset + index + 1
+    found.push({ label, conditional, link, outside, checked, line, itemLine: line, column: prefix + first.index! + 1 })
   }
   for (const [line, count] of problems) report('multiple-targets', `one item under \`## Next\` links ${count} notes; write one item per target`, line, 1)
   edges.push(...found)
@@ -366,14 +369,15 @@ function readItems(
       const linkStart = first.position!.start.offset!
       const before = paragraph.children.filter((child) => child.position!.end.offset! <= linkStart)
       const beforeText = plainText({ type: 'paragraph', children: before })
-      // The box as written: an escaped `\[x]` is part of the label.
-      const box = /^\s*\[([ xX])\]\s*/.exec(section.slice(paragraph.position!.start.offset!, linkStart))
-      const checked = box ? box[1] !== ' ' : item.checked ?? undefined
-      let label = (box ? beforeText.replace(/^\s*\[[ xX]\]\s*/, '') : beforeText).replace(/\s*(->|→)\s*$/, '').trim()
+      // The box as written, one character between brackets and a space after: an escaped `\[x]` is part of the label.
+      const box = /^\s*\[([^\]\n])\][ \t]+/.exec(section.slice(paragraph.position!.start.offset!, linkStart))
+      const checked = box ? /[xX]/.test(box[1]!) : item.checked ?? undefined
+      let label = (box ? beforeText.replace(/^\s*\[[^\]\n]\][ \t]+/, '') : beforeText).replace(/\s*(->|→)\s*$/, '').trim()
+      const itemLine = item.position!.start.line + lineOffset
       const { link, outside } = normalizeLink(String(first.value ?? ''), folder)
       const conditional = label !== '' && label.toLowerCase() !== 'next'
       if (!conditional && label.toLowerCase() !== 'next') label = ''
-      edges.push({ label, conditional, link, outside, checked, line, column })
+      edges.push({ label, conditional, link, outside, checked, line, itemLine, column })
     }
   }
 }

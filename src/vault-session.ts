@@ -122,7 +122,12 @@ export class VaultSession {
     }
     // Only the status moved (perhaps on a line of its own): patch what we hold instead of reading the note again.
     const added = lineCount(updated) - lineCount(text)
-    if (added !== 0) for (const edge of note.edges) edge.line += added
+    if (added !== 0) {
+      for (const edge of note.edges) {
+        edge.line += added
+        edge.itemLine += added
+      }
+    }
     note.status = status
     note.frontmatter.status = status
     node.status = status
@@ -140,7 +145,7 @@ export class VaultSession {
     const path = await this.writePath(file)
     const text = await readFile(path, 'utf8')
     // Lines from the text as it is now: writing a status can have added a frontmatter line since the graph was built.
-    const lines = parseNote(file, text).edges.filter((edge) => edge.checked !== false).map((edge) => edge.line)
+    const lines = parseNote(file, text).edges.filter((edge) => edge.checked !== false).map((edge) => edge.itemLine)
     if (lines.length === 0) return
     const updated = emptyTaskBoxes(text, lines)
     if (updated === text) return

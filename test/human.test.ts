@@ -49,6 +49,19 @@ describe('a `judge: human` node', () => {
     )
   })
 
+  it('an item written over two lines has its tick cleared too, and an Obsidian `[-]` box is left as it is', async () => {
+    const written = '---\njudge: human\n---\n# Approve\n\n## Next\n- [ ] needs revision ->\n  [[draft]]\n- [-] approved -> [[send]]\n'
+    const dir = await writeVault(plan(written))
+    await runPlan(dir, { ...options, work: scriptedWorker() })
+    await edit(dir, 'approve.md', (text) => text.replace('- [ ] needs revision', '- [x] needs revision'))
+    const second = await runPlan(dir, { ...options, work: scriptedWorker() })
+    // The tick was consumed once: the run went back to draft and waits again at its next visit.
+    expect(second).toMatchObject({ status: 'waiting', visits: { draft: 2, approve: 2 } })
+    expect(await read(dir, 'approve.md')).toBe(
+      '---\njudge: human\nstatus: waiting\n---\n# Approve\n\n## Next\n- [ ] needs revision ->\n  [[draft]]\n- [-] approved -> [[send]]\n',
+    )
+  })
+
   it('nothing ticked: still waiting, the same result, nothing redone or rewritten', async () => {
     const dir = await writeVault(plan())
     const first = await runPlan(dir, { ...options, work: scriptedWorker() })
