@@ -150,10 +150,10 @@ function finish(result: RunResult, json: boolean, io: Io): number {
 
 /** Resolves when the waiting note changes on disk (a person ticked a box), or rejects on abort. */
 async function waitForEdit(result: RunResult, signal: AbortSignal, watching: () => void): Promise<void> {
-  const { readTrace } = await import('./trace.js')
+  const [{ readTrace }, { loadPlan }] = await Promise.all([import('./trace.js'), import('./markdown-io.js')])
   const trace = await readTrace(result.runVault)
-  const last = trace?.records.at(-1)
-  const file = resolve(result.runVault, `${last?.node ?? result.lastNode}.md`)
+  const id = trace?.records.at(-1)?.node ?? result.lastNode
+  const file = resolve(result.runVault, (await loadPlan(result.runVault)).nodes.get(id)?.file ?? `${id}.md`)
   const stampOf = async () => {
     const info = await stat(file).catch(() => undefined)
     return info ? `${info.mtimeMs}:${info.size}` : ''

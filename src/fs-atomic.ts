@@ -113,11 +113,6 @@ export async function removeStaleTempFiles(folder: string): Promise<void> {
   await Promise.all(entries.filter((name) => name.startsWith(TEMP_PREFIX)).map((name) => rm(join(folder, name), { force: true })))
 }
 
-/** Whether a name is one of ours: a temporary file of an interrupted write. */
-export function isTempFile(name: string): boolean {
-  return basename(name).startsWith(TEMP_PREFIX)
-}
-
 /**
  * Resolves `file` inside `vault` for writing, refusing a path that leaves the
  * vault by `..`, by an absolute path or through a symlink.

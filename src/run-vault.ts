@@ -1,6 +1,7 @@
 import { copyFile, mkdir, readdir, stat } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { listNotes, savePlan, TRACE_FOLDER } from './markdown-io.js'
+import { RunStateError } from './errors.js'
 import type { PlanGraph } from './plan-graph.js'
 import { tracePaths } from './trace.js'
 
@@ -14,11 +15,13 @@ export async function prepareRunVault(plan: string | PlanGraph, options: { query
   if (typeof plan === 'string') {
     if (options.runVault === undefined || resolve(options.runVault) === resolve(plan)) return resolve(plan)
     const target = resolve(options.runVault)
-    if (!(await holdsPlan(target))) await copyVault(resolve(plan), target)
+    const planFiles = await listNotes(resolve(plan), []).catch(() => [])
+    if (!(await holdsPlan(target, planFiles))) await copyVault(resolve(plan), target)
     return target
   }
   const target = resolve(options.runVault ?? defaultRunVault(options.query))
-  if (!(await holdsPlan(target))) await savePlan(plan, target, { fsync: options.fsync })
+  const planFiles = [...plan.nodes.values()].map((node) => node.file ?? `${node.id}.md`)
+  if (!(await holdsPlan(target, planFiles))) await savePlan(plan, target, { fsync: options.fsync })
   return target
 }
 
@@ -36,18 +39,23 @@ export function defaultRunVault(query: string, now = new Date()): string {
   return join('runs', slug ? `${stamp}-${slug}` : stamp)
 }
 
-async function holdsPlan(folder: string): Promise<boolean> {
-  try {
-    await stat(tracePaths(folder).trace)
-    return true
-  } catch {
-    // no trace: a plan copied but never started still counts
-  }
-  try {
-    return (await listNotes(folder, [])).length > 0
-  } catch {
-    return false
-  }
+/**
+ * Whether `folder` already holds this plan: it has a run's trace, or exactly
+ * the plan's notes (a copy made just before a crash). An empty or missing
+ * folder does not.
+ *
+ * @throws {RunStateError} when it holds other notes and no run: copying the plan in would mix the two.
+ */
+async function holdsPlan(folder: string, planFiles: string[]): Promise<boolean> {
+  if (await stat(tracePaths(folder).trace).then(() => true, () => false)) return true
+  const notes = await listNotes(folder, []).catch(() => [] as string[])
+  if (notes.length === 0) return false
+  const expected = new Set(planFiles)
+  if (notes.length === expected.size && notes.every((file) => expected.has(file))) return true
+  throw new RunStateError(
+    'run-vault-not-empty',
+    `The run vault \`${folder}\` holds other notes and no run of this plan; pick an empty folder (or one holding a run of this plan) so the plan's copy does not mix with them.`,
+  )
 }
 
 /** Copies a plan vault (notes, attachments, `.obsidian/`), leaving out its trace, `.git/` and `.trash/`. Symlinks are not followed. */

@@ -4,7 +4,7 @@ import { stringify } from 'yaml'
 import { z } from 'zod'
 import { RunStateError } from './errors.js'
 import { parseFrontmatter } from './frontmatter.js'
-import { writeFileAtomic, type WriteOptions } from './fs-atomic.js'
+import { syncFolder, writeFileAtomic, type WriteOptions } from './fs-atomic.js'
 import { TRACE_FOLDER } from './markdown-io.js'
 import type { StepOutput } from './types.js'
 
@@ -108,6 +108,8 @@ export async function readTrace(vault: string): Promise<{ header: TraceHeader; r
 export async function writeTraceHeader(vault: string, header: TraceHeader, options: WriteOptions): Promise<void> {
   const paths = tracePaths(vault)
   await mkdir(paths.outputs, { recursive: true })
+  // The new folders' entries must be as durable as the files the run puts in them.
+  if (options.fsync ?? true) await Promise.all([syncFolder(vault), syncFolder(paths.folder)])
   const front = stringify({ vaultplan: 'trace', ...header })
   const text = `---\n${front}---\n# Plan trace\n\nRun \`${header.run}\`, started ${header.started}. One section per hop, appended as the run goes.\n`
   await writeFileAtomic(paths.trace, text, options)

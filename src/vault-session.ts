@@ -1,6 +1,7 @@
 import { watch, type FSWatcher } from 'node:fs'
 import { lstat, readFile, realpath } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
+import { RunStateError } from './errors.js'
 import { setFrontmatterStatus } from './frontmatter.js'
 import { pathInVault, sameStamp, stampOf, writeFileAtomic, type FileStamp } from './fs-atomic.js'
 import { graphFromNotes, listNotes, readNote, readNotes, TRACE_FOLDER } from './markdown-io.js'
@@ -108,7 +109,12 @@ export class VaultSession {
     const editedMeanwhile = !sameStamp(before, known)
     if (editedMeanwhile) path = await this.writePath(file)
     const text = (!editedMeanwhile && this.texts.get(file)) || (await readFile(path, 'utf8'))
-    const updated = setFrontmatterStatus(text, status)
+    let updated: string
+    try {
+      updated = setFrontmatterStatus(text, status)
+    } catch (error) {
+      throw new RunStateError('status-unwritable', `Cannot write \`status: ${status}\` into \`${file}\`: ${(error as Error).message}. The note is unchanged; fix its frontmatter and run again.`, { cause: error })
+    }
     // The folder is not flushed: the trace, not the statuses, says where a run is, and the
     // note's data is flushed before the rename, so a power cut leaves its old bytes or its new ones.
     const stamp = updated === text ? before : await writeFileAtomic(path, updated, { fsync: this.options.fsync, syncFolder: false, mode: before.mode })

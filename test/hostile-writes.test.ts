@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, symlink } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, symlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -36,5 +36,35 @@ describe('hostile input stays data', () => {
     expect(error).toBeInstanceOf(RunStateError)
     expect((error as RunStateError).code).toBe('trace-outside-vault')
     expect(await readdir(join(elsewhere, 'target'))).toEqual([])
+  })
+})
+
+describe('a note whose status cannot be patched in place', () => {
+  it('stops the run with a RunStateError naming the note, and leaves the note as it was', async () => {
+    const text = '---\n{type: start, tags: [a]}\n---\n# Flow-style frontmatter\n'
+    const vault = await writeVault({ 'a.md': text })
+    const error = await runPlan(vault, { query: 'q', work: async () => 'x', fsync: false }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(RunStateError)
+    expect((error as RunStateError).code).toBe('status-unwritable')
+    expect((error as Error).message).toMatch(/^Cannot write `status: active` into `a\.md`: .*The note is unchanged/)
+    expect(await readFile(join(vault, 'a.md'), 'utf8')).toBe(text)
+  })
+})
+
+describe('a run vault that holds other notes', () => {
+  it('is refused, and the plan is not copied into it', async () => {
+    const plan = await writeVault({ 'a.md': '---\ntype: start\n---\n# A\n' })
+    const other = await writeVault({ 'journal.md': '# My journal\n' })
+    const error = await runPlan(plan, { query: 'q', runVault: other, work: async () => 'x', fsync: false }).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(RunStateError)
+    expect((error as RunStateError).code).toBe('run-vault-not-empty')
+    expect((await readdir(other)).sort()).toEqual(['journal.md'])
+  })
+
+  it('holding exactly the plan\'s notes (a copy made just before a crash), is run as it is', async () => {
+    const plan = await writeVault({ 'a.md': '---\ntype: start\n---\n# A\n' })
+    const copy = await writeVault({ 'a.md': '---\ntype: start\n---\n# A, as copied\n' })
+    const result = await runPlan(plan, { query: 'q', runVault: copy, work: async (step) => step.node.title, fsync: false })
+    expect(result.output).toBe('A, as copied')
   })
 })
