@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { extractJson, parseGridReply } from './judge-reply.js'
-import type { CallLLM, StepInput, StepOutput, Tool } from './types.js'
+import { clip, recentOutputs } from './text.js'
+import type { CallLLM, StepInput, Tool } from './types.js'
 
 /** Options of the built-in worker. */
 export interface WorkerOptions {
@@ -84,7 +85,7 @@ function context(step: StepInput): string[] {
   return [
     `The overall task:\n${step.query}`,
     `This step: ${step.node.title}\n\n${step.node.body}`,
-    ...recent(step.outputs).map((entry) => `Output of an earlier step (${entry.node}, visit ${entry.visit}):\n${clip(entry.output, OUTPUT_CHARS)}`),
+    ...recentOutputs(step.outputs, RECENT_OUTPUTS).map((entry) => `Output of an earlier step (${entry.node}, visit ${entry.visit}):\n${clip(entry.output, OUTPUT_CHARS)}`),
   ]
 }
 
@@ -137,12 +138,4 @@ async function runTool(tool: Tool, args: unknown): Promise<string> {
   } catch (error) {
     return `error: ${error instanceof Error ? error.message : String(error)}`
   }
-}
-
-function recent(outputs: StepOutput[]): StepOutput[] {
-  return outputs.slice(-RECENT_OUTPUTS).reverse()
-}
-
-function clip(text: string, limit: number): string {
-  return text.length <= limit ? text : `${text.slice(0, limit)}\n[... ${text.length - limit} more characters]`
 }
