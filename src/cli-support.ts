@@ -62,7 +62,9 @@ export function displayPath(cwd: string, path: string): string {
   return shown
 }
 
+/** Colours a piece of output, or leaves it as it is. */
 export type Paint = (text: string, colour: keyof typeof COLOURS) => string
+/** ANSI colour codes the CLI uses. */
 export const COLOURS = { red: 31, green: 32, yellow: 33 } as const
 
 /** Colours only for a terminal, and never when `NO_COLOR` is set (no-color.org) or `TERM=dumb`. */
@@ -71,10 +73,12 @@ export function painter(io: Io): Paint {
   return colour ? (text, name) => `\u001B[${COLOURS[name]}m${text}\u001B[39m` : (text) => text
 }
 
+/** `1 note`, `3 notes`. */
 export function count(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`
 }
 
+/** Whether an error came from the operating system (it has an errno `code` and a `syscall`). */
 export function isSystemError(error: unknown): error is NodeJS.ErrnoException & { code: string } {
   return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string' && typeof (error as NodeJS.ErrnoException).syscall === 'string'
 }

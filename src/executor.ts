@@ -72,7 +72,9 @@ export interface RunOptions {
    * @default false
    */
   fresh?: boolean
+  /** Aborts the run between or during steps (the worker and the model get it too); the vault stays resumable. */
   signal?: AbortSignal
+  /** Called as the run goes: `start`, `enter`, `work`, `transition`, `waiting`, `stop`, `end`. */
   onEvent?: (event: RunEvent) => void
 }
 

@@ -41,6 +41,7 @@ const recordSchema = z.discriminatedUnion('kind', [
 
 /** One entry of the trace: a hop, a budget stop or a wait for a person. */
 export type TraceRecord = z.infer<typeof recordSchema>
+/** A hop entry of the trace: a node worked and the edge it took. */
 export type HopRecord = Extract<TraceRecord, { kind: 'hop' }>
 
 /** What the trace header records about the run. */
@@ -127,15 +128,18 @@ export class TraceAppender {
     private readonly fsync: boolean,
   ) {}
 
+  /** Opens the run's trace for appending. */
   static async open(vault: string, options: WriteOptions): Promise<TraceAppender> {
     return new TraceAppender(await open(tracePaths(vault).trace, 'a'), options.fsync ?? true)
   }
 
+  /** Appends one entry, flushed when `fsync` is on. */
   async append(record: TraceRecord, rationale: string): Promise<void> {
     await this.handle.appendFile(renderRecord(record, rationale), 'utf8')
     if (this.fsync) await this.handle.sync()
   }
 
+  /** Closes the trace file. */
   async close(): Promise<void> {
     await this.handle.close()
   }
