@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { displayPath, EXIT, onlyPositional, UsageError, vaultFolder, type Io } from './cli-support.js'
 import { formatIssue, PlanValidationError, RunStateError, StepError } from './errors.js'
-import type { RunResult } from './executor.js'
+import type { RunResult } from './run-options.js'
 import type { RunEvent } from './types.js'
 
 export const RUN_HELP = `Usage: vaultplan run <vault> [--query "..."] [options]

@@ -1,5 +1,6 @@
 export { formatIssue, PlanValidationError, RunStateError, StepError } from './errors.js'
-export { runPlan, type RunOptions, type RunResult } from './executor.js'
+export { runPlan } from './executor.js'
+export type { RunOptions, RunResult } from './run-options.js'
 export { createLLM, LLMError, ModelConfigError, resolveModelConfig, type CreateLLMOptions, type ModelConfig } from './llm-client.js'
 export { loadPlan, savePlan, updateStatus } from './markdown-io.js'
 export { parsePlanDocument, pathGraphFromSteps, planGraph } from './plan-document.js'

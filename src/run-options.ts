@@ -1,0 +1,87 @@
+import type { CallLLM, Predicate, RunEvent, StepInput, Tool } from './types.js'
+
+/** Options of `runPlan`. */
+export interface RunOptions {
+  /** What the run is for; handed to every worker and judge. */
+  query: string
+  /**
+   * Does the work of one visit and returns its output.
+   *
+   * @default the built-in LLM worker
+   */
+  work?: (step: StepInput) => Promise<string>
+  /**
+   * The model behind the judge (and the built-in worker).
+   *
+   * @default the client configured from `LLM_*` environment variables
+   */
+  llm?: CallLLM
+  /**
+   * Code that decides condition labels instead of the LLM; wins over `registerPredicate`.
+   *
+   * @default {}
+   */
+  predicates?: Record<string, Predicate>
+  /** Tools for the built-in worker; a node's `tools:` scopes them. */
+  tools?: Tool[]
+  /**
+   * Node works allowed in the whole run, across restarts.
+   *
+   * @default 50
+   */
+  maxSteps?: number
+  /** Copy the plan here and run the copy (a plan folder stays a template). */
+  runVault?: string
+  /**
+   * Flush every write to the disk, so it survives a power loss and not only a crash.
+   *
+   * @default true
+   */
+  fsync?: boolean
+  /**
+   * Start over: statuses reset, the old trace archived.
+   *
+   * @default false
+   */
+  fresh?: boolean
+  /** Aborts the run between or during steps (the worker and the model get it too); the vault stays resumable. */
+  signal?: AbortSignal
+  /** Called as the run goes: `start`, `enter`, `work`, `transition`, `waiting`, `stop`, `end`. */
+  onEvent?: (event: RunEvent) => void
+}
+
+/** How a run ended. */
+export interface RunResult {
+  /** `waiting`: a person must decide (a `judge: human` node). */
+  status: 'completed' | 'stopped' | 'waiting'
+  /** The terminal's output, or the latest output when the run stopped or waits. */
+  output: string
+  /** Why the run stopped or waits. */
+  reason?: string
+  /** Node works of the whole run, the terminal's included. */
+  steps: number
+  /** Visits per node. */
+  visits: Record<string, number>
+  /** The last node worked. */
+  lastNode: string
+  /** The vault the run wrote into. */
+  runVault: string
+  /** Set when an LLM-emitted plan fell back to a path graph. */
+  degraded?: string
+}
+
+/** Defaults of the run options. */
+export const DEFAULTS = { maxSteps: 50, fsync: true, fresh: false }
+
+/** Throws at once, naming the bad value, on options no run can use. */
+export function checkOptions(plan: unknown, options: RunOptions): void {
+  if (typeof plan !== 'string' && !(plan && typeof plan === 'object' && 'nodes' in plan)) {
+    throw new TypeError(`Expected \`plan\` to be a vault folder or a PlanGraph, got \`${String(plan)}\``)
+  }
+  if (!options || typeof options.query !== 'string') throw new TypeError(`Expected \`options.query\` to be a string, got \`${typeof options?.query}\``)
+  const { maxSteps } = options
+  if (maxSteps !== undefined && !(Number.isInteger(maxSteps) && maxSteps >= 1)) {
+    throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${maxSteps}\``)
+  }
+  if (options.work !== undefined && typeof options.work !== 'function') throw new TypeError(`Expected \`work\` to be a function, got \`${typeof options.work}\``)
+}
