@@ -1,8 +1,8 @@
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { count, displayPath, EXIT, isSystemError, onlyPositional, UsageError, vaultFolder, VaultPathError, type Io } from './cli-support.js'
-import { PlanValidationError, RunStateError } from './errors.js'
+import { count, displayPath, EXIT, onlyPositional, UsageError, vaultFolder, vaultReadFailure, type Io } from './cli-support.js'
+import { PlanValidationError } from './errors.js'
 import type { PictureState } from './plan-picture.js'
 
 export const GRAPH_HELP = `Usage: vaultplan graph <vault> [--format mermaid|dot] [--write]
@@ -51,12 +51,7 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
     graph = await loadPlan(vault)
     trace = await readTrace(vault)
   } catch (error) {
-    if (error instanceof RunStateError) {
-      io.stderr.write(`vaultplan: ${error.message}\n`)
-      return EXIT.invalid
-    }
-    if (isSystemError(error)) throw new VaultPathError(`cannot read \`${dir}\`: ${error.message}`)
-    throw error
+    return vaultReadFailure(dir, error, io)
   }
   const shown = displayPath(io.cwd, vault)
   try {

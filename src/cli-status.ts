@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { count, displayPath, EXIT, isSystemError, onlyPositional, painter, vaultFolder, VaultPathError, type Io, type Paint } from './cli-support.js'
-import { formatIssue, RunStateError } from './errors.js'
+import { count, displayPath, EXIT, onlyPositional, painter, vaultFolder, vaultReadFailure, type Io, type Paint } from './cli-support.js'
+import { formatIssue } from './errors.js'
 import type { HopSummary, RunStatus } from './run-status.js'
 
 export const STATUS_HELP = `Usage: vaultplan status <vault> [--json]
@@ -29,12 +29,7 @@ export async function statusCommand(args: string[], io: Io): Promise<number> {
   try {
     status = await readRunStatus(vault, { shownAs: shown })
   } catch (error) {
-    if (error instanceof RunStateError) {
-      io.stderr.write(`vaultplan: ${error.message}\n`)
-      return EXIT.invalid
-    }
-    if (isSystemError(error)) throw new VaultPathError(`cannot read \`${dir}\`: ${error.message}`)
-    throw error
+    return vaultReadFailure(dir, error, io)
   }
   const code = status.phase === 'invalid' ? EXIT.invalid : EXIT.ok
   if (values.json) {

@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises'
 import { isAbsolute, relative, resolve } from 'node:path'
+import { RunStateError } from './errors.js'
 
 /** Exit codes; 70 is sysexits' EX_SOFTWARE. */
 export const EXIT = { ok: 0, invalid: 1, usage: 2, stopped: 3, waiting: 4, internal: 70, interrupted: 130 } as const
@@ -81,4 +82,19 @@ export function count(n: number, noun: string): string {
 /** Whether an error came from the operating system (it has an errno `code` and a `syscall`). */
 export function isSystemError(error: unknown): error is NodeJS.ErrnoException & { code: string } {
   return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string' && typeof (error as NodeJS.ErrnoException).syscall === 'string'
+}
+
+/**
+ * What a command does when reading a vault failed: a vault that needs a
+ * person (an unreadable or too new trace) is exit 1 with its message; an
+ * error of the operating system names the path (exit 2); anything else is
+ * thrown on.
+ */
+export function vaultReadFailure(dir: string, error: unknown, io: Io): number {
+  if (error instanceof RunStateError) {
+    io.stderr.write(`vaultplan: ${error.message}\n`)
+    return EXIT.invalid
+  }
+  if (isSystemError(error)) throw new VaultPathError(`cannot read \`${dir}\`: ${error.message}`)
+  throw error
 }

@@ -8,11 +8,11 @@ import {
   count,
   displayPath,
   EXIT,
-  isSystemError,
   onlyPositional,
   painter,
   UsageError,
   vaultFolder,
+  vaultReadFailure,
   VaultPathError,
   type Command,
   type Io,
@@ -141,8 +141,7 @@ async function validateCommand(args: string[], io: Io): Promise<number> {
   try {
     graph = await loadPlan(vault)
   } catch (error) {
-    if (isSystemError(error)) throw new VaultPathError(`cannot read \`${dir}\`: ${error.message}`)
-    throw error
+    return vaultReadFailure(dir, error, io)
   }
 
   let issues: PlanIssue[]

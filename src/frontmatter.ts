@@ -127,7 +127,8 @@ export function parseFrontmatter(text: string, fast = true): Frontmatter {
 export function setFrontmatterStatus(text: string, status: string): string {
   const updated = patchStatus(text, status)
   const before = parseFrontmatter(text)
-  if (before.problems.length > 0) return updated
+  // A patch that cannot be read back and compared is not made: duplicate keys, an alias bomb ...
+  if (before.problems.length > 0) throw new Error(`cannot set \`status\`: the frontmatter has a problem (${before.problems[0]!.message}); fix it first`)
   // The patch works on bytes; reading it back catches YAML it cannot handle
   // (a `...` end marker, a status value that an alias elsewhere refers to).
   const after = parseFrontmatter(updated)

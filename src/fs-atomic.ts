@@ -85,7 +85,8 @@ export function sameStamp(a: FileStamp | undefined, b: FileStamp | undefined): b
   return a !== undefined && b !== undefined && a.mtimeMs === b.mtimeMs && a.size === b.size && a.ino === b.ino
 }
 
-function toStamp(info: { mtimeMs: number; size: number; ino: number; mode: number }): FileStamp {
+/** The stamp of a file from its stat. */
+export function toStamp(info: { mtimeMs: number; size: number; ino: number; mode: number }): FileStamp {
   return { mtimeMs: info.mtimeMs, size: info.size, ino: info.ino, mode: info.mode & 0o7777 }
 }
 

@@ -2,16 +2,16 @@ import { mkdir, open, readdir, readFile, realpath, stat, type FileHandle } from 
 import { dirname, join, resolve } from 'node:path'
 import { stringify } from 'yaml'
 import { setFrontmatterStatus } from './frontmatter.js'
-import { isInside, pathInVault, writeFileAtomic, type FileStamp, type WriteOptions } from './fs-atomic.js'
+import { isInside, pathInVault, toStamp, writeFileAtomic, type FileStamp, type WriteOptions } from './fs-atomic.js'
 import { LinkResolver } from './links.js'
-import { DEFAULT_MAX_VISITS, parseNote, readKnob, type ParsedNote } from './parse-note.js'
+import { aliasesOf, DEFAULT_MAX_VISITS, parseNote, readKnob, type ParsedNote } from './parse-note.js'
 import { edgeOrigins, loadIssues, PlanGraph, type EdgeOrigin } from './plan-graph.js'
 import type { Edge, NodeStatus, PlanIssue, PlanNode } from './types.js'
 
 /** The folder a run writes its trace and outputs into; never part of the plan. */
 export const TRACE_FOLDER = '00_plan-trace'
 /** Notes larger than this are not read as plan steps. */
-export const MAX_NOTE_BYTES = 8 * 1024 * 1024
+const MAX_NOTE_BYTES = 8 * 1024 * 1024
 const STATUSES: readonly NodeStatus[] = ['pending', 'active', 'done', 'waiting']
 const READ_CONCURRENCY = 32
 
@@ -61,7 +61,7 @@ export async function readNote(root: string, file: string, issues: PlanIssue[]):
     const handle = await open(join(root, file), 'r')
     try {
       const info = await handle.stat()
-      stamp = { mtimeMs: info.mtimeMs, size: info.size, ino: info.ino, mode: info.mode & 0o7777 }
+      stamp = toStamp(info)
       if (info.size > MAX_NOTE_BYTES) {
         issues.push({ code: 'note-too-large', severity: 'warning', message: `is ${info.size} bytes, over the ${MAX_NOTE_BYTES}-byte limit of a plan note; it is not read`, file })
         return undefined
@@ -200,7 +200,7 @@ async function assertFolder(dir: string): Promise<void> {
 export async function savePlan(graph: PlanGraph, dir: string, options: WriteOptions = {}): Promise<string> {
   const vault = resolve(dir)
   await mkdir(vault, { recursive: true })
-  const resolver = new LinkResolver([...graph.nodes.values()].map((node) => ({ id: node.id, aliases: aliasesOf(node) })))
+  const resolver = new LinkResolver([...graph.nodes.values()].map((node) => ({ id: node.id, aliases: aliasesOf(node.frontmatter) })))
   for (const node of graph.nodes.values()) {
     const file = node.file ?? `${node.id}.md`
     const path = await pathInVault(vault, file)
@@ -252,7 +252,7 @@ export async function updateStatus(dir: string, nodeId: string, status: NodeStat
 }
 
 /** Renders a node as a note: frontmatter knobs, title, body, `## Next`. */
-export function renderNote(node: PlanNode): string {
+function renderNote(node: PlanNode): string {
   const data: Record<string, unknown> = { ...node.frontmatter }
   const knob = (key: Parameters<typeof readKnob>[0], value: unknown, fallback: unknown) => {
     const read = Object.hasOwn(node.frontmatter, key) ? (readKnob(key, node.frontmatter[key]) ?? fallback) : fallback
@@ -284,11 +284,6 @@ export function renderNote(node: PlanNode): string {
  */
 function escapeInline(text: string): string {
   return text.replace(/[\\`*_[\]<>&#]/g, '\\$&').replace(/^[-+]/, '\\$&').replace(/^(\d{1,9})([.)])/, '$1\\$2')
-}
-
-function aliasesOf(node: PlanNode): string[] {
-  const raw = node.frontmatter.aliases ?? node.frontmatter.alias ?? []
-  return ([] as unknown[]).concat(raw).filter((alias): alias is string => typeof alias === 'string')
 }
 
 function sameNode(a: PlanNode, b: PlanNode): boolean {

@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { parseFrontmatter } from './frontmatter.js'
 import type { FileStamp } from './fs-atomic.js'
 import { markdownParser, plainText, readEdges, type RawEdge } from './next-section.js'
+import { countLines } from './text.js'
 import type { JudgeKind, NodeStatus, NodeType, PlanIssue } from './types.js'
 
 /** One note read from its text: the node's fields with unresolved edges. */
@@ -45,6 +46,14 @@ export function readKnob(key: keyof typeof knobSchemas, value: unknown): unknown
   return parsed.success ? parsed.data : undefined
 }
 
+/** The `aliases:` (or `alias:`) a note's frontmatter gives it, trimmed and in NFC, as links are compared. */
+export function aliasesOf(frontmatter: Record<string, unknown>): string[] {
+  return ([] as unknown[])
+    .concat(frontmatter.aliases ?? frontmatter.alias ?? [])
+    .filter((alias): alias is string => typeof alias === 'string' && alias.trim() !== '')
+    .map((alias) => alias.trim().normalize('NFC'))
+}
+
 /** Default visit budget of a node. */
 export const DEFAULT_MAX_VISITS = 3
 
@@ -59,7 +68,7 @@ const MAX_TITLE_CHARS = 1_000
 const MAX_SECTION_NAME_CHARS = 64
 
 /** Turns a vault-relative file path (`review/final.md`) into a node id (`review/final`). */
-export function idFromFile(file: string): string {
+function idFromFile(file: string): string {
   return file.replace(/\\/g, '/').replace(/\.md$/i, '').normalize('NFC')
 }
 
@@ -126,7 +135,6 @@ export function parseNote(file: string, text: string): ParsedNote {
   }
   body += content.slice(from)
 
-  const aliases = ([] as unknown[]).concat(data.aliases ?? data.alias ?? []).filter((a): a is string => typeof a === 'string' && a.trim() !== '')
   const note: ParsedNote = {
     id,
     file,
@@ -136,7 +144,7 @@ export function parseNote(file: string, text: string): ParsedNote {
     status: (knobs.status as NodeStatus | undefined) ?? 'pending',
     maxVisits: (knobs.max_visits as number | undefined) ?? DEFAULT_MAX_VISITS,
     edges,
-    aliases: aliases.map((alias) => alias.trim().normalize('NFC')),
+    aliases: aliasesOf(data),
     frontmatter: data,
     feedback,
     issues,
@@ -201,12 +209,6 @@ function inlineText(markdown: string): string {
   } catch {
     return markdown.trim()
   }
-}
-
-function countLines(text: string, end: number): number {
-  let lines = 0
-  for (let index = text.indexOf('\n'); index !== -1 && index < end; index = text.indexOf('\n', index + 1)) lines++
-  return lines
 }
 
 function describeKnobError(key: string, value: unknown): string {

@@ -26,7 +26,7 @@ export async function prepareRunVault(plan: string | PlanGraph, options: { query
 }
 
 /** `runs/20261129-214500-write-a-post` for the query "Write a post". */
-export function defaultRunVault(query: string, now = new Date()): string {
+function defaultRunVault(query: string, now = new Date()): string {
   const pad = (n: number) => String(n).padStart(2, '0')
   const stamp = `${now.getFullYear()}${pad(now.getMonth() + 1)}${pad(now.getDate())}-${pad(now.getHours())}${pad(now.getMinutes())}${pad(now.getSeconds())}`
   const slug = query

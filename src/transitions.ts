@@ -31,7 +31,7 @@ const RECENT_OUTPUTS = 3
 const registry = new Map<string, Predicate>()
 
 /** Predicate labels match ignoring case and surrounding white space. */
-export function normalizeLabel(label: string): string {
+function normalizeLabel(label: string): string {
   return label.trim().toLowerCase()
 }
 
@@ -102,7 +102,7 @@ export async function chooseEdge(
  * made fresh for each call so that no text inside can close it; only the
  * numbered conditions, which the plan's author wrote, are questions.
  */
-export function judgePrompt(node: PlanNode, context: TransitionContext, conditions: string[]): { prompt: string; system: string } {
+function judgePrompt(node: PlanNode, context: TransitionContext, conditions: string[]): { prompt: string; system: string } {
   const fence = `DATA-${randomBytes(4).toString('hex')}`
   const data = (title: string, text: string, limit: number) =>
     `${title}\n<<<${fence}\n${clip(text, limit)}\n${fence}>>>`

@@ -8,6 +8,7 @@ import { graphFromNotes, listNotes, readNote, readNotes, TRACE_FOLDER } from './
 import { parseNote, type ParsedNote } from './parse-note.js'
 import type { PlanGraph } from './plan-graph.js'
 import { emptyTaskBoxes } from './note-edits.js'
+import { countLines } from './text.js'
 import type { NodeStatus, PlanIssue } from './types.js'
 
 /** Options of a vault session. */
@@ -127,7 +128,7 @@ export class VaultSession {
       return this.rebuildAndValidate()
     }
     // Only the status moved (perhaps on a line of its own): patch what we hold instead of reading the note again.
-    const added = lineCount(updated) - lineCount(text)
+    const added = countLines(updated) - countLines(text)
     if (added !== 0) {
       for (const edge of note.edges) {
         edge.line += added
@@ -255,10 +256,4 @@ export class VaultSession {
       }
     }
   }
-}
-
-function lineCount(text: string): number {
-  let lines = 0
-  for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) lines++
-  return lines
 }

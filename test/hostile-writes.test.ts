@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, symlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { loadPlan, RunStateError, runPlan } from 'vaultplan'
+import { loadPlan, RunStateError, runPlan, updateStatus } from 'vaultplan'
 import { writeVault } from './helpers/vault.js'
 
 describe('hostile input stays data', () => {
@@ -66,5 +66,14 @@ describe('a run vault that holds other notes', () => {
     const copy = await writeVault({ 'a.md': '---\ntype: start\n---\n# A, as copied\n' })
     const result = await runPlan(plan, { query: 'q', runVault: copy, work: async (step) => step.node.title, fsync: false })
     expect(result.output).toBe('A, as copied')
+  })
+})
+
+describe('updateStatus on frontmatter it cannot read back', () => {
+  it('refuses two `status:` keys instead of patching one of them unchecked, and leaves the note as it was', async () => {
+    const text = '---\nstatus: pending\ntags: [a]\nstatus: done\n---\n# Twice\n'
+    const vault = await writeVault({ 'twice.md': text })
+    await expect(updateStatus(vault, 'twice', 'active')).rejects.toThrow(/cannot set `status`: the frontmatter has a problem \(invalid YAML: Map keys must be unique/)
+    expect(await readFile(join(vault, 'twice.md'), 'utf8')).toBe(text)
   })
 })
