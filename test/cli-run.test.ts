@@ -1,12 +1,12 @@
-import { execFile, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { startChatServer, stepOf, type ChatRequest } from './support/chat-server.js'
 import { writeVault } from './helpers/vault.js'
 import { reviewedLoop } from './support/plans.js'
+import { bin, vaultplan } from './helpers/cli.js'
 
-const CLI = join(import.meta.dirname, '..', 'dist', 'cli.js')
 const servers: { close(): Promise<void> }[] = []
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()))
@@ -15,14 +15,6 @@ afterEach(async () => {
 function reviewer(request: ChatRequest): string {
   if (request.kind === 'judge') return /\(visit 1\)/.test(request.prompt) ? '1: NO\n2: YES' : '1: YES\n2: NO'
   return `work for ${stepOf(request)}`
-}
-
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env } }, (error, stdout, stderr) => {
-      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr })
-    })
-  })
 }
 
 /** The hops recorded in a vault's trace: `step node visit -> next [decidedBy]`. */
@@ -41,7 +33,7 @@ describe('vaultplan run', () => {
     const model = await startChatServer(reviewer)
     servers.push(model)
     const vault = await writeVault(reviewedLoop)
-    const run = await cli(['run', vault, '--query', 'announce it', '--no-fsync'], { LLM_MODEL: 'm', LLM_BASE_URL: model.url })
+    const run = await vaultplan(['run', vault, '--query', 'announce it', '--no-fsync'], { env: { LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(/step {3}2 {2}review \(visit 1\) {2}needs revision -> draft {2}\[llm\] {2}\d+\.\ds/)
@@ -50,7 +42,7 @@ describe('vaultplan run', () => {
     expect(await hops(vault)).toEqual(path)
 
     // Run again: the recorded result, no model call (none is even configured).
-    const again = await cli(['run', vault], {})
+    const again = await vaultplan(['run', vault], { env: {} })
     expect(again.code).toBe(0)
     expect(again.stdout).toContain('(resumed)')
     expect(model.requests).toHaveLength(7)
@@ -60,7 +52,7 @@ describe('vaultplan run', () => {
     const model = await startChatServer(reviewer)
     servers.push(model)
     const vault = await writeVault(reviewedLoop)
-    const run = await cli(['run', vault, '--query', 'q', '--json', '--max-steps', '3'], { LLM_MODEL: 'm', LLM_BASE_URL: model.url })
+    const run = await vaultplan(['run', vault, '--query', 'q', '--json', '--max-steps', '3'], { env: { LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
     expect(run.code).toBe(3)
     const result = JSON.parse(run.stdout) as Record<string, unknown>
     expect(result).toMatchObject({ status: 'stopped', steps: 3, visits: { draft: 2, review: 1 }, lastNode: 'draft' })
@@ -70,7 +62,7 @@ describe('vaultplan run', () => {
 
   test('with no model configured, says which variables to set', async () => {
     const vault = await writeVault(reviewedLoop)
-    const run = await cli(['run', vault, '--query', 'q'], {})
+    const run = await vaultplan(['run', vault, '--query', 'q'], { env: {} })
     expect(run.code).toBe(2)
     expect(run.stderr).toContain('LLM_MODEL')
     expect(run.stderr).toContain('LLM_BASE_URL')
@@ -94,7 +86,7 @@ describe('vaultplan run', () => {
     servers.push(model)
     const vault = await writeVault(reviewedLoop)
     const env = { PATH: process.env.PATH ?? '', LLM_MODEL: 'm', LLM_BASE_URL: model.url }
-    const child = spawn(process.execPath, [CLI, 'run', vault, '--query', 'q'], { env })
+    const child = spawn(process.execPath, [bin, 'run', vault, '--query', 'q'], { env })
     let stderr = ''
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)))
@@ -107,7 +99,7 @@ describe('vaultplan run', () => {
     expect(await readFile(join(vault, 'draft.md'), 'utf8')).toContain('status: active')
     expect(await hops(vault)).toEqual(path.slice(0, 2))
 
-    const resumed = await cli(['run', vault], { LLM_MODEL: 'm', LLM_BASE_URL: model.url })
+    const resumed = await vaultplan(['run', vault], { env: { LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
     expect(resumed.code).toBe(0)
     expect(await hops(vault)).toEqual(path)
   })
@@ -120,7 +112,7 @@ describe('vaultplan run', () => {
       'approve.md': '---\njudge: human\n---\n# Approve\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] rejected -> [[draft]]\n',
       'send.md': '# Send\n',
     })
-    const child = spawn(process.execPath, [CLI, 'run', vault, '--query', 'q', '--wait', '--no-fsync'], { env: { PATH: process.env.PATH ?? '', LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
+    const child = spawn(process.execPath, [bin, 'run', vault, '--query', 'q', '--wait', '--no-fsync'], { env: { PATH: process.env.PATH ?? '', LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
     let stdout = ''
     const waiting = new Promise<void>((resolve) =>
       child.stdout.on('data', (chunk: Buffer) => {

@@ -1,34 +1,15 @@
-import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { beforeAll, describe, expect, test } from 'vitest'
 import { runPlan, type RunStatus } from 'vaultplan'
 import { draftReview } from './helpers/plans.js'
 import { noJudge, reviewJudge, scriptedWorker } from './helpers/scripted.js'
 import { edit, note, writeVault } from './helpers/vault.js'
 import { parseMermaid, renderDot } from './helpers/renderers.js'
+import { bin, vaultplan } from './helpers/cli.js'
 
-// These tests run the built binary, as a user's shell would; `npm test` builds first.
-const root = fileURLToPath(new URL('..', import.meta.url))
-const bin = join(root, 'dist', 'cli.js')
 const query = 'Announce the release'
-
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-function vaultplan(args: string[], options: { cwd?: string } = {}): Promise<Run> {
-  return new Promise((done) => {
-    execFile(process.execPath, [bin, ...args], { cwd: options.cwd ?? root, env: { ...process.env, NO_COLOR: '1' } }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0
-      done({ code, stdout, stderr })
-    })
-  })
-}
 
 /** A vault in a temporary folder, and the binary run from that folder so paths show as `plan`. */
 async function vaultIn(files: Record<string, string>): Promise<{ dir: string; cwd: string; name: string }> {

@@ -1,29 +1,9 @@
-import { execFile } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-
-// These tests run the built binary, as a user's shell would; `npm test` builds first.
-const root = fileURLToPath(new URL('..', import.meta.url))
-const bin = join(root, 'dist', 'cli.js')
-
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-function vaultplan(args: string[], options: { cwd?: string } = {}): Promise<Run> {
-  return new Promise((done) => {
-    execFile(process.execPath, [bin, ...args], { cwd: options.cwd ?? root }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0
-      done({ code, stdout, stderr })
-    })
-  })
-}
+import { bin, root, vaultplan } from './helpers/cli.js'
 
 let temp: string
 

@@ -1,22 +1,11 @@
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, readFile, rm, symlink, truncate, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { mkdir, readFile, symlink, truncate, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
-import { loadPlan, PlanValidationError, savePlan, updateStatus, type PlanIssue } from 'vaultplan'
+import { describe, expect, it } from 'vitest'
+import { loadPlan, savePlan, updateStatus, type PlanIssue } from 'vaultplan'
+import { issuesOf } from './helpers/issues.js'
+import { tempDir } from './helpers/vault.js'
 import { parseNote } from '../src/parse-note.js'
-
-const temps: string[] = []
-
-afterEach(async () => {
-  await Promise.all(temps.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
-})
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'vaultplan-hostile-'))
-  temps.push(dir)
-  return dir
-}
 
 /** A valid two-note plan plus `extra` notes, so each test shows only the bad note's diagnostics. */
 async function vaultWith(extra: Record<string, string | Buffer>): Promise<string> {
@@ -27,17 +16,6 @@ async function vaultWith(extra: Record<string, string | Buffer>): Promise<string
     await writeFile(join(dir, file), content)
   }
   return dir
-}
-
-/** Every issue of a vault, errors and warnings. */
-async function issuesOf(dir: string): Promise<PlanIssue[]> {
-  const graph = await loadPlan(dir)
-  try {
-    return graph.validate()
-  } catch (error) {
-    if (error instanceof PlanValidationError) return error.issues
-    throw error
-  }
 }
 
 const brief = (issues: PlanIssue[]) => issues.map(({ code, severity, file, line }) => ({ code, severity, file, line }))

@@ -1,41 +1,16 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
-import { loadPlan, PlanValidationError, type PlanIssue } from 'vaultplan'
+import { describe, expect, it } from 'vitest'
+import { loadPlan } from 'vaultplan'
+import { errorsOf } from './helpers/issues.js'
+import { writeVault } from './helpers/vault.js'
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url))
 const vaults = fileURLToPath(new URL('../vaults/', import.meta.url))
-const temps: string[] = []
-
-afterEach(async () => {
-  await Promise.all(temps.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
-})
-
-async function vault(notes: Record<string, string>): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'vaultplan-links-'))
-  temps.push(dir)
-  for (const [file, text] of Object.entries(notes)) {
-    await mkdir(dirname(join(dir, file)), { recursive: true })
-    await writeFile(join(dir, file), text)
-  }
-  return dir
-}
 
 /** The target of each edge out of `from`. */
 async function targets(dir: string, from = 'start'): Promise<string[]> {
   return (await loadPlan(dir)).node(from).edges.map((edge) => edge.target)
-}
-
-function errorsOf(run: () => unknown): PlanIssue[] {
-  try {
-    run()
-  } catch (error) {
-    if (error instanceof PlanValidationError) return error.issues.filter((issue) => issue.severity === 'error')
-    throw error
-  }
-  return []
 }
 
 describe('link forms of Obsidian and SilverBullet', () => {
@@ -73,7 +48,7 @@ describe('link forms of Obsidian and SilverBullet', () => {
   })
 
   it('does not match a note inside the vault that shares the path of an escaping link', async () => {
-    const dir = await vault({
+    const dir = await writeVault({
       'start.md': '---\ntype: start\n---\n## Next\n- leak -> [[../etc/passwd]]\n- [[end]]\n',
       'etc/passwd.md': '# Not the system file\n',
       'end.md': '# End\n',
@@ -94,7 +69,7 @@ describe('link forms of Obsidian and SilverBullet', () => {
   })
 
   it('prefers the exact path over a nested note of the same name', async () => {
-    const dir = await vault({
+    const dir = await writeVault({
       'start.md': '---\ntype: start\n---\n## Next\n- [[review]]\n',
       'review.md': '# Top-level review\n',
       'old/review.md': '# Old review\n',
@@ -103,7 +78,7 @@ describe('link forms of Obsidian and SilverBullet', () => {
   })
 
   it('prefers a path match over an alias', async () => {
-    const dir = await vault({
+    const dir = await writeVault({
       'start.md': '---\ntype: start\n---\n## Next\n- [[send]]\n',
       'send.md': '# Send\n',
       'mail.md': '---\naliases: [send]\n---\n# Mail\n',
@@ -112,7 +87,7 @@ describe('link forms of Obsidian and SilverBullet', () => {
   })
 
   it('prefers a case-exact match, and reports a case-folded one that matches two notes', async () => {
-    const dir = await vault({
+    const dir = await writeVault({
       'start.md': '---\ntype: start\n---\n## Next\n- a -> [[Final]]\n- b -> [[FINAL]]\n- [[end]]\n',
       'review/Final.md': '# Final review\n',
       'publish/final.md': '# Final check\n',
@@ -126,7 +101,7 @@ describe('link forms of Obsidian and SilverBullet', () => {
   })
 
   it('matches a bare name case-insensitively', async () => {
-    const dir = await vault({
+    const dir = await writeVault({
       'start.md': '---\ntype: start\n---\n## Next\n- [[FINAL]]\n',
       'review/final.md': '# Final\n',
     })
@@ -134,7 +109,7 @@ describe('link forms of Obsidian and SilverBullet', () => {
   })
 
   it('reports a bare name that matches notes in two folders, naming both', async () => {
-    const dir = await vault({
+    const dir = await writeVault({
       'start.md': '---\ntype: start\n---\n## Next\n- ok -> [[final]]\n- [[end]]\n',
       'review/final.md': '# Final\n',
       'publish/final.md': '# Final\n',
@@ -155,7 +130,7 @@ describe('link forms of Obsidian and SilverBullet', () => {
   })
 
   it('reports an alias that two notes share', async () => {
-    const dir = await vault({
+    const dir = await writeVault({
       'start.md': '---\ntype: start\n---\n## Next\n- ok -> [[Checker]]\n- [[end]]\n',
       'lint.md': '---\naliases: [Checker]\n---\n',
       'test.md': '---\naliases:\n  - Checker\n---\n',
@@ -168,7 +143,7 @@ describe('link forms of Obsidian and SilverBullet', () => {
   })
 
   it('resolves a link written relative to the note, as Obsidian writes them in its relative-path format', async () => {
-    const dir = await vault({
+    const dir = await writeVault({
       'start.md': '---\ntype: start\n---\n## Next\n- [[support/triage/verify]]\n',
       'support/triage/verify.md': '# Verify\n\n## Next\n- fixed -> [[../reply]]\n- not fixed -> [[./fix]]\n',
       'support/triage/fix.md': '# Fix\n\n## Next\n- [[verify]]\n',
@@ -181,7 +156,7 @@ describe('link forms of Obsidian and SilverBullet', () => {
 
   it('compares ids and links in Unicode NFC', async () => {
     const decomposed = 'Résumé'.normalize('NFD')
-    const dir = await vault({
+    const dir = await writeVault({
       'start.md': `---\ntype: start\n---\n## Next\n- [[${decomposed}]]\n`,
       [`${'Résumé'.normalize('NFC')}.md`]: '# Résumé\n',
     })
@@ -189,7 +164,7 @@ describe('link forms of Obsidian and SilverBullet', () => {
   })
 
   it('keeps a link that matches nothing as written, as a dangling edge', async () => {
-    const dir = await vault({
+    const dir = await writeVault({
       'start.md': '---\ntype: start\n---\n## Next\n- ok -> [[Missing note#Part|shown text]]\n- [[end]]\n',
       'end.md': '# End\n',
     })

@@ -1,41 +1,17 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
-import { loadPlan, PlanValidationError, type Edge, type PlanIssue } from 'vaultplan'
+import { describe, expect, it } from 'vitest'
+import { loadPlan, type Edge } from 'vaultplan'
+import { issuesOf } from './helpers/issues.js'
+import { writeVault } from './helpers/vault.js'
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url))
 const vaults = fileURLToPath(new URL('../vaults/', import.meta.url))
-const temps: string[] = []
-
-afterEach(async () => {
-  await Promise.all(temps.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
-})
-
-async function vault(notes: Record<string, string>): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'vaultplan-load-'))
-  temps.push(dir)
-  for (const [file, text] of Object.entries(notes)) {
-    await mkdir(dirname(join(dir, file)), { recursive: true })
-    await writeFile(join(dir, file), text)
-  }
-  return dir
-}
 
 /** Loads a one-note vault and returns that note's node. */
 async function only(text: string, file = 'step.md') {
-  return (await loadPlan(await vault({ [file]: text }))).node(file.replace(/\.md$/, ''))
-}
-
-async function issuesOf(dir: string): Promise<PlanIssue[]> {
-  const graph = await loadPlan(dir)
-  try {
-    return graph.validate()
-  } catch (error) {
-    if (error instanceof PlanValidationError) return error.issues
-    throw error
-  }
+  return (await loadPlan(await writeVault({ [file]: text }))).node(file.replace(/\.md$/, ''))
 }
 
 const edge = (label: string, target: string, conditional = label !== '' && label.toLowerCase() !== 'next'): Edge => ({ label, target, conditional })
@@ -112,7 +88,7 @@ describe('loadPlan reads the example vaults', () => {
     expect(graph.node('send')).toMatchObject({ title: 'Send', body: 'Starts with a byte order mark and has no frontmatter.', frontmatter: {} })
     expect(graph.validate()).toEqual([])
     // Break one link and check its position points into the CRLF file.
-    const broken = await vault({
+    const broken = await writeVault({
       'a.md': '---\r\ntype: start\r\n---\r\n# A\r\n\r\n## Next\r\n- ok -> [[gone]]\r\n- [[b]]\r\n',
       'b.md': '# B\r\n',
     })
@@ -130,7 +106,7 @@ describe('loadPlan reads the example vaults', () => {
 
 describe('which files are notes', () => {
   it('every .md file below the vault, not 00_plan-trace/, dot-folders or other files', async () => {
-    const dir = await vault({
+    const dir = await writeVault({
       'start.md': '---\ntype: start\n---\n',
       'a/b/deep.md': '',
       'UPPER.MD': '',
@@ -289,7 +265,7 @@ describe('edges come only from list items under `## Next`', () => {
   })
 
   it('an item with two links is a multiple-targets diagnostic, not two edges', async () => {
-    const dir = await vault({ 'start.md': '---\ntype: start\n---\n## Next\n- [[a]] or [[b]]\n- [[c]]\n', 'c.md': '' })
+    const dir = await writeVault({ 'start.md': '---\ntype: start\n---\n## Next\n- [[a]] or [[b]]\n- [[c]]\n', 'c.md': '' })
     expect((await loadPlan(dir)).node('start').edges).toEqual([edge('', 'c', false)])
     expect((await issuesOf(dir)).map(({ code, line, column }) => [code, line, column])).toEqual([['multiple-targets', 5, 1]])
   })
@@ -302,13 +278,13 @@ describe('loadPlan refuses a path that is not a vault', () => {
   })
 
   it('a file instead of a folder, naming it', async () => {
-    const dir = await vault({ 'note.md': '# A note\n' })
+    const dir = await writeVault({ 'note.md': '# A note\n' })
     const file = join(dir, 'note.md')
     await expect(loadPlan(file)).rejects.toThrow(`Plan vault \`${file}\` is not a folder; pass the folder that holds the plan's notes`)
   })
 
   it('an empty vault loads, and validation says it has no start', async () => {
-    const dir = await vault({})
+    const dir = await writeVault({})
     const graph = await loadPlan(dir)
     expect(graph.nodes.size).toBe(0)
     expect(await issuesOf(dir)).toEqual([{ code: 'no-start', severity: 'error', message: 'the plan has no notes' }])

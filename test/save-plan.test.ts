@@ -3,22 +3,12 @@ import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { loadPlan, PlanGraph, savePlan, type PlanNode } from 'vaultplan'
+import { tempDir } from './helpers/vault.js'
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url))
 const vaults = fileURLToPath(new URL('../vaults/', import.meta.url))
-const temps: string[] = []
-
-afterEach(async () => {
-  await Promise.all(temps.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
-})
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'vaultplan-save-'))
-  temps.push(dir)
-  return dir
-}
 
 /** Every file below `dir` (dot-folders included) with its bytes. */
 async function snapshot(dir: string): Promise<Map<string, Buffer>> {

@@ -1,20 +1,8 @@
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { loadPlan, updateStatus, type NodeStatus } from 'vaultplan'
-
-const temps: string[] = []
-
-afterEach(async () => {
-  await Promise.all(temps.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
-})
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'vaultplan-status-'))
-  temps.push(dir)
-  return dir
-}
+import { tempDir } from './helpers/vault.js'
 
 /** Writes `text` as `file` in a fresh vault, sets the status, and returns the note's new text. */
 async function afterUpdate(text: string, status: NodeStatus = 'done', file = 'step.md'): Promise<string> {

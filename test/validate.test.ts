@@ -1,38 +1,11 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
-import { loadPlan, PlanGraph, PlanValidationError, type PlanIssue, type PlanNode } from 'vaultplan'
+import { describe, expect, it } from 'vitest'
+import { loadPlan, PlanGraph, PlanValidationError, type PlanNode } from 'vaultplan'
+import { issuesOf } from './helpers/issues.js'
+import { writeVault } from './helpers/vault.js'
 
 const vaults = fileURLToPath(new URL('../vaults/', import.meta.url))
-const temps: string[] = []
-
-afterEach(async () => {
-  await Promise.all(temps.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
-})
-
-/** Writes notes into a fresh temporary vault. */
-async function vault(notes: Record<string, string>): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'vaultplan-validate-'))
-  temps.push(dir)
-  for (const [file, text] of Object.entries(notes)) {
-    await mkdir(dirname(join(dir, file)), { recursive: true })
-    await writeFile(join(dir, file), text)
-  }
-  return dir
-}
-
-/** Every issue of a vault: the thrown list when it has errors, else the returned warnings. */
-async function issuesOf(dir: string, tools?: string[]): Promise<PlanIssue[]> {
-  const graph = await loadPlan(dir)
-  try {
-    return graph.validate(tools ? { tools } : undefined)
-  } catch (error) {
-    if (!(error instanceof PlanValidationError)) throw error
-    return error.issues
-  }
-}
 
 function node(id: string, edges: [label: string, target: string][], extra: Partial<PlanNode> = {}): PlanNode {
   return {
@@ -215,7 +188,7 @@ describe('one broken vault per error code', () => {
 
 describe('validate()', () => {
   it('reports every problem at once', async () => {
-    const dir = await vault({
+    const dir = await writeVault({
       'draft.md': '---\ntype: start\nmax_visits: 0\n---\n# Draft\n\n## Next\n- [[review]]\n',
       'review.md': '# Review\n\n## Next\n- approved -> [[sned]]\n- needs revision -> [[draft]]\n- [[publish]]\n- [[archive]]\n',
       'publish.md': '# Publish\n',
@@ -230,7 +203,7 @@ describe('validate()', () => {
   })
 
   it('returns warnings for notes the start cannot reach, and downgrades their problems', async () => {
-    const dir = await vault({
+    const dir = await writeVault({
       'start.md': '---\ntype: start\n---\n# Start\n\n## Next\n- [[end]]\n',
       'end.md': '# End\n',
       'Ideas.md': '---\nstatus: Draft\n---\n# Ideas\n\n## Next\n- someday -> [[Nowhere]]\n',
@@ -267,7 +240,7 @@ describe('validate()', () => {
   })
 
   it('warns about tool names unknown to the tools the caller supplies', async () => {
-    const dir = await vault({
+    const dir = await writeVault({
       'start.md': '---\ntype: start\ntools: [fetch_url, web_serach]\n---\n# Start\n\n## Next\n- [[end]]\n',
       'end.md': '---\ntools: [send_email]\n---\n# End\n',
     })
@@ -286,7 +259,7 @@ describe('validate()', () => {
   })
 
   it('finds a self-loop without exit', async () => {
-    const dir = await vault({
+    const dir = await writeVault({
       'start.md': '---\ntype: start\n---\n## Next\n- ok -> [[end]]\n- retry -> [[poll]]\n',
       'poll.md': '# Poll\n\n## Next\n- [[poll]]\n',
       'end.md': '# End\n',

@@ -17,7 +17,7 @@ export async function tempDir(prefix = 'vaultplan-test-'): Promise<string> {
 }
 
 /** Writes `{ 'path.md': 'text' }` into `dir` (or a fresh temporary vault) and returns the folder. */
-export async function writeVault(files: Record<string, string>, dir?: string): Promise<string> {
+export async function writeVault(files: Record<string, string | Buffer>, dir?: string): Promise<string> {
   const root = dir ?? (await tempDir())
   for (const [file, text] of Object.entries(files)) {
     await mkdir(dirname(join(root, file)), { recursive: true })

@@ -1,0 +1,29 @@
+import { execFile } from 'node:child_process'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** The repository, and the built binary the CLI tests run as a user's shell would (`npm test` builds first). */
+export const root = fileURLToPath(new URL('../..', import.meta.url))
+export const bin = join(root, 'dist', 'cli.js')
+
+/** What one run of the binary did; `code` is `null` when a signal ended it. */
+export interface CliRun {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/**
+ * Runs `vaultplan <args>` from `cwd` (the repository by default). `env`
+ * replaces the environment (PATH kept), so no model variable of the machine
+ * leaks in; without it the test's environment is used, colours off.
+ */
+export function vaultplan(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
+  const env = options.env ? { PATH: process.env.PATH ?? '', ...options.env } : { ...process.env, NO_COLOR: '1' }
+  return new Promise((done) => {
+    execFile(process.execPath, [bin, ...args], { cwd: options.cwd ?? root, env }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0
+      done({ code, stdout, stderr })
+    })
+  })
+}
