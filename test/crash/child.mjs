@@ -15,7 +15,7 @@
 import fs from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import { basename, relative } from 'node:path'
-import { makeScript } from './script.mjs'
+import { makeScript, mulberry32 } from './script.mjs'
 import { MAX_STEPS, QUERY } from './vault.mjs'
 
 const config = JSON.parse(process.argv[2])
@@ -25,14 +25,6 @@ const line = (text) => fs.writeSync(1, `${text}\n`)
 const side = (entry) => fs.appendFileSync(config.sideLog, `${JSON.stringify({ a: config.attempt, ...entry })}\n`)
 
 const random = mulberry32(config.seed >>> 0)
-function mulberry32(a) {
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 let ops = 0
 const rel = (path) => relative(config.vault, String(path)) || '.'

@@ -27,7 +27,7 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { checkVault, describeFinished, killPoint, snapshot, TRACE_FOLDER } from './inspect.mjs'
-import { makeScript } from './script.mjs'
+import { makeScript, mulberry32 } from './script.mjs'
 import { MAX_STEPS, QUERY, writeVault } from './vault.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
@@ -369,14 +369,6 @@ function comparable(result) {
   return rest
 }
 
-function mulberry32(a) {
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let t = Math.imul(a ^ (a >>> 15), 1 | a)
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 function hash(seed, index) {
   let h = 2166136261 ^ seed

@@ -62,3 +62,13 @@ export function makeScript({ vault, log, hook }) {
   }
   return { work, llm }
 }
+
+/** A small seeded random number generator (mulberry32): the same seed, the same trial. */
+export function mulberry32(a) {
+  return () => {
+    a = (a + 0x6d2b79f5) | 0
+    let t = Math.imul(a ^ (a >>> 15), 1 | a)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
