@@ -26,6 +26,19 @@ const UPDATE_MS = 1_000
 /** A lock on this machine with no live holder is abandoned once it has not been refreshed for this long. */
 const ORPHAN_MS = 3_000
 
+/** Real paths of the vaults whose lock this process holds now. */
+const heldHere = new Set<string>()
+
+/**
+ * Whether this process holds the runner lock of `vault` (a `runPlan` or a
+ * stepping call of this process is writing into it), so a write that
+ * belongs to that run (a ledger entry from inside a worker) may go ahead
+ * without taking the lock again.
+ */
+export async function heldByThisProcess(vault: string): Promise<boolean> {
+  return heldHere.has(await realpath(vault).catch(() => vault))
+}
+
 /**
  * Takes the vault's runner lock, so that one `runPlan` at a time writes into
  * it. A lock nobody refreshes any more (its runner was killed) is taken over
@@ -66,11 +79,14 @@ export async function lockVault(vault: string): Promise<VaultLock> {
   }
   const holder: Holder = { pid: process.pid, host: hostname(), since: new Date().toISOString() }
   await writeFileAtomic(holderPath, `${JSON.stringify(holder)}\n`, { fsync: false })
+  const real = await realpath(vault)
+  heldHere.add(real)
   return {
     check() {
       if (lost) throw new RunStateError('vault-lock-lost', `Lost the lock of \`${vault}\`: ${lost.message}`, { cause: lost })
     },
     async release() {
+      heldHere.delete(real)
       await rm(holderPath, { force: true })
       await release().catch(() => undefined)
     },
