@@ -167,4 +167,18 @@ describe('vaultplan run', () => {
     expect(stdout).toContain('approved -> send  [human]')
     expect(await readFile(note, 'utf8')).toContain('- [ ] approved -> [[send]]')
   })
+
+  test('waiting: names the note and its choices, and does not print its output as a result', async () => {
+    const model = await startChatServer(reviewer)
+    servers.push(model)
+    const vault = await writeVault({
+      'draft.md': '---\ntype: start\n---\n# Draft\n\n## Next\n- [[approve]]\n',
+      'approve.md': '---\njudge: human\n---\n# Approve\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] rejected -> [[draft]]\n',
+      'send.md': '# Send\n',
+    })
+    const run = await vaultplan(['run', vault, '--query', 'q', '--no-fsync'], { env: { LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
+    expect(run.code).toBe(4)
+    expect(run.stdout).toContain('Waiting: approve.md (choices: approved, rejected)')
+    expect(run.stdout).not.toContain('work for Approve')
+  })
 })
