@@ -52,7 +52,7 @@ Exit codes: 0 valid (warnings allowed), 1 the plan has errors,
     run: statusCommand,
   },
   graph: {
-    summary: 'print the plan as a mermaid or DOT picture, run state included',
+    summary: 'picture the plan (mermaid, DOT, SVG, Obsidian canvas), run state included',
     help: GRAPH_HELP,
     run: graphCommand,
   },
