@@ -147,8 +147,8 @@ export function toCanvas(graph: PlanGraph, state?: PictureState, options: Canvas
   for (const box of boxes) {
     const frame = frames.get(box.key)!
     const colour = colourOf(box, state)
-    const common = { id: box.key, ...frame, ...(colour === undefined ? {} : { color: colour }) }
-    cards.push(box.node ? { ...common, type: 'file', file: posix.join(folder, box.node.file ?? `${box.node.id}.md`) } : { ...common, type: 'text', text: box.label })
+    const geometry = { ...frame, ...(colour === undefined ? {} : { color: colour }) }
+    cards.push(box.node ? { id: box.key, type: 'file', file: posix.join(folder, box.node.file ?? `${box.node.id}.md`), ...geometry } : { id: box.key, type: 'text', text: box.label, ...geometry })
   }
   const canvasEdges = edges.map((edge, index): CanvasEdge => {
     const sides = sidesOf(frames.get(edge.from)!, frames.get(edge.to)!, edge.from === edge.to)
