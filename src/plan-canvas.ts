@@ -100,13 +100,18 @@ export function toCanvas(graph: PlanGraph, state?: PictureState, options: Canvas
   // The order the walk from the start meets the notes: a group is laid out from its first note met.
   const met = [...breadthFirst(links, start).keys()]
 
+  // A group's key is `g0`, `g1` ... in the order its first note comes, never a box's `n0` or `m0`, whatever its label.
   const groupOf = new Map<string, string>()
   const members = new Map<string, Box[]>()
+  const labels = new Map<string, string>()
   for (const box of boxes) {
     const label = box.node && options.group ? options.group(box.node) : undefined
     if (label === undefined) continue
-    groupOf.set(box.key, label)
-    members.set(label, [...(members.get(label) ?? []), box])
+    if (typeof label !== 'string') throw new TypeError(`Expected \`group\` to return a label (a string) or undefined, got \`${String(label)}\` for \`${box.node!.id}\``)
+    const key = [...labels].find(([, known]) => known === label)?.[0] ?? `g${labels.size}`
+    labels.set(key, label)
+    groupOf.set(box.key, key)
+    members.set(key, [...(members.get(key) ?? []), box])
   }
   const unitOf = (key: string) => groupOf.get(key) ?? key
   const units = new Map<string, Unit>()
@@ -126,7 +131,7 @@ export function toCanvas(graph: PlanGraph, state?: PictureState, options: Canvas
       width: inner.width + 2 * GROUP_PADDING,
       height: inner.height + 2 * GROUP_PADDING,
       inner: inner.at,
-      label: key,
+      label: labels.get(key)!,
     })
   }
   const unitLinks = links.map(([from, to]): [string, string] => [unitOf(from), unitOf(to)]).filter(([from, to]) => from !== to)
@@ -141,7 +146,7 @@ export function toCanvas(graph: PlanGraph, state?: PictureState, options: Canvas
       frames.set(unit.key, { ...at, width: unit.width, height: unit.height })
       continue
     }
-    groups.push({ id: `g${groups.length}`, type: 'group', label: unit.label!, x: at.x, y: at.y, width: unit.width, height: unit.height })
+    groups.push({ id: unit.key, type: 'group', label: unit.label!, x: at.x, y: at.y, width: unit.width, height: unit.height })
     for (const [key, offset] of unit.inner) frames.set(key, { x: at.x + GROUP_PADDING + offset.x, y: at.y + GROUP_PADDING + offset.y, ...(byKey.get(key)!.node ? CARD : MISSING_CARD) })
   }
   for (const box of boxes) {

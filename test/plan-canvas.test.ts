@@ -93,6 +93,18 @@ describe('toCanvas', () => {
     for (const [index, card] of rest.entries()) for (const other of rest.slice(index + 1)) expect(overlap(card, other)).toBe(false)
   })
 
+  test('groups are named by their label only: a label like a card id stays apart from that card', async () => {
+    const graph = await loadPlan(`${vaults}/branching`)
+    const canvas = toCanvas(graph, undefined, { group: (planNode) => (planNode.id === 'bugs/verify' ? 'n0' : planNode.id.startsWith('bugs/') ? 'n1' : undefined) })
+    expect(canvasProblems(canvas)).toEqual([])
+    expect(canvas.nodes.filter((card) => card.type === 'group').map((group) => [group.id, group.type === 'group' && group.label])).toEqual([
+      ['g0', 'n1'],
+      ['g1', 'n0'],
+    ])
+    expect(cardsOf(canvas).map((card) => card.id)).toEqual(['n0', 'n1', 'n2', 'n3', 'n4'])
+    expect(() => toCanvas(graph, undefined, { group: () => 7 as unknown as string })).toThrow(new TypeError('Expected `group` to return a label (a string) or undefined, got `7` for `triage`'))
+  })
+
   test('a folder outside the Obsidian vault is a programmer error', () => {
     const graph = new PlanGraph([node('a', [], { type: 'start' })])
     expect(() => toCanvas(graph, undefined, { folder: '../elsewhere' })).toThrow(new TypeError("Expected `folder` to be the plan vault's path inside the Obsidian vault, like `Plans/blog`, got `../elsewhere`"))
