@@ -275,7 +275,7 @@ export class RunDriver {
       this.usage = []
     }
     if (!position.claimed) {
-      this.emit({ type: 'enter', node: node.id, visit: position.visit, step: position.step })
+      this.emit({ type: 'enter', node: node.id, visit: position.visit, step: position.step, maxVisits: node.maxVisits })
       if (node.status !== 'active') await this.session.setStatus(node.id, 'active', { justRefreshed: true })
     }
     const human = node.judge === 'human' && node.edges.length > 0

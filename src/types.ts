@@ -140,7 +140,7 @@ export interface StepInput {
 /** Progress of a run, as it happens. */
 export type RunEvent =
   | { type: 'start'; runId: string; resumed: boolean }
-  | { type: 'enter'; node: string; visit: number; step: number }
+  | { type: 'enter'; node: string; visit: number; step: number; maxVisits?: number }
   | { type: 'work'; node: string; visit: number; output: string }
   | {
       type: 'transition'
