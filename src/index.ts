@@ -2,6 +2,20 @@ export { formatIssue, PlanValidationError, RunStateError, StepError } from './er
 export { runPlan } from './executor.js'
 export type { RunOptions, RunResult } from './run-options.js'
 export { createLLM, LLMError, ModelConfigError, resolveModelConfig, type CreateLLMOptions, type ModelConfig } from './llm-client.js'
+export {
+  invalidate,
+  readLedger,
+  recordEntry,
+  revalidate,
+  type Assumption,
+  type LedgerEntry,
+  type LedgerKind,
+  type LedgerView,
+  type LedgerWriteOptions,
+  type NewLedgerEntry,
+  type StandingChange,
+  type StandingOptions,
+} from './ledger.js'
 export { loadPlan, savePlan, updateStatus } from './markdown-io.js'
 export { parsePlanDocument, pathGraphFromSteps, planGraph } from './plan-document.js'
 export { PlanGraph } from './plan-graph.js'
