@@ -21,6 +21,7 @@ import {
 import { RUN_HELP, runCommand } from './cli-run.js'
 import { STATUS_HELP, statusCommand } from './cli-status.js'
 import { GRAPH_HELP, graphCommand } from './cli-graph.js'
+import { LEDGER_HELP, ledgerCommand } from './cli-ledger.js'
 import { formatIssue, PlanValidationError } from './errors.js'
 import type { PlanIssue } from './types.js'
 
@@ -55,6 +56,11 @@ Exit codes: 0 valid (warnings allowed), 1 the plan has errors,
     summary: 'print the plan as a mermaid or DOT picture, run state included',
     help: GRAPH_HELP,
     run: graphCommand,
+  },
+  ledger: {
+    summary: 'show the facts, assumptions and decisions a vault\'s runs recorded',
+    help: LEDGER_HELP,
+    run: ledgerCommand,
   },
 }
 
