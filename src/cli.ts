@@ -22,6 +22,7 @@ import { RUN_HELP, runCommand } from './cli-run.js'
 import { STATUS_HELP, statusCommand } from './cli-status.js'
 import { GRAPH_HELP, graphCommand } from './cli-graph.js'
 import { LEDGER_HELP, ledgerCommand } from './cli-ledger.js'
+import { SEARCH_HELP, searchCommand } from './cli-search.js'
 import { formatIssue, PlanValidationError } from './errors.js'
 import type { PlanIssue } from './types.js'
 
@@ -61,6 +62,11 @@ Exit codes: 0 valid (warnings allowed), 1 the plan has errors,
     summary: 'show the facts, assumptions and decisions a vault\'s runs recorded',
     help: LEDGER_HELP,
     run: ledgerCommand,
+  },
+  search: {
+    summary: 'search the outputs, ledgers and judgments of past runs',
+    help: SEARCH_HELP,
+    run: searchCommand,
   },
 }
 

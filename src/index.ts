@@ -40,3 +40,4 @@ export type {
   Tool,
   TransitionContext,
 } from './types.js'
+export { searchRuns, type SearchHit, type SearchOptions } from './search-runs.js'

@@ -26,6 +26,7 @@ it('exports exactly these names', async () => {
     'revalidate',
     'runPlan',
     'savePlan',
+    'searchRuns',
     'toDot',
     'toMermaid',
     'updateStatus',
