@@ -62,16 +62,20 @@ export async function searchRuns(root: string, query: string, options: SearchOpt
   let results = ask('AND')
   if (results.length === 0 && words.length > 1) results = ask('OR')
   const hits: SearchHit[] = []
-  for (const result of results) {
-    if (hits.length >= limit) break
-    const stored = result as unknown as StoredDocument & { score: number }
-    const text = stored.shown ?? (await bodyOf(join(index.root, stored.file)))
-    // The index is a cache: a file gone since it was read is no hit.
-    if (text === undefined) continue
-    const hit: SearchHit = { vault: stored.vault, runId: stored.runId, kind: stored.kind, file: stored.file, snippet: snippet(text, words), score: result.score }
-    if (stored.node !== undefined) hit.node = stored.node
-    if (stored.step !== undefined) hit.step = stored.step
-    hits.push(hit)
+  // Snippets come from the notes themselves, read together; a file gone since it was indexed is no hit.
+  let next = 0
+  while (next < results.length && hits.length < limit) {
+    const batch = results.slice(next, next + limit - hits.length) as unknown as (StoredDocument & { score: number })[]
+    next += batch.length
+    const texts = await Promise.all(batch.map((stored) => (stored.shown !== undefined ? stored.shown : bodyOf(join(index.root, stored.file)))))
+    batch.forEach((stored, n) => {
+      const text = texts[n]
+      if (text === undefined) return
+      const hit: SearchHit = { vault: stored.vault, runId: stored.runId, kind: stored.kind, file: stored.file, snippet: snippet(text, words), score: stored.score }
+      if (stored.node !== undefined) hit.node = stored.node
+      if (stored.step !== undefined) hit.step = stored.step
+      hits.push(hit)
+    })
   }
   return hits
 }
