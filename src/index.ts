@@ -40,4 +40,5 @@ export type {
   Tool,
   TransitionContext,
 } from './types.js'
+export type { RunDocumentKind } from './run-documents.js'
 export { searchRuns, type SearchHit, type SearchOptions } from './search-runs.js'

@@ -70,6 +70,7 @@ const OPTIONS: MiniSearchOptions = {
 
 /** Indexes loaded in this process, by real root; each is checked against the notes at every search. */
 const loaded = new Map<string, RunIndex>()
+const refreshing = new Map<string, Promise<unknown>>()
 
 /**
  * Brings the index of the runs under `root` up to date and returns it:
@@ -81,6 +82,19 @@ const loaded = new Map<string, RunIndex>()
  */
 export async function refreshRunIndex(root: string): Promise<{ index: RunIndex; report: RefreshReport }> {
   const real = await realpath(root)
+  // One refresh of a root at a time in this process: two would add the same documents twice.
+  const before = refreshing.get(real) ?? Promise.resolve()
+  const turn = before.then(() => refresh(real))
+  const tail = turn.catch(() => undefined)
+  refreshing.set(real, tail)
+  try {
+    return await turn
+  } finally {
+    if (refreshing.get(real) === tail) refreshing.delete(real)
+  }
+}
+
+async function refresh(real: string): Promise<{ index: RunIndex; report: RefreshReport }> {
   const path = join(real, INDEX_FOLDER, INDEX_FILE)
   const onDisk = await stat(path).then(toStamp, () => undefined)
   const { default: MiniSearchClass } = await import('minisearch')

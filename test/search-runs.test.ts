@@ -137,6 +137,17 @@ describe('searchRuns', () => {
     expect(await searchRuns(runs.root, 'zebra')).toEqual([])
   })
 
+  it('answers searches racing in one process alike', async () => {
+    const runs = await pastRuns()
+    const race = () => Promise.all([searchRuns(runs.root, 'quokka'), searchRuns(runs.root, 'quokka'), searchRuns(runs.root, 'quokka')])
+    expect(await race()).toEqual([[], [], []])
+    // The loaded index has a new run to take in: three refreshes at once must not add its documents three times.
+    await runLinear(runs.root, 'delta', { c: 'A quokka was seen near the pier.' })
+    const [first, ...others] = await race()
+    expect(first).toHaveLength(2)
+    expect(others).toEqual([first, first])
+  })
+
   it('leaves out dot-folders, node_modules and anything behind a symlink', async () => {
     const root = await tempDir()
     const outside = await tempDir()
