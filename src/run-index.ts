@@ -135,46 +135,57 @@ async function loadIndex(MiniSearchClass: typeof MiniSearch, root: string, path:
 }
 
 async function update(index: RunIndex): Promise<RefreshReport> {
-  const seenFolders = new Set<string>()
-  const seenFiles = new Set<string>()
-  const changed: string[] = []
+  const seen = new Set<string>()
+  const gone: string[] = []
+  const check: string[] = []
   const visit = async (rel: string, trace: string | undefined): Promise<void> => {
     const abs = rel === '' ? index.root : join(index.root, rel)
     const info = await stat(abs).catch(() => undefined)
     if (!info?.isDirectory()) return
-    seenFolders.add(rel)
+    seen.add(rel)
     const cached = index.folders[rel]
-    const same = cached !== undefined && cached.m === info.mtimeMs && cached.i === info.ino
-    const folder = same ? cached : await list(rel, abs, trace, info)
-    index.folders[rel] = folder
-    await Promise.all(
-      folder.files.map(async (file) => {
-        seenFiles.add(file)
-        const known = index.files[file]
-        // Outputs and finals are written by a rename, which changes their folder's stamp; traces and ledgers are appended.
-        if (same && known && !/\/(trace|ledger)\.md$/.test(file)) return
-        const now = await stat(join(index.root, file)).catch(() => undefined)
-        if (!now) return
-        if (!known || known.m !== now.mtimeMs || known.s !== now.size || known.i !== now.ino) changed.push(file)
-      }),
-    )
-    await Promise.all(folder.dirs.map((dir) => visit(dir, trace ?? (dir.split('/').at(-1) === TRACE_FOLDER ? dir : undefined))))
+    if (cached !== undefined && cached.m === info.mtimeMs && cached.i === info.ino) {
+      // Outputs and finals are written by a rename, which changes their folder's stamp; traces and ledgers are appended.
+      for (const file of cached.files) if (APPENDED.test(file) || index.files[file] === undefined) check.push(file)
+    } else {
+      const folder = await list(rel, abs, trace, info)
+      const now = new Set(folder.files)
+      for (const file of cached?.files ?? []) if (!now.has(file)) gone.push(file)
+      check.push(...folder.files)
+      index.folders[rel] = folder
+    }
+    await Promise.all(index.folders[rel]!.dirs.map((dir) => visit(dir, trace ?? (dir.split('/').at(-1) === TRACE_FOLDER ? dir : undefined))))
   }
   await visit('', undefined)
+  for (const [folder, state] of Object.entries(index.folders)) {
+    if (seen.has(folder)) continue
+    gone.push(...state.files)
+    delete index.folders[folder]
+  }
 
+  const changed: string[] = []
+  await Promise.all(
+    check.map(async (file) => {
+      const known = index.files[file]
+      const now = await stat(join(index.root, file)).catch(() => undefined)
+      if (!now) gone.push(file)
+      else if (!known || known.m !== now.mtimeMs || known.s !== now.size || known.i !== now.ino) changed.push(file)
+    }),
+  )
   let removed = 0
-  for (const file of Object.keys(index.files)) {
-    if (seenFiles.has(file)) continue
+  for (const file of gone) {
+    if (index.files[file] === undefined) continue
     discard(index, file)
     delete index.files[file]
     removed++
   }
-  for (const folder of Object.keys(index.folders)) if (!seenFolders.has(folder)) delete index.folders[folder]
   // Traces first: the other files of a run take its id from there.
   changed.sort((a, b) => Number(!a.endsWith('/trace.md')) - Number(!b.endsWith('/trace.md')))
   for (const file of changed) await reindex(index, file)
   return { rebuilt: false, read: changed.length, removed, documents: index.engine.documentCount }
 }
+
+const APPENDED = /(^|\/)(trace|ledger)\.md$/
 
 async function list(rel: string, abs: string, trace: string | undefined, info: { mtimeMs: number; ino: number }): Promise<FolderState> {
   const entries = await readdir(abs, { withFileTypes: true }).catch(() => [])

@@ -132,6 +132,10 @@ describe('searchRuns', () => {
     await appendFile(join(runs.root, 'teams/beta/00_plan-trace/ledger.md'), (await read(other, '00_plan-trace/ledger.md')).slice(before.length))
     expect(await searchRuns(runs.root, 'gulls')).toEqual([expect.objectContaining({ vault: 'teams/beta', kind: 'ledger', snippet: 'A2: Gulls nest on the roof.' })])
 
+    // A fresh start moves alpha's run into its archive: the hits follow the files.
+    await runLinear(runs.root, 'alpha', { a: 'Nothing about limits now.' }, { fresh: true })
+    expect((await searchRuns(runs.root, 'vendor'))[0]).toMatchObject({ vault: 'alpha', runId: runs.alpha, file: `alpha/00_plan-trace/archive/${runs.alpha}/outputs/0001-a.md` })
+
     await rm(join(runs.root, 'gamma'), { recursive: true })
     expect((await refreshRunIndex(runs.root)).report.removed).toBeGreaterThan(0)
     expect(await searchRuns(runs.root, 'zebra')).toEqual([])
