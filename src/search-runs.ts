@@ -1,4 +1,5 @@
-import { readFile, stat } from 'node:fs/promises'
+import { readFileSync, statSync } from 'node:fs'
+import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { parseFrontmatter } from './frontmatter.js'
 import { refreshRunIndex, type StoredDocument } from './run-index.js'
@@ -35,6 +36,8 @@ const DEFAULTS = { limit: 10 }
 /** How minisearch splits text into words: a query is split the same way, so it is only ever words. */
 const WORDS = /[\n\r\p{Z}\p{P}]+/u
 const SNIPPET_CHARS = 200
+/** The run index leaves out files over this size; no snippet is read from one either. */
+const MAX_NOTE_BYTES = 8 * 1024 * 1024
 
 /**
  * Searches what every run under `root` produced: output notes, final
@@ -62,12 +65,12 @@ export async function searchRuns(root: string, query: string, options: SearchOpt
   let results = ask('AND')
   if (results.length === 0 && words.length > 1) results = ask('OR')
   const hits: SearchHit[] = []
-  // Snippets come from the notes themselves, read together; a file gone since it was indexed is no hit.
+  // Snippets come from the notes themselves; a file gone since it was indexed is no hit.
   let next = 0
   while (next < results.length && hits.length < limit) {
     const batch = results.slice(next, next + limit - hits.length) as unknown as (StoredDocument & { score: number })[]
     next += batch.length
-    const texts = await Promise.all(batch.map((stored) => (stored.shown !== undefined ? stored.shown : bodyOf(join(index.root, stored.file)))))
+    const texts = batch.map((stored) => (stored.shown !== undefined ? stored.shown : bodyOf(join(index.root, stored.file))))
     batch.forEach((stored, n) => {
       const text = texts[n]
       if (text === undefined) return
@@ -80,9 +83,14 @@ export async function searchRuns(root: string, query: string, options: SearchOpt
   return hits
 }
 
-async function bodyOf(path: string): Promise<string | undefined> {
+/**
+ * The body of a hit's note, read synchronously: a few small notes per
+ * search, where the thread pool's round trips would cost more than the reads.
+ */
+function bodyOf(path: string): string | undefined {
   try {
-    const text = await readFile(path, 'utf8')
+    if (statSync(path).size > MAX_NOTE_BYTES) return undefined
+    const text = readFileSync(path, 'utf8')
     return text.slice(parseFrontmatter(text).split.contentStart)
   } catch {
     return undefined
