@@ -146,8 +146,9 @@ async function update(index: RunIndex): Promise<RefreshReport> {
     seen.add(rel)
     const cached = index.folders[rel]
     if (cached !== undefined && cached.m === info.mtimeMs && cached.i === info.ino) {
-      // Outputs and finals are written by a rename, which changes their folder's stamp; traces and ledgers are appended.
-      for (const file of cached.files) if (APPENDED.test(file) || index.files[file] === undefined) check.push(file)
+      // Outputs and finals are written by a rename, which changes their folder's stamp; traces and ledgers are
+      // appended in place, so they are checked one by one (an outputs folder holds none: it is skipped whole).
+      if (!rel.endsWith('/outputs')) for (const file of cached.files) if (APPENDED.test(file) || index.files[file] === undefined) check.push(file)
     } else {
       const folder = await list(rel, abs, trace, info)
       const now = new Set(folder.files)
