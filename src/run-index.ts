@@ -99,23 +99,25 @@ async function refresh(real: string): Promise<{ index: RunIndex; report: Refresh
   const path = join(real, INDEX_FOLDER, INDEX_FILE)
   const onDisk = await stat(path).then(toStamp, () => undefined)
   const { default: MiniSearchClass } = await import('minisearch')
-  let index = loaded.get(real)
-  let rebuilt = false
-  if (!index || !sameStamp(index.stamp, onDisk)) {
-    index = await loadIndex(MiniSearchClass, real, path)
-    if (!index) {
-      rebuilt = true
-      index = { root: real, engine: new MiniSearchClass(OPTIONS), folders: {}, files: {} }
-    }
-  }
+  const kept = loaded.get(real)
+  // The index in memory is good while the file is the one it wrote or read (or, for a root the cache cannot be written into, while there is none).
+  const current = kept !== undefined && (kept.stamp === undefined ? onDisk === undefined : sameStamp(kept.stamp, onDisk))
+  const fromDisk = current ? kept : await loadIndex(MiniSearchClass, real, path)
+  const rebuilt = fromDisk === undefined
+  const index: RunIndex = fromDisk ?? { root: real, engine: new MiniSearchClass(OPTIONS), folders: {}, files: {} }
   const report = await update(index)
   report.rebuilt = rebuilt
   if (rebuilt || report.read > 0 || report.removed > 0 || onDisk === undefined) {
     if (index.engine.dirtCount > 0) await index.engine.vacuum()
-    await mkdir(join(real, INDEX_FOLDER), { recursive: true })
     const saved = { vaultplan: 'search-index', format: INDEX_FORMAT, engine: ENGINE, folders: index.folders, files: index.files, index: index.engine.toJSON() }
-    // A cache: losing it to a power cut costs a rebuild, so it is not flushed.
-    index.stamp = await writeFileAtomic(path, JSON.stringify(saved), { fsync: false })
+    try {
+      await mkdir(join(real, INDEX_FOLDER), { recursive: true })
+      // A cache: losing it to a power cut costs a rebuild, so it is not flushed.
+      index.stamp = await writeFileAtomic(path, JSON.stringify(saved), { fsync: false })
+    } catch {
+      // A root the cache cannot be written into is still searched, from the index in memory.
+      delete index.stamp
+    }
   }
   loaded.set(real, index)
   return { index, report }

@@ -98,7 +98,7 @@ function bodyOf(path: string): string | undefined {
 }
 
 /** The text around the first of `words` it holds, white space collapsed, marked `…` where cut. */
-export function snippet(text: string, words: string[]): string {
+function snippet(text: string, words: string[]): string {
   const flat = text.replace(/\s+/g, ' ').trim()
   const lower = flat.toLowerCase()
   let at = -1

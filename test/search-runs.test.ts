@@ -166,6 +166,15 @@ describe('searchRuns', () => {
     expect((await searchRuns(root, 'nothing'))[0]).toMatchObject({ vault: 'home' })
   })
 
+  it('searches a single vault as the root, and a root the cache cannot be written into', async () => {
+    const runs = await pastRuns()
+    expect(await searchRuns(join(runs.root, 'alpha'), 'vendor')).toEqual([expect.objectContaining({ vault: '.', file: '00_plan-trace/outputs/0001-a.md', runId: runs.alpha })])
+    await writeFile(join(runs.root, 'teams', '.vaultplan'), 'a file where the cache folder would go')
+    expect(await searchRuns(join(runs.root, 'teams'), 'venue')).toHaveLength(3)
+    expect(await searchRuns(join(runs.root, 'teams'), 'stage')).toEqual([expect.objectContaining({ vault: 'beta', node: 'a' })])
+    expect((await refreshRunIndex(join(runs.root, 'teams'))).report).toMatchObject({ rebuilt: false, read: 0 })
+  })
+
   it('throws a TypeError naming a bad argument', async () => {
     const root = await tempDir()
     await expect(searchRuns(join(root, 'missing'), 'x')).rejects.toThrow(TypeError)
