@@ -101,9 +101,10 @@ export async function chooseEdge(
 }
 
 /**
- * The judge's prompt. Node text, outputs and the ledger's facts and valid assumptions are data, fenced by a marker
- * made fresh for each call so that no text inside can close it; only the
- * numbered conditions, which the plan's author wrote, are questions.
+ * The judge's prompt. Node text, outputs and the ledger's facts and valid
+ * assumptions are data, fenced by a marker made fresh for each call so that
+ * no text inside can close it; only the numbered conditions, which the
+ * plan's author wrote, are questions.
  */
 function judgePrompt(node: PlanNode, context: TransitionContext, conditions: string[]): { prompt: string; system: string } {
   const fence = `DATA-${randomBytes(4).toString('hex')}`
