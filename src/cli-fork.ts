@@ -34,7 +34,7 @@ export async function forkCommand(args: string[], io: Io): Promise<number> {
       io.stderr.write(`vaultplan: ${error.message}\n`)
       return EXIT.invalid
     }
-    if (error instanceof TypeError && error.message.startsWith('Expected `step`')) throw new UsageError(error.message.replace('Expected `step`', '--step must be'))
+    if (error instanceof TypeError && error.message.startsWith('Expected `step`')) throw new UsageError(error.message.replace('Expected `step` to be', '--step must be'))
     throw error
   }
 }
