@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises'
 import { isAbsolute, relative, resolve } from 'node:path'
 import { RunStateError, VaultPathError } from './errors.js'
 import { assertFolder } from './fs-atomic.js'
