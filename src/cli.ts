@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import { realpathSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -10,6 +9,7 @@ import {
   EXIT,
   onlyPositional,
   painter,
+  readVersion,
   UsageError,
   vaultFolder,
   vaultReadFailure,
@@ -21,6 +21,7 @@ import {
 import { RUN_HELP, runCommand } from './cli-run.js'
 import { STATUS_HELP, statusCommand } from './cli-status.js'
 import { GRAPH_HELP, graphCommand } from './cli-graph.js'
+import { MCP_HELP, mcpCommand } from './cli-mcp.js'
 import { formatIssue, PlanValidationError } from './errors.js'
 import type { PlanIssue } from './types.js'
 
@@ -55,6 +56,11 @@ Exit codes: 0 valid (warnings allowed), 1 the plan has errors,
     summary: 'print the plan as a mermaid or DOT picture, run state included',
     help: GRAPH_HELP,
     run: graphCommand,
+  },
+  mcp: {
+    summary: 'serve the vaults of a folder to coding agents over MCP (stdio or HTTP)',
+    help: MCP_HELP,
+    run: mcpCommand,
   },
 }
 
@@ -181,12 +187,6 @@ function formatLine(issue: PlanIssue, vault: string, paint: Paint): string {
 
 function usageLine(helpText: string): string {
   return helpText.slice(0, helpText.indexOf('\n'))
-}
-
-async function readVersion(): Promise<string> {
-  const manifest = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version?: unknown }
-  if (typeof manifest.version !== 'string') throw new Error('package.json has no `version`')
-  return manifest.version
 }
 
 function isParseArgsError(error: unknown): error is TypeError & { code: string } {
