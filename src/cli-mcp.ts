@@ -15,7 +15,8 @@ Options:
   --http HOST:PORT    serve Streamable HTTP at http://HOST:PORT/mcp instead of
                       stdio; PORT alone binds 127.0.0.1, port 0 picks a free one
   --allowed-host H    another Host the HTTP server answers to (a name behind a
-                      proxy, say); may be repeated. Requests with any other
+                      proxy, or the addresses clients use when bound to
+                      0.0.0.0); may be repeated. Requests with any other
                       Host or Origin are refused (403, DNS rebinding)
   -h, --help          show this help
 

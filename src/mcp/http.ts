@@ -67,9 +67,9 @@ export async function serveHttp(options: HttpOptions): Promise<{ url: string; cl
         sessions.set(sessionId, { transport, close: mcp.close })
       },
     })
+    // The server hears of the close too (its onclose stops the session's file watchers).
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
-      void mcp.close()
     }
     await mcp.server.connect(transport)
     await transport.handleRequest(request, response, body)

@@ -3,10 +3,11 @@ import { z } from 'zod'
 import { TRACE_FOLDER } from '../markdown-io.js'
 import type { Step } from '../stepping.js'
 import { readOutput, tracePaths } from '../trace.js'
+import { resourceUri } from './paths.js'
 import { LIMITS } from './results.js'
 
+/** The folder of the output notes, inside the trace folder. */
 const OUTPUTS = 'outputs'
-import { resourceUri } from './paths.js'
 
 const clippedText = {
   /** Set when the text was cut to keep the result small: how many characters are left and where to read them. */

@@ -51,6 +51,7 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
           }),
         ),
         truncated: z.boolean().describe('more vaults exist than listed'),
+        note: z.string().optional(),
       },
       annotations: readOnly,
     },
@@ -148,7 +149,11 @@ async function listVaults(context: ToolContext): Promise<ToolResult> {
       }
     }),
   )
-  return ok({ vaults: rows, truncated })
+  // A root that is itself a plan serves nothing: a vault is a folder inside the root.
+  const note = (await isPlanFolder(context.root))
+    ? { note: 'The root itself holds a plan, and a vault is a folder inside the root: start the server with --root set to the folder above it.' }
+    : {}
+  return ok({ vaults: rows, truncated, ...note })
 }
 
 async function validateVault(context: ToolContext, vault: string): Promise<ToolResult> {
@@ -203,7 +208,7 @@ async function createVault(context: ToolContext, vault: string, document: string
 
 async function statusOf(context: ToolContext, vault: string): Promise<ToolResult> {
   const status = await readRunStatus(await vaultPath(context.root, vault), { shownAs: vault })
-  return ok({ ...status, vault, todo: todoOf(status.phase) })
+  return ok({ ...status, vault, todo: TODO[status.phase] })
 }
 
 /** What an agent does next in each phase, in tool calls (the status's own `next` speaks of the CLI). */
@@ -215,10 +220,6 @@ const TODO: Record<(typeof PHASES)[number], string> = {
   stopped: 'A budget ran out: a person raises `max_visits` in the note, then plan_next goes on.',
   completed: 'Nothing to do: the run is complete.',
   invalid: 'Fix the notes (plan_validate lists every problem), then plan_next.',
-}
-
-function todoOf(phase: (typeof PHASES)[number]): string {
-  return TODO[phase]
 }
 
 async function pictureOf(context: ToolContext, vault: string, format: 'mermaid' | 'dot'): Promise<ToolResult> {
