@@ -1,4 +1,4 @@
-import { formatIssue, PlanValidationError, RunStateError } from '../errors.js'
+import { formatIssue, PlanValidationError, RunStateError, VaultPathError } from '../errors.js'
 import { LLMError, ModelConfigError } from '../llm-client.js'
 import type { PlanIssue } from '../types.js'
 import { PathRefusal } from './paths.js'
@@ -36,6 +36,8 @@ const ADVICE: Record<string, string> = {
   'exists': 'Pick a folder name that is not taken yet; plan_create writes only new vaults.',
   'bad-path': 'Pass a path relative to the root, like `plans/release`.',
   'plan-invalid': 'Fix these notes (plan_validate lists every problem), then call again; nothing was changed.',
+  'query-needed': 'Call plan_next again with `query`: what the run is for (the trace keeps it for every later call).',
+  'two-active': 'A person sets all but one of the active notes back to `done` or `pending`, then plan_next.',
   'model-not-configured': 'Pass `choice` (one of the step\'s `conditions`), or configure a model for the judge (LLM_MODEL, LLM_BASE_URL) where the server runs.',
 }
 
@@ -47,7 +49,7 @@ const ADVICE: Record<string, string> = {
  */
 export function failure(error: unknown): ToolResult {
   if (error instanceof PlanValidationError) return refusal('plan-invalid', describeIssues(error.issues))
-  if (error instanceof RunStateError || error instanceof PathRefusal) return refusal(error.code, error.message)
+  if (error instanceof RunStateError || error instanceof PathRefusal || error instanceof VaultPathError) return refusal(error.code, error.message)
   if (error instanceof ModelConfigError) return refusal('model-not-configured', error.message)
   if (error instanceof LLMError) return refusal('llm-failed', `${error.message} Call again, or pass \`choice\` to decide without the model.`)
   throw error

@@ -2,6 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { serveResources } from './resources.js'
 import { registerPlanTools } from './tools-plan.js'
+import { registerStepTools } from './tools-step.js'
 
 /** Options of `createMcpServer`. */
 export interface McpServerOptions {
@@ -27,6 +28,7 @@ export function createMcpServer(options: McpServerOptions): { server: McpServer;
   const server = new McpServer({ name: 'vaultplan', version: options.version }, { capabilities: { logging: {} }, instructions: INSTRUCTIONS })
   const resources = serveResources(server.server, options.root)
   registerPlanTools(server, { root: options.root })
+  registerStepTools(server, { root: options.root })
   server.registerPrompt(
     'run_plan',
     {

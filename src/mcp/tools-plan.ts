@@ -6,7 +6,7 @@ import { PlanValidationError } from '../errors.js'
 import { loadPlan, savePlan, TRACE_FOLDER } from '../markdown-io.js'
 import { parsePlanDocument } from '../plan-document.js'
 import { toDot, toMermaid } from '../plan-picture.js'
-import { readRunStatus, visitsOf } from '../run-status.js'
+import { readRunStatus, visitsOf, type RunNext, type RunStatus } from '../run-status.js'
 import { readTrace } from '../trace.js'
 import type { PlanIssue } from '../types.js'
 import { confine, PathRefusal, resourceUri, vaultName, vaultPath } from './paths.js'
@@ -207,19 +207,26 @@ async function createVault(context: ToolContext, vault: string, document: string
 }
 
 async function statusOf(context: ToolContext, vault: string): Promise<ToolResult> {
-  const status = await readRunStatus(await vaultPath(context.root, vault), { shownAs: vault })
-  return ok({ ...status, vault, todo: TODO[status.phase] })
+  const status = await readRunStatus(await vaultPath(context.root, vault))
+  return ok({ ...status, vault, todo: todoOf(status) })
 }
 
-/** What an agent does next in each phase, in tool calls (the status's own `next` speaks of the CLI). */
-const TODO: Record<(typeof PHASES)[number], string> = {
+/** What an agent does next, in tool calls, by what the next call does (`next.kind`). */
+const TODO: Record<RunNext['kind'], string> = {
   fresh: 'Call plan_next with `vault` and a `query` to start the run.',
-  running: 'A runner in another process is working in the vault; call plan_status again later.',
-  interrupted: 'Call plan_next: it returns the note to work (the same step again when a visit was claimed).',
+  work: 'Call plan_next: it returns the note to work (the same step again when its visit is claimed already).',
+  judge: 'Call plan_next: the saved output is judged first, then it returns the next note to work.',
+  plan: 'Call plan_next: the planner revises the proposal first.',
   waiting: 'A person decides: call plan_decide with the note and one of its edges (or let them tick a box), then plan_next.',
   stopped: 'A budget ran out: a person raises `max_visits` in the note, then plan_next goes on.',
   completed: 'Nothing to do: the run is complete.',
   invalid: 'Fix the notes (plan_validate lists every problem), then plan_next.',
+  'two-active': 'Two notes are `status: active`; a person sets all but one back to `done` or `pending` in the notes, then plan_next.',
+}
+
+function todoOf(status: RunStatus): string {
+  if (status.phase === 'running') return 'A runner in another process is working in the vault now; call plan_status again later.'
+  return TODO[status.next.kind]
 }
 
 async function pictureOf(context: ToolContext, vault: string, format: 'mermaid' | 'dot'): Promise<ToolResult> {
