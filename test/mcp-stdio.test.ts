@@ -44,7 +44,11 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
     expect(step).toMatchObject({ kind: 'work', step: 2, note: { id: 'review' }, conditions: ['approved', 'needs revision'] })
     expect(step.outputs).toEqual([{ node: 'draft', visit: 1, output: 'vaultplan 0.2: plans you can step through.' }])
 
-    expect(await agent.refuse('plan_finish', { vault, key: firstKey, output: 'again' })).toMatch(/^Error \(stale-step\): [\s\S]*Call plan_next/)
+    const stale = await agent.refuse('plan_finish', { vault, key: firstKey, output: 'again' })
+    expect(stale).toMatch(/^Error \(stale-step\): [\s\S]*Call plan_next/)
+    // Paths read as the client names them, never as the server's disk has them.
+    expect(stale).toContain('`plans/release`')
+    expect(stale).not.toContain(root)
     const badChoice = await agent.refuse('plan_finish', { vault, key: step.key, output: 'looks fine', choice: 'maybe' })
     expect(badChoice).toMatch(/^Error \(bad-choice\)/)
     expect(badChoice).toContain('approved')
@@ -89,6 +93,24 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
     // The README's transcript is this session: `VAULTPLAN_MCP_TRANSCRIPT=<file> npx vitest run test/mcp-stdio.test.ts` records it.
     const transcript = process.env.VAULTPLAN_MCP_TRANSCRIPT
     if (transcript) await writeFile(transcript, JSON.stringify(agent.calls, null, 2))
+  })
+
+  it('keeps results small: a long body and a long output are clipped, with the resource that holds the rest', async () => {
+    const root = await tempDir()
+    const body = 'Read this closely. '.repeat(600)
+    await writeVault({ 'long/a.md': `---\ntype: start\n---\n# A\n\n${body}\n\n## Next\n- [[b]]\n`, 'long/b.md': '# B\n\nDo b.\n' }, root)
+    const agent = await stdioClient(root)
+    let { step } = await agent.call('plan_next', { vault: 'long', query: 'q' })
+    expect(step.note.body).toBe(body.trim().slice(0, 8000))
+    expect(step.note.more).toBe(`${body.trim().length - 8000} more characters: read the note vaultplan://long/a.md`)
+    const output = 'x'.repeat(5000)
+    ;({ step } = await agent.call('plan_finish', { vault: 'long', key: step.key, output }))
+    const [shown] = step.outputs
+    expect(shown.output).toBe('x'.repeat(2000))
+    const uri = /read (vaultplan:\S+)$/.exec(shown.more)?.[1]
+    expect(uri).toMatch(/^vaultplan:\/\/long\/00_plan-trace\/outputs\/0001-a\.md$/)
+    const read = await agent.client.readResource({ uri: uri! })
+    expect((read.contents[0] as { text: string }).text).toContain(output)
   })
 
   it('refuses, as tool errors, vaults outside the root: `..`, absolute paths, symlinks out', async () => {

@@ -1,3 +1,4 @@
+import { sep } from 'node:path'
 import { formatIssue, PlanValidationError, RunStateError, VaultPathError } from '../errors.js'
 import { LLMError, ModelConfigError } from '../llm-client.js'
 import type { PlanIssue } from '../types.js'
@@ -43,16 +44,27 @@ const ADVICE: Record<string, string> = {
 
 /**
  * The result of a tool call that failed because of the caller or the notes:
- * `isError: true`, the problem and what to do in the text. Errors of another
- * kind (a bug, a disk failure) are thrown on, and the SDK reports them as a
- * failed tool call too.
+ * `isError: true`, the problem and what to do in the text, paths under
+ * `root` shown relative to it (as the client names vaults). Errors of
+ * another kind (a bug, a disk failure) are thrown on, and the SDK reports
+ * them as a failed tool call too.
  */
-export function failure(error: unknown): ToolResult {
+export function failure(error: unknown, root: string): ToolResult {
+  const relative = (message: string) => message.split(`${root}${sep}`).join('')
   if (error instanceof PlanValidationError) return refusal('plan-invalid', describeIssues(error.issues))
-  if (error instanceof RunStateError || error instanceof PathRefusal || error instanceof VaultPathError) return refusal(error.code, error.message)
+  if (error instanceof RunStateError || error instanceof PathRefusal || error instanceof VaultPathError) return refusal(error.code, relative(error.message))
   if (error instanceof ModelConfigError) return refusal('model-not-configured', error.message)
   if (error instanceof LLMError) return refusal('llm-failed', `${error.message} Call again, or pass \`choice\` to decide without the model.`)
   throw error
+}
+
+/** Runs a tool's body; a user's mistake becomes an error result (see `failure`), anything else is thrown on. */
+export async function guarded(root: string, body: () => Promise<ToolResult>): Promise<ToolResult> {
+  try {
+    return await body()
+  } catch (error) {
+    return failure(error, root)
+  }
 }
 
 /** A refusal with its code, the reason, and the advice for the code when there is one. */

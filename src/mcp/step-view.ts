@@ -94,7 +94,11 @@ export async function viewStep(step: Step, vault: string, path: string): Promise
           .map(async (output) => ({ node: output.node, visit: output.visit, ...(await clipOutput(output.output, vault, path, output.node, output.visit)) })),
       )
       const terminal = node.edges.length === 0
-      const choose = step.conditions.length === 0 ? '' : ` with \`choice\` one of ${step.conditions.map((label) => JSON.stringify(label)).join(', ')} (the condition that holds; leave it out to let the configured judge decide)`
+      const labels = step.conditions.filter((label) => label !== 'next')
+      const choose =
+        labels.length === 0
+          ? ' (it goes on along the only way out; no `choice` needed)'
+          : `, and \`choice\`: the one of ${step.conditions.map((label) => JSON.stringify(label)).join(', ')} that holds${step.conditions.includes('next') ? ' ("next" when none does)' : ''}`
       const todo =
         node.judge === 'human'
           ? `Work the note, then call plan_finish with \`key\` and your \`output\`; a person then decides where it goes (plan_decide, or a ticked box in the note).`

@@ -10,7 +10,7 @@ import { readRunStatus, visitsOf, type RunNext, type RunStatus } from '../run-st
 import { readTrace } from '../trace.js'
 import type { PlanIssue } from '../types.js'
 import { confine, PathRefusal, resourceUri, vaultName, vaultPath } from './paths.js'
-import { failure, LIMITS, ok, type ToolResult } from './results.js'
+import { guarded, LIMITS, ok, type ToolResult } from './results.js'
 import { findVaults, isPlanFolder } from './vaults.js'
 
 /** What every tool works from: the root it serves, as a real path. */
@@ -55,7 +55,7 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
       },
       annotations: readOnly,
     },
-    async () => guarded(() => listVaults(context)),
+    async () => guarded(context.root, () => listVaults(context)),
   )
 
   server.registerTool(
@@ -68,7 +68,7 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
       outputSchema: { vault: z.string(), valid: z.boolean(), errors: z.number().int(), warnings: z.number().int(), issues: z.array(issueSchema), more: z.string().optional() },
       annotations: readOnly,
     },
-    async ({ vault }) => guarded(() => validateVault(context, vault)),
+    async ({ vault }) => guarded(context.root, () => validateVault(context, vault)),
   )
 
   server.registerTool(
@@ -92,7 +92,7 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
       },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
-    async ({ vault, document }) => guarded(() => createVault(context, vault, document)),
+    async ({ vault, document }) => guarded(context.root, () => createVault(context, vault, document)),
   )
 
   server.registerTool(
@@ -105,7 +105,7 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
       outputSchema: z.looseObject({ vault: z.string(), phase: z.enum(PHASES), nodes: z.array(z.looseObject({ id: z.string() })), todo: z.string() }),
       annotations: readOnly,
     },
-    async ({ vault }) => guarded(() => statusOf(context, vault)),
+    async ({ vault }) => guarded(context.root, () => statusOf(context, vault)),
   )
 
   server.registerTool(
@@ -118,17 +118,8 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
       outputSchema: { vault: z.string(), format: z.string(), picture: z.string(), more: z.string().optional() },
       annotations: readOnly,
     },
-    async ({ vault, format }) => guarded(() => pictureOf(context, vault, format ?? 'mermaid')),
+    async ({ vault, format }) => guarded(context.root, () => pictureOf(context, vault, format ?? 'mermaid')),
   )
-}
-
-/** Runs a tool's body; a user's mistake becomes an error result, anything else is thrown on. */
-export async function guarded(body: () => Promise<ToolResult>): Promise<ToolResult> {
-  try {
-    return await body()
-  } catch (error) {
-    return failure(error)
-  }
 }
 
 async function listVaults(context: ToolContext): Promise<ToolResult> {

@@ -4,9 +4,9 @@ import { completeStep, decide, nextStep } from '../index.js'
 import type { StepOptions } from '../stepping.js'
 import { readTrace } from '../trace.js'
 import { vaultPath } from './paths.js'
-import { ok, refusal } from './results.js'
+import { guarded, ok, refusal } from './results.js'
 import { stepResultSchema, viewStep } from './step-view.js'
-import { guarded, type ToolContext } from './tools-plan.js'
+import type { ToolContext } from './tools-plan.js'
 
 const vaultArg = z.string().describe('the vault folder, relative to the root the server serves (plan_list shows them)')
 
@@ -27,7 +27,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     async ({ vault, query }) =>
-      guarded(async () => {
+      guarded(context.root, async () => {
         const path = await vaultPath(context.root, vault)
         const options: StepOptions = query === undefined ? {} : { query }
         let step
@@ -63,7 +63,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     async ({ vault, key, output, choice }) =>
-      guarded(async () => {
+      guarded(context.root, async () => {
         const path = await vaultPath(context.root, vault)
         const result = choice === undefined ? { output } : { output, choice }
         return ok(await viewStep(await completeStep(path, key, result), vault, path))
@@ -88,7 +88,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     async ({ vault, node, edge, feedback }) =>
-      guarded(async () => {
+      guarded(context.root, async () => {
         const path = await vaultPath(context.root, vault)
         await decide(path, node, feedback === undefined ? { edge } : { edge, feedback })
         return ok({
