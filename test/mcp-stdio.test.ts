@@ -226,6 +226,21 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
     expect(await agent.call('plan_list')).toEqual({ vaults: [], truncated: false, note: expect.stringContaining('--root set to the folder above it') })
   })
 
+  it('pictures a plan as mermaid, DOT, SVG and an Obsidian canvas', async () => {
+    const root = await tempDir()
+    await writeVault({ ...Object.fromEntries(Object.entries(draftReview()).map(([file, text]) => [`notes/plans/blog/${file}`, text])), 'notes/.obsidian/app.json': '{}' }, root)
+    const agent = await stdioClient(root)
+    const vault = 'notes/plans/blog'
+    const mermaid = await agent.call('plan_graph', { vault })
+    expect(mermaid).toMatchObject({ vault, format: 'mermaid', picture: expect.stringContaining('n1 -->|"approved"| n2') })
+    expect((await agent.call('plan_graph', { vault, format: 'dot' })).picture).toMatch(/^digraph/)
+    expect((await agent.call('plan_graph', { vault, format: 'svg' })).picture).toContain('<svg')
+    const canvas = JSON.parse((await agent.call('plan_graph', { vault, format: 'canvas' })).picture)
+    // Card paths are relative to the Obsidian vault that holds the plan (`notes/`, inside the root).
+    expect(canvas.nodes.map((node: { file?: string }) => node.file).filter(Boolean).sort()).toEqual(['plans/blog/draft.md', 'plans/blog/review.md', 'plans/blog/send.md'])
+    expect(await agent.refuse('plan_graph', { vault, format: 'png' })).toMatch(/format/)
+  })
+
   it('offers the run_plan prompt for a vault', async () => {
     const agent = await stdioClient(await tempDir())
     const { prompts } = await agent.client.listPrompts()

@@ -1,11 +1,13 @@
-import { mkdir, rm } from 'node:fs/promises'
-import { dirname, relative, sep } from 'node:path'
+import { mkdir, rm, stat } from 'node:fs/promises'
+import { dirname, join, relative, sep } from 'node:path'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { PlanValidationError } from '../errors.js'
 import { loadPlan, savePlan, TRACE_FOLDER } from '../markdown-io.js'
 import { parsePlanDocument } from '../plan-document.js'
+import { toCanvas } from '../plan-canvas.js'
 import { toDot, toMermaid } from '../plan-picture.js'
+import { toSvg } from '../plan-svg.js'
 import { readRunStatus, visitsOf, type RunNext, type RunStatus } from '../run-status.js'
 import { readTrace } from '../trace.js'
 import type { PlanIssue } from '../types.js'
@@ -18,6 +20,7 @@ export interface ToolContext {
   root: string
 }
 
+const PICTURES = ['mermaid', 'dot', 'svg', 'canvas'] as const
 const PHASES = ['fresh', 'running', 'interrupted', 'waiting', 'stopped', 'completed', 'invalid'] as const
 const vaultArg = z.string().describe('the vault folder, relative to the root the server serves (plan_list shows them)')
 const issueSchema = z.object({
@@ -113,8 +116,8 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
     {
       title: 'Picture of a plan',
       description:
-        "The plan as a picture: `mermaid` (default; renders in markdown) or `dot` (Graphviz). Edge labels on the arrows, the start and terminals marked; when the vault holds a run, each note shows its visits against its budget and its status as a colour. An invalid plan is pictured too.",
-      inputSchema: { vault: vaultArg, format: z.enum(['mermaid', 'dot']).optional().describe('default mermaid') },
+        "The plan as a picture: `mermaid` (default; renders in markdown), `dot` (Graphviz's language), `svg` (drawn in-process) or `canvas` (an Obsidian .canvas document, JSON Canvas 1.0, one card per note). Edge labels on the arrows, the start and terminals marked; when the vault holds a run, each note shows its visits against its budget and its status as a colour. An invalid plan is pictured too.",
+      inputSchema: { vault: vaultArg, format: z.enum(PICTURES).optional().describe('default mermaid') },
       outputSchema: { vault: z.string(), format: z.string(), picture: z.string(), more: z.string().optional() },
       annotations: readOnly,
     },
@@ -220,13 +223,29 @@ function todoOf(status: RunStatus): string {
   return TODO[status.next.kind]
 }
 
-async function pictureOf(context: ToolContext, vault: string, format: 'mermaid' | 'dot'): Promise<ToolResult> {
+async function pictureOf(context: ToolContext, vault: string, format: (typeof PICTURES)[number]): Promise<ToolResult> {
   const path = await vaultPath(context.root, vault)
   const graph = await loadPlan(path)
   const trace = await readTrace(path)
   const state = trace ? { visits: visitsOf(trace.records) } : undefined
-  const picture = format === 'dot' ? toDot(graph, state) : toMermaid(graph, state)
+  let picture: string
+  if (format === 'svg') picture = await toSvg(graph, state)
+  else if (format === 'canvas') picture = `${JSON.stringify(toCanvas(graph, state, { folder: await folderInObsidian(context.root, path) }), null, '\t')}\n`
+  else picture = format === 'dot' ? toDot(graph, state) : toMermaid(graph, state)
   if (picture.length <= LIMITS.picture) return ok({ vault, format, picture })
-  const more = `${picture.length - LIMITS.picture} more characters: \`vaultplan graph ${vault} --write\` writes the whole picture to ${resourceUri(vault, `${TRACE_FOLDER}/plan-graph.md`)}`
+  const more = `${picture.length - LIMITS.picture} more characters: \`vaultplan graph ${vault} --format ${format} --write\` writes the whole picture into ${vault}/${TRACE_FOLDER}/`
   return ok({ vault, format, picture: picture.slice(0, LIMITS.picture), more })
+}
+
+/**
+ * The vault's folder inside the Obsidian vault that holds it (the nearest
+ * folder with `.obsidian/`, the vault itself included), for the canvas's
+ * file paths; `''` when there is none. Looks no higher than the root.
+ */
+async function folderInObsidian(root: string, vault: string): Promise<string> {
+  for (let folder = vault; folder === root || folder.startsWith(root + sep); folder = dirname(folder)) {
+    const info = await stat(join(folder, '.obsidian')).catch(() => undefined)
+    if (info?.isDirectory()) return relative(folder, vault).split(sep).join('/')
+  }
+  return ''
 }
