@@ -92,8 +92,8 @@ describe('the packed package, installed from its tarball into a fresh project', 
       "const result: RunResult = await runPlan('plan', options)",
       "const canvas = toCanvas(await loadPlan('plan'))",
       'console.log(result.status, canvas.nodes.length)',
-      '// @ts-expect-error: `query` is required, so a use without it must not type-check',
-      "await runPlan('plan', {})",
+      '// @ts-expect-error: `maxSteps` is a number, so a string must not type-check',
+      "await runPlan('plan', { maxSteps: 'many' })",
     ].join('\n')
     await writeFile(join(project, 'agent.ts'), `${agent}\n`)
     const checked = await run(join(root, 'node_modules/.bin/tsc'), ['-p', project], project)
