@@ -22,7 +22,8 @@ export interface ToolContext {
 
 const PICTURES = ['mermaid', 'dot', 'svg', 'canvas'] as const
 const PHASES = ['fresh', 'running', 'interrupted', 'waiting', 'stopped', 'completed', 'invalid'] as const
-const vaultArg = z.string().describe('the vault folder, relative to the root the server serves (plan_list shows them)')
+/** The `vault` argument every tool but plan_list takes. */
+export const vaultArg = z.string().describe('the vault folder, relative to the root the server serves (plan_list shows them)')
 const issueSchema = z.object({
   code: z.string(),
   severity: z.enum(['error', 'warning']),

@@ -6,9 +6,7 @@ import { readTrace } from '../trace.js'
 import { vaultPath } from './paths.js'
 import { guarded, ok, refusal } from './results.js'
 import { stepResultSchema, viewStep } from './step-view.js'
-import type { ToolContext } from './tools-plan.js'
-
-const vaultArg = z.string().describe('the vault folder, relative to the root the server serves (plan_list shows them)')
+import { vaultArg, type ToolContext } from './tools-plan.js'
 
 /** Registers the tools that walk a plan one note at a time: plan_next, plan_finish, plan_decide (SPEC section 9). */
 export function registerStepTools(server: McpServer, context: ToolContext): void {
