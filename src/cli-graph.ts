@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { count, displayPath, EXIT, onlyPositional, UsageError, vaultFolder, vaultReadFailure, type Io } from './cli-support.js'
+import { count, displayPath, EXIT, onlyPositional, printable, UsageError, vaultFolder, vaultReadFailure, type Io } from './cli-support.js'
 import { PlanValidationError } from './errors.js'
 import type { PictureState } from './plan-picture.js'
 
@@ -59,19 +59,20 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
   } catch (error) {
     if (!(error instanceof PlanValidationError)) throw error
     const errors = error.issues.filter((issue) => issue.severity === 'error').length
-    io.stderr.write(`vaultplan: the plan has ${count(errors, 'error')}; \`vaultplan validate ${shown}\` lists them\n`)
+    io.stderr.write(`vaultplan: the plan has ${count(errors, 'error')}; \`vaultplan validate ${printable(shown)}\` lists them\n`)
   }
   const state: PictureState | undefined = trace ? { visits: visitsOf(trace.records) } : undefined
   const text = format === 'dot' ? picture.toDot(graph, state) : picture.toMermaid(graph, state)
   if (!values.write) {
-    io.stdout.write(text)
+    // Ids and labels are text notes wrote.
+    io.stdout.write(printable(text))
     return EXIT.ok
   }
   const { writeFileAtomic } = await import('./fs-atomic.js')
   const file = join(vault, GRAPH_NOTE)
   await mkdir(join(file, '..'), { recursive: true })
   await writeFileAtomic(file, graphNote(text, trace !== undefined))
-  io.stdout.write(`wrote ${join(shown, GRAPH_NOTE)}\n`)
+  io.stdout.write(`wrote ${printable(join(shown, GRAPH_NOTE))}\n`)
   return EXIT.ok
 }
 
