@@ -107,6 +107,12 @@ export function parseNote(file: string, text: string): ParsedNote {
   const cut: [number, number][] = []
   const edges: RawEdge[] = []
   let feedback = ''
+  // Where each heading's section ends: the next heading of level <= 2, found in one backward pass.
+  const sectionEnds: number[] = []
+  for (let index = headings.length - 1, end = content.length; index >= 0; index--) {
+    sectionEnds[index] = end
+    if (headings[index]!.depth <= 2) end = headings[index]!.start
+  }
   for (const [index, heading] of headings.entries()) {
     if (heading.depth === 1 && title === undefined) {
       title = heading.text.length > MAX_TITLE_CHARS ? heading.text.trim() : inlineText(heading.text)
@@ -115,13 +121,7 @@ export function parseNote(file: string, text: string): ParsedNote {
     }
     const name = heading.depth === 2 && isSectionName(heading.text) ? inlineText(heading.text).toLowerCase() : undefined
     if (name !== 'next' && name !== 'feedback') continue
-    let end = content.length
-    for (const next of headings.slice(index + 1)) {
-      if (next.depth <= 2) {
-        end = next.start
-        break
-      }
-    }
+    const end = sectionEnds[index]!
     cut.push([heading.start, end])
     const sectionText = content.slice(heading.bodyStart, end)
     if (name === 'feedback') feedback += sectionText.trim()
@@ -165,7 +165,6 @@ interface HeadingLine {
   line: number
 }
 
-const ATX = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*\r?$/
 const FENCE_OPEN = /^ {0,3}(`{3,}|~{3,})/
 
 /**
@@ -187,13 +186,49 @@ function scanHeadings(content: string): HeadingLine[] {
       if (close && close[1]![0] === fence[0] && close[1]!.length >= fence.length && text.trim() === close[1]) fence = undefined
     } else {
       const open = FENCE_OPEN.exec(text)
-      const atx = open ? undefined : ATX.exec(text)
+      const atx = open ? undefined : readAtx(text)
       if (open && !(open[1]![0] === '`' && text.slice(open[0].length).includes('`'))) fence = open[1]
-      else if (atx) headings.push({ depth: atx[1]!.length, text: atx[2] ?? '', start, bodyStart: Math.min(end + 1, content.length), line })
+      else if (atx) headings.push({ ...atx, start, bodyStart: Math.min(end + 1, content.length), line })
     }
     start = end + 1
   }
   return headings
+}
+
+/**
+ * Reads an ATX heading line: up to three spaces, one to six `#`, then white
+ * space and the text, an optional closing run of `#` after white space. The
+ * text is what `/^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*\r?$/`
+ * captures, found without backtracking (that pattern is quadratic in a long
+ * run of white space). `undefined` when the line is no heading.
+ */
+export function readAtx(line: string): { depth: number; text: string } | undefined {
+  const body = line.endsWith('\r') ? line.slice(0, -1) : line
+  let at = 0
+  while (at < 3 && body[at] === ' ') at++
+  let depth = 0
+  while (body[at + depth] === '#') depth++
+  if (depth < 1 || depth > 6) return undefined
+  at += depth
+  let end = body.length
+  while (end > at && isBlank(body[end - 1]!)) end--
+  if (end === at) return { depth, text: '' }
+  if (!isBlank(body[at]!)) return undefined
+  while (isBlank(body[at]!)) at++
+  // A closing run of `#` after white space is not part of the text.
+  let close = end
+  while (close > at && body[close - 1] === '#') close--
+  if (close < end && close > at && isBlank(body[close - 1]!)) {
+    end = close
+    while (isBlank(body[end - 1]!)) end--
+  }
+  const text = body.slice(at, end)
+  // `.` in the pattern stops at these line breaks: such a line is no heading.
+  return /[\r\u2028\u2029]/.test(text) ? undefined : { depth, text }
+}
+
+function isBlank(char: string): boolean {
+  return char === ' ' || char === '\t'
 }
 
 /** Whether a level-2 heading may read `Next` or `Feedback`, before paying for the markdown parser. */
