@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { parseFrontmatter } from './frontmatter.js'
 import type { FileStamp } from './fs-atomic.js'
 import { markdownParser, plainText, readEdges, type RawEdge } from './next-section.js'
+import { scanHeadings } from './headings.js'
 import { countLines } from './text.js'
 import type { JudgeKind, NodeStatus, NodeType, PlanIssue } from './types.js'
 
@@ -67,8 +68,8 @@ const MAX_TITLE_CHARS = 1_000
 /** A `## Next` or `## Feedback` heading, formatting included, is short. */
 const MAX_SECTION_NAME_CHARS = 64
 
-/** Turns a vault-relative file path (`review/final.md`) into a node id (`review/final`). */
-function idFromFile(file: string): string {
+/** Turns a vault-relative file path (`review/final.md`) into a node id (`review/final`): `\\` as `/`, any case of `.md`, NFC. */
+export function idFromFile(file: string): string {
   return file.replace(/\\/g, '/').replace(/\.md$/i, '').normalize('NFC')
 }
 
@@ -101,7 +102,8 @@ export function parseNote(file: string, text: string): ParsedNote {
   const contentStart = frontmatter.split.contentStart
   const content = text.slice(contentStart)
   const lineOffset = countLines(text, contentStart)
-  const headings = scanHeadings(content)
+  // `view` is the content with Obsidian's `%% comments %%` blanked: what headings and edges are read from.
+  const { headings, view } = scanHeadings(content)
 
   let title: string | undefined
   const cut: [number, number][] = []
@@ -125,7 +127,7 @@ export function parseNote(file: string, text: string): ParsedNote {
     cut.push([heading.start, end])
     const sectionText = content.slice(heading.bodyStart, end)
     if (name === 'feedback') feedback += sectionText.trim()
-    else edges.push(...readEdges(sectionText, id.slice(0, id.lastIndexOf('/') + 1), lineOffset + heading.line, report))
+    else edges.push(...readEdges(view.slice(heading.bodyStart, end), id.slice(0, id.lastIndexOf('/') + 1), lineOffset + heading.line, report))
   }
   let body = ''
   let from = 0
@@ -153,82 +155,6 @@ export function parseNote(file: string, text: string): ParsedNote {
   if (knobs.role !== undefined) note.role = knobs.role as string
   if (knobs.judge !== undefined) note.judge = knobs.judge as JudgeKind
   return note
-}
-
-interface HeadingLine {
-  depth: number
-  text: string
-  /** Offset of the heading line and of the line after it. */
-  start: number
-  bodyStart: number
-  /** 1-based line of the heading within the content. */
-  line: number
-}
-
-const FENCE_OPEN = /^ {0,3}(`{3,}|~{3,})/
-
-/**
- * Finds the top-level ATX headings of a note, skipping fenced code. A line
- * scan, so that loading a large vault costs about as much as reading it: the
- * full markdown parser only sees the `## Next` sections.
- */
-function scanHeadings(content: string): HeadingLine[] {
-  const headings: HeadingLine[] = []
-  let fence: string | undefined
-  let line = 0
-  for (let start = 0; start < content.length; ) {
-    let end = content.indexOf('\n', start)
-    if (end === -1) end = content.length
-    const text = content.slice(start, end)
-    line++
-    if (fence !== undefined) {
-      const close = FENCE_OPEN.exec(text)
-      if (close && close[1]![0] === fence[0] && close[1]!.length >= fence.length && text.trim() === close[1]) fence = undefined
-    } else {
-      const open = FENCE_OPEN.exec(text)
-      const atx = open ? undefined : readAtx(text)
-      if (open && !(open[1]![0] === '`' && text.slice(open[0].length).includes('`'))) fence = open[1]
-      else if (atx) headings.push({ ...atx, start, bodyStart: Math.min(end + 1, content.length), line })
-    }
-    start = end + 1
-  }
-  return headings
-}
-
-/**
- * Reads an ATX heading line: up to three spaces, one to six `#`, then white
- * space and the text, an optional closing run of `#` after white space. The
- * text is what `/^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*\r?$/`
- * captures, found without backtracking (that pattern is quadratic in a long
- * run of white space). `undefined` when the line is no heading.
- */
-export function readAtx(line: string): { depth: number; text: string } | undefined {
-  const body = line.endsWith('\r') ? line.slice(0, -1) : line
-  let at = 0
-  while (at < 3 && body[at] === ' ') at++
-  let depth = 0
-  while (body[at + depth] === '#') depth++
-  if (depth < 1 || depth > 6) return undefined
-  at += depth
-  let end = body.length
-  while (end > at && isBlank(body[end - 1]!)) end--
-  if (end === at) return { depth, text: '' }
-  if (!isBlank(body[at]!)) return undefined
-  while (isBlank(body[at]!)) at++
-  // A closing run of `#` after white space is not part of the text.
-  let close = end
-  while (close > at && body[close - 1] === '#') close--
-  if (close < end && close > at && isBlank(body[close - 1]!)) {
-    end = close
-    while (isBlank(body[end - 1]!)) end--
-  }
-  const text = body.slice(at, end)
-  // `.` in the pattern stops at these line breaks: such a line is no heading.
-  return /[\r\u2028\u2029]/.test(text) ? undefined : { depth, text }
-}
-
-function isBlank(char: string): boolean {
-  return char === ' ' || char === '\t'
 }
 
 /** Whether a level-2 heading may read `Next` or `Feedback`, before paying for the markdown parser. */

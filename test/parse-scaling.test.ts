@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { parseFrontmatter, setFrontmatterStatus } from '../src/frontmatter.js'
 import { extractJson, parseGridReply } from '../src/judge-reply.js'
 import { LinkResolver } from '../src/links.js'
-import { parseNote, readAtx } from '../src/parse-note.js'
+import { readAtx } from '../src/headings.js'
+import { parseNote } from '../src/parse-note.js'
 import { parsePlanDocument, sectionHeading } from '../src/plan-document.js'
 
 /*
