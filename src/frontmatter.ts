@@ -1,4 +1,5 @@
 import { isMap, isScalar, LineCounter, parseDocument, Scalar, visit, type Document } from 'yaml'
+import { fastPathCounts } from './fast-paths.js'
 
 /** Where the frontmatter of a note sits in its text. */
 export interface FrontmatterSplit {
@@ -84,7 +85,10 @@ export function parseFrontmatter(text: string, fast = true): Frontmatter {
     return result
   }
   if (split.yaml === undefined || split.yaml.trim() === '') return result
-  if (fast && readSimpleYaml(split, result)) return result
+  if (fast && readSimpleYaml(split, result)) {
+    fastPathCounts.frontmatter++
+    return result
+  }
   const lineCounter = new LineCounter()
   const at = (offset: number) => {
     const pos = lineCounter.linePos(offset)

@@ -2,6 +2,7 @@ import type { ListItem, Nodes, Paragraph, PhrasingContent, Root } from 'mdast'
 import remarkParse from 'remark-parse'
 import wikiLinkPlugin from 'remark-wiki-link'
 import { unified } from 'unified'
+import { fastPathCounts } from './fast-paths.js'
 
 /** The markdown parser, with wikilinks; only ever given small pieces of a note (see the bounds below). */
 export const markdownParser = unified().use(remarkParse).use(wikiLinkPlugin, { aliasDivider: '|' })
@@ -74,7 +75,10 @@ export function readEdges(
     report('unreadable-next', `the \`## Next\` section ${problem.message}; write one item per line, \`- label -> [[target]]\``, lineOffset + problem.line, 1)
     return edges
   }
-  if (fast && readSimpleItems(section, folder, lineOffset, report, edges)) return edges
+  if (fast && readSimpleItems(section, folder, lineOffset, report, edges)) {
+    fastPathCounts.next++
+    return edges
+  }
   edges.length = 0
   try {
     readItems(section, markdownParser.parse(section) as Root, folder, lineOffset, report, edges)
