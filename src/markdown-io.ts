@@ -231,6 +231,7 @@ async function assertFolder(dir: string): Promise<void> {
  * status gets just that value patched.
  *
  * @returns the vault's absolute path.
+ * @throws {Error} when a node's body leaves a code fence or an Obsidian `%%` comment open: the `## Next` written after it would be hidden.
  */
 export async function savePlan(graph: PlanGraph, dir: string, options: WriteOptions = {}): Promise<string> {
   const vault = resolve(dir)
@@ -246,6 +247,10 @@ export async function savePlan(graph: PlanGraph, dir: string, options: WriteOpti
       // a new note
     }
     let text = renderNote(node)
+    // A body that leaves a code fence or an Obsidian `%%` comment open hides the `## Next` written after it.
+    if (parseNote(file, text).edges.length !== node.edges.length) {
+      throw new Error(`Cannot save \`${node.id}\`: its body leaves a code fence or an Obsidian \`%%\` comment open, which would hide the \`## Next\` written after it; close it in the body`)
+    }
     if (existing !== undefined) {
       const before = nodeFromNote(parseNote(file, existing), resolver, [])
       if (sameNode(before, node)) continue
@@ -322,11 +327,11 @@ function renderNote(node: PlanNode): string {
 
 /**
  * Escapes a title or label so that markdown reads it back as the same text:
- * emphasis, code, links, HTML and entities, a closing `#`, and what would
+ * emphasis, code, links, HTML and entities, Obsidian's `%%` comments, a closing `#`, and what would
  * open a list, quote or heading at the start of a list item.
  */
 function escapeInline(text: string): string {
-  return text.replace(/[\\`*_[\]<>&#]/g, '\\$&').replace(/^[-+]/, '\\$&').replace(/^(\d{1,9})([.)])/, '$1\\$2')
+  return text.replace(/[\\`*_[\]<>&#%]/g, '\\$&').replace(/^[-+]/, '\\$&').replace(/^(\d{1,9})([.)])/, '$1\\$2')
 }
 
 function sameNode(a: PlanNode, b: PlanNode): boolean {

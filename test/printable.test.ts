@@ -84,4 +84,15 @@ describe('the CLI prints no escape sequence a note or a model wrote', () => {
     }
     expect(JSON.parse(json.stdout).output).toBe(`done ${evil} ${hostile.overwrite}${hostile.c1}`)
   })
+
+  it('validate, whose diagnostics quote note text', async () => {
+    const dir = await writeVault({ 'a.md': note({ front: { type: 'start' }, title: 'A', next: [`[[gone\u009B2J${ESC}7]]`] }) })
+    const [cwd, name] = [dirname(dir), basename(dir)]
+    for (const args of [['validate', name], ['validate', name, '--json']]) {
+      const run = await vaultplan(args, { cwd })
+      expect(run.code).toBe(1)
+      expect(run.stdout).toContain('gone')
+      expect(hasControls(run.stdout.replace(/\n/g, ''))).toBe(false)
+    }
+  })
 })
