@@ -63,7 +63,9 @@ function copy(value: unknown, secrets: readonly string[], depth: number, seen: M
   }
   if (!isPlainCopyable(value)) return `[${redact(value.constructor?.name ?? 'object', secrets)} ${OMITTED}]`
   // A real error underneath, so that inspect prints it as one (stack first), with the original's prototype.
-  const proto = Object.getPrototypeOf(value) as object | null
+  let proto = Object.getPrototypeOf(value) as object | null
+  const slotted = value instanceof Error && !readsOnCopy(proto)
+  if (slotted) proto = Error.prototype
   const target = (value instanceof Error ? Object.setPrototypeOf(new Error(), proto) : Object.create(proto)) as Record<PropertyKey, unknown>
   seen.set(value, target)
   for (const key of Reflect.ownKeys(value)) {
@@ -81,7 +83,34 @@ function copy(value: unknown, secrets: readonly string[], depth: number, seen: M
       configurable: true,
     })
   }
+  if (slotted) {
+    for (const key of ['name', 'message'] as const) {
+      Object.defineProperty(target, key, { value: next(readSafely(value, key)), enumerable: false, writable: true, configurable: true })
+    }
+  }
   return target
+}
+
+/**
+ * Whether an error's prototype reads `name` and `message` on a copy: not so
+ * for `DOMException`, whose getters need its internal slots (a copy of one
+ * becomes a plain `Error` holding both as its own values).
+ */
+function readsOnCopy(proto: object | null): boolean {
+  try {
+    const probe = Object.setPrototypeOf(new Error(), proto) as Error
+    return typeof `${probe.name}${probe.message}` === 'string'
+  } catch {
+    return false
+  }
+}
+
+function readSafely(value: Error, key: 'name' | 'message'): string {
+  try {
+    return String(value[key])
+  } catch {
+    return ''
+  }
 }
 
 /**

@@ -85,6 +85,14 @@ describe('secrets in errors', () => {
     for (const text of everyRendering(error)) expect(text).not.toContain('hunter2')
   })
 
+  it('copies errors whose fields are getters on internal slots (DOMException) as plain errors, still printable', () => {
+    const secret = 'sk-DOM-0123456789'
+    const error = new Error('outer', { cause: new DOMException(`aborted with ${secret}`, 'AbortError') })
+    const copy = withoutSecrets(error, [secret]) as Error & { cause: Error }
+    expect(copy.cause).toMatchObject({ name: 'AbortError', message: 'aborted with ***' })
+    for (const text of everyRendering(copy)) expect(text).not.toContain(secret)
+  })
+
   it('copies any error chain without a secret, whatever holds it, and keeps everything else', () => {
     const secret = 'sk-PROP-9f8e7d6c5b'
     const text = fc.oneof(
