@@ -2,7 +2,6 @@ import { mkdir, stat } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import { parseArgs } from 'node:util'
 import { count, displayPath, EXIT, onlyPositional, printable, UsageError, vaultFolder, vaultReadFailure, type Io } from './cli-support.js'
-import { PlanValidationError } from './errors.js'
 import type { PictureState } from './plan-picture.js'
 
 export const GRAPH_HELP = `Usage: vaultplan graph <vault> [--format mermaid|dot|svg|canvas] [--write]
@@ -58,11 +57,8 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
     return vaultReadFailure(dir, error, io)
   }
   const shown = displayPath(io.cwd, vault)
-  try {
-    graph.validate()
-  } catch (error) {
-    if (!(error instanceof PlanValidationError)) throw error
-    const errors = error.issues.filter((issue) => issue.severity === 'error').length
+  const errors = graph.check().errors.length
+  if (errors > 0) {
     io.stderr.write(`vaultplan: the plan has ${count(errors, 'error')}; \`vaultplan validate ${printable(shown)}\` lists them\n`)
   }
   const state: PictureState | undefined = trace ? { visits: visitsOf(trace.records) } : undefined

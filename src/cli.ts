@@ -27,7 +27,7 @@ import { FORK_HELP, forkCommand } from './cli-fork.js'
 import { LEDGER_HELP, ledgerCommand } from './cli-ledger.js'
 import { MCP_HELP, mcpCommand } from './cli-mcp.js'
 import { SEARCH_HELP, searchCommand } from './cli-search.js'
-import { formatIssue, PlanValidationError, VaultPathError } from './errors.js'
+import { formatIssue, VaultPathError } from './errors.js'
 import type { PlanIssue } from './types.js'
 
 const commands: Record<string, Command> = {
@@ -186,14 +186,9 @@ async function validateCommand(args: string[], io: Io): Promise<number> {
     return vaultReadFailure(dir, error, io)
   }
 
-  let issues: PlanIssue[]
-  try {
-    issues = graph.validate(tools ? { tools } : {})
-  } catch (error) {
-    if (!(error instanceof PlanValidationError)) throw error
-    issues = error.issues
-  }
-  const errors = issues.filter((issue) => issue.severity === 'error').length
+  const checked = graph.check(tools ? { tools } : {})
+  const issues: PlanIssue[] = checked.issues
+  const errors = checked.errors.length
   const code = errors > 0 ? EXIT.invalid : EXIT.ok
 
   if (values.json) {

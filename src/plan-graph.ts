@@ -1,6 +1,6 @@
 import { PlanValidationError } from './errors.js'
 import type { Edge, PlanIssue, PlanNode } from './types.js'
-import { findStart, validatePlan, type ValidateOptions } from './validate.js'
+import { checkPlan, findStart, validatePlan, type ValidateOptions } from './validate.js'
 
 /** Where an edge was read from, for diagnostics; absent for graphs built in code. */
 export interface EdgeOrigin {
@@ -70,5 +70,14 @@ export class PlanGraph {
    */
   validate(options?: ValidateOptions): PlanIssue[] {
     return validatePlan(this, options)
+  }
+
+  /**
+   * Checks the plan like `validate()`, without throwing (zod's `safeParse`
+   * habit): the errors and the warnings, and every issue in file order.
+   */
+  check(options?: ValidateOptions): { errors: PlanIssue[]; warnings: PlanIssue[]; issues: PlanIssue[] } {
+    const issues = checkPlan(this, options)
+    return { errors: issues.filter((found) => found.severity === 'error'), warnings: issues.filter((found) => found.severity === 'warning'), issues }
   }
 }

@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises'
-import { PlanValidationError } from './errors.js'
 import { parseFrontmatter } from './frontmatter.js'
 import { assertFolder } from './fs-atomic.js'
 import { isVaultLocked } from './lock.js'
@@ -139,15 +138,10 @@ export async function readRunStatus(vault: string, options: RunStatusOptions = {
   if (!(Number.isInteger(maxSteps) && maxSteps >= 1)) throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${maxSteps}\``)
   await assertFolder(vault)
   const graph = await loadPlan(vault)
-  let issues: PlanIssue[]
-  let invalid = false
-  try {
-    issues = graph.validate()
-  } catch (error) {
-    if (!(error instanceof PlanValidationError)) throw error
-    issues = error.issues
-    invalid = true
-  }
+  const checked = graph.check()
+  const invalid = checked.errors.length > 0
+  // Errors only when the plan is invalid (so a run refuses it), warnings in any phase, in file order.
+  const issues: PlanIssue[] = checked.issues
   const trace = await readTrace(vault)
   const records = trace?.records ?? []
   const state = replay(records, () => undefined)

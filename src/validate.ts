@@ -46,7 +46,7 @@ export function findStart(graph: PlanGraph): { start: PlanNode | undefined; issu
  * @returns the warnings.
  * @throws {PlanValidationError} carrying every issue, when there is at least one error.
  */
-export function validatePlan(graph: PlanGraph, options: ValidateOptions = {}): PlanIssue[] {
+export function checkPlan(graph: PlanGraph, options: ValidateOptions = {}): PlanIssue[] {
   const nodeIssues: PlanIssue[] = [...(loadIssues.get(graph) ?? [])]
   const planIssues: PlanIssue[] = []
   const directed = new DirectedGraph()
@@ -120,6 +120,12 @@ export function validatePlan(graph: PlanGraph, options: ValidateOptions = {}): P
       reachable && found.node !== undefined && !reachable.has(found.node) && graph.nodes.has(found.node) ? { ...found, severity: 'warning' as const } : found,
     ),
   ].sort(byPlace)
+  return all
+}
+
+/** `checkPlan`, throwing on errors: resolves to the warnings. */
+export function validatePlan(graph: PlanGraph, options: ValidateOptions = {}): PlanIssue[] {
+  const all = checkPlan(graph, options)
   if (all.some((found) => found.severity === 'error')) throw new PlanValidationError(all)
   return all
 }

@@ -336,3 +336,35 @@ describe('validate()', () => {
     expect([error.name, error.code, error instanceof Error]).toEqual(['PlanValidationError', 'PLAN_INVALID', true])
   })
 })
+
+describe('graph.check(): the same issues as validate(), without throwing', () => {
+  const node = (id: string, targets: string[], extra: Partial<PlanNode> = {}): PlanNode => ({
+    id,
+    title: id,
+    body: '',
+    type: 'step',
+    status: 'pending',
+    maxVisits: 3,
+    frontmatter: {},
+    edges: targets.map((target) => ({ label: '', target, conditional: false })),
+    ...extra,
+  })
+
+  it('splits errors from warnings, every issue kept in file order, where validate() would throw', () => {
+    const graph = new PlanGraph([node('a', ['b'], { type: 'start' }), node('b', ['nowhere']), node('lonely', [])])
+    const checked = graph.check()
+    expect(checked.errors.map((issue) => [issue.code, issue.node])).toContainEqual(['dangling-edge', 'b'])
+    expect(checked.warnings.map((issue) => [issue.code, issue.node])).toEqual([['unreachable', 'lonely']])
+    expect(checked.issues.filter((issue) => issue.severity === 'error')).toEqual(checked.errors)
+    expect(() => graph.validate()).toThrow(PlanValidationError)
+    try {
+      graph.validate()
+    } catch (error) {
+      expect((error as PlanValidationError).issues).toEqual(checked.issues)
+    }
+  })
+
+  it('a valid plan: nothing to report', () => {
+    expect(new PlanGraph([node('a', ['b'], { type: 'start' }), node('b', [])]).check()).toEqual({ errors: [], warnings: [], issues: [] })
+  })
+})

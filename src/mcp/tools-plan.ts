@@ -2,7 +2,6 @@ import { mkdir, rm, stat } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
-import { PlanValidationError } from '../errors.js'
 import { loadPlan, savePlan, TRACE_FOLDER } from '../markdown-io.js'
 import { parsePlanDocument } from '../plan-document.js'
 import { toCanvas } from '../plan-canvas.js'
@@ -153,14 +152,9 @@ async function listVaults(context: ToolContext): Promise<ToolResult> {
 
 async function validateVault(context: ToolContext, vault: string): Promise<ToolResult> {
   const graph = await loadPlan(await vaultPath(context.root, vault))
-  let issues: PlanIssue[]
-  try {
-    issues = graph.validate()
-  } catch (error) {
-    if (!(error instanceof PlanValidationError)) throw error
-    issues = error.issues
-  }
-  const errors = issues.filter((issue) => issue.severity === 'error').length
+  const checked = graph.check()
+  const issues: PlanIssue[] = checked.issues
+  const errors = checked.errors.length
   const shown = issues.slice(0, LIMITS.issues)
   const more = issues.length > shown.length ? { more: `${issues.length - shown.length} more issues: \`vaultplan validate ${vault}\` lists them all` } : {}
   return ok({ vault, valid: errors === 0, errors, warnings: issues.length - errors, issues: shown, ...more })
