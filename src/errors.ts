@@ -38,6 +38,7 @@ export const RUN_STATE_ERROR_CODES = [
   'stale-step',
   'status-unwritable',
   'trace-format',
+  'trace-not-folder',
   'trace-outside-vault',
   'trace-too-new',
   'trace-unreadable',

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os'
-import { mkdir, readFile, realpath, rm, stat } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
+import { mkdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import lockfile from 'proper-lockfile'
 import { RunStateError } from './errors.js'
@@ -23,6 +24,8 @@ interface Holder {
 const STALE_MS = 10_000
 /** How often a runner refreshes its lock. */
 const UPDATE_MS = 1_000
+/** What proper-lockfile is told: its own takeover of old locks never happens; ours checks the holder first. */
+const NEVER_STALE_MS = 24 * 60 * 60 * 1000
 /** A lock on this machine with no live holder is abandoned once it has not been refreshed for this long. */
 const ORPHAN_MS = 3_000
 
@@ -76,7 +79,10 @@ export async function withVaultLock<T>(vault: string, fn: (lock: VaultLock) => P
  */
 export async function lockVault(vault: string): Promise<VaultLock> {
   const folder = join(vault, TRACE_FOLDER)
-  await mkdir(folder, { recursive: true })
+  await mkdir(folder, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST' && error.code !== 'ENOTDIR') throw error
+    throw new RunStateError('trace-not-folder', `\`${folder}\` is a file, not the run's folder; move it away (a run writes its trace, outputs and lock there), then run again.`, { cause: error })
+  })
   if (!isInside(await realpath(vault), await realpath(folder))) {
     throw new RunStateError('trace-outside-vault', `\`${folder}\` leads outside the vault (a symlink?); a run writes only inside its vault. Remove it and run again.`)
   }
@@ -86,7 +92,8 @@ export async function lockVault(vault: string): Promise<VaultLock> {
   const options = {
     lockfilePath: lockPath,
     realpath: false,
-    stale: STALE_MS,
+    // Never taken over by proper-lockfile's own age check: whether the holder is gone is decided below, holder first.
+    stale: NEVER_STALE_MS,
     update: UPDATE_MS,
     onCompromised: (error: Error) => {
       lost = error
@@ -100,18 +107,28 @@ export async function lockVault(vault: string): Promise<VaultLock> {
     const holder = await readHolder(holderPath)
     const refused = (who: string) =>
       new RunStateError('vault-locked', `The vault \`${vault}\` is being run by ${who}. Wait for it to finish, or stop it; a lock left by a killed process is taken over once it is ${ORPHAN_MS / 1000} s old.`, { cause: error })
-    if (holder && (holder.host !== hostname() || isAlive(holder.pid))) throw refused(`process ${holder.pid} on ${holder.host}, since ${holder.since}`)
-    // No live holder we know of: a runner killed before it wrote its name, or one that died.
-    // A live runner refreshes its lock every second; one left alone for ORPHAN_MS is abandoned.
-    release = await takeOverAbandoned(lockPath, () => lockfile.lock(vault, options), () => refused('another process'))
+    const named = holder ? `process ${holder.pid} on ${holder.host}, since ${holder.since}` : 'another process'
+    // A live holder on this machine keeps its lock however long it was paused (SIGSTOP, swapping, a blocked event loop).
+    if (holder && holder.host === hostname() && isAlive(holder.pid)) throw refused(named)
+    // Another machine's runner is gone once its lock has not been refreshed for STALE_MS; a runner of this
+    // machine killed before it wrote its name, or one that died, once ORPHAN_MS passed without a refresh.
+    const age = holder && holder.host !== hostname() ? STALE_MS : ORPHAN_MS
+    release = await takeOverAbandoned(lockPath, age, () => lockfile.lock(vault, options), () => refused(named))
   }
   const holder: Holder = { pid: process.pid, host: hostname(), since: new Date().toISOString() }
   await writeFileAtomic(holderPath, `${JSON.stringify(holder)}\n`, { fsync: false })
   const real = await realpath(vault)
   heldHere.add(real)
+  const ours = `${JSON.stringify(holder)}\n`
   return {
     check() {
       if (lost) throw new RunStateError('vault-lock-lost', `Lost the lock of \`${vault}\`: ${lost.message}`, { cause: lost })
+      // Read each time, not only when the refresh timer runs: a runner paused past a takeover must not write on waking.
+      const now = readHolderNow(holderPath)
+      if (now !== ours) {
+        lost = new Error(now === undefined ? 'its holder file is gone' : `it is held by ${now.trim()} now`)
+        throw new RunStateError('vault-lock-lost', `Lost the lock of \`${vault}\`: ${lost.message}. Nothing more is written; run the vault again once the other run is done.`)
+      }
     },
     async release() {
       heldHere.delete(real)
@@ -151,14 +168,36 @@ export async function isVaultLocked(vault: string): Promise<boolean> {
   return !holder || holder.host !== hostname() || isAlive(holder.pid)
 }
 
-/** Waits (a few seconds at most) for a lock nobody refreshes to age past ORPHAN_MS, then takes it. */
-async function takeOverAbandoned(lockPath: string, lock: () => Promise<() => Promise<void>>, refused: () => Error): Promise<() => Promise<void>> {
-  const deadline = Date.now() + ORPHAN_MS + 2 * UPDATE_MS
+/** The holder file as it is on disk now: a small regular file of our own, read synchronously. */
+function readHolderNow(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Waits (a few seconds at most) for a lock nobody refreshes to age past
+ * `age`, then takes it. The abandoned lock is moved aside by one rename,
+ * which only one of several runners racing for it can do; the others find
+ * the fresh lock of the winner and are refused.
+ */
+async function takeOverAbandoned(lockPath: string, age: number, lock: () => Promise<() => Promise<void>>, refused: () => Error): Promise<() => Promise<void>> {
+  const deadline = Date.now() + age + 2 * UPDATE_MS
   for (;;) {
     const info = await stat(lockPath).catch(() => undefined)
-    if (!info || Date.now() - info.mtimeMs > ORPHAN_MS) {
-      await rm(lockPath, { recursive: true, force: true })
-      return lock()
+    if (!info || Date.now() - info.mtimeMs > age) {
+      const aside = `${lockPath}.abandoned-${process.pid}-${Date.now()}`
+      const moved = info ? await rename(lockPath, aside).then(() => true, () => false) : true
+      if (!moved) throw refused()
+      await rm(aside, { recursive: true, force: true })
+      try {
+        return await lock()
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ELOCKED') throw refused()
+        throw error
+      }
     }
     if (Date.now() > deadline) throw refused()
     await new Promise((resolve) => setTimeout(resolve, UPDATE_MS / 4))

@@ -1,4 +1,5 @@
-import { mkdir, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, utimes, writeFile } from 'node:fs/promises'
+import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { RunStateError, runPlan } from 'vaultplan'
@@ -36,5 +37,58 @@ describe('one runner per vault', () => {
     expect(second).toBeInstanceOf(RunStateError)
     expect((second as RunStateError).code).toBe('vault-locked')
     expect((second as Error).message).toContain(`process ${process.pid} on `)
+  })
+})
+
+describe('takeovers: only of a holder that is gone, by one runner only', () => {
+  it('two runners started together on an abandoned lock: exactly one takes it, the other is refused naming the vault', async () => {
+    const vault = await writeVault(plan)
+    const lock = join(vault, '00_plan-trace/.lock')
+    await mkdir(lock, { recursive: true })
+    await writeFile(join(vault, '00_plan-trace/.lock-holder.json'), JSON.stringify({ pid: 999_999_999, host: hostname(), since: 'yesterday' }))
+    const old = new Date(Date.now() - 60_000)
+    await utimes(lock, old, old)
+    const slow = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      return 'done'
+    }
+    const outcomes = await Promise.allSettled([runPlan(vault, { query: 'q', work: slow, fsync: false }), runPlan(vault, { query: 'q', work: slow, fsync: false })])
+    expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected'])
+    const refused = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult
+    expect(refused.reason).toBeInstanceOf(RunStateError)
+    expect(refused.reason).toMatchObject({ code: 'vault-locked' })
+    // The hop was worked and recorded once.
+    const trace = await readFile(join(vault, '00_plan-trace/trace.md'), 'utf8')
+    expect(trace.match(/^## Step /gm)).toHaveLength(1)
+  })
+
+  it('a live holder on this machine keeps its lock however old its refresh (a paused runner), and is named', async () => {
+    const vault = await writeVault(plan)
+    const lock = join(vault, '00_plan-trace/.lock')
+    await mkdir(lock, { recursive: true })
+    // A process that lives (our parent), as a runner paused by SIGSTOP would.
+    await writeFile(join(vault, '00_plan-trace/.lock-holder.json'), JSON.stringify({ pid: process.ppid, host: hostname(), since: 'an hour ago' }))
+    const old = new Date(Date.now() - 60_000)
+    await utimes(lock, old, old)
+    await expect(runPlan(vault, { query: 'q', work, fsync: false })).rejects.toMatchObject({ name: 'RunStateError', code: 'vault-locked', message: expect.stringContaining(`process ${process.ppid}`) })
+  })
+
+  it('a runner whose lock was taken over stops before its next write', async () => {
+    const vault = await writeVault({ 'a.md': '---\ntype: start\n---\n# A\n\n## Next\n- [[b]]\n', 'b.md': '# B\n' })
+    const holder = join(vault, '00_plan-trace/.lock-holder.json')
+    const stolen = async () => {
+      // What a takeover from another machine leaves: another holder's name.
+      await writeFile(holder, `${JSON.stringify({ pid: 1, host: 'elsewhere', since: 'now' })}\n`)
+      return 'done'
+    }
+    await expect(runPlan(vault, { query: 'q', work: stolen, fsync: false })).rejects.toMatchObject({ name: 'RunStateError', code: 'vault-lock-lost' })
+    const trace = await readFile(join(vault, '00_plan-trace/trace.md'), 'utf8')
+    expect(trace).not.toMatch(/^## Step /m)
+  })
+
+  it('a file named 00_plan-trace is named as the problem, never a raw EEXIST', async () => {
+    const vault = await writeVault({ ...plan, '00_plan-trace': 'not a folder' })
+    await expect(runPlan(vault, { query: 'q', work, fsync: false })).rejects.toMatchObject({ name: 'RunStateError', code: 'trace-not-folder' })
+    expect(await readFile(join(vault, '00_plan-trace'), 'utf8')).toBe('not a folder')
   })
 })

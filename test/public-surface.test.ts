@@ -61,6 +61,7 @@ it('pins the error codes', async () => {
     'stale-step',
     'status-unwritable',
     'trace-format',
+    'trace-not-folder',
     'trace-outside-vault',
     'trace-too-new',
     'trace-unreadable',
