@@ -1,6 +1,4 @@
-import { join } from 'node:path'
 import { StepError } from './errors.js'
-import { removeStaleTempFiles } from './fs-atomic.js'
 import { createLLM, ModelConfigError, resolveModelConfig } from './llm-client.js'
 import { lockVault } from './lock.js'
 import type { PlanGraph } from './plan-graph.js'
@@ -8,7 +6,6 @@ import { RunDriver } from './run-driver.js'
 import { checkOptions, DEFAULTS, type RunOptions, type RunResult } from './run-options.js'
 import { prepareRunVault } from './run-vault.js'
 import { runTelemetry } from './telemetry.js'
-import { tracePaths } from './trace.js'
 import { conditionsOf } from './transitions.js'
 import type { CallLLM, PlanNode, StepInput } from './types.js'
 import { VaultSession } from './vault-session.js'
@@ -47,7 +44,6 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
     const session = await VaultSession.open(prepared.vault, sessionOptions)
     let driver: RunDriver | undefined
     try {
-      await removeStaleTempFilesIn(prepared.vault, session)
       driver = await RunDriver.open(prepared.vault, session, lock, {
         query: options.query,
         llm: options.llm,
@@ -118,10 +114,3 @@ function checkModels(node: PlanNode, options: RunOptions): void {
   const human = node.judge === 'human' && node.edges.length > 0
   if (!human && conditionsOf(node, options.predicates).some((label) => label !== 'next')) resolveModelConfig(node.role ?? 'transition')
 }
-
-async function removeStaleTempFilesIn(vault: string, session: VaultSession): Promise<void> {
-  const folders = new Set([vault, tracePaths(vault).folder, tracePaths(vault).outputs])
-  for (const node of session.graph.nodes.values()) if (node.file?.includes('/')) folders.add(join(vault, node.file.slice(0, node.file.lastIndexOf('/'))))
-  await Promise.all([...folders].map((folder) => removeStaleTempFiles(folder)))
-}
-

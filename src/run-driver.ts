@@ -109,6 +109,19 @@ export class RunDriver {
     return driver
   }
 
+  /**
+   * A person's decision is recorded before its boxes are cleared and its note
+   * set `done` (so a tick is never lost): a kill in between leaves the note
+   * waiting and ticked after its hop. Finish that first.
+   */
+  private async finishDecision(): Promise<void> {
+    const last = this.state.lastRecord
+    if (last?.kind !== 'hop' || last.decidedBy !== 'human') return
+    if (this.session.graph.nodes.get(last.node)?.status !== 'waiting') return
+    await this.session.emptyBoxes(last.node)
+    await this.session.setStatus(last.node, 'done')
+  }
+
   /** Says the run starts or resumes (`start` event); a new run says it at its first claim. */
   begin(): void {
     if (this.traced) this.emit({ type: 'start', runId: this.runId, resumed: true })
@@ -125,6 +138,7 @@ export class RunDriver {
    * A saved output is judged and a ticked box followed on the way.
    */
   async next(): Promise<Step> {
+    await this.finishDecision()
     for (;;) {
       this.lock.check()
       this.options.signal?.throwIfAborted()

@@ -1,5 +1,7 @@
+import { join } from 'node:path'
 import { RunStateError } from './errors.js'
-import { archiveInterrupted, archiveTrace, findOutputOfStep, outputFile, readOutput, readTrace, type SavedOutput, type TraceHeader, type TraceRecord } from './trace.js'
+import { removeStaleTempFiles } from './fs-atomic.js'
+import { archiveInterrupted, archiveTrace, findOutputOfStep, outputFile, readOutput, readTrace, tracePaths, type SavedOutput, type TraceHeader, type TraceRecord } from './trace.js'
 import { clipLine } from './run-words.js'
 import type { VaultSession } from './vault-session.js'
 
@@ -19,6 +21,7 @@ export async function openRun(
   options: { fresh: boolean; query?: string | undefined },
 ): Promise<{ trace: { header: TraceHeader; records: TraceRecord[] } | undefined; outputs: Map<string, string> }> {
   session.validate()
+  await removeStaleTempFilesIn(vault, session)
   let trace = await readTrace(vault)
   // A `fresh` start killed while it archived the old run: finish the archive; the old run is over.
   if (trace && (await archiveInterrupted(vault, trace.header.run))) {
@@ -52,3 +55,11 @@ export async function pendingOutput(vault: string, steps: number): Promise<(Save
   const saved = file === undefined ? undefined : await readOutput(vault, file)
   return file !== undefined && saved ? { ...saved, file } : undefined
 }
+
+/** Temp files a killed write left behind (every call may follow a kill: runPlan's and the stepping calls alike). */
+async function removeStaleTempFilesIn(vault: string, session: VaultSession): Promise<void> {
+  const folders = new Set([vault, tracePaths(vault).folder, tracePaths(vault).outputs])
+  for (const node of session.graph.nodes.values()) if (node.file?.includes('/')) folders.add(join(vault, node.file.slice(0, node.file.lastIndexOf('/'))))
+  await Promise.all([...folders].map((folder) => removeStaleTempFiles(folder)))
+}
+

@@ -200,6 +200,22 @@ describe('people decide: a human note and decide()', () => {
     expect(await read(dir, 'review.md')).toContain('- [ ] approved')
   })
 
+  it('a kill after the decision was recorded, before its boxes were cleared: the next call finishes it', async () => {
+    const dir = await writeVault(humanReview())
+    let step = work(await nextStep(dir, { ...options, query }))
+    step = work(await completeStep(dir, step.key, { output: 'd' }, options))
+    await completeStep(dir, step.key, { output: 'r' }, options)
+    await decide(dir, 'review', { edge: 'approved' })
+    const ticked = await read(dir, 'review.md')
+    const send = work(await nextStep(dir, options))
+    // As the kill would leave it: the hop recorded, the note still waiting with its box ticked.
+    const { writeFile } = await import('node:fs/promises')
+    await writeFile(join(dir, 'review.md'), ticked)
+    expect(work(await nextStep(dir, options))).toEqual(send)
+    expect(await read(dir, 'review.md')).toBe(ticked.replace('status: waiting', 'status: done').replace('- [x] approved', '- [ ] approved'))
+    expect((await records(dir)).filter((record) => record.decidedBy === 'human')).toHaveLength(1)
+  })
+
   it('decide with feedback appends it to the section (or adds the section), changing no other byte', async () => {
     const dir = await writeVault(humanReview())
     let step = work(await nextStep(dir, { ...options, query }))
