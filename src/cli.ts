@@ -21,6 +21,7 @@ import {
 import { RUN_HELP, runCommand } from './cli-run.js'
 import { STATUS_HELP, statusCommand } from './cli-status.js'
 import { GRAPH_HELP, graphCommand } from './cli-graph.js'
+import { QUEUE_HELP, queueCommand, WORKER_HELP, workerCommand } from './cli-worker.js'
 import { formatIssue, PlanValidationError } from './errors.js'
 import type { PlanIssue } from './types.js'
 
@@ -55,6 +56,16 @@ Exit codes: 0 valid (warnings allowed), 1 the plan has errors,
     summary: 'print the plan as a mermaid or DOT picture, run state included',
     help: GRAPH_HELP,
     run: graphCommand,
+  },
+  worker: {
+    summary: 'work hops of queued runs from PostgreSQL (pg-boss), many workers at once',
+    help: WORKER_HELP,
+    run: workerCommand,
+  },
+  queue: {
+    summary: "show the run queue: 'queue status' counts queued, in flight, waiting, failed",
+    help: QUEUE_HELP,
+    run: queueCommand,
   },
 }
 

@@ -31,3 +31,7 @@ it('exports exactly these names', async () => {
 it('exports exactly these names from vaultplan/ai-sdk', async () => {
   expect(Object.keys(await import('vaultplan/ai-sdk')).sort()).toEqual(['llmFromAISDK', 'toolsFromAISDK'])
 })
+
+it('exports exactly these names from vaultplan/queue', async () => {
+  expect(Object.keys(await import('vaultplan/queue')).sort()).toEqual(['RunQueue', 'enqueueRun', 'readQueueStatus', 'resumeRun', 'startWorker'])
+})
