@@ -20,7 +20,8 @@ Options:
   -h, --help           show this help
 
 Needs pg-boss 10 (npm install pg-boss@10). Exit codes: 0 stopped by a
-signal, 2 bad usage or no model configured.`
+signal, 1 the queue's database cannot be used, 2 bad usage or no model
+configured.`
 
 export const QUEUE_HELP = `Usage: vaultplan queue status --queue <postgres url> [--json]
 
@@ -34,7 +35,7 @@ Options:
   --json               print the counts as JSON
   -h, --help           show this help
 
-Exit codes: 0 shown, 2 bad usage.`
+Exit codes: 0 shown, 1 the queue's database cannot be used, 2 bad usage.`
 
 /** `vaultplan worker`: works hop jobs from the queue until a signal stops it. */
 export async function workerCommand(args: string[], io: Io): Promise<number> {
@@ -73,7 +74,12 @@ export async function workerCommand(args: string[], io: Io): Promise<number> {
   }
   if (maxSteps !== undefined) options.maxSteps = maxSteps
   if (values['queue-name'] !== undefined) options.queue = values['queue-name']
-  const worker = await startWorker(url, options)
+  let worker
+  try {
+    worker = await startWorker(url, options)
+  } catch (error) {
+    return unreachable(url, error, io)
+  }
   io.stderr.write(`vaultplan worker: queue ${worker.queue.name} on ${shownUrl(url)}, ${concurrency} at a time (Ctrl-C stops)\n`)
   await new Promise<void>((done) => {
     const stop = () => {
@@ -105,7 +111,12 @@ export async function queueCommand(args: string[], io: Io): Promise<number> {
   }
   const url = queueUrl(values.queue, io)
   const { readQueueStatus } = await import('./queue/index.js')
-  const status = await readQueueStatus(url, values['queue-name'] === undefined ? {} : { queue: values['queue-name'] })
+  let status
+  try {
+    status = await readQueueStatus(url, values['queue-name'] === undefined ? {} : { queue: values['queue-name'] })
+  } catch (error) {
+    return unreachable(url, error, io)
+  }
   if (values.json) {
     io.stdout.write(`${JSON.stringify(status, null, 2)}\n`)
     return EXIT.ok
@@ -131,6 +142,13 @@ export function hopLine(hop: HopReport): string {
     superseded: 'superseded: another worker took this hop over after it expired',
   }[hop.outcome]
   return `${new Date().toISOString()}  ${hop.vault}  ${worked}  -> ${outcome}  ${(hop.ms / 1000).toFixed(2)}s`
+}
+
+/** The database could not be reached or set up (refused, wrong password, pg-boss missing): one line, exit 1. */
+function unreachable(url: string, error: unknown, io: Io): number {
+  const message = error instanceof Error ? error.message || (error as NodeJS.ErrnoException).code || error.name : String(error)
+  io.stderr.write(`vaultplan: cannot use the queue at ${shownUrl(url)}: ${message}\n`)
+  return EXIT.invalid
 }
 
 function queueUrl(given: string | undefined, io: Io): string {

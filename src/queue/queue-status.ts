@@ -23,8 +23,9 @@ const SHOWN_FAILURES = 20
 
 /**
  * Counts the runs of a queue: queued, in flight, waiting for a person,
- * completed, stopped, failed (with the latest failures and why). Reads
- * only.
+ * completed, stopped, failed (with the latest failures and why). Changes
+ * no run (a connection installs pg-boss's schema and the queue when they
+ * are missing, as every connection does).
  *
  * @param connection - a postgres URL, pg-boss options, or an open `RunQueue`
  */

@@ -72,10 +72,10 @@ export class RunQueue {
   static async open(connection: QueueConnection, options: RunQueueOptions = {}, bossOptions: PgBoss.ConstructorOptions = {}): Promise<RunQueue> {
     const settings = { ...DEFAULTS, ...options }
     checkSettings(settings)
-    const fields: Record<string, unknown> = typeof connection === 'string' ? { connectionString: connection } : { ...connection }
     if (typeof connection !== 'string' && (connection === null || typeof connection !== 'object')) {
       throw new TypeError(`Expected the connection to be a postgres URL or pg-boss options, got \`${String(connection)}\``)
     }
+    const fields: Record<string, unknown> = typeof connection === 'string' ? { connectionString: connection } : { ...connection }
     if ('db' in fields) {
       throw new TypeError('Expected connection fields or a URL, got a `db` adapter: a hop runs its own transaction on a pg client, which an adapter cannot give')
     }

@@ -153,8 +153,9 @@ export async function startWorker(connection: QueueConnection, options: StartWor
     (stopped ??= (async () => {
       stopping = true
       sleeper.wake()
-      await Promise.all([fetching, watching])
+      // From now on, not after the loops end: a full worker's loop waits for a hop in flight.
       const timer = setTimeout(() => controller.abort(new Error('the worker stopped')), stopOptions.timeoutMs ?? DEFAULTS.stopTimeoutMs)
+      await Promise.all([fetching, watching])
       await Promise.allSettled([...inFlight])
       clearTimeout(timer)
       await queue.close()
