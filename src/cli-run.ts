@@ -19,7 +19,8 @@ Options:
   --fresh            start over: statuses reset, the old trace archived
   --wait             when a person must decide, wait for the box to be ticked and go on
   --no-fsync         do not flush writes to the disk (faster; a power cut may lose the last hop)
-  --json             print the result as JSON on stdout (progress goes to stderr)
+  --json             print NDJSON on stdout: one event per line, then one result
+                     (or one error object: name, code, message)
   -h, --help         show this help
 
 Exit codes: 0 completed, 1 invalid plan or failed step, 2 bad usage or no model
@@ -52,14 +53,34 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
     if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new UsageError(`--max-steps takes an integer from 1 up, got '${values['max-steps']}'`)
   }
   const runVault = values['run-vault'] === undefined ? undefined : resolve(io.cwd, values['run-vault'])
-  const { readTrace } = await import('./trace.js')
-  const recorded = values.fresh ? undefined : await readTrace(runVault ?? vault).catch(() => undefined)
-  const query = values.query ?? recorded?.header.query
-  if (query === undefined) throw new UsageError('--query is required for a new run')
+  const json = values.json === true
+  const fail = (error: unknown, code: number, text: string) => {
+    if (json) io.stdout.write(`${JSON.stringify(errorObject(error))}\n`)
+    io.stderr.write(text)
+    return code
+  }
+  const [{ readRunStatus }, { createLLM, ModelConfigError, resolveModelConfig }, { runPlan }] = await Promise.all([import('./run-status.js'), import('./llm-client.js'), import('./executor.js')])
+  // Where the run stands decides what is needed: a query for a new run, a model for one that works.
+  const target = runVault !== undefined && (await stat(runVault).catch(() => undefined))?.isDirectory() ? runVault : vault
+  let status
+  try {
+    status = await readRunStatus(target)
+  } catch (error) {
+    if (error instanceof RunStateError) return fail(error, EXIT.invalid, `vaultplan: ${error.message}\n`)
+    throw error
+  }
+  const fresh = values.fresh === true || status.run === null || target !== (runVault ?? vault)
+  if (fresh && values.query === undefined) throw new UsageError('--query is required for a new run')
+  if (fresh || ['work', 'judge', 'waiting', 'fresh'].includes(status.next.kind)) {
+    try {
+      resolveModelConfig('action', io.env)
+    } catch (error) {
+      if (!(error instanceof ModelConfigError)) throw error
+      return fail(error, EXIT.usage, `vaultplan: ${error.message}\nNothing was written; set the variables and run again.\n`)
+    }
+  }
 
-  const { createLLM, ModelConfigError } = await import('./llm-client.js')
-
-  const progress = values.json ? io.stderr : io.stdout
+  const progress = json ? undefined : io.stdout
   const controller = new AbortController()
   // \`on\`, not \`once\`: proper-lockfile's signal-exit re-raises a signal when no other listener is left.
   const interrupt = () => {
@@ -68,53 +89,52 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
   }
   process.on('SIGINT', interrupt)
   process.on('SIGTERM', interrupt)
-  const { runPlan } = await import('./executor.js')
   const shownVault = displayPath(io.cwd, runVault ?? vault)
   try {
     for (let round = 0; ; round++) {
       const options: Parameters<typeof runPlan>[1] = {
-        query,
         llm: createLLM({ env: io.env }),
         signal: controller.signal,
-        onEvent: reporter(progress),
+        onEvent: json ? (event) => io.stdout.write(`${JSON.stringify(event)}\n`) : reporter(io.stdout),
         fsync: !values['no-fsync'],
         fresh: values.fresh === true && round === 0,
       }
+      if (values.query !== undefined && round === 0) options.query = values.query
       if (maxSteps !== undefined) options.maxSteps = maxSteps
       if (runVault !== undefined) options.runVault = runVault
       const result = await runPlan(vault, options)
       if (result.status === 'waiting' && values.wait) {
         await waitForEdit(result, controller.signal, () =>
-          progress.write(`Waiting: ${result.reason}\n(--wait: watching the note; Ctrl-C to stop, the run stays resumable)\n`),
+          (progress ?? io.stderr).write(`Waiting: ${result.reason}\n(--wait: watching the note; Ctrl-C to stop, the run stays resumable)\n`),
         )
         continue
       }
-      return finish(result, values.json === true, io)
+      return finish(result, json, io)
     }
   } catch (error) {
-    if (controller.signal.aborted) {
-      io.stderr.write(`\nInterrupted. The vault is resumable: run \`vaultplan run ${shownVault}\` again to go on.\n`)
-      return EXIT.interrupted
-    }
+    if (controller.signal.aborted) return fail(error, EXIT.interrupted, `\nInterrupted. The vault is resumable: run \`vaultplan run ${shownVault}\` again to go on.\n`)
     if (error instanceof ModelConfigError) {
       // Only a run that needs a model asks for one: a completed vault answers without.
-      io.stderr.write(`vaultplan: ${error.message}\nThe vault is resumable: set the variables and run again.\n`)
-      return EXIT.usage
+      return fail(error, EXIT.usage, `vaultplan: ${error.message}\nThe vault is resumable: set the variables and run again.\n`)
     }
     if (error instanceof PlanValidationError) {
-      for (const issue of error.issues) io.stderr.write(`${formatIssue(issue)}\n`)
-      io.stderr.write(`vaultplan: the plan is invalid; fix the notes above and run again.\n`)
-      return EXIT.invalid
+      return fail(error, EXIT.invalid, `${error.issues.map((issue) => `${formatIssue(issue)}\n`).join('')}vaultplan: the plan is invalid; fix the notes above and run again.\n`)
     }
     if (error instanceof StepError || error instanceof RunStateError || (error instanceof Error && error.name === 'LLMError')) {
-      io.stderr.write(`vaultplan: ${error.message}\n`)
-      return EXIT.invalid
+      return fail(error, EXIT.invalid, `vaultplan: ${error.message}\n`)
     }
     throw error
   } finally {
     process.off('SIGINT', interrupt)
     process.off('SIGTERM', interrupt)
   }
+}
+
+/** The error line of `--json`: what a program needs to branch on, never a stack. */
+function errorObject(error: unknown): { name: string; code?: string; message: string } {
+  const { name, message } = error instanceof Error ? error : { name: 'Error', message: String(error) }
+  const code = (error as { code?: unknown } | undefined)?.code
+  return typeof code === 'string' ? { name, code, message } : { name, message }
 }
 
 /** Prints one line per hop: step, node, visit, edge, who decided, time spent. */
@@ -139,10 +159,17 @@ function reporter(out: Io['stdout']): (event: RunEvent) => void {
 }
 
 function finish(result: RunResult, json: boolean, io: Io): number {
-  if (json) io.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
+  if (json) io.stdout.write(`${JSON.stringify({ type: 'result', ...result })}\n`)
   else {
-    const excerpt = result.output.length > 2000 ? `${result.output.slice(0, 2000)}\n[...]` : result.output
-    io.stdout.write(`\n${result.status} after ${result.steps} step${result.steps === 1 ? '' : 's'} at ${result.lastNode}${result.reason ? `\n${result.reason}` : ''}\n\n${excerpt}\n\n`)
+    io.stdout.write(`\n${result.status} after ${result.steps} step${result.steps === 1 ? '' : 's'} at ${result.lastNode}${result.reason ? `\n${result.reason}` : ''}\n\n`)
+    if (result.status === 'waiting') {
+      // The output of the note that waits is not a result: say what to decide, and where.
+      for (const note of result.waiting ?? []) io.stdout.write(`Waiting: ${note.file} (choices: ${note.choices.join(', ')})\n`)
+      io.stdout.write('\n')
+    } else {
+      const excerpt = result.output.length > 2000 ? `${result.output.slice(0, 2000)}\n[...]` : result.output
+      io.stdout.write(`${excerpt}\n\n`)
+    }
     io.stdout.write(`Open ${displayPath(io.cwd, result.runVault)} in Obsidian to see the statuses and 00_plan-trace/trace.md.\n`)
   }
   return result.status === 'completed' ? EXIT.ok : result.status === 'waiting' ? EXIT.waiting : EXIT.stopped

@@ -27,7 +27,7 @@ export async function statusCommand(args: string[], io: Io): Promise<number> {
   const { readRunStatus } = await import('./run-status.js')
   let status: RunStatus
   try {
-    status = await readRunStatus(vault, { shownAs: shown })
+    status = await readRunStatus(vault)
   } catch (error) {
     return vaultReadFailure(dir, error, io)
   }
@@ -38,6 +38,75 @@ export async function statusCommand(args: string[], io: Io): Promise<number> {
   }
   io.stdout.write(render(status, shown, painter(io)))
   return code
+}
+
+/**
+ * What to do next, as a sentence naming the commands to type, rendered from
+ * `status.next` (the library gives data; the CLI words it).
+ *
+ * @param shown - the vault as the user typed it
+ */
+export function nextSentence(status: RunStatus, shown: string): string {
+  const run = `vaultplan run ${shellWord(shown)}`
+  const next = status.next
+  const fileOf = (id: string | undefined) => status.nodes.find((node) => node.id === id)?.file ?? `${id}.md`
+  switch (next.kind) {
+    case 'invalid': {
+      const errors = status.issues.filter((issue) => issue.severity === 'error')
+      // An error at a line is usually the cause of those about the whole plan (a dangling edge leaves a loop without exit).
+      const first = errors.find((issue) => issue.line !== undefined) ?? errors[0]
+      const place = first?.file !== undefined ? `\`${join(shown, first.file)}\`${first.line !== undefined ? ` line ${first.line}` : ''}: ` : ''
+      const where = first ? ` (start with ${place}${first.message})` : ''
+      return `Fix the plan's ${errors.length === 1 ? 'error' : `${errors.length} errors`}${where}, then check with \`vaultplan validate ${shellWord(shown)}\`; a run refuses an invalid plan, and the vault stays resumable.`
+    }
+    case 'fresh':
+      return `Start the run: \`${run} --query "..."\`.${next.node === undefined ? '' : ` It starts at \`${next.node}\`.`}`
+    case 'two-active': {
+      const files = (next.nodes ?? []).map((id) => `\`${fileOf(id)}\``).join(', ')
+      return `Two notes are \`status: active\` (${files}); a run is at one node at a time. Set all but one to \`done\` or \`pending\`, then \`${run}\`.`
+    }
+    case 'work':
+    case 'judge':
+      if (next.missing) return `The run is at \`${next.node}\`, but the vault has no such note any more. Restore it, or set another note \`status: active\` to move the run there, then \`${run}\`.`
+      if (status.phase === 'stopped' && status.budget === 'max_visits') {
+        return `\`max_visits\` of \`${status.node}\` is ${status.nodes.find((node) => node.id === status.node)?.maxVisits} now, enough for visit ${status.visit}: \`${run}\` to go on.`
+      }
+      if (status.phase === 'stopped') return stepBudgetSentence(status, run)
+      if (status.phase === 'running') return `A run is working in the vault now, at \`${next.node}\` (visit ${next.visit}); watch it in your notes app, or ask for the status again later.`
+      return `Resume the run: \`${run}\` (it goes on at \`${next.node}\`, visit ${next.visit}).`
+    case 'waiting': {
+      if (status.phase !== 'waiting') return `\`${run}\``
+      const where = `\`${join(shown, status.file)}\``
+      const ticked = status.boxes.filter((box) => box.checked)
+      const unboxed = status.boxes.find((box) => !box.box)
+      // An item written without a box is ticked by writing one: `- [x] approved -> [[send]]`.
+      const how = unboxed ? `; an item without a box is ticked by writing one: \`- [x] ${boxLabel(unboxed)}\`` : ''
+      if (ticked.length === 0) return `Tick one box under \`## Next\` in ${where}${how} (write under \`## Feedback\` if you like), then \`${run}\`.`
+      if (ticked.length === 1) return `\`${boxLabel(ticked[0]!)}\` is ticked: \`${run}\` to go on along it.`
+      return `${ticked.length} boxes are ticked in ${where}; untick all but one, then \`${run}\`.`
+    }
+    case 'stopped':
+      if (status.phase === 'stopped' && status.budget === 'maxSteps') return stepBudgetSentence(status, run)
+      return `Raise \`max_visits\` in \`${join(shown, fileOf(next.node))}\` above ${(next.visit ?? 1) - 1} (or change the plan), then \`${run}\`.`
+    case 'completed':
+      return `Nothing to do: the run is complete. Read \`${join(shown, '00_plan-trace', 'final.md')}\`, or start over with \`${run} --fresh\`.`
+    case 'plan':
+      return `A proposal waits to be revised: \`${run}\`.`
+  }
+}
+
+function stepBudgetSentence(status: RunStatus, run: string): string {
+  const steps = status.run?.steps ?? 0
+  return `Run again with a larger step budget: \`${run} --max-steps ${Math.max(steps * 2, steps + 10)}\`.`
+}
+
+function boxLabel(box: { label: string; target: string }): string {
+  return `${box.label || 'next'} -> [[${box.target}]]`
+}
+
+/** A word for a POSIX shell: as it is when it is safe, else single-quoted. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
 }
 
 /** The status for a person: a headline, the nodes as a table, the last hops, the phase's details, what to do next. */
@@ -60,7 +129,7 @@ function render(status: RunStatus, shown: string, paint: Paint): string {
   } else if (status.issues.length > 0) {
     out.push('', `${count(status.issues.length, 'warning')}: \`vaultplan validate ${shown}\` lists them.`)
   }
-  out.push('', `Next: ${status.next}`)
+  out.push('', `Next: ${nextSentence(status, shown)}`)
   return `${out.join('\n')}\n`
 }
 

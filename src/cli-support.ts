@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises'
 import { isAbsolute, relative, resolve } from 'node:path'
-import { RunStateError } from './errors.js'
+import { RunStateError, VaultPathError } from './errors.js'
+import { assertFolder } from './fs-atomic.js'
 
 /** Exit codes; 70 is sysexits' EX_SOFTWARE. */
 export const EXIT = { ok: 0, invalid: 1, usage: 2, stopped: 3, waiting: 4, internal: 70, interrupted: 130 } as const
@@ -25,10 +26,6 @@ export class UsageError extends Error {
   override name = 'UsageError'
 }
 
-/** The vault path is missing, not a folder, or unreadable: reported in one line, exit 2. */
-export class VaultPathError extends Error {
-  override name = 'VaultPathError'
-}
 
 /** The one positional a command takes; a usage error when there is none or more. */
 export function onlyPositional(positionals: string[], what: string): string {
@@ -42,16 +39,7 @@ export function onlyPositional(positionals: string[], what: string): string {
 /** Resolves `dir` against the working directory; a `VaultPathError` naming it when it is no folder. */
 export async function vaultFolder(dir: string, io: Io): Promise<string> {
   const vault = resolve(io.cwd, dir)
-  let info
-  try {
-    info = await stat(vault)
-  } catch (error) {
-    if (isSystemError(error) && error.code === 'ENOENT') {
-      throw new VaultPathError(`\`${dir}\` does not exist; pass the folder that holds the plan's notes`)
-    }
-    throw new VaultPathError(`cannot read \`${dir}\`: ${(error as Error).message}`)
-  }
-  if (!info.isDirectory()) throw new VaultPathError(`\`${dir}\` is not a folder; pass the folder that holds the plan's notes`)
+  await assertFolder(vault, dir)
   return vault
 }
 
@@ -95,6 +83,6 @@ export function vaultReadFailure(dir: string, error: unknown, io: Io): number {
     io.stderr.write(`vaultplan: ${error.message}\n`)
     return EXIT.invalid
   }
-  if (isSystemError(error)) throw new VaultPathError(`cannot read \`${dir}\`: ${error.message}`)
+  if (isSystemError(error)) throw new VaultPathError('vault-unreadable', `cannot read \`${dir}\`: ${error.message}`, { cause: error })
   throw error
 }

@@ -13,7 +13,6 @@ import {
   UsageError,
   vaultFolder,
   vaultReadFailure,
-  VaultPathError,
   type Command,
   type Io,
   type Paint,
@@ -22,7 +21,7 @@ import { RUN_HELP, runCommand } from './cli-run.js'
 import { STATUS_HELP, statusCommand } from './cli-status.js'
 import { GRAPH_HELP, graphCommand } from './cli-graph.js'
 import { QUEUE_HELP, queueCommand, WORKER_HELP, workerCommand } from './cli-worker.js'
-import { formatIssue, PlanValidationError } from './errors.js'
+import { formatIssue, PlanValidationError, VaultPathError } from './errors.js'
 import type { PlanIssue } from './types.js'
 
 const commands: Record<string, Command> = {

@@ -21,6 +21,31 @@ export class PlanValidationError extends Error {
   }
 }
 
+/** Every `code` a {@link RunStateError} can carry: one table for the type and the docs. */
+export const RUN_STATE_ERROR_CODES = [
+  'ambiguous-decision',
+  'bad-choice',
+  'no-start',
+  'node-missing',
+  'not-waiting',
+  'note-busy',
+  'query-mismatch',
+  'run-vault-not-empty',
+  'run-vault-other-plan',
+  'stale-step',
+  'status-unwritable',
+  'trace-format',
+  'trace-outside-vault',
+  'trace-too-new',
+  'trace-unreadable',
+  'two-active',
+  'vault-lock-lost',
+  'vault-locked',
+] as const
+
+/** Why a run's state needs a person (or the caller) before it can go on. */
+export type RunStateErrorCode = (typeof RUN_STATE_ERROR_CODES)[number]
+
 /**
  * Thrown when the state of a run vault cannot be continued without a person:
  * two `active` nodes, a trace written by a newer vaultplan, a vault held by
@@ -28,9 +53,9 @@ export class PlanValidationError extends Error {
  */
 export class RunStateError extends Error {
   override name = 'RunStateError' as const
-  readonly code: string
+  readonly code: RunStateErrorCode
 
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+  constructor(code: RunStateErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options)
     this.code = code
   }
@@ -61,5 +86,19 @@ export class StepError extends Error {
     super(`The worker failed at \`${node}\`, visit ${visit}: ${why}. The note stays active; run the vault again to retry this visit.`, { cause })
     this.node = node
     this.visit = visit
+  }
+}
+
+/** Why a vault path cannot be used. */
+export type VaultPathErrorCode = 'vault-missing' | 'vault-not-folder' | 'vault-unreadable'
+
+/** Thrown when a vault path does not exist, is not a folder, or cannot be read. */
+export class VaultPathError extends Error {
+  override name = 'VaultPathError' as const
+  readonly code: VaultPathErrorCode
+
+  constructor(code: VaultPathErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.code = code
   }
 }

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs'
 import { lstat, open, readdir, realpath, rename, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
+import { VaultPathError } from './errors.js'
 
 /** Options of the durable writes. */
 export interface WriteOptions {
@@ -142,4 +143,21 @@ export async function pathInVault(vault: string, file: string): Promise<string> 
 export function isInside(root: string, path: string): boolean {
   const rel = relative(root, path)
   return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !rel.startsWith(sep) && !/^[a-zA-Z]:/.test(rel))
+}
+
+/**
+ * Checks that `dir` is a folder that can be read.
+ *
+ * @throws {VaultPathError} naming `dir` and what is wrong with it
+ */
+export async function assertFolder(dir: string, shownAs = dir): Promise<void> {
+  let info
+  try {
+    info = await stat(dir)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') throw new VaultPathError('vault-missing', `\`${shownAs}\` does not exist; pass the folder that holds the plan's notes`, { cause: error })
+    throw new VaultPathError('vault-unreadable', `cannot read \`${shownAs}\`: ${(error as Error).message}`, { cause: error })
+  }
+  if (!info.isDirectory()) throw new VaultPathError('vault-not-folder', `\`${shownAs}\` is not a folder; pass the folder that holds the plan's notes`)
 }

@@ -1,4 +1,15 @@
-export { formatIssue, PlanValidationError, RunStateError, StepError } from './errors.js'
+export {
+  formatIssue,
+  PlanValidationError,
+  RUN_STATE_ERROR_CODES,
+  RunStateError,
+  StepError,
+  VaultPathError,
+  type RunStateErrorCode,
+  type VaultPathErrorCode,
+} from './errors.js'
+export { decide, type Decision as HumanDecision } from './decide.js'
+export { completeStep, nextStep, type Step, type StepOptions, type StopInfo, type WaitingNote } from './stepping.js'
 export { runPlan } from './executor.js'
 export type { RunOptions, RunResult } from './run-options.js'
 export { createLLM, LLMError, ModelConfigError, resolveModelConfig, type CreateLLMOptions, type ModelConfig } from './llm-client.js'
@@ -6,7 +17,7 @@ export { loadPlan, savePlan, updateStatus } from './markdown-io.js'
 export { parsePlanDocument, pathGraphFromSteps, planGraph } from './plan-document.js'
 export { PlanGraph } from './plan-graph.js'
 export { toDot, toMermaid, type PictureState } from './plan-picture.js'
-export { readRunStatus, type DecisionBox, type HopSummary, type NodeState, type RunPhase, type RunStatus, type RunStatusOptions } from './run-status.js'
+export { readRunStatus, type DecisionBox, type HopSummary, type NodeState, type RunNext, type RunPhase, type RunStatus, type RunStatusOptions } from './run-status.js'
 export { createWorker, type WorkerOptions } from './worker.js'
 export { chooseEdge, registerPredicate, type ChooseEdgeOptions, type Decision } from './transitions.js'
 export type { ValidateOptions } from './validate.js'

@@ -39,6 +39,34 @@ export async function heldByThisProcess(vault: string): Promise<boolean> {
   return heldHere.has(await realpath(vault).catch(() => vault))
 }
 
+/** The tail of each vault's queue of calls in this process. */
+const queues = new Map<string, Promise<unknown>>()
+
+/**
+ * Runs `fn` holding the vault's runner lock. Calls in this process are
+ * serialized per vault (an MCP server or a queue worker is never refused by
+ * its own lock); a runner in another process makes it fail with
+ * `RunStateError` `vault-locked`.
+ */
+export async function withVaultLock<T>(vault: string, fn: (lock: VaultLock) => Promise<T>): Promise<T> {
+  const key = await realpath(vault).catch(() => vault)
+  const before = queues.get(key) ?? Promise.resolve()
+  const run = before.catch(() => undefined).then(async () => {
+    const lock = await lockVault(vault)
+    try {
+      return await fn(lock)
+    } finally {
+      await lock.release()
+    }
+  })
+  queues.set(key, run)
+  try {
+    return await run
+  } finally {
+    if (queues.get(key) === run) queues.delete(key)
+  }
+}
+
 /**
  * Takes the vault's runner lock, so that one `runPlan` at a time writes into
  * it. A lock nobody refreshes any more (its runner was killed) is taken over

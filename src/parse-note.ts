@@ -23,6 +23,8 @@ export interface ParsedNote {
   frontmatter: Record<string, unknown>
   /** Text under `## Feedback`, for human decisions. */
   feedback: string
+  /** Offset in the note's text where its last `## Feedback` section ends, when it has one. */
+  feedbackEnd?: number
   issues: PlanIssue[]
   /** The note as read from disk, and the stamp of that version (set by `readNote`). */
   text?: string
@@ -107,6 +109,7 @@ export function parseNote(file: string, text: string): ParsedNote {
   const cut: [number, number][] = []
   const edges: RawEdge[] = []
   let feedback = ''
+  let feedbackEnd: number | undefined
   for (const [index, heading] of headings.entries()) {
     if (heading.depth === 1 && title === undefined) {
       title = heading.text.length > MAX_TITLE_CHARS ? heading.text.trim() : inlineText(heading.text)
@@ -124,7 +127,10 @@ export function parseNote(file: string, text: string): ParsedNote {
     }
     cut.push([heading.start, end])
     const sectionText = content.slice(heading.bodyStart, end)
-    if (name === 'feedback') feedback += sectionText.trim()
+    if (name === 'feedback') {
+      feedback += sectionText.trim()
+      feedbackEnd = contentStart + end
+    }
     else edges.push(...readEdges(sectionText, id.slice(0, id.lastIndexOf('/') + 1), lineOffset + heading.line, report))
   }
   let body = ''
@@ -149,6 +155,7 @@ export function parseNote(file: string, text: string): ParsedNote {
     feedback,
     issues,
   }
+  if (feedbackEnd !== undefined) note.feedbackEnd = feedbackEnd
   if (knobs.tools !== undefined) note.tools = knobs.tools as string[]
   if (knobs.role !== undefined) note.role = knobs.role as string
   if (knobs.judge !== undefined) note.judge = knobs.judge as JudgeKind

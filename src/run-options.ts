@@ -1,9 +1,14 @@
+import type { StopInfo, WaitingNote } from './stepping.js'
 import type { CallLLM, Predicate, RunEvent, StepInput, Tool } from './types.js'
 
 /** Options of `runPlan`. */
 export interface RunOptions {
-  /** What the run is for; handed to every worker and judge. */
-  query: string
+  /**
+   * What the run is for; handed to every worker and judge. Required for a new
+   * run; a resumed run uses the recorded one (another query is a
+   * `RunStateError` `query-mismatch`).
+   */
+  query?: string
   /**
    * Does the work of one visit and returns its output.
    *
@@ -56,8 +61,14 @@ export interface RunResult {
   status: 'completed' | 'stopped' | 'waiting'
   /** The terminal's output, or the latest output when the run stopped or waits. */
   output: string
-  /** Why the run stopped or waits. */
+  /** Why the run stopped or waits, in words; the same is in `stop` and `waiting` as data. */
   reason?: string
+  /** The run's id, as recorded in the trace header. */
+  runId: string
+  /** Set when `status` is `stopped`: which budget ran out, where. */
+  stop?: StopInfo
+  /** Set when `status` is `waiting`: every note waiting for a person. */
+  waiting?: WaitingNote[]
   /** Node works of the whole run, the terminal's included. */
   steps: number
   /** Visits per node. */
@@ -78,7 +89,8 @@ export function checkOptions(plan: unknown, options: RunOptions): void {
   if (typeof plan !== 'string' && !(plan && typeof plan === 'object' && 'nodes' in plan)) {
     throw new TypeError(`Expected \`plan\` to be a vault folder or a PlanGraph, got \`${String(plan)}\``)
   }
-  if (!options || typeof options.query !== 'string') throw new TypeError(`Expected \`options.query\` to be a string, got \`${typeof options?.query}\``)
+  if (!options || typeof options !== 'object') throw new TypeError(`Expected \`options\` to be an object, got \`${String(options)}\``)
+  if (options.query !== undefined && typeof options.query !== 'string') throw new TypeError(`Expected \`options.query\` to be a string, got \`${typeof options.query}\``)
   const { maxSteps } = options
   if (maxSteps !== undefined && !(Number.isInteger(maxSteps) && maxSteps >= 1)) {
     throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${maxSteps}\``)

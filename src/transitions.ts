@@ -9,6 +9,8 @@ export interface Decision {
   /** The judge's raw reply, or a sentence saying what decided. */
   rationale: string
   decidedBy: DecidedBy
+  /** The judge's answer to each condition it was asked, in file order (set when the LLM judged). */
+  answers?: { condition: string; answer: 'YES' | 'NO' }[]
 }
 
 /** Options of `chooseEdge`. */
@@ -19,6 +21,12 @@ export interface ChooseEdgeOptions {
    * @default {}
    */
   predicates?: Record<string, Predicate>
+  /**
+   * The caller's choice (`completeStep`): after the predicates, it takes its
+   * edge (`decidedBy: 'agent'`) instead of the LLM judge. One of
+   * {@link conditionsOf}; check it first with {@link matchChoice}.
+   */
+  choice?: string
   signal?: AbortSignal
 }
 
@@ -68,15 +76,17 @@ export async function chooseEdge(
   options: ChooseEdgeOptions = {},
 ): Promise<Decision> {
   if (node.edges.length === 0) return { edge: null, rationale: 'terminal: the node has no edges', decidedBy: 'terminal' }
-  const predicates = new Map(registry)
-  for (const [label, fn] of Object.entries(options.predicates ?? {})) predicates.set(normalizeLabel(label), fn)
-
+  const predicates = predicatesOf(options.predicates)
   const undecided: Edge[] = []
   for (const edge of node.edges) {
     if (!edge.conditional) continue
     const predicate = predicates.get(normalizeLabel(edge.label))
     if (!predicate) undecided.push(edge)
     else if (await predicate(context)) return { edge, rationale: `predicate \`${edge.label}\` held`, decidedBy: 'predicate' }
+  }
+  if (options.choice !== undefined) {
+    const edge = matchChoice(node, options.choice, options.predicates)
+    if (edge) return { edge, rationale: `the agent chose \`${options.choice}\``, decidedBy: 'agent' }
   }
 
   let rationale = ''
@@ -88,13 +98,50 @@ export async function chooseEdge(
     const call: { role: string; system: string; signal?: AbortSignal } = { role: node.role ?? 'transition', system }
     if (options.signal) call.signal = options.signal
     rationale = await callLLM(prompt, call)
-    const answers = parseGridReply(rationale, undecided.length)
-    const chosen = undecided.find((_, index) => answers[index])
-    if (chosen) return { edge: chosen, rationale, decidedBy: 'llm' }
+    const grid = parseGridReply(rationale, undecided.length)
+    const answers = undecided.map((edge, index) => ({ condition: edge.label, answer: grid[index] ? ('YES' as const) : ('NO' as const) }))
+    const chosen = undecided.find((_, index) => grid[index])
+    if (chosen) return { edge: chosen, rationale, decidedBy: 'llm', answers }
+    const fallback = node.edges.find((edge) => !edge.conditional)
+    if (fallback) return { edge: fallback, rationale, decidedBy: 'unconditional', answers }
+    return { edge: null, rationale, decidedBy: 'rework', answers }
   }
   const fallback = node.edges.find((edge) => !edge.conditional)
-  if (fallback) return { edge: fallback, rationale: rationale || 'the only unconditional edge', decidedBy: 'unconditional' }
-  return { edge: null, rationale: rationale || 'no condition held', decidedBy: 'rework' }
+  if (fallback) return { edge: fallback, rationale: 'the only unconditional edge', decidedBy: 'unconditional' }
+  return { edge: null, rationale: 'no condition held', decidedBy: 'rework' }
+}
+
+function predicatesOf(given: Record<string, Predicate> | undefined): Map<string, Predicate> {
+  const predicates = new Map(registry)
+  for (const [label, fn] of Object.entries(given ?? {})) predicates.set(normalizeLabel(label), fn)
+  return predicates
+}
+
+/**
+ * The choices a caller may give for a node (`Step.conditions`): the labels of
+ * its conditional edges that no predicate decides, in file order, then
+ * `next` when it has an unconditional edge. Empty for a terminal.
+ */
+export function conditionsOf(node: PlanNode, predicates?: Record<string, Predicate>): string[] {
+  const known = predicatesOf(predicates)
+  const labels = node.edges.filter((edge) => edge.conditional && !known.has(normalizeLabel(edge.label))).map((edge) => edge.label)
+  return node.edges.some((edge) => !edge.conditional) ? [...labels, 'next'] : labels
+}
+
+/**
+ * The edge a caller's choice names: a condition label without a predicate
+ * (ignoring case and surrounding space), `next` for the unconditional edge,
+ * or the target of exactly one such edge; `undefined` when it names none.
+ */
+export function matchChoice(node: PlanNode, choice: string, predicates?: Record<string, Predicate>): Edge | undefined {
+  const known = predicatesOf(predicates)
+  const wanted = normalizeLabel(choice)
+  const open = node.edges.filter((edge) => !edge.conditional || !known.has(normalizeLabel(edge.label)))
+  const byLabel = open.find((edge) => edge.conditional && normalizeLabel(edge.label) === wanted)
+  if (byLabel) return byLabel
+  if (wanted === 'next') return open.find((edge) => !edge.conditional)
+  const byTarget = open.filter((edge) => normalizeLabel(edge.target) === wanted)
+  return byTarget.length === 1 ? byTarget[0] : undefined
 }
 
 /**

@@ -84,8 +84,11 @@ export interface TransitionContext {
 /** Code that decides a condition label instead of the LLM. */
 export type Predicate = (context: TransitionContext) => boolean | Promise<boolean>
 
-/** Who decided a transition. */
-export type DecidedBy = 'predicate' | 'llm' | 'human' | 'unconditional' | 'rework' | 'terminal'
+/** Who decides a transition: one table for the type, the trace's schema and the prose. */
+export const DECIDED_BY = ['predicate', 'llm', 'agent', 'human', 'unconditional', 'rework', 'terminal'] as const
+
+/** Who decided a transition; `agent`: the caller's `choice` given to `completeStep`. */
+export type DecidedBy = (typeof DECIDED_BY)[number]
 
 /**
  * A text-in, text-out model call. `role` picks the model (`action`, `transition`,

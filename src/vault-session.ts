@@ -39,6 +39,7 @@ export class VaultSession {
   private relist = false
   /** A note whose stamp `refresh` has just compared: the status write that follows needs no second look. */
   private verified: string | undefined
+  private statusCache: { graph: PlanGraph; status: NodeStatus; ids: string[] } | undefined
 
   private constructor(
     /** The vault's real path. */
@@ -60,6 +61,15 @@ export class VaultSession {
     for (const note of notes) session.remember(note)
     session.watch(new Set(['', ...notes.map((note) => dirname(note.file)).filter((folder) => folder !== '.')]))
     return session
+  }
+
+  /** Ids of the notes with this status now, in vault order; kept until a status or a note changes. */
+  withStatus(status: NodeStatus): string[] {
+    if (this.statusCache?.graph !== this.graph || this.statusCache.status !== status) {
+      const ids = [...this.graph.nodes.values()].filter((node) => node.status === status).map((node) => node.id)
+      this.statusCache = { graph: this.graph, status, ids }
+    }
+    return this.statusCache.ids
   }
 
   /** Validates the plan as it is now; throws `PlanValidationError` on errors. */
@@ -137,6 +147,7 @@ export class VaultSession {
     }
     note.status = status
     note.frontmatter.status = status
+    this.statusCache = undefined
     node.status = status
     node.frontmatter.status = status
   }

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process'
-import { readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { startChatServer, stepOf, type ChatRequest } from './support/chat-server.js'
-import { writeVault } from './helpers/vault.js'
+import { readTree, writeVault } from './helpers/vault.js'
 import { reviewedLoop } from './support/plans.js'
 import { bin, vaultplan } from './helpers/cli.js'
 
@@ -48,16 +48,53 @@ describe('vaultplan run', () => {
     expect(model.requests).toHaveLength(7)
   })
 
-  test('--json prints the result on stdout and the progress on stderr', async () => {
+  test('--json prints NDJSON: one event per line, then the result', async () => {
     const model = await startChatServer(reviewer)
     servers.push(model)
     const vault = await writeVault(reviewedLoop)
     const run = await vaultplan(['run', vault, '--query', 'q', '--json', '--max-steps', '3'], { env: { LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
     expect(run.code).toBe(3)
-    const result = JSON.parse(run.stdout) as Record<string, unknown>
-    expect(result).toMatchObject({ status: 'stopped', steps: 3, visits: { draft: 2, review: 1 }, lastNode: 'draft' })
+    const lines = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect(lines.map((line) => line.type)).toEqual(['start', 'enter', 'work', 'transition', 'enter', 'work', 'transition', 'enter', 'work', 'transition', 'stop', 'result'])
+    const result = lines.at(-1)!
+    expect(result).toMatchObject({ status: 'stopped', steps: 3, visits: { draft: 2, review: 1 }, lastNode: 'draft', stop: { budget: 'maxSteps', node: 'review', visit: 2 } })
     expect(result.reason).toMatch(/maxSteps budget of 3 steps before entering `review`/)
-    expect(run.stderr).toContain('step   1  draft (visit 1)')
+    expect(run.stderr).toBe('')
+  })
+
+  test('--json prints one error object when the run fails, and nothing is written without a model', async () => {
+    const vault = await writeVault(reviewedLoop)
+    const before = await readTree(vault)
+    const run = await vaultplan(['run', vault, '--query', 'q', '--json'], { env: {} })
+    expect(run.code).toBe(2)
+    const lines = run.stdout.trimEnd().split('\n')
+    expect(lines).toHaveLength(1)
+    expect(JSON.parse(lines[0]!)).toMatchObject({ name: 'ModelConfigError', message: expect.stringContaining('LLM_MODEL') })
+    // No `active` note, no trace header: a run that cannot work writes nothing.
+    expect(await readTree(vault)).toEqual(before)
+  })
+
+  test('a completed vault run with another query is refused, naming fresh', async () => {
+    const model = await startChatServer(reviewer)
+    servers.push(model)
+    const vault = await writeVault(reviewedLoop)
+    expect((await vaultplan(['run', vault, '--query', 'first', '--no-fsync'], { env: { LLM_MODEL: 'm', LLM_BASE_URL: model.url } })).code).toBe(0)
+    const before = await readTree(vault)
+    const again = await vaultplan(['run', vault, '--query', 'second'], { env: { LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
+    expect(again.code).toBe(1)
+    expect(again.stderr).toContain('fresh')
+    expect(again.stderr).toContain('"first"')
+    expect(await readTree(vault)).toEqual(before)
+  })
+
+  test('a trace from a newer format is named as the problem, not a missing --query', async () => {
+    const vault = await writeVault(reviewedLoop)
+    await mkdir(join(vault, '00_plan-trace'), { recursive: true })
+    await writeFile(join(vault, '00_plan-trace/trace.md'), '---\nvaultplan: trace\nrun: r\nformat: 9\nquery: q\n---\n')
+    const run = await vaultplan(['run', vault], { env: {} })
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('format 9')
+    expect(run.stderr).not.toContain('--query')
   })
 
   test('with no model configured, says which variables to set', async () => {

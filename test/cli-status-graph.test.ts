@@ -66,7 +66,7 @@ describe('vaultplan status', () => {
         '',
         '   NODE    STATUS   VISITS',
         '   draft   done     1/3     start',
-        '>  review  active   0/3',
+        '>  review  active   1/3',
         '   send    pending  0/3     terminal',
         '',
         'Last hops:',

@@ -47,6 +47,7 @@ describe('a run walks the vault hop by hop', () => {
       visits: { draft: 2, review: 2, send: 1 },
       lastNode: 'send',
       runVault: expect.stringContaining(dir.split('/').at(-1)!),
+      runId: expect.stringMatching(/^\d{8}-\d{6}-[0-9a-f]{6}$/),
     })
   })
 
@@ -86,7 +87,7 @@ describe('a run walks the vault hop by hop', () => {
     expect(trace['00_plan-trace/outputs/0004-flow__review.md']).toMatch(/\n---\nflow\/review v2$/)
     expect(trace['00_plan-trace/final.md']).toMatch(/^---\n[\s\S]*node: "send"[\s\S]*\n---\nsend v1$/)
     // The trace header names the run and the format.
-    expect(trace['00_plan-trace/trace.md']).toMatch(/^---\nvaultplan: trace\nrun: \S+\nformat: 1\n/)
+    expect(trace['00_plan-trace/trace.md']).toMatch(/^---\nvaultplan: trace\nrun: \S+\nformat: 2\n/)
   })
 
   it('keeps a rationale that imitates a trace marker inside the quoted text', async () => {
@@ -259,6 +260,8 @@ describe('budgets stop a run with a result, not a crash', () => {
       visits: { draft: 3, review: 2 },
       lastNode: 'draft',
       runVault: result.runVault,
+      runId: result.runId,
+      stop: { budget: 'max_visits', node: 'review', visit: 3, loop: ['draft', 'review'] },
     })
     expect(work.calls.filter((call) => call.node === 'review')).toHaveLength(2)
     expect(events.at(-1)).toEqual({ type: 'stop', node: 'review', reason: result.reason })
@@ -275,6 +278,7 @@ describe('budgets stop a run with a result, not a crash', () => {
     const result = await runPlan(dir, { query, work, llm: scriptedJudge(() => '1: NO'), fsync: false })
     expect(result).toMatchObject({
       status: 'stopped',
+      stop: { budget: 'max_visits', node: 'poll', visit: 3, loop: ['poll'] },
       reason:
         'Budget stop: `poll` was refused visit 3; its budget is max_visits 2 and it has been visited 2 times. It was working itself again: no condition held. Raise `max_visits` in `poll.md` (or change the plan), then run the vault again to go on.',
     })
@@ -294,6 +298,8 @@ describe('budgets stop a run with a result, not a crash', () => {
       visits: { draft: 2, review: 1 },
       lastNode: 'draft',
       runVault: result.runVault,
+      runId: result.runId,
+      stop: { budget: 'maxSteps', node: 'review', visit: 2, loop: ['draft', 'review'] },
     })
     expect(work.calls).toHaveLength(3)
   })

@@ -34,6 +34,8 @@ describe('a `judge: human` node', () => {
       visits: { draft: 1, approve: 1 },
       lastNode: 'approve',
       runVault: result.runVault,
+      runId: result.runId,
+      waiting: [{ node: 'approve', file: 'approve.md', choices: ['approved', 'needs revision'] }],
     })
     expect(await statuses(dir)).toEqual({ approve: 'waiting', draft: 'done', send: 'pending' })
     expect(events.at(-1)).toEqual({ type: 'waiting', node: 'approve', reason: waitingReason })
@@ -97,7 +99,7 @@ describe('a `judge: human` node', () => {
         ],
       },
     ])
-    expect(result).toEqual({ status: 'completed', output: 'send v1', steps: 3, visits: { draft: 1, approve: 1, send: 1 }, lastNode: 'send', runVault: result.runVault })
+    expect(result).toEqual({ status: 'completed', output: 'send v1', steps: 3, visits: { draft: 1, approve: 1, send: 1 }, lastNode: 'send', runVault: result.runVault, runId: result.runId })
     expect((await traceEntries(dir)).slice(1)).toEqual([
       { heading: 'Waiting after step 2 · [[approve]] · visit 1', rationale: '' },
       { heading: 'Step 2 · [[approve]] · visit 1', edge: 'approved → [[send]]', decidedBy: 'human', rationale: 'Feedback:\nLooks good, ship it.' },
@@ -118,7 +120,7 @@ describe('a `judge: human` node', () => {
     const result = await runPlan(dir, { ...options, work })
     expect(work.calls.map((call) => `${call.node} v${call.visit} step ${call.step}`)).toEqual(['draft v2 step 3', 'approve v2 step 4'])
     expect(work.calls[0]!.outputs.at(-1)).toEqual({ node: 'approve', visit: 1, output: 'Shorter, please.' })
-    expect(result).toEqual({ status: 'waiting', output: 'approve v2', reason: waitingReason, steps: 4, visits: { draft: 2, approve: 2 }, lastNode: 'approve', runVault: result.runVault })
+    expect(result).toEqual({ status: 'waiting', output: 'approve v2', reason: waitingReason, steps: 4, visits: { draft: 2, approve: 2 }, lastNode: 'approve', runVault: result.runVault, runId: result.runId, waiting: [{ node: 'approve', file: 'approve.md', choices: ['approved', 'needs revision'] }] })
     const text = await read(dir, 'approve.md')
     expect(text).toContain('- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n')
     expect(text).toContain('status: waiting')

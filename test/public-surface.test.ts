@@ -7,13 +7,18 @@ it('exports exactly these names', async () => {
     'ModelConfigError',
     'PlanGraph',
     'PlanValidationError',
+    'RUN_STATE_ERROR_CODES',
     'RunStateError',
     'StepError',
+    'VaultPathError',
     'chooseEdge',
+    'completeStep',
     'createLLM',
     'createWorker',
+    'decide',
     'formatIssue',
     'loadPlan',
+    'nextStep',
     'parsePlanDocument',
     'pathGraphFromSteps',
     'planGraph',
@@ -25,6 +30,31 @@ it('exports exactly these names', async () => {
     'toDot',
     'toMermaid',
     'updateStatus',
+  ])
+})
+
+// Codes callers branch on: adding one is a feature, renaming one breaks callers.
+it('pins the error codes', async () => {
+  const { RUN_STATE_ERROR_CODES } = await import('vaultplan')
+  expect([...RUN_STATE_ERROR_CODES]).toEqual([
+    'ambiguous-decision',
+    'bad-choice',
+    'no-start',
+    'node-missing',
+    'not-waiting',
+    'note-busy',
+    'query-mismatch',
+    'run-vault-not-empty',
+    'run-vault-other-plan',
+    'stale-step',
+    'status-unwritable',
+    'trace-format',
+    'trace-outside-vault',
+    'trace-too-new',
+    'trace-unreadable',
+    'two-active',
+    'vault-lock-lost',
+    'vault-locked',
   ])
 })
 

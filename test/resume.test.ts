@@ -1,7 +1,8 @@
 import { readdir, writeFile } from 'node:fs/promises'
 import fc from 'fast-check'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
+import { crashSeam } from '../src/run-driver.js'
 import { RunStateError, runPlan, StepError, updateStatus, type RunEvent, type RunResult } from 'vaultplan'
 import { draftReview } from './helpers/plans.js'
 import { noJudge, reviewJudge, scriptedJudge, scriptedWorker, type WorkCall } from './helpers/scripted.js'
@@ -12,7 +13,7 @@ const options = { query, fsync: false } as const
 /** The draft/review run approves at the second review: draft, review, draft, review, send. */
 const judge = () => reviewJudge('review v2')
 
-const withoutVault = ({ runVault: _vault, ...result }: RunResult) => result
+const withoutVault = ({ runVault: _vault, runId: _run, ...result }: RunResult) => result
 const hops = (calls: WorkCall[]) => calls.map((call) => `${call.node} v${call.visit} step ${call.step}`)
 
 /** A judge prompt without its random fence. */
@@ -32,13 +33,18 @@ async function uninterrupted() {
   }
 }
 
-/** Throws `error` from the n-th event of `type`. */
-function failOn(type: RunEvent['type'], n: number) {
+/** Crashes the next run right after the n-th event of `type`, through the executor's internal crash seam. */
+function failOn(type: RunEvent['type'], n: number): Record<string, never> {
   let seen = 0
-  return (event: RunEvent) => {
+  crashSeam.afterEvent = (event: RunEvent) => {
     if (event.type === type && seen++ === n) throw new Error(`crash at ${type} #${n}`)
   }
+  return {}
 }
+
+afterEach(() => {
+  crashSeam.afterEvent = undefined
+})
 
 /** Removes the last entry of the trace, as if the crash came just before it was appended. */
 async function dropLastTraceEntry(dir: string, keep = 0): Promise<string> {
@@ -81,7 +87,7 @@ describe('resume after an interruption at each phase of each hop', async () => {
   it.each(hopIndexes)('before work: the note of hop %i is active, its worker not yet called', async (index) => {
     const dir = await writeVault(draftReview())
     const work = scriptedWorker()
-    await expect(runPlan(dir, { ...options, work, llm: judge(), onEvent: failOn('enter', index) })).rejects.toThrow(`crash at enter #${index}`)
+    await expect(runPlan(dir, { ...options, work, llm: judge(), ...failOn('enter', index) })).rejects.toThrow(`crash at enter #${index}`)
     const node = baseline.calls[index]!.split(' ')[0]!
     // The crash came right after `status: active` was persisted.
     await updateStatus(dir, node, 'active', { fsync: false })
@@ -101,7 +107,7 @@ describe('resume after an interruption at each phase of each hop', async () => {
   it.each(hopIndexes)('after done, before the trace entry of hop %i (the entry never written)', async (index) => {
     const dir = await writeVault(draftReview())
     const work = scriptedWorker()
-    await expect(runPlan(dir, { ...options, work, llm: judge(), onEvent: failOn('transition', index) })).rejects.toThrow('crash at transition')
+    await expect(runPlan(dir, { ...options, work, llm: judge(), ...failOn('transition', index) })).rejects.toThrow('crash at transition')
     await dropLastTraceEntry(dir)
     const resumed = await resumeAndCompare(dir, work.calls, 0)
     expect(resumed.calls).toHaveLength(baseline.calls.length - index - 1)
@@ -110,7 +116,7 @@ describe('resume after an interruption at each phase of each hop', async () => {
   it.each(hopIndexes)('after done, a torn trace entry of hop %i (no marker line) is ignored', async (index) => {
     const dir = await writeVault(draftReview())
     const work = scriptedWorker()
-    await expect(runPlan(dir, { ...options, work, llm: judge(), onEvent: failOn('transition', index) })).rejects.toThrow('crash at transition')
+    await expect(runPlan(dir, { ...options, work, llm: judge(), ...failOn('transition', index) })).rejects.toThrow('crash at transition')
     const torn = await dropLastTraceEntry(dir, 0.5)
     expect(torn).toMatch(/^\n## Step \d/)
     await resumeAndCompare(dir, work.calls, 0)
@@ -135,7 +141,7 @@ describe('resume after an interruption at each phase of each hop', async () => {
   it.each(hopIndexes)('after the trace entry of hop %i', async (index) => {
     const dir = await writeVault(draftReview())
     const work = scriptedWorker()
-    await expect(runPlan(dir, { ...options, work, llm: judge(), onEvent: failOn('transition', index) })).rejects.toThrow('crash at transition')
+    await expect(runPlan(dir, { ...options, work, llm: judge(), ...failOn('transition', index) })).rejects.toThrow('crash at transition')
     expect(await traceHeadings(dir)).toHaveLength(index + 1)
     await resumeAndCompare(dir, work.calls, 0)
   })
@@ -157,8 +163,9 @@ describe('resume after an interruption at each phase of each hop', async () => {
             return approve(prompt, { role: 'transition' })
           })
           const eventType = phase === 'enter' ? 'enter' : phase === 'saved' ? 'work' : 'transition'
-          const onEvent = failOn(eventType, ['enter', 'saved', 'transition', 'torn'].includes(phase) ? at : -1)
-          const outcome = await runPlan(dir, { ...options, work, llm, onEvent }).catch((error: Error) => error)
+          failOn(eventType, ['enter', 'saved', 'transition', 'torn'].includes(phase) ? at : -1)
+          const outcome = await runPlan(dir, { ...options, work, llm }).catch((error: Error) => error)
+          crashSeam.afterEvent = undefined
           if (phase === 'torn' && outcome instanceof Error) await dropLastTraceEntry(dir, 0.5)
         }
         const work = scriptedWorker()
@@ -176,7 +183,7 @@ describe('resume after an interruption at each phase of each hop', async () => {
         const dir = await writeVault(draftReview())
         const texts: Record<string, string> = { draft: first, review: second }
         const work = scriptedWorker((step) => texts[step.node.id])
-        await runPlan(dir, { ...options, work, llm: scriptedJudge(() => '1: YES'), onEvent: failOn('transition', 1) }).catch(() => undefined)
+        await runPlan(dir, { ...options, work, llm: scriptedJudge(() => '1: YES'), ...failOn('transition', 1) }).catch(() => undefined)
         const next = scriptedWorker()
         await runPlan(dir, { ...options, work: next, llm: noJudge() })
         expect(next.calls[0]!.outputs).toEqual([
@@ -195,7 +202,7 @@ describe('resume after an interruption at each phase of each hop', async () => {
       const work = scriptedWorker((_step, call) => {
         if (call === 1) throw new Error(`crash ${n}`)
       })
-      await runPlan(dir, { ...options, work, llm: judge(), onEvent: failOn('transition', crash) }).catch(() => undefined)
+      await runPlan(dir, { ...options, work, llm: judge(), ...failOn('transition', crash) }).catch(() => undefined)
       calls.push(...work.calls)
     }
     const work = scriptedWorker()
@@ -290,7 +297,7 @@ describe('what a re-run does with the vault as it finds it', () => {
   it('a trace from a newer vaultplan is refused, never misread', async () => {
     const dir = await writeVault(draftReview())
     await runPlan(dir, { ...options, work: scriptedWorker(), llm: judge(), maxSteps: 1 })
-    await edit(dir, '00_plan-trace/trace.md', (text) => text.replace('format: 1', 'format: 2'))
+    await edit(dir, '00_plan-trace/trace.md', (text) => text.replace('format: 2', 'format: 3'))
     const work = scriptedWorker()
     await expect(runPlan(dir, { ...options, work, llm: judge() })).rejects.toMatchObject({ name: 'RunStateError', code: 'trace-too-new' })
     expect(work.calls).toEqual([])

@@ -2,6 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { readRunStatus, runPlan, StepError, type NodeState, type RunStatus } from 'vaultplan'
+import { nextSentence } from '../src/cli-status.js'
 import { draftReview } from './helpers/plans.js'
 import { noJudge, reviewJudge, scriptedWorker } from './helpers/scripted.js'
 import { edit, note, writeVault } from './helpers/vault.js'
@@ -13,8 +14,14 @@ function nodes(...rows: [id: string, status: NodeState['status'], visits: number
   return rows.map(([id, status, visits, maxVisits = 3]) => ({ id, file: `${id}.md`, status, visits, maxVisits, start: id === 'draft', terminal: id === 'send' }))
 }
 
+/** The status with `next` worded as `vaultplan status` words it. */
+async function readStatus(dir: string, options: { hops?: number } = {}, shown = shownAs): Promise<Omit<RunStatus, 'next'> & { next: string }> {
+  const status = await readRunStatus(dir, options)
+  return { ...status, next: nextSentence(status, shown) }
+}
+
 /** The run's id and start time are random; everything else is compared whole. */
-function withoutRunId(status: RunStatus): RunStatus {
+function withoutRunId<T extends { run: RunStatus['run'] }>(status: T): T {
   return status.run ? { ...status, run: { ...status.run, id: '<run>', started: '<time>' } } : status
 }
 
@@ -29,7 +36,7 @@ function humanReview(): Record<string, string> {
 describe('readRunStatus', () => {
   test('fresh: no trace yet, where a run would start and how to start it', async () => {
     const dir = await writeVault(draftReview())
-    expect(await readRunStatus(dir, { shownAs })).toEqual({
+    expect(await readStatus(dir)).toEqual({
       vault: dir,
       run: null,
       phase: 'fresh',
@@ -48,14 +55,15 @@ describe('readRunStatus', () => {
     })
     await expect(runPlan(dir, { query, work, llm: noJudge(), fsync: false })).rejects.toThrow(StepError)
 
-    expect(withoutRunId(await readRunStatus(dir, { shownAs }))).toEqual({
+    expect(withoutRunId(await readStatus(dir))).toEqual({
       vault: dir,
       run: { id: '<run>', query, started: '<time>', steps: 1 },
       phase: 'interrupted',
       node: 'review',
       visit: 1,
       step: 2,
-      nodes: nodes(['draft', 'done', 1], ['review', 'active', 0], ['send', 'pending', 0]),
+      // The visit being worked counts: `active 1/3`, as the sentence says visit 1.
+      nodes: nodes(['draft', 'done', 1], ['review', 'active', 1], ['send', 'pending', 0]),
       hops: [{ step: 1, node: 'draft', visit: 1, edge: { label: '', target: 'review', conditional: false }, decidedBy: 'unconditional' }],
       issues: [],
       next: 'Resume the run: `vaultplan run plans/announce` (it goes on at `review`, visit 1).',
@@ -66,10 +74,10 @@ describe('readRunStatus', () => {
     const dir = await writeVault(draftReview())
     let release!: () => void
     const held = new Promise<void>((done) => (release = done))
-    let seen: RunStatus | undefined
+    let seen: Awaited<ReturnType<typeof readStatus>> | undefined
     const work = scriptedWorker(async (step) => {
       if (step.node.id !== 'review' || seen) return
-      seen = await readRunStatus(dir, { shownAs })
+      seen = await readStatus(dir)
       release()
     })
     const run = runPlan(dir, { query, work, llm: reviewJudge('review v1'), fsync: false })
@@ -90,7 +98,7 @@ describe('readRunStatus', () => {
     const result = await runPlan(dir, { query, work: scriptedWorker(), llm: noJudge(), fsync: false })
     expect(result.status).toBe('waiting')
 
-    const waiting = withoutRunId(await readRunStatus(dir, { shownAs }))
+    const waiting = withoutRunId(await readStatus(dir))
     expect(waiting).toEqual({
       vault: dir,
       run: { id: '<run>', query, started: '<time>', steps: 2 },
@@ -109,9 +117,9 @@ describe('readRunStatus', () => {
     })
 
     await edit(dir, 'review.md', (text) => text.replace('- [ ] approved', '- [x] approved'))
-    expect((await readRunStatus(dir, { shownAs })).next).toBe('`approved -> [[send]]` is ticked: `vaultplan run plans/announce` to go on along it.')
+    expect((await readStatus(dir)).next).toBe('`approved -> [[send]]` is ticked: `vaultplan run plans/announce` to go on along it.')
     await edit(dir, 'review.md', (text) => text.replace('- [ ] needs revision', '- [x] needs revision'))
-    expect((await readRunStatus(dir, { shownAs })).next).toBe(
+    expect((await readStatus(dir)).next).toBe(
       '2 boxes are ticked in `plans/announce/review.md`; untick all but one, then `vaultplan run plans/announce`.',
     )
   })
@@ -126,7 +134,7 @@ describe('readRunStatus', () => {
     const shown = await readFile(note, 'utf8')
     expect(shown).toContain('- [ ] approved -> [[send]]')
     await writeFile(note, shown.replace(/- \[ \] /g, '- '))
-    const status = await readRunStatus(dir, { shownAs })
+    const status = await readStatus(dir)
     expect(status).toMatchObject({ phase: 'waiting', boxes: [{ label: 'approved', box: false, checked: false }, { label: 'needs revision', box: false, checked: false }] })
     expect(status.next).toBe(
       'Tick one box under `## Next` in `plans/announce/review.md`; an item without a box is ticked by writing one: `- [x] approved -> [[send]]` (write under `## Feedback` if you like), then `vaultplan run plans/announce`.',
@@ -138,7 +146,7 @@ describe('readRunStatus', () => {
     const result = await runPlan(dir, { query, work: scriptedWorker(), llm: reviewJudge(), fsync: false })
     expect(result.status).toBe('stopped')
 
-    expect(withoutRunId(await readRunStatus(dir, { shownAs, hops: 2 }))).toEqual({
+    expect(withoutRunId(await readStatus(dir, { hops: 2 }))).toEqual({
       vault: dir,
       run: { id: '<run>', query, started: '<time>', steps: 3 },
       phase: 'stopped',
@@ -156,13 +164,13 @@ describe('readRunStatus', () => {
     })
 
     await edit(dir, 'review.md', (text) => text.replace('---\n# Review', '---\nmax_visits: 3\n# Review').replace('max_visits: 1\n', ''))
-    expect((await readRunStatus(dir, { shownAs })).next).toBe('`max_visits` of `review` is 3 now, enough for visit 2: `vaultplan run plans/announce` to go on.')
+    expect((await readStatus(dir)).next).toBe('`max_visits` of `review` is 3 now, enough for visit 2: `vaultplan run plans/announce` to go on.')
   })
 
   test('stopped by maxSteps: run again with a larger --max-steps', async () => {
     const dir = await writeVault(draftReview())
     await runPlan(dir, { query, work: scriptedWorker(), llm: reviewJudge(), fsync: false, maxSteps: 2 })
-    expect(await readRunStatus(dir, { shownAs })).toMatchObject({
+    expect(await readStatus(dir)).toMatchObject({
       phase: 'stopped',
       node: 'draft',
       visit: 2,
@@ -177,7 +185,7 @@ describe('readRunStatus', () => {
     const work = scriptedWorker((step) => (step.node.id === 'send' ? long : undefined))
     await runPlan(dir, { query, work, llm: reviewJudge('review v2'), fsync: false })
 
-    const status = withoutRunId(await readRunStatus(dir, { shownAs, hops: 3 }))
+    const status = withoutRunId(await readStatus(dir, { hops: 3 }))
     expect(status).toEqual({
       vault: dir,
       run: { id: '<run>', query, started: '<time>', steps: 5 },
@@ -200,7 +208,7 @@ describe('readRunStatus', () => {
     await runPlan(dir, { query, work: scriptedWorker(), llm: noJudge(), fsync: false })
     await edit(dir, 'review.md', (text) => text.replace('[[send]]', '[[sned]]'))
 
-    const status = await readRunStatus(dir, { shownAs })
+    const status = await readStatus(dir)
     expect(status).toMatchObject({ phase: 'invalid', run: { query, steps: 2 } })
     expect(status.issues.map((issue) => [issue.severity, issue.code, issue.file, issue.line])).toEqual([
       ['error', 'no-reachable-terminal', 'draft.md', undefined],
@@ -215,7 +223,7 @@ describe('readRunStatus', () => {
 
   test('a vault path with spaces is quoted for the shell', async () => {
     const dir = await writeVault(draftReview())
-    expect((await readRunStatus(dir, { shownAs: "my plans/it's" })).next).toBe(`Start the run: \`vaultplan run 'my plans/it'\\''s' --query "..."\`. It starts at \`draft\`.`)
+    expect((await readStatus(dir, {}, "my plans/it's")).next).toBe(`Start the run: \`vaultplan run 'my plans/it'\\''s' --query "..."\`. It starts at \`draft\`.`)
   })
 
   test('hops must be a count', async () => {

@@ -66,16 +66,33 @@ describe('chooseEdge decides in order: predicates, one judge call, the unconditi
     expect(llm.calls).toHaveLength(1)
     expect(conditionsIn(llm.calls[0]!.prompt)).toEqual(['1. approved', '2. needs revision', '3. out of scope'])
     // Two YES: the first in file order wins.
-    expect(decision).toEqual({ edge: subject.edges[2], rationale: '1: NO\n2: YES\n3: YES', decidedBy: 'llm' })
+    expect(decision).toEqual({
+      edge: subject.edges[2],
+      rationale: '1: NO\n2: YES\n3: YES',
+      decidedBy: 'llm',
+      answers: [
+        { condition: 'approved', answer: 'NO' },
+        { condition: 'needs revision', answer: 'YES' },
+        { condition: 'out of scope', answer: 'YES' },
+      ],
+    })
   })
 
   it('no condition held: the unconditional edge, the judge’s reply as the rationale', async () => {
-    expect(await chooseEdge(review, contextOf(review), async () => '1: NO\n2: NO')).toEqual({ edge: review.edges[2], rationale: '1: NO\n2: NO', decidedBy: 'unconditional' })
+    expect(await chooseEdge(review, contextOf(review), async () => '1: NO\n2: NO')).toEqual({
+      edge: review.edges[2],
+      rationale: '1: NO\n2: NO',
+      decidedBy: 'unconditional',
+      answers: [
+        { condition: 'approved', answer: 'NO' },
+        { condition: 'needs revision', answer: 'NO' },
+      ],
+    })
   })
 
   it('rework: no condition held and no unconditional edge', async () => {
     const subject = node([['approved', 'send']])
-    expect(await chooseEdge(subject, contextOf(subject), async () => '1: NO, not yet')).toEqual({ edge: null, rationale: '1: NO, not yet', decidedBy: 'rework' })
+    expect(await chooseEdge(subject, contextOf(subject), async () => '1: NO, not yet')).toEqual({ edge: null, rationale: '1: NO, not yet', decidedBy: 'rework', answers: [{ condition: 'approved', answer: 'NO' }] })
   })
 
   it('a condition left to a judge that is not given is a TypeError naming it', async () => {

@@ -1,7 +1,6 @@
 import { join } from 'node:path'
 import type PgBoss from 'pg-boss'
-import { completeStep, nextStep, PlanValidationError, RunStateError, StepError, type StepInput } from '../index.js'
-import type { Step, StepOptions } from '../stepping.js'
+import { completeStep, nextStep, PlanValidationError, RunStateError, StepError, type Step, type StepInput, type StepOptions } from '../index.js'
 import { stampOf } from '../fs-atomic.js'
 import { sendHop, type HopJobData } from './enqueue-run.js'
 import type { RunQueue } from './run-queue.js'

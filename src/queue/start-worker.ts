@@ -1,6 +1,5 @@
 import type PgBoss from 'pg-boss'
-import { createLLM, createWorker, type CallLLM, type Predicate, type StepInput } from '../index.js'
-import type { StepOptions } from '../stepping.js'
+import { createLLM, createWorker, type CallLLM, type Predicate, type StepInput, type StepOptions } from '../index.js'
 import { advanceHop, type HopReport } from './advance-hop.js'
 import type { HopJobData } from './enqueue-run.js'
 import { RunQueue, type QueueConnection, type RunQueueOptions } from './run-queue.js'

@@ -365,7 +365,7 @@ function readSideLog(path) {
 
 /** A result without the vault path, which differs per trial. */
 function comparable(result) {
-  const { runVault: _runVault, ...rest } = result
+  const { runVault: _runVault, runId: _runId, ...rest } = result
   return rest
 }
 
