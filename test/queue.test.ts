@@ -123,6 +123,9 @@ describe('runs through the queue', () => {
     await testWorker(name, { work: scriptedWorker(), ...stepping })
     await enqueueRun(queue, { vault, query })
     await waitForStatus(queue, (status) => status.waiting === 1)
+    // Watching costs no jobs while nothing changes in the note.
+    await new Promise((resolve) => setTimeout(resolve, 600))
+    expect(await jobStates(queue)).toEqual({ completed: 2 })
 
     await edit(vault, 'approve.md', (text) => text.replace('- [ ] approved ->', '- [x] approved ->'))
     await waitForStatus(queue, (status) => status.completed === 1)
