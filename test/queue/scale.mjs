@@ -19,7 +19,7 @@
 // except a visit whose earlier attempt was in a process that was killed
 // (then every attempt had the same key).
 import { spawn } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -125,6 +125,7 @@ export async function runScaleTest(options) {
   await Promise.all([killing, deciding])
   await Promise.all(children.map((child) => new Promise((done) => (child.exitCode !== null ? done() : (child.once('exit', done), child.kill('SIGTERM'))))))
   const wall = (Date.now() - started) / 1000
+  writeFileSync(join(logs, 'kills.json'), `${JSON.stringify(Object.fromEntries(killed))}\n`)
 
   // The queue's view.
   if (status.completed !== runs || status.failed || status.queued || status.inFlight || status.waiting) problem(`the queue ends with ${JSON.stringify(status)}`)
@@ -136,6 +137,7 @@ export async function runScaleTest(options) {
   // Each vault against the run made in one process.
   let pathsDiffering = 0
   let lostBytes = 0
+  let leftOver = 0
   for (const vault of vaults) {
     const tree = readTree(vault)
     const path = pathOf(tree['00_plan-trace/trace.md'] ?? '')
@@ -150,14 +152,17 @@ export async function runScaleTest(options) {
       problem(`${vault}: ${file} ${tree[file] === undefined ? 'is missing' : 'differs from the run in one process'}`)
     }
     for (const file of Object.keys(tree)) {
-      if (file.split('/').some((part) => part.startsWith('.vaultplan-tmp-')) || /(^|\/)\.lock($|\/)/.test(file)) problem(`${vault}: ${file} is left over`)
+      if (file.split('/').some((part) => part.startsWith('.vaultplan-tmp-')) || /(^|\/)\.lock($|\/)/.test(file)) {
+        leftOver += 1
+        problem(`${vault}: ${file} is left over`)
+      }
       else if (!(file in reference.tree) && file !== '00_plan-trace/trace.md') problem(`${vault}: ${file} is there, but not in the run in one process`)
     }
   }
 
   // The visits worked, from every worker's log.
   const starts = new Map()
-  for (const file of readdirSync(logs)) {
+  for (const file of readdirSync(logs).filter((name) => name.endsWith('.log'))) {
     for (const line of readFileSync(join(logs, file), 'utf8').split('\n')) {
       if (!line) continue
       let entry
@@ -188,7 +193,7 @@ export async function runScaleTest(options) {
   if (decideErrors > 0) problem(`${decideErrors} decisions failed`)
 
   for (const line of problems.slice(0, 10)) log(`  PROBLEM ${line}`)
-  const summary = `scale: ${runs} runs x ${EXPECTED_PATH.length} hops, ${workerCount} workers, ${killed.size} kills, ${jobs} jobs, ${retriedAfterKill} visits worked again after a kill (same key), ${workedTwice} worked twice, ${pathsDiffering} paths differing, ${lostBytes} lost bytes, ${status.failed} runs failed, wall ${wall.toFixed(1)} s`
+  const summary = `scale: ${runs} runs x ${EXPECTED_PATH.length} hops, ${workerCount} workers, ${killed.size} kills, ${jobs} jobs, ${retriedAfterKill} visits worked again after a kill (same key), ${workedTwice} worked twice, ${pathsDiffering} paths differing, ${lostBytes} lost bytes, ${leftOver} temp files or locks left, ${status.failed} runs failed, wall ${wall.toFixed(1)} s`
   log(summary)
   if (problems.length === 0 && !keep) await rm(root, { recursive: true, force: true })
   else log(`files kept in ${root}`)
