@@ -96,6 +96,13 @@ describe('runs through the queue', () => {
     expect(await readQueueStatus(queue)).toEqual({ queue: queue.name, queued: 1, inFlight: 0, waiting: 0, completed: 0, stopped: 0, failed: 0, failures: [] })
   })
 
+  it('an open queue serves one pg-boss queue: naming another one with it is refused', async () => {
+    const queue = await openQueue(freshQueueName())
+    const vault = await writeVault(draftReview())
+    await expect(enqueueRun(queue, { vault, query, queue: 'elsewhere' })).rejects.toThrow(TypeError)
+    expect(await jobStates(queue)).toEqual({})
+  })
+
   it('a run waiting for a person holds no worker and no job; decide, then resumeRun, and it goes on', async () => {
     const vault = await writeVault(humanPlan)
     const name = freshQueueName()

@@ -68,7 +68,13 @@ export class RunQueue {
     readonly schema: string,
   ) {}
 
-  /** Connects, installs or checks pg-boss's schema and the runs table, and creates the queue when missing. */
+  /**
+   * Connects, installs pg-boss's schema and the runs table when missing,
+   * and creates the queue when missing (with `options`' settings).
+   *
+   * @param bossOptions - pg-boss options that override the connection's (a short-lived connection turns maintenance off with them)
+   * @throws {TypeError} on a connection that is no URL or options object, a `db` adapter, or a bad setting.
+   */
   static async open(connection: QueueConnection, options: RunQueueOptions = {}, bossOptions: PgBoss.ConstructorOptions = {}): Promise<RunQueue> {
     const settings = { ...DEFAULTS, ...options }
     checkSettings(settings)
@@ -140,9 +146,14 @@ export class RunQueue {
   }
 }
 
-/** A `RunQueue` given, or one opened for `fn` and closed after it. */
+/** A `RunQueue` given (`options` were applied when it was opened), or one opened for `fn` and closed after it. */
 export async function withQueue<T>(connection: QueueConnection | RunQueue, options: RunQueueOptions, fn: (queue: RunQueue) => Promise<T>): Promise<T> {
-  if (connection instanceof RunQueue) return fn(connection)
+  if (connection instanceof RunQueue) {
+    if (options.queue !== undefined && options.queue !== connection.name) {
+      throw new TypeError(`Expected no \`queue\` option with an open RunQueue of \`${connection.name}\`, got \`${options.queue}\`; open one with RunQueue.open(connection, { queue })`)
+    }
+    return fn(connection)
+  }
   // A short-lived connection does no maintenance: the workers' pg-boss does it.
   const queue = await RunQueue.open(connection, options, { supervise: false, schedule: false })
   try {
