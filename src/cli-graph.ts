@@ -1,11 +1,11 @@
-import { mkdir } from 'node:fs/promises'
-import { join } from 'node:path'
+import { mkdir, stat } from 'node:fs/promises'
+import { dirname, join, relative, sep } from 'node:path'
 import { parseArgs } from 'node:util'
 import { count, displayPath, EXIT, onlyPositional, UsageError, vaultFolder, vaultReadFailure, type Io } from './cli-support.js'
 import { PlanValidationError } from './errors.js'
 import type { PictureState } from './plan-picture.js'
 
-export const GRAPH_HELP = `Usage: vaultplan graph <vault> [--format mermaid|dot] [--write]
+export const GRAPH_HELP = `Usage: vaultplan graph <vault> [--format mermaid|dot|svg|canvas] [--write]
 
 Prints the plan in <vault> as a picture: edge labels on the arrows, the start
 and the terminals marked. When the vault holds a run, each note shows its
@@ -13,20 +13,24 @@ visits against its budget, as in 'review (2/3)', and its status as a colour:
 grey pending, amber active, green done, blue waiting.
 
 Options:
-  --format F     mermaid (default) or dot; render DOT with Graphviz: dot -Tsvg
-  --write        write the mermaid picture into the note
-                 <vault>/00_plan-trace/plan-graph.md, which Obsidian renders in
-                 place, and print where
+  --format F     mermaid (default); dot (Graphviz's language); svg (the DOT
+                 picture drawn in-process, no Graphviz install needed); canvas
+                 (an Obsidian canvas: one card per note, clicking opens it)
+  --write        write the picture into the vault instead of printing it, and
+                 print where: mermaid and svg into the note
+                 <vault>/00_plan-trace/plan-graph.md (svg beside it as
+                 plan-graph.svg), canvas as <vault>/00_plan-trace/plan.canvas
   -h, --help     show this help
 
 Exit codes: 0 done (an invalid plan is pictured too, with a note on stderr),
 1 the vault's trace is unreadable, 2 bad usage or a vault path that is not a
 folder, 70 internal error.`
 
-/** The note `--write` writes, relative to the vault. */
-export const GRAPH_NOTE = '00_plan-trace/plan-graph.md'
+/** The files `--write` writes, relative to the vault. */
+export const GRAPH_FILES = { note: '00_plan-trace/plan-graph.md', svg: '00_plan-trace/plan-graph.svg', canvas: '00_plan-trace/plan.canvas' } as const
+const FORMATS = ['mermaid', 'dot', 'svg', 'canvas'] as const
 
-/** `vaultplan graph`: the plan as mermaid or DOT, with the run's state; `--write` puts it in a note. */
+/** `vaultplan graph`: the plan as mermaid, DOT, SVG or a canvas, with the run's state; `--write` puts it in the vault. */
 export async function graphCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
@@ -35,9 +39,9 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
     strict: true,
   })
   const dir = onlyPositional(positionals, 'the vault folder')
-  const format = values.format ?? 'mermaid'
-  if (format !== 'mermaid' && format !== 'dot') throw new UsageError(`--format takes mermaid or dot, got '${format}'`)
-  if (values.write && format !== 'mermaid') throw new UsageError('--write writes a mermaid block for Obsidian; leave out --format dot')
+  const format = FORMATS.find((name) => name === (values.format ?? 'mermaid'))
+  if (format === undefined) throw new UsageError(`--format takes ${FORMATS.join(', ')}, got '${values.format}'`)
+  if (values.write && format === 'dot') throw new UsageError('--write writes mermaid, svg or canvas for Obsidian; DOT is printed only')
   const vault = await vaultFolder(dir, io)
   const [{ loadPlan }, { readTrace }, { visitsOf }, picture] = await Promise.all([
     import('./markdown-io.js'),
@@ -62,21 +66,46 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
     io.stderr.write(`vaultplan: the plan has ${count(errors, 'error')}; \`vaultplan validate ${shown}\` lists them\n`)
   }
   const state: PictureState | undefined = trace ? { visits: visitsOf(trace.records) } : undefined
-  const text = format === 'dot' ? picture.toDot(graph, state) : picture.toMermaid(graph, state)
+  let text: string
+  if (format === 'svg') text = await (await import('./plan-svg.js')).toSvg(graph, state)
+  else if (format === 'canvas') {
+    const canvas = (await import('./plan-canvas.js')).toCanvas(graph, state, { folder: await folderInObsidian(vault) })
+    text = `${JSON.stringify(canvas, null, '\t')}\n`
+  } else text = format === 'dot' ? picture.toDot(graph, state) : picture.toMermaid(graph, state)
   if (!values.write) {
     io.stdout.write(text)
     return EXIT.ok
   }
   const { writeFileAtomic } = await import('./fs-atomic.js')
-  const file = join(vault, GRAPH_NOTE)
-  await mkdir(join(file, '..'), { recursive: true })
-  await writeFileAtomic(file, graphNote(text, trace !== undefined))
-  io.stdout.write(`wrote ${join(shown, GRAPH_NOTE)}\n`)
+  const files: [path: string, text: string][] =
+    format === 'canvas'
+      ? [[GRAPH_FILES.canvas, text]]
+      : format === 'svg'
+        ? [[GRAPH_FILES.svg, text], [GRAPH_FILES.note, graphNote(`![[${GRAPH_FILES.svg.split('/').at(-1)!}]]`, trace !== undefined)]]
+        : [[GRAPH_FILES.note, graphNote(['```mermaid', text.trimEnd(), '```'].join('\n'), trace !== undefined)]]
+  await mkdir(join(vault, dirname(GRAPH_FILES.note)), { recursive: true })
+  for (const [path, content] of files) {
+    await writeFileAtomic(join(vault, path), content)
+    io.stdout.write(`wrote ${join(shown, path)}\n`)
+  }
   return EXIT.ok
 }
 
-/** A note that Obsidian renders as the picture, with a line on how to read it. */
-function graphNote(mermaid: string, withRun: boolean): string {
+/**
+ * The vault's folder inside the Obsidian vault that holds it (the nearest
+ * folder, itself included, with an `.obsidian/` folder), `/` between names;
+ * `''` when it is that vault itself or no Obsidian vault holds it.
+ */
+async function folderInObsidian(vault: string): Promise<string> {
+  for (let folder = vault; ; folder = dirname(folder)) {
+    const info = await stat(join(folder, '.obsidian')).catch(() => undefined)
+    if (info?.isDirectory()) return relative(folder, vault).split(sep).join('/')
+    if (dirname(folder) === folder) return ''
+  }
+}
+
+/** A note that Obsidian renders as the picture (a mermaid block or an embed), with a line on how to read it. */
+function graphNote(picture: string, withRun: boolean): string {
   const legend = withRun
     ? 'Colours: grey pending, amber active, green done, blue waiting; `(2/3)` is visits of the budget `max_visits`.'
     : 'No run yet: statuses and visits appear once the vault has run.'
@@ -89,9 +118,7 @@ function graphNote(mermaid: string, withRun: boolean): string {
     '',
     `The plan of this vault, written by \`vaultplan graph --write\`; run it again to refresh. ${legend}`,
     '',
-    '```mermaid',
-    mermaid.trimEnd(),
-    '```',
+    picture,
     '',
   ].join('\n')
 }

@@ -90,12 +90,13 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
   process.on('SIGINT', interrupt)
   process.on('SIGTERM', interrupt)
   const shownVault = displayPath(io.cwd, runVault ?? vault)
+  const live = reporter(io.stdout)
   try {
     for (let round = 0; ; round++) {
       const options: Parameters<typeof runPlan>[1] = {
         llm: createLLM({ env: io.env }),
         signal: controller.signal,
-        onEvent: json ? (event) => io.stdout.write(`${JSON.stringify(event)}\n`) : reporter(io.stdout),
+        onEvent: json ? (event) => io.stdout.write(`${JSON.stringify(event)}\n`) : live.onEvent,
         fsync: !values['no-fsync'],
         fresh: values.fresh === true && round === 0,
       }
@@ -125,6 +126,7 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
     }
     throw error
   } finally {
+    live.stop()
     process.off('SIGINT', interrupt)
     process.off('SIGTERM', interrupt)
   }
@@ -137,38 +139,86 @@ function errorObject(error: unknown): { name: string; code?: string; message: st
   return typeof code === 'string' ? { name, code, message } : { name, message }
 }
 
-/** Prints one line per hop: step, node, visit, edge, who decided, time spent. */
-function reporter(out: Io['stdout']): (event: RunEvent) => void {
+/** How often the live line on a terminal is redrawn. */
+const LIVE_MS = 250
+
+/**
+ * Prints one line per hop: step, node, visit, edge, who decided, time spent.
+ * On a terminal a live line below them shows the note being worked, its
+ * visit against its budget, the time so far and the tokens reported so far,
+ * redrawn in place; piped output gets the hop lines only.
+ */
+function reporter(out: Io['stdout']): { onEvent: (event: RunEvent) => void; stop: () => void } {
   let entered = Date.now()
-  return (event) => {
+  let tokens = 0
+  let live: { node: string; visit: number; maxVisits?: number } | undefined
+  let timer: ReturnType<typeof setInterval> | undefined
+  const tty = out.isTTY === true
+  const clear = () => {
+    if (tty && live) out.write('\r\x1b[2K')
+  }
+  const draw = () => {
+    if (!tty || !live) return
+    const budget = live.maxVisits === undefined ? '' : `/${live.maxVisits}`
+    const spent = tokens > 0 ? ` · ${tokens.toLocaleString('en-US')} tokens so far` : ''
+    out.write(`\r\x1b[2K  … ${printable(live.node)} (visit ${live.visit}${budget}) ${((Date.now() - entered) / 1000).toFixed(1)}s${spent}`)
+  }
+  const stop = () => {
+    clear()
+    live = undefined
+    if (timer) clearInterval(timer)
+    timer = undefined
+  }
+  const onEvent = (event: RunEvent) => {
     switch (event.type) {
       case 'start':
         out.write(`run ${event.runId}${event.resumed ? ' (resumed)' : ''}\n`)
         break
       case 'enter':
         entered = Date.now()
+        live = { node: event.node, visit: event.visit, ...(event.maxVisits !== undefined && { maxVisits: event.maxVisits }) }
+        if (tty && !timer) {
+          timer = setInterval(draw, LIVE_MS)
+          timer.unref()
+        }
+        draw()
         break
       case 'transition': {
+        clear()
+        if (event.tokens) tokens += event.tokens.input + event.tokens.output
         const edge = event.edge ? `${event.edge.label ? `${event.edge.label} ` : ''}-> ${event.edge.target}` : event.decidedBy === 'terminal' ? 'end' : `-> ${event.node} (again)`
         const seconds = ((Date.now() - entered) / 1000).toFixed(1)
-        out.write(`  step ${String(event.step).padStart(3)}  ${event.node} (visit ${event.visit})  ${edge}  [${event.decidedBy}]  ${seconds}s\n`)
+        out.write(printable(`  step ${String(event.step).padStart(3)}  ${event.node} (visit ${event.visit})  ${edge}  [${event.decidedBy}]  ${seconds}s`) + '\n')
+        draw()
         break
       }
+      case 'waiting':
+      case 'stop':
+      case 'end':
+        stop()
+        break
     }
   }
+  return { onEvent, stop }
+}
+
+/** Text a model or a note wrote, made safe for a terminal: no escape sequences, no control characters but line breaks and tabs. */
+function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, '')
 }
 
 function finish(result: RunResult, json: boolean, io: Io): number {
   if (json) io.stdout.write(`${JSON.stringify({ type: 'result', ...result })}\n`)
   else {
-    io.stdout.write(`\n${result.status} after ${result.steps} step${result.steps === 1 ? '' : 's'} at ${result.lastNode}${result.reason ? `\n${result.reason}` : ''}\n\n`)
+    io.stdout.write(printable(`\n${result.status} after ${result.steps} step${result.steps === 1 ? '' : 's'} at ${result.lastNode}${result.reason ? `\n${result.reason}` : ''}`) + '\n\n')
     if (result.status === 'waiting') {
       // The output of the note that waits is not a result: say what to decide, and where.
-      for (const note of result.waiting ?? []) io.stdout.write(`Waiting: ${note.file} (choices: ${note.choices.join(', ')})\n`)
+      for (const note of result.waiting ?? []) io.stdout.write(printable(`Waiting: ${note.file} (choices: ${note.choices.join(', ')})`) + '\n')
       io.stdout.write('\n')
     } else {
       const excerpt = result.output.length > 2000 ? `${result.output.slice(0, 2000)}\n[...]` : result.output
-      io.stdout.write(`${excerpt}\n\n`)
+      io.stdout.write(`${printable(excerpt)}\n\n`)
     }
     io.stdout.write(`Open ${displayPath(io.cwd, result.runVault)} in Obsidian to see the statuses and 00_plan-trace/trace.md.\n`)
   }

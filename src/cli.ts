@@ -20,6 +20,7 @@ import {
 import { RUN_HELP, runCommand } from './cli-run.js'
 import { STATUS_HELP, statusCommand } from './cli-status.js'
 import { GRAPH_HELP, graphCommand } from './cli-graph.js'
+import { INIT_HELP, initCommand } from './cli-init.js'
 import { QUEUE_HELP, queueCommand, WORKER_HELP, workerCommand } from './cli-worker.js'
 import { formatIssue, PlanValidationError, VaultPathError } from './errors.js'
 import type { PlanIssue } from './types.js'
@@ -52,9 +53,24 @@ Exit codes: 0 valid (warnings allowed), 1 the plan has errors,
     run: statusCommand,
   },
   graph: {
-    summary: 'print the plan as a mermaid or DOT picture, run state included',
+    summary: 'picture the plan (mermaid, DOT, SVG, Obsidian canvas), run state included',
     help: GRAPH_HELP,
     run: graphCommand,
+  },
+  init: {
+    summary: 'write a starter plan into a new or empty folder',
+    help: INIT_HELP,
+    run: initCommand,
+  },
+  version: {
+    summary: 'print the version',
+    help: `Usage: vaultplan version
+
+Prints the version of vaultplan, as --version does. Through npm, both
+'npx vaultplan version' and 'npx vaultplan --version' reach vaultplan
+('npm exec vaultplan --version' is npm's own --version: use
+'npm exec -- vaultplan --version').`,
+    run: versionCommand,
   },
   worker: {
     summary: 'work hops of queued runs from PostgreSQL (pg-boss), many workers at once',
@@ -87,7 +103,8 @@ Run 'vaultplan <command> --help' for a command's options.`
  * to the exit code. Never throws: every failure is written to `io.stderr`.
  */
 export async function main(argv: string[], io: Io): Promise<number> {
-  const [name, ...rest] = argv
+  // npm hands a leading `--` on (`npx vaultplan -- --version`); it separates npm's options from ours, not ours from operands.
+  const [name, ...rest] = argv[0] === '--' ? argv.slice(1) : argv
   let command: Command | undefined
   try {
     if (name === '--version' || name === '-v') {
@@ -187,6 +204,12 @@ function formatLine(issue: PlanIssue, vault: string, paint: Paint): string {
   if (!line.endsWith(tail)) return line
   const place = line.slice(0, line.length - tail.length)
   return `${place} ${paint(issue.severity, issue.severity === 'error' ? 'red' : 'yellow')} ${issue.code} ${issue.message}`
+}
+
+async function versionCommand(args: string[], io: Io): Promise<number> {
+  if (args.length > 0) throw new UsageError(`'version' takes no arguments, got ${args.map((arg) => `'${arg}'`).join(' ')}`)
+  io.stdout.write(`${await readVersion()}\n`)
+  return EXIT.ok
 }
 
 function usageLine(helpText: string): string {

@@ -90,7 +90,7 @@ export class StepError extends Error {
 }
 
 /** Why a vault path cannot be used. */
-export type VaultPathErrorCode = 'vault-missing' | 'vault-not-folder' | 'vault-unreadable'
+export type VaultPathErrorCode = 'vault-missing' | 'vault-not-folder' | 'vault-not-empty' | 'vault-unreadable'
 
 /** Thrown when a vault path does not exist, is not a folder, or cannot be read. */
 export class VaultPathError extends Error {

@@ -69,7 +69,15 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
 /** Works every claimed visit with the worker and completes it, until the run completes, stops or waits. */
 async function walk(driver: RunDriver, options: RunOptions): Promise<RunResult> {
   let llm = options.llm
-  const model: CallLLM = (prompt, callOptions) => (llm ??= createLLM())(prompt, callOptions)
+  // The worker's model calls count for the hop's record, like the judge's.
+  const model: CallLLM = (prompt, callOptions) =>
+    (llm ??= createLLM())(prompt, {
+      ...callOptions,
+      onUsage: (usage) => {
+        driver.noteUsage(usage)
+        callOptions.onUsage?.(usage)
+      },
+    })
   const work = options.work ?? createWorker(model, options.tools ? { tools: options.tools } : {})
   let step = await driver.next()
   while (step.kind === 'work') {

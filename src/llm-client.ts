@@ -176,7 +176,7 @@ export function createLLM(options: CreateLLMOptions = {}): CallLLM {
     return entry
   }
 
-  return async (prompt, { role, system, signal }) => {
+  return async (prompt, { role, system, signal, onUsage }) => {
     signal?.throwIfAborted()
     const { config, client } = await clientFor(role)
     const messages: OpenAI.ChatCompletionMessageParam[] = []
@@ -197,8 +197,13 @@ export function createLLM(options: CreateLLMOptions = {}): CallLLM {
         ...(status !== undefined && { status }),
       })
     }
-    const message = (reply as Partial<OpenAI.ChatCompletion> | undefined)?.choices?.[0]?.message
-    if (typeof message?.content === 'string') return message.content
+    const completion = reply as Partial<OpenAI.ChatCompletion> | undefined
+    const message = completion?.choices?.[0]?.message
+    if (typeof message?.content === 'string') {
+      const usage = completion?.usage
+      onUsage?.({ role, model: typeof completion?.model === 'string' && completion.model ? completion.model : config.model, ...(usage && { input: usage.prompt_tokens, output: usage.completion_tokens }) })
+      return message.content
+    }
     const detail = message?.refusal
       ? `the model refused: ${truncate(redact(message.refusal, secrets))}`
       : `the reply holds no message content: ${truncate(redact(JSON.stringify(reply) ?? String(reply), secrets))}`

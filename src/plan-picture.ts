@@ -25,7 +25,7 @@ const MISSING = { fill: '#fee2e2', stroke: '#dc2626', bold: false }
 const TEXT = '#18181b'
 
 /** A node or a link target that is no node, with the safe identifier the picture gives it. */
-interface Box {
+export interface Box {
   key: string
   label: string
   node?: PlanNode
@@ -33,7 +33,8 @@ interface Box {
   terminal: boolean
 }
 
-interface Layout {
+/** What every picture draws: the boxes, the start first, and the edges between their keys. */
+export interface Layout {
   boxes: Box[]
   edges: { from: string; to: string; label: string }[]
 }
@@ -47,7 +48,7 @@ interface Layout {
  * Nodes get generated identifiers (`n0`, `n1`, ...); the real id is the label.
  */
 export function toMermaid(graph: PlanGraph, state?: PictureState): string {
-  const { boxes, edges } = layout(graph, state)
+  const { boxes, edges } = pictureOf(graph, state)
   const lines = ['flowchart TD']
   for (const box of boxes) {
     const text = `"${mermaidText(box.label)}"`
@@ -76,7 +77,7 @@ export function toMermaid(graph: PlanGraph, state?: PictureState): string {
  * not exist are drawn dashed red.
  */
 export function toDot(graph: PlanGraph, state?: PictureState): string {
-  const { boxes, edges } = layout(graph, state)
+  const { boxes, edges } = pictureOf(graph, state)
   const lines = [
     'digraph plan {',
     '  graph [rankdir=TB, fontname="Helvetica", nodesep=0.4, ranksep=0.5]',
@@ -107,7 +108,7 @@ export function toDot(graph: PlanGraph, state?: PictureState): string {
 }
 
 /** Gives every node and every missing link target a safe key, the start first, the rest in file order. */
-function layout(graph: PlanGraph, state: PictureState | undefined): Layout {
+export function pictureOf(graph: PlanGraph, state: PictureState | undefined): Layout {
   const start = findStart(graph).start
   const ordered = [...graph.nodes.values()]
   if (start) ordered.sort((a, b) => Number(b === start) - Number(a === start))
@@ -134,7 +135,8 @@ function layout(graph: PlanGraph, state: PictureState | undefined): Layout {
   return { boxes, edges }
 }
 
-function statusOf(node: PlanNode, state: PictureState): NodeStatus {
+/** A node's status in the picture: the state's, else the note's own. */
+export function statusOf(node: PlanNode, state: PictureState): NodeStatus {
   return (state.statuses && own(state.statuses, node.id)) ?? node.status
 }
 

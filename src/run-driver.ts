@@ -26,7 +26,7 @@ import {
   type TraceRecord,
 } from './trace.js'
 import { chooseEdge, conditionsOf, matchChoice } from './transitions.js'
-import type { CallLLM, PlanNode, Predicate, RunEvent } from './types.js'
+import type { CallLLM, ModelUsage, PlanNode, Predicate, RunEvent } from './types.js'
 import { loopOf } from './validate.js'
 import type { VaultSession } from './vault-session.js'
 
@@ -72,6 +72,8 @@ export class RunDriver {
   private claim: Claim | undefined
   private readonly llm: CallLLM | undefined
   private envLLM: CallLLM | undefined
+  /** The model calls of the hop under way: roles, models, tokens, for its trace record. */
+  private usage: ModelUsage[] = []
 
   private constructor(
     readonly vault: string,
@@ -268,9 +270,12 @@ export class RunDriver {
     const node = this.nodeOrFail(position.node)
     if (!position.claimed) this.options.beforeClaim?.(node)
     if (!this.traced) await this.startTrace()
-    if (this.claim?.node !== node.id || this.claim.visit !== position.visit) this.claim = { node: node.id, visit: position.visit, step: position.step, at: Date.now() }
+    if (this.claim?.node !== node.id || this.claim.visit !== position.visit) {
+      this.claim = { node: node.id, visit: position.visit, step: position.step, at: Date.now() }
+      this.usage = []
+    }
     if (!position.claimed) {
-      this.emit({ type: 'enter', node: node.id, visit: position.visit, step: position.step })
+      this.emit({ type: 'enter', node: node.id, visit: position.visit, step: position.step, maxVisits: node.maxVisits })
       if (node.status !== 'active') await this.session.setStatus(node.id, 'active', { justRefreshed: true })
     }
     const human = node.judge === 'human' && node.edges.length > 0
@@ -336,8 +341,13 @@ export class RunDriver {
       record.at = new Date(claim.at).toISOString()
       record.ms = Date.now() - claim.at
     }
+    Object.assign(record, usageFields(this.usage))
+    this.usage = []
     await this.record(record, decision.rationale, output)
-    this.emit({ type: 'transition', node: id, visit, step, edge: decision.edge, decidedBy: decision.decidedBy, rationale: decision.rationale })
+    const event: RunEvent = { type: 'transition', node: id, visit, step, edge: decision.edge, decidedBy: decision.decidedBy, rationale: decision.rationale }
+    if (record.tokens) event.tokens = record.tokens
+    if (record.model) event.model = record.model
+    this.emit(event)
     if (record.next === null) await writeFinal(this.vault, id, output, { fsync: this.options.fsync })
   }
 
@@ -432,10 +442,22 @@ export class RunDriver {
     }
   }
 
+  /** Counts a model call of the hop under way (the worker's calls come through here too). */
+  noteUsage(usage: ModelUsage): void {
+    this.usage.push(usage)
+  }
+
+  /** The judge's model, its calls counted for the hop's record. */
   private model(): CallLLM {
-    if (this.llm) return this.llm
-    this.envLLM ??= createLLM()
-    return this.envLLM
+    const llm = this.llm ?? (this.envLLM ??= createLLM())
+    return (prompt, options) =>
+      llm(prompt, {
+        ...options,
+        onUsage: (usage) => {
+          this.noteUsage(usage)
+          options.onUsage?.(usage)
+        },
+      })
   }
 
   private nodeOrFail(id: string): PlanNode {
@@ -466,6 +488,18 @@ export class RunDriver {
  * after each event, uncaught, so a test can crash a run at a real point.
  */
 export const crashSeam: { afterEvent?: ((event: RunEvent) => void) | undefined } = {}
+
+/** A hop's record of its model calls: the roles and models used, and the tokens reported, summed. */
+function usageFields(usage: ModelUsage[]): Pick<HopRecord, 'role' | 'model' | 'tokens'> {
+  if (usage.length === 0) return {}
+  const fields: Pick<HopRecord, 'role' | 'model' | 'tokens'> = {
+    role: [...new Set(usage.map((each) => each.role))].join(', '),
+    model: [...new Set(usage.map((each) => each.model))].join(', '),
+  }
+  const counted = usage.filter((each) => each.input !== undefined || each.output !== undefined)
+  if (counted.length > 0) fields.tokens = { input: counted.reduce((sum, each) => sum + (each.input ?? 0), 0), output: counted.reduce((sum, each) => sum + (each.output ?? 0), 0) }
+  return fields
+}
 
 let reported = false
 

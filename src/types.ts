@@ -96,8 +96,24 @@ export type DecidedBy = (typeof DECIDED_BY)[number]
  */
 export type CallLLM = (
   prompt: string,
-  options: { role: string; system?: string; signal?: AbortSignal },
+  options: {
+    role: string
+    system?: string
+    signal?: AbortSignal
+    /** Told, after a reply, which model answered and the tokens the endpoint reported (for the trace and telemetry). */
+    onUsage?: (usage: ModelUsage) => void
+  },
 ) => Promise<string>
+
+/** What one model call cost, as the endpoint reported it. */
+export interface ModelUsage {
+  role: string
+  model: string
+  /** Prompt tokens, when the endpoint reported them. */
+  input?: number
+  /** Completion tokens, when the endpoint reported them. */
+  output?: number
+}
 
 /** A tool the built-in worker may call. */
 export interface Tool {
@@ -124,7 +140,18 @@ export interface StepInput {
 /** Progress of a run, as it happens. */
 export type RunEvent =
   | { type: 'start'; runId: string; resumed: boolean }
-  | { type: 'enter'; node: string; visit: number; step: number }
+  | { type: 'enter'; node: string; visit: number; step: number; maxVisits?: number }
   | { type: 'work'; node: string; visit: number; output: string }
-  | { type: 'transition'; node: string; visit: number; step: number; edge: Edge | null; decidedBy: string; rationale: string }
+  | {
+      type: 'transition'
+      node: string
+      visit: number
+      step: number
+      edge: Edge | null
+      decidedBy: string
+      rationale: string
+      /** The model(s) the hop called, and the tokens the endpoint reported for the hop. */
+      model?: string
+      tokens?: { input: number; output: number }
+    }
   | { type: 'waiting' | 'stop' | 'end'; node: string; reason?: string }

@@ -40,6 +40,11 @@ describe('vaultplan run', () => {
     expect(run.stdout).toContain('completed after 5 steps at send')
     expect(run.stdout).toContain('work for Send')
     expect(await hops(vault)).toEqual(path)
+    // The trace a person reads: the roles and model each hop used, the tokens reported, the answers named.
+    const trace = await readFile(join(vault, '00_plan-trace/trace.md'), 'utf8')
+    expect(trace).toMatch(/## Step 2 · \[\[review\]\] · visit 1\n\n- Edge: needs revision → \[\[draft\]\]\n- Decided by: llm\n- Answers: approved: NO · needs revision: YES\n- Time: started \S+, took [\d.]+ m?s\n- Model: role [\w, ]+, model m, \d+ tokens in, \d+ out\n/)
+    const output = await readFile(join(vault, '00_plan-trace/outputs/0002-review.md'), 'utf8')
+    expect(output).toMatch(/^---\nvaultplan: output\nrun: \S+\nstep: 2\nvisit: 1\nid: review\nnode: "\[\[review\]\]"\n---\n/)
 
     // Run again: the recorded result, no model call (none is even configured).
     const again = await vaultplan(['run', vault], { env: {} })
@@ -166,5 +171,19 @@ describe('vaultplan run', () => {
     expect(await exited).toBe(0)
     expect(stdout).toContain('approved -> send  [human]')
     expect(await readFile(note, 'utf8')).toContain('- [ ] approved -> [[send]]')
+  })
+
+  test('waiting: names the note and its choices, and does not print its output as a result', async () => {
+    const model = await startChatServer(reviewer)
+    servers.push(model)
+    const vault = await writeVault({
+      'draft.md': '---\ntype: start\n---\n# Draft\n\n## Next\n- [[approve]]\n',
+      'approve.md': '---\njudge: human\n---\n# Approve\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] rejected -> [[draft]]\n',
+      'send.md': '# Send\n',
+    })
+    const run = await vaultplan(['run', vault, '--query', 'q', '--no-fsync'], { env: { LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
+    expect(run.code).toBe(4)
+    expect(run.stdout).toContain('Waiting: approve.md (choices: approved, rejected)')
+    expect(run.stdout).not.toContain('work for Approve')
   })
 })

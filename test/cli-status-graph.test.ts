@@ -1,12 +1,13 @@
 import { existsSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { mkdir, readFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { beforeAll, describe, expect, test } from 'vitest'
 import { runPlan, type RunStatus } from 'vaultplan'
 import { draftReview } from './helpers/plans.js'
 import { noJudge, reviewJudge, scriptedWorker } from './helpers/scripted.js'
-import { edit, note, writeVault } from './helpers/vault.js'
-import { parseMermaid, renderDot } from './helpers/renderers.js'
+import { edit, note, tempDir, writeVault } from './helpers/vault.js'
+import { canvasProblems } from './helpers/json-canvas.js'
+import { parseMermaid, parseSvg, renderDot } from './helpers/renderers.js'
 import { bin, vaultplan } from './helpers/cli.js'
 
 const query = 'Announce the release'
@@ -160,9 +161,47 @@ describe('vaultplan graph', () => {
     const { cwd, name } = await vaultIn(draftReview())
     const { code, stdout } = await vaultplan(['graph', name, '--format', 'dot'], { cwd })
     expect(code).toBe(0)
-    const svg = await renderDot(stdout)
-    expect({ code: svg.code, stderr: svg.stderr }).toEqual({ code: 0, stderr: '' })
-    expect(svg.stdout).toContain('<svg')
+    const rendered = await renderDot(stdout)
+    expect(rendered.errors).toEqual([])
+    expect((await parseSvg(rendered.svg!)).nodes).toEqual(['entry', 'n0', 'n1', 'n2'])
+  })
+
+  test('--format svg --write: an SVG drawn in-process, embedded in the graph note Obsidian shows', async () => {
+    const { dir, cwd, name } = await vaultIn(draftReview())
+    await runPlan(dir, { query, work: scriptedWorker(), llm: reviewJudge('review v1'), fsync: false })
+    const printed = await vaultplan(['graph', name, '--format', 'svg'], { cwd })
+    expect({ code: printed.code, stderr: printed.stderr }).toEqual({ code: 0, stderr: '' })
+    expect(await vaultplan(['graph', name, '--format', 'svg', '--write'], { cwd })).toEqual({
+      code: 0,
+      stdout: `wrote ${name}/00_plan-trace/plan-graph.svg\nwrote ${name}/00_plan-trace/plan-graph.md\n`,
+      stderr: '',
+    })
+    const svg = await readFile(join(dir, '00_plan-trace', 'plan-graph.svg'), 'utf8')
+    expect(svg).toBe(printed.stdout)
+    const picture = await parseSvg(svg)
+    expect(picture).toMatchObject({ root: 'svg', namespace: 'http://www.w3.org/2000/svg', nodes: ['entry', 'n0', 'n1', 'n2'] })
+    expect(picture.texts.map((text) => text.trim()).sort()).toEqual(['approved', 'draft (1/3)', 'needs revision', 'review (1/3)', 'send (1/3)'])
+    const written = await readFile(join(dir, '00_plan-trace', 'plan-graph.md'), 'utf8')
+    expect(written).toMatch(/^---\nvaultplan: plan-graph\nwritten: \S+\n---\n# Plan graph\n\nThe plan of this vault, .*\n\n!\[\[plan-graph\.svg\]\]\n$/)
+  })
+
+  test('--format canvas --write: a JSON Canvas of file cards, paths from the Obsidian vault that holds the plan', async () => {
+    const cwd = await tempDir()
+    const name = 'plan'
+    const dir = await writeVault(draftReview(), join(cwd, name))
+    await runPlan(dir, { query, work: scriptedWorker(), llm: reviewJudge('review v2'), fsync: false })
+    expect(await vaultplan(['graph', name, '--format', 'canvas', '--write'], { cwd })).toEqual({ code: 0, stdout: `wrote ${name}/00_plan-trace/plan.canvas\n`, stderr: '' })
+    const canvas = JSON.parse(await readFile(join(dir, '00_plan-trace', 'plan.canvas'), 'utf8')) as { nodes: { file?: string; color?: string }[] }
+    expect(canvasProblems(canvas)).toEqual([])
+    expect(canvas.nodes.map((card) => [card.file, card.color])).toEqual([
+      ['draft.md', '4'],
+      ['review.md', '4'],
+      ['send.md', '4'],
+    ])
+    // The plan as a folder of a bigger Obsidian vault: the cards name the notes from that vault's root.
+    await mkdir(join(cwd, '.obsidian'))
+    const nested = JSON.parse((await vaultplan(['graph', name, '--format', 'canvas'], { cwd })).stdout) as { nodes: { file?: string }[] }
+    expect(nested.nodes.map((card) => card.file)).toEqual([`${name}/draft.md`, `${name}/review.md`, `${name}/send.md`])
   })
 
   test('--write: a note with a mermaid block, not a node of the plan', async () => {
@@ -192,9 +231,9 @@ describe('vaultplan graph', () => {
     expect(await vaultplan(['graph', name, '--format', 'png'], { cwd })).toEqual({
       code: 2,
       stdout: '',
-      stderr: "vaultplan: --format takes mermaid or dot, got 'png'\nUsage: vaultplan graph <vault> [--format mermaid|dot] [--write]\nRun 'vaultplan graph --help' for details.\n",
+      stderr: "vaultplan: --format takes mermaid, dot, svg, canvas, got 'png'\nUsage: vaultplan graph <vault> [--format mermaid|dot|svg|canvas] [--write]\nRun 'vaultplan graph --help' for details.\n",
     })
-    expect((await vaultplan(['graph', name, '--write', '--format', 'dot'], { cwd })).stderr).toMatch(/^vaultplan: --write writes a mermaid block for Obsidian; leave out --format dot\n/)
+    expect((await vaultplan(['graph', name, '--write', '--format', 'dot'], { cwd })).stderr).toMatch(/^vaultplan: --write writes mermaid, svg or canvas for Obsidian; DOT is printed only\n/)
     expect((await vaultplan(['graph'], { cwd })).code).toBe(2)
   })
 })

@@ -218,6 +218,18 @@ Exit codes: 0 valid (warnings allowed), 1 the plan has errors,
     expect(await vaultplan(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' })
     expect((await vaultplan(['-v'])).stdout).toBe(`${version}\n`)
   })
+
+  test('`vaultplan version`, and a leading `--` as npm hands it on (`npx vaultplan -- --version`)', async () => {
+    const { version } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string }
+    expect(await vaultplan(['version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' })
+    expect(await vaultplan(['--', '--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' })
+    expect((await vaultplan(['--', 'version'])).stdout).toBe(`${version}\n`)
+    expect(await vaultplan(['version', 'x'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: "vaultplan: 'version' takes no arguments, got 'x'\nUsage: vaultplan version\nRun 'vaultplan version --help' for details.\n",
+    })
+  })
 })
 
 describe.concurrent('the example vaults of the repository', () => {

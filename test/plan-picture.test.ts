@@ -1,25 +1,14 @@
 import fc from 'fast-check'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
-import { loadPlan, PlanGraph, toDot, toMermaid, type Edge, type PlanNode } from 'vaultplan'
-import { parseMermaid, renderDot } from './helpers/renderers.js'
+import { loadPlan, PlanGraph, toDot, toMermaid, toSvg, type Edge, type PlanNode } from 'vaultplan'
+import { parseMermaid, parseSvg, renderDot } from './helpers/renderers.js'
 
 const draftReview = fileURLToPath(new URL('../vaults/draft-review', import.meta.url))
 
 function node(id: string, edges: [label: string, target: string][] = [], extra: Partial<PlanNode> = {}): PlanNode {
   const built: Edge[] = edges.map(([label, target]) => ({ label, target, conditional: label !== '' && label !== 'next' }))
   return { id, title: id, body: '', type: 'step', status: 'pending', maxVisits: 3, edges: built, frontmatter: {}, ...extra }
-}
-
-/** The texts Graphviz drew into an SVG, XML entities decoded (it writes a run of spaces with no-break spaces). */
-function svgTexts(svg: string): string[] {
-  return [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((match) =>
-    match[1]!
-      .replace(/&#(\d+);/g, (_, code: string) => String.fromCodePoint(Number(code)))
-      .replace(/&#x([\da-f]+);/gi, (_, code: string) => String.fromCodePoint(Number.parseInt(code, 16)))
-      .replace(/&(lt|gt|quot|apos|amp);/g, (_, name: string) => ({ lt: '<', gt: '>', quot: '"', apos: "'", amp: '&' })[name]!)
-      .replace(/\u00A0/g, ' '),
-  )
 }
 
 describe('toMermaid', () => {
@@ -100,25 +89,41 @@ describe('toDot', () => {
         '',
       ].join('\n'),
     )
-    const svg = await renderDot(text)
-    expect({ code: svg.code, stderr: svg.stderr }).toEqual({ code: 0, stderr: '' })
-    expect(svg.stdout).toContain('<svg')
-    expect(svgTexts(svg.stdout).map((line) => line.trim()).sort()).toEqual(['approved', 'draft', 'needs revision', 'review', 'send'])
+    const rendered = await renderDot(text)
+    expect({ status: rendered.status, errors: rendered.errors }).toEqual({ status: 'success', errors: [] })
+    const svg = await parseSvg(rendered.svg!)
+    expect(svg).toMatchObject({ root: 'svg', namespace: 'http://www.w3.org/2000/svg', nodes: ['entry', 'n0', 'n1', 'n2'] })
+    expect(svg.texts.map((line) => line.trim()).sort()).toEqual(['approved', 'draft', 'needs revision', 'review', 'send'])
   })
 
   test('with a run: visits of budget in the labels, statuses as fill colours', async () => {
     const graph = new PlanGraph([node('draft', [['', 'review']], { type: 'start', status: 'done' }), node('review', [], { status: 'active' })])
-    const svg = await renderDot(toDot(graph, { visits: { draft: 1, review: 1 } }))
-    expect(svg.code).toBe(0)
-    expect(svgTexts(svg.stdout).sort()).toEqual(['draft (1/3)', 'review (1/3)'])
-    expect(svg.stdout).toContain('fill="#dcfce7"')
-    expect(svg.stdout).toContain('fill="#fef3c7"')
+    const svg = await parseSvg((await renderDot(toDot(graph, { visits: { draft: 1, review: 1 } }))).svg!)
+    expect(svg.texts.sort()).toEqual(['draft (1/3)', 'review (1/3)'])
+    expect(svg.fills).toEqual(['#18181b', '#dcfce7', '#fef3c7'])
   })
 
   test('Graphviz rejects broken DOT, so the checks above can fail', async () => {
-    const svg = await renderDot('digraph plan {\n  n0 -> \n}\n')
-    expect(svg.code).not.toBe(0)
-    expect(svg.stderr).toMatch(/syntax error/)
+    expect(await renderDot('digraph plan {\n  n0 -> \n}\n')).toEqual({ status: 'failure', svg: undefined, errors: ["syntax error in line 3 near '}'"] })
+    await expect(parseSvg('<svg xmlns="http://www.w3.org/2000/svg"><g>')).rejects.toThrow(/not well-formed SVG/)
+  })
+})
+
+describe('toSvg', () => {
+  test('draws the DOT picture in-process: an SVG image with every note, label and status colour', async () => {
+    const graph = await loadPlan(draftReview)
+    const svg = await toSvg(graph, { visits: { draft: 2, review: 2, send: 1 }, statuses: { draft: 'done', review: 'done', send: 'active' } })
+    expect(svg).toBe((await renderDot(toDot(graph, { visits: { draft: 2, review: 2, send: 1 }, statuses: { draft: 'done', review: 'done', send: 'active' } }))).svg)
+    const picture = await parseSvg(svg)
+    expect(picture).toMatchObject({ root: 'svg', namespace: 'http://www.w3.org/2000/svg', nodes: ['entry', 'n0', 'n1', 'n2'] })
+    expect(picture.texts.map((text) => text.trim()).sort()).toEqual(['approved', 'draft (2/3)', 'needs revision', 'review (2/3)', 'send (1/3)'])
+    expect(picture.fills).toEqual(['#18181b', '#dcfce7', '#dcfce7', '#fef3c7'])
+  })
+
+  test('without a state: the plan alone, white boxes', async () => {
+    const picture = await parseSvg(await toSvg(await loadPlan(draftReview)))
+    expect(picture.texts.map((text) => text.trim()).sort()).toEqual(['approved', 'draft', 'needs revision', 'review', 'send'])
+    expect(new Set(picture.fills.slice(1))).toEqual(new Set(['#ffffff']))
   })
 })
 
@@ -174,9 +179,9 @@ describe('a tricky plan', () => {
   })
 
   test('Graphviz renders it and draws every id and label as written', async () => {
-    const svg = await renderDot(toDot(graph, { visits: {} }))
-    expect({ code: svg.code, stderr: svg.stderr }).toEqual({ code: 0, stderr: '' })
-    const texts = svgTexts(svg.stdout).map((line) => line.trim())
+    const rendered = await renderDot(toDot(graph, { visits: {} }))
+    expect({ status: rendered.status, errors: rendered.errors }).toEqual({ status: 'success', errors: [] })
+    const texts = (await parseSvg(rendered.svg!)).texts.map((line) => line.trim())
     for (const id of Object.values(ids)) expect(texts).toContain(`${id} (0/3)`)
     for (const label of [labels.pipes, labels.quotes, labels.unicode, labels.entity, 'first line', 'second line']) expect(texts).toContain(label)
     expect(texts).toContain('ghöst/“missing” (missing)')
@@ -195,9 +200,9 @@ describe('a tricky plan', () => {
         const parsed = await parseMermaid(toMermaid(plan))
         expect(parsed.vertices.map((vertex) => clean(vertex.text))).toEqual(names.map(clean))
         expect(parsed.edges.map((edge) => clean(edge.text))).toEqual(labels)
-        const svg = await renderDot(toDot(plan))
-        expect(svg.code).toBe(0)
-        const drawn = svgTexts(svg.stdout).map(clean)
+        const rendered = await renderDot(toDot(plan))
+        expect(rendered.errors).toEqual([])
+        const drawn = (await parseSvg(rendered.svg!)).texts.map(clean)
         for (const text of [...names.map(clean), ...labels.filter(Boolean)]) expect(drawn).toContain(text)
       }),
       { numRuns: 40 },

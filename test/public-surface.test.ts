@@ -27,8 +27,10 @@ it('exports exactly these names', async () => {
     'resolveModelConfig',
     'runPlan',
     'savePlan',
+    'toCanvas',
     'toDot',
     'toMermaid',
+    'toSvg',
     'updateStatus',
   ])
 })

@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { crashSeam } from '../src/run-driver.js'
-import { RunStateError, runPlan, StepError, updateStatus, type RunEvent, type RunResult } from 'vaultplan'
+import { nextStep, readRunStatus, RunStateError, runPlan, StepError, updateStatus, type RunEvent, type RunResult } from 'vaultplan'
 import { draftReview } from './helpers/plans.js'
 import { noJudge, reviewJudge, scriptedJudge, scriptedWorker, type WorkCall } from './helpers/scripted.js'
 import { edit, read, readNotes, readTree, statuses, traceEntries, traceHeadings, writeVault } from './helpers/vault.js'
@@ -168,8 +168,19 @@ describe('resume after an interruption at each phase of each hop', async () => {
           crashSeam.afterEvent = undefined
           if (phase === 'torn' && outcome instanceof Error) await dropLastTraceEntry(dir, 0.5)
         }
+        // One decision: what status names next is exactly what nextStep, then runPlan, do.
+        const status = await readRunStatus(dir)
+        const hopsBefore = (await traceEntries(dir, { complete: true }).catch(() => [])).length
+        const step = await nextStep(dir, { ...options, llm: judge() })
+        if (status.next.kind === 'work') expect(step).toMatchObject({ kind: 'work', node: { id: status.next.node }, visit: status.next.visit, step: status.next.step })
+        if (status.next.kind === 'judge') {
+          const entries = await traceEntries(dir, { complete: true })
+          expect(entries).toHaveLength(hopsBefore + 1)
+          expect(entries.at(-1)!.heading).toBe(`Step ${status.next.step} · [[${status.next.node}]] · visit ${status.next.visit}`)
+        }
         const work = scriptedWorker()
         const result = await runPlan(dir, { ...options, work, llm: judge() })
+        if (step.kind === 'work') expect(work.calls[0]).toMatchObject({ node: step.node.id, visit: step.visit, step: step.step, key: step.key })
         expect(withoutVault(result)).toEqual(baseline.result)
         expect(await traceEntries(dir, { complete: true })).toEqual(baseline.trace)
       }),

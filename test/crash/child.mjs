@@ -2,7 +2,8 @@
 //
 //   node test/crash/child.mjs '<json config>'
 //
-// Config: { dist, vault, sideLog, attempt, mode, pauseAt, torn, seed }.
+// Config: { dist, vault, sideLog, attempt, mode, pauseAt, torn, seed, stepping }.
+// `stepping`: walk with nextStep/completeStep first (then runPlan returns the result).
 // mode `none`: run to the end. mode `event`: the worker and judge sleep a
 // random few hundred microseconds to milliseconds, so the parent's timed
 // kill lands anywhere. mode `pause`: the pauseAt-th file operation (or work
@@ -104,7 +105,7 @@ function spin(microseconds) {
   while (process.hrtime.bigint() < end);
 }
 
-const { runPlan } = await import(config.dist)
+const { runPlan, nextStep, completeStep } = await import(config.dist)
 const { work, llm } = makeScript({
   vault: config.vault,
   log: side,
@@ -125,6 +126,16 @@ const { work, llm } = makeScript({
 
 line('READY')
 try {
+  if (config.stepping) {
+    // Driven from outside, one hop a call, as an agent would; the kills land between and inside calls.
+    const options = { llm, fsync: true, maxSteps: MAX_STEPS }
+    let step = await nextStep(config.vault, { ...options, query: QUERY })
+    while (step.kind === 'work') {
+      line(`EV claim ${step.node.id}#${step.visit}`)
+      const output = await work({ node: step.node, query: step.query, visit: step.visit, step: step.step, outputs: step.outputs, key: step.key })
+      step = await completeStep(config.vault, step.key, { output }, options)
+    }
+  }
   const result = await runPlan(config.vault, {
     query: QUERY,
     work,

@@ -123,7 +123,8 @@ async function trialsWith(distPath, options) {
     for (const problem of trial.problems.slice(0, 5)) log(`  [${problem.kind}] ${problem.message}`)
   }
   if (failed.length > 3) log(`\n... and ${failed.length - 3} more failed trials: ${failed.slice(3).map((trial) => trial.index).join(', ')}`)
-  log(`kill points: ${[...points].sort((a, b) => b[1] - a[1]).map(([point, count]) => `${point} ${count}`).join(', ')} (${kills} kills)`)
+  const steppingKills = results.reduce((sum, trial) => sum + trial.kills.filter((kill) => kill.stepping).length, 0)
+  log(`kill points: ${[...points].sort((a, b) => b[1] - a[1]).map(([point, count]) => `${point} ${count}`).join(', ')} (${kills} kills, ${steppingKills} of them in runs driven by nextStep/completeStep)`)
   if (staleLocks.length > 0) {
     const after = new Map()
     for (const stale of staleLocks) after.set(stale.after, (after.get(stale.after) ?? 0) + 1)
@@ -200,7 +201,9 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
   const run = async (config, kill, { resume = true } = {}) => {
     for (;;) {
       if (killed && resume) trial.resumes += 1
-      const outcome = await runChild({ dist, vault, sideLog, attempt: attempt++, ...config }, kill)
+      // Every other child walks the vault through the stepping API instead of runPlan.
+      const outcome = await runChild({ dist, vault, sideLog, attempt, stepping: attempt % 2 === 1, ...config }, kill)
+      attempt += 1
       if (outcome.error?.code !== 'vault-locked' || !killed || trial.staleLocks.length > 3) return { ...outcome, attempt: attempt - 1 }
       // A killed runner's lock: proper-lockfile takes it over once its mtime is older than the stale window.
       const last = trial.kills.at(-1)
@@ -229,7 +232,7 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
       traceAppendedOnly(`after kill ${trial.kills.length + 1}`)
       const point = killPoint(state, attemptLog)
       const how = mode === 'pause' ? `placed at ${outcome.pause}` : `timed: ${kill.delayUs} µs after line ${kill.afterLine} \`${outcome.killLine ?? ''}\``
-      trial.kills.push({ attempt: outcome.attempt, mode, point, how, label: mode === 'pause' ? outcome.pause?.replace(/^\d+ /, '').replace(/\/[^ ]*?\.vaultplan-tmp-\S+/, '/<temp>').replace(/\.vaultplan-tmp-\S+/, '<temp>') : undefined })
+      trial.kills.push({ attempt: outcome.attempt, stepping: outcome.attempt % 2 === 1, mode, point, how, label: mode === 'pause' ? outcome.pause?.replace(/^\d+ /, '').replace(/\/[^ ]*?\.vaultplan-tmp-\S+/, '/<temp>').replace(/\.vaultplan-tmp-\S+/, '<temp>') : undefined })
       for (const found of problems) problem(found.kind, `after kill ${trial.kills.length} (${point}, ${how}): ${found.message}`)
     } else if (outcome.result) {
       completed = outcome.result

@@ -1,24 +1,67 @@
-import { execFile } from 'node:child_process'
-
-/** What Graphviz's `dot` made of a DOT text. */
+/** What Graphviz made of a DOT text: the SVG, or why it failed. */
 export interface DotRun {
-  code: number | null
-  stdout: string
-  stderr: string
+  status: 'success' | 'failure'
+  svg: string | undefined
+  /** Graphviz's error messages (warnings, such as a guessed width of a non-ASCII letter, left out). */
+  errors: string[]
 }
 
-/** Renders DOT text with Graphviz's own `dot -Tsvg` (Debian's `graphviz`, installed by `.ci/run`). */
-export function renderDot(dot: string): Promise<DotRun> {
-  return new Promise((done, fail) => {
-    const child = execFile('dot', ['-Tsvg'], { maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (error && (error as NodeJS.ErrnoException).code === 'ENOENT') {
-        fail(new Error("Graphviz's `dot` is not installed: `apt-get install graphviz` (.ci/run does)"))
-        return
-      }
-      done({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr })
-    })
-    child.stdin!.end(dot)
-  })
+/** Renders DOT text with Graphviz itself, compiled to WebAssembly (`@viz-js/viz`), as `dot -Tsvg` would. */
+export async function renderDot(dot: string): Promise<DotRun> {
+  const { instance } = await import('@viz-js/viz')
+  const result = (await instance()).render(dot, { format: 'svg' })
+  const errors = result.errors.filter((error) => error.level !== 'warning').map((error) => error.message)
+  return { status: result.status, svg: result.status === 'success' ? result.output : undefined, errors }
+}
+
+/** An SVG document as a browser reads it: its root element, and the nodes and texts Graphviz drew. */
+export interface SvgPicture {
+  /** The root element's name and namespace: `svg`, `http://www.w3.org/2000/svg` for an SVG image. */
+  root: string
+  namespace: string | null
+  /** The `<title>` of each `g.node`: Graphviz's node names (`n0`, `entry` ...). */
+  nodes: string[]
+  /** Every `<text>`, as drawn (no-break spaces read as spaces). */
+  texts: string[]
+  /** The `fill` of every filled shape of a node (`#dcfce7` ...), in node order. */
+  fills: string[]
+}
+
+/** Parses SVG text with jsdom's XML parser; throws when it is not well-formed XML. */
+export async function parseSvg(svg: string): Promise<SvgPicture> {
+  const { window } = await jsdomWindow()
+  const document = new window.DOMParser().parseFromString(svg, 'image/svg+xml')
+  const error = document.getElementsByTagName('parsererror')[0]
+  if (error) throw new Error(`not well-formed SVG: ${error.textContent ?? ''}`)
+  const root = document.documentElement
+  const all = (selector: string) => [...root.querySelectorAll(selector)]
+  return {
+    root: root.localName,
+    namespace: root.namespaceURI,
+    nodes: all('g.node > title').map((title) => title.textContent ?? ''),
+    texts: all('text').map((text) => (text.textContent ?? '').replace(/\u00A0/g, ' ')),
+    fills: all('g.node path, g.node polygon, g.node ellipse').map((shape) => shape.getAttribute('fill') ?? 'none').filter((fill) => fill !== 'none'),
+  }
+}
+
+interface Element {
+  localName: string
+  namespaceURI: string | null
+  textContent: string | null
+  getAttribute(name: string): string | null
+  querySelectorAll(selector: string): Iterable<Element>
+}
+interface JsdomWindow {
+  document: unknown
+  DOMParser: new () => { parseFromString(text: string, type: string): { documentElement: Element; getElementsByTagName(name: string): Element[] } }
+}
+
+let dom: Promise<{ window: JsdomWindow }> | undefined
+
+/** A jsdom window, made once (jsdom ships no types and the tests use this much of it). */
+function jsdomWindow(): Promise<{ window: JsdomWindow }> {
+  dom ??= (import('jsdom' as string) as Promise<{ JSDOM: new (html: string) => { window: JsdomWindow } }>).then(({ JSDOM }) => new JSDOM('<!doctype html><html><body></body></html>'))
+  return dom
 }
 
 /** A flowchart as mermaid's own parser read it: its vertices and edges, labels decoded. */
@@ -44,9 +87,7 @@ let loading: Promise<Mermaid> | undefined
  */
 function mermaid(): Promise<Mermaid> {
   loading ??= (async () => {
-    // jsdom ships no types and this is its one use: a window.
-    const { JSDOM } = (await import('jsdom' as string)) as { JSDOM: new (html: string) => { window: { document: unknown } } }
-    const { window } = new JSDOM('<!doctype html><html><body></body></html>')
+    const { window } = await jsdomWindow()
     const globals = globalThis as { window?: unknown; document?: unknown }
     Object.assign(globals, { window, document: window.document })
     try {

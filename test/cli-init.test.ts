@@ -1,0 +1,100 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, describe, expect, test } from 'vitest'
+import { STARTER_PLAN } from '../src/cli-init.js'
+import { vaultplan } from './helpers/cli.js'
+import { edit, readTree, statuses, tempDir } from './helpers/vault.js'
+
+interface StandIn {
+  url: string
+  close(): Promise<void>
+}
+const models: StandIn[] = []
+afterEach(async () => {
+  await Promise.all(models.splice(0).map((model) => model.close()))
+})
+
+/** The demo's scripted stand-in model on 127.0.0.1 (examples/stand-in-model.mjs, plain JS). */
+async function standIn(): Promise<StandIn> {
+  const { startStandInModel } = (await import('../examples/stand-in-model.mjs' as string)) as { startStandInModel(): Promise<StandIn> }
+  const model = await startStandInModel()
+  models.push(model)
+  return model
+}
+
+/** Where the run of a vault stands, from `vaultplan status --json`: phase and each note's status and visits. */
+async function standing(cwd: string, vault: string) {
+  const { stdout } = await vaultplan(['status', vault, '--json'], { cwd })
+  const status = JSON.parse(stdout) as { phase: string; nodes: { id: string; status: string; visits: number }[] }
+  return { phase: status.phase, nodes: status.nodes.map((node) => `${node.id} ${node.status} ${node.visits}`) }
+}
+
+describe('vaultplan init', () => {
+  test('writes the starter plan, which validates without a warning', async () => {
+    const cwd = await tempDir()
+    expect(await vaultplan(['init', 'x'], { cwd })).toEqual({
+      code: 0,
+      stdout: [
+        'wrote x/draft.md',
+        'wrote x/review.md',
+        'wrote x/approve.md',
+        'wrote x/publish.md',
+        'wrote x/00_plan-trace/README.md',
+        '',
+        'Next: open x in Obsidian, or run',
+        '  vaultplan validate x',
+        '  vaultplan run x --query "..."',
+        '',
+      ].join('\n'),
+      stderr: '',
+    })
+    expect(await readTree(join(cwd, 'x'))).toEqual(STARTER_PLAN)
+    expect(await vaultplan(['validate', 'x'], { cwd })).toEqual({ code: 0, stdout: 'x: 4 notes, 0 errors, 0 warnings\n', stderr: '' })
+  })
+
+  test('runs with the stand-in model: waits for the person at approve (exit 4), completes once the box is ticked', async () => {
+    const cwd = await tempDir()
+    expect((await vaultplan(['init', 'x'], { cwd })).code).toBe(0)
+    const model = await standIn()
+    const env = { LLM_BASE_URL: model.url, LLM_MODEL: 'stand-in', NO_COLOR: '1' }
+    const first = await vaultplan(['run', 'x', '--query', 'Announce our release', '--no-fsync'], { cwd, env })
+    expect({ code: first.code, stderr: first.stderr }).toEqual({ code: 4, stderr: '' })
+    // The stand-in sends the draft back once, then approves it; then a person decides.
+    expect(await standing(cwd, 'x')).toEqual({ phase: 'waiting', nodes: ['approve waiting 1', 'draft done 2', 'publish pending 0', 'review done 2'] })
+
+    await edit(join(cwd, 'x'), 'approve.md', (text) => text.replace('- [ ] publish -> [[publish]]', '- [x] publish -> [[publish]]'))
+    const second = await vaultplan(['run', 'x', '--no-fsync'], { cwd, env })
+    expect({ code: second.code, stderr: second.stderr }).toEqual({ code: 0, stderr: '' })
+    expect(await standing(cwd, 'x')).toEqual({ phase: 'completed', nodes: ['approve done 1', 'draft done 2', 'publish done 1', 'review done 2'] })
+    expect(await statuses(join(cwd, 'x'))).toEqual({ approve: 'done', draft: 'done', publish: 'done', review: 'done' })
+    // The README note is no step: the run never touched it.
+    expect(await readFile(join(cwd, 'x', '00_plan-trace', 'README.md'), 'utf8')).toBe(STARTER_PLAN['00_plan-trace/README.md'])
+  })
+
+  test('into the current folder by default, also one holding only dot-folders', async () => {
+    const cwd = await tempDir()
+    await mkdir(join(cwd, '.obsidian'))
+    const run = await vaultplan(['init'], { cwd })
+    expect(run.code).toBe(0)
+    expect(run.stdout).toMatch(/^wrote draft\.md\n/)
+    expect(Object.keys(await readTree(cwd))).toEqual(['00_plan-trace/README.md', 'approve.md', 'draft.md', 'publish.md', 'review.md'])
+  })
+
+  test('refuses a folder that is not empty, or not a folder, and writes nothing', async () => {
+    const cwd = await tempDir()
+    await mkdir(join(cwd, 'mine'))
+    await writeFile(join(cwd, 'mine', 'draft.md'), 'my own draft\n')
+    expect(await vaultplan(['init', 'mine'], { cwd })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: "vaultplan: `mine` is not empty ('draft.md'); init writes only into a new or empty folder, so nothing of yours is overwritten\n",
+    })
+    expect(await readTree(join(cwd, 'mine'))).toEqual({ 'draft.md': 'my own draft\n' })
+    expect(await vaultplan(['init', 'mine/draft.md'], { cwd })).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'vaultplan: `mine/draft.md` is not a folder; pass a new or empty folder for the starter plan\n',
+    })
+    expect((await vaultplan(['init', 'a', 'b'], { cwd })).code).toBe(2)
+  })
+})
