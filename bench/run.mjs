@@ -182,7 +182,23 @@ async function main() {
     await rm(base, { recursive: true, force: true })
   }
 
-  results.ratios = ratios(figures)
+  // Search over past runs, in its own process (bench/search.mjs).
+  log('search over past runs (bench/search.mjs)')
+  const search = JSON.parse((await promisify(execFile)(process.execPath, [join(here, 'search.mjs'), '--json', ...(quick ? ['--quick'] : [])], { maxBuffer: 1 << 20 })).stdout)
+  const one = (value, measured) => ({ ...summarize([value]), unit: 'ms', measured })
+  figures[`search: first search, index built (${search.outputs} outputs)`] = one(search.buildMs, '1 run')
+  figures[`search: per query (${search.outputs} outputs)`] = {
+    ...summarize([search.queryMedianMs]),
+    min: search.queryMinMs,
+    max: search.queryMaxMs,
+    cpu: summarize([search.queryCpuMedianMs]),
+    unit: 'ms',
+    measured: 'median of 100 searches',
+  }
+  figures[`search: first search of a new process (${search.outputs} outputs)`] = one(search.reopenMs, 'median of 3 processes')
+  results.searchOutputs = search.outputs
+
+  results.ratios = ratios(figures, results)
   results.wallSeconds = +((now() - started) / 1000).toFixed(1)
   results.loadAverageAtEnd = loadavg().map((value) => +value.toFixed(2))
   await writeFile(join(here, 'results.json'), `${JSON.stringify(results, null, 2)}\n`)
@@ -190,7 +206,7 @@ async function main() {
 }
 
 /** The targets of the issue, each a ratio of two figures of this run (and the same ratio of their CPU times). */
-function ratios(figures) {
+function ratios(figures, results) {
   const n = CONFIG.bigNotes
   const rows = [
     ['LangGraph (NORMAL) / vaultplan (fsync false), path', 'LangGraph path, synchronous=NORMAL', 'vaultplan path, fsync false', '>= 3', (r) => r >= 3],
@@ -204,6 +220,7 @@ function ratios(figures) {
     [`load + validate / read, ${n} notes`, `load + validate, ${n} notes`, `read the files, ${n} notes`, '<= 4', (r) => r <= 4],
     [`per hop, ${n}-note vault / 10-note vault`, `vaultplan loop in a ${n}-note vault`, 'vaultplan loop in a 10-note vault', '<= 1.5', (r) => r <= 1.5],
     [`peak RSS of the ${n}-note load (MB)`, `peak RSS, load + validate ${n} notes`, undefined, '< 300', (r) => r < 300],
+    [`search: median ms per query, ${results.searchOutputs} outputs`, `search: per query (${results.searchOutputs} outputs)`, undefined, '< 20', (r) => r < 20],
   ]
   const round = (value) => (Number.isFinite(value) ? +value.toFixed(2) : null)
   return rows.map(([name, a, b, target, pass]) => {

@@ -21,6 +21,8 @@ import { RUN_HELP, runCommand } from './cli-run.js'
 import { STATUS_HELP, statusCommand } from './cli-status.js'
 import { GRAPH_HELP, graphCommand } from './cli-graph.js'
 import { INIT_HELP, initCommand } from './cli-init.js'
+import { LEDGER_HELP, ledgerCommand } from './cli-ledger.js'
+import { SEARCH_HELP, searchCommand } from './cli-search.js'
 import { QUEUE_HELP, queueCommand, WORKER_HELP, workerCommand } from './cli-worker.js'
 import { formatIssue, PlanValidationError, VaultPathError } from './errors.js'
 import type { PlanIssue } from './types.js'
@@ -71,6 +73,16 @@ Prints the version of vaultplan, as --version does. Through npm, both
 ('npm exec vaultplan --version' is npm's own --version: use
 'npm exec -- vaultplan --version').`,
     run: versionCommand,
+  },
+  ledger: {
+    summary: 'show the facts, assumptions and decisions a vault\'s runs recorded',
+    help: LEDGER_HELP,
+    run: ledgerCommand,
+  },
+  search: {
+    summary: 'search the outputs, ledgers and judgments of past runs',
+    help: SEARCH_HELP,
+    run: searchCommand,
   },
   worker: {
     summary: 'work hops of queued runs from PostgreSQL (pg-boss), many workers at once',

@@ -25,6 +25,8 @@ export class PlanValidationError extends Error {
 export const RUN_STATE_ERROR_CODES = [
   'ambiguous-decision',
   'bad-choice',
+  'ledger-too-new',
+  'ledger-unreadable',
   'no-start',
   'node-missing',
   'not-waiting',

@@ -12,6 +12,8 @@ import { conditionsOf } from './transitions.js'
 import type { CallLLM, PlanNode, StepInput } from './types.js'
 import { VaultSession } from './vault-session.js'
 import { createWorker } from './worker.js'
+import { readLedger } from './ledger.js'
+import { LEDGER_TOOL_NAMES } from './ledger-tools.js'
 
 /**
  * Runs a plan: validates it (no model is called for an invalid plan), then
@@ -37,7 +39,8 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
   const lock = await lockVault(prepared.vault)
   try {
     const sessionOptions: { fsync: boolean; tools?: string[] } = { fsync }
-    if (options.tools) sessionOptions.tools = options.tools.map((tool) => tool.name)
+    // The built-in worker's ledger tools are known names too: `tools: [record_fact]` is no unknown tool.
+    if (options.tools) sessionOptions.tools = [...options.tools.map((tool) => tool.name), ...LEDGER_TOOL_NAMES]
     const session = await VaultSession.open(prepared.vault, sessionOptions)
     let driver: RunDriver | undefined
     try {
@@ -81,7 +84,7 @@ async function walk(driver: RunDriver, options: RunOptions): Promise<RunResult> 
   const work = options.work ?? createWorker(model, options.tools ? { tools: options.tools } : {})
   let step = await driver.next()
   while (step.kind === 'work') {
-    const input: StepInput = { node: step.node, query: step.query, visit: step.visit, step: step.step, outputs: step.outputs, key: step.key }
+    const input: StepInput = { node: step.node, query: step.query, visit: step.visit, step: step.step, outputs: step.outputs, key: step.key, vault: driver.vault, ledger: await readLedger(driver.vault) }
     if (options.signal) input.signal = options.signal
     let output: string
     try {

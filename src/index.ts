@@ -13,6 +13,20 @@ export { completeStep, nextStep, type Step, type StepOptions, type StopInfo, typ
 export { runPlan } from './executor.js'
 export type { RunOptions, RunResult } from './run-options.js'
 export { createLLM, LLMError, ModelConfigError, resolveModelConfig, type CreateLLMOptions, type ModelConfig } from './llm-client.js'
+export {
+  invalidate,
+  readLedger,
+  recordEntry,
+  revalidate,
+  type Assumption,
+  type LedgerEntry,
+  type LedgerKind,
+  type LedgerView,
+  type LedgerWriteOptions,
+  type NewLedgerEntry,
+  type StandingChange,
+  type StandingOptions,
+} from './ledger.js'
 export { loadPlan, savePlan, updateStatus } from './markdown-io.js'
 export { parsePlanDocument, pathGraphFromSteps, planGraph } from './plan-document.js'
 export { PlanGraph } from './plan-graph.js'
@@ -39,3 +53,5 @@ export type {
   Tool,
   TransitionContext,
 } from './types.js'
+export type { RunDocumentKind } from './run-documents.js'
+export { searchRuns, type SearchHit, type SearchOptions } from './search-runs.js'

@@ -26,7 +26,8 @@ import {
   type TraceRecord,
 } from './trace.js'
 import { chooseEdge, conditionsOf, matchChoice } from './transitions.js'
-import type { CallLLM, ModelUsage, PlanNode, Predicate, RunEvent } from './types.js'
+import type { CallLLM, ModelUsage, PlanNode, Predicate, RunEvent, TransitionContext } from './types.js'
+import { readLedger } from './ledger.js'
 import { loopOf } from './validate.js'
 import type { VaultSession } from './vault-session.js'
 
@@ -317,12 +318,14 @@ export class RunDriver {
       await this.record({ kind: 'waiting', step, node: id, visit, at: new Date().toISOString() }, '', output)
       return
     }
-    const context = { query: this.query, node, visit, step, output, outputs: this.state.outputs.slice() }
+    const context: TransitionContext = { query: this.query, node, visit, step, output, outputs: this.state.outputs.slice() }
     const chooseOptions: Parameters<typeof chooseEdge>[3] = {}
     if (this.options.predicates) chooseOptions.predicates = this.options.predicates
     if (this.options.signal) chooseOptions.signal = this.options.signal
     if (choice !== undefined) chooseOptions.choice = choice
     const needsModel = choice === undefined && conditionsOf(node, this.options.predicates).some((label) => label !== 'next')
+    // The judge sees the facts and valid assumptions, as they stand after the work (it may have recorded some).
+    if (needsModel) context.ledger = await readLedger(this.vault)
     const decision = await chooseEdge(node, context, needsModel ? this.model() : undefined, chooseOptions)
     const record: HopRecord = {
       kind: 'hop',

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { parseGridReply } from './judge-reply.js'
+import { ledgerAsText } from './ledger-tools.js'
 import { clip, recentOutputs } from './text.js'
 import type { CallLLM, DecidedBy, Edge, PlanNode, Predicate, TransitionContext } from './types.js'
 
@@ -35,6 +36,8 @@ const CURRENT_OUTPUT_CHARS = 16_000
 const OTHER_OUTPUT_CHARS = 4_000
 /** The judge sees this visit's output and this many other recent outputs. */
 const RECENT_OUTPUTS = 3
+/** How much of the ledger the judge sees. */
+const LEDGER_CHARS = 4_000
 
 const registry = new Map<string, Predicate>()
 
@@ -145,21 +148,25 @@ export function matchChoice(node: PlanNode, choice: string, predicates?: Record<
 }
 
 /**
- * The judge's prompt. Node text and outputs are data, fenced by a marker
- * made fresh for each call so that no text inside can close it; only the
- * numbered conditions, which the plan's author wrote, are questions.
+ * The judge's prompt. Node text, outputs and the ledger's facts and valid
+ * assumptions are data, fenced by a marker made fresh for each call so that
+ * no text inside can close it; only the numbered conditions, which the
+ * plan's author wrote, are questions.
  */
 function judgePrompt(node: PlanNode, context: TransitionContext, conditions: string[]): { prompt: string; system: string } {
   const fence = `DATA-${randomBytes(4).toString('hex')}`
   const data = (title: string, text: string, limit: number) =>
     `${title}\n<<<${fence}\n${clip(text, limit)}\n${fence}>>>`
   const recent = recentOutputs(context.outputs, RECENT_OUTPUTS)
+  // Invalidated assumptions stay out: the judge must not rest a decision on them.
+  const ledger = context.ledger ? ledgerAsText(context.ledger, { decisions: false }) : ''
   const parts = [
     'Judge which conditions hold now, after the step below was worked.',
     data('The query of the run:', context.query, OTHER_OUTPUT_CHARS),
     data('The step:', `# ${oneLine(node.title)}\n\n${node.body}`, OTHER_OUTPUT_CHARS),
     data(`The output of this visit (visit ${context.visit}):`, context.output, CURRENT_OUTPUT_CHARS),
     ...recent.map((entry) => data(`An earlier output (${oneLine(entry.node)}, visit ${entry.visit}):`, entry.output, OTHER_OUTPUT_CHARS)),
+    ...(ledger === '' ? [] : [data("Facts and valid assumptions recorded in the plan's ledger:", ledger, LEDGER_CHARS)]),
     `Conditions:\n${conditions.map((condition, index) => `${index + 1}. ${oneLine(condition)}`).join('\n')}`,
     `Answer every condition on its own line as "<number>: YES" or "<number>: NO", judged against the outputs above, the freshest first, then a short reason.`,
   ]

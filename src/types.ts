@@ -1,4 +1,5 @@
 import type { ZodType } from 'zod'
+import type { LedgerView } from './ledger.js'
 
 /** What a node is: `start` marks the entry node, everything else is a `step`. */
 export type NodeType = 'step' | 'start'
@@ -79,6 +80,8 @@ export interface TransitionContext {
   output: string
   /** The run's outputs so far, oldest first. */
   outputs: StepOutput[]
+  /** The vault's ledger when the transition is judged: the judge sees its facts and valid assumptions. */
+  ledger?: LedgerView
 }
 
 /** Code that decides a condition label instead of the LLM. */
@@ -135,6 +138,10 @@ export interface StepInput {
   /** Stable for one visit (run + node + visit), even when the visit is worked again after a crash. */
   key: string
   signal?: AbortSignal
+  /** The vault the run writes into: the built-in worker's ledger tools record there. */
+  vault?: string
+  /** The vault's ledger when the visit began. */
+  ledger?: LedgerView
 }
 
 /** Progress of a run, as it happens. */

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { extractJson, parseGridReply } from './judge-reply.js'
+import { ledgerAsText, ledgerTools } from './ledger-tools.js'
 import { clip, recentOutputs } from './text.js'
 import type { CallLLM, StepInput, Tool } from './types.js'
 
@@ -17,6 +18,14 @@ export interface WorkerOptions {
    * @default 5
    */
   maxToolCalls?: number
+  /**
+   * Offer the ledger tools (`record_fact`, `record_assumption`,
+   * `record_decision`, `invalidate_assumption`) when the step names its
+   * `vault`; a node's `tools:` scopes them like the others.
+   *
+   * @default true
+   */
+  ledgerTools?: boolean
 }
 
 /** One tool call of a visit, as the worker saw it. */
@@ -26,11 +35,12 @@ interface ToolCall {
   result: string
 }
 
-const DEFAULTS = { maxToolCalls: 5 }
+const DEFAULTS = { maxToolCalls: 5, ledgerTools: true }
 /** How much of the earlier outputs and tool results the worker passes on. */
 const RECENT_OUTPUTS = 3
 const OUTPUT_CHARS = 8_000
 const RESULT_CHARS = 4_000
+const LEDGER_CHARS = 4_000
 /** Attempts at arguments that pass the tool's schema, the error fed back each time. */
 const ARGUMENT_ATTEMPTS = 2
 
@@ -41,12 +51,14 @@ const ARGUMENT_ATTEMPTS = 2
  * (one row per tool in the node's scope: does this step need it now?), then
  * for the chosen tool's arguments as JSON, validated with the tool's zod
  * schema, at most `maxToolCalls` times per visit and never the same call
- * twice; the final answer sees every result.
+ * twice; the final answer sees every result. When the step names its
+ * `vault`, the ledger tools are among the tools, and the prompts show the
+ * step's `ledger` (facts, valid assumptions, decisions).
  *
  * @throws {TypeError} on a bad option.
  */
 export function createWorker(llm: CallLLM, options: WorkerOptions = {}): (step: StepInput) => Promise<string> {
-  const { tools = [], maxToolCalls } = { ...DEFAULTS, ...options }
+  const { tools = [], maxToolCalls, ledgerTools: withLedger } = { ...DEFAULTS, ...options }
   if (!Number.isInteger(maxToolCalls) || maxToolCalls < 0) {
     throw new TypeError(`Expected \`maxToolCalls\` to be an integer from 0 up, got \`${maxToolCalls}\``)
   }
@@ -56,7 +68,12 @@ export function createWorker(llm: CallLLM, options: WorkerOptions = {}): (step: 
       if (step.signal) callOptions.signal = step.signal
       return llm(prompt, callOptions)
     }
-    const inScope = step.node.tools === undefined ? tools : tools.filter((tool) => step.node.tools!.includes(tool.name))
+    const vault = step.vault
+    // The caller's tools win over a built-in of the same name.
+    const builtIn = withLedger && vault !== undefined ? ledgerTools({ ...step, vault }).filter((tool) => !tools.some((own) => own.name === tool.name)) : []
+    const all = [...tools, ...builtIn]
+    // The ledger tools are offered where a note asks for them by name (`tools: [record_fact]`), so a plain note costs no tool grid.
+    const inScope = step.node.tools === undefined ? tools : all.filter((tool) => step.node.tools!.includes(tool.name))
     const calls: ToolCall[] = []
     const seen = new Set<string>()
     while (inScope.length > 0 && calls.length < maxToolCalls) {
@@ -82,9 +99,11 @@ const TOOL_CHOICE_SYSTEM = 'You decide which tools a plan step needs next. Reply
 const ARGUMENTS_SYSTEM = 'You write the arguments of one tool call as a single JSON object matching the schema, and nothing else.'
 
 function context(step: StepInput): string[] {
+  const ledger = step.ledger ? ledgerAsText(step.ledger) : ''
   return [
     `The overall task:\n${step.query}`,
     `This step: ${step.node.title}\n\n${step.node.body}`,
+    ...(ledger === '' ? [] : [`Recorded in the plan's ledger so far:\n${clip(ledger, LEDGER_CHARS)}`]),
     ...recentOutputs(step.outputs, RECENT_OUTPUTS).map((entry) => `Output of an earlier step (${entry.node}, visit ${entry.visit}):\n${clip(entry.output, OUTPUT_CHARS)}`),
   ]
 }
