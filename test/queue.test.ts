@@ -35,7 +35,9 @@ describe('runs through the queue', () => {
     const name = freshQueueName()
     const queue = await openQueue(name)
     const reports: HopReport[] = []
-    await testWorker(name, { work: scriptedWorker(), ...stepping, onHop: (report) => reports.push(report) })
+    const handed: unknown[] = []
+    const work = scriptedWorker((step: StepInput) => void handed.push({ vault: step.vault, ledger: step.ledger }))
+    await testWorker(name, { work, ...stepping, onHop: (report) => reports.push(report) })
 
     expect(await enqueueRun(queue, { vault, query })).toEqual({ vault, jobId: expect.any(String), alreadyQueued: false })
     await waitForStatus(queue, (status) => status.completed === 1)
@@ -50,6 +52,8 @@ describe('runs through the queue', () => {
       ['send', 1, 'completed', 'send'],
     ])
     expect(await jobStates(queue)).toEqual({ completed: 5 })
+    // As runPlan hands them: the vault (the ledger tools record there) and its ledger.
+    expect(handed[0]).toEqual({ vault, ledger: { facts: [], assumptions: [], decisions: [] } })
   })
 
   it('many runs, two workers: every run ends on the sequential path, and no run ever has two jobs', async () => {

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import type PgBoss from 'pg-boss'
-import { completeStep, nextStep, PlanValidationError, RunStateError, StepError, type Step, type StepInput, type StepOptions } from '../index.js'
+import { completeStep, nextStep, PlanValidationError, readLedger, RunStateError, StepError, type Step, type StepInput, type StepOptions } from '../index.js'
 import { stampOf } from '../fs-atomic.js'
 import { sendHop, type HopJobData } from './enqueue-run.js'
 import type { RunQueue } from './run-queue.js'
@@ -72,7 +72,7 @@ export async function advanceHop(context: HopContext, job: PgBoss.JobWithMetadat
       worked = { node: step.node.id, visit: step.visit, step: step.step, key: step.key }
       let output: string
       try {
-        output = await context.work(stepInput(step, context.signal))
+        output = await context.work(await stepInput(step, vault, context.signal))
       } catch (error) {
         throw new StepError(step.node.id, step.visit, error)
       }
@@ -88,9 +88,9 @@ export async function advanceHop(context: HopContext, job: PgBoss.JobWithMetadat
   return { ...base, runId, ...(worked ? { worked } : {}), ...outcome, ms: Date.now() - started }
 }
 
-/** What a worker gets for a claimed visit. */
-export function stepInput(step: Extract<Step, { kind: 'work' }>, signal: AbortSignal): StepInput {
-  return { node: step.node, query: step.query, visit: step.visit, step: step.step, outputs: step.outputs, key: step.key, signal }
+/** What a worker gets for a claimed visit, as `runPlan` hands it: the vault and its ledger included. */
+async function stepInput(step: Extract<Step, { kind: 'work' }>, vault: string, signal: AbortSignal): Promise<StepInput> {
+  return { node: step.node, query: step.query, visit: step.visit, step: step.step, outputs: step.outputs, key: step.key, signal, vault, ledger: await readLedger(vault) }
 }
 
 /**
