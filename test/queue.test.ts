@@ -244,6 +244,25 @@ describe('runs through the queue', () => {
     expect(work.calls).toEqual([])
     expect(await jobStates(queue)).toEqual({ completed: 1 })
   })
+
+  it('a judge with no model configured fails the run at once, naming the variables to set', async () => {
+    const saved = Object.entries(process.env).filter(([key]) => /^(LLM_|OPENAI_)/.test(key))
+    for (const [key] of saved) delete process.env[key]
+    try {
+      const vault = await writeVault(draftReview())
+      const name = freshQueueName()
+      const queue = await openQueue(name)
+      // No predicates and no `llm`: the review's conditions need the env-configured judge, and there is none.
+      const work = scriptedWorker()
+      await testWorker(name, { work })
+      await enqueueRun(queue, { vault, query })
+      const failed = await waitForStatus(queue, (status) => status.failed === 1)
+      expect(failed.failures).toEqual([{ vault, error: expect.stringContaining('LLM_MODEL') }])
+      expect(work.calls.map((call) => `${call.node} ${call.visit}`)).toEqual(['draft 1', 'review 1'])
+    } finally {
+      for (const [key, value] of saved) process.env[key] = value
+    }
+  })
 })
 
 /** The headings of the human plan run in one process: draft, approve waits, approved, send. */

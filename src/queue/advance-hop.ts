@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import type PgBoss from 'pg-boss'
-import { completeStep, nextStep, PlanValidationError, readLedger, RunStateError, StepError, type Step, type StepInput, type StepOptions } from '../index.js'
+import { completeStep, ModelConfigError, nextStep, PlanValidationError, readLedger, RunStateError, StepError, type Step, type StepInput, type StepOptions } from '../index.js'
 import { stampOf } from '../fs-atomic.js'
 import { sendHop, type HopJobData } from './enqueue-run.js'
 import type { RunQueue } from './run-queue.js'
@@ -179,15 +179,20 @@ async function commitHop(
 }
 
 /**
- * A hop that threw. Problems in the notes or the run's state need a
- * person: the run is recorded as failed with the message and not retried
- * (`resumeRun` queues it again after the fix). Anything else (the worker
- * threw, a model or the disk failed, the vault was busy) is failed in
- * pg-boss, which retries it; the last retry's failure fails the run.
+ * A hop that threw. Problems in the notes, the run's state or the model
+ * configuration need a person: the run is recorded as failed with the
+ * message and not retried (`resumeRun` queues it again after the fix).
+ * Anything else (the worker threw, a model or the disk failed, the vault
+ * was busy) is failed in pg-boss, which retries it; the last retry's
+ * failure fails the run.
  */
 async function recordFailure(queue: RunQueue, job: PgBoss.JobWithMetadata<HopJobData>, error: unknown): Promise<Pick<HopReport, 'outcome' | 'error'>> {
   const message = error instanceof Error ? error.message : String(error)
-  const needsPerson = error instanceof PlanValidationError || error instanceof TypeError || (error instanceof RunStateError && !PASSING_STATES.has(error.code))
+  const needsPerson =
+    error instanceof PlanValidationError ||
+    error instanceof ModelConfigError ||
+    error instanceof TypeError ||
+    (error instanceof RunStateError && !PASSING_STATES.has(error.code))
   const last = job.retryCount >= job.retryLimit
   const vault = job.data.vault
   try {
