@@ -21,6 +21,7 @@ import { RUN_HELP, runCommand } from './cli-run.js'
 import { STATUS_HELP, statusCommand } from './cli-status.js'
 import { GRAPH_HELP, graphCommand } from './cli-graph.js'
 import { INIT_HELP, initCommand } from './cli-init.js'
+import { FORK_HELP, forkCommand } from './cli-fork.js'
 import { LEDGER_HELP, ledgerCommand } from './cli-ledger.js'
 import { SEARCH_HELP, searchCommand } from './cli-search.js'
 import { QUEUE_HELP, queueCommand, WORKER_HELP, workerCommand } from './cli-worker.js'
@@ -73,6 +74,11 @@ Prints the version of vaultplan, as --version does. Through npm, both
 ('npm exec vaultplan --version' is npm's own --version: use
 'npm exec -- vaultplan --version').`,
     run: versionCommand,
+  },
+  fork: {
+    summary: 'copy a run up to a step into a new vault, to replay from there',
+    help: FORK_HELP,
+    run: forkCommand,
   },
   ledger: {
     summary: 'show the facts, assumptions and decisions a vault\'s runs recorded',

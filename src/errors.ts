@@ -27,6 +27,7 @@ export const RUN_STATE_ERROR_CODES = [
   'bad-choice',
   'ledger-too-new',
   'ledger-unreadable',
+  'no-run',
   'no-start',
   'node-missing',
   'not-waiting',

@@ -7,6 +7,7 @@ import type { PlanGraph } from './plan-graph.js'
 import { RunDriver } from './run-driver.js'
 import { checkOptions, DEFAULTS, type RunOptions, type RunResult } from './run-options.js'
 import { prepareRunVault } from './run-vault.js'
+import { runTelemetry } from './telemetry.js'
 import { tracePaths } from './trace.js'
 import { conditionsOf } from './transitions.js'
 import type { CallLLM, PlanNode, StepInput } from './types.js'
@@ -37,6 +38,8 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
   const prepared = await prepareRunVault(plan, { query: options.query, fsync, runVault: options.runVault })
   // Not queued behind this process's other calls like a stepping call: a run holds the vault for long, so a second one is refused.
   const lock = await lockVault(prepared.vault)
+  const telemetry = await runTelemetry(prepared.vault)
+  let failure: unknown
   try {
     const sessionOptions: { fsync: boolean; tools?: string[] } = { fsync }
     // The built-in worker's ledger tools are known names too: `tools: [record_fact]` is no unknown tool.
@@ -53,7 +56,10 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
         fsync,
         fresh: options.fresh ?? DEFAULTS.fresh,
         signal: options.signal,
-        onEvent: options.onEvent,
+        onEvent: (event) => {
+          telemetry.onEvent(event)
+          options.onEvent?.(event)
+        },
         degraded: typeof plan === 'string' ? undefined : plan.degraded,
         source: prepared.source,
         beforeClaim: (node) => checkModels(node, options),
@@ -64,7 +70,11 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
       await driver?.close()
       session.close()
     }
+  } catch (error) {
+    failure = error
+    throw error
   } finally {
+    telemetry.end(failure)
     await lock.release()
   }
 }

@@ -63,7 +63,9 @@ export function documentsOf(file: RunFile, text: string, runOf: (runFolder: stri
     const { data, split } = parseFrontmatter(text)
     if (data.vaultplan !== file.role) return []
     const doc: RunDocument = { kind: file.role, text: text.slice(split.contentStart), runId: typeof data.run === 'string' ? data.run : runOf(file.runFolder) }
-    if (typeof data.node === 'string') doc.node = data.node
+    // An output names its note twice: `id` as the executor reads it, `node` as a wikilink for Obsidian's graph.
+    const node = typeof data.id === 'string' ? data.id : data.node
+    if (typeof node === 'string') doc.node = node
     if (typeof data.step === 'number') doc.step = data.step
     return [doc]
   }

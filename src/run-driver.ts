@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto'
 import { stat } from 'node:fs/promises'
 import { RunStateError } from './errors.js'
 import { createLLM, ModelConfigError, resolveModelConfig } from './llm-client.js'
 import type { VaultLock } from './lock.js'
 import { edgeOrigins } from './plan-graph.js'
+import { newRunId } from './run-id.js'
 import { applyRecord, feedbackToHandOn, locate, replay, visitKey, type Position, type Replay } from './run-core.js'
 import type { RunResult } from './run-options.js'
 import type { Step, StopInfo, WaitingNote } from './stepping.js'
@@ -513,10 +513,6 @@ function reportListenerError(error: unknown): void {
   process.emitWarning(`An onEvent listener threw (the run goes on; further errors of listeners are not reported): ${error instanceof Error ? error.message : String(error)}`, { code: 'VAULTPLAN_LISTENER' })
 }
 
-function newRunId(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)
-  return `${stamp}-${randomBytes(3).toString('hex')}`
-}
 
 function clipLine(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim()

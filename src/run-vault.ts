@@ -40,7 +40,7 @@ function graphHash(graph: PlanGraph): string {
 }
 
 /** Fills a temporary folder beside `target`, then renames it into place (over a missing or empty folder). */
-async function intoPlace(target: string, fill: (temp: string) => Promise<void>): Promise<void> {
+export async function intoPlace(target: string, fill: (temp: string) => Promise<void>): Promise<void> {
   await mkdir(dirname(target), { recursive: true })
   const temp = `${target}.vaultplan-tmp-${process.pid}`
   await rm(temp, { recursive: true, force: true })
@@ -95,7 +95,7 @@ async function holdsPlan(folder: string, planFiles: string[], source: string): P
 }
 
 /** Copies a plan vault (notes, attachments, `.obsidian/`), leaving out its trace, `.git/` and `.trash/`. Symlinks are not followed. */
-async function copyVault(from: string, to: string, skip: string[]): Promise<void> {
+export async function copyVault(from: string, to: string, skip: string[]): Promise<void> {
   const info = await stat(from).catch(() => undefined)
   if (!info?.isDirectory()) throw new Error(`Plan vault \`${from}\` does not exist or is not a folder`)
   const walk = async (relative: string) => {

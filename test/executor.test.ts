@@ -379,10 +379,10 @@ describe('events and abort', () => {
     await runPlan(dir, { query, work: scriptedWorker(), llm: noJudge(), fsync: false, onEvent: (event) => events.push(event) })
     expect(events).toEqual([
       { type: 'start', runId: expect.any(String), resumed: false },
-      { type: 'enter', node: 'a', visit: 1, step: 1 },
+      { type: 'enter', node: 'a', visit: 1, step: 1, maxVisits: 3 },
       { type: 'work', node: 'a', visit: 1, output: 'a v1' },
       { type: 'transition', node: 'a', visit: 1, step: 1, edge: { label: '', target: 'b', conditional: false }, decidedBy: 'unconditional', rationale: 'the only unconditional edge' },
-      { type: 'enter', node: 'b', visit: 1, step: 2 },
+      { type: 'enter', node: 'b', visit: 1, step: 2, maxVisits: 3 },
       { type: 'work', node: 'b', visit: 1, output: 'b v1' },
       { type: 'transition', node: 'b', visit: 1, step: 2, edge: null, decidedBy: 'terminal', rationale: 'terminal: the node has no edges' },
       { type: 'end', node: 'b' },

@@ -40,9 +40,14 @@ async function stepIn(vault: string, id: string, step = 4): Promise<StepInput> {
 
 const gridNames = (prompt: string) => [...prompt.matchAll(/^\d+\. (\w+):/gm)].map((match) => match[1])
 
+/** a -> b -> c, where `b` names the ledger tools it may use. */
+function withTools(tools: string): Record<string, string> {
+  return { ...linear(), 'b.md': note({ front: { tools }, title: 'B', body: 'Do b.', next: ['[[c]]'] }) }
+}
+
 describe('the built-in worker’s ledger tools', () => {
   it('records a fact and invalidates an assumption through its tools, naming the note and step', async () => {
-    const vault = await writeVault(linear())
+    const vault = await writeVault(withTools('[record_fact, invalidate_assumption]'))
     await recordEntry(vault, { kind: 'assumption', text: 'The launch is in May.' })
     const order = ['record_fact', 'invalidate_assumption']
     const llm = scriptedModel((_, n) => order[n], {
@@ -73,22 +78,28 @@ describe('the built-in worker’s ledger tools', () => {
     })
     const lookup = { name: 'lookup', description: 'look a thing up', schema: (await import('zod')).z.object({}), execute: () => 'found' }
 
-    const everywhere = scriptedModel(() => undefined, {})
-    await createWorker(everywhere)(await stepIn(vault, 'a'))
-    expect(gridNames(everywhere.calls[0]!.prompt)).toEqual(['record_fact', 'record_assumption', 'record_decision'])
+    // A note that names no tools is offered none: no tool grid, only the work call.
+    const plain = scriptedModel(() => undefined, {})
+    await createWorker(plain)(await stepIn(vault, 'a'))
+    expect(plain.calls).toHaveLength(1)
+
+    const named = scriptedModel(() => undefined, {})
+    await createWorker(named)(await stepIn(await writeVault(withTools('[record_fact, record_assumption, record_decision, invalidate_assumption]')), 'b'))
+    // invalidate_assumption only while an assumption is valid: none is.
+    expect(gridNames(named.calls[0]!.prompt)).toEqual(['record_fact', 'record_assumption', 'record_decision'])
 
     const scoped = scriptedModel(() => undefined, {})
     await createWorker(scoped, { tools: [lookup] })(await stepIn(vault, 'scoped'))
     expect(gridNames(scoped.calls[0]!.prompt)).toEqual(['lookup', 'record_decision'])
 
     const noVault = scriptedModel(() => undefined, {})
-    const { vault: _vault, ...without } = await stepIn(vault, 'a')
+    const { vault: _vault, ...without } = await stepIn(vault, 'scoped')
     await createWorker(noVault)(without)
     expect(noVault.calls.map((call) => call.system)).toEqual(['You carry out one step of a plan at a time and reply with the result of that step.'])
 
     const off = scriptedModel(() => undefined, {})
-    await createWorker(off, { ledgerTools: false })(await stepIn(vault, 'a'))
-    expect(off.calls).toHaveLength(1)
+    await createWorker(off, { tools: [lookup], ledgerTools: false })(await stepIn(vault, 'scoped'))
+    expect(gridNames(off.calls[0]!.prompt)).toEqual(['lookup'])
   })
 
   it('a caller’s tool of the same name wins over the built-in one', async () => {
@@ -103,13 +114,12 @@ describe('the built-in worker’s ledger tools', () => {
   })
 
   it('records from inside a real run, through the runner’s lock', async () => {
-    const vault = await writeVault(linear())
+    const vault = await writeVault(withTools('[record_decision]'))
     const llm = scriptedModel((prompt) => (prompt.includes('This step: B') && !prompt.includes('Tool call 1') ? 'record_decision' : undefined), {
       record_decision: { text: 'Use the small room.', reason: 'fewer than 50 guests' },
     })
-    const worker = createWorker(llm)
-    // What the run core does for the built-in worker: hand it the vault and the ledger of the moment.
-    const result = await runPlan(vault, { query: 'q', fsync: false, llm, work: async (step) => worker({ ...step, vault, ledger: await readLedger(vault) }) })
+    // The built-in worker of runPlan: the run hands it the vault and the ledger of the moment.
+    const result = await runPlan(vault, { query: 'q', fsync: false, llm })
     expect(result.status).toBe('completed')
     expect((await readLedger(vault)).decisions).toEqual([{ id: 'D1', text: 'Use the small room.', reason: 'fewer than 50 guests', node: 'b', step: 2, run: expect.any(String), at: expect.any(String) }])
   })
