@@ -19,6 +19,8 @@ Options:
   --fresh            start over: statuses reset, the old trace archived
   --wait             when a person must decide, wait for the box to be ticked and go on
   --no-fsync         do not flush writes to the disk (faster; a power cut may lose the last hop)
+  --dry-run          print the judge prompt the next hop would send; work,
+                     judge and write nothing
   --json             print NDJSON on stdout: one event per line, then one result
                      (or one error object: name, code, message)
   -h, --help         show this help
@@ -41,6 +43,7 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
       wait: { type: 'boolean' },
       'no-fsync': { type: 'boolean' },
       json: { type: 'boolean' },
+      'dry-run': { type: 'boolean' },
     },
     allowPositionals: true,
     strict: true,
@@ -54,6 +57,14 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
   }
   const runVault = values['run-vault'] === undefined ? undefined : resolve(io.cwd, values['run-vault'])
   const json = values.json === true
+  if (values['dry-run']) {
+    const { dryRun } = await import('./dry-run.js')
+    const preview = await dryRun(runVault ?? vault, values.query === undefined ? {} : { query: values.query })
+    if (json) io.stdout.write(`${JSON.stringify({ type: 'dry-run', preview })}\n`)
+    else if (!preview) io.stdout.write('The next hop asks no judge (no condition left for the model, a person decides, or the run is over).\n')
+    else io.stdout.write(printable(`Dry run: the judge prompt of ${preview.node} (visit ${preview.visit}, step ${preview.step})${preview.worked ? '' : ', before its work'}\n\n--- system\n${preview.system}\n\n--- prompt\n${preview.prompt}`) + '\n')
+    return EXIT.ok
+  }
   const fail = (error: unknown, code: number, text: string) => {
     if (json) io.stdout.write(`${JSON.stringify(errorObject(error))}\n`)
     io.stderr.write(text)

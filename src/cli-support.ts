@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { isAbsolute, relative, resolve } from 'node:path'
 import { RunStateError, VaultPathError } from './errors.js'
 import { assertFolder } from './fs-atomic.js'
@@ -85,4 +85,11 @@ export function vaultReadFailure(dir: string, error: unknown, io: Io): number {
   }
   if (isSystemError(error)) throw new VaultPathError('vault-unreadable', `cannot read \`${dir}\`: ${error.message}`, { cause: error })
   throw error
+}
+
+/** The version in vaultplan's own package.json. */
+export async function readVersion(): Promise<string> {
+  const manifest = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version?: unknown }
+  if (typeof manifest.version !== 'string') throw new Error('package.json has no `version`')
+  return manifest.version
 }

@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 import { realpathSync } from 'node:fs'
-import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -10,6 +9,7 @@ import {
   EXIT,
   onlyPositional,
   painter,
+  readVersion,
   UsageError,
   vaultFolder,
   vaultReadFailure,
@@ -23,6 +23,7 @@ import { GRAPH_HELP, graphCommand } from './cli-graph.js'
 import { INIT_HELP, initCommand } from './cli-init.js'
 import { FORK_HELP, forkCommand } from './cli-fork.js'
 import { LEDGER_HELP, ledgerCommand } from './cli-ledger.js'
+import { MCP_HELP, mcpCommand } from './cli-mcp.js'
 import { SEARCH_HELP, searchCommand } from './cli-search.js'
 import { QUEUE_HELP, queueCommand, WORKER_HELP, workerCommand } from './cli-worker.js'
 import { formatIssue, PlanValidationError, VaultPathError } from './errors.js'
@@ -59,6 +60,11 @@ Exit codes: 0 valid (warnings allowed), 1 the plan has errors,
     summary: 'picture the plan (mermaid, DOT, SVG, Obsidian canvas), run state included',
     help: GRAPH_HELP,
     run: graphCommand,
+  },
+  mcp: {
+    summary: 'serve the vaults of a folder to coding agents over MCP (stdio or HTTP)',
+    help: MCP_HELP,
+    run: mcpCommand,
   },
   init: {
     summary: 'write a starter plan into a new or empty folder',
@@ -232,12 +238,6 @@ async function versionCommand(args: string[], io: Io): Promise<number> {
 
 function usageLine(helpText: string): string {
   return helpText.slice(0, helpText.indexOf('\n'))
-}
-
-async function readVersion(): Promise<string> {
-  const manifest = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version?: unknown }
-  if (typeof manifest.version !== 'string') throw new Error('package.json has no `version`')
-  return manifest.version
 }
 
 function isParseArgsError(error: unknown): error is TypeError & { code: string } {

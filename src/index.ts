@@ -9,6 +9,7 @@ export {
   type VaultPathErrorCode,
 } from './errors.js'
 export { decide, type Decision as HumanDecision } from './decide.js'
+export { dryRun, type JudgePreview } from './dry-run.js'
 export { forkRun, type ForkOptions } from './fork.js'
 export { completeStep, nextStep, type Step, type StepOptions, type StopInfo, type WaitingNote } from './stepping.js'
 export { runPlan } from './executor.js'

@@ -1,19 +1,17 @@
 import { stat } from 'node:fs/promises'
 import { RunStateError } from './errors.js'
-import { createLLM, ModelConfigError, resolveModelConfig } from './llm-client.js'
+import { createLLM } from './llm-client.js'
 import type { VaultLock } from './lock.js'
 import { edgeOrigins } from './plan-graph.js'
 import { newRunId } from './run-id.js'
+import { openRun, pendingOutput } from './run-open.js'
+import { budgetReason, checkChoice, checkJudgeModel, crashSeam, toRunResult, reportListenerError, usageFields } from './run-words.js'
 import { applyRecord, feedbackToHandOn, locate, replay, visitKey, type Position, type Replay } from './run-core.js'
 import type { RunResult } from './run-options.js'
 import type { Step, StopInfo, WaitingNote } from './stepping.js'
 import {
-  archiveInterrupted,
-  archiveTrace,
-  findOutputOfStep,
   outputFile,
   readOutput,
-  readTrace,
   TRACE_FORMAT,
   TraceAppender,
   tracePaths,
@@ -25,7 +23,7 @@ import {
   type TraceHeader,
   type TraceRecord,
 } from './trace.js'
-import { chooseEdge, conditionsOf, matchChoice } from './transitions.js'
+import { chooseEdge, conditionsOf } from './transitions.js'
 import type { CallLLM, ModelUsage, PlanNode, Predicate, RunEvent, TransitionContext } from './types.js'
 import { readLedger } from './ledger.js'
 import { loopOf } from './validate.js'
@@ -105,37 +103,9 @@ export class RunDriver {
    * @throws {TypeError} for a new run without a query
    */
   static async open(vault: string, session: VaultSession, lock: VaultLock, options: DriverOptions): Promise<RunDriver> {
-    session.validate()
-    let trace = await readTrace(vault)
-    // A `fresh` start killed while it archived the old run: finish the archive; the old run is over.
-    if (trace && (await archiveInterrupted(vault, trace.header.run))) {
-      await archiveTrace(vault, trace.header.run)
-      trace = undefined
-    }
-    if (options.fresh) {
-      for (const node of session.graph.nodes.values()) if (node.status !== 'pending') await session.setStatus(node.id, 'pending')
-      if (trace) await archiveTrace(vault, trace.header.run)
-      trace = undefined
-    } else if (trace && options.query !== undefined && options.query !== trace.header.query) {
-      throw new RunStateError(
-        'query-mismatch',
-        `The vault \`${vault}\` holds a run for the query ${JSON.stringify(clipLine(trace.header.query))}, not ${JSON.stringify(clipLine(options.query))}. Nothing was changed: leave the query out (or pass the same one) to go on with that run, or pass \`fresh: true\` to start over with the new query.`,
-      )
-    }
-    if (!trace && options.query === undefined) throw new TypeError('Expected `query` for a new run (the vault holds no run to resume), got `undefined`')
-    const outputs = new Map<string, string>()
-    for (const record of trace?.records ?? []) {
-      const file = record.kind === 'hop' ? record.output : record.kind === 'waiting' ? outputFile(record.step, record.node) : undefined
-      if (file === undefined || outputs.has(file)) continue
-      const saved = await readOutput(vault, file)
-      if (saved) outputs.set(file, saved.output)
-    }
+    const { trace, outputs } = await openRun(vault, session, options)
     const driver = new RunDriver(vault, session, lock, options, trace, outputs)
-    if (trace) {
-      const file = await findOutputOfStep(vault, driver.state.steps + 1)
-      const saved = file === undefined ? undefined : await readOutput(vault, file)
-      if (file !== undefined && saved) driver.pending = { ...saved, file }
-    }
+    if (trace) driver.pending = await pendingOutput(vault, driver.state.steps)
     return driver
   }
 
@@ -214,8 +184,8 @@ export class RunDriver {
     const choice = result.choice
     if (typeof result.output !== 'string') throw new TypeError(`Expected \`output\` to be a string, got \`${typeof result.output}\``)
     const human = node.judge === 'human' && node.edges.length > 0
-    if (choice !== undefined && !human) this.checkChoice(node, choice)
-    if (choice === undefined && !human) this.checkModel(node)
+    if (choice !== undefined && !human) checkChoice(node, choice, this.options.predicates)
+    if (choice === undefined && !human && !this.llm) checkJudgeModel(node, this.options.predicates)
     const file = outputFile(claimed.step, node.id)
     const meta: Parameters<typeof writeOutput>[2] = { run: this.runId, step: claimed.step, node: node.id, visit: claimed.visit }
     if (choice !== undefined && !human) meta.choice = choice
@@ -228,25 +198,7 @@ export class RunDriver {
 
   /** The run's outcome as `runPlan` returns it, for a step that is not `work`. */
   resultOf(step: Exclude<Step, { kind: 'work' }>): RunResult {
-    const result: RunResult = {
-      status: step.kind,
-      output: step.kind === 'completed' ? step.output : this.state.lastOutput,
-      runId: this.runId,
-      steps: this.state.steps,
-      visits: Object.fromEntries(this.state.visits),
-      lastNode: this.state.lastNode,
-      runVault: this.vault,
-    }
-    if (step.kind === 'stopped') {
-      result.reason = step.reason
-      result.stop = step.stop
-    }
-    if (step.kind === 'waiting') {
-      result.reason = step.reason
-      result.waiting = step.waiting
-    }
-    if (this.options.degraded !== undefined) result.degraded = this.options.degraded
-    return result
+    return toRunResult(step, { runId: this.runId, replay: this.state, vault: this.vault, degraded: this.options.degraded })
   }
 
   /** Closes the trace file. */
@@ -388,22 +340,13 @@ export class RunDriver {
   private async stop(position: Extract<Position, { kind: 'stopped' }>): Promise<Step> {
     const { node: id, visit, budget } = position
     const graph = this.session.graph
-    const loop = graph.nodes.has(id) ? loopOf(graph, id) : []
     // A node with no condition holding works again without an edge to itself: a loop the graph does not show.
     const reworking = this.state.lastHop?.node === id && this.state.lastHop.decidedBy === 'rework'
-    const where = reworking
-      ? 'It was working itself again: no condition held.'
-      : loop.length > 0
-        ? `It sits in the loop ${[...loop, loop[0]].map((each) => `\`${each}\``).join(' -> ')}.`
-        : 'It is not in a loop.'
-    const node = graph.nodes.get(id)
-    const reason =
-      budget === 'max_visits'
-        ? `Budget stop: \`${id}\` was refused visit ${visit}; its budget is max_visits ${node?.maxVisits ?? 0} and it has been visited ${visit - 1} time${visit === 2 ? '' : 's'}. ${where} Raise \`max_visits\` in \`${this.fileOf(id)}\` (or change the plan), then run the vault again to go on.`
-        : `Budget stop: the run used its maxSteps budget of ${this.options.maxSteps} steps before entering \`${id}\` (visit ${visit}). ${where} Pass a larger \`maxSteps\` and run the vault again to go on.`
+    const loop = reworking ? [id] : graph.nodes.has(id) ? loopOf(graph, id) : []
+    const stop: StopInfo = { budget, node: id, visit, loop }
+    const reason = budgetReason(stop, { reworking, maxVisits: graph.nodes.get(id)?.maxVisits ?? 0, maxSteps: this.options.maxSteps, file: this.fileOf(id) })
     if (!position.recorded) await this.record({ kind: 'stop', step: this.state.steps, node: id, visit, budget, reason, at: new Date().toISOString() }, reason, undefined)
     this.emit({ type: 'stop', node: id, reason })
-    const stop: StopInfo = { budget, node: id, visit, loop: reworking ? [id] : loop }
     return { kind: 'stopped', runId: this.runId, stop, reason }
   }
 
@@ -422,27 +365,6 @@ export class RunDriver {
     await this.appender.append(record, rationale)
     applyRecord(this.state, record, output)
     if (record.kind !== 'waiting') this.claim = undefined
-  }
-
-  private checkChoice(node: PlanNode, choice: string): void {
-    if (typeof choice !== 'string' || !matchChoice(node, choice, this.options.predicates)) {
-      const conditions = conditionsOf(node, this.options.predicates)
-      const valid = conditions.length > 0 ? `the valid choices are ${conditions.map((each) => `\`${each}\``).join(', ')}` : 'the note is a terminal and takes no choice'
-      throw new RunStateError('bad-choice', `\`${String(choice)}\` is not a choice of \`${node.id}\`: ${valid}. Nothing was written.`)
-    }
-  }
-
-  /** Fails before anything is written when the judge will need a model and none is configured. */
-  private checkModel(node: PlanNode): void {
-    if (this.llm) return
-    const conditions = conditionsOf(node, this.options.predicates)
-    if (!conditions.some((label) => label !== 'next')) return
-    try {
-      resolveModelConfig(node.role ?? 'transition')
-    } catch (error) {
-      if (!(error instanceof ModelConfigError)) throw error
-      throw new ModelConfigError(error.role, `${error.message} Or pass a \`choice\`: one of ${conditions.map((each) => `\`${each}\``).join(', ')}. Nothing was written.`)
-    }
   }
 
   /** Counts a model call of the hop under way (the worker's calls come through here too). */
@@ -484,37 +406,4 @@ export class RunDriver {
     }
     crashSeam.afterEvent?.(event)
   }
-}
-
-/**
- * Internal, for the resume tests (not exported by the package): called
- * after each event, uncaught, so a test can crash a run at a real point.
- */
-export const crashSeam: { afterEvent?: ((event: RunEvent) => void) | undefined } = {}
-
-/** A hop's record of its model calls: the roles and models used, and the tokens reported, summed. */
-function usageFields(usage: ModelUsage[]): Pick<HopRecord, 'role' | 'model' | 'tokens'> {
-  if (usage.length === 0) return {}
-  const fields: Pick<HopRecord, 'role' | 'model' | 'tokens'> = {
-    role: [...new Set(usage.map((each) => each.role))].join(', '),
-    model: [...new Set(usage.map((each) => each.model))].join(', '),
-  }
-  const counted = usage.filter((each) => each.input !== undefined || each.output !== undefined)
-  if (counted.length > 0) fields.tokens = { input: counted.reduce((sum, each) => sum + (each.input ?? 0), 0), output: counted.reduce((sum, each) => sum + (each.output ?? 0), 0) }
-  return fields
-}
-
-let reported = false
-
-/** Observers cannot break a run: a throwing listener is reported once, as a process warning. */
-function reportListenerError(error: unknown): void {
-  if (reported) return
-  reported = true
-  process.emitWarning(`An onEvent listener threw (the run goes on; further errors of listeners are not reported): ${error instanceof Error ? error.message : String(error)}`, { code: 'VAULTPLAN_LISTENER' })
-}
-
-
-function clipLine(text: string): string {
-  const line = text.replace(/\s+/g, ' ').trim()
-  return line.length > 80 ? `${line.slice(0, 80)}…` : line
 }

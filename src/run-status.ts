@@ -6,7 +6,8 @@ import { isVaultLocked } from './lock.js'
 import { loadPlan } from './markdown-io.js'
 import { edgeOrigins, type PlanGraph } from './plan-graph.js'
 import { locate, replay, type Replay } from './run-core.js'
-import { findOutputOfStep, readOutput, readTrace, tracePaths, type HopRecord, type TraceRecord } from './trace.js'
+import { pendingOutput } from './run-open.js'
+import { readOutput, readTrace, tracePaths, type HopRecord, type TraceRecord } from './trace.js'
 import type { DecidedBy, Edge, NodeStatus, PlanIssue, PlanNode } from './types.js'
 import { findStart } from './validate.js'
 
@@ -188,9 +189,7 @@ async function phaseOf(vault: string, graph: PlanGraph, runId: string | undefine
     const at = active[0] ?? start?.id
     return at === undefined ? { phase: 'fresh', next: { kind: 'fresh' } } : { phase: 'fresh', node: at, next: { kind: 'fresh', node: at } }
   }
-  const file = await findOutputOfStep(vault, state.steps + 1)
-  const saved = file === undefined ? undefined : await readOutput(vault, file)
-  const pending = file !== undefined && saved ? { ...saved, file } : undefined
+  const pending = await pendingOutput(vault, state.steps)
   const position = locate(
     { runId, replay: state, pending, maxSteps },
     { active, start: start?.id, has: (id) => graph.nodes.has(id), maxVisits: (id) => graph.nodes.get(id)?.maxVisits ?? 0 },

@@ -153,7 +153,7 @@ export function matchChoice(node: PlanNode, choice: string, predicates?: Record<
  * no text inside can close it; only the numbered conditions, which the
  * plan's author wrote, are questions.
  */
-function judgePrompt(node: PlanNode, context: TransitionContext, conditions: string[]): { prompt: string; system: string } {
+export function judgePrompt(node: PlanNode, context: TransitionContext, conditions: string[]): { prompt: string; system: string } {
   const fence = `DATA-${randomBytes(4).toString('hex')}`
   const data = (title: string, text: string, limit: number) =>
     `${title}\n<<<${fence}\n${clip(text, limit)}\n${fence}>>>`

@@ -16,6 +16,7 @@ it('exports exactly these names', async () => {
     'createLLM',
     'createWorker',
     'decide',
+    'dryRun',
     'forkRun',
     'formatIssue',
     'invalidate',

@@ -1,0 +1,173 @@
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+import { createMcpServer } from './server.js'
+
+/** Options of `serveHttp`. */
+export interface HttpOptions {
+  root: string
+  version: string
+  /** @default '127.0.0.1' */
+  host?: string
+  /** `0` picks a free port. */
+  port: number
+  /** More `Host` values to accept (`name` or `name:port`; a name alone gets the bound port). */
+  allowedHosts?: string[]
+  /** When set, every request must carry `Authorization: Bearer <token>`. */
+  token?: string
+}
+
+/** The endpoint of the Streamable HTTP transport. */
+export const ENDPOINT = '/mcp'
+/** The largest request body read: the SDK's own bound. */
+const MAX_BODY = 4 * 1024 * 1024
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
+
+/**
+ * Serves the vaults under `options.root` over MCP's Streamable HTTP
+ * transport at `/mcp`, one transport and one server per session (the
+ * `mcp-session-id` the first response names). Before anything else, a
+ * request whose `Host` is not the bound host and port (or `localhost`,
+ * `127.0.0.1`, `[::1]` with that port when bound to loopback, or one of
+ * `allowedHosts`), or whose `Origin` is present and not one of those, is
+ * refused with 403 (DNS rebinding); with `token`, one without that bearer
+ * token gets 401.
+ *
+ * @returns the endpoint's URL and what stops the server and every session.
+ */
+export async function serveHttp(options: HttpOptions): Promise<{ url: string; close(): Promise<void> }> {
+  const host = options.host ?? '127.0.0.1'
+  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; close(): Promise<void> }>()
+  let allowed = new Set<string>()
+
+  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const refused = refusal(request, allowed, options.token)
+    if (refused) return send(response, refused.status, refused.message, refused.headers)
+    if (new URL(request.url ?? '/', 'http://localhost').pathname !== ENDPOINT) return send(response, 404, `Not found: the MCP endpoint is ${ENDPOINT}`)
+    const id = request.headers['mcp-session-id']
+    if (typeof id === 'string') {
+      const session = sessions.get(id)
+      if (!session) return send(response, 404, 'Session not found: it was closed, or the server restarted; initialize a new one', {}, -32001)
+      return session.transport.handleRequest(request, response)
+    }
+    if (request.method !== 'POST') return send(response, 400, 'No session: POST an initialize request first')
+    let body: unknown
+    try {
+      body = await readJson(request)
+    } catch (error) {
+      return send(response, (error as { status?: number }).status ?? 400, (error as Error).message, {}, -32700)
+    }
+    if (!isInitializeRequest(body)) return send(response, 400, 'No session: the first request of a session is an initialize request (without mcp-session-id)')
+    const mcp = createMcpServer({ root: options.root, version: options.version })
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (sessionId) => {
+        sessions.set(sessionId, { transport, close: mcp.close })
+      },
+    })
+    // The server hears of the close too (its onclose stops the session's file watchers).
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+    }
+    await mcp.server.connect(transport)
+    await transport.handleRequest(request, response, body)
+  }
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent) send(response, 500, `Internal error: ${error instanceof Error ? error.message : String(error)}`, {}, -32603)
+      else response.end()
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port, host, () => resolve())
+  })
+  const port = (server.address() as AddressInfo).port
+  allowed = allowedHosts(host, port, options.allowedHosts ?? [])
+  const shown = host.includes(':') ? `[${host}]` : host
+  return {
+    url: `http://${shown}:${port}${ENDPOINT}`,
+    close: async () => {
+      await Promise.all([...sessions.values()].map((session) => session.close()))
+      sessions.clear()
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
+
+/** The `Host` values a request may carry: `host:port` forms, lower case. */
+export function allowedHosts(host: string, port: number, extra: readonly string[]): Set<string> {
+  const form = (name: string) => `${name.includes(':') && !name.startsWith('[') ? `[${name}]` : name}`.toLowerCase()
+  const hosts = new Set([`${form(host)}:${port}`])
+  if (LOOPBACK.has(host.toLowerCase())) for (const name of ['localhost', '127.0.0.1', '[::1]']) hosts.add(`${name}:${port}`)
+  for (const entry of extra) {
+    const name = entry.trim().toLowerCase()
+    if (name === '') continue
+    hosts.add(/:\d+$/.test(name) && (name.startsWith('[') || name.split(':').length === 2) ? name : `${form(name)}:${port}`)
+  }
+  return hosts
+}
+
+/** Why a request is refused before it reaches MCP, if it is: a foreign `Host` or `Origin` (403), a missing token (401). */
+function refusal(request: IncomingMessage, allowed: ReadonlySet<string>, token: string | undefined): { status: number; message: string; headers?: Record<string, string> } | undefined {
+  const host = request.headers.host?.toLowerCase()
+  if (host === undefined || !allowed.has(host)) {
+    return { status: 403, message: `Forbidden: Host \`${host ?? ''}\` is not this server's address (DNS rebinding protection); start it with --allowed-host to accept another name` }
+  }
+  const origin = request.headers.origin
+  if (origin !== undefined && !allowed.has(originHost(origin))) {
+    return { status: 403, message: `Forbidden: Origin \`${origin}\` is not this server's address (DNS rebinding protection)` }
+  }
+  if (token !== undefined && !sameSecret(bearer(request.headers.authorization), token)) {
+    return { status: 401, message: 'Unauthorized: send the token of VAULTPLAN_MCP_TOKEN as `Authorization: Bearer <token>`', headers: { 'www-authenticate': 'Bearer realm="vaultplan"' } }
+  }
+  return undefined
+}
+
+/** The `host:port` of an `Origin` (the scheme's default port written out), or `''` for `null` and garbage. */
+function originHost(origin: string): string {
+  try {
+    const url = new URL(origin)
+    const port = url.port || (url.protocol === 'https:' ? '443' : url.protocol === 'http:' ? '80' : '')
+    return `${url.hostname}:${port}`.toLowerCase()
+  } catch {
+    return ''
+  }
+}
+
+function bearer(header: string | undefined): string | undefined {
+  const match = header === undefined ? null : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)
+  return match?.[1]
+}
+
+/** Compares in constant time, so the answer's timing tells nothing about the token. */
+function sameSecret(given: string | undefined, token: string): boolean {
+  if (given === undefined) return false
+  const digest = (text: string) => createHash('sha256').update(text).digest()
+  return timingSafeEqual(digest(given), digest(token))
+}
+
+async function readJson(request: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size > MAX_BODY) throw Object.assign(new Error(`Request body over ${MAX_BODY} bytes`), { status: 413 })
+    chunks.push(chunk)
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'))
+  } catch {
+    throw new Error('Parse error: the body is not JSON')
+  }
+}
+
+/** Answers with a JSON-RPC error object, as the SDK's transport does for its own refusals. */
+function send(response: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code = -32000): void {
+  response.writeHead(status, { 'content-type': 'application/json', ...headers })
+  response.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }))
+}

@@ -1,0 +1,252 @@
+import { mkdir, rm, stat } from 'node:fs/promises'
+import { dirname, join, relative, sep } from 'node:path'
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { z } from 'zod'
+import { PlanValidationError } from '../errors.js'
+import { loadPlan, savePlan, TRACE_FOLDER } from '../markdown-io.js'
+import { parsePlanDocument } from '../plan-document.js'
+import { toCanvas } from '../plan-canvas.js'
+import { toDot, toMermaid } from '../plan-picture.js'
+import { toSvg } from '../plan-svg.js'
+import { readRunStatus, visitsOf, type RunNext, type RunStatus } from '../run-status.js'
+import { readTrace } from '../trace.js'
+import type { PlanIssue } from '../types.js'
+import { confine, PathRefusal, resourceUri, vaultName, vaultPath } from './paths.js'
+import { guarded, LIMITS, ok, type ToolResult } from './results.js'
+import { findVaults, isPlanFolder } from './vaults.js'
+
+/** What every tool works from: the root it serves, as a real path. */
+export interface ToolContext {
+  root: string
+}
+
+const PICTURES = ['mermaid', 'dot', 'svg', 'canvas'] as const
+const PHASES = ['fresh', 'running', 'interrupted', 'waiting', 'stopped', 'completed', 'invalid'] as const
+/** The `vault` argument every tool but plan_list takes. */
+export const vaultArg = z.string().describe('the vault folder, relative to the root the server serves (plan_list shows them)')
+const issueSchema = z.object({
+  code: z.string(),
+  severity: z.enum(['error', 'warning']),
+  message: z.string(),
+  node: z.string().optional(),
+  file: z.string().optional(),
+  line: z.number().int().optional(),
+  column: z.number().int().optional(),
+})
+const readOnly = { readOnlyHint: true, openWorldHint: false } as const
+
+/** Registers the tools that read and write plans as a whole: list, validate, create, status, graph. */
+export function registerPlanTools(server: McpServer, context: ToolContext): void {
+  server.registerTool(
+    'plan_list',
+    {
+      title: 'List plan vaults',
+      description:
+        'Lists the plan vaults under the root: each vault folder (pass it as `vault` to the other tools), the phase of its run (fresh, running, interrupted, waiting, stopped, completed, invalid), its query and the note the run is at. A vault is a folder of markdown notes that holds a run or a note with a `## Next` list.',
+      inputSchema: {},
+      outputSchema: {
+        vaults: z.array(
+          z.object({
+            vault: z.string(),
+            phase: z.enum([...PHASES, 'unreadable']),
+            query: z.string().optional(),
+            node: z.string().optional(),
+            problem: z.string().optional(),
+          }),
+        ),
+        truncated: z.boolean().describe('more vaults exist than listed'),
+        note: z.string().optional(),
+      },
+      annotations: readOnly,
+    },
+    async () => guarded(context.root, () => listVaults(context)),
+  )
+
+  server.registerTool(
+    'plan_validate',
+    {
+      title: 'Validate a plan',
+      description:
+        'Checks the plan vault and returns every problem at once, as `vaultplan validate --json` does: each issue with its code (dangling-edge, cycle-without-exit, no-start, ...), severity, message, file and line. Errors stop a run; warnings do not. Reads only.',
+      inputSchema: { vault: vaultArg },
+      outputSchema: { vault: z.string(), valid: z.boolean(), errors: z.number().int(), warnings: z.number().int(), issues: z.array(issueSchema), more: z.string().optional() },
+      annotations: readOnly,
+    },
+    async ({ vault }) => guarded(context.root, () => validateVault(context, vault)),
+  )
+
+  server.registerTool(
+    'plan_create',
+    {
+      title: 'Create a plan vault from a document',
+      description: [
+        'Writes a new plan vault (one markdown note per node) from one plan document, into a folder that does not exist yet.',
+        'The document has one `## <node-id>` section per node; in a section, optional knob lines first (`type: start`, `role: review`, `max_visits: 3`, `judge: human`, `tools: [a, b]`), then the step description, then the edges under `### Next`:',
+        '`- [[target]]` (unconditional) or `- <condition> -> [[target]]`. A section without edges is a terminal.',
+        'Example: "## draft\\ntype: start\\nWrite the draft.\\n### Next\\n- [[review]]\\n\\n## review\\nApprove it or ask for changes.\\n### Next\\n- approved -> [[send]]\\n- needs revision -> [[draft]]\\n\\n## send\\nSend it."',
+        'An invalid document writes nothing and the error lists every problem. Then call plan_next with the vault and a query to start.',
+      ].join('\n'),
+      inputSchema: { vault: vaultArg.describe('the new folder, relative to the root; it must not exist'), document: z.string().describe('the plan document') },
+      outputSchema: {
+        vault: z.string(),
+        start: z.string(),
+        notes: z.array(z.object({ id: z.string(), file: z.string(), uri: z.string() })),
+        warnings: z.array(issueSchema),
+        todo: z.string(),
+      },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    async ({ vault, document }) => guarded(context.root, () => createVault(context, vault, document)),
+  )
+
+  server.registerTool(
+    'plan_status',
+    {
+      title: 'Where a run stands',
+      description:
+        "Reads where the vault's run stands, changing nothing: `phase` (fresh, running, interrupted, waiting, stopped, completed, invalid) and its details (node, visit, step; the boxes of a note waiting for a person; the budget that ran out; the final output), each note's status and visits against its budget, the last hops and who decided them, and the plan's issues.",
+      inputSchema: { vault: vaultArg },
+      outputSchema: z.looseObject({ vault: z.string(), phase: z.enum(PHASES), nodes: z.array(z.looseObject({ id: z.string() })), todo: z.string() }),
+      annotations: readOnly,
+    },
+    async ({ vault }) => guarded(context.root, () => statusOf(context, vault)),
+  )
+
+  server.registerTool(
+    'plan_graph',
+    {
+      title: 'Picture of a plan',
+      description:
+        "The plan as a picture: `mermaid` (default; renders in markdown), `dot` (Graphviz's language), `svg` (drawn in-process) or `canvas` (an Obsidian .canvas document, JSON Canvas 1.0, one card per note). Edge labels on the arrows, the start and terminals marked; when the vault holds a run, each note shows its visits against its budget and its status as a colour. An invalid plan is pictured too.",
+      inputSchema: { vault: vaultArg, format: z.enum(PICTURES).optional().describe('default mermaid') },
+      outputSchema: { vault: z.string(), format: z.string(), picture: z.string(), more: z.string().optional() },
+      annotations: readOnly,
+    },
+    async ({ vault, format }) => guarded(context.root, () => pictureOf(context, vault, format ?? 'mermaid')),
+  )
+}
+
+async function listVaults(context: ToolContext): Promise<ToolResult> {
+  const { vaults, truncated } = await findVaults(context.root)
+  const rows = await Promise.all(
+    vaults.map(async (path) => {
+      const vault = vaultName(context.root, path)
+      try {
+        const status = await readRunStatus(path, { hops: 0 })
+        return {
+          vault,
+          phase: status.phase,
+          ...(status.run ? { query: status.run.query } : {}),
+          ...('node' in status && status.node !== undefined ? { node: status.node } : {}),
+        }
+      } catch (error) {
+        return { vault, phase: 'unreadable' as const, problem: error instanceof Error ? error.message : String(error) }
+      }
+    }),
+  )
+  // A root that is itself a plan serves nothing: a vault is a folder inside the root.
+  const note = (await isPlanFolder(context.root))
+    ? { note: 'The root itself holds a plan, and a vault is a folder inside the root: start the server with --root set to the folder above it.' }
+    : {}
+  return ok({ vaults: rows, truncated, ...note })
+}
+
+async function validateVault(context: ToolContext, vault: string): Promise<ToolResult> {
+  const graph = await loadPlan(await vaultPath(context.root, vault))
+  let issues: PlanIssue[]
+  try {
+    issues = graph.validate()
+  } catch (error) {
+    if (!(error instanceof PlanValidationError)) throw error
+    issues = error.issues
+  }
+  const errors = issues.filter((issue) => issue.severity === 'error').length
+  const shown = issues.slice(0, LIMITS.issues)
+  const more = issues.length > shown.length ? { more: `${issues.length - shown.length} more issues: \`vaultplan validate ${vault}\` lists them all` } : {}
+  return ok({ vault, valid: errors === 0, errors, warnings: issues.length - errors, issues: shown, ...more })
+}
+
+async function createVault(context: ToolContext, vault: string, document: string): Promise<ToolResult> {
+  const { path, exists } = await confine(context.root, vault, 'the vault')
+  if (exists) throw new PathRefusal('exists', `\`${vault}\` exists already`)
+  // Parsed before any folder is made: an invalid document writes nothing.
+  const graph = parsePlanDocument(document)
+  for (let folder = dirname(path); folder.startsWith(context.root + sep); folder = dirname(folder)) {
+    if (await isPlanFolder(folder)) {
+      throw new PathRefusal('exists', `\`${vault}\` would be inside the vault \`${vaultName(context.root, folder)}\`, whose notes would change that plan; put it beside that vault`)
+    }
+  }
+  await mkdir(dirname(path), { recursive: true })
+  try {
+    await mkdir(path)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new PathRefusal('exists', `\`${vault}\` exists already`)
+    throw error
+  }
+  try {
+    // Checked again now that it exists: a folder on the way may have been swapped for a symlink.
+    await vaultPath(context.root, vault)
+    await savePlan(graph, path)
+  } catch (error) {
+    await rm(path, { recursive: true, force: true })
+    throw error
+  }
+  const saved = await loadPlan(path)
+  const warnings = saved.validate()
+  const notes = [...saved.nodes.values()].map((node) => {
+    const file = node.file ?? `${node.id}.md`
+    return { id: node.id, file, uri: resourceUri(vault, file) }
+  })
+  const start = saved.startNode().id
+  return ok({ vault: relative(context.root, path).split(sep).join('/'), start, notes, warnings, todo: `Call plan_next with \`vault\` and a \`query\` (what the run is for) to start at \`${start}\`.` })
+}
+
+async function statusOf(context: ToolContext, vault: string): Promise<ToolResult> {
+  const status = await readRunStatus(await vaultPath(context.root, vault))
+  return ok({ ...status, vault, todo: todoOf(status) })
+}
+
+/** What an agent does next, in tool calls, by what the next call does (`next.kind`). */
+const TODO: Record<RunNext['kind'], string> = {
+  fresh: 'Call plan_next with `vault` and a `query` to start the run.',
+  work: 'Call plan_next: it returns the note to work (the same step again when its visit is claimed already).',
+  judge: 'Call plan_next: the saved output is judged first, then it returns the next note to work.',
+  plan: 'Call plan_next: the planner revises the proposal first.',
+  waiting: 'A person decides: call plan_decide with the note and one of its edges (or let them tick a box), then plan_next.',
+  stopped: 'A budget ran out: a person raises `max_visits` in the note, then plan_next goes on.',
+  completed: 'Nothing to do: the run is complete.',
+  invalid: 'Fix the notes (plan_validate lists every problem), then plan_next.',
+  'two-active': 'Two notes are `status: active`; a person sets all but one back to `done` or `pending` in the notes, then plan_next.',
+}
+
+function todoOf(status: RunStatus): string {
+  if (status.phase === 'running') return 'A runner in another process is working in the vault now; call plan_status again later.'
+  return TODO[status.next.kind]
+}
+
+async function pictureOf(context: ToolContext, vault: string, format: (typeof PICTURES)[number]): Promise<ToolResult> {
+  const path = await vaultPath(context.root, vault)
+  const graph = await loadPlan(path)
+  const trace = await readTrace(path)
+  const state = trace ? { visits: visitsOf(trace.records) } : undefined
+  let picture: string
+  if (format === 'svg') picture = await toSvg(graph, state)
+  else if (format === 'canvas') picture = `${JSON.stringify(toCanvas(graph, state, { folder: await folderInObsidian(context.root, path) }), null, '\t')}\n`
+  else picture = format === 'dot' ? toDot(graph, state) : toMermaid(graph, state)
+  if (picture.length <= LIMITS.picture) return ok({ vault, format, picture })
+  const more = `${picture.length - LIMITS.picture} more characters: \`vaultplan graph ${vault} --format ${format} --write\` writes the whole picture into ${vault}/${TRACE_FOLDER}/`
+  return ok({ vault, format, picture: picture.slice(0, LIMITS.picture), more })
+}
+
+/**
+ * The vault's folder inside the Obsidian vault that holds it (the nearest
+ * folder with `.obsidian/`, the vault itself included), for the canvas's
+ * file paths; `''` when there is none. Looks no higher than the root.
+ */
+async function folderInObsidian(root: string, vault: string): Promise<string> {
+  for (let folder = vault; folder === root || folder.startsWith(root + sep); folder = dirname(folder)) {
+    const info = await stat(join(folder, '.obsidian')).catch(() => undefined)
+    if (info?.isDirectory()) return relative(folder, vault).split(sep).join('/')
+  }
+  return ''
+}

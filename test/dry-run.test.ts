@@ -1,0 +1,47 @@
+import { expect, it } from 'vitest'
+import { dryRun, runPlan } from 'vaultplan'
+import { draftReview } from './helpers/plans.js'
+import { reviewJudge, scriptedWorker } from './helpers/scripted.js'
+import { readTree, writeVault } from './helpers/vault.js'
+import { vaultplan } from './helpers/cli.js'
+
+it('shows the judge prompt the next hop would send, the same a run sends, and changes nothing', async () => {
+  const dir = await writeVault(draftReview())
+  // Stopped by maxSteps before review's second visit: with the default budget the next hop works it, then judges it.
+  await runPlan(dir, { query: 'Announce', fsync: false, work: scriptedWorker(), llm: reviewJudge(), maxSteps: 3 })
+  const before = await readTree(dir)
+  expect(await dryRun(dir)).toMatchObject({ node: 'review', visit: 2, step: 4, worked: false, conditions: ['approved', 'needs revision'] })
+  expect(await dryRun(dir, { maxSteps: 3 })).toBeNull()
+  // A fresh vault starts at draft, which has no condition: no judge.
+  const fresh = await writeVault(draftReview())
+  expect(await dryRun(fresh, { query: 'Announce' })).toBeNull()
+
+  // An output saved, its transition not judged: the preview is the prompt the resumed run sends.
+  const other = await writeVault(draftReview())
+  const crash = scriptedWorker()
+  const judge = reviewJudge('review v1')
+  let preview
+  await runPlan(other, {
+    query: 'Announce',
+    fsync: false,
+    work: crash,
+    llm: async (prompt, options) => {
+      preview ??= await dryRun(other)
+      return judge(prompt, options)
+    },
+  })
+  expect(preview).toMatchObject({ node: 'review', visit: 1, step: 2, conditions: ['approved', 'needs revision'], worked: true })
+  expect(preview!.prompt.replace(/DATA-\w+/g, 'DATA')).toBe(judge.calls[0]!.prompt.replace(/DATA-\w+/g, 'DATA'))
+  expect(await readTree(dir)).toEqual(before)
+})
+
+it('vaultplan run --dry-run prints it and writes nothing', async () => {
+  const dir = await writeVault(draftReview())
+  await runPlan(dir, { query: 'Announce', fsync: false, work: scriptedWorker(), llm: reviewJudge(), maxSteps: 1 })
+  const before = await readTree(dir)
+  const run = await vaultplan(['run', dir, '--dry-run'], { env: {} })
+  expect(run).toMatchObject({ code: 0, stderr: '' })
+  expect(run.stdout).toContain('Dry run: the judge prompt of review (visit 1, step 2), before its work')
+  expect(run.stdout).toContain('1. approved\n2. needs revision')
+  expect(await readTree(dir)).toEqual(before)
+})

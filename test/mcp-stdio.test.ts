@@ -1,0 +1,290 @@
+import { execFile, spawn } from 'node:child_process'
+import { cp, mkdir, readdir, readFile, rename, symlink, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { bin, root as repository, vaultplan } from './helpers/cli.js'
+import { DOCUMENT, stdioClient, until } from './helpers/mcp.js'
+import { draftReview } from './helpers/plans.js'
+import { tempDir, writeVault } from './helpers/vault.js'
+
+// These tests run the built CLI (`npm test` builds first), as a coding agent starts it.
+describe('vaultplan mcp over stdio, driven by the SDK client', () => {
+  it('creates a plan from a document and walks it to the end: choices, a person decides, stale keys and bad choices refused', async () => {
+    const root = await tempDir()
+    const agent = await stdioClient(root)
+
+    const created = await agent.call('plan_create', { vault: 'plans/release', document: DOCUMENT })
+    expect(created).toMatchObject({ vault: 'plans/release', start: 'draft', warnings: [] })
+    expect(created.notes.map((note: { uri: string }) => note.uri)).toEqual([
+      'vaultplan://plans%2Frelease/approve.md',
+      'vaultplan://plans%2Frelease/draft.md',
+      'vaultplan://plans%2Frelease/review.md',
+      'vaultplan://plans%2Frelease/send.md',
+    ])
+    expect(await agent.call('plan_list')).toEqual({ vaults: [{ vault: 'plans/release', phase: 'fresh', node: 'draft' }], truncated: false })
+
+    const vault = 'plans/release'
+    expect(await agent.refuse('plan_next', { vault })).toMatch(/^Error \(query-needed\): `plans\/release` has not run yet/)
+    let { step } = await agent.call('plan_next', { vault, query: 'announce 0.2' })
+    expect(step).toMatchObject({
+      kind: 'work',
+      step: 1,
+      visit: 1,
+      maxVisits: 3,
+      query: 'announce 0.2',
+      note: { id: 'draft', title: 'draft', file: 'draft.md', uri: 'vaultplan://plans%2Frelease/draft.md', judge: 'llm', terminal: false },
+      outputs: [],
+    })
+    expect(step.note.body).toContain('Write a two-line release note')
+    // Asking again counts nothing: the same step, the same key.
+    expect((await agent.call('plan_next', { vault })).step).toEqual(step)
+    const firstKey = step.key
+
+    ;({ step } = await agent.call('plan_finish', { vault, key: step.key, output: 'vaultplan 0.2: plans you can step through.' }))
+    expect(step).toMatchObject({ kind: 'work', step: 2, note: { id: 'review' }, conditions: ['approved', 'needs revision'] })
+    expect(step.outputs).toEqual([{ node: 'draft', visit: 1, output: 'vaultplan 0.2: plans you can step through.' }])
+
+    const stale = await agent.refuse('plan_finish', { vault, key: firstKey, output: 'again' })
+    expect(stale).toMatch(/^Error \(stale-step\): [\s\S]*Call plan_next/)
+    // Paths read as the client names them, never as the server's disk has them.
+    expect(stale).toContain('`plans/release`')
+    expect(stale).not.toContain(root)
+    const badChoice = await agent.refuse('plan_finish', { vault, key: step.key, output: 'looks fine', choice: 'maybe' })
+    expect(badChoice).toMatch(/^Error \(bad-choice\)/)
+    expect(badChoice).toContain('approved')
+    // Without a choice the configured judge decides, and the server has none: it says so and writes nothing.
+    expect(await agent.refuse('plan_finish', { vault, key: step.key, output: 'looks fine' })).toMatch(/^Error \(model-not-configured\)[\s\S]*Pass `choice`/)
+    expect(await agent.refuse('plan_decide', { vault, node: 'review', edge: 'approved' })).toMatch(/^Error \(not-waiting\)/)
+    // Nothing was written: the review is still the pending step.
+    expect((await agent.call('plan_next', { vault })).step.key).toBe(step.key)
+
+    ;({ step } = await agent.call('plan_finish', { vault, key: step.key, output: 'Too vague.', choice: 'needs revision' }))
+    expect(step).toMatchObject({ kind: 'work', step: 3, visit: 2, note: { id: 'draft' } })
+    ;({ step } = await agent.call('plan_finish', { vault, key: step.key, output: 'vaultplan 0.2: plan_next and plan_finish over MCP.' }))
+    expect(step).toMatchObject({ kind: 'work', note: { id: 'review' }, visit: 2 })
+    ;({ step } = await agent.call('plan_finish', { vault, key: step.key, output: 'Accurate and short.', choice: 'approved' }))
+    expect(step).toMatchObject({ kind: 'work', note: { id: 'approve', judge: 'human' } })
+    ;({ step } = await agent.call('plan_finish', { vault, key: step.key, output: 'Ready for a person to approve.' }))
+    expect(step).toMatchObject({ kind: 'waiting', waiting: [{ node: 'approve', file: 'approve.md', uri: 'vaultplan://plans%2Frelease/approve.md', choices: ['send it', 'rewrite'] }] })
+    expect((await agent.call('plan_next', { vault })).step.kind).toBe('waiting')
+
+    expect(await agent.refuse('plan_decide', { vault, node: 'approve', edge: 'ship it' })).toMatch(/^Error \(bad-choice\)/)
+    expect(await agent.call('plan_decide', { vault, node: 'approve', edge: 'send it', feedback: 'Good to go.' })).toMatchObject({ node: 'approve', edge: 'send it' })
+    expect(await agent.refuse('plan_decide', { vault, node: 'approve', edge: 'rewrite' })).toMatch(/^Error \(ambiguous-decision\)/)
+    const approve = await readFile(join(root, vault, 'approve.md'), 'utf8')
+    expect(approve).toContain('- [x] send it -> [[send]]')
+    expect(approve).toContain('Good to go.')
+
+    ;({ step } = await agent.call('plan_next', { vault }))
+    expect(step).toMatchObject({ kind: 'work', note: { id: 'send', terminal: true }, conditions: [] })
+    expect(step.outputs.map((output: { output: string }) => output.output).join('\n')).toContain('Good to go.')
+    expect(await agent.refuse('plan_finish', { vault, key: step.key, output: 'Posted.', choice: 'next' })).toMatch(/^Error \(bad-choice\)/)
+    ;({ step } = await agent.call('plan_finish', { vault, key: step.key, output: 'Posted.' }))
+    expect(step).toMatchObject({ kind: 'completed', node: 'send', output: 'Posted.' })
+
+    const status = await agent.call('plan_status', { vault })
+    expect(status).toMatchObject({ vault, phase: 'completed', node: 'send' })
+    expect(status.nodes.map((node: { id: string; visits: number }) => [node.id, node.visits])).toEqual([
+      ['approve', 1],
+      ['draft', 2],
+      ['review', 2],
+      ['send', 1],
+    ])
+    // The README's transcript is this session: `VAULTPLAN_MCP_TRANSCRIPT=<file> npx vitest run test/mcp-stdio.test.ts` records it.
+    const transcript = process.env.VAULTPLAN_MCP_TRANSCRIPT
+    if (transcript) await writeFile(transcript, JSON.stringify(agent.calls, null, 2))
+  })
+
+  it('keeps results small: a long body and a long output are clipped, with the resource that holds the rest', async () => {
+    const root = await tempDir()
+    const body = 'Read this closely. '.repeat(600)
+    await writeVault({ 'long/a.md': `---\ntype: start\n---\n# A\n\n${body}\n\n## Next\n- [[b]]\n`, 'long/b.md': '# B\n\nDo b.\n' }, root)
+    const agent = await stdioClient(root)
+    let { step } = await agent.call('plan_next', { vault: 'long', query: 'q' })
+    expect(step.note.body).toBe(body.trim().slice(0, 8000))
+    expect(step.note.more).toBe(`${body.trim().length - 8000} more characters: read the note vaultplan://long/a.md`)
+    const output = 'x'.repeat(5000)
+    ;({ step } = await agent.call('plan_finish', { vault: 'long', key: step.key, output }))
+    const [shown] = step.outputs
+    expect(shown.output).toBe('x'.repeat(2000))
+    const uri = /read (vaultplan:\S+)$/.exec(shown.more)?.[1]
+    expect(uri).toMatch(/^vaultplan:\/\/long\/00_plan-trace\/outputs\/0001-a\.md$/)
+    const read = await agent.client.readResource({ uri: uri! })
+    expect((read.contents[0] as { text: string }).text).toContain(output)
+  })
+
+  it('refuses, as tool errors, vaults outside the root: `..`, absolute paths, symlinks out', async () => {
+    const root = await tempDir()
+    const outside = await writeVault(draftReview())
+    await mkdir(join(root, 'plans'))
+    await symlink(outside, join(root, 'plans', 'linked'))
+    const agent = await stdioClient(root)
+    expect(await agent.refuse('plan_status', { vault: '../x' })).toMatch(/^Error \(outside-root\)/)
+    expect(await agent.refuse('plan_validate', { vault: outside })).toMatch(/^Error \(outside-root\): `.*` is absolute/)
+    expect(await agent.refuse('plan_status', { vault: 'plans/linked' })).toMatch(/^Error \(outside-root\): [^\n]*symlink/)
+    expect(await agent.refuse('plan_next', { vault: 'plans/linked', query: 'q' })).toMatch(/^Error \(outside-root\): [^\n]*symlink/)
+    expect(await agent.refuse('plan_create', { vault: 'plans/linked/new', document: DOCUMENT })).toMatch(/^Error \(outside-root\)/)
+    expect(await agent.refuse('plan_graph', { vault: 'nowhere' })).toMatch(/^Error \(not-found\)/)
+    await expect(agent.client.readResource({ uri: 'vaultplan://plans%2Flinked/draft.md' })).rejects.toThrow(/symlink/)
+    await expect(agent.client.readResource({ uri: 'vaultplan://plans/..%2F..%2Fetc/passwd.md' })).rejects.toThrow(/encoded `\/`|climbs out/)
+    // The outside vault is untouched, and nothing was created in the root but the folder made above.
+    expect(await readFile(join(outside, 'draft.md'), 'utf8')).toBe(draftReview()['draft.md'])
+    expect(await agent.call('plan_list')).toEqual({ vaults: [], truncated: false })
+  })
+
+  it('refuses an invalid document and an existing folder, writing nothing', async () => {
+    const root = await tempDir()
+    const agent = await stdioClient(root)
+    const invalid = await agent.refuse('plan_create', { vault: 'broken', document: '## a\ntype: start\n### Next\n- [[nowhere]]\n' })
+    expect(invalid).toMatch(/^Error \(plan-invalid\): The plan has 2 errors/)
+    expect(invalid).toMatch(/a\.md:\d+:3 error dangling-edge edge `next` -> `\[\[nowhere\]\]` matches no note/)
+    await agent.call('plan_create', { vault: 'release', document: DOCUMENT })
+    expect(await agent.refuse('plan_create', { vault: 'release', document: DOCUMENT })).toMatch(/^Error \(exists\)/)
+    expect(await agent.refuse('plan_create', { vault: 'release/inner', document: DOCUMENT })).toMatch(/^Error \(exists\): [^\n]*inside the vault `release`/)
+    expect((await agent.call('plan_list')).vaults.map((row: { vault: string }) => row.vault)).toEqual(['release'])
+  })
+
+  it('serves notes and the trace as resources, and tells a subscriber when a note changes on disk', async () => {
+    const root = await tempDir()
+    const vault = join(root, 'blog')
+    await writeVault(draftReview(), vault)
+    const agent = await stdioClient(root)
+    const { resources } = await agent.client.listResources()
+    expect(resources.map((resource) => resource.uri)).toEqual(['vaultplan://blog/draft.md', 'vaultplan://blog/review.md', 'vaultplan://blog/send.md'])
+    const read = await agent.client.readResource({ uri: 'vaultplan://blog/review.md' })
+    expect(read.contents).toEqual([{ uri: 'vaultplan://blog/review.md', mimeType: 'text/markdown', text: draftReview()['review.md'] }])
+
+    await agent.client.subscribeResource({ uri: 'vaultplan://blog/review.md' })
+    await agent.client.subscribeResource({ uri: 'vaultplan://blog/send.md' })
+    // A person edits the note in their editor.
+    await writeFile(join(vault, 'review.md'), `${draftReview()['review.md']}\nA line a person added.\n`)
+    await until(() => agent.updated.includes('vaultplan://blog/review.md'), 'the update of review.md')
+    // An atomic save (a new file renamed over the note) counts too.
+    await writeFile(join(vault, '.send.tmp'), 'Send it now.\n')
+    await rename(join(vault, '.send.tmp'), join(vault, 'send.md'))
+    await until(() => agent.updated.includes('vaultplan://blog/send.md'), 'the update of send.md')
+    expect(new Set(agent.updated)).toEqual(new Set(['vaultplan://blog/review.md', 'vaultplan://blog/send.md']))
+
+    await agent.client.unsubscribeResource({ uri: 'vaultplan://blog/review.md' })
+    const seen = agent.updated.length
+    await writeFile(join(vault, 'review.md'), 'rewritten\n')
+    await writeFile(join(vault, 'send.md'), 'rewritten too\n')
+    await until(() => agent.updated.slice(seen).includes('vaultplan://blog/send.md'), 'the update of send.md after the unsubscription')
+    // review.md was written first: had its update been sent, it would have come before this one.
+    expect(new Set(agent.updated.slice(seen))).toEqual(new Set(['vaultplan://blog/send.md']))
+
+    // The trace appears in the list once the plan runs, and is readable.
+    await agent.call('plan_next', { vault: 'blog', query: 'q' })
+    const after = (await agent.client.listResources()).resources.map((resource) => resource.uri)
+    expect(after).toContain('vaultplan://blog/00_plan-trace/trace.md')
+    const trace = await agent.client.readResource({ uri: 'vaultplan://blog/00_plan-trace/trace.md' })
+    expect((trace.contents[0] as { text: string }).text).toContain('vaultplan: trace')
+  })
+
+  it('lists the notes of subfolders (subplans) and their traces, each path segment encoded on its own', async () => {
+    const root = await tempDir()
+    await writeVault(
+      {
+        'research.md': '---\ntype: start\nplan: research\n---\n# Research\n\n## Next\n- [[write up]]\n',
+        'write up.md': '# Write up\n',
+        'research/find sources.md': '---\ntype: start\n---\n# Find sources\n\n## Next\n- [[read]]\n',
+        'research/read.md': '# Read\n',
+        'research/00_plan-trace/trace.md': '---\nvaultplan: trace\n---\n',
+        'research/00_plan-trace/outputs/0001-find sources.md': '---\nvaultplan: output\n---\nthree sources\n',
+        '.obsidian/workspace.md': 'not a note of the plan\n',
+      },
+      join(root, 'Team plans', 'q3'),
+    )
+    const agent = await stdioClient(root)
+    const { resources } = await agent.client.listResources()
+    expect(resources.map((resource) => resource.uri)).toEqual([
+      'vaultplan://Team%20plans%2Fq3/research.md',
+      'vaultplan://Team%20plans%2Fq3/research/00_plan-trace/trace.md',
+      'vaultplan://Team%20plans%2Fq3/research/find%20sources.md',
+      'vaultplan://Team%20plans%2Fq3/research/read.md',
+      'vaultplan://Team%20plans%2Fq3/write%20up.md',
+    ])
+    // An output note is not listed, but readable: results that clip an output point to it.
+    const output = await agent.client.readResource({ uri: 'vaultplan://Team%20plans%2Fq3/research/00_plan-trace/outputs/0001-find%20sources.md' })
+    expect((output.contents[0] as { text: string }).text).toContain('three sources')
+    await expect(agent.client.readResource({ uri: 'vaultplan://Team%20plans%2Fq3/research/missing.md' })).rejects.toThrow(/does not exist/)
+    await expect(agent.client.readResource({ uri: 'vaultplan://Team%20plans%2Fq3/00_plan-trace/.lock-holder.json' })).rejects.toThrow(/not a markdown note/)
+  })
+
+  it('ends when the client closes its stdin', async () => {
+    const child = spawn(process.execPath, [bin, 'mcp', '--root', await tempDir()], { stdio: ['pipe', 'ignore', 'pipe'] })
+    let stderr = ''
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    await until(() => stderr.includes('over stdio'), 'the server to start')
+    const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)))
+    child.stdin.end()
+    expect(await exited).toBe(0)
+  })
+
+  it('says so when the root is itself a vault (a vault is a folder inside the root)', async () => {
+    const agent = await stdioClient(await writeVault(draftReview()))
+    expect(await agent.call('plan_list')).toEqual({ vaults: [], truncated: false, note: expect.stringContaining('--root set to the folder above it') })
+  })
+
+  it('pictures a plan as mermaid, DOT, SVG and an Obsidian canvas', async () => {
+    const root = await tempDir()
+    await writeVault({ ...Object.fromEntries(Object.entries(draftReview()).map(([file, text]) => [`notes/plans/blog/${file}`, text])), 'notes/.obsidian/app.json': '{}' }, root)
+    const agent = await stdioClient(root)
+    const vault = 'notes/plans/blog'
+    const mermaid = await agent.call('plan_graph', { vault })
+    expect(mermaid).toMatchObject({ vault, format: 'mermaid', picture: expect.stringContaining('n1 -->|"approved"| n2') })
+    expect((await agent.call('plan_graph', { vault, format: 'dot' })).picture).toMatch(/^digraph/)
+    expect((await agent.call('plan_graph', { vault, format: 'svg' })).picture).toContain('<svg')
+    const canvas = JSON.parse((await agent.call('plan_graph', { vault, format: 'canvas' })).picture)
+    // Card paths are relative to the Obsidian vault that holds the plan (`notes/`, inside the root).
+    expect(canvas.nodes.map((node: { file?: string }) => node.file).filter(Boolean).sort()).toEqual(['plans/blog/draft.md', 'plans/blog/review.md', 'plans/blog/send.md'])
+    expect(await agent.refuse('plan_graph', { vault, format: 'png' })).toMatch(/format/)
+  })
+
+  it('offers the run_plan prompt for a vault', async () => {
+    const agent = await stdioClient(await tempDir())
+    const { prompts } = await agent.client.listPrompts()
+    expect(prompts.map((prompt) => [prompt.name, prompt.arguments])).toEqual([['run_plan', [{ name: 'vault', description: expect.any(String), required: true }]]])
+    const prompt = await agent.client.getPrompt({ name: 'run_plan', arguments: { vault: 'plans/release' } })
+    const text = (prompt.messages[0]!.content as { text: string }).text
+    expect(text).toContain('plan_next with {"vault": "plans/release"}')
+    expect(text).toContain('plan_finish')
+    expect(text).toContain('plan_decide')
+  })
+
+  it('keeps every tool description under 2 KB', async () => {
+    const agent = await stdioClient(await tempDir())
+    const { tools } = await agent.client.listTools()
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['plan_create', 'plan_decide', 'plan_finish', 'plan_graph', 'plan_list', 'plan_next', 'plan_status', 'plan_validate'])
+    for (const tool of tools) {
+      expect(Buffer.byteLength(tool.description ?? ''), tool.name).toBeLessThan(2048)
+      expect(tool.outputSchema?.type, tool.name).toBe('object')
+    }
+  })
+
+  it('says how to install the SDK when it is missing', async () => {
+    // The built CLI with every dependency but the optional peer: what a user has who installed vaultplan alone.
+    const bare = await tempDir()
+    await cp(join(repository, 'dist'), join(bare, 'dist'), { recursive: true })
+    await writeFile(join(bare, 'package.json'), JSON.stringify({ name: 'vaultplan', version: '0.0.0-test', type: 'module' }))
+    await mkdir(join(bare, 'node_modules'))
+    for (const name of await readdir(join(repository, 'node_modules'))) {
+      if (name !== '@modelcontextprotocol' && name !== '.bin') await symlink(join(repository, 'node_modules', name), join(bare, 'node_modules', name))
+    }
+    const run = await new Promise<{ code: number | null; stderr: string }>((done) => {
+      execFile(process.execPath, [join(bare, 'dist', 'cli.js'), 'mcp', '--root', bare], { cwd: bare }, (error, _stdout, stderr) =>
+        done({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stderr }),
+      )
+    })
+    expect(run).toEqual({ code: 2, stderr: expect.stringContaining('npm install @modelcontextprotocol/sdk') })
+    expect(run.stderr).not.toContain('internal error')
+  })
+
+  it('checks its command line', async () => {
+    expect(await vaultplan(['mcp', 'extra'])).toMatchObject({ code: 2, stderr: expect.stringContaining("'mcp' takes no arguments") })
+    expect(await vaultplan(['mcp', '--http', 'nowhere'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--http takes HOST:PORT') })
+    expect(await vaultplan(['mcp', '--allowed-host', 'example.com'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--allowed-host is for --http') })
+    expect(await vaultplan(['mcp', '--root', '/nonexistent/folder'])).toMatchObject({ code: 2, stderr: expect.stringContaining('does not exist') })
+    expect((await vaultplan(['mcp', '--help'])).stdout).toContain('Usage: vaultplan mcp [--root DIR] [--http HOST:PORT] [--allowed-host H]')
+  })
+})
