@@ -1,5 +1,6 @@
 import { generateText, type LanguageModel, type ToolSet } from 'ai'
 import { z, type ZodType } from 'zod'
+import { followSignal } from './abort.js'
 import type { CallLLM, Tool } from './types.js'
 
 /** Options of `llmFromAISDK`. */
@@ -11,9 +12,9 @@ export interface AISDKOptions {
    */
   maxRetries?: number
   /**
-   * Sampling temperature.
+   * Sampling temperature; unset, the request carries none (reasoning models refuse one).
    *
-   * @default 0
+   * @default undefined
    */
   temperature?: number
 }
@@ -32,15 +33,21 @@ export function llmFromAISDK(models: LanguageModel | Record<string, LanguageMode
   return async (prompt, { role, system, signal }) => {
     const model = byRole[role] ?? byRole.default
     if (model === undefined) throw new TypeError(`No model for role \`${role}\`; pass \`{ default: model }\` or \`{ ${role}: model }\``)
-    const { text } = await generateText({
-      model,
-      prompt,
-      maxRetries: options.maxRetries ?? 2,
-      temperature: options.temperature ?? 0,
-      ...(system === undefined ? {} : { system }),
-      ...(signal === undefined ? {} : { abortSignal: signal }),
-    })
-    return text
+    // One listener on the run's signal per call, removed after it, whatever the SDK adds per retry.
+    const call = followSignal(signal)
+    try {
+      const { text } = await generateText({
+        model,
+        prompt,
+        maxRetries: options.maxRetries ?? 2,
+        ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+        ...(system === undefined ? {} : { system }),
+        ...(signal === undefined ? {} : { abortSignal: call.signal }),
+      })
+      return text
+    } finally {
+      call.dispose()
+    }
   }
 }
 

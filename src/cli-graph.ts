@@ -1,7 +1,7 @@
 import { mkdir, stat } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import { parseArgs } from 'node:util'
-import { count, displayPath, EXIT, onlyPositional, UsageError, vaultFolder, vaultReadFailure, type Io } from './cli-support.js'
+import { count, displayPath, EXIT, onlyPositional, printable, UsageError, vaultFolder, vaultReadFailure, type Io } from './cli-support.js'
 import { PlanValidationError } from './errors.js'
 import type { PictureState } from './plan-picture.js'
 
@@ -63,7 +63,7 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
   } catch (error) {
     if (!(error instanceof PlanValidationError)) throw error
     const errors = error.issues.filter((issue) => issue.severity === 'error').length
-    io.stderr.write(`vaultplan: the plan has ${count(errors, 'error')}; \`vaultplan validate ${shown}\` lists them\n`)
+    io.stderr.write(`vaultplan: the plan has ${count(errors, 'error')}; \`vaultplan validate ${printable(shown)}\` lists them\n`)
   }
   const state: PictureState | undefined = trace ? { visits: visitsOf(trace.records) } : undefined
   let text: string
@@ -73,7 +73,8 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
     text = `${JSON.stringify(canvas, null, '\t')}\n`
   } else text = format === 'dot' ? picture.toDot(graph, state) : picture.toMermaid(graph, state)
   if (!values.write) {
-    io.stdout.write(text)
+    // Ids and labels are text notes wrote.
+    io.stdout.write(printable(text))
     return EXIT.ok
   }
   const { writeFileAtomic } = await import('./fs-atomic.js')
@@ -86,7 +87,7 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
   await mkdir(join(vault, dirname(GRAPH_FILES.note)), { recursive: true })
   for (const [path, content] of files) {
     await writeFileAtomic(join(vault, path), content)
-    io.stdout.write(`wrote ${join(shown, path)}\n`)
+    io.stdout.write(`wrote ${printable(join(shown, path))}\n`)
   }
   return EXIT.ok
 }

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { displayPath, EXIT, onlyPositional, UsageError, vaultFolder, type Io } from './cli-support.js'
+import { displayPath, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, type Io } from './cli-support.js'
 import { formatIssue, PlanValidationError, RunStateError, StepError } from './errors.js'
 import type { RunResult } from './run-options.js'
 import type { RunEvent } from './types.js'
@@ -60,14 +60,14 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
   if (values['dry-run']) {
     const { dryRun } = await import('./dry-run.js')
     const preview = await dryRun(runVault ?? vault, values.query === undefined ? {} : { query: values.query })
-    if (json) io.stdout.write(`${JSON.stringify({ type: 'dry-run', preview })}\n`)
+    if (json) io.stdout.write(`${printableJson({ type: 'dry-run', preview })}\n`)
     else if (!preview) io.stdout.write('The next hop asks no judge (no condition left for the model, a person decides, or the run is over).\n')
     else io.stdout.write(printable(`Dry run: the judge prompt of ${preview.node} (visit ${preview.visit}, step ${preview.step})${preview.worked ? '' : ', before its work'}\n\n--- system\n${preview.system}\n\n--- prompt\n${preview.prompt}`) + '\n')
     return EXIT.ok
   }
   const fail = (error: unknown, code: number, text: string) => {
-    if (json) io.stdout.write(`${JSON.stringify(errorObject(error))}\n`)
-    io.stderr.write(text)
+    if (json) io.stdout.write(`${printableJson(errorObject(error))}\n`)
+    io.stderr.write(printable(text))
     return code
   }
   const [{ readRunStatus }, { createLLM, ModelConfigError, resolveModelConfig }, { runPlan }] = await Promise.all([import('./run-status.js'), import('./llm-client.js'), import('./executor.js')])
@@ -107,7 +107,7 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
       const options: Parameters<typeof runPlan>[1] = {
         llm: createLLM({ env: io.env }),
         signal: controller.signal,
-        onEvent: json ? (event) => io.stdout.write(`${JSON.stringify(event)}\n`) : live.onEvent,
+        onEvent: json ? (event) => io.stdout.write(`${printableJson(event)}\n`) : live.onEvent,
         fsync: !values['no-fsync'],
         fresh: values.fresh === true && round === 0,
       }
@@ -213,14 +213,9 @@ function reporter(out: Io['stdout']): { onEvent: (event: RunEvent) => void; stop
   return { onEvent, stop }
 }
 
-/** Text a model or a note wrote, made safe for a terminal: no escape sequences, no control characters but line breaks and tabs. */
-function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, '')
-}
 
 function finish(result: RunResult, json: boolean, io: Io): number {
-  if (json) io.stdout.write(`${JSON.stringify({ type: 'result', ...result })}\n`)
+  if (json) io.stdout.write(`${printableJson({ type: 'result', ...result })}\n`)
   else {
     io.stdout.write(printable(`\n${result.status} after ${result.steps} step${result.steps === 1 ? '' : 's'} at ${result.lastNode}${result.reason ? `\n${result.reason}` : ''}`) + '\n\n')
     if (result.status === 'waiting') {

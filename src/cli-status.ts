@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { count, displayPath, EXIT, onlyPositional, painter, vaultFolder, vaultReadFailure, type Io, type Paint } from './cli-support.js'
+import { count, displayPath, EXIT, onlyPositional, painter, printable, printableJson, vaultFolder, vaultReadFailure, type Io, type Paint } from './cli-support.js'
 import { formatIssue } from './errors.js'
 import type { HopSummary, RunStatus } from './run-status.js'
 
@@ -33,7 +33,7 @@ export async function statusCommand(args: string[], io: Io): Promise<number> {
   }
   const code = status.phase === 'invalid' ? EXIT.invalid : EXIT.ok
   if (values.json) {
-    io.stdout.write(`${JSON.stringify(status, null, 2)}\n`)
+    io.stdout.write(`${printableJson(status, 2)}\n`)
     return code
   }
   io.stdout.write(render(status, shown, painter(io)))
@@ -109,9 +109,18 @@ function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
 }
 
-/** The status for a person: a headline, the nodes as a table, the last hops, the phase's details, what to do next. */
+/**
+ * The status for a person: a headline, the nodes as a table, the last hops,
+ * the phase's details, what to do next. Note ids, labels, the query and the
+ * output are text a note or a model wrote: printed through `printable`.
+ */
 function render(status: RunStatus, shown: string, paint: Paint): string {
-  const out: string[] = [`${shown}: ${headline(status, paint)}`]
+  const lines = renderLines(status, shown)
+  return `${[`${printable(shown)}: ${headline(status, paint)}`, ...lines.map(printable)].join('\n')}\n`
+}
+
+function renderLines(status: RunStatus, shown: string): string[] {
+  const out: string[] = []
   if (status.run) out.push(`run ${status.run.id}, ${count(status.run.steps, 'step')}, query: ${JSON.stringify(status.run.query)}`)
   out.push('', ...table(status))
   if (status.hops.length > 0) out.push('', 'Last hops:', ...hopLines(status.hops))
@@ -130,10 +139,11 @@ function render(status: RunStatus, shown: string, paint: Paint): string {
     out.push('', `${count(status.issues.length, 'warning')}: \`vaultplan validate ${shown}\` lists them.`)
   }
   out.push('', `Next: ${nextSentence(status, shown)}`)
-  return `${out.join('\n')}\n`
+  return out
 }
 
-function headline(status: RunStatus, paint: Paint): string {
+function headline(unsafe: RunStatus, paint: Paint): string {
+  const status = 'node' in unsafe && unsafe.node !== undefined ? { ...unsafe, node: printable(unsafe.node) } : unsafe
   switch (status.phase) {
     case 'fresh':
       return `${paint('fresh', 'green')}, no run yet${status.node === undefined ? '' : ` (starts at ${status.node})`}`
@@ -159,7 +169,7 @@ function table(status: RunStatus): string[] {
   const here = 'node' in status ? status.node : undefined
   const rows = status.nodes.map((node) => [
     node.id === here ? '>' : ' ',
-    node.id,
+    printable(node.id),
     node.status,
     `${node.visits}/${node.maxVisits}`,
     [node.start ? 'start' : '', node.terminal ? 'terminal' : ''].filter(Boolean).join(', '),
@@ -172,7 +182,7 @@ function table(status: RunStatus): string[] {
 function hopLines(hops: HopSummary[]): string[] {
   const rows = hops.map((hop) => {
     const edge = hop.edge ? `${hop.edge.label ? `${hop.edge.label} ` : ''}-> ${hop.edge.target}` : hop.decidedBy === 'terminal' ? 'end' : `-> ${hop.node} (again)`
-    return [`step ${hop.step}`, `${hop.node} (visit ${hop.visit})`, edge, `[${hop.decidedBy}]`]
+    return [`step ${hop.step}`, printable(`${hop.node} (visit ${hop.visit})`), printable(edge), `[${hop.decidedBy}]`]
   })
   const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => width(row[column]!))))
   return rows.map((row) => `  ${row.map((cell, column) => (column < 3 ? pad(cell, widths[column]!) : cell)).join('  ')}`)

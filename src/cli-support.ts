@@ -62,6 +62,30 @@ export function painter(io: Io): Paint {
   return colour ? (text, name) => `\u001B[${COLOURS[name]}m${text}\u001B[39m` : (text) => text
 }
 
+/** Escape sequences a terminal acts on: CSI (colours, cursor moves, erasing), OSC (OSC 52 clipboard writes, OSC 8 hyperlinks, titles), DCS, SOS, PM, APC, and two-character escapes. */
+const ESCAPE_SEQUENCES = /(?:\u001B\[|\u009B)[0-?]*[ -/]*[@-~]|(?:\u001B[\]PX^_]|[\u0090\u0098\u009D-\u009F])[\s\S]*?(?:\u0007|\u001B\\|\u009C|$)|\u001B[ -/]*[0-~]/g
+/** Other control characters (line feed and tab kept), and the bidirectional overrides that can make text read backwards. */
+const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g
+
+/**
+ * Text a model or a note wrote, made safe to print on a terminal: escape
+ * sequences (which could write the clipboard, plant hyperlinks or rewrite
+ * the lines above) and control characters are removed, line feeds and tabs
+ * kept. A carriage return goes too: it would let text overwrite its own line.
+ */
+export function printable(text: string): string {
+  return text.replace(ESCAPE_SEQUENCES, '').replace(CONTROL_CHARACTERS, '')
+}
+
+/**
+ * JSON for a terminal: `JSON.stringify` leaves C1 controls and
+ * bidirectional overrides as they are; here they are written as `\uXXXX`
+ * escapes, so the output parses to exactly the same value.
+ */
+export function printableJson(value: unknown, space?: number): string {
+  return JSON.stringify(value, null, space).replace(/[\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
 /** `1 note`, `3 notes`. */
 export function count(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? '' : 's'}`
@@ -80,10 +104,10 @@ export function isSystemError(error: unknown): error is NodeJS.ErrnoException & 
  */
 export function vaultReadFailure(dir: string, error: unknown, io: Io): number {
   if (error instanceof RunStateError) {
-    io.stderr.write(`vaultplan: ${error.message}\n`)
+    io.stderr.write(`vaultplan: ${printable(error.message)}\n`)
     return EXIT.invalid
   }
-  if (isSystemError(error)) throw new VaultPathError('vault-unreadable', `cannot read \`${dir}\`: ${error.message}`, { cause: error })
+  if (isSystemError(error)) throw new VaultPathError('vault-unreadable', `cannot read \`${dir}\`: ${printable(error.message)}`, { cause: error })
   throw error
 }
 

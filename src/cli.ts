@@ -10,6 +10,8 @@ import {
   onlyPositional,
   painter,
   readVersion,
+  printable,
+  printableJson,
   UsageError,
   vaultFolder,
   vaultReadFailure,
@@ -155,10 +157,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
       return EXIT.usage
     }
     if (error instanceof VaultPathError) {
-      io.stderr.write(`vaultplan: ${error.message}\n`)
+      io.stderr.write(`vaultplan: ${printable(error.message)}\n`)
       return EXIT.usage
     }
-    io.stderr.write(`vaultplan: internal error: ${error instanceof Error ? error.message : String(error)}\n`)
+    io.stderr.write(`vaultplan: internal error: ${printable(error instanceof Error ? error.message : String(error))}\n`)
     return EXIT.internal
   }
 }
@@ -206,7 +208,7 @@ async function validateCommand(args: string[], io: Io): Promise<number> {
   const code = errors > 0 ? EXIT.invalid : EXIT.ok
 
   if (values.json) {
-    io.stdout.write(`${JSON.stringify({ valid: errors === 0, issues }, null, 2)}\n`)
+    io.stdout.write(`${printableJson({ valid: errors === 0, issues }, 2)}\n`)
     return code
   }
   const paint = painter(io)
@@ -218,8 +220,11 @@ async function validateCommand(args: string[], io: Io): Promise<number> {
   return code
 }
 
-/** One diagnostic line, its file shown from the working directory so editors can jump to it. */
-function formatLine(issue: PlanIssue, vault: string, paint: Paint): string {
+/** One diagnostic line, its file shown from the working directory so editors can jump to it; note text made printable. */
+function formatLine(unsafe: PlanIssue, vault: string, paint: Paint): string {
+  const issue: PlanIssue = { ...unsafe, message: printable(unsafe.message) }
+  if (unsafe.file !== undefined) issue.file = printable(unsafe.file)
+  if (unsafe.node !== undefined) issue.node = printable(unsafe.node)
   const shown: PlanIssue = { ...issue }
   if (issue.file !== undefined) shown.file = join(vault, issue.file)
   else if (issue.node === undefined) shown.file = vault

@@ -1,4 +1,5 @@
-import { isMap, isScalar, LineCounter, parseDocument, Scalar } from 'yaml'
+import { isMap, isScalar, LineCounter, parseDocument, Scalar, visit, type Document } from 'yaml'
+import { fastPathCounts } from './fast-paths.js'
 
 /** Where the frontmatter of a note sits in its text. */
 export interface FrontmatterSplit {
@@ -84,18 +85,22 @@ export function parseFrontmatter(text: string, fast = true): Frontmatter {
     return result
   }
   if (split.yaml === undefined || split.yaml.trim() === '') return result
-  if (fast && readSimpleYaml(split, result)) return result
+  if (fast && readSimpleYaml(split, result)) {
+    fastPathCounts.frontmatter++
+    return result
+  }
   const lineCounter = new LineCounter()
   const at = (offset: number) => {
     const pos = lineCounter.linePos(offset)
     return { line: split.yamlLine + pos.line - 1, column: pos.col }
   }
   try {
-    const doc = parseDocument(split.yaml, { lineCounter, prettyErrors: false, uniqueKeys: true })
-    for (const error of doc.errors) {
-      result.problems.push({ message: `invalid YAML: ${firstLine(error.message)}`, ...at(error.pos[0]) })
-    }
-    if (doc.errors.length > 0) return result
+    // yaml's own check of unique keys is quadratic in the number of keys: ours is one pass.
+    const doc = parseDocument(split.yaml, { lineCounter, prettyErrors: false, uniqueKeys: false })
+    const errors = [...doc.errors.map((error) => ({ message: error.message, offset: error.pos[0] })), ...duplicateKeys(doc)]
+    errors.sort((a, b) => a.offset - b.offset)
+    for (const error of errors) result.problems.push({ message: `invalid YAML: ${firstLine(error.message)}`, ...at(error.offset) })
+    if (errors.length > 0) return result
     const contents = doc.contents
     if (contents === null || (isScalar(contents) && contents.value === null)) return result
     if (!isMap(contents)) {
@@ -115,6 +120,22 @@ export function parseFrontmatter(text: string, fast = true): Frontmatter {
     result.problems.push({ message: `invalid YAML: ${firstLine(String((error as Error).message ?? error))}`, line: split.yamlLine, column: 1 })
   }
   return result
+}
+
+/** Keys repeated in one mapping, anywhere in the document, as yaml's `uniqueKeys` reports them. */
+function duplicateKeys(doc: Document): { message: string; offset: number }[] {
+  const found: { message: string; offset: number }[] = []
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Set<unknown>()
+      for (const pair of map.items) {
+        const key = isScalar(pair.key) ? pair.key.value : pair.key
+        if (seen.has(key)) found.push({ message: 'Map keys must be unique', offset: (pair.key as Scalar | null)?.range?.[0] ?? 0 })
+        seen.add(key)
+      }
+    },
+  })
+  return found
 }
 
 /**
@@ -183,7 +204,7 @@ function patchStatus(text: string, status: string): string {
     return `${text.slice(0, start)}${before}${status}${after}${text.slice(end)}`
   }
   // A block value (`|`, `>`, a `- list`) owns the line breaks after it; they must stay.
-  end -= /[\r\n]\s*$/.exec(text.slice(start, end))?.[0].length ?? 0
+  end -= trailingBreaks(text.slice(start, end))
   const quote = value.type === 'QUOTE_DOUBLE' ? '"' : value.type === 'QUOTE_SINGLE' ? "'" : ''
   return `${text.slice(0, start)}${quote}${status}${quote}${text.slice(end)}`
 }
@@ -199,10 +220,10 @@ function patchSimpleStatus(text: string, split: FrontmatterSplit, status: string
   if (!Object.hasOwn(probe.data, 'status')) return `${text.slice(0, closingFence)}status: ${status}${split.eol}${text.slice(closingFence)}`
   let offset = split.yamlStart
   for (const line of split.yaml!.split('\n')) {
-    const match = /^status:( +)(.*?)[ \t]*\r?$/.exec(line)
-    if (match) {
-      const start = offset + 'status:'.length + match[1]!.length
-      const raw = match[2]!
+    const simple = readSimpleLine(line)
+    if (simple?.key === 'status') {
+      const start = offset + simple.valueStart
+      const raw = simple.raw
       const quote = raw.startsWith('"') ? '"' : raw.startsWith("'") ? "'" : ''
       return `${text.slice(0, start)}${quote}${status}${quote}${text.slice(start + raw.length)}`
     }
@@ -211,11 +232,40 @@ function patchSimpleStatus(text: string, split: FrontmatterSplit, status: string
   return undefined
 }
 
+/** The length of the white space ending `text` from its first line break on (what `/[\r\n]\s*$/` matches), found in one scan. */
+function trailingBreaks(text: string): number {
+  let start = text.length
+  while (start > 0 && /\s/.test(text[start - 1]!)) start--
+  for (let at = start; at < text.length; at++) if (text[at] === '\r' || text[at] === '\n') return text.length - at
+  return 0
+}
+
 function firstLine(message: string): string {
   return message.split('\n')[0]!.slice(0, 200)
 }
 
-const SIMPLE_KEY = /^([A-Za-z_][A-Za-z0-9_-]*):( +)(.*?)[ \t]*\r?$/
+const SIMPLE_KEY = /^([A-Za-z_][A-Za-z0-9_-]*):( +)/
+
+/**
+ * A `key: value` line: the key, where the value starts and the value as
+ * written, without a trailing `# comment` and white space. `undefined` for
+ * any other line. A scan, not one pattern: `(.*?)[ \t]*$` is quadratic in a
+ * long run of white space.
+ */
+function readSimpleLine(line: string): { key: string; valueStart: number; raw: string } | undefined {
+  const match = SIMPLE_KEY.exec(line)
+  if (!match) return undefined
+  const valueStart = match[0].length
+  let value = line.endsWith('\r') ? line.slice(valueStart, -1) : line.slice(valueStart)
+  // `.` stops at these: the pattern this replaces did not read such lines.
+  if (/[\r\u2028\u2029]/.test(value)) return undefined
+  // A comment starts at a `#` after white space; a `#` inside quotes is left to the YAML parser (the value then does not read as simple).
+  const comment = /[ \t]#/.exec(value)
+  if (comment) value = value.slice(0, comment.index)
+  let end = value.length
+  while (end > 0 && (value[end - 1] === ' ' || value[end - 1] === '\t')) end--
+  return { key: match[1]!, valueStart, raw: value.slice(0, end) }
+}
 const SIMPLE_STRING = /^[A-Za-z][A-Za-z0-9_ ./-]*$/
 const SIMPLE_INT = /^\d{1,9}$/
 const RESERVED = /^(true|false|null)$/i
@@ -239,9 +289,11 @@ function readSimpleYaml(split: FrontmatterSplit, result: Frontmatter): boolean {
   const lines = split.yaml!.split('\n')
   if (lines.at(-1) === '') lines.pop()
   for (const [index, line] of lines.entries()) {
-    const match = SIMPLE_KEY.exec(line)
-    if (!match) return false
-    const [, key, spaces, raw] = match as unknown as [string, string, string, string]
+    // A comment line, or a blank one, holds no key.
+    if (/^[ \t]*(#.*)?\r?$/.test(line) && !/[\u2028\u2029]/.test(line)) continue
+    const simple = readSimpleLine(line)
+    if (!simple) return false
+    const { key, valueStart, raw } = simple
     if (key === '__proto__' || Object.hasOwn(data, key) || raw === '') return false
     let value: unknown
     if (raw.startsWith('[') && raw.endsWith(']')) {
@@ -254,7 +306,7 @@ function readSimpleYaml(split: FrontmatterSplit, result: Frontmatter): boolean {
       if (value === undefined) return false
     }
     data[key] = value
-    positions.set(key, { line: split.yamlLine + index, column: key.length + 1 + spaces.length + 1 })
+    positions.set(key, { line: split.yamlLine + index, column: valueStart + 1 })
   }
   result.data = data
   result.positions = positions

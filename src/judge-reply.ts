@@ -11,7 +11,8 @@ export function parseGridReply(reply: string, rows: number): boolean[] {
   if (fromJson) return fromJson
   const yes = new Set<number>()
   const no = new Set<number>()
-  const lines = reply.split(/\r?\n/).map((line) => line.replace(/[*_`#>|]/g, ' ').trim())
+  // White space collapsed and lines cut, so that no pattern below can backtrack over a long run of it.
+  const lines = reply.split('\n').map((line) => line.replace(/[*_`#>|]/g, ' ').replace(/\s+/g, ' ').trim().slice(0, MAX_ROW_CHARS))
   const read = (pattern: RegExp, only?: (row: number) => boolean) => {
     for (const line of lines) {
       const match = pattern.exec(line)
@@ -31,6 +32,9 @@ export function parseGridReply(reply: string, rows: number): boolean[] {
   return Array.from({ length: rows }, (_, index) => yes.has(index + 1) && !no.has(index + 1))
 }
 
+/** A row's answer comes within its first characters: the label is at most 80 of them. */
+const MAX_ROW_CHARS = 400
+
 /** `1: YES`, `1. yes - because`, `1) No`, `Condition 2: NO`, `(3) true`. */
 const ROW = /^(?:[-+•]\s*)?(?:(?:condition|row|question|tool|item|q)\s*)?\(?\[?(\d{1,4})(?!\d)\]?\)?\s*(?:[:.)=\-—–]\s*)*(?:(?:answer|verdict|result)\s*[:=]?\s*)?(yes|no|true|false|y|n)\b/i
 /** `1. approved: YES`, `1 (approved): NO`, `2. needs revision — yes`, `1. Approved? Yes.` */
@@ -42,7 +46,7 @@ function isYes(word: string): boolean {
 
 /** The JSON value in a model's reply (fenced or bare, prose around it); `undefined` when there is none. */
 export function extractJson(reply: string): unknown {
-  const text = /```(?:json)?\s*\n([\s\S]*?)\n```/.exec(reply)?.[1] ?? reply
+  const text = fencedBlock(reply) ?? reply
   const start = text.search(/[[{]/)
   const end = Math.max(text.lastIndexOf('}'), text.lastIndexOf(']'))
   if (start === -1 || end <= start) return undefined
@@ -51,6 +55,26 @@ export function extractJson(reply: string): unknown {
   } catch {
     return undefined
   }
+}
+
+/**
+ * The body of the first code fence that opens with ```` ``` ```` or
+ * ```` ```json ```` alone on its line and is closed by a later line starting
+ * with ```` ``` ````; `undefined` when there is none. One pass over the
+ * reply: once no closing fence follows an opening, no later one can close.
+ */
+function fencedBlock(reply: string): string | undefined {
+  for (let at = reply.indexOf('```'); at !== -1; at = reply.indexOf('```', at + 1)) {
+    for (const language of reply.startsWith('json', at + 3) ? ['json', ''] : ['']) {
+      let start = at + 3 + language.length
+      while (reply[start] === ' ' || reply[start] === '\t' || reply[start] === '\r') start++
+      if (reply[start] !== '\n') continue
+      const end = reply.indexOf('\n```', start + 1)
+      if (end === -1) return undefined
+      return reply.slice(start + 1, end)
+    }
+  }
+  return undefined
 }
 
 function readJson(reply: string, rows: number): boolean[] | undefined {

@@ -10,17 +10,21 @@ export type LinkResolution = { id: string } | { id: undefined; candidates: strin
  * `aliases:` entry, then all of that again ignoring case.
  */
 export class LinkResolver {
-  private readonly byName = new Map<string, string[]>()
-  private readonly byNameLower = new Map<string, string[]>()
+  /** Each id under every tail of its path that follows a `/` (`a/b/c` under `b/c` and `c`). */
+  private readonly bySuffixExact = new Map<string, Set<string>>()
+  private readonly bySuffixLower = new Map<string, Set<string>>()
   private readonly exact = new Map<string, string>()
-  private readonly lower = new Map<string, string[]>()
-  private readonly aliases = new Map<string, string[]>()
-  private readonly aliasesLower = new Map<string, string[]>()
+  private readonly lower = new Map<string, Set<string>>()
+  private readonly aliases = new Map<string, Set<string>>()
+  private readonly aliasesLower = new Map<string, Set<string>>()
 
   constructor(notes: Iterable<Pick<ParsedNote, 'id' | 'aliases'>>) {
     for (const note of notes) {
-      push(this.byName, basename(note.id), note.id)
-      push(this.byNameLower, basename(note.id).toLowerCase(), note.id)
+      for (let slash = note.id.indexOf('/'); slash !== -1; slash = note.id.indexOf('/', slash + 1)) {
+        const tail = note.id.slice(slash + 1)
+        push(this.bySuffixExact, tail, note.id)
+        push(this.bySuffixLower, tail.toLowerCase(), note.id)
+      }
       this.exact.set(note.id, note.id)
       push(this.lower, note.id.toLowerCase(), note.id)
       for (const alias of note.aliases) {
@@ -46,34 +50,28 @@ export class LinkResolver {
   }
 
   private bySuffix(link: string, ignoreCase: boolean): LinkResolution | undefined {
-    const key = (id: string) => (ignoreCase ? id.toLowerCase() : id)
-    const sameName = (ignoreCase ? this.byNameLower : this.byName).get(basename(link)) ?? []
-    const shorter = sameName.filter((id) => key(id).endsWith(`/${link}`))
-    if (shorter.length > 0) return pick(shorter)
+    const shorter = pick((ignoreCase ? this.bySuffixLower : this.bySuffixExact).get(link))
+    if (shorter) return shorter
     // A plan kept in a subfolder of a bigger vault is linked by its full path:
     // `[[Plans/blog/review]]` -> `review`. The longest matching tail wins.
     const exact = ignoreCase ? this.lower : undefined
     for (let slash = link.indexOf('/'); slash !== -1; slash = link.indexOf('/', slash + 1)) {
       const tail = link.slice(slash + 1)
-      const found = exact ? pick(exact.get(tail)) : pick(this.exact.has(tail) ? [tail] : undefined)
+      const found = exact ? pick(exact.get(tail)) : this.exact.has(tail) ? { id: tail } : undefined
       if (found) return found
     }
     return undefined
   }
 }
 
-function basename(path: string): string {
-  return path.slice(path.lastIndexOf('/') + 1)
+// Sets, so that adding the thousandth note of one name costs what the first did.
+function push(map: Map<string, Set<string>>, key: string, id: string): void {
+  const ids = map.get(key)
+  if (ids) ids.add(id)
+  else map.set(key, new Set([id]))
 }
 
-function push(map: Map<string, string[]>, key: string, id: string): void {
-  const list = map.get(key)
-  if (list) {
-    if (!list.includes(id)) list.push(id)
-  } else map.set(key, [id])
-}
-
-function pick(list: string[] | undefined): LinkResolution | undefined {
-  if (!list || list.length === 0) return undefined
-  return list.length === 1 ? { id: list[0]! } : { id: undefined, candidates: [...list].sort() }
+function pick(ids: Set<string> | undefined): LinkResolution | undefined {
+  if (!ids || ids.size === 0) return undefined
+  return ids.size === 1 ? { id: ids.values().next().value! } : { id: undefined, candidates: [...ids].sort() }
 }

@@ -1,10 +1,11 @@
+import { constants } from 'node:fs'
 import { mkdir, open, readdir, readFile, realpath, stat, type FileHandle } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { stringify } from 'yaml'
 import { setFrontmatterStatus } from './frontmatter.js'
 import { isInside, pathInVault, toStamp, writeFileAtomic, type FileStamp, type WriteOptions } from './fs-atomic.js'
 import { LinkResolver } from './links.js'
-import { aliasesOf, DEFAULT_MAX_VISITS, parseNote, readKnob, type ParsedNote } from './parse-note.js'
+import { aliasesOf, DEFAULT_MAX_VISITS, idFromFile, parseNote, readKnob, type ParsedNote } from './parse-note.js'
 import { edgeOrigins, loadIssues, PlanGraph, type EdgeOrigin } from './plan-graph.js'
 import type { Edge, NodeStatus, PlanIssue, PlanNode } from './types.js'
 
@@ -52,20 +53,29 @@ export async function readNotes(dir: string): Promise<VaultNotes> {
   return { notes: notes.filter(Boolean), issues }
 }
 
-/** Reads one note file; `undefined` (with a warning) when it is not a text note. */
+/**
+ * Reads one note file; `undefined` (with a warning) when it is not a text
+ * note. The file is checked to be a regular file of bounded size before it
+ * is opened, and opened without blocking, so a FIFO, a socket or a device
+ * named `*.md` (even one swapped in after the check) never stalls the read.
+ */
 export async function readNote(root: string, file: string, issues: PlanIssue[]): Promise<ParsedNote | undefined> {
   let buffer: Buffer
   let stamp: FileStamp
+  const notRegular = () => issues.push({ code: 'not-a-note', severity: 'warning', message: 'is not a regular file (a FIFO, socket, device or folder); it is not read', file })
+  const tooLarge = (size: number) => issues.push({ code: 'note-too-large', severity: 'warning', message: `is ${size} bytes, over the ${MAX_NOTE_BYTES}-byte limit of a plan note; it is not read`, file })
   try {
+    const path = join(root, file)
+    const before = await stat(path)
+    if (!before.isFile()) return void notRegular()
+    if (before.size > MAX_NOTE_BYTES) return void tooLarge(before.size)
     // One handle for the stamp and the bytes, so they describe the same version of the note.
-    const handle = await open(join(root, file), 'r')
+    const handle = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0))
     try {
       const info = await handle.stat()
+      if (!info.isFile()) return void notRegular()
       stamp = toStamp(info)
-      if (info.size > MAX_NOTE_BYTES) {
-        issues.push({ code: 'note-too-large', severity: 'warning', message: `is ${info.size} bytes, over the ${MAX_NOTE_BYTES}-byte limit of a plan note; it is not read`, file })
-        return undefined
-      }
+      if (info.size > MAX_NOTE_BYTES) return void tooLarge(info.size)
       buffer = await readAll(handle, info.size)
     } finally {
       await handle.close()
@@ -100,15 +110,40 @@ async function readAll(handle: FileHandle, size: number): Promise<Buffer> {
 
 /** Builds the graph of parsed notes, resolving each edge's link to a node id. */
 export function graphFromNotes(notes: ParsedNote[], issues: PlanIssue[] = []): PlanGraph {
-  const resolver = new LinkResolver(notes)
   const all = [...issues]
-  const nodes = notes.map((note) => {
+  const unique = withoutDuplicateIds(notes, all)
+  const resolver = new LinkResolver(unique)
+  const nodes = unique.map((note) => {
     all.push(...note.issues)
     return nodeFromNote(note, resolver, all)
   })
   const graph = new PlanGraph(nodes)
   loadIssues.set(graph, all)
   return graph
+}
+
+/**
+ * The notes with the first of each id only: `b.md` and `b.MD`, NFC and NFD
+ * spellings of one name, `x/b.md` and a file named `x\\b.md` all have the
+ * id `b` or `x/b`. Each later one is a `duplicate-id` error naming both files.
+ */
+function withoutDuplicateIds(notes: ParsedNote[], issues: PlanIssue[]): ParsedNote[] {
+  const first = new Map<string, ParsedNote>()
+  for (const note of notes) {
+    const earlier = first.get(note.id)
+    if (!earlier) {
+      first.set(note.id, note)
+      continue
+    }
+    issues.push({
+      code: 'duplicate-id',
+      severity: 'error',
+      message: `has the same id \`${note.id}\` as \`${earlier.file}\` (ids ignore the case of \`.md\`, read \`\\\` as \`/\` and compare in Unicode NFC); rename one of the two files`,
+      // No \`node\`: two files are wrong, whichever of them the run could reach, so this is never only a warning.
+      file: note.file,
+    })
+  }
+  return [...first.values()]
 }
 
 function nodeFromNote(note: ParsedNote, resolver: LinkResolver, issues: PlanIssue[]): PlanNode {
@@ -196,6 +231,7 @@ async function assertFolder(dir: string): Promise<void> {
  * status gets just that value patched.
  *
  * @returns the vault's absolute path.
+ * @throws {Error} when a node's body leaves a code fence or an Obsidian `%%` comment open: the `## Next` written after it would be hidden.
  */
 export async function savePlan(graph: PlanGraph, dir: string, options: WriteOptions = {}): Promise<string> {
   const vault = resolve(dir)
@@ -211,6 +247,10 @@ export async function savePlan(graph: PlanGraph, dir: string, options: WriteOpti
       // a new note
     }
     let text = renderNote(node)
+    // A body that leaves a code fence or an Obsidian `%%` comment open hides the `## Next` written after it.
+    if (parseNote(file, text).edges.length !== node.edges.length) {
+      throw new Error(`Cannot save \`${node.id}\`: its body leaves a code fence or an Obsidian \`%%\` comment open, which would hide the \`## Next\` written after it; close it in the body`)
+    }
     if (existing !== undefined) {
       const before = nodeFromNote(parseNote(file, existing), resolver, [])
       if (sameNode(before, node)) continue
@@ -231,21 +271,29 @@ export async function savePlan(graph: PlanGraph, dir: string, options: WriteOpti
 /**
  * Sets one node's `status:` in its note, changing no other byte: comments,
  * key order, quoting, body and line endings stay as they are. A note without
- * frontmatter gains one.
+ * frontmatter gains one. The note is found by listing the vault, so its file
+ * name need not be the id plus `.md` (`Review.MD`, a name in NFD).
  *
  * @throws {TypeError} on a status that is not one of `pending`, `active`, `done`, `waiting`.
- * @throws {Error} when the note does not exist or its frontmatter cannot be patched.
+ * @throws {Error} when no note has the id, two notes have it, or its frontmatter cannot be patched.
  */
 export async function updateStatus(dir: string, nodeId: string, status: NodeStatus, options: WriteOptions = {}): Promise<void> {
   if (!STATUSES.includes(status)) {
     throw new TypeError(`Expected \`status\` to be one of ${STATUSES.map((s) => `\`${s}\``).join(', ')}, got \`${String(status)}\``)
   }
-  const path = await pathInVault(dir, `${nodeId}.md`)
+  // The note is found by listing: its file name need not be the id plus `.md` (`.MD`, NFD names, `\\`).
+  await assertFolder(dir)
+  const root = await realpath(dir)
+  const id = String(nodeId).normalize('NFC')
+  const files = (await listNotes(root, [])).filter((file) => idFromFile(file) === id)
+  if (files.length === 0) throw new Error(`Cannot set the status of \`${nodeId}\`: no note \`${nodeId}.md\` (nor any note with that id) in \`${dir}\``)
+  if (files.length > 1) throw new Error(`Cannot set the status of \`${nodeId}\`: ${files.map((file) => `\`${file}\``).join(' and ')} both have that id; rename one`)
+  const path = await pathInVault(root, files[0]!)
   let text: string
   try {
     text = await readFile(path, 'utf8')
-  } catch {
-    throw new Error(`Cannot set the status of \`${nodeId}\`: no note \`${nodeId}.md\` in \`${dir}\``)
+  } catch (error) {
+    throw new Error(`Cannot set the status of \`${nodeId}\`: \`${files[0]}\` cannot be read (${(error as Error).message})`)
   }
   const updated = setFrontmatterStatus(text, status)
   if (updated !== text) await writeFileAtomic(path, updated, options)
@@ -279,11 +327,11 @@ function renderNote(node: PlanNode): string {
 
 /**
  * Escapes a title or label so that markdown reads it back as the same text:
- * emphasis, code, links, HTML and entities, a closing `#`, and what would
+ * emphasis, code, links, HTML and entities, Obsidian's `%%` comments, a closing `#`, and what would
  * open a list, quote or heading at the start of a list item.
  */
 function escapeInline(text: string): string {
-  return text.replace(/[\\`*_[\]<>&#]/g, '\\$&').replace(/^[-+]/, '\\$&').replace(/^(\d{1,9})([.)])/, '$1\\$2')
+  return text.replace(/[\\`*_[\]<>&#%]/g, '\\$&').replace(/^[-+]/, '\\$&').replace(/^(\d{1,9})([.)])/, '$1\\$2')
 }
 
 function sameNode(a: PlanNode, b: PlanNode): boolean {

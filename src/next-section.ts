@@ -2,6 +2,7 @@ import type { ListItem, Nodes, Paragraph, PhrasingContent, Root } from 'mdast'
 import remarkParse from 'remark-parse'
 import wikiLinkPlugin from 'remark-wiki-link'
 import { unified } from 'unified'
+import { fastPathCounts } from './fast-paths.js'
 
 /** The markdown parser, with wikilinks; only ever given small pieces of a note (see the bounds below). */
 export const markdownParser = unified().use(remarkParse).use(wikiLinkPlugin, { aliasDivider: '|' })
@@ -15,6 +16,8 @@ const MAX_NEXT_CHARS = 50_000
 const MAX_NEXT_LINE_CHARS = 1_000
 /** Indentation, `>` and list markers opening a line. */
 const MAX_NEXT_NESTING_CHARS = 64
+/** Emphasis marks (`*`, `_`) outside wikilinks: the parser's emphasis pairing is quadratic in them. */
+const MAX_NEXT_EMPHASIS_MARKS = 1_000
 const CONTAINER_PREFIX = /^(?:[ \t]*(?:>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t])))*[ \t]*/
 
 /** An edge as written in a note, before its link is resolved to a node. */
@@ -72,7 +75,10 @@ export function readEdges(
     report('unreadable-next', `the \`## Next\` section ${problem.message}; write one item per line, \`- label -> [[target]]\``, lineOffset + problem.line, 1)
     return edges
   }
-  if (fast && readSimpleItems(section, folder, lineOffset, report, edges)) return edges
+  if (fast && readSimpleItems(section, folder, lineOffset, report, edges)) {
+    fastPathCounts.next++
+    return edges
+  }
   edges.length = 0
   try {
     readItems(section, markdownParser.parse(section) as Root, folder, lineOffset, report, edges)
@@ -86,6 +92,8 @@ export function readEdges(
 /** Why a `## Next` section is too big or too deep to hand to the parser, and where; `undefined` when it is fine. */
 function sectionProblem(section: string): { message: string; line: number } | undefined {
   if (section.length > MAX_NEXT_CHARS) return { message: `is over ${MAX_NEXT_CHARS} characters, too long to read`, line: 0 }
+  const marks = section.replace(WIKILINK, '').replace(/[^*_]+/g, '').length
+  if (marks > MAX_NEXT_EMPHASIS_MARKS) return { message: `has ${marks} emphasis marks (\`*\`, \`_\`), over the ${MAX_NEXT_EMPHASIS_MARKS} it can read`, line: 0 }
   let line = 0
   for (let start = 0; start < section.length; ) {
     let end = section.indexOf('\n', start)
@@ -101,13 +109,14 @@ function sectionProblem(section: string): { message: string; line: number } | un
   return undefined
 }
 
-const SIMPLE_ITEM = /^([-*+]|\d{1,9}[.)])([ \t]+)(\[([^\]\n])\][ \t]+)?(.*?)[ \t]*\r?$/
+// The text is trimmed after the match: `(.*?)[ \t]*$` would be quadratic in a long run of white space.
+const SIMPLE_ITEM = /^([-*+]|\d{1,9}[.)])([ \t]+)(\[([^\]\n])\][ \t]+)?(.*?)\r?$/
 const WIKILINK = /\[\[([^[\]\n]*)\]\]/g
 
 /**
- * Reads a section whose every line is blank or a top-level list item of
- * plain text and wikilinks: no inline markup, no escapes, no HTML, no
- * continuation lines. Returns `false` (reading nothing) for anything else.
+ * Reads a section whose every line is blank, a heading or a top-level list
+ * item of plain text and wikilinks: no inline markup, no escapes, no HTML,
+ * no continuation lines. Returns `false` (reading nothing) for anything else.
  */
 function readSimpleItems(
   section: string,
@@ -120,10 +129,11 @@ function readSimpleItems(
   const problems: [line: number, count: number][] = []
   const found: RawEdge[] = []
   for (const [index, text] of lines.entries()) {
-    if (text.trim() === '') continue
+    // Blank lines, and headings (of level 3 and up: the section ends at the others), hold no edges.
+    if (text.trim() === '' || /^ {0,3}#{1,6}(?:[ \t]|\r?$)/.test(text)) continue
     const item = SIMPLE_ITEM.exec(text)
     if (!item) return false
-    const rest = item[5]!
+    const rest = trimBlanks(item[5]!)
     const links = [...rest.matchAll(WIKILINK)]
     // Plain text, `->` and wikilinks only: anything markdown could read as markup goes to the parser.
     if (/[`\\<>&*_!~[\]]/.test(rest.replace(WIKILINK, ' ').replace(/->/g, ' '))) return false
@@ -135,7 +145,7 @@ function readSimpleItems(
       continue
     }
     const first = links[0]!
-    let label = rest.slice(0, first.index).replace(/\s*(->|→)\s*$/, '').trim()
+    let label = withoutArrow(rest.slice(0, first.index))
     const { link, outside } = normalizeLink(first[1]!, folder)
     const conditional = label !== '' && label.toLowerCase() !== 'next'
     if (!conditional && label.toLowerCase() !== 'next') label = ''
@@ -177,7 +187,7 @@ function readItems(
       // The box as written, one character between brackets and a space after: an escaped `\[x]` is part of the label.
       const box = /^\s*\[([^\]\n])\][ \t]+/.exec(section.slice(paragraph.position!.start.offset!, linkStart))
       const checked = box ? /[xX]/.test(box[1]!) : item.checked ?? undefined
-      let label = (box ? beforeText.replace(/^\s*\[[^\]\n]\][ \t]+/, '') : beforeText).replace(/\s*(->|→)\s*$/, '').trim()
+      let label = withoutArrow(box ? beforeText.replace(/^\s*\[[^\]\n]\][ \t]+/, '') : beforeText)
       const itemLine = item.position!.start.line + lineOffset
       const { link, outside } = normalizeLink(String(first.value ?? ''), folder)
       const conditional = label !== '' && label.toLowerCase() !== 'next'
@@ -185,6 +195,20 @@ function readItems(
       edges.push({ label, conditional, link, outside, checked, line, itemLine, column })
     }
   }
+}
+
+/** A label without the arrow before its link, trimmed: what `replace(/\s*(->|→)\s*$/, '').trim()` gives, in linear time. */
+function withoutArrow(text: string): string {
+  const trimmed = text.trimEnd()
+  const arrow = trimmed.endsWith('->') ? 2 : trimmed.endsWith('→') ? 1 : 0
+  return trimmed.slice(0, trimmed.length - arrow).trim()
+}
+
+/** `text` without the spaces and tabs that end it. */
+function trimBlanks(text: string): string {
+  let end = text.length
+  while (end > 0 && (text[end - 1] === ' ' || text[end - 1] === '\t')) end--
+  return text.slice(0, end)
 }
 
 type WikiLinkNode = PhrasingContent & { value?: string }

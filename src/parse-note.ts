@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { parseFrontmatter } from './frontmatter.js'
 import type { FileStamp } from './fs-atomic.js'
 import { markdownParser, plainText, readEdges, type RawEdge } from './next-section.js'
+import { scanHeadings } from './headings.js'
 import { countLines } from './text.js'
 import type { JudgeKind, NodeStatus, NodeType, PlanIssue } from './types.js'
 
@@ -69,8 +70,8 @@ const MAX_TITLE_CHARS = 1_000
 /** A `## Next` or `## Feedback` heading, formatting included, is short. */
 const MAX_SECTION_NAME_CHARS = 64
 
-/** Turns a vault-relative file path (`review/final.md`) into a node id (`review/final`). */
-function idFromFile(file: string): string {
+/** Turns a vault-relative file path (`review/final.md`) into a node id (`review/final`): `\\` as `/`, any case of `.md`, NFC. */
+export function idFromFile(file: string): string {
   return file.replace(/\\/g, '/').replace(/\.md$/i, '').normalize('NFC')
 }
 
@@ -103,13 +104,20 @@ export function parseNote(file: string, text: string): ParsedNote {
   const contentStart = frontmatter.split.contentStart
   const content = text.slice(contentStart)
   const lineOffset = countLines(text, contentStart)
-  const headings = scanHeadings(content)
+  // `view` is the content with Obsidian's `%% comments %%` blanked: what headings and edges are read from.
+  const { headings, view } = scanHeadings(content)
 
   let title: string | undefined
   const cut: [number, number][] = []
   const edges: RawEdge[] = []
   let feedback = ''
   let feedbackEnd: number | undefined
+  // Where each heading's section ends: the next heading of level <= 2, found in one backward pass.
+  const sectionEnds: number[] = []
+  for (let index = headings.length - 1, end = content.length; index >= 0; index--) {
+    sectionEnds[index] = end
+    if (headings[index]!.depth <= 2) end = headings[index]!.start
+  }
   for (const [index, heading] of headings.entries()) {
     if (heading.depth === 1 && title === undefined) {
       title = heading.text.length > MAX_TITLE_CHARS ? heading.text.trim() : inlineText(heading.text)
@@ -118,20 +126,14 @@ export function parseNote(file: string, text: string): ParsedNote {
     }
     const name = heading.depth === 2 && isSectionName(heading.text) ? inlineText(heading.text).toLowerCase() : undefined
     if (name !== 'next' && name !== 'feedback') continue
-    let end = content.length
-    for (const next of headings.slice(index + 1)) {
-      if (next.depth <= 2) {
-        end = next.start
-        break
-      }
-    }
+    const end = sectionEnds[index]!
     cut.push([heading.start, end])
     const sectionText = content.slice(heading.bodyStart, end)
     if (name === 'feedback') {
       feedback += sectionText.trim()
       feedbackEnd = contentStart + end
     }
-    else edges.push(...readEdges(sectionText, id.slice(0, id.lastIndexOf('/') + 1), lineOffset + heading.line, report))
+    else edges.push(...readEdges(view.slice(heading.bodyStart, end), id.slice(0, id.lastIndexOf('/') + 1), lineOffset + heading.line, report))
   }
   let body = ''
   let from = 0
@@ -160,47 +162,6 @@ export function parseNote(file: string, text: string): ParsedNote {
   if (knobs.role !== undefined) note.role = knobs.role as string
   if (knobs.judge !== undefined) note.judge = knobs.judge as JudgeKind
   return note
-}
-
-interface HeadingLine {
-  depth: number
-  text: string
-  /** Offset of the heading line and of the line after it. */
-  start: number
-  bodyStart: number
-  /** 1-based line of the heading within the content. */
-  line: number
-}
-
-const ATX = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*\r?$/
-const FENCE_OPEN = /^ {0,3}(`{3,}|~{3,})/
-
-/**
- * Finds the top-level ATX headings of a note, skipping fenced code. A line
- * scan, so that loading a large vault costs about as much as reading it: the
- * full markdown parser only sees the `## Next` sections.
- */
-function scanHeadings(content: string): HeadingLine[] {
-  const headings: HeadingLine[] = []
-  let fence: string | undefined
-  let line = 0
-  for (let start = 0; start < content.length; ) {
-    let end = content.indexOf('\n', start)
-    if (end === -1) end = content.length
-    const text = content.slice(start, end)
-    line++
-    if (fence !== undefined) {
-      const close = FENCE_OPEN.exec(text)
-      if (close && close[1]![0] === fence[0] && close[1]!.length >= fence.length && text.trim() === close[1]) fence = undefined
-    } else {
-      const open = FENCE_OPEN.exec(text)
-      const atx = open ? undefined : ATX.exec(text)
-      if (open && !(open[1]![0] === '`' && text.slice(open[0].length).includes('`'))) fence = open[1]
-      else if (atx) headings.push({ depth: atx[1]!.length, text: atx[2] ?? '', start, bodyStart: Math.min(end + 1, content.length), line })
-    }
-    start = end + 1
-  }
-  return headings
 }
 
 /** Whether a level-2 heading may read `Next` or `Feedback`, before paying for the markdown parser. */

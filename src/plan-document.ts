@@ -5,7 +5,8 @@ import { PlanGraph } from './plan-graph.js'
 import type { CallLLM, PlanNode } from './types.js'
 
 const KNOB_LINE = /^(type|status|tools|role|max_visits|judge)\s*:\s*\S/i
-const NEXT_LINE = /^(?:#{3,6}\s*next\s*#*|next\s*:)\s*$/i
+/** Matched against trimmed lines; no two white-space runs side by side, so it cannot backtrack far. */
+const NEXT_LINE = /^(?:#{3,6}\s*next(?:\s*#+)?|next\s*:)$/i
 
 /**
  * Reads a whole plan written as one markdown document (SPEC section 5): one
@@ -115,11 +116,39 @@ Send the approved draft.`
 function splitSections(text: string): { id: string; lines: string[] }[] {
   const sections: { id: string; lines: string[] }[] = []
   for (const line of text.replace(/\r\n/g, '\n').split('\n')) {
-    const heading = /^##\s+(.+?)\s*#*\s*$/.exec(line)
-    if (heading && !line.startsWith('###')) sections.push({ id: heading[1]!.replace(/^\[\[|\]\]$/g, '').trim(), lines: [] })
+    const heading = line.startsWith('###') ? undefined : sectionHeading(line)
+    if (heading !== undefined) sections.push({ id: heading.replace(/^\[\[|\]\]$/g, '').trim(), lines: [] })
     else sections.at(-1)?.lines.push(line)
   }
   return sections.filter((section) => section.id !== '')
+}
+
+/**
+ * The name of a `## name` line, as `/^##\s+(.+?)\s*#*\s*$/` captures it
+ * (a closing run of `#` left out), found in one scan: the pattern is
+ * quadratic in a long run of white space. `undefined` for any other line.
+ */
+export function sectionHeading(line: string): string | undefined {
+  if (!line.startsWith('##')) return undefined
+  let at = 2
+  while (at < line.length && /\s/.test(line[at]!)) at++
+  if (at === 2) return undefined
+  let end = line.length
+  while (end > at && /\s/.test(line[end - 1]!)) end--
+  if (end === at) {
+    // Only white space: the pattern's name is its last character that is no line break, past the first.
+    for (let last = line.length - 1; last >= 3; last--) if (!/[\r\u2028\u2029]/.test(line[last]!)) return line[last]
+    return undefined
+  }
+  // A closing run of `#`, with or without white space before it, is not part of the name (which keeps one character).
+  let close = end
+  while (close > at && line[close - 1] === '#') close--
+  if (close < end) {
+    while (close > at && /\s/.test(line[close - 1]!)) close--
+    end = Math.max(close, at + 1)
+  }
+  const name = line.slice(at, end)
+  return /[\r\u2028\u2029]/.test(name) ? undefined : name
 }
 
 /** The steps a broken plan document still names: its sections, or else its list items. */

@@ -170,10 +170,11 @@ export async function readTrace(vault: string): Promise<{ header: TraceHeader; r
     lineNumber++
     if (!line.startsWith(`${MARKER}hop `)) continue
     // A marker line cut short by a crash has no end: that entry is torn and ignored.
-    if (!/ -->\s*$/.test(line)) continue
+    const whole = line.trimEnd()
+    if (!whole.endsWith(' -->')) continue
     let json: unknown
     try {
-      json = JSON.parse(line.slice(MARKER.length + 4).replace(/\s*-->\s*$/, ''))
+      json = JSON.parse(whole.slice(MARKER.length + 4, -4))
     } catch {
       continue
     }

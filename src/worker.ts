@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { extractJson, parseGridReply } from './judge-reply.js'
 import { ledgerAsText, ledgerTools } from './ledger-tools.js'
-import { clip, recentOutputs } from './text.js'
+import { clip, dataFence, recentOutputs, type DataFence } from './text.js'
 import type { CallLLM, StepInput, Tool } from './types.js'
 
 /** Options of the built-in worker. */
@@ -77,7 +77,8 @@ export function createWorker(llm: CallLLM, options: WorkerOptions = {}): (step: 
     const calls: ToolCall[] = []
     const seen = new Set<string>()
     while (inScope.length > 0 && calls.length < maxToolCalls) {
-      const grid = await call(toolChoicePrompt(step, inScope, calls), TOOL_CHOICE_SYSTEM)
+      const fence = dataFence()
+      const grid = await call(toolChoicePrompt(step, inScope, calls, fence), `${TOOL_CHOICE_SYSTEM} ${fence.rule}`)
       const tool = inScope.find((_, index) => parseGridReply(grid, inScope.length)[index])
       if (!tool) break
       const args = await chooseArguments(call, step, tool, calls)
@@ -98,31 +99,46 @@ const WORK_SYSTEM = 'You carry out one step of a plan at a time and reply with t
 const TOOL_CHOICE_SYSTEM = 'You decide which tools a plan step needs next. Reply only with one numbered YES/NO line per tool.'
 const ARGUMENTS_SYSTEM = 'You write the arguments of one tool call as a single JSON object matching the schema, and nothing else.'
 
-function context(step: StepInput): string[] {
+/**
+ * What every prompt of a visit shows: the task, the step, the freshest
+ * outputs. With a `fence` (the prompts that choose tool calls), each is
+ * fenced as data, so text in an output cannot ask for a tool call.
+ */
+function context(step: StepInput, fence?: DataFence): string[] {
+  const part = (title: string, text: string, limit: number, separator = '\n') =>
+    fence ? fence.wrap(title, text, limit) : `${title}${separator}${clip(text, limit)}`
   const ledger = step.ledger ? ledgerAsText(step.ledger) : ''
   return [
-    `The overall task:\n${step.query}`,
-    `This step: ${step.node.title}\n\n${step.node.body}`,
-    ...(ledger === '' ? [] : [`Recorded in the plan's ledger so far:\n${clip(ledger, LEDGER_CHARS)}`]),
-    ...recentOutputs(step.outputs, RECENT_OUTPUTS).map((entry) => `Output of an earlier step (${entry.node}, visit ${entry.visit}):\n${clip(entry.output, OUTPUT_CHARS)}`),
+    part('The overall task:', step.query, Number.POSITIVE_INFINITY),
+    fence ? fence.wrap(`This step: ${oneLine(step.node.title)}`, step.node.body, Number.POSITIVE_INFINITY) : `This step: ${step.node.title}\n\n${step.node.body}`,
+    ...(ledger === '' ? [] : [part("Recorded in the plan's ledger so far:", ledger, LEDGER_CHARS)]),
+    ...recentOutputs(step.outputs, RECENT_OUTPUTS).map((entry) => part(`Output of an earlier step (${oneLine(entry.node)}, visit ${entry.visit}):`, entry.output, OUTPUT_CHARS)),
   ]
 }
 
-function describeCalls(calls: ToolCall[]): string[] {
-  return calls.map((entry, index) => `Tool call ${index + 1}: ${entry.tool}(${JSON.stringify(entry.args)})\nResult:\n${clip(entry.result, RESULT_CHARS)}`)
+function describeCalls(calls: ToolCall[], fence?: DataFence): string[] {
+  return calls.map((entry, index) => {
+    const title = `Tool call ${index + 1}: ${entry.tool}`
+    const text = `Arguments: ${JSON.stringify(entry.args)}\nResult:\n${clip(entry.result, RESULT_CHARS)}`
+    return fence ? fence.wrap(`${title}, its arguments and result:`, text, Number.POSITIVE_INFINITY) : `${title}(${JSON.stringify(entry.args)})\nResult:\n${clip(entry.result, RESULT_CHARS)}`
+  })
 }
 
 function workPrompt(step: StepInput, calls: ToolCall[]): string {
   return [...context(step), ...describeCalls(calls), 'Do this step now and reply with its result only.'].join('\n\n')
 }
 
-function toolChoicePrompt(step: StepInput, tools: Tool[], calls: ToolCall[]): string {
+function toolChoicePrompt(step: StepInput, tools: Tool[], calls: ToolCall[], fence: DataFence): string {
   return [
-    ...context(step),
-    ...describeCalls(calls),
+    ...context(step, fence),
+    ...describeCalls(calls, fence),
     `Tools:\n${tools.map((tool, index) => `${index + 1}. ${tool.name}: ${tool.description.replace(/\s+/g, ' ')}`).join('\n')}`,
     'Does this step need to call each tool now, given the results so far? Answer every tool on its own line as "<number>: YES" or "<number>: NO".',
   ].join('\n\n')
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim()
 }
 
 async function chooseArguments(
@@ -140,8 +156,9 @@ async function chooseArguments(
   let feedback = ''
   let raw: unknown
   for (let attempt = 0; attempt < ARGUMENT_ATTEMPTS; attempt++) {
-    const prompt = [...context(step), ...describeCalls(calls), `Call the tool \`${tool.name}\` (${tool.description}). Its arguments' JSON Schema:\n${schema}`, feedback, 'Reply with the arguments as one JSON object.']
-    const reply = await call(prompt.filter(Boolean).join('\n\n'), ARGUMENTS_SYSTEM)
+    const fence = dataFence()
+    const prompt = [...context(step, fence), ...describeCalls(calls, fence), `Call the tool \`${tool.name}\` (${tool.description}). Its arguments' JSON Schema:\n${schema}`, feedback, 'Reply with the arguments as one JSON object.']
+    const reply = await call(prompt.filter(Boolean).join('\n\n'), `${ARGUMENTS_SYSTEM} ${fence.rule}`)
     raw = extractJson(reply)
     const parsed = tool.schema.safeParse(raw)
     if (parsed.success) return { ok: true, value: parsed.data }

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events'
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
 import { tool } from 'ai'
 import { afterEach, expect, test } from 'vitest'
@@ -55,4 +56,23 @@ test('a role without a model and no default is a clear error', async () => {
   const local = createOpenAICompatible({ name: 'local', baseURL: 'http://127.0.0.1:9/v1' })
   const llm = llmFromAISDK({ review: local('reviewer') })
   await expect(llm('hi', { role: 'action' })).rejects.toThrow('No model for role `action`')
+})
+
+test('an AI SDK model gets no temperature unless one is set, and one abort listener per call on the run\'s signal, removed after it', async () => {
+  const controller = new AbortController()
+  const during: number[] = []
+  const temperatures: unknown[] = []
+  const model = await startChatServer((request) => {
+    during.push(getEventListeners(controller.signal, 'abort').length)
+    temperatures.push(request.temperature)
+    return 'ok'
+  })
+  servers.push(model)
+  const provider = createOpenAICompatible({ name: 'local', baseURL: model.url })
+  const llm = llmFromAISDK(provider('m'), { maxRetries: 0 })
+  for (let call = 0; call < 12; call++) expect(await llm('p', { role: 'action', signal: controller.signal })).toBe('ok')
+  expect(await llmFromAISDK(provider('m'), { temperature: 0.5 })('p', { role: 'action' })).toBe('ok')
+  expect(during).toEqual([...Array.from({ length: 12 }, () => 1), 0])
+  expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0)
+  expect(temperatures).toEqual([...Array.from({ length: 12 }, () => undefined), 0.5])
 })

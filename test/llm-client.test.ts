@@ -119,25 +119,36 @@ describe('resolveModelConfig', () => {
     })
   })
 
-  it('falls back to OPENAI_BASE_URL and OPENAI_API_KEY, and to temperature 0', () => {
+  it('falls back to OPENAI_BASE_URL and OPENAI_API_KEY, and sets no temperature unless told', () => {
     const env = { LLM_MODEL: 'm', OPENAI_BASE_URL: 'https://proxy.example.com/v1', OPENAI_API_KEY: 'sk-openai' }
     expect(resolveModelConfig('action', env)).toEqual({
       role: 'action',
       model: 'm',
       baseURL: 'https://proxy.example.com/v1',
       apiKey: 'sk-openai',
-      temperature: 0,
     })
     expect(resolveModelConfig('action', { ...env, LLM_API_KEY: 'sk-llm' }).apiKey).toBe('sk-llm')
+    expect(resolveModelConfig('action', { ...env, LLM_TEMPERATURE: '0' }).temperature).toBe(0)
   })
 
-  it('sends a bare OPENAI_API_KEY to the OpenAI API', () => {
-    expect(resolveModelConfig('transition', { LLM_MODEL: 'gpt-4o-mini', OPENAI_API_KEY: 'sk-openai' })).toEqual({
+  it('never assumes the OpenAI API: a model with a key but no base URL is refused, saying which variable to set', () => {
+    const refusal = (env: NodeJS.ProcessEnv) => {
+      try {
+        resolveModelConfig('transition', env)
+      } catch (error) {
+        expect(error).toBeInstanceOf(ModelConfigError)
+        return (error as Error).message
+      }
+      return expect.unreachable('resolveModelConfig should have thrown')
+    }
+    // An OPENAI_API_KEY left in the shell, and a model meant for a local server.
+    expect(refusal({ LLM_MODEL: 'llama3.1', OPENAI_API_KEY: 'sk-openai-0123456789' })).toMatchInlineSnapshot(`"No endpoint configured for role \`transition\` (model \`llama3.1\`): set LLM_BASE_URL (or LLM_TRANSITION_BASE_URL for this role alone), such as http://127.0.0.1:11434/v1 for Ollama or https://api.openai.com/v1. OPENAI_API_KEY is set, but a key does not say where the notes go: to use the OpenAI API, set OPENAI_BASE_URL=https://api.openai.com/v1."`)
+    expect(refusal({ LLM_TRANSITION_MODEL: 'gpt-4o-mini', OPENAI_API_KEY: 'sk-openai-0123456789' })).toContain('OPENAI_BASE_URL=https://api.openai.com/v1')
+    expect(resolveModelConfig('transition', { LLM_MODEL: 'gpt-4o-mini', OPENAI_API_KEY: 'sk-o', OPENAI_BASE_URL: 'https://api.openai.com/v1' })).toEqual({
       role: 'transition',
       model: 'gpt-4o-mini',
       baseURL: 'https://api.openai.com/v1',
-      apiKey: 'sk-openai',
-      temperature: 0,
+      apiKey: 'sk-o',
     })
   })
 
@@ -172,9 +183,7 @@ describe('resolveModelConfig', () => {
     expect(message('action', { LLM_MODEL: 'llama3.1', LLM_API_KEY: 'sk-1' })).toMatchInlineSnapshot(
       `"No endpoint configured for role \`action\` (model \`llama3.1\`): set LLM_BASE_URL (or LLM_ACTION_BASE_URL for this role alone), such as http://127.0.0.1:11434/v1 for Ollama or https://api.openai.com/v1."`,
     )
-    expect(
-      message('review', { LLM_MODEL: 'gpt-4o', LLM_BASE_URL: 'https://user:pw@api.example.com/v1/?token=t' }),
-    ).toMatchInlineSnapshot(
+    expect(message('review', { LLM_MODEL: 'gpt-4o', LLM_BASE_URL: 'https://api.example.com/v1/?token=t' })).toMatchInlineSnapshot(
       `"No API key for role \`review\` at https://api.example.com/v1: set LLM_API_KEY (or LLM_REVIEW_API_KEY for this role alone, or OPENAI_API_KEY). Only an endpoint on this machine (127.0.0.1, localhost, [::1]) needs none."`,
     )
     expect(message('review', { LLM_MODEL: 'm', LLM_REVIEW_BASE_URL: 'sk-pasted-by-mistake' })).toMatchInlineSnapshot(
@@ -219,7 +228,7 @@ describe('createLLM', () => {
       },
     ])
     expect(shared.requests.map(({ body }) => body)).toEqual([
-      { model: 'drafter', temperature: 0, stream: false, messages: [{ role: 'user', content: 'Write it.' }] },
+      { model: 'drafter', stream: false, messages: [{ role: 'user', content: 'Write it.' }] },
     ])
   })
 

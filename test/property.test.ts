@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { parseFrontmatter, setFrontmatterStatus, splitFrontmatter } from '../src/frontmatter.js'
+import { fastPathCounts } from '../src/fast-paths.js'
 import { parseNote } from '../src/parse-note.js'
 
 /** Pieces of the markdown and YAML that notes are made of, so random notes hit the interesting paths. */
@@ -73,12 +74,28 @@ const note = fc
     return `${bom ? '\uFEFF' : ''}${crlf ? text.replace(/\r?\n/g, '\r\n') : text}`
   })
 
+/** What a patched note must be: only the status changed, every other byte and the line ending kept, and patching again a no-op. */
+function expectOnlyStatusChanged(text: string, after: string, status: string): void {
+  const before = parseFrontmatter(text)
+  const parsed = parseFrontmatter(after)
+  expect(parsed.problems).toEqual([])
+  expect(parsed.data).toEqual({ ...before.data, status })
+  // Everything after the frontmatter, and a BOM before it, are the same bytes.
+  expect(after.slice(splitFrontmatter(after).contentStart)).toBe(text.slice(before.split.contentStart))
+  expect(after.startsWith('\uFEFF')).toBe(text.startsWith('\uFEFF'))
+  // The note's line ending is kept.
+  if (text.includes('\r\n')) expect(after.replace(/\r\n/g, '')).not.toContain('\n')
+  // Setting the same status again changes nothing.
+  expect(setFrontmatterStatus(after, status)).toBe(after)
+}
+
+const statusValue = fc.constantFrom('pending', 'active', 'done', 'waiting')
+
 describe('setFrontmatterStatus, any note that parses', () => {
   it('changes only the status value, or throws a clear Error and changes nothing', () => {
     fc.assert(
-      fc.property(note, fc.constantFrom('pending', 'active', 'done', 'waiting'), (text, status) => {
-        const before = parseFrontmatter(text)
-        fc.pre(before.problems.length === 0)
+      fc.property(note, statusValue, (text, status) => {
+        fc.pre(parseFrontmatter(text).problems.length === 0)
         let after: string
         try {
           after = setFrontmatterStatus(text, status)
@@ -87,18 +104,56 @@ describe('setFrontmatterStatus, any note that parses', () => {
           expect((error as Error).message).toMatch(/^cannot set `status`: /)
           return
         }
-        const parsed = parseFrontmatter(after)
-        expect(parsed.problems).toEqual([])
-        expect(parsed.data).toEqual({ ...before.data, status })
-        // Everything after the frontmatter, and a BOM before it, are the same bytes.
-        expect(after.slice(splitFrontmatter(after).contentStart)).toBe(text.slice(before.split.contentStart))
-        expect(after.startsWith('\uFEFF')).toBe(text.startsWith('\uFEFF'))
-        // The note's line ending is kept.
-        if (text.includes('\r\n')) expect(after.replace(/\r\n/g, '')).not.toContain('\n')
-        // Setting the same status again changes nothing.
-        expect(setFrontmatterStatus(after, status)).toBe(after)
+        expectOnlyStatusChanged(text, after, status)
       }),
       { numRuns: 1500 },
     )
+  })
+
+  it('patches every note whose frontmatter is a plain block mapping: a refusal there is a failure', () => {
+    // Lines an in-place patch must handle: no `...` end marker, anchors, aliases or tags.
+    const plainLine = fc.oneof(
+      fc.tuple(key, scalar).map(([k, v]) => `${k}: ${v}`),
+      fc.tuple(key, scalar).map(([k, v]) => `${k}: "${v}"`),
+      fc.tuple(key, scalar).map(([k, v]) => `${k}: '${v}'`),
+      fc.tuple(key, scalar).map(([k, v]) => `${k}:   ${v}   # comment`),
+      key.map((k) => `${k}:`),
+      key.map((k) => `${k}: # only a comment`),
+      fc.tuple(key, scalar).map(([k, v]) => `${k}:\n  - ${v}\n  - other`),
+      fc.tuple(key, scalar).map(([k, v]) => `${k}: |\n  ${v}`),
+      fc.tuple(key, scalar).map(([k, v]) => `${k}: [${v}, b]`),
+      fc.constant('# a comment line'),
+      fc.constant(''),
+    )
+    const plainNote = fc
+      .record({ bom: fc.boolean(), crlf: fc.boolean(), frontmatter: fc.option(fc.array(plainLine, { maxLength: 8 }), { nil: undefined }), body: fc.constantFrom('# Step\n\nDo it.\n', '', 'text') })
+      .map(({ bom, crlf, frontmatter, body }) => {
+        const text = frontmatter === undefined ? body : `---\n${frontmatter.map((line) => `${line}\n`).join('')}---\n${body}`
+        return `${bom ? '\uFEFF' : ''}${crlf ? text.replace(/\r?\n/g, '\r\n') : text}`
+      })
+    fc.assert(
+      fc.property(plainNote, statusValue, (text, status) => {
+        // Duplicate keys are a problem of the note, reported elsewhere; everything else must patch.
+        fc.pre(parseFrontmatter(text).problems.length === 0)
+        expectOnlyStatusChanged(text, setFrontmatterStatus(text, status), status)
+      }),
+      { numRuns: 1500 },
+    )
+  })
+})
+
+describe('the fast readers', () => {
+  it('are the ones that read plain notes, and the parsers read the rest', () => {
+    const read = (text: string) => {
+      const before = { ...fastPathCounts }
+      const parsed = parseNote('n.md', text)
+      return { fast: { frontmatter: fastPathCounts.frontmatter - before.frontmatter, next: fastPathCounts.next - before.next }, parsed }
+    }
+    const plain = read('---\ntype: start\nmax_visits: 2 # two\ntools: [fetch_url]\n---\n# Plan\n\nDo it.\n\n## Next\n- approved -> [[send]]\n- [ ] [[draft]]\n')
+    expect(plain.fast).toEqual({ frontmatter: 1, next: 1 })
+    expect(plain.parsed.edges.map((edge) => edge.link)).toEqual(['send', 'draft'])
+    const marked = read('---\ntype: start\nlist:\n  - a\n---\n## Next\n- **approved** -> [[send]]\n')
+    expect(marked.fast).toEqual({ frontmatter: 0, next: 0 })
+    expect(marked.parsed.edges.map((edge) => edge.label)).toEqual(['approved'])
   })
 })

@@ -1,0 +1,28 @@
+/** A signal of one's own that follows a caller's, and the means to end both ties. */
+export interface FollowedSignal {
+  /** Aborts when the caller's signal does, or when {@link FollowedSignal.abort} is called. */
+  signal: AbortSignal
+  /** Aborts this signal alone, the caller's untouched. */
+  abort(reason: unknown): void
+  /** Removes the one listener put on the caller's signal; call it when the work is over. */
+  dispose(): void
+}
+
+/**
+ * A signal for one piece of work under a caller's long-lived `signal` (a
+ * run's): exactly one listener is added to `signal`, and `dispose()` removes
+ * it, so listeners never pile up on the caller's signal however many calls
+ * and retries the run makes. Libraries that add a listener per attempt
+ * (the OpenAI SDK does) add them to this signal, which dies with the work.
+ */
+export function followSignal(signal?: AbortSignal): FollowedSignal {
+  const controller = new AbortController()
+  if (signal?.aborted) controller.abort(signal.reason)
+  const onAbort = () => controller.abort(signal!.reason)
+  if (signal && !signal.aborted) signal.addEventListener('abort', onAbort, { once: true })
+  return {
+    signal: controller.signal,
+    abort: (reason) => controller.abort(reason),
+    dispose: () => signal?.removeEventListener('abort', onAbort),
+  }
+}
