@@ -3,7 +3,7 @@ import { mkdir, open, readdir, readFile, realpath, stat, type FileHandle } from 
 import { dirname, join, resolve } from 'node:path'
 import { stringify } from 'yaml'
 import { setFrontmatterStatus } from './frontmatter.js'
-import { isInside, pathInVault, toStamp, writeFileAtomic, type FileStamp, type WriteOptions } from './fs-atomic.js'
+import { assertFolder, isInside, pathInVault, toStamp, writeFileAtomic, type FileStamp, type WriteOptions } from './fs-atomic.js'
 import { LinkResolver } from './links.js'
 import { aliasesOf, DEFAULT_MAX_VISITS, idFromFile, parseNote, readKnob, type ParsedNote } from './parse-note.js'
 import { edgeOrigins, loadIssues, PlanGraph, type EdgeOrigin } from './plan-graph.js'
@@ -198,8 +198,10 @@ export async function listNotes(root: string, issues: PlanIssue[]): Promise<stri
     for (const entry of entries) {
       if (entry.name.startsWith('.')) continue
       const path = folder ? `${folder}/${entry.name}` : entry.name
-      if (!folder && entry.name === TRACE_FOLDER) continue
-      if (entry.isDirectory()) await walk(path)
+      // A run's folder at any depth holds no notes of the plan; a subfolder with a run of its own
+      // (a run vault kept inside the plan, a subplan's folder) is a vault of its own.
+      if (entry.name === TRACE_FOLDER) continue
+      if (entry.isDirectory() && !(await holdsRun(join(root, path)))) await walk(path)
       else if (/\.md$/i.test(entry.name)) {
         if (entry.isFile()) files.push(path)
         else if (entry.isSymbolicLink()) {
@@ -215,14 +217,12 @@ export async function listNotes(root: string, issues: PlanIssue[]): Promise<stri
   return files
 }
 
-async function assertFolder(dir: string): Promise<void> {
-  let info
-  try {
-    info = await stat(dir)
-  } catch {
-    throw new Error(`Plan vault \`${dir}\` does not exist; pass the folder that holds the plan's notes`)
-  }
-  if (!info.isDirectory()) throw new Error(`Plan vault \`${dir}\` is not a folder; pass the folder that holds the plan's notes`)
+/** Whether a folder is a vault with a run of its own (it has a `00_plan-trace/trace.md`). */
+export async function holdsRun(folder: string): Promise<boolean> {
+  return stat(join(folder, TRACE_FOLDER, 'trace.md')).then(
+    (info) => info.isFile(),
+    () => false,
+  )
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { copyFile, mkdir, readdir, realpath, rename, rm, rmdir, stat } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
-import { listNotes, savePlan, TRACE_FOLDER } from './markdown-io.js'
+import { holdsRun, listNotes, savePlan, TRACE_FOLDER } from './markdown-io.js'
 import { RunStateError } from './errors.js'
 import type { PlanGraph } from './plan-graph.js'
 import { readTrace, tracePaths } from './trace.js'
@@ -104,7 +104,8 @@ export async function copyVault(from: string, to: string, skip: string[]): Promi
       if (!relative && (entry.name === TRACE_FOLDER || entry.name === '.git' || entry.name === '.trash')) continue
       const path = relative ? join(relative, entry.name) : entry.name
       // A run vault inside the plan folder must not be copied into itself.
-      if (entry.isDirectory() && [to, ...skip].includes(resolve(from, path))) continue
+      // A run vault inside the plan folder (this one, or one kept from an earlier run) is no part of the plan.
+      if (entry.isDirectory() && ([to, ...skip].includes(resolve(from, path)) || (await holdsRun(join(from, path))))) continue
       if (entry.isDirectory()) await walk(path)
       else if (entry.isFile()) await copyFile(join(from, path), join(to, path))
     }

@@ -68,7 +68,8 @@ describe('the built-in worker’s ledger tools', () => {
     expect(work).toContain('Tool call 1: record_fact({"text":"The venue holds 200 people.","reason":"its booking page"})\nResult:\nrecorded as F1')
     expect(work).toContain('Tool call 2: invalidate_assumption({"id":"A1","reason":"the launch moved to June"})\nResult:\nA1 is now invalid')
     // The worker saw the ledger as it stood when the visit began.
-    expect(llm.calls[0]!.prompt).toContain("Recorded in the plan's ledger so far:\nAssumptions (valid):\nA1: The launch is in May.")
+    // (fenced as data in the tool-choice prompt, like the outputs)
+    expect(llm.calls[0]!.prompt).toMatch(/Recorded in the plan's ledger so far:\n<<<DATA-\w+\nAssumptions \(valid\):\nA1: The launch is in May\./)
   })
 
   it('offers them only with a vault, scoped by the note’s `tools:`, and not when switched off', async () => {

@@ -105,7 +105,7 @@ describe('loadPlan reads the example vaults', () => {
 })
 
 describe('which files are notes', () => {
-  it('every .md file below the vault, not 00_plan-trace/, dot-folders or other files', async () => {
+  it('every .md file below the vault, not 00_plan-trace/ at any depth, dot-folders or other files', async () => {
     const dir = await writeVault({
       'start.md': '---\ntype: start\n---\n',
       'a/b/deep.md': '',
@@ -119,7 +119,8 @@ describe('which files are notes', () => {
       'notes.txt': 'text',
       'board.canvas': '{}',
     })
-    expect([...(await loadPlan(dir)).nodes.keys()]).toEqual(['UPPER', 'a/b/deep', 'start', 'sub/00_plan-trace/kept'])
+    // SPEC section 2, amended: a run's folder holds no notes of the plan at any depth.
+    expect([...(await loadPlan(dir)).nodes.keys()]).toEqual(['UPPER', 'a/b/deep', 'start'])
   })
 
   it('the Obsidian folder of ordinary notes loads with diagnostics, never a crash', async () => {
@@ -274,13 +275,13 @@ describe('edges come only from list items under `## Next`', () => {
 describe('loadPlan refuses a path that is not a vault', () => {
   it('a path that does not exist, naming it', async () => {
     const missing = join(tmpdir(), 'vaultplan-no-such-vault-4f1c')
-    await expect(loadPlan(missing)).rejects.toThrow(`Plan vault \`${missing}\` does not exist; pass the folder that holds the plan's notes`)
+    await expect(loadPlan(missing)).rejects.toMatchObject({ name: 'VaultPathError', code: 'vault-missing', message: `\`${missing}\` does not exist; pass the folder that holds the plan's notes` })
   })
 
   it('a file instead of a folder, naming it', async () => {
     const dir = await writeVault({ 'note.md': '# A note\n' })
     const file = join(dir, 'note.md')
-    await expect(loadPlan(file)).rejects.toThrow(`Plan vault \`${file}\` is not a folder; pass the folder that holds the plan's notes`)
+    await expect(loadPlan(file)).rejects.toMatchObject({ name: 'VaultPathError', code: 'vault-not-folder', message: `\`${file}\` is not a folder; pass the folder that holds the plan's notes` })
   })
 
   it('an empty vault loads, and validation says it has no start', async () => {

@@ -255,7 +255,7 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
   it('keeps every tool description under 2 KB', async () => {
     const agent = await stdioClient(await tempDir())
     const { tools } = await agent.client.listTools()
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['plan_create', 'plan_decide', 'plan_finish', 'plan_graph', 'plan_list', 'plan_next', 'plan_status', 'plan_validate'])
+    expect(tools.map((tool) => tool.name).sort()).toEqual(['plan_assume', 'plan_create', 'plan_decide', 'plan_decision', 'plan_fact', 'plan_finish', 'plan_graph', 'plan_invalidate', 'plan_list', 'plan_next', 'plan_search', 'plan_status', 'plan_validate'])
     for (const tool of tools) {
       expect(Buffer.byteLength(tool.description ?? ''), tool.name).toBeLessThan(2048)
       expect(tool.outputSchema?.type, tool.name).toBe('object')

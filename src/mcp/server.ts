@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { serveResources } from './resources.js'
 import { registerPlanTools } from './tools-plan.js'
 import { registerStepTools } from './tools-step.js'
+import { registerMemoryTools } from './tools-memory.js'
 
 /** Options of `createMcpServer`. */
 export interface McpServerOptions {
@@ -29,6 +30,7 @@ export function createMcpServer(options: McpServerOptions): { server: McpServer;
   const resources = serveResources(server.server, options.root)
   registerPlanTools(server, { root: options.root })
   registerStepTools(server, { root: options.root })
+  registerMemoryTools(server, { root: options.root })
   server.registerPrompt(
     'run_plan',
     {
