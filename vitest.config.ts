@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url'
-import { defineConfig } from 'vitest/config'
+import { configDefaults, defineConfig } from 'vitest/config'
 
 export default defineConfig({
   resolve: {
@@ -8,10 +8,15 @@ export default defineConfig({
     alias: [
       { find: /^vaultplan$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
       { find: /^vaultplan\/ai-sdk$/, replacement: fileURLToPath(new URL('./src/ai-sdk.ts', import.meta.url)) },
+      { find: /^vaultplan\/queue$/, replacement: fileURLToPath(new URL('./src/queue/index.ts', import.meta.url)) },
     ],
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // The queue tests need PostgreSQL: without a database they are not collected, and the
+    // global setup says so after the summary (a skipped test would hide it).
+    exclude: [...configDefaults.exclude, ...(process.env.VAULTPLAN_TEST_PG ? [] : ['test/queue*.test.ts'])],
+    globalSetup: ['test/setup/queue-notice.ts'],
     testTimeout: 30_000,
   },
 })

@@ -27,6 +27,7 @@ import { FORK_HELP, forkCommand } from './cli-fork.js'
 import { LEDGER_HELP, ledgerCommand } from './cli-ledger.js'
 import { MCP_HELP, mcpCommand } from './cli-mcp.js'
 import { SEARCH_HELP, searchCommand } from './cli-search.js'
+import { QUEUE_HELP, queueCommand, WORKER_HELP, workerCommand } from './cli-worker.js'
 import { formatIssue, VaultPathError } from './errors.js'
 import type { PlanIssue } from './types.js'
 
@@ -96,6 +97,16 @@ Prints the version of vaultplan, as --version does. Through npm, both
     summary: 'search the outputs, ledgers and judgments of past runs',
     help: SEARCH_HELP,
     run: searchCommand,
+  },
+  worker: {
+    summary: 'work hops of queued runs from PostgreSQL (pg-boss), many workers at once',
+    help: WORKER_HELP,
+    run: workerCommand,
+  },
+  queue: {
+    summary: "show the run queue: 'queue status' counts queued, in flight, waiting, failed",
+    help: QUEUE_HELP,
+    run: queueCommand,
   },
 }
 

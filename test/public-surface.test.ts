@@ -74,3 +74,7 @@ it('pins the error codes', async () => {
 it('exports exactly these names from vaultplan/ai-sdk', async () => {
   expect(Object.keys(await import('vaultplan/ai-sdk')).sort()).toEqual(['llmFromAISDK', 'toolsFromAISDK'])
 })
+
+it('exports exactly these names from vaultplan/queue', async () => {
+  expect(Object.keys(await import('vaultplan/queue')).sort()).toEqual(['RunQueue', 'enqueueRun', 'readQueueStatus', 'resumeRun', 'startWorker'])
+})

@@ -1,0 +1,235 @@
+import { join } from 'node:path'
+import type PgBoss from 'pg-boss'
+import { completeStep, ModelConfigError, nextStep, PlanValidationError, readLedger, RunStateError, StepError, type Step, type StepInput, type StepOptions } from '../index.js'
+import { stampOf } from '../fs-atomic.js'
+import { sendHop, type HopJobData } from './enqueue-run.js'
+import type { RunQueue } from './run-queue.js'
+import type { WaitingStamp } from './runs-table.js'
+
+/** What one job did to its run, as `onHop` reports it and `vaultplan worker` logs it. */
+export interface HopReport {
+  /** The run vault, absolute. */
+  vault: string
+  jobId: string
+  /** The run id of the trace, once the run has one. */
+  runId?: string
+  /** The visit this job worked, when it worked one (a job that only followed a person's decision, or found the run ended, worked none). */
+  worked?: { node: string; visit: number; step: number; key: string }
+  /**
+   * What the run does now: `queued` (the next hop's job is sent), `waiting`
+   * (for a person; no job until the decision), `completed`, `stopped` (a
+   * budget), `failed` (the notes or the retries need a person), `retrying`
+   * (the hop failed; pg-boss tries it again), or `superseded` (the job had
+   * expired and was taken over: another attempt completes it, and this one
+   * changes nothing in the queue; the vault lock and the step's key kept
+   * the vault consistent).
+   */
+  outcome: 'queued' | 'waiting' | 'completed' | 'stopped' | 'failed' | 'retrying' | 'superseded'
+  /** The node the next hop works (`queued`), that waits (`waiting`), or the terminal (`completed`). */
+  node?: string
+  /** Why the hop failed (`failed`, `retrying`), or the budget that ran out (`stopped`). */
+  error?: string
+  /** Wall time of the job. */
+  ms: number
+}
+
+/** What a worker brings to each hop. */
+export interface HopContext {
+  queue: RunQueue
+  work: (step: StepInput) => Promise<string>
+  stepOptions: StepOptions
+  signal: AbortSignal
+}
+
+/** RunStateError codes that a later attempt may not meet again: the hop is retried, the others need a person. */
+const PASSING_STATES = new Set(['vault-locked', 'vault-lock-lost'])
+
+/** The job was taken over while this worker held it (it expired); its transaction must write nothing. */
+class Superseded extends Error {}
+
+/**
+ * Advances one run by one hop: `nextStep` claims the visit to work (the
+ * same one again when a killed worker left it claimed), the worker works
+ * it, `completeStep` saves the output and judges the transition; then one
+ * transaction completes this job and sends the next hop's job, so the run
+ * always has exactly one. A run that now waits for a person, or has ended,
+ * gets no next job.
+ */
+export async function advanceHop(context: HopContext, job: PgBoss.JobWithMetadata<HopJobData>): Promise<HopReport> {
+  const started = Date.now()
+  const { queue } = context
+  const vault = job.data.vault
+  const base = { vault, jobId: job.id }
+  const options: StepOptions = { ...context.stepOptions, signal: context.signal }
+  if (job.data.query !== undefined) options.query = job.data.query
+  let worked: HopReport['worked']
+  let after: Step
+  let stamps: WaitingStamp[] | undefined
+  try {
+    const step = await nextStep(vault, options)
+    after = step
+    if (step.kind === 'work') {
+      worked = { node: step.node.id, visit: step.visit, step: step.step, key: step.key }
+      let output: string
+      try {
+        output = await context.work(await stepInput(step, vault, context.signal))
+      } catch (error) {
+        throw new StepError(step.node.id, step.visit, error)
+      }
+      after = await completeOrFollow(vault, step.key, output, options)
+    }
+    if (after.kind === 'waiting') ({ step: after, stamps } = await settleWaiting(vault, after, options))
+  } catch (error) {
+    const report = await recordFailure(queue, job, error)
+    return { ...base, ...(worked ? { worked } : {}), ...report, ms: Date.now() - started }
+  }
+  const outcome = await commitHop(queue, job, after, worked !== undefined, stamps)
+  const runId = after.runId
+  return { ...base, runId, ...(worked ? { worked } : {}), ...outcome, ms: Date.now() - started }
+}
+
+/** What a worker gets for a claimed visit, as `runPlan` hands it: the vault and its ledger included. */
+async function stepInput(step: Extract<Step, { kind: 'work' }>, vault: string, signal: AbortSignal): Promise<StepInput> {
+  return { node: step.node, query: step.query, visit: step.visit, step: step.step, outputs: step.outputs, key: step.key, signal, vault, ledger: await readLedger(vault) }
+}
+
+/**
+ * Completes the visit; when another worker completed it first (this job
+ * had expired and was taken over), the run is already past it: the step
+ * that follows is asked for instead, so the chain of jobs goes on.
+ */
+async function completeOrFollow(vault: string, key: string, output: string, options: StepOptions): Promise<Step> {
+  try {
+    return await completeStep(vault, key, { output }, options)
+  } catch (error) {
+    if (error instanceof RunStateError && error.code === 'stale-step') return nextStep(vault, options)
+    throw error
+  }
+}
+
+/**
+ * Takes the stamps of the waiting notes, then asks the run once more: a
+ * box ticked before the stamps were taken shows now, and one ticked after
+ * changes a stamp, which the workers' watcher notices. Either way no
+ * decision is missed.
+ */
+async function settleWaiting(vault: string, step: Extract<Step, { kind: 'waiting' }>, options: StepOptions): Promise<{ step: Step; stamps?: WaitingStamp[] }> {
+  const stamps = await stampsOf(vault, step.waiting.map((note) => note.file))
+  const again = await nextStep(vault, options)
+  if (again.kind !== 'waiting') return { step: again }
+  const files = new Set(step.waiting.map((note) => note.file))
+  // Another note waits now (a parallel branch reached its own): stamp those too.
+  if (again.waiting.some((note) => !files.has(note.file))) return settleWaiting(vault, again, options)
+  return { step: again, stamps }
+}
+
+/** The stamps of notes, for the watcher to compare with later. */
+export async function stampsOf(vault: string, files: string[]): Promise<WaitingStamp[]> {
+  return Promise.all(
+    files.map(async (file) => {
+      const stamp = await stampOf(join(vault, file)).catch(() => undefined)
+      return { file, stamp: stamp ? `${stamp.mtimeMs}:${stamp.size}:${stamp.ino}` : 'missing' }
+    }),
+  )
+}
+
+/** Completes this job and queues the next hop (or records the wait or the end), all in one transaction. */
+async function commitHop(
+  queue: RunQueue,
+  job: PgBoss.JobWithMetadata<HopJobData>,
+  after: Step,
+  worked: boolean,
+  stamps: WaitingStamp[] | undefined,
+): Promise<Pick<HopReport, 'outcome' | 'node' | 'error'>> {
+  const vault = job.data.vault
+  try {
+    return await queue.transaction(async (sql, db) => {
+      // Only the holder of the job's active attempt completes it. When the job expired while this worker
+      // held it, it waits for its retry, or another worker holds it, or finished it: that one goes on.
+      const done = await queue.boss.complete(queue.name, job.id, summary(after), { db })
+      if (affected(done) !== 1) throw new Superseded()
+      const record = (state: string, fields: { node?: string; jobId?: string | null; waiting?: WaitingStamp[]; error?: string }) =>
+        sql.query(
+          `UPDATE ${queue.runs} SET state = $3, job_id = $4, run_id = $5, node = $6, waiting = $7, error = $8, hops = hops + $9, updated_on = now() WHERE queue = $1 AND vault = $2`,
+          [queue.name, vault, state, fields.jobId ?? null, after.runId, fields.node ?? null, fields.waiting ? JSON.stringify(fields.waiting) : null, fields.error ?? null, worked ? 1 : 0],
+        )
+      switch (after.kind) {
+        case 'work': {
+          const jobId = await sendHop(queue, { vault }, db)
+          await record('queued', { jobId, node: after.node.id })
+          return { outcome: 'queued', node: after.node.id }
+        }
+        case 'waiting': {
+          const node = after.waiting.map((note) => note.node).join(', ')
+          await record('waiting', { node, waiting: stamps ?? [] })
+          return { outcome: 'waiting', node }
+        }
+        case 'completed':
+          await record('completed', { node: after.node })
+          return { outcome: 'completed', node: after.node }
+        case 'stopped':
+          await record('stopped', { node: after.stop.node, error: after.reason })
+          return { outcome: 'stopped', node: after.stop.node, error: after.reason }
+      }
+    })
+  } catch (error) {
+    if (error instanceof Superseded) return { outcome: 'superseded' }
+    throw error
+  }
+}
+
+/**
+ * A hop that threw. Problems in the notes, the run's state or the model
+ * configuration need a person: the run is recorded as failed with the
+ * message and not retried (`resumeRun` queues it again after the fix).
+ * Anything else (the worker threw, a model or the disk failed, the vault
+ * was busy) is failed in pg-boss, which retries it; the last retry's
+ * failure fails the run.
+ */
+async function recordFailure(queue: RunQueue, job: PgBoss.JobWithMetadata<HopJobData>, error: unknown): Promise<Pick<HopReport, 'outcome' | 'error'>> {
+  const message = error instanceof Error ? error.message : String(error)
+  const needsPerson =
+    error instanceof PlanValidationError ||
+    error instanceof ModelConfigError ||
+    error instanceof TypeError ||
+    (error instanceof RunStateError && !PASSING_STATES.has(error.code))
+  const last = job.retryCount >= job.retryLimit
+  const vault = job.data.vault
+  try {
+    return await queue.transaction(async (sql, db) => {
+      const done = needsPerson ? await queue.boss.complete(queue.name, job.id, { failed: message }, { db }) : await queue.boss.fail(queue.name, job.id, { message }, { db })
+      if (affected(done) !== 1) throw new Superseded()
+      const failed = needsPerson || last
+      await sql.query(`UPDATE ${queue.runs} SET state = $3, job_id = $4, error = $5, updated_on = now() WHERE queue = $1 AND vault = $2`, [
+        queue.name,
+        vault,
+        failed ? 'failed' : 'queued',
+        failed ? null : job.id,
+        message,
+      ])
+      return { outcome: failed ? 'failed' : 'retrying', error: message }
+    })
+  } catch (caught) {
+    if (caught instanceof Superseded) return { outcome: 'superseded', error: message }
+    throw caught
+  }
+}
+
+/** Rows a pg-boss `complete` or `fail` changed (its typings say `void`; it resolves to `{ jobs, requested, affected }`). */
+function affected(result: unknown): number {
+  return (result as { affected?: number } | undefined)?.affected ?? 0
+}
+
+/** What the completed job keeps as its output: where the run went. */
+function summary(step: Step): object {
+  switch (step.kind) {
+    case 'work':
+      return { next: step.node.id, visit: step.visit, step: step.step }
+    case 'waiting':
+      return { waiting: step.waiting.map((note) => note.node) }
+    case 'completed':
+      return { completed: step.node }
+    case 'stopped':
+      return { stopped: step.stop }
+  }
+}

@@ -1,0 +1,5 @@
+export type { HopReport } from './advance-hop.js'
+export { enqueueRun, resumeRun, type EnqueuedRun, type EnqueueRunOptions, type HopJobData } from './enqueue-run.js'
+export { readQueueStatus, type QueueStatus } from './queue-status.js'
+export { RunQueue, type QueueConnection, type RunQueueOptions } from './run-queue.js'
+export { startWorker, type QueueWorker, type StartWorkerOptions } from './start-worker.js'
