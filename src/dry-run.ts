@@ -2,7 +2,7 @@ import { resolve } from 'node:path'
 import { assertFolder } from './fs-atomic.js'
 import { readLedger } from './ledger.js'
 import { loadPlan } from './markdown-io.js'
-import { locate, replay } from './run-core.js'
+import { locate, notesOf, replay } from './run-core.js'
 import { pendingOutput } from './run-open.js'
 import { outputFile, readOutput, readTrace } from './trace.js'
 import { conditionsOf, judgePrompt } from './transitions.js'
@@ -49,7 +49,7 @@ export async function dryRun(vault: string, options: { query?: string; predicate
   const pending = trace ? await pendingOutput(dir, state.steps) : undefined
   const position = locate(
     { runId: trace?.header.run ?? '', replay: state, pending, maxSteps: options.maxSteps ?? 50 },
-    { active, start: graph.startNode().id, has: (id) => graph.nodes.has(id), maxVisits: (id) => graph.nodes.get(id)?.maxVisits ?? 0 },
+    notesOf(graph, active, graph.startNode().id),
   )
   if (position.kind !== 'work' && position.kind !== 'judge') return null
   const node = graph.nodes.get(position.node)

@@ -90,6 +90,11 @@ export interface NotesView {
   maxVisits(id: string): number
 }
 
+/** The view of a graph's notes the core needs: `active` and `start` as the caller found them. */
+export function notesOf(graph: { nodes: ReadonlyMap<string, { maxVisits: number }> }, active: string[], start: string | undefined): NotesView {
+  return { active, start, has: (id) => graph.nodes.has(id), maxVisits: (id) => graph.nodes.get(id)?.maxVisits ?? 0 }
+}
+
 /** Where a run goes on. */
 export type Position =
   /** Enter `node` as a new visit: count it, set it `active`, work it. `claimed`: it is `active` already (a crash, or a claim not yet completed). */

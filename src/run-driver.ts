@@ -5,10 +5,10 @@ import type { VaultLock } from './lock.js'
 import { edgeOrigins } from './plan-graph.js'
 import { newRunId } from './run-id.js'
 import { openRun, pendingOutput } from './run-open.js'
-import { budgetReason, checkChoice, checkJudgeModel, crashSeam, toRunResult, reportListenerError, usageFields } from './run-words.js'
-import { applyRecord, feedbackToHandOn, locate, replay, visitKey, type Position, type Replay } from './run-core.js'
+import { budgetReason, checkChoice, checkJudgeModel, tell, toRunResult, usageFields, waitingStep, workStep } from './run-words.js'
+import { applyRecord, feedbackToHandOn, locate, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
 import type { RunResult } from './run-options.js'
-import type { Step, StopInfo, WaitingNote } from './stepping.js'
+import type { Step, StopInfo } from './stepping.js'
 import {
   outputFile,
   readOutput,
@@ -225,10 +225,7 @@ export class RunDriver {
     const active = this.session.withStatus('active')
     let start: string | undefined
     if (active.length === 0 && !this.state.lastRecord && !this.pending) start = graph.startNode().id
-    return locate(
-      { runId: this.runId, replay: this.state, pending: this.pending, maxSteps: this.options.maxSteps },
-      { active, start, has: (id) => graph.nodes.has(id), maxVisits: (id) => graph.nodes.get(id)?.maxVisits ?? 0 },
-    )
+    return locate({ runId: this.runId, replay: this.state, pending: this.pending, maxSteps: this.options.maxSteps }, notesOf(graph, active, start))
   }
 
   /** Claims a visit: the trace header for a new run, then `status: active`, persisted before any work. */
@@ -245,18 +242,7 @@ export class RunDriver {
       this.emit({ type: 'enter', node: node.id, visit: position.visit, step: position.step, maxVisits: node.maxVisits })
       if (node.status !== 'active') await this.session.setStatus(node.id, 'active', { justRefreshed: true })
     }
-    const human = node.judge === 'human' && node.edges.length > 0
-    return {
-      kind: 'work',
-      runId: this.runId,
-      key: visitKey(this.runId, node.id, position.visit),
-      step: position.step,
-      visit: position.visit,
-      node,
-      query: this.query,
-      outputs: this.state.outputs.slice(),
-      conditions: human ? [] : conditionsOf(node, this.options.predicates),
-    }
+    return workStep(this.runId, node, position, this.query, this.state.outputs.slice(), this.options.predicates)
   }
 
   private async startTrace(): Promise<void> {
@@ -333,11 +319,9 @@ export class RunDriver {
     }
     const edge = ticked[0]
     if (!edge) {
-      const file = this.fileOf(id)
-      const reason = `\`${id}\` waits for a person: tick one box under \`## Next\` in \`${file}\` (and write under \`## Feedback\` if you like), then run the vault again.`
-      this.emit({ type: 'waiting', node: id, reason })
-      const waiting: WaitingNote = { node: id, file, choices: node.edges.map((each) => each.label || 'next') }
-      return { kind: 'waiting', runId: this.runId, waiting: [waiting], reason }
+      const step = waitingStep(this.runId, node, this.fileOf(id))
+      this.emit({ type: 'waiting', node: id, reason: step.reason })
+      return step
     }
     const feedback = this.session.feedbackOf(id)
     const handed = feedbackToHandOn(this.state.feedback.get(id), feedback)
@@ -410,14 +394,6 @@ export class RunDriver {
   }
 
   private emit(event: RunEvent): void {
-    const listener = this.options.onEvent
-    if (listener) {
-      try {
-        listener(event)
-      } catch (error) {
-        reportListenerError(error)
-      }
-    }
-    crashSeam.afterEvent?.(event)
+    tell(this.options.onEvent, event)
   }
 }

@@ -4,7 +4,7 @@ import { assertFolder } from './fs-atomic.js'
 import { isVaultLocked } from './lock.js'
 import { loadPlan } from './markdown-io.js'
 import { edgeOrigins, type PlanGraph } from './plan-graph.js'
-import { locate, replay, type Replay } from './run-core.js'
+import { locate, notesOf, replay, type Replay } from './run-core.js'
 import { pendingOutput } from './run-open.js'
 import { readOutput, readTrace, tracePaths, type HopRecord, type TraceRecord } from './trace.js'
 import type { DecidedBy, Edge, NodeStatus, PlanIssue, PlanNode } from './types.js'
@@ -186,7 +186,7 @@ async function phaseOf(vault: string, graph: PlanGraph, runId: string | undefine
   const pending = await pendingOutput(vault, state.steps)
   const position = locate(
     { runId, replay: state, pending, maxSteps },
-    { active, start: start?.id, has: (id) => graph.nodes.has(id), maxVisits: (id) => graph.nodes.get(id)?.maxVisits ?? 0 },
+    notesOf(graph, active, start?.id),
   )
   const moving = (await isVaultLocked(vault)) ? 'running' : 'interrupted'
   const last = state.lastRecord

@@ -1,11 +1,11 @@
 import { RunStateError } from './errors.js'
 import { ModelConfigError, resolveModelConfig } from './llm-client.js'
-import type { Replay } from './run-core.js'
+import { visitKey, type Replay } from './run-core.js'
 import type { RunResult } from './run-options.js'
 import type { Step, StopInfo } from './stepping.js'
 import type { HopRecord } from './trace.js'
 import { conditionsOf, matchChoice } from './transitions.js'
-import type { ModelUsage, PlanNode, Predicate, RunEvent } from './types.js'
+import type { ModelUsage, PlanNode, Predicate, RunEvent, StepOutput } from './types.js'
 
 /*
  * What a run says and records besides its decisions: the words of a budget
@@ -41,6 +41,18 @@ export function usageFields(usage: ModelUsage[]): Pick<HopRecord, 'role' | 'mode
   const counted = usage.filter((each) => each.input !== undefined || each.output !== undefined)
   if (counted.length > 0) fields.tokens = { input: counted.reduce((sum, each) => sum + (each.input ?? 0), 0), output: counted.reduce((sum, each) => sum + (each.output ?? 0), 0) }
   return fields
+}
+
+/** Tells a listener of an event; observers cannot break the run: one that throws is reported and the run goes on. */
+export function tell(listener: ((event: RunEvent) => void) | undefined, event: RunEvent): void {
+  if (listener) {
+    try {
+      listener(event)
+    } catch (error) {
+      reportListenerError(error)
+    }
+  }
+  crashSeam.afterEvent?.(event)
 }
 
 let reported = false
@@ -107,4 +119,16 @@ export function toRunResult(step: Exclude<Step, { kind: 'work' }>, run: { runId:
   }
   if (run.degraded !== undefined) result.degraded = run.degraded
   return result
+}
+
+/** The step of a claimed visit, as `nextStep` returns it: a person's note takes no choice. */
+export function workStep(runId: string, node: PlanNode, at: { visit: number; step: number }, query: string, outputs: StepOutput[], predicates: Record<string, Predicate> | undefined): Extract<Step, { kind: 'work' }> {
+  const human = node.judge === 'human' && node.edges.length > 0
+  return { kind: 'work', runId, key: visitKey(runId, node.id, at.visit), step: at.step, visit: at.visit, node, query, outputs, conditions: human ? [] : conditionsOf(node, predicates) }
+}
+
+/** The step of a note waiting for a person, with the reason in words and the choices as data. */
+export function waitingStep(runId: string, node: PlanNode, file: string): Extract<Step, { kind: 'waiting' }> {
+  const reason = `\`${node.id}\` waits for a person: tick one box under \`## Next\` in \`${file}\` (and write under \`## Feedback\` if you like), then run the vault again.`
+  return { kind: 'waiting', runId, waiting: [{ node: node.id, file, choices: node.edges.map((each) => each.label || 'next') }], reason }
 }
