@@ -28,6 +28,13 @@ async function hops(vault: string): Promise<string[]> {
 
 const path = ['1 draft 1 -> review [unconditional]', '2 review 1 -> draft [llm]', '3 draft 2 -> review [unconditional]', '4 review 2 -> send [llm]', '5 send 1 -> null [terminal]']
 
+/** draft -> approve (a person decides) -> send. */
+const approvedByAPerson = {
+  'draft.md': '---\ntype: start\n---\n# Draft\n\n## Next\n- [[approve]]\n',
+  'approve.md': '---\njudge: human\n---\n# Approve\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] rejected -> [[draft]]\n',
+  'send.md': '# Send\n',
+}
+
 describe('vaultplan run', () => {
   test('runs a vault hop by hop with the env-configured model and shows progress', async () => {
     const model = await startChatServer(reviewer)
@@ -149,11 +156,7 @@ describe('vaultplan run', () => {
   test('--wait goes on by itself once a person ticks a box in the waiting note', async () => {
     const model = await startChatServer(reviewer)
     servers.push(model)
-    const vault = await writeVault({
-      'draft.md': '---\ntype: start\n---\n# Draft\n\n## Next\n- [[approve]]\n',
-      'approve.md': '---\njudge: human\n---\n# Approve\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] rejected -> [[draft]]\n',
-      'send.md': '# Send\n',
-    })
+    const vault = await writeVault(approvedByAPerson)
     const child = spawn(process.execPath, [bin, 'run', vault, '--query', 'q', '--wait', '--no-fsync'], { env: { PATH: process.env.PATH ?? '', LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
     let stdout = ''
     const waiting = new Promise<void>((resolve) =>
@@ -176,11 +179,7 @@ describe('vaultplan run', () => {
   test('waiting: names the note and its choices, and does not print its output as a result', async () => {
     const model = await startChatServer(reviewer)
     servers.push(model)
-    const vault = await writeVault({
-      'draft.md': '---\ntype: start\n---\n# Draft\n\n## Next\n- [[approve]]\n',
-      'approve.md': '---\njudge: human\n---\n# Approve\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] rejected -> [[draft]]\n',
-      'send.md': '# Send\n',
-    })
+    const vault = await writeVault(approvedByAPerson)
     const run = await vaultplan(['run', vault, '--query', 'q', '--no-fsync'], { env: { LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
     expect(run.code).toBe(4)
     expect(run.stdout).toContain('Waiting: approve.md (choices: approved, rejected)')
