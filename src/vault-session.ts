@@ -1,9 +1,9 @@
-import { watch, type FSWatcher } from 'node:fs'
-import { lstat, readFile, realpath } from 'node:fs/promises'
+import { lstatSync, watch, type FSWatcher } from 'node:fs'
+import { readFile, realpath } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { RunStateError } from './errors.js'
 import { setFrontmatterStatus } from './frontmatter.js'
-import { pathInVault, sameStamp, stampOf, writeFileAtomic, type FileStamp } from './fs-atomic.js'
+import { pathInVault, readRegularFileSync, sameStamp, stampOfSync, writeFileAtomic, writeFileAtomicSync, type FileStamp } from './fs-atomic.js'
 import { graphFromNotes, listNotes, readNote, readNotes, TRACE_FOLDER } from './markdown-io.js'
 import { parseNote, type ParsedNote } from './parse-note.js'
 import type { PlanGraph } from './plan-graph.js'
@@ -115,11 +115,13 @@ export class VaultSession {
     // a person may edit the note while a worker runs.
     const trusted = options.justRefreshed === true && this.verified === file && known !== undefined
     this.verified = undefined
+    // The hop's file work is a few small calls: synchronous ones, each a system call and no thread-pool
+    // round trip. Only a regular note of bounded size is read that way (see readRegularFileSync).
     let path = this.writePaths.get(file) ?? (await this.writePath(file))
-    const before = trusted ? known : await stampOf(path)
+    const before = trusted ? known : stampOfSync(path)
     const editedMeanwhile = !sameStamp(before, known)
     if (editedMeanwhile) path = await this.writePath(file)
-    const text = (!editedMeanwhile && this.texts.get(file)) || (await readFile(path, 'utf8'))
+    const text = (!editedMeanwhile && this.texts.get(file)) || readRegularFileSync(path, MAX_SYNC_READ)?.text || (await readFile(path, 'utf8'))
     let updated: string
     try {
       updated = setFrontmatterStatus(text, status)
@@ -128,7 +130,7 @@ export class VaultSession {
     }
     // The folder is not flushed: the trace, not the statuses, says where a run is, and the
     // note's data is flushed before the rename, so a power cut leaves its old bytes or its new ones.
-    const stamp = updated === text ? before : await writeFileAtomic(path, updated, { fsync: this.options.fsync, syncFolder: false, mode: before.mode })
+    const stamp = updated === text ? before : writeFileAtomicSync(path, updated, { fsync: this.options.fsync, syncFolder: false, mode: before.mode })
     this.stamps.set(file, stamp)
     this.texts.set(file, updated)
     this.dirty.delete(file)
@@ -188,7 +190,7 @@ export class VaultSession {
   private async writePath(file: string): Promise<string> {
     // Notes are found by walking real folders (symlinked folders are not walked): only a symlinked note needs resolving.
     const direct = join(this.root, file)
-    const path = (await lstat(direct)).isSymbolicLink() ? await pathInVault(this.root, file) : direct
+    const path = lstatSync(direct).isSymbolicLink() ? await pathInVault(this.root, file) : direct
     this.writePaths.set(file, path)
     return path
   }
@@ -209,7 +211,7 @@ export class VaultSession {
   private async reread(file: string): Promise<boolean> {
     if (file.startsWith(`${TRACE_FOLDER}/`) || file.split('/').some((part) => part.startsWith('.')) || !/\.md$/i.test(file)) return false
     const path = join(this.root, file)
-    const stamp = await stampOf(path).catch(() => undefined)
+    const stamp = stampOrNothing(path)
     if (stamp === undefined) {
       this.stamps.delete(file)
       this.texts.delete(file)
@@ -266,5 +268,16 @@ export class VaultSession {
         // Watching is an optimisation: the notes a hop touches are still checked by stamp.
       }
     }
+  }
+}
+
+/** Notes up to this size are read with the synchronous calls on the hop path (the loader's limit of a note). */
+const MAX_SYNC_READ = 8 * 1024 * 1024
+
+function stampOrNothing(path: string): FileStamp | undefined {
+  try {
+    return stampOfSync(path)
+  } catch {
+    return undefined
   }
 }

@@ -44,8 +44,9 @@ it('a run killed with SIGKILL at random points resumes to the same path, losing 
 describe('the harness catches a broken library', () => {
   it('writes in place instead of through a temp file', async () => {
     const dist = await mutant('in-place', 'fs-atomic.js', [
-      ['const handle = await open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode);', "const handle = await open(path, 'w', mode);"],
-      ['await rename(temp, path);', ''],
+      // The hop path's synchronous write (status rewrites, output notes).
+      ['const fd = openSync(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode);', "const fd = openSync(path, 'w', mode);"],
+      ['renameSync(temp, path);', ''],
     ])
     const report = await runCrashTrials({ trials: 1, seed: 5, jobs: 1, mode: 'pause', dist, keepFailed: false, log: () => {} })
     expect(report.ok).toBe(false)

@@ -22,8 +22,11 @@ import { MAX_STEPS, QUERY } from './vault.mjs'
 const config = JSON.parse(process.argv[2])
 const TEMP_PREFIX = '.vaultplan-tmp-'
 
-const line = (text) => fs.writeSync(1, `${text}\n`)
-const side = (entry) => fs.appendFileSync(config.sideLog, `${JSON.stringify({ a: config.attempt, ...entry })}\n`)
+// The harness's own output goes around the wrappers below.
+const writeSyncOriginal = fs.writeSync
+const appendFileSyncOriginal = fs.appendFileSync
+const line = (text) => writeSyncOriginal(1, `${text}\n`)
+const side = (entry) => appendFileSyncOriginal(config.sideLog, `${JSON.stringify({ a: config.attempt, ...entry })}\n`)
 
 const random = mulberry32(config.seed >>> 0)
 
@@ -38,9 +41,20 @@ async function point(label, tear) {
   ops += 1
   if (config.mode !== 'pause' || ops !== config.pauseAt) return
   const torn = config.torn && tear ? await tear() : false
-  line(`PAUSE ${ops} ${label}${torn ? ' (torn)' : ''}`)
+  stopDead(ops, label, torn)
+}
+
+/** {@link point} for the synchronous calls: the same count, and `tear` is synchronous. */
+function pointSync(label, tear) {
+  ops += 1
+  if (config.mode !== 'pause' || ops !== config.pauseAt) return
+  stopDead(ops, label, config.torn && tear ? tear() : false)
+}
+
+function stopDead(at, label, torn) {
+  line(`PAUSE ${at} ${label}${torn ? ' (torn)' : ''}`)
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000)
-  fs.writeSync(2, 'crash child: paused for 60 s and nobody killed it\n')
+  writeSyncOriginal(2, 'crash child: paused for 60 s and nobody killed it\n')
   process.exit(99)
 }
 
@@ -52,13 +66,18 @@ const original = { open: promises.open, rename: promises.rename, rm: promises.rm
 const paths = new WeakMap()
 const writing = (flags) => (typeof flags === 'number' ? (flags & 3) !== 0 : typeof flags === 'string' && /[wa+]/.test(flags))
 
+const appending = (flags) => flags === 'a' || (typeof flags === 'number' && (flags & fs.constants.O_APPEND) !== 0)
+/** Every write into the vault goes to a temp file renamed into place, or appends to the trace. */
+function checkWriteOpen(path, flags) {
+  const name = basename(String(path))
+  const inVault = !relative(config.vault, String(path)).startsWith('..')
+  const appendToTrace = rel(path) === '00_plan-trace/trace.md' && appending(flags)
+  if (inVault && !name.startsWith(TEMP_PREFIX) && !appendToTrace) side({ t: 'violation', what: `non-atomic write: open(\`${rel(path)}\`, ${JSON.stringify(flags)})` })
+}
+
 promises.open = async function open(path, flags = 'r', mode) {
   if (writing(flags)) {
-    const name = basename(String(path))
-    const inVault = !relative(config.vault, String(path)).startsWith('..')
-    const appendToTrace = rel(path) === '00_plan-trace/trace.md' && flags === 'a'
-    // Every write into the vault goes to a temp file renamed into place, or appends to the trace.
-    if (inVault && !name.startsWith(TEMP_PREFIX) && !appendToTrace) side({ t: 'violation', what: `non-atomic write: open(\`${rel(path)}\`, ${JSON.stringify(flags)})` })
+    checkWriteOpen(path, flags)
     await point(`open ${rel(path)}`)
   }
   const handle = await original.open.call(this, path, flags, mode)
@@ -95,6 +114,47 @@ promises.rm = async function rm(path, options) {
   proto.sync = async function () {
     await point(`fsync ${rel(paths.get(this))}`)
     return sync.call(this)
+  }
+}
+// The synchronous calls the library's hop path uses (writeFileAtomicSync, the trace appender).
+{
+  const { openSync, writeSync, fsyncSync, renameSync, closeSync } = fs
+  const fdPaths = new Map()
+  fs.openSync = function (path, flags = 'r', mode) {
+    if (writing(flags)) {
+      checkWriteOpen(path, flags)
+      pointSync(`open ${rel(path)}`)
+    }
+    const fd = openSync.call(this, path, flags, mode)
+    if (writing(flags)) fdPaths.set(fd, String(path))
+    return fd
+  }
+  fs.closeSync = function (fd) {
+    fdPaths.delete(fd)
+    return closeSync.call(this, fd)
+  }
+  fs.writeSync = function (fd, data, ...rest) {
+    const path = fdPaths.get(fd)
+    if (path !== undefined) {
+      // A torn write leaves a random non-empty part of the bytes, short of all of them.
+      const tear = () => {
+        const bytes = typeof data === 'string' ? Buffer.from(data) : data.subarray(rest[0] ?? 0, (rest[0] ?? 0) + (rest[1] ?? data.length))
+        if (bytes.length < 2) return false
+        writeSync.call(fs, fd, bytes, 0, 1 + Math.floor(random() * (bytes.length - 1)))
+        return true
+      }
+      pointSync(`${rel(path) === '00_plan-trace/trace.md' ? 'append' : 'write'} ${rel(path)}`, tear)
+    }
+    return writeSync.call(this, fd, data, ...rest)
+  }
+  fs.fsyncSync = function (fd) {
+    const path = fdPaths.get(fd)
+    pointSync(`fsync ${path === undefined ? 'folder' : rel(path)}`)
+    return fsyncSync.call(this, fd)
+  }
+  fs.renameSync = function (from, to) {
+    pointSync(`rename ${rel(from)} -> ${rel(to)}`)
+    return renameSync.call(this, from, to)
   }
 }
 syncBuiltinESMExports()
