@@ -289,10 +289,15 @@ function safe(text: string): string {
 
 /** Saves a step's output as a note; its frontmatter says which visit it belongs to. */
 export async function writeOutput(vault: string, file: string, meta: OutputMeta, output: string, options: WriteOptions): Promise<void> {
+  writeFileAtomicSync(join(tracePaths(vault).folder, file), renderOutput(meta, output), { mode: 0o644, ...options })
+}
+
+/** The text of a step's output note. */
+export function renderOutput(meta: OutputMeta, output: string): string {
   // `node` links the output to its note in Obsidian's graph; `id` is what the executor reads back.
   const { node, choice, ...rest } = meta
   const front = stringify({ vaultplan: 'output', ...rest, id: node, node: `[[${node}]]`, ...(choice !== undefined && { choice }) })
-  writeFileAtomicSync(join(tracePaths(vault).folder, file), `---\n${front}---\n${output}`, { mode: 0o644, ...options })
+  return `---\n${front}---\n${output}`
 }
 
 /** Which visit an output note belongs to; `choice` is the caller's choice saved with it (stepping). */

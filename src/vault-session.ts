@@ -5,10 +5,12 @@ import { RunStateError } from './errors.js'
 import { setFrontmatterStatus } from './frontmatter.js'
 import { pathInVault, readRegularFileSync, sameStamp, stampOfSync, writeFileAtomic, writeFileAtomicSync, type FileStamp } from './fs-atomic.js'
 import { graphFromNotes, listNotes, readNote, readNotes, TRACE_FOLDER } from './markdown-io.js'
+import { NoteJournal } from './note-journal.js'
 import { parseNote, type ParsedNote } from './parse-note.js'
 import type { PlanGraph } from './plan-graph.js'
 import { emptyTaskBoxes } from './note-edits.js'
 import { countLines } from './text.js'
+import { renderOutput, tracePaths, type OutputMeta } from './trace.js'
 import type { NodeStatus, PlanIssue } from './types.js'
 
 /** Options of a vault session. */
@@ -47,17 +49,23 @@ export class VaultSession {
     private readonly options: SessionOptions,
     notes: ParsedNote[],
     issues: PlanIssue[],
+    /** With `fsync`: the journal that makes unflushed status rewrites and output notes safe (see NoteJournal). */
+    private readonly journal: NoteJournal | undefined,
   ) {
     for (const note of notes) this.notes.set(note.file, note)
     this.readIssues = issues
     this.graph = graphFromNotes(notes, issues)
   }
 
-  /** Reads the vault and starts watching it. */
+  /**
+   * Reads the vault and starts watching it. With `fsync`, first repairs what
+   * a power cut tore from the journal (call it holding the vault's lock).
+   */
   static async open(root: string, options: SessionOptions): Promise<VaultSession> {
     const real = await realpath(root)
+    const journal = options.fsync && (await hasTraceFolder(real)) ? NoteJournal.open(real) : undefined
     const { notes, issues } = await readNotes(real)
-    const session = new VaultSession(real, options, notes, issues)
+    const session = new VaultSession(real, options, notes, issues, journal)
     for (const note of notes) session.remember(note)
     session.watch(new Set(['', ...notes.map((note) => dirname(note.file)).filter((folder) => folder !== '.')]))
     return session
@@ -125,12 +133,18 @@ export class VaultSession {
     let updated: string
     try {
       updated = setFrontmatterStatus(text, status)
+      // Flushed before the rename when the journal does not hold this version yet (the first rewrite, a person's edit).
+      if (updated !== text && this.journal) {
+        this.journal.cover(file, text)
+        this.journal.commit()
+      }
     } catch (error) {
       throw new RunStateError('status-unwritable', `Cannot write \`status: ${status}\` into \`${file}\`: ${(error as Error).message}. The note is unchanged; fix its frontmatter and run again.`, { cause: error })
     }
     // The folder is not flushed: the trace, not the statuses, says where a run is, and the
     // note's data is flushed before the rename, so a power cut leaves its old bytes or its new ones.
-    const stamp = updated === text ? before : writeFileAtomicSync(path, updated, { fsync: this.options.fsync, syncFolder: false, mode: before.mode })
+    // With the journal holding the note's bytes, the rewrite needs no flush of its own.
+    const stamp = updated === text ? before : writeFileAtomicSync(path, updated, { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode })
     this.stamps.set(file, stamp)
     this.texts.set(file, updated)
     this.dirty.delete(file)
@@ -175,14 +189,37 @@ export class VaultSession {
     this.rebuild()
   }
 
+  /**
+   * Saves a step's output note (`file` relative to the trace folder) in one
+   * flush: with `fsync`, its bytes go to the journal together with the
+   * images of the notes the hop may rewrite next (the node's and its edges'
+   * targets'), and the note itself is written without a flush of its own.
+   */
+  saveOutput(id: string, file: string, meta: OutputMeta, output: string): void {
+    const text = renderOutput(meta, output)
+    const path = join(tracePaths(this.root).folder, file)
+    if (this.journal) {
+      const node = this.graph.nodes.get(id)
+      for (const target of new Set([id, ...(node?.edges.map((edge) => edge.target) ?? [])])) {
+        const note = this.graph.nodes.get(target)?.file
+        const known = note === undefined ? undefined : this.texts.get(note)
+        if (note !== undefined && known !== undefined) this.journal.cover(note, known)
+      }
+      this.journal.file(`${TRACE_FOLDER}/${file}`, text)
+      this.journal.commit()
+    }
+    writeFileAtomicSync(path, text, { mode: 0o644, fsync: this.options.fsync && !this.journal })
+  }
+
   /** What a person wrote under the node's `## Feedback` heading. */
   feedbackOf(id: string): string {
     const file = this.graph.node(id).file
     return (file !== undefined && this.notes.get(file)?.feedback) || ''
   }
 
-  /** Stops watching. */
+  /** Stops watching, and closes the journal. */
   close(): void {
+    this.journal?.close()
     for (const watcher of this.watchers.splice(0)) watcher.close()
   }
 
@@ -279,5 +316,13 @@ function stampOrNothing(path: string): FileStamp | undefined {
     return stampOfSync(path)
   } catch {
     return undefined
+  }
+}
+
+async function hasTraceFolder(root: string): Promise<boolean> {
+  try {
+    return lstatSync(join(root, TRACE_FOLDER)).isDirectory()
+  } catch {
+    return false
   }
 }

@@ -71,7 +71,7 @@ const appending = (flags) => flags === 'a' || (typeof flags === 'number' && (fla
 function checkWriteOpen(path, flags) {
   const name = basename(String(path))
   const inVault = !relative(config.vault, String(path)).startsWith('..')
-  const appendToTrace = rel(path) === '00_plan-trace/trace.md' && appending(flags)
+  const appendToTrace = ['00_plan-trace/trace.md', '00_plan-trace/.journal'].includes(rel(path)) && appending(flags)
   if (inVault && !name.startsWith(TEMP_PREFIX) && !appendToTrace) side({ t: 'violation', what: `non-atomic write: open(\`${rel(path)}\`, ${JSON.stringify(flags)})` })
 }
 
@@ -143,7 +143,7 @@ promises.rm = async function rm(path, options) {
         writeSync.call(fs, fd, bytes, 0, 1 + Math.floor(random() * (bytes.length - 1)))
         return true
       }
-      pointSync(`${rel(path) === '00_plan-trace/trace.md' ? 'append' : 'write'} ${rel(path)}`, tear)
+      pointSync(`${/^00_plan-trace\/(trace\.md|\.journal)$/.test(rel(path)) ? 'append' : 'write'} ${rel(path)}`, tear)
     }
     return writeSync.call(this, fd, data, ...rest)
   }
