@@ -30,6 +30,10 @@ export class NoteJournal {
   /** Per note, the last text found covered: most checks are this one string comparison. */
   private readonly seen = new Map<string, string>()
   private queue: string[] = []
+  /** Whether the queue holds an entry a rename waits for (an image, an output), not only status lines. */
+  private needed = false
+  /** Per note, the last status queued or read: a repeated one is not queued again. */
+  private readonly statuses = new Map<string, string>()
   private fd: number | undefined
   /** Whether the journal's entries were written since this machine started (the last boot entry is this boot's). */
   private booted = false
@@ -48,16 +52,23 @@ export class NoteJournal {
   static open(root: string): NoteJournal {
     const path = join(root, TRACE_FOLDER, JOURNAL)
     const read = readRegularFileSync(path, MAX_READ)
-    const { notes, files, boot, valid } = parse(read?.text ?? '')
+    const { notes, files, statuses, boot, valid } = parse(read?.text ?? '')
     const journal = new NoteJournal(root, path, Buffer.byteLength(valid))
+    // A tail torn by a crash goes before anything is appended after it.
+    if (read && read.stamp.size !== journal.size) journal.openFd((fd) => ftruncateSync(fd, journal.size))
     // Same boot as the entries': the page cache held every write, so no power cut can have torn one.
     journal.booted = boot !== undefined && boot === BOOT_ID
     if (!journal.booted) {
-      for (const [file, image] of notes) journal.restoreNote(file, image)
-        if (files.size > 0) journal.restoreFiles(files)
+      for (const [file, image] of notes) journal.restoreNote(file, image, statuses.get(file))
+      if (files.size > 0) journal.restoreFiles(files)
+    }
+    for (const [file, status] of statuses) journal.statuses.set(file, status)
+    // Repaired once: the entries are this boot's from now on, so the next open (a stepping call) does not repair again.
+    if (!journal.booted && read !== undefined) {
+      journal.needed = true
+      journal.commit()
     }
     for (const [file, image] of notes) journal.images.set(file, { image })
-    if (read && Buffer.byteLength(read.text) !== journal.size) journal.openFd((fd) => ftruncateSync(fd, journal.size))
     if (journal.size > COMPACT_BYTES) journal.compact([...notes.keys(), ...files.keys()])
     return journal
   }
@@ -71,6 +82,7 @@ export class NoteJournal {
     if (known?.key !== key) {
       this.images.set(file, { image: text, key })
       this.queue.push(`${JSON.stringify({ k: 'note', f: file, t: text })}\n`)
+      this.needed = true
     }
     this.seen.set(file, text)
   }
@@ -78,11 +90,25 @@ export class NoteJournal {
   /** Queues the bytes of a run file (an output note, vault-relative) written unflushed right after. */
   file(file: string, text: string): void {
     this.queue.push(`${JSON.stringify({ k: 'file', f: file, t: text })}\n`)
+    this.needed = true
   }
 
-  /** Appends what is queued and flushes it: one flush, or none when nothing is queued. */
+  /**
+   * Queues the status a note is given. It rides along with the next flush
+   * (it costs none of its own): after a power cut that undid a status
+   * rename, recovery gives the note back the last status flushed here, so a
+   * stale `active` is not taken for a person moving the run.
+   */
+  status(file: string, status: string): void {
+    if (this.statuses.get(file) === status) return
+    this.statuses.set(file, status)
+    this.queue.push(`${JSON.stringify({ k: 'status', f: file, s: status })}\n`)
+  }
+
+  /** Appends what is queued and flushes it when a rename waits for it: one flush, or none. */
   commit(): void {
-    if (this.queue.length === 0) return
+    if (!this.needed) return
+    this.needed = false
     if (!this.booted && BOOT_ID !== undefined) this.queue.unshift(`${JSON.stringify({ k: 'boot', id: BOOT_ID })}\n`)
     this.booted = true
     const data = Buffer.from(this.queue.join(''), 'utf8')
@@ -94,8 +120,14 @@ export class NoteJournal {
     this.size += data.length
   }
 
-  /** Closes the journal file. */
+  /** Writes the status lines still queued (without a flush: they only ride along) and closes the journal file. */
   close(): void {
+    if (this.queue.length > 0) {
+      const data = Buffer.from(this.queue.join(''), 'utf8')
+      this.queue = []
+      this.openFd((fd) => writeAllSync(fd, data))
+      this.size += data.length
+    }
     if (this.fd !== undefined) closeSync(this.fd)
     this.fd = undefined
   }
@@ -121,11 +153,15 @@ export class NoteJournal {
     use(this.fd)
   }
 
-  private restoreNote(file: string, image: string): void {
+  private restoreNote(file: string, image: string, status: string | undefined): void {
     const path = join(this.root, file)
     const current = readRegularFileSync(path, MAX_READ)
     // A missing note was removed by a person (a rename never removes one): not ours to bring back.
-    if (current && torn(current.text)) writeFileAtomicSync(path, image, { fsync: true, mode: current.stamp.mode })
+    if (!current) return
+    const text = torn(current.text) ? image : current.text
+    // A version we wrote (the image with some status) showing another status than the last one flushed: an undone rename.
+    const restored = status !== undefined && normalised(text) === normalised(image) ? tryStatus(text, status) : text
+    if (restored !== current.text) writeFileAtomicSync(path, restored, { fsync: true, mode: current.stamp.mode })
   }
 
   private restoreFiles(files: Map<string, string>): void {
@@ -174,13 +210,14 @@ const COMPACT_BYTES = 2 * 1024 * 1024
 const MAX_READ = 256 * 1024 * 1024
 
 /** The journal's complete entries, the last per file; a torn or garbled line ends it. */
-function parse(text: string): { notes: Map<string, string>; files: Map<string, string>; boot: string | undefined; valid: string } {
+function parse(text: string): { notes: Map<string, string>; files: Map<string, string>; statuses: Map<string, string>; boot: string | undefined; valid: string } {
   const notes = new Map<string, string>()
   const files = new Map<string, string>()
+  const statuses = new Map<string, string>()
   let boot: string | undefined
   let end = 0
   for (let next = text.indexOf('\n'); next !== -1; next = text.indexOf('\n', end)) {
-    let entry: { k?: unknown; f?: unknown; t?: unknown; id?: unknown }
+    let entry: { k?: unknown; f?: unknown; t?: unknown; s?: unknown; id?: unknown }
     try {
       entry = JSON.parse(text.slice(end, next)) as typeof entry
     } catch {
@@ -191,17 +228,26 @@ function parse(text: string): { notes: Map<string, string>; files: Map<string, s
       end = next + 1
       continue
     }
+    if (entry.k === 'status' && typeof entry.f === 'string' && typeof entry.s === 'string') {
+      statuses.set(entry.f, entry.s)
+      end = next + 1
+      continue
+    }
     if (typeof entry.f !== 'string' || typeof entry.t !== 'string' || (entry.k !== 'note' && entry.k !== 'file')) break
     ;(entry.k === 'note' ? notes : files).set(entry.f, entry.t)
     end = next + 1
   }
-  return { notes, files, boot, valid: text.slice(0, end) }
+  return { notes, files, statuses, boot, valid: text.slice(0, end) }
 }
 
 /** A note's text with its status set to one value: two texts that differ only there are the same version. */
 function normalised(text: string): string {
+  return tryStatus(text, 'pending')
+}
+
+function tryStatus(text: string, status: string): string {
   try {
-    return setFrontmatterStatus(text, 'pending')
+    return setFrontmatterStatus(text, status)
   } catch {
     return text
   }

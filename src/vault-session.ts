@@ -136,6 +136,7 @@ export class VaultSession {
       // Flushed before the rename when the journal does not hold this version yet (the first rewrite, a person's edit).
       if (updated !== text && this.journal) {
         this.journal.cover(file, text)
+        this.journal.status(file, status)
         this.journal.commit()
       }
     } catch (error) {
@@ -206,6 +207,8 @@ export class VaultSession {
         if (note !== undefined && known !== undefined) this.journal.cover(note, known)
       }
       this.journal.file(`${TRACE_FOLDER}/${file}`, text)
+      // `done` follows at once: flushed with the output, so a power cut cannot leave the note looking claimed.
+      if (node?.file !== undefined) this.journal.status(node.file, 'done')
       this.journal.commit()
     }
     writeFileAtomicSync(path, text, { mode: 0o644, fsync: this.options.fsync && !this.journal })

@@ -60,4 +60,17 @@ describe('the harness catches a broken library', () => {
     expect(report.ok).toBe(false)
     expect(report.dataLosses).toBeGreaterThan(0)
   }, 60_000)
+
+  it('renames status rewrites over notes without the journal holding their bytes (a power cut empties a note)', async () => {
+    const dist = await mutant('no-journal', 'note-journal.js', [['        if (!this.needed)\n            return;', '        this.queue = [];\n        return;']])
+    const report = await runCrashTrials({ trials: 2, seed: 7, jobs: 2, mode: 'power', dist, keepFailed: false, log: () => {} })
+    expect(report.ok).toBe(false)
+    expect(report.dataLosses).toBeGreaterThan(0)
+  }, 60_000)
+
+  it('a power cut loses no byte of a note when the journal is kept', async () => {
+    const report = await runCrashTrials({ trials: 2, seed: 7, jobs: 2, mode: 'power', log: () => {} })
+    expect(problemsOf(report)).toEqual([])
+    expect(report.kills).toBeGreaterThanOrEqual(2)
+  }, 120_000)
 })

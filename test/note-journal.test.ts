@@ -54,6 +54,30 @@ describe('the journal repairs what a power cut tore', () => {
     expect(await readFile(output, 'utf8')).toBe(saved)
   })
 
+  it('a status rename the power cut undid (a note back at `active`) gets its last status back, so nothing is worked twice', async () => {
+    const vault = await writeVault(PLAN)
+    await runPlan(vault, { ...options, maxSteps: 2 })
+    const draft = await readFile(join(vault, 'draft.md'), 'utf8')
+    expect(draft).toContain('status: done')
+    await writeFile(join(vault, 'draft.md'), draft.replace('status: done', 'status: active'))
+    await reboot(vault)
+    const worked: string[] = []
+    const result = await runPlan(vault, { ...options, maxSteps: 10, work: async (step) => (worked.push(step.node.id), work(step)) })
+    expect({ status: result.status, steps: result.steps, worked }).toEqual({ status: 'completed', steps: 3, worked: ['send'] })
+    expect(await readFile(join(vault, 'draft.md'), 'utf8')).toBe(draft)
+  })
+
+  it('a journal entry cut short by a crash is dropped before anything is appended after it', async () => {
+    const vault = await writeVault(PLAN)
+    await runPlan(vault, { ...options, maxSteps: 1 })
+    const path = join(vault, '00_plan-trace', '.journal')
+    await writeFile(path, `${await readFile(path, 'utf8')}{"k":"file","f":"00_plan-trace/outputs/0002-rev`)
+    await reboot(vault)
+    expect((await runPlan(vault, { ...options, maxSteps: 10 })).status).toBe('completed')
+    const lines = (await readFile(path, 'utf8')).split('\n').filter(Boolean)
+    expect(lines.every((line) => typeof JSON.parse(line) === 'object')).toBe(true)
+  })
+
   it('leaves alone a note a person changed since', async () => {
     const vault = await writeVault(PLAN)
     await runPlan(vault, { ...options, maxSteps: 2 })

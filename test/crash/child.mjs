@@ -2,7 +2,8 @@
 //
 //   node test/crash/child.mjs '<json config>'
 //
-// Config: { dist, vault, sideLog, attempt, mode, pauseAt, torn, seed, stepping }.
+// Config: { dist, vault, sideLog, attempt, mode, pauseAt, torn, power, seed, stepping }.
+// `power`: at the paused point, first do to the files what a power cut does to unflushed data.
 // `stepping`: walk with nextStep/completeStep first (then runPlan returns the result).
 // mode `none`: run to the end. mode `event`: the worker and judge sleep a
 // random few hundred microseconds to milliseconds, so the parent's timed
@@ -15,7 +16,7 @@
 // RESULT <json>, ERROR <json>, OPS <n>. All written synchronously.
 import fs from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
-import { basename, relative } from 'node:path'
+import { basename, dirname, relative } from 'node:path'
 import { makeScript, mulberry32 } from './script.mjs'
 import { MAX_STEPS, QUERY } from './vault.mjs'
 
@@ -26,7 +27,17 @@ const TEMP_PREFIX = '.vaultplan-tmp-'
 const writeSyncOriginal = fs.writeSync
 const appendFileSyncOriginal = fs.appendFileSync
 const line = (text) => writeSyncOriginal(1, `${text}\n`)
-const side = (entry) => appendFileSyncOriginal(config.sideLog, `${JSON.stringify({ a: config.attempt, ...entry })}\n`)
+/** Set while the harness writes files of its own: the wrappers below pass those calls through untouched. */
+let quiet = false
+const unwatched = (fn) => {
+  quiet = true
+  try {
+    return fn()
+  } finally {
+    quiet = false
+  }
+}
+const side = (entry) => unwatched(() => appendFileSyncOriginal(config.sideLog, `${JSON.stringify({ a: config.attempt, ...entry })}\n`))
 
 const random = mulberry32(config.seed >>> 0)
 
@@ -52,7 +63,8 @@ function pointSync(label, tear) {
 }
 
 function stopDead(at, label, torn) {
-  line(`PAUSE ${at} ${label}${torn ? ' (torn)' : ''}`)
+  if (config.power) powerCut()
+  line(`PAUSE ${at} ${label}${torn ? ' (torn)' : ''}${config.power ? ' (power cut)' : ''}`)
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000)
   writeSyncOriginal(2, 'crash child: paused for 60 s and nobody killed it\n')
   process.exit(99)
@@ -116,25 +128,71 @@ promises.rm = async function rm(path, options) {
     return sync.call(this)
   }
 }
-// The synchronous calls the library's hop path uses (writeFileAtomicSync, the trace appender).
+// What a power cut would take away, for `power`: per file renamed into place since the child began,
+// its bytes before and whether the data and the folder entry of the latest rename were flushed; per
+// file appended to, its size at the last flush. The model is the pessimistic one of ext4/XFS: unflushed
+// data may be missing (an empty or zero-filled file, an append cut anywhere), an unflushed rename may
+// be undone; flushed data and flushed folders stay.
+const unflushed = { temps: new Map(), renamed: new Map(), appends: new Map(), folders: new Map() }
+
+/** Applies a power cut to the vault's files with the original calls, then the machine is off. */
+function powerCut() {
+  unwatched(cutPower)
+}
+
+function cutPower() {
+  const { writeFileSync, truncateSync, rmSync, statSync, readFileSync } = originalSync
+  for (const [path, entry] of unflushed.renamed) {
+    const r = random()
+    if (!entry.folderSynced && r < 0.25) {
+      if (entry.before === null) rmSync(path, { force: true })
+      else writeFileSync(path, entry.before)
+    } else if (!entry.dataSynced) {
+      const s = random()
+      if (s < 0.4) writeFileSync(path, '')
+      else if (s < 0.8) writeFileSync(path, Buffer.alloc(entry.size))
+    }
+  }
+  for (const [path, durable] of unflushed.appends) {
+    const size = statSync(path).size
+    if (size <= durable) continue
+    const keep = durable + Math.floor(random() * (size - durable + 1))
+    const bytes = readFileSync(path).subarray(0, keep)
+    if (random() < 0.3) bytes.fill(0, durable)
+    writeFileSync(path, bytes)
+    truncateSync(path, keep)
+  }
+}
+
+const originalSync = { writeFileSync: fs.writeFileSync, truncateSync: fs.truncateSync, rmSync: fs.rmSync, statSync: fs.statSync, readFileSync: fs.readFileSync, existsSync: fs.existsSync }
+
+// The synchronous calls the library's hop path uses (writeFileAtomicSync, the trace appender, the journal).
 {
-  const { openSync, writeSync, fsyncSync, renameSync, closeSync } = fs
+  const { openSync, writeSync, fsyncSync, renameSync, closeSync, fstatSync } = fs
   const fdPaths = new Map()
+  const folderFds = new Map()
   fs.openSync = function (path, flags = 'r', mode) {
+    if (quiet) return openSync.call(this, path, flags, mode)
     if (writing(flags)) {
       checkWriteOpen(path, flags)
       pointSync(`open ${rel(path)}`)
     }
     const fd = openSync.call(this, path, flags, mode)
-    if (writing(flags)) fdPaths.set(fd, String(path))
+    if (writing(flags)) {
+      fdPaths.set(fd, String(path))
+      if (appending(flags)) {
+        if (!unflushed.appends.has(String(path))) unflushed.appends.set(String(path), fstatSync(fd).size)
+      } else unflushed.temps.set(String(path), { synced: false })
+    } else if (typeof flags === 'number' && (flags & fs.constants.O_DIRECTORY) !== 0) folderFds.set(fd, String(path))
     return fd
   }
   fs.closeSync = function (fd) {
     fdPaths.delete(fd)
+    folderFds.delete(fd)
     return closeSync.call(this, fd)
   }
   fs.writeSync = function (fd, data, ...rest) {
-    const path = fdPaths.get(fd)
+    const path = quiet ? undefined : fdPaths.get(fd)
     if (path !== undefined) {
       // A torn write leaves a random non-empty part of the bytes, short of all of them.
       const tear = () => {
@@ -148,13 +206,28 @@ promises.rm = async function rm(path, options) {
     return writeSync.call(this, fd, data, ...rest)
   }
   fs.fsyncSync = function (fd) {
+    if (quiet) return fsyncSync.call(this, fd)
     const path = fdPaths.get(fd)
     pointSync(`fsync ${path === undefined ? 'folder' : rel(path)}`)
-    return fsyncSync.call(this, fd)
+    const done = fsyncSync.call(this, fd)
+    if (path !== undefined && unflushed.appends.has(path)) unflushed.appends.set(path, fstatSync(fd).size)
+    else if (path !== undefined && unflushed.temps.has(path)) unflushed.temps.get(path).synced = true
+    const folder = folderFds.get(fd)
+    if (folder !== undefined) for (const [file, entry] of unflushed.renamed) if (dirname(file) === folder) entry.folderSynced = true
+    return done
   }
   fs.renameSync = function (from, to) {
+    if (quiet) return renameSync.call(this, from, to)
     pointSync(`rename ${rel(from)} -> ${rel(to)}`)
-    return renameSync.call(this, from, to)
+    const temp = unflushed.temps.get(String(from))
+    const known = unflushed.renamed.get(String(to))
+    const before = known ? known.before : unwatched(() => (originalSync.existsSync(to) ? originalSync.readFileSync(to) : null))
+    const done = renameSync.call(this, from, to)
+    if (temp) {
+      unflushed.temps.delete(String(from))
+      unflushed.renamed.set(String(to), { before, size: unwatched(() => originalSync.statSync(to).size), dataSynced: temp.synced, folderSynced: false })
+    }
+    return done
   }
 }
 syncBuiltinESMExports()
