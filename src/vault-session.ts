@@ -63,7 +63,7 @@ export class VaultSession {
    */
   static async open(root: string, options: SessionOptions): Promise<VaultSession> {
     const real = await realpath(root)
-    const journal = options.fsync && (await hasTraceFolder(real)) ? NoteJournal.open(real) : undefined
+    const journal = options.fsync && hasTraceFolder(real) ? NoteJournal.open(real) : undefined
     const { notes, issues } = await readNotes(real)
     const session = new VaultSession(real, options, notes, issues, journal)
     for (const note of notes) session.remember(note)
@@ -164,7 +164,7 @@ export class VaultSession {
     }
     note.status = status
     note.frontmatter.status = status
-    this.statusCache = undefined
+    this.moveInStatusCache(id, node.status, status)
     node.status = status
     node.frontmatter.status = status
   }
@@ -224,6 +224,21 @@ export class VaultSession {
   close(): void {
     this.journal?.close()
     for (const watcher of this.watchers.splice(0)) watcher.close()
+  }
+
+  /**
+   * Keeps the ids of `withStatus` true when one note's status moves, without
+   * a walk over every note (which a hop in a 10,000-note vault would feel).
+   */
+  private moveInStatusCache(id: string, from: NodeStatus, to: NodeStatus): void {
+    const cache = this.statusCache
+    if (!cache || cache.graph !== this.graph || from === to) return
+    if (cache.status === from) cache.ids = cache.ids.filter((each) => each !== id)
+    else if (cache.status === to) {
+      // In vault order: easy only when it is the one note with that status.
+      if (cache.ids.length === 0) cache.ids = [id]
+      else this.statusCache = undefined
+    }
   }
 
   /** Resolves where a note's writes go, refusing a path that leaves the vault (through a symlink too). */
@@ -322,7 +337,7 @@ function stampOrNothing(path: string): FileStamp | undefined {
   }
 }
 
-async function hasTraceFolder(root: string): Promise<boolean> {
+function hasTraceFolder(root: string): boolean {
   try {
     return lstatSync(join(root, TRACE_FOLDER)).isDirectory()
   } catch {
