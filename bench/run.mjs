@@ -11,13 +11,15 @@
  * `node bench/run.mjs --quick` runs a smaller version, to check the bench itself.
  */
 import { execFile } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { langgraphLoop, langgraphPath, runFloor, runLangGraph, runVaultplan } from './lib/contenders.mjs'
-import { loadAndValidate, readOnly } from './lib/load.mjs'
+import { langgraphLoop, langgraphPath, runFloor, runFloorSync, runLangGraph, runVaultplan } from './lib/contenders.mjs'
+import { loadAndValidate, readOnly, readOnlySync } from './lib/load.mjs'
+import { measureStartup, writeTinyVault } from './lib/startup.mjs'
+import { straceWorks, syscallsPerHop } from './lib/syscalls.mjs'
 import { measureInTurns, now, summarize } from './lib/stats.mjs'
 import { writeBigVault, writeLoopVault, writePathVault } from './lib/vaults.mjs'
 
@@ -26,8 +28,8 @@ const quick = process.argv.includes('--quick')
 
 /** Sizes of the run; `--quick` only checks that the bench works. */
 const CONFIG = quick
-  ? { pathNodes: 100, loopHops: 101, warmHops: 21, fsyncHops: 6, warmup: 1, reps: 2, bigNotes: 1000, bigHops: 61, window: 10, sizeRuns: 2, loadReps: 2, memoryRuns: 1 }
-  : { pathNodes: 1000, loopHops: 1001, warmHops: 201, fsyncHops: 30, warmup: 1, reps: 3, bigNotes: 10_000, bigHops: 601, window: 100, sizeRuns: 2, loadReps: 3, memoryRuns: 3 }
+  ? { pathNodes: 100, loopHops: 101, warmHops: 21, fsyncHops: 6, warmup: 1, reps: 2, bigNotes: 1000, bigHops: 61, window: 10, sizeRuns: 2, loadReps: 2, memoryRuns: 1, startupReps: 3, straceHops: [21, 61], tokenHops: [10, 100] }
+  : { pathNodes: 1000, loopHops: 1001, warmHops: 201, fsyncHops: 30, warmup: 1, reps: 3, bigNotes: 10_000, bigHops: 601, window: 100, sizeRuns: 2, loadReps: 3, memoryRuns: 3, startupReps: 10, straceHops: [101, 401], tokenHops: [10, 1000] }
 
 const log = (message) => process.stderr.write(`${message}\n`)
 const timed = (figure) => ({ value: figure.ms, cpu: figure.cpuMs })
@@ -90,7 +92,8 @@ async function main() {
           name: 'LangGraph loop, synchronous=NORMAL',
           run: async (warm) => track('LangGraph loop, synchronous=NORMAL', await runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, limit: reviewsOf(warm) })),
         },
-        { name: 'floor, no fsync', run: async (warm) => track('floor, no fsync', await runFloor(fresh('floor'), { hops: hopsOf(warm), fsync: false })) },
+        { name: 'floor (sync), no fsync', run: async (warm) => track('floor (sync), no fsync', await runFloorSync(fresh('floor'), { hops: hopsOf(warm), fsync: false })) },
+        { name: 'floor (async), no fsync', run: async (warm) => track('floor (async), no fsync', await runFloor(fresh('floor'), { hops: hopsOf(warm), fsync: false })) },
       ],
       { warmup: CONFIG.warmup, reps: CONFIG.reps, log },
     )
@@ -111,7 +114,8 @@ async function main() {
           name: 'LangGraph loop, synchronous=FULL',
           run: async () => track('LangGraph loop, synchronous=FULL', await runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, synchronous: 'FULL', limit: KF })),
         },
-        { name: 'floor, fsync', run: async () => track('floor, fsync', await runFloor(fresh('floor'), { hops: CONFIG.fsyncHops, fsync: true })) },
+        { name: 'floor (sync), fsync', run: async () => track('floor (sync), fsync', await runFloorSync(fresh('floor'), { hops: CONFIG.fsyncHops, fsync: true })) },
+        { name: 'floor (async), fsync', run: async () => track('floor (async), fsync', await runFloor(fresh('floor'), { hops: CONFIG.fsyncHops, fsync: true })) },
       ],
       { warmup: CONFIG.warmup, reps: CONFIG.reps, log },
     )
@@ -127,12 +131,14 @@ async function main() {
     const loads = await measureInTurns(
       [
         { name: 'load + validate', run: async () => timed(await loadAndValidate(big)) },
-        { name: 'read the files', run: async () => timed(await readOnly(big)) },
+        { name: 'read the files (sync)', run: async () => timed(readOnlySync(big)) },
+        { name: 'read the files (async)', run: async () => timed(await readOnly(big)) },
       ],
       { warmup: CONFIG.warmup, reps: CONFIG.loadReps, log },
     )
     record(`load + validate, ${CONFIG.bigNotes} notes`, loads['load + validate'], { unit: 'ms' })
-    record(`read the files, ${CONFIG.bigNotes} notes`, loads['read the files'], { unit: 'ms' })
+    record(`read the files (readFileSync loop), ${CONFIG.bigNotes} notes`, loads['read the files (sync)'], { unit: 'ms' })
+    record(`read the files (fs/promises, 32 at a time), ${CONFIG.bigNotes} notes`, loads['read the files (async)'], { unit: 'ms' })
 
     // 6: peak memory of that load, each in a fresh process.
     log('peak memory, each load in its own process')
@@ -168,6 +174,34 @@ async function main() {
     record('vaultplan loop in a 10-note vault', sizes.small, { unit: 'ms/hop', measured: windows('small') })
     record(`vaultplan loop in a ${CONFIG.bigNotes}-note vault`, sizes.large, { unit: 'ms/hop', measured: windows('large') })
 
+    // CLI start-up: `vaultplan validate` on a 3-note vault against a bare `node -e 0`.
+    log(`start-up: vaultplan validate on 3 notes vs node -e 0, ${CONFIG.startupReps} rounds`)
+    const tiny = fresh('tiny')
+    await mkdir(tiny, { recursive: true })
+    await writeTinyVault(tiny)
+    const startup = await measureStartup(tiny, { reps: CONFIG.startupReps })
+    record('node -e 0', startup.bare, { unit: 'ms', processes: true })
+    record('vaultplan validate, 3 notes', startup.validate, { unit: 'ms', processes: true })
+
+    // The judge's prompt over a long loop: characters / 4 at an early and a late hop.
+    const [earlyHop, lateHop] = CONFIG.tokenHops
+    log(`judge prompt tokens at hop ${earlyHop} and hop ${lateHop} of a loop`)
+    const prompts = []
+    const tokenVault = fresh('tokens')
+    await writeLoopVault(tokenVault)
+    await runVaultplan(tokenVault, { fsync: false, maxSteps: 100_000, yesAt: lateHop / 2, prompts })
+    const at = (hop) => prompts.reduce((best, entry) => (Math.abs(entry.step - hop) < Math.abs(best.step - hop) ? entry : best))
+    results.checks.judgeTokens = { early: { step: at(earlyHop).step, tokens: Math.ceil(at(earlyHop).chars / 4) }, late: { step: at(lateHop).step, tokens: Math.ceil(at(lateHop).chars / 4) }, calls: prompts.length }
+    figures[`judge prompt tokens at hop ${at(earlyHop).step}`] = { median: results.checks.judgeTokens.early.tokens, min: results.checks.judgeTokens.early.tokens, max: results.checks.judgeTokens.early.tokens, unit: 'tokens', measured: 'characters / 4, 1 call' }
+    figures[`judge prompt tokens at hop ${at(lateHop).step}`] = { median: results.checks.judgeTokens.late.tokens, min: results.checks.judgeTokens.late.tokens, max: results.checks.judgeTokens.late.tokens, unit: 'tokens', measured: 'characters / 4, 1 call' }
+
+    // System calls per hop, with strace when it is there.
+    if (await straceWorks()) {
+      const [short, long] = CONFIG.straceHops
+      log(`system calls per hop: strace -f -c over loops of ${short} and ${long} hops, fsync false and true`)
+      results.checks.syscalls = { noFsync: await syscallsPerHop({ short, long, fsync: false }), fsync: await syscallsPerHop({ short, long, fsync: true }) }
+    } else results.checks.syscalls = undefined
+
     // Not a target: a plan that is one long chain must validate too.
     log(`check: a ${CONFIG.bigNotes}-node path validates`)
     const chain = fresh('chain')
@@ -198,7 +232,7 @@ async function main() {
   figures[`search: first search of a new process (${search.outputs} outputs)`] = one(search.reopenMs, 'median of 3 processes')
   results.searchOutputs = search.outputs
 
-  results.ratios = ratios(figures, results)
+  results.ratios = ratios(figures, results.checks, results.searchOutputs)
   results.wallSeconds = +((now() - started) / 1000).toFixed(1)
   results.loadAverageAtEnd = loadavg().map((value) => +value.toFixed(2))
   await writeFile(join(here, 'results.json'), `${JSON.stringify(results, null, 2)}\n`)
@@ -206,30 +240,36 @@ async function main() {
 }
 
 /** The targets of the issue, each a ratio of two figures of this run (and the same ratio of their CPU times). */
-function ratios(figures, results) {
+function ratios(figures, checks, searchOutputs) {
   const n = CONFIG.bigNotes
+  const floor = '(sync)'
   const rows = [
-    ['LangGraph (NORMAL) / vaultplan (fsync false), path', 'LangGraph path, synchronous=NORMAL', 'vaultplan path, fsync false', '>= 3', (r) => r >= 3],
-    ['LangGraph (NORMAL) / vaultplan (fsync false), loop', 'LangGraph loop, synchronous=NORMAL', 'vaultplan loop, fsync false', '>= 3', (r) => r >= 3],
-    ['vaultplan (fsync false) / floor (no fsync), path', 'vaultplan path, fsync false', 'floor, no fsync', '<= 2', (r) => r <= 2],
-    ['vaultplan (fsync false) / floor (no fsync), loop', 'vaultplan loop, fsync false', 'floor, no fsync', '<= 2', (r) => r <= 2],
+    ['LangGraph (NORMAL) / vaultplan (fsync false), path', 'LangGraph path, synchronous=NORMAL', 'vaultplan path, fsync false', '>= 2', (r) => r >= 2],
+    ['LangGraph (NORMAL) / vaultplan (fsync false), loop', 'LangGraph loop, synchronous=NORMAL', 'vaultplan loop, fsync false', '>= 2', (r) => r >= 2],
+    [`vaultplan (fsync false) / floor ${floor} (no fsync), path`, 'vaultplan path, fsync false', `floor ${floor}, no fsync`, '<= 1.6', (r) => r <= 1.6],
+    [`vaultplan (fsync false) / floor ${floor} (no fsync), loop`, 'vaultplan loop, fsync false', `floor ${floor}, no fsync`, '<= 1.6', (r) => r <= 1.6],
     ['LangGraph (FULL) / vaultplan (fsync true), path', 'LangGraph path, synchronous=FULL', 'vaultplan path, fsync true', '> 1', (r) => r > 1],
     ['LangGraph (FULL) / vaultplan (fsync true), loop', 'LangGraph loop, synchronous=FULL', 'vaultplan loop, fsync true', '> 1', (r) => r > 1],
-    ['vaultplan (fsync true) / floor (fsync), path', 'vaultplan path, fsync true', 'floor, fsync', '<= 1.3', (r) => r <= 1.3],
-    ['vaultplan (fsync true) / floor (fsync), loop', 'vaultplan loop, fsync true', 'floor, fsync', '<= 1.3', (r) => r <= 1.3],
-    [`load + validate / read, ${n} notes`, `load + validate, ${n} notes`, `read the files, ${n} notes`, '<= 4', (r) => r <= 4],
+    [`load + validate / read (readFileSync loop), ${n} notes`, `load + validate, ${n} notes`, `read the files (readFileSync loop), ${n} notes`, '<= 4', (r) => r <= 4],
+    [`peak RSS of the ${n}-note load (MB)`, `peak RSS, load + validate ${n} notes`, undefined, '< 200', (r) => r < 200],
     [`per hop, ${n}-note vault / 10-note vault`, `vaultplan loop in a ${n}-note vault`, 'vaultplan loop in a 10-note vault', '<= 1.5', (r) => r <= 1.5],
-    [`peak RSS of the ${n}-note load (MB)`, `peak RSS, load + validate ${n} notes`, undefined, '< 300', (r) => r < 300],
-    [`search: median ms per query, ${results.searchOutputs} outputs`, `search: per query (${results.searchOutputs} outputs)`, undefined, '< 20', (r) => r < 20],
+    ['vaultplan validate (3 notes) / node -e 0, start-up', 'vaultplan validate, 3 notes', 'node -e 0', '<= 2', (r) => r <= 2],
+    [`search: median ms per query, ${searchOutputs} outputs`, `search: per query (${searchOutputs} outputs)`, undefined, '< 20', (r) => r < 20],
   ]
   const round = (value) => (Number.isFinite(value) ? +value.toFixed(2) : null)
-  return rows.map(([name, a, b, target, pass]) => {
+  const out = rows.map(([name, a, b, target, pass]) => {
     const value = b === undefined ? figures[a]?.median : figures[a]?.median / figures[b]?.median
     const cpu = b === undefined ? undefined : figures[a]?.cpu?.median / figures[b]?.cpu?.median
     const row = { name, value: round(value), target, pass: Number.isFinite(value) && pass(value) }
     if (Number.isFinite(cpu)) row.cpuRatio = round(cpu)
     return row
   })
+  const tokens = checks.judgeTokens
+  const tokenRatio = tokens.late.tokens / tokens.early.tokens
+  out.push({ name: `judge prompt tokens, hop ${tokens.late.step} / hop ${tokens.early.step}`, value: round(tokenRatio), target: '<= 1.2', pass: tokenRatio <= 1.2 })
+  const flushes = checks.syscalls?.fsync.flushes
+  out.push({ name: 'flushes (fsync + fdatasync) per hop, loop, fsync true', value: flushes === undefined ? null : flushes, target: '<= 2', pass: flushes !== undefined && flushes <= 2 })
+  return out
 }
 
 function child(vault, mode) {
@@ -256,6 +296,11 @@ function print(results) {
   console.log('Times are wall-clock. CPU median: CPU time of the whole process (all threads) per hop or per load, for reading figures on a busy machine; the targets use wall-clock time.')
   const { checks } = results
   console.log('')
+  if (checks.syscalls) {
+    const show = (counts) => `${counts.total} (${Object.entries(counts.perHop).sort((a, b) => b[1] - a[1]).map(([name, value]) => `${name} ${value}`).join(', ')})`
+    console.log(`System calls per hop (strace -f -c, loop of ${checks.syscalls.noFsync.hops} hops more than another): fsync false ${show(checks.syscalls.noFsync)}`)
+    console.log(`  fsync true ${show(checks.syscalls.fsync)}`)
+  } else console.log('System calls per hop: strace is not installed (or may not trace here); not counted.')
   console.log(`${checks.bigVault.notes}-note vault: ${(checks.bigVault.bytes / 2 ** 20).toFixed(1)} MB, ${checks.bigVault.averageBytes} bytes a note on average; a bare node process peaks at ${checks.processBaselineMB} MB before loading.`)
   console.log(`LangGraph: SqliteSaver on a fresh file per run, journal ${checks.sqliteSynchronous.journal}, synchronous ${checks.sqliteSynchronous.default} by default and ${checks.sqliteSynchronous.full} when set; durability ${checks.sqliteSynchronous.durability}.`)
   console.log(
@@ -263,6 +308,7 @@ function print(results) {
       ? `Check: a ${results.config.bigNotes}-node path loads and validates (${checks.longChain.ms} ms).`
       : `Check FAILED: a ${results.config.bigNotes}-node path does not validate: ${checks.longChain.error}`,
   )
+  console.log(`Floors: (sync) uses readFileSync/writeFileSync-style calls (openSync, writeSync, fsyncSync, renameSync, appendFileSync), the baseline of the targets; (async) the same I/O through fs/promises, an extra row.`)
   console.log(
     `Hops of the fsync runs: ${results.config.fsyncHops} (path: the first ${results.config.fsyncHops} of the ${results.config.pathNodes}-node plan, then a budget stop), ${results.config.fsyncHops + 1} (loop); per-hop figures compare with the 1,000-hop runs.`,
   )

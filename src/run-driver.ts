@@ -203,7 +203,8 @@ export class RunDriver {
     const file = outputFile(claimed.step, node.id)
     const meta: Parameters<typeof writeOutput>[2] = { run: this.runId, step: claimed.step, node: node.id, visit: claimed.visit }
     if (choice !== undefined && !human) meta.choice = choice
-    await writeOutput(this.vault, file, meta, result.output, { fsync: this.options.fsync })
+    // One flush with fsync: the output's bytes, journaled with the notes this hop may rewrite (VaultSession.saveOutput).
+    this.session.saveOutput(node.id, file, meta, result.output)
     this.emit({ type: 'work', node: node.id, visit: claimed.visit, output: result.output })
     await this.session.setStatus(node.id, 'done')
     await this.judge(node.id, claimed.visit, claimed.step, result.output, file, meta.choice, true)

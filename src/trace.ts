@@ -1,11 +1,12 @@
-import { mkdir, open, readdir, readFile, rename, stat, type FileHandle } from 'node:fs/promises'
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync } from 'node:fs'
+import { mkdir, readdir, readFile, rename, stat } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { stringify } from 'yaml'
 import { z } from 'zod'
 import { RunStateError } from './errors.js'
 import { parseFrontmatter } from './frontmatter.js'
-import { syncFolder, writeFileAtomic, type WriteOptions } from './fs-atomic.js'
+import { syncFolder, writeAllSync, writeFileAtomic, writeFileAtomicSync, type WriteOptions } from './fs-atomic.js'
 import { TRACE_FOLDER } from './markdown-io.js'
 import { DECIDED_BY, type StepOutput } from './types.js'
 
@@ -209,24 +210,39 @@ export async function writeTraceHeader(vault: string, header: TraceHeader, optio
  */
 export class TraceAppender {
   private constructor(
-    private readonly handle: FileHandle,
+    private readonly fd: number,
     private readonly fsync: boolean,
   ) {}
 
-  /** Opens the run's trace for appending. */
+  /**
+   * Opens the run's trace for appending, with the synchronous calls: only a
+   * regular file is opened (looked at first, opened without blocking and
+   * without following a symlink), so a FIFO put in its place cannot stall
+   * the run.
+   *
+   * @throws {RunStateError} `trace-unreadable` when the trace is not a regular file
+   */
   static async open(vault: string, options: WriteOptions): Promise<TraceAppender> {
-    return new TraceAppender(await open(tracePaths(vault).trace, 'a'), options.fsync ?? true)
+    const path = tracePaths(vault).trace
+    const refuse = () => new RunStateError('trace-unreadable', `The trace \`${path}\` is not a regular file; move it away or run with \`fresh: true\``)
+    if (!lstatSync(path).isFile()) throw refuse()
+    const fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+    if (!fstatSync(fd).isFile()) {
+      closeSync(fd)
+      throw refuse()
+    }
+    return new TraceAppender(fd, options.fsync ?? true)
   }
 
   /** Appends one entry, flushed when `fsync` is on. */
   async append(record: TraceRecord, rationale: string): Promise<void> {
-    await this.handle.appendFile(renderRecord(record, rationale), 'utf8')
-    if (this.fsync) await this.handle.sync()
+    writeAllSync(this.fd, Buffer.from(renderRecord(record, rationale), 'utf8'))
+    if (this.fsync) fsyncSync(this.fd)
   }
 
   /** Closes the trace file. */
   async close(): Promise<void> {
-    await this.handle.close()
+    closeSync(this.fd)
   }
 }
 
@@ -274,10 +290,15 @@ function safe(text: string): string {
 
 /** Saves a step's output as a note; its frontmatter says which visit it belongs to. */
 export async function writeOutput(vault: string, file: string, meta: OutputMeta, output: string, options: WriteOptions): Promise<void> {
+  writeFileAtomicSync(join(tracePaths(vault).folder, file), renderOutput(meta, output), { mode: 0o644, ...options })
+}
+
+/** The text of a step's output note. */
+export function renderOutput(meta: OutputMeta, output: string): string {
   // `node` links the output to its note in Obsidian's graph; `id` is what the executor reads back.
   const { node, choice, ...rest } = meta
   const front = stringify({ vaultplan: 'output', ...rest, id: node, node: `[[${node}]]`, ...(choice !== undefined && { choice }) })
-  await writeFileAtomic(join(tracePaths(vault).folder, file), `---\n${front}---\n${output}`, { mode: 0o644, ...options })
+  return `---\n${front}---\n${output}`
 }
 
 /** Which visit an output note belongs to; `choice` is the caller's choice saved with it (stepping). */
@@ -346,6 +367,6 @@ export async function archiveInterrupted(vault: string, run: string): Promise<bo
 
 /** Writes the final answer note. */
 export async function writeFinal(vault: string, node: string, output: string, options: WriteOptions): Promise<void> {
-  await writeFileAtomic(tracePaths(vault).final, `---\nvaultplan: final\nnode: ${JSON.stringify(node)}\n---\n${output}`, options)
+  writeFileAtomicSync(tracePaths(vault).final, `---\nvaultplan: final\nnode: ${JSON.stringify(node)}\n---\n${output}`, options)
 }
 

@@ -1,14 +1,16 @@
-import { watch, type FSWatcher } from 'node:fs'
-import { lstat, readFile, realpath } from 'node:fs/promises'
+import { lstatSync, watch, type FSWatcher } from 'node:fs'
+import { readFile, realpath } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { RunStateError } from './errors.js'
 import { setFrontmatterStatus } from './frontmatter.js'
-import { pathInVault, sameStamp, stampOf, writeFileAtomic, type FileStamp } from './fs-atomic.js'
+import { pathInVault, readRegularFileSync, sameStamp, stampOfSync, writeFileAtomic, writeFileAtomicSync, type FileStamp } from './fs-atomic.js'
 import { graphFromNotes, listNotes, readNote, readNotes, TRACE_FOLDER } from './markdown-io.js'
+import { NoteJournal } from './note-journal.js'
 import { parseNote, type ParsedNote } from './parse-note.js'
 import type { PlanGraph } from './plan-graph.js'
 import { emptyTaskBoxes } from './note-edits.js'
 import { countLines } from './text.js'
+import { renderOutput, tracePaths, type OutputMeta } from './trace.js'
 import type { NodeStatus, PlanIssue } from './types.js'
 
 /** Options of a vault session. */
@@ -47,17 +49,23 @@ export class VaultSession {
     private readonly options: SessionOptions,
     notes: ParsedNote[],
     issues: PlanIssue[],
+    /** With `fsync`: the journal that makes unflushed status rewrites and output notes safe (see NoteJournal). */
+    private readonly journal: NoteJournal | undefined,
   ) {
     for (const note of notes) this.notes.set(note.file, note)
     this.readIssues = issues
     this.graph = graphFromNotes(notes, issues)
   }
 
-  /** Reads the vault and starts watching it. */
+  /**
+   * Reads the vault and starts watching it. With `fsync`, first repairs what
+   * a power cut tore from the journal (call it holding the vault's lock).
+   */
   static async open(root: string, options: SessionOptions): Promise<VaultSession> {
     const real = await realpath(root)
+    const journal = options.fsync && hasTraceFolder(real) ? NoteJournal.open(real) : undefined
     const { notes, issues } = await readNotes(real)
-    const session = new VaultSession(real, options, notes, issues)
+    const session = new VaultSession(real, options, notes, issues, journal)
     for (const note of notes) session.remember(note)
     session.watch(new Set(['', ...notes.map((note) => dirname(note.file)).filter((folder) => folder !== '.')]))
     return session
@@ -115,20 +123,29 @@ export class VaultSession {
     // a person may edit the note while a worker runs.
     const trusted = options.justRefreshed === true && this.verified === file && known !== undefined
     this.verified = undefined
+    // The hop's file work is a few small calls: synchronous ones, each a system call and no thread-pool
+    // round trip. Only a regular note of bounded size is read that way (see readRegularFileSync).
     let path = this.writePaths.get(file) ?? (await this.writePath(file))
-    const before = trusted ? known : await stampOf(path)
+    const before = trusted ? known : stampOfSync(path)
     const editedMeanwhile = !sameStamp(before, known)
     if (editedMeanwhile) path = await this.writePath(file)
-    const text = (!editedMeanwhile && this.texts.get(file)) || (await readFile(path, 'utf8'))
+    const text = (!editedMeanwhile && this.texts.get(file)) || readRegularFileSync(path, MAX_SYNC_READ)?.text || (await readFile(path, 'utf8'))
     let updated: string
     try {
       updated = setFrontmatterStatus(text, status)
+      // Flushed before the rename when the journal does not hold this version yet (the first rewrite, a person's edit).
+      if (updated !== text && this.journal) {
+        this.journal.cover(file, text)
+        this.journal.status(file, status)
+        this.journal.commit()
+      }
     } catch (error) {
       throw new RunStateError('status-unwritable', `Cannot write \`status: ${status}\` into \`${file}\`: ${(error as Error).message}. The note is unchanged; fix its frontmatter and run again.`, { cause: error })
     }
     // The folder is not flushed: the trace, not the statuses, says where a run is, and the
     // note's data is flushed before the rename, so a power cut leaves its old bytes or its new ones.
-    const stamp = updated === text ? before : await writeFileAtomic(path, updated, { fsync: this.options.fsync, syncFolder: false, mode: before.mode })
+    // With the journal holding the note's bytes, the rewrite needs no flush of its own.
+    const stamp = updated === text ? before : writeFileAtomicSync(path, updated, { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode })
     this.stamps.set(file, stamp)
     this.texts.set(file, updated)
     this.dirty.delete(file)
@@ -147,7 +164,7 @@ export class VaultSession {
     }
     note.status = status
     note.frontmatter.status = status
-    this.statusCache = undefined
+    this.moveInStatusCache(id, node.status, status)
     node.status = status
     node.frontmatter.status = status
   }
@@ -173,22 +190,62 @@ export class VaultSession {
     this.rebuild()
   }
 
+  /**
+   * Saves a step's output note (`file` relative to the trace folder) in one
+   * flush: with `fsync`, its bytes go to the journal together with the
+   * images of the notes the hop may rewrite next (the node's and its edges'
+   * targets'), and the note itself is written without a flush of its own.
+   */
+  saveOutput(id: string, file: string, meta: OutputMeta, output: string): void {
+    const text = renderOutput(meta, output)
+    const path = join(tracePaths(this.root).folder, file)
+    if (this.journal) {
+      const node = this.graph.nodes.get(id)
+      for (const target of new Set([id, ...(node?.edges.map((edge) => edge.target) ?? [])])) {
+        const note = this.graph.nodes.get(target)?.file
+        const known = note === undefined ? undefined : this.texts.get(note)
+        if (note !== undefined && known !== undefined) this.journal.cover(note, known)
+      }
+      this.journal.file(`${TRACE_FOLDER}/${file}`, text)
+      // `done` follows at once: flushed with the output, so a power cut cannot leave the note looking claimed.
+      if (node?.file !== undefined) this.journal.status(node.file, 'done')
+      this.journal.commit()
+    }
+    writeFileAtomicSync(path, text, { mode: 0o644, fsync: this.options.fsync && !this.journal })
+  }
+
   /** What a person wrote under the node's `## Feedback` heading. */
   feedbackOf(id: string): string {
     const file = this.graph.node(id).file
     return (file !== undefined && this.notes.get(file)?.feedback) || ''
   }
 
-  /** Stops watching. */
+  /** Stops watching, and closes the journal. */
   close(): void {
+    this.journal?.close()
     for (const watcher of this.watchers.splice(0)) watcher.close()
+  }
+
+  /**
+   * Keeps the ids of `withStatus` true when one note's status moves, without
+   * a walk over every note (which a hop in a 10,000-note vault would feel).
+   */
+  private moveInStatusCache(id: string, from: NodeStatus, to: NodeStatus): void {
+    const cache = this.statusCache
+    if (!cache || cache.graph !== this.graph || from === to) return
+    if (cache.status === from) cache.ids = cache.ids.filter((each) => each !== id)
+    else if (cache.status === to) {
+      // In vault order: easy only when it is the one note with that status.
+      if (cache.ids.length === 0) cache.ids = [id]
+      else this.statusCache = undefined
+    }
   }
 
   /** Resolves where a note's writes go, refusing a path that leaves the vault (through a symlink too). */
   private async writePath(file: string): Promise<string> {
     // Notes are found by walking real folders (symlinked folders are not walked): only a symlinked note needs resolving.
     const direct = join(this.root, file)
-    const path = (await lstat(direct)).isSymbolicLink() ? await pathInVault(this.root, file) : direct
+    const path = lstatSync(direct).isSymbolicLink() ? await pathInVault(this.root, file) : direct
     this.writePaths.set(file, path)
     return path
   }
@@ -209,7 +266,7 @@ export class VaultSession {
   private async reread(file: string): Promise<boolean> {
     if (file.startsWith(`${TRACE_FOLDER}/`) || file.split('/').some((part) => part.startsWith('.')) || !/\.md$/i.test(file)) return false
     const path = join(this.root, file)
-    const stamp = await stampOf(path).catch(() => undefined)
+    const stamp = stampOrNothing(path)
     if (stamp === undefined) {
       this.stamps.delete(file)
       this.texts.delete(file)
@@ -266,5 +323,24 @@ export class VaultSession {
         // Watching is an optimisation: the notes a hop touches are still checked by stamp.
       }
     }
+  }
+}
+
+/** Notes up to this size are read with the synchronous calls on the hop path (the loader's limit of a note). */
+const MAX_SYNC_READ = 8 * 1024 * 1024
+
+function stampOrNothing(path: string): FileStamp | undefined {
+  try {
+    return stampOfSync(path)
+  } catch {
+    return undefined
+  }
+}
+
+function hasTraceFolder(root: string): boolean {
+  try {
+    return lstatSync(join(root, TRACE_FOLDER)).isDirectory()
+  } catch {
+    return false
   }
 }

@@ -44,8 +44,9 @@ it('a run killed with SIGKILL at random points resumes to the same path, losing 
 describe('the harness catches a broken library', () => {
   it('writes in place instead of through a temp file', async () => {
     const dist = await mutant('in-place', 'fs-atomic.js', [
-      ['const handle = await open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode);', "const handle = await open(path, 'w', mode);"],
-      ['await rename(temp, path);', ''],
+      // The hop path's synchronous write (status rewrites, output notes).
+      ['const fd = openSync(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode);', "const fd = openSync(path, 'w', mode);"],
+      ['renameSync(temp, path);', ''],
     ])
     const report = await runCrashTrials({ trials: 1, seed: 5, jobs: 1, mode: 'pause', dist, keepFailed: false, log: () => {} })
     expect(report.ok).toBe(false)
@@ -59,4 +60,17 @@ describe('the harness catches a broken library', () => {
     expect(report.ok).toBe(false)
     expect(report.dataLosses).toBeGreaterThan(0)
   }, 60_000)
+
+  it('renames status rewrites over notes without the journal holding their bytes (a power cut empties a note)', async () => {
+    const dist = await mutant('no-journal', 'note-journal.js', [['        if (!this.needed)\n            return;', '        this.queue = [];\n        return;']])
+    const report = await runCrashTrials({ trials: 2, seed: 7, jobs: 2, mode: 'power', dist, keepFailed: false, log: () => {} })
+    expect(report.ok).toBe(false)
+    expect(report.dataLosses).toBeGreaterThan(0)
+  }, 60_000)
+
+  it('a power cut loses no byte of a note when the journal is kept', async () => {
+    const report = await runCrashTrials({ trials: 2, seed: 7, jobs: 2, mode: 'power', log: () => {} })
+    expect(problemsOf(report)).toEqual([])
+    expect(report.kills).toBeGreaterThanOrEqual(2)
+  }, 120_000)
 })

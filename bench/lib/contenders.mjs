@@ -2,7 +2,7 @@
  * One repetition of each thing the benchmark measures. Every function
  * prepares what it needs outside the timed part and returns the timed figure.
  */
-import { constants } from 'node:fs'
+import { appendFileSync, closeSync, constants, fsyncSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs'
 import { mkdir, open, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Annotation, END, GraphRecursionError, START, StateGraph } from '@langchain/langgraph'
@@ -20,14 +20,18 @@ export function output(node, visit) {
  * Runs a vaultplan plan with an instant worker and a scripted judge that
  * answers `1: NO` until its `yesAt`-th call, then `1: YES`.
  *
+ * `prompts`: an array that receives `{ step, chars }` for each judge call (the
+ * prompt's length in characters, the step being judged).
+ *
  * @returns `{ steps, walkMs, cpuMs, totalMs, status, windows }`: `walkMs` runs from
  *   the run's `start` event (vault read, validated, trace header written)
  *   to its `end` or `stop` event, so it holds the hops and nothing else;
  *   with `window`, `windows` lists the time per hop of each run of
  *   `window` hops in a row (by `enter` events).
  */
-export async function runVaultplan(vault, { fsync, maxSteps, yesAt = Infinity, fresh = false, window = 0 }) {
+export async function runVaultplan(vault, { fsync, maxSteps, yesAt = Infinity, fresh = false, window = 0, prompts }) {
   let judged = 0
+  let entered = 0
   let startedAt
   let endedAt
   let cpuStarted
@@ -40,8 +44,12 @@ export async function runVaultplan(vault, { fsync, maxSteps, yesAt = Infinity, f
     fresh,
     maxSteps,
     work: async (step) => output(step.node.id, step.visit),
-    llm: async () => (++judged >= yesAt ? '1: YES' : '1: NO'),
+    llm: async (prompt) => {
+      prompts?.push({ step: entered, chars: prompt.length })
+      return ++judged >= yesAt ? '1: YES' : '1: NO'
+    },
     onEvent(event) {
+      if (event.type === 'enter') entered = event.step
       if (event.type === 'start') {
         startedAt = now()
         cpuStarted = cpuNow()
@@ -186,6 +194,59 @@ async function atomicWrite(dir, path, text, fsync, serial) {
       await folder.sync()
     } finally {
       await folder.close()
+    }
+  }
+}
+
+/**
+ * The same floor with the synchronous API (what better-sqlite3 uses, and
+ * what a file-based executor faces): no thread-pool round trip per call.
+ *
+ * @returns `{ steps, walkMs, cpuMs }`
+ */
+export async function runFloorSync(dir, { hops, fsync }) {
+  await mkdir(join(dir, 'trace'), { recursive: true })
+  const note = join(dir, 'note.md')
+  const trace = join(dir, 'trace', 'trace.md')
+  writeFileSync(note, 'x'.repeat(1024))
+  writeFileSync(trace, '')
+  const texts = ['a', 'b'].map((letter) => `---\nstatus: active\n---\n${letter.repeat(1000)}\n`)
+  const entry = `${'t'.repeat(199)}\n`
+  const cpuStarted = cpuNow()
+  const started = now()
+  for (let hop = 0; hop < hops; hop++) {
+    atomicWriteSync(dir, note, texts[0], fsync, hop * 2)
+    atomicWriteSync(dir, note, texts[1], fsync, hop * 2 + 1)
+    if (fsync) {
+      const fd = openSync(trace, 'a')
+      try {
+        writeSync(fd, entry)
+        fsyncSync(fd)
+      } finally {
+        closeSync(fd)
+      }
+    } else appendFileSync(trace, entry)
+  }
+  const walkMs = now() - started
+  return { steps: hops, walkMs, cpuMs: cpuNow() - cpuStarted }
+}
+
+function atomicWriteSync(dir, path, text, fsync, serial) {
+  const temp = join(dir, `.tmp-${serial}`)
+  const fd = openSync(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644)
+  try {
+    writeSync(fd, text)
+    if (fsync) fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+  renameSync(temp, path)
+  if (fsync) {
+    const folder = openSync(dir, 'r')
+    try {
+      fsyncSync(folder)
+    } finally {
+      closeSync(folder)
     }
   }
 }

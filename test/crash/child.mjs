@@ -2,7 +2,8 @@
 //
 //   node test/crash/child.mjs '<json config>'
 //
-// Config: { dist, vault, sideLog, attempt, mode, pauseAt, torn, seed, stepping }.
+// Config: { dist, vault, sideLog, attempt, mode, pauseAt, torn, power, seed, stepping }.
+// `power`: at the paused point, first do to the files what a power cut does to unflushed data.
 // `stepping`: walk with nextStep/completeStep first (then runPlan returns the result).
 // mode `none`: run to the end. mode `event`: the worker and judge sleep a
 // random few hundred microseconds to milliseconds, so the parent's timed
@@ -15,15 +16,28 @@
 // RESULT <json>, ERROR <json>, OPS <n>. All written synchronously.
 import fs from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
-import { basename, relative } from 'node:path'
+import { basename, dirname, relative } from 'node:path'
 import { makeScript, mulberry32 } from './script.mjs'
 import { MAX_STEPS, QUERY } from './vault.mjs'
 
 const config = JSON.parse(process.argv[2])
 const TEMP_PREFIX = '.vaultplan-tmp-'
 
-const line = (text) => fs.writeSync(1, `${text}\n`)
-const side = (entry) => fs.appendFileSync(config.sideLog, `${JSON.stringify({ a: config.attempt, ...entry })}\n`)
+// The harness's own output goes around the wrappers below.
+const writeSyncOriginal = fs.writeSync
+const appendFileSyncOriginal = fs.appendFileSync
+const line = (text) => writeSyncOriginal(1, `${text}\n`)
+/** Set while the harness writes files of its own: the wrappers below pass those calls through untouched. */
+let quiet = false
+const unwatched = (fn) => {
+  quiet = true
+  try {
+    return fn()
+  } finally {
+    quiet = false
+  }
+}
+const side = (entry) => unwatched(() => appendFileSyncOriginal(config.sideLog, `${JSON.stringify({ a: config.attempt, ...entry })}\n`))
 
 const random = mulberry32(config.seed >>> 0)
 
@@ -38,9 +52,21 @@ async function point(label, tear) {
   ops += 1
   if (config.mode !== 'pause' || ops !== config.pauseAt) return
   const torn = config.torn && tear ? await tear() : false
-  line(`PAUSE ${ops} ${label}${torn ? ' (torn)' : ''}`)
+  stopDead(ops, label, torn)
+}
+
+/** {@link point} for the synchronous calls: the same count, and `tear` is synchronous. */
+function pointSync(label, tear) {
+  ops += 1
+  if (config.mode !== 'pause' || ops !== config.pauseAt) return
+  stopDead(ops, label, config.torn && tear ? tear() : false)
+}
+
+function stopDead(at, label, torn) {
+  if (config.power) powerCut()
+  line(`PAUSE ${at} ${label}${torn ? ' (torn)' : ''}${config.power ? ' (power cut)' : ''}`)
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000)
-  fs.writeSync(2, 'crash child: paused for 60 s and nobody killed it\n')
+  writeSyncOriginal(2, 'crash child: paused for 60 s and nobody killed it\n')
   process.exit(99)
 }
 
@@ -52,13 +78,18 @@ const original = { open: promises.open, rename: promises.rename, rm: promises.rm
 const paths = new WeakMap()
 const writing = (flags) => (typeof flags === 'number' ? (flags & 3) !== 0 : typeof flags === 'string' && /[wa+]/.test(flags))
 
+const appending = (flags) => flags === 'a' || (typeof flags === 'number' && (flags & fs.constants.O_APPEND) !== 0)
+/** Every write into the vault goes to a temp file renamed into place, or appends to the trace. */
+function checkWriteOpen(path, flags) {
+  const name = basename(String(path))
+  const inVault = !relative(config.vault, String(path)).startsWith('..')
+  const appendToTrace = ['00_plan-trace/trace.md', '00_plan-trace/.journal'].includes(rel(path)) && appending(flags)
+  if (inVault && !name.startsWith(TEMP_PREFIX) && !appendToTrace) side({ t: 'violation', what: `non-atomic write: open(\`${rel(path)}\`, ${JSON.stringify(flags)})` })
+}
+
 promises.open = async function open(path, flags = 'r', mode) {
   if (writing(flags)) {
-    const name = basename(String(path))
-    const inVault = !relative(config.vault, String(path)).startsWith('..')
-    const appendToTrace = rel(path) === '00_plan-trace/trace.md' && flags === 'a'
-    // Every write into the vault goes to a temp file renamed into place, or appends to the trace.
-    if (inVault && !name.startsWith(TEMP_PREFIX) && !appendToTrace) side({ t: 'violation', what: `non-atomic write: open(\`${rel(path)}\`, ${JSON.stringify(flags)})` })
+    checkWriteOpen(path, flags)
     await point(`open ${rel(path)}`)
   }
   const handle = await original.open.call(this, path, flags, mode)
@@ -95,6 +126,108 @@ promises.rm = async function rm(path, options) {
   proto.sync = async function () {
     await point(`fsync ${rel(paths.get(this))}`)
     return sync.call(this)
+  }
+}
+// What a power cut would take away, for `power`: per file renamed into place since the child began,
+// its bytes before and whether the data and the folder entry of the latest rename were flushed; per
+// file appended to, its size at the last flush. The model is the pessimistic one of ext4/XFS: unflushed
+// data may be missing (an empty or zero-filled file, an append cut anywhere), an unflushed rename may
+// be undone; flushed data and flushed folders stay.
+const unflushed = { temps: new Map(), renamed: new Map(), appends: new Map(), folders: new Map() }
+
+/** Applies a power cut to the vault's files with the original calls, then the machine is off. */
+function powerCut() {
+  unwatched(cutPower)
+}
+
+function cutPower() {
+  const { writeFileSync, truncateSync, rmSync, statSync, readFileSync } = originalSync
+  for (const [path, entry] of unflushed.renamed) {
+    const r = random()
+    if (!entry.folderSynced && r < 0.25) {
+      if (entry.before === null) rmSync(path, { force: true })
+      else writeFileSync(path, entry.before)
+    } else if (!entry.dataSynced) {
+      const s = random()
+      if (s < 0.4) writeFileSync(path, '')
+      else if (s < 0.8) writeFileSync(path, Buffer.alloc(entry.size))
+    }
+  }
+  for (const [path, durable] of unflushed.appends) {
+    const size = statSync(path).size
+    if (size <= durable) continue
+    const keep = durable + Math.floor(random() * (size - durable + 1))
+    const bytes = readFileSync(path).subarray(0, keep)
+    if (random() < 0.3) bytes.fill(0, durable)
+    writeFileSync(path, bytes)
+    truncateSync(path, keep)
+  }
+}
+
+const originalSync = { writeFileSync: fs.writeFileSync, truncateSync: fs.truncateSync, rmSync: fs.rmSync, statSync: fs.statSync, readFileSync: fs.readFileSync, existsSync: fs.existsSync }
+
+// The synchronous calls the library's hop path uses (writeFileAtomicSync, the trace appender, the journal).
+{
+  const { openSync, writeSync, fsyncSync, renameSync, closeSync, fstatSync } = fs
+  const fdPaths = new Map()
+  const folderFds = new Map()
+  fs.openSync = function (path, flags = 'r', mode) {
+    if (quiet) return openSync.call(this, path, flags, mode)
+    if (writing(flags)) {
+      checkWriteOpen(path, flags)
+      pointSync(`open ${rel(path)}`)
+    }
+    const fd = openSync.call(this, path, flags, mode)
+    if (writing(flags)) {
+      fdPaths.set(fd, String(path))
+      if (appending(flags)) {
+        if (!unflushed.appends.has(String(path))) unflushed.appends.set(String(path), fstatSync(fd).size)
+      } else unflushed.temps.set(String(path), { synced: false })
+    } else if (typeof flags === 'number' && (flags & fs.constants.O_DIRECTORY) !== 0) folderFds.set(fd, String(path))
+    return fd
+  }
+  fs.closeSync = function (fd) {
+    fdPaths.delete(fd)
+    folderFds.delete(fd)
+    return closeSync.call(this, fd)
+  }
+  fs.writeSync = function (fd, data, ...rest) {
+    const path = quiet ? undefined : fdPaths.get(fd)
+    if (path !== undefined) {
+      // A torn write leaves a random non-empty part of the bytes, short of all of them.
+      const tear = () => {
+        const bytes = typeof data === 'string' ? Buffer.from(data) : data.subarray(rest[0] ?? 0, (rest[0] ?? 0) + (rest[1] ?? data.length))
+        if (bytes.length < 2) return false
+        writeSync.call(fs, fd, bytes, 0, 1 + Math.floor(random() * (bytes.length - 1)))
+        return true
+      }
+      pointSync(`${/^00_plan-trace\/(trace\.md|\.journal)$/.test(rel(path)) ? 'append' : 'write'} ${rel(path)}`, tear)
+    }
+    return writeSync.call(this, fd, data, ...rest)
+  }
+  fs.fsyncSync = function (fd) {
+    if (quiet) return fsyncSync.call(this, fd)
+    const path = fdPaths.get(fd)
+    pointSync(`fsync ${path === undefined ? 'folder' : rel(path)}`)
+    const done = fsyncSync.call(this, fd)
+    if (path !== undefined && unflushed.appends.has(path)) unflushed.appends.set(path, fstatSync(fd).size)
+    else if (path !== undefined && unflushed.temps.has(path)) unflushed.temps.get(path).synced = true
+    const folder = folderFds.get(fd)
+    if (folder !== undefined) for (const [file, entry] of unflushed.renamed) if (dirname(file) === folder) entry.folderSynced = true
+    return done
+  }
+  fs.renameSync = function (from, to) {
+    if (quiet) return renameSync.call(this, from, to)
+    pointSync(`rename ${rel(from)} -> ${rel(to)}`)
+    const temp = unflushed.temps.get(String(from))
+    const known = unflushed.renamed.get(String(to))
+    const before = known ? known.before : unwatched(() => (originalSync.existsSync(to) ? originalSync.readFileSync(to) : null))
+    const done = renameSync.call(this, from, to)
+    if (temp) {
+      unflushed.temps.delete(String(from))
+      unflushed.renamed.set(String(to), { before, size: unwatched(() => originalSync.statSync(to).size), dataSynced: temp.synced, folderSynced: false })
+    }
+    return done
   }
 }
 syncBuiltinESMExports()

@@ -14,8 +14,8 @@ export interface CrashOptions {
   keepFailed?: boolean
   /** The library build to test. @default dist/index.js */
   dist?: string
-  /** Kills timed after the child's k-th line (`event`), placed at its n-th file operation (`pause`), or both. @default 'mixed' */
-  mode?: 'mixed' | 'event' | 'pause'
+  /** Kills timed after the child's k-th line (`event`), placed at its n-th file operation (`pause`), placed power cuts (`power`), or all three (a fifth of the placed kills cut the power). @default 'mixed' */
+  mode?: 'mixed' | 'event' | 'pause' | 'power'
   /** Where progress and the summary line go. @default console.log */
   log?: (line: string) => void
 }

@@ -3,7 +3,11 @@
 // SIGKILL at random points, resumes until the run completes, and checks
 // that nothing a user would care about was lost.
 //
-//   npm run test:crash -- --trials 200 [--seed S] [--jobs J] [--only I] [--keep] [--dist PATH] [--mode event|pause|mixed]
+//   npm run test:crash -- --trials 200 [--seed S] [--jobs J] [--only I] [--keep] [--dist PATH] [--mode event|pause|power|mixed]
+//
+// `power` (and a fifth of the placed kills of `mixed`): a power cut. At the placed point the child
+// first does to the files what losing power does to unflushed data (see child.mjs), then the parent
+// fakes a new boot and opens the vault's journal, as the next run does, before it checks.
 //
 // Each trial copies the vault and runs it in a child (fsync on). A kill is
 // either timed (after the k-th line the child prints, plus a random delay of
@@ -21,7 +25,7 @@
 // the uninterrupted run's, no temp file or lock is left, and the worker got
 // the same key (and the same inputs) for a visit on every call.
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync, utimesSync } from 'node:fs'
+import { existsSync, readFileSync, realpathSync, utimesSync, writeFileSync } from 'node:fs'
 import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { availableParallelism, tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
@@ -56,7 +60,7 @@ export async function runCrashTrials(options = {}) {
   const jobs = Math.max(1, options.jobs ?? Math.min(4, 2 * availableParallelism()))
   const log = options.log ?? ((line) => console.log(line))
   const modes = options.mode ?? 'mixed'
-  if (!['mixed', 'event', 'pause'].includes(modes)) throw new TypeError(`Expected \`mode\` to be \`mixed\`, \`event\` or \`pause\`, got \`${modes}\``)
+  if (!['mixed', 'event', 'pause', 'power'].includes(modes)) throw new TypeError(`Expected \`mode\` to be \`mixed\`, \`event\`, \`pause\` or \`power\`, got \`${modes}\``)
   const built = resolve(options.dist ?? BUILT)
   if (!existsSync(built)) throw new Error(`\`${built}\` is missing: run \`npm run build\` first`)
   const started = Date.now()
@@ -183,7 +187,7 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
   const vault = join(dir, 'vault')
   const sideLog = join(dir, 'side.log')
   await cp(fixture, vault, { recursive: true })
-  const trial = { index, kills: [], resumes: 0, staleLocks: [], problems: [] }
+  const trial = { index, kills: [], resumes: 0, staleLocks: [], problems: [], powerCut: false }
   const problem = (kind, message) => trial.problems.push({ kind, message })
   const plannedKills = 1 + Math.floor(random() * MAX_KILLS)
   let attempt = 0
@@ -221,18 +225,25 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
     const hopsDone = snapshot(vault).trace?.hops.length ?? 0
     const remaining = (reference.hops.length - hopsDone + 1) / (reference.hops.length + 1)
     const coin = random()
-    const mode = modes === 'mixed' ? (coin < 0.5 ? 'event' : 'pause') : modes
-    const config = { mode, seed: Math.floor(random() * 2 ** 32), torn: random() < 0.25, pauseAt: 1 + Math.floor(random() * Math.ceil(calibration.ops * remaining)) }
+    const mode = modes === 'mixed' ? (coin < 0.5 ? 'event' : 'pause') : modes === 'power' ? 'pause' : modes
+    // A power cut: a placed kill that first drops what was not flushed (a fifth of the placed kills when mixed).
+    const power = modes === 'power' || (modes === 'mixed' && mode === 'pause' && random() < 0.2)
+    const config = { mode, power, seed: Math.floor(random() * 2 ** 32), torn: random() < 0.25, pauseAt: 1 + Math.floor(random() * Math.ceil(calibration.ops * remaining)) }
     const kill = mode === 'event' ? { afterLine: 1 + Math.floor(random() * Math.ceil(calibration.lines * remaining)), delayUs: Math.floor(random() ** 2 * 3000) } : undefined
     const outcome = await run(config, kill)
     if (outcome.killed) {
       killed = true
+      // The machine comes back: a new boot, and the next run's first act, the journal's repair.
+      if (power) {
+        await reboot(vault, dist)
+        trial.powerCut = true
+      }
       const attemptLog = readSideLog(sideLog).filter((entry) => entry.a === outcome.attempt)
-      const { problems, state } = await checkVault(vault, reference, { final: false, loadPlan: lib.loadPlan })
+      const { problems, state } = await checkVault(vault, reference, { final: false, loadPlan: lib.loadPlan, powerCut: trial.powerCut })
       traceAppendedOnly(`after kill ${trial.kills.length + 1}`)
       const point = killPoint(state, attemptLog)
       const how = mode === 'pause' ? `placed at ${outcome.pause}` : `timed: ${kill.delayUs} µs after line ${kill.afterLine} \`${outcome.killLine ?? ''}\``
-      trial.kills.push({ attempt: outcome.attempt, stepping: outcome.attempt % 2 === 1, mode, point, how, label: mode === 'pause' ? outcome.pause?.replace(/^\d+ /, '').replace(/\/[^ ]*?\.vaultplan-tmp-\S+/, '/<temp>').replace(/\.vaultplan-tmp-\S+/, '<temp>') : undefined })
+      trial.kills.push({ attempt: outcome.attempt, stepping: outcome.attempt % 2 === 1, mode: power ? 'power' : mode, point: power ? `${point} (power cut)` : point, how, label: mode === 'pause' ? outcome.pause?.replace(/^\d+ /, '').replace(/\/[^ ]*?\.vaultplan-tmp-\S+/, '/<temp>').replace(/\.vaultplan-tmp-\S+/, '<temp>') : undefined })
       for (const found of problems) problem(found.kind, `after kill ${trial.kills.length} (${point}, ${how}): ${found.message}`)
     } else if (outcome.result) {
       completed = outcome.result
@@ -250,7 +261,7 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
   if (JSON.stringify(comparable(completed)) !== JSON.stringify(reference.result)) {
     problem('data-loss', `the result is ${JSON.stringify(comparable(completed))}, expected ${JSON.stringify(reference.result)}`)
   }
-  for (const found of (await checkVault(vault, reference, { final: true, loadPlan: lib.loadPlan })).problems) problem(found.kind, `after the run completed: ${found.message}`)
+  for (const found of (await checkVault(vault, reference, { final: true, loadPlan: lib.loadPlan, powerCut: trial.powerCut })).problems) problem(found.kind, `after the run completed: ${found.message}`)
   traceAppendedOnly('after the run completed')
 
   checkCalls(readSideLog(sideLog), reference, snapshot(vault).trace?.run, problem)
@@ -263,7 +274,7 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
   const entries = readSideLog(sideLog)
   if (entries.some((entry) => entry.a === again.attempt && /^(work|judge)-start$/.test(entry.t))) problem('other', 'running the finished vault again called the worker or the judge')
   if ((snapshot(vault).trace?.text ?? '') !== traceSeen) problem('other', 'running the finished vault again changed its trace')
-  for (const found of (await checkVault(vault, reference, { final: true, loadPlan: lib.loadPlan })).problems) problem(found.kind, `after running the finished vault again: ${found.message}`)
+  for (const found of (await checkVault(vault, reference, { final: true, loadPlan: lib.loadPlan, powerCut: trial.powerCut })).problems) problem(found.kind, `after running the finished vault again: ${found.message}`)
   return trial
 }
 
@@ -352,6 +363,20 @@ function runChild(config, kill) {
   })
 }
 
+/**
+ * After a power cut: the journal's entries are from an earlier boot, and
+ * the next run opens the vault, which repairs what the cut tore.
+ */
+async function reboot(vault, dist) {
+  const journal = join(vault, TRACE_FOLDER, '.journal')
+  if (existsSync(journal)) {
+    const text = readFileSync(journal, 'utf8')
+    writeFileSync(journal, text.replace(/\{"k":"boot","id":"[^"]*"\}/g, '{"k":"boot","id":"before-the-power-cut"}'))
+  }
+  const { NoteJournal } = await import(new URL('note-journal.js', dist).href)
+  NoteJournal.open(realpathSync(vault)).close()
+}
+
 async function delay(microseconds) {
   if (microseconds >= 1000) await new Promise((resolveTimer) => setTimeout(resolveTimer, Math.floor(microseconds / 1000)))
   const end = process.hrtime.bigint() + BigInt((microseconds % 1000) * 1000)
@@ -395,7 +420,7 @@ function parseArgs(argv) {
     else if (arg === '--keep') options.keep = true
     else if (arg === '--dist') options.dist = argv[++i]
     else if (arg === '--mode') options.mode = argv[++i]
-    else throw new Error(`Unknown option \`${arg}\`; use --trials N, --seed S, --jobs J, --only I, --keep, --dist PATH, --mode event|pause|mixed`)
+    else throw new Error(`Unknown option \`${arg}\`; use --trials N, --seed S, --jobs J, --only I, --keep, --dist PATH, --mode event|pause|power|mixed`)
   }
   return options
 }

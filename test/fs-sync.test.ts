@@ -1,0 +1,54 @@
+import { execFileSync } from 'node:child_process'
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { RunStateError } from 'vaultplan'
+import { readRegularFileSync, writeFileAtomicSync } from '../src/fs-atomic.js'
+import { TraceAppender } from '../src/trace.js'
+import { writeVault } from './helpers/vault.js'
+
+// The hop path's synchronous file calls: only regular files of bounded size are ever read or opened
+// synchronously, so nothing a person puts in a vault can block the run (and its lock's refresh timer).
+
+describe('synchronous reads and writes of the hop path', () => {
+  it('reads a regular note, and refuses a FIFO, a symlink and a file over the limit without opening them', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'vaultplan-sync-'))
+    try {
+      await writeFile(join(dir, 'note.md'), '---\nstatus: pending\n---\n# Note\n')
+      expect(readRegularFileSync(join(dir, 'note.md'), 1024)?.text).toBe('---\nstatus: pending\n---\n# Note\n')
+      execFileSync('mkfifo', [join(dir, 'fifo.md')])
+      // A synchronous open of a FIFO with no writer would block this thread for ever; the test would time out.
+      expect(readRegularFileSync(join(dir, 'fifo.md'), 1024)).toBeUndefined()
+      await symlink(join(dir, 'note.md'), join(dir, 'link.md'))
+      expect(readRegularFileSync(join(dir, 'link.md'), 1024)).toBeUndefined()
+      expect(readRegularFileSync(join(dir, 'note.md'), 10)).toBeUndefined()
+      expect(readRegularFileSync(join(dir, 'missing.md'), 1024)).toBeUndefined()
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('replaces a file in one step, keeping its permissions, and leaves no temp file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'vaultplan-sync-'))
+    try {
+      const path = join(dir, 'note.md')
+      await writeFile(path, 'old\n', { mode: 0o600 })
+      const stamp = writeFileAtomicSync(path, 'new: ü\n', { fsync: true })
+      expect(await readFile(path, 'utf8')).toBe('new: ü\n')
+      expect((await stat(path)).mode & 0o777).toBe(0o600)
+      expect(stamp.size).toBe(Buffer.byteLength('new: ü\n'))
+      expect(await readdir(dir)).toEqual(['note.md'])
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('the trace appender refuses a trace that is a FIFO instead of blocking on it', async () => {
+    const vault = await writeVault({ 'a.md': '# A\n' })
+    await mkdir(join(vault, '00_plan-trace'), { recursive: true })
+    execFileSync('mkfifo', [join(vault, '00_plan-trace', 'trace.md')])
+    await expect(TraceAppender.open(vault, { fsync: false })).rejects.toThrow(RunStateError)
+    await expect(TraceAppender.open(vault, { fsync: false })).rejects.toThrow(/is not a regular file/)
+  })
+})
