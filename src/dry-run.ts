@@ -3,8 +3,8 @@ import { assertFolder } from './fs-atomic.js'
 import { readLedger } from './ledger.js'
 import { loadPlan } from './markdown-io.js'
 import { locate, notesOf, replay } from './run-core.js'
-import { pendingOutput } from './run-open.js'
-import { outputFile, readOutput, readTrace } from './trace.js'
+import { outputsOf, pendingOutput } from './run-open.js'
+import { readTrace } from './trace.js'
 import { conditionsOf, judgePrompt } from './transitions.js'
 import type { Predicate } from './types.js'
 
@@ -39,11 +39,7 @@ export async function dryRun(vault: string, options: { query?: string; predicate
   const graph = await loadPlan(dir)
   graph.validate()
   const trace = await readTrace(dir)
-  const outputs = new Map<string, string>()
-  for (const record of trace?.records ?? []) {
-    const file = record.kind === 'hop' ? record.output : record.kind === 'waiting' ? outputFile(record.step, record.node) : undefined
-    if (file !== undefined && !outputs.has(file)) outputs.set(file, (await readOutput(dir, file))?.output ?? '')
-  }
+  const outputs = await outputsOf(dir, trace?.records ?? [])
   const state = replay(trace?.records ?? [], (file) => outputs.get(file))
   const active = [...graph.nodes.values()].filter((node) => node.status === 'active').map((node) => node.id)
   const pending = trace ? await pendingOutput(dir, state.steps) : undefined

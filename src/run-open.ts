@@ -39,14 +39,19 @@ export async function openRun(
     )
   }
   if (!trace && options.query === undefined) throw new TypeError('Expected `query` for a new run (the vault holds no run to resume), got `undefined`')
+  return { trace, outputs: await outputsOf(vault, trace?.records ?? []) }
+}
+
+/** The texts of the output notes a trace's records name, by file, for the replay. */
+export async function outputsOf(vault: string, records: readonly TraceRecord[]): Promise<Map<string, string>> {
   const outputs = new Map<string, string>()
-  for (const record of trace?.records ?? []) {
+  for (const record of records) {
     const file = record.kind === 'hop' ? record.output : record.kind === 'waiting' ? outputFile(record.step, record.node) : undefined
     if (file === undefined || outputs.has(file)) continue
     const saved = await readOutput(vault, file)
     if (saved) outputs.set(file, saved.output)
   }
-  return { trace, outputs }
+  return outputs
 }
 
 /** The output saved for the step after the last recorded one, if a crash left one (its hop not recorded). */
