@@ -36,6 +36,24 @@ const TEMP_PREFIX = '.vaultplan-tmp-'
 const PROCESS_TAG = `${process.pid}-${Date.now().toString(36)}`
 let tempCounter = 0
 
+/** A fresh temporary name in `folder`, unique in this process and tagged with it (see `removeStaleTempFiles`). */
+function tempPath(folder: string): string {
+  return join(folder, `${TEMP_PREFIX}${PROCESS_TAG}-${(tempCounter++).toString(36)}`)
+}
+
+/** The permissions a replaced file keeps: its own, or 0644 for a new one. */
+function modeOf(info: { mode: number } | undefined): number {
+  return info ? info.mode & 0o7777 : 0o644
+}
+
+function statOrNothing(path: string): { mode: number } | undefined {
+  try {
+    return statSync(path)
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * Replaces a file in one step: the data goes to a temporary file in the same
  * folder, is flushed, and is renamed over the target, then the folder is
@@ -48,15 +66,8 @@ export async function writeFileAtomic(path: string, data: string, options: Write
   const fsync = options.fsync ?? true
   const folder = dirname(path)
   // O_EXCL below makes a clash with another process's name fail rather than share a file.
-  const temp = join(folder, `${TEMP_PREFIX}${PROCESS_TAG}-${(tempCounter++).toString(36)}`)
-  let mode = options.mode
-  if (mode === undefined) {
-    try {
-      mode = (await stat(path)).mode & 0o7777
-    } catch {
-      mode = 0o644
-    }
-  }
+  const temp = tempPath(folder)
+  const mode = options.mode ?? modeOf(await stat(path).catch(() => undefined))
   const handle = await open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode)
   let stamp: FileStamp
   try {
@@ -87,15 +98,8 @@ export async function writeFileAtomic(path: string, data: string, options: Write
 export function writeFileAtomicSync(path: string, data: string, options: WriteOptions = {}): FileStamp {
   const fsync = options.fsync ?? true
   const folder = dirname(path)
-  const temp = join(folder, `${TEMP_PREFIX}${PROCESS_TAG}-${(tempCounter++).toString(36)}`)
-  let mode = options.mode
-  if (mode === undefined) {
-    try {
-      mode = statSync(path).mode & 0o7777
-    } catch {
-      mode = 0o644
-    }
-  }
+  const temp = tempPath(folder)
+  const mode = options.mode ?? modeOf(statOrNothing(path))
   const fd = openSync(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode)
   let stamp: FileStamp
   try {

@@ -3,9 +3,9 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { readRunStatus, runPlan, StepError, type NodeState, type RunStatus } from 'vaultplan'
 import { nextSentence } from '../src/cli-status.js'
-import { draftReview } from './helpers/plans.js'
+import { draftReview, humanReview } from './helpers/plans.js'
 import { noJudge, reviewJudge, scriptedWorker } from './helpers/scripted.js'
-import { edit, note, writeVault } from './helpers/vault.js'
+import { edit, writeVault } from './helpers/vault.js'
 
 const query = 'Announce the release'
 const shownAs = 'plans/announce'
@@ -23,14 +23,6 @@ async function readStatus(dir: string, options: { hops?: number } = {}, shown = 
 /** The run's id and start time are random; everything else is compared whole. */
 function withoutRunId<T extends { run: RunStatus['run'] }>(status: T): T {
   return status.run ? { ...status, run: { ...status.run, id: '<run>', started: '<time>' } } : status
-}
-
-/** The draft/review plan with its review decided by a person. */
-function humanReview(): Record<string, string> {
-  return {
-    ...draftReview(),
-    'review.md': note({ front: { judge: 'human' }, title: 'Review', body: 'Review the draft.', next: ['[ ] approved -> [[send]]', '[ ] needs revision -> [[draft]]'] }),
-  }
 }
 
 describe('readRunStatus', () => {

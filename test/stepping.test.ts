@@ -3,9 +3,9 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { crashSeam } from '../src/run-words.js'
 import { completeStep, decide, nextStep, readRunStatus, runPlan, type Step } from 'vaultplan'
-import { draftReview } from './helpers/plans.js'
-import { noJudge, reviewJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
-import { edit, note, read, readTree, statuses, traceEntries, writeVault } from './helpers/vault.js'
+import { draftReview, humanReview } from './helpers/plans.js'
+import { noJudge, reviewJudge, scriptedWorker } from './helpers/scripted.js'
+import { edit, read, readTree, statuses, traceEntries, writeVault } from './helpers/vault.js'
 
 const query = 'Announce the release'
 const options = { fsync: false }
@@ -19,14 +19,6 @@ async function records(dir: string): Promise<Record<string, unknown>[]> {
 function work(step: Step): Extract<Step, { kind: 'work' }> {
   if (step.kind !== 'work') throw new Error(`expected a step to work, got ${JSON.stringify(step)}`)
   return step
-}
-
-/** The draft/review plan whose review a person decides. */
-function humanReview(): Record<string, string> {
-  return {
-    ...draftReview(),
-    'review.md': note({ front: { judge: 'human' }, title: 'Review', body: 'Review the draft.', next: ['[ ] approved -> [[send]]', '[ ] needs revision -> [[draft]]'] }),
-  }
 }
 
 describe('nextStep claims a visit, idempotently', () => {

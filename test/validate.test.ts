@@ -338,20 +338,8 @@ describe('validate()', () => {
 })
 
 describe('graph.check(): the same issues as validate(), without throwing', () => {
-  const node = (id: string, targets: string[], extra: Partial<PlanNode> = {}): PlanNode => ({
-    id,
-    title: id,
-    body: '',
-    type: 'step',
-    status: 'pending',
-    maxVisits: 3,
-    frontmatter: {},
-    edges: targets.map((target) => ({ label: '', target, conditional: false })),
-    ...extra,
-  })
-
   it('splits errors from warnings, every issue kept in file order, where validate() would throw', () => {
-    const graph = new PlanGraph([node('a', ['b'], { type: 'start' }), node('b', ['nowhere']), node('lonely', [])])
+    const graph = new PlanGraph([node('a', [['', 'b']], { type: 'start' }), node('b', [['', 'nowhere']]), node('lonely', [])])
     const checked = graph.check()
     expect(checked.errors.map((issue) => [issue.code, issue.node])).toContainEqual(['dangling-edge', 'b'])
     expect(checked.warnings.map((issue) => [issue.code, issue.node])).toEqual([['unreachable', 'lonely']])
@@ -365,6 +353,6 @@ describe('graph.check(): the same issues as validate(), without throwing', () =>
   })
 
   it('a valid plan: nothing to report', () => {
-    expect(new PlanGraph([node('a', ['b'], { type: 'start' }), node('b', [])]).check()).toEqual({ errors: [], warnings: [], issues: [] })
+    expect(new PlanGraph([node('a', [['', 'b']], { type: 'start' }), node('b', [])]).check()).toEqual({ errors: [], warnings: [], issues: [] })
   })
 })

@@ -21,3 +21,11 @@ export function linear(): Record<string, string> {
     'c.md': note({ title: 'C', body: 'Do c.' }),
   }
 }
+
+/** The draft/review plan whose review a person decides (`judge: human`, boxes to tick). */
+export function humanReview(): Record<string, string> {
+  return {
+    ...draftReview(),
+    'review.md': note({ front: { judge: 'human' }, title: 'Review', body: 'Review the draft.', next: ['[ ] approved -> [[send]]', '[ ] needs revision -> [[draft]]'] }),
+  }
+}
