@@ -1,9 +1,9 @@
 import { constants } from 'node:fs'
 import { mkdir, open, readdir, readFile, realpath, stat, type FileHandle } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
-import { stringify } from 'yaml'
 import { setFrontmatterStatus } from './frontmatter.js'
 import { assertFolder, isInside, pathInVault, toStamp, writeFileAtomic, type FileStamp, type WriteOptions } from './fs-atomic.js'
+import { lazyModule } from './lazy-module.js'
 import { LinkResolver } from './links.js'
 import { aliasesOf, DEFAULT_MAX_VISITS, idFromFile, parseNote, readKnob, type ParsedNote } from './parse-note.js'
 import { edgeOrigins, loadIssues, PlanGraph, type EdgeOrigin } from './plan-graph.js'
@@ -299,6 +299,9 @@ export async function updateStatus(dir: string, nodeId: string, status: NodeStat
   if (updated !== text) await writeFileAtomic(path, updated, options)
 }
 
+/** The YAML writer, loaded when a plan is saved (loading a vault does not need it). */
+const yaml = lazyModule<typeof import('yaml')>('yaml')
+
 /** Renders a node as a note: frontmatter knobs, title, body, `## Next`. */
 function renderNote(node: PlanNode): string {
   const data: Record<string, unknown> = { ...node.frontmatter }
@@ -315,7 +318,7 @@ function renderNote(node: PlanNode): string {
   knob('role', node.role, undefined)
   knob('max_visits', node.maxVisits, DEFAULT_MAX_VISITS)
   knob('judge', node.judge, undefined)
-  let text = Object.keys(data).length > 0 ? `---\n${stringify(data)}---\n` : ''
+  let text = Object.keys(data).length > 0 ? `---\n${yaml().stringify(data)}---\n` : ''
   if (node.title !== node.id) text += `# ${escapeInline(node.title)}\n\n`
   if (node.body) text += `${node.body}\n`
   if (node.edges.length > 0) {

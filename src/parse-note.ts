@@ -1,5 +1,4 @@
 import type { Root } from 'mdast'
-import { z } from 'zod'
 import { parseFrontmatter } from './frontmatter.js'
 import type { FileStamp } from './fs-atomic.js'
 import { markdownParser, plainText, readEdges, type RawEdge } from './next-section.js'
@@ -32,21 +31,33 @@ export interface ParsedNote {
   stamp?: FileStamp
 }
 
-/** The knobs of SPEC section 2; any other key is the user's. */
-const knobSchemas = {
-  type: z.enum(['step', 'start']),
-  status: z.enum(['pending', 'active', 'done', 'waiting']),
-  tools: z.array(z.string().min(1)),
-  role: z.string().min(1),
-  max_visits: z.number().int().min(1),
-  judge: z.enum(['llm', 'human']),
-} as const
+/** A check of one knob's value: the value the loader takes, or `undefined` when it is invalid. */
+type KnobCheck = (value: unknown) => unknown
+
+const oneOf =
+  (...values: string[]): KnobCheck =>
+  (value) =>
+    typeof value === 'string' && values.includes(value) ? value : undefined
+const nonEmptyString = (value: unknown) => (typeof value === 'string' && value.length > 0 ? value : undefined)
+
+/**
+ * The knobs of SPEC section 2; any other key is the user's. Plain checks
+ * rather than a schema library: they run for every note a load reads, and
+ * loading one would cost `vaultplan validate` more than its own work.
+ */
+const knobChecks = {
+  type: oneOf('step', 'start'),
+  status: oneOf('pending', 'active', 'done', 'waiting'),
+  tools: (value) => (Array.isArray(value) && value.every((tool) => nonEmptyString(tool) !== undefined) ? [...value] : undefined),
+  role: nonEmptyString,
+  max_visits: (value) => (Number.isInteger(value) && (value as number) >= 1 ? value : undefined),
+  judge: oneOf('llm', 'human'),
+} as const satisfies Record<string, KnobCheck>
 
 /** The value the loader takes from a frontmatter knob: `undefined` when the key is empty or its value invalid. */
-export function readKnob(key: keyof typeof knobSchemas, value: unknown): unknown {
+export function readKnob(key: keyof typeof knobChecks, value: unknown): unknown {
   if (value === null || value === undefined) return undefined
-  const parsed = knobSchemas[key].safeParse(value)
-  return parsed.success ? parsed.data : undefined
+  return knobChecks[key](value)
 }
 
 /** The `aliases:` (or `alias:`) a note's frontmatter gives it, trimmed and in NFC, as links are compared. */
@@ -93,11 +104,11 @@ export function parseNote(file: string, text: string): ParsedNote {
   for (const problem of frontmatter.problems) report('invalid-frontmatter', problem.message, problem.line, problem.column)
   const data = frontmatter.data
   const knobs: Record<string, unknown> = {}
-  for (const [key, schema] of Object.entries(knobSchemas)) {
+  for (const [key, check] of Object.entries(knobChecks)) {
     if (!Object.hasOwn(data, key) || data[key] === null) continue
-    const parsed = schema.safeParse(data[key])
+    const value = check(data[key])
     const position = frontmatter.positions.get(key)
-    if (parsed.success) knobs[key] = parsed.data
+    if (value !== undefined) knobs[key] = value
     else report('invalid-frontmatter', `\`${key}\` ${describeKnobError(key, data[key])}`, position?.line, position?.column)
   }
 
@@ -173,7 +184,7 @@ function isSectionName(text: string): boolean {
 function inlineText(markdown: string): string {
   if (!/[*_`[\]<&\\]/.test(markdown)) return markdown.trim()
   try {
-    return plainText(markdownParser.parse(markdown) as Root).trim()
+    return plainText(markdownParser().parse(markdown) as Root).trim()
   } catch {
     return markdown.trim()
   }
