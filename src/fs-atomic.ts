@@ -136,6 +136,17 @@ export function writeAllSync(fd: number, buffer: Buffer): void {
  * @returns the text and the stamp of the version read, or `undefined`
  */
 export function readRegularFileSync(path: string, maxBytes: number): { text: string; stamp: FileStamp } | undefined {
+  const read = readRegularBytesSync(path, maxBytes)
+  return read && { text: read.bytes.toString('utf8'), stamp: read.stamp }
+}
+
+/**
+ * {@link readRegularFileSync} giving the bytes, for a caller that looks at
+ * them before decoding (the loader refuses binary files).
+ *
+ * @returns the bytes and the stamp of the version read, or `undefined`
+ */
+export function readRegularBytesSync(path: string, maxBytes: number): { bytes: Buffer; stamp: FileStamp } | undefined {
   let info
   try {
     info = lstatSync(path)
@@ -160,7 +171,7 @@ export function readRegularFileSync(path: string, maxBytes: number): { text: str
       if (read === 0) break
       length += read
     }
-    return { text: buffer.toString('utf8', 0, length), stamp: toStamp(opened) }
+    return { bytes: buffer.subarray(0, length), stamp: toStamp(opened) }
   } finally {
     closeSync(fd)
   }
