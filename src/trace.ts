@@ -2,13 +2,17 @@ import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync } from 
 import { mkdir, readdir, readFile, rename, stat } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
-import { stringify } from 'yaml'
 import { z } from 'zod'
 import { RunStateError } from './errors.js'
 import { parseFrontmatter } from './frontmatter.js'
 import { syncFolder, writeAllSync, writeFileAtomic, writeFileAtomicSync, type WriteOptions } from './fs-atomic.js'
+import { lazyModule } from './lazy-module.js'
 import { TRACE_FOLDER } from './markdown-io.js'
+import { stringifyFlat } from './plain-yaml.js'
 import { DECIDED_BY, type StepOutput } from './types.js'
+
+/** The YAML writer, for the trace's header (once a run). */
+const yaml = lazyModule<typeof import('yaml')>('yaml')
 
 /** The trace format this version writes; format 1 is still read. */
 export const TRACE_FORMAT = 2
@@ -197,7 +201,7 @@ export async function writeTraceHeader(vault: string, header: TraceHeader, optio
   await mkdir(paths.outputs, { recursive: true })
   // The new folders' entries must be as durable as the files the run puts in them.
   if (options.fsync ?? true) await Promise.all([syncFolder(vault), syncFolder(paths.folder)])
-  const front = stringify({ vaultplan: 'trace', ...header })
+  const front = yaml().stringify({ vaultplan: 'trace', ...header })
   const text = `---\n${front}---\n# Plan trace\n\nRun \`${header.run}\`, started ${header.started}. One section per hop, appended as the run goes.\n`
   await writeFileAtomic(paths.trace, text, options)
 }
@@ -297,7 +301,7 @@ export async function writeOutput(vault: string, file: string, meta: OutputMeta,
 export function renderOutput(meta: OutputMeta, output: string): string {
   // `node` links the output to its note in Obsidian's graph; `id` is what the executor reads back.
   const { node, choice, ...rest } = meta
-  const front = stringify({ vaultplan: 'output', ...rest, id: node, node: `[[${node}]]`, ...(choice !== undefined && { choice }) })
+  const front = stringifyFlat({ vaultplan: 'output', ...rest, id: node, node: `[[${node}]]`, ...(choice !== undefined && { choice }) })
   return `---\n${front}---\n${output}`
 }
 
