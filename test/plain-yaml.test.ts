@@ -1,9 +1,9 @@
 import fc from 'fast-check'
 import { stringify } from 'yaml'
 import { describe, expect, it } from 'vitest'
-import { fastPathCounts } from '../src/fast-paths.js'
-import { stringifyFlat } from '../src/plain-yaml.js'
-import { renderOutput } from '../src/trace.js'
+import { fastPathCounts } from '../src/vault/fast-paths.js'
+import { stringifyFlat } from '../src/vault/plain-yaml.js'
+import { renderOutput } from '../src/run/trace.js'
 
 describe('stringifyFlat', () => {
   it("writes an output note's fields as yaml does", () => {
@@ -16,7 +16,7 @@ describe('stringifyFlat', () => {
   })
 
   it('quotes what yaml would read as something else, or hands it to yaml', () => {
-    const tricky = { a: 'true', b: '1e3', c: '0x1F', d: 'null', e: 'a: b', f: 'Projects/Website redesign', g: '# x', h: '', i: 2.5, j: '[[a b]]', k: 'ü' }
+    const tricky = { z: -0, a: 'true', b: '1e3', c: '0x1F', d: 'null', e: 'a: b', f: 'Projects/Website redesign', g: '# x', h: '', i: 2.5, j: '[[a b]]', k: 'ü' }
     for (const [key, value] of Object.entries(tricky)) expect(stringifyFlat({ id: 'x', [key]: value })).toBe(stringify({ id: 'x', [key]: value }))
   })
 

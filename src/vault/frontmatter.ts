@@ -1,0 +1,321 @@
+import type { Document, Scalar } from 'yaml'
+import { fastPathCounts } from './fast-paths.js'
+import { lazyModule } from '../core/lazy-module.js'
+
+/** The YAML parser, loaded only for frontmatter the plain reader cannot read (see `readSimpleYaml`). */
+const yaml = lazyModule<typeof import('yaml')>('yaml')
+
+/** Where the frontmatter of a note sits in its text. */
+export interface FrontmatterSplit {
+  /** The YAML between the fences, or `undefined` when the note has no YAML frontmatter. */
+  yaml: string | undefined
+  /** Offset of the first character of the YAML (after the opening fence line). */
+  yamlStart: number
+  /** 1-based line of the first YAML line in the file. */
+  yamlLine: number
+  /** Offset of the first character after the closing fence line. */
+  contentStart: number
+  /** The language named on an opening fence such as `---js`: never evaluated, reported. */
+  foreignLanguage?: string
+  /** The line ending the note uses. */
+  eol: '\n' | '\r\n'
+}
+
+/** A problem found while reading frontmatter, with its offset in the file. */
+export interface FrontmatterProblem {
+  message: string
+  line: number
+  column: number
+}
+
+/** Parsed frontmatter: the data and where each top-level key's value starts. */
+export interface Frontmatter {
+  split: FrontmatterSplit
+  data: Record<string, unknown>
+  problems: FrontmatterProblem[]
+  /** 1-based line and column of each top-level key's value (or key when it has none). */
+  positions: Map<string, { line: number; column: number }>
+}
+
+const FENCE = /^---[ \t]*$/
+// `---js` names a language (reported, never run); `----` is a thematic break, not a fence.
+const OPENING = /^---[ \t]*([A-Za-z][^\r\n]*?)?[ \t]*(\r?\n)/
+/** Bounds the work an alias bomb can cause: a real note never needs more. */
+const MAX_ALIAS_COUNT = 100
+
+/**
+ * Finds the frontmatter the way Obsidian does: a `---` line as the very first
+ * line (after an optional BOM) and a closing `---` line. An unclosed fence is
+ * not frontmatter. Nothing here interprets the YAML.
+ */
+export function splitFrontmatter(text: string): FrontmatterSplit {
+  const bom = text.startsWith('\uFEFF') ? 1 : 0
+  const firstNewline = text.indexOf('\n')
+  const eol = firstNewline > 0 && text[firstNewline - 1] === '\r' ? '\r\n' : '\n'
+  const none: FrontmatterSplit = { yaml: undefined, yamlStart: bom, yamlLine: 1, contentStart: bom, eol }
+  const opening = OPENING.exec(text.slice(bom, bom + 256))
+  if (!opening) return none
+  const language = (opening[1] ?? '').trim()
+  const yamlStart = bom + opening[0].length
+  let lineStart = yamlStart
+  while (lineStart < text.length) {
+    let lineEnd = text.indexOf('\n', lineStart)
+    if (lineEnd === -1) lineEnd = text.length
+    const line = text.slice(lineStart, lineEnd).replace(/\r$/, '')
+    if (FENCE.test(line)) {
+      const contentStart = Math.min(lineEnd + 1, text.length)
+      if (language !== '') return { ...none, foreignLanguage: language, contentStart }
+      return { yaml: text.slice(yamlStart, lineStart), yamlStart, yamlLine: 2, contentStart, eol }
+    }
+    lineStart = lineEnd + 1
+  }
+  return none
+}
+
+/**
+ * Parses a note's frontmatter with the `yaml` package (YAML 1.2: no merge
+ * keys, no custom tags, aliases bounded). Never throws: problems come back
+ * with positions in the note's own lines.
+ */
+export function parseFrontmatter(text: string, fast = true): Frontmatter {
+  const split = splitFrontmatter(text)
+  const result: Frontmatter = { split, data: {}, problems: [], positions: new Map() }
+  if (split.foreignLanguage !== undefined) {
+    result.problems.push({
+      message: `frontmatter in \`${split.foreignLanguage}\` is not supported (only YAML); the block was not evaluated`,
+      line: 1,
+      column: 1,
+    })
+    return result
+  }
+  if (split.yaml === undefined || split.yaml.trim() === '') return result
+  if (fast && readSimpleYaml(split, result)) {
+    fastPathCounts.frontmatter++
+    return result
+  }
+  const { isMap, isScalar, LineCounter, parseDocument } = yaml()
+  const lineCounter = new LineCounter()
+  const at = (offset: number) => {
+    const pos = lineCounter.linePos(offset)
+    return { line: split.yamlLine + pos.line - 1, column: pos.col }
+  }
+  try {
+    // yaml's own check of unique keys is quadratic in the number of keys: ours is one pass.
+    const doc = parseDocument(split.yaml, { lineCounter, prettyErrors: false, uniqueKeys: false })
+    const errors = [...doc.errors.map((error) => ({ message: error.message, offset: error.pos[0] })), ...duplicateKeys(doc)]
+    errors.sort((a, b) => a.offset - b.offset)
+    for (const error of errors) result.problems.push({ message: `invalid YAML: ${firstLine(error.message)}`, ...at(error.offset) })
+    if (errors.length > 0) return result
+    const contents = doc.contents
+    if (contents === null || (isScalar(contents) && contents.value === null)) return result
+    if (!isMap(contents)) {
+      result.problems.push({ message: 'frontmatter must be a mapping of keys to values', ...at(contents.range?.[0] ?? 0) })
+      return result
+    }
+    const data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) as Record<string, unknown>
+    result.data = data
+    for (const pair of contents.items) {
+      const key = isScalar(pair.key) ? String(pair.key.value) : undefined
+      if (key === undefined) continue
+      const node = (pair.value as Scalar | null)?.range ? (pair.value as Scalar) : (pair.key as Scalar)
+      result.positions.set(key, at(node.range?.[0] ?? 0))
+    }
+  } catch (error) {
+    // yaml throws (rather than reporting) on alias bombs and on nesting too deep for the stack.
+    result.problems.push({ message: `invalid YAML: ${firstLine(String((error as Error).message ?? error))}`, line: split.yamlLine, column: 1 })
+  }
+  return result
+}
+
+/** Keys repeated in one mapping, anywhere in the document, as yaml's `uniqueKeys` reports them. */
+function duplicateKeys(doc: Document): { message: string; offset: number }[] {
+  const { isScalar, visit } = yaml()
+  const found: { message: string; offset: number }[] = []
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Set<unknown>()
+      for (const pair of map.items) {
+        const key = isScalar(pair.key) ? pair.key.value : pair.key
+        if (seen.has(key)) found.push({ message: 'Map keys must be unique', offset: (pair.key as Scalar | null)?.range?.[0] ?? 0 })
+        seen.add(key)
+      }
+    },
+  })
+  return found
+}
+
+/**
+ * Returns `text` with its frontmatter `status:` value set to `status`, every
+ * other byte unchanged: comments, key order, quoting style, line endings. A
+ * note without frontmatter gains one holding only the status.
+ *
+ * @throws {Error} when the frontmatter is not a YAML block mapping that can be patched in place.
+ */
+export function setFrontmatterStatus(text: string, status: string): string {
+  const updated = patchStatus(text, status)
+  const before = parseFrontmatter(text)
+  // A patch that cannot be read back and compared is not made: duplicate keys, an alias bomb ...
+  if (before.problems.length > 0) throw new Error(`cannot set \`status\`: the frontmatter has a problem (${before.problems[0]!.message}); fix it first`)
+  // The patch works on bytes; reading it back catches YAML it cannot handle
+  // (a `...` end marker, a status value that an alias elsewhere refers to).
+  const after = parseFrontmatter(updated)
+  if (after.problems.length > 0 || JSON.stringify({ ...before.data, status }) !== JSON.stringify({ ...after.data, status }) || after.data.status !== status) {
+    throw new Error('cannot set `status`: this frontmatter cannot be patched in place without changing other values; set `status:` by hand')
+  }
+  return updated
+}
+
+function patchStatus(text: string, status: string): string {
+  const split = splitFrontmatter(text)
+  const { eol } = split
+  if (split.foreignLanguage !== undefined) {
+    // A second, YAML frontmatter above it would hide the block from every reader.
+    throw new Error(`cannot set \`status\`: the frontmatter is in \`${split.foreignLanguage}\`, not YAML; rewrite it as YAML`)
+  }
+  if (split.yaml === undefined) {
+    const at = split.yamlStart // after the BOM, if any
+    return `${text.slice(0, at)}---${eol}status: ${status}${eol}---${eol}${text.slice(at)}`
+  }
+  const closingFence = split.yamlStart + split.yaml.length
+  const simple = patchSimpleStatus(text, split, status)
+  if (simple !== undefined) return simple
+  const { isMap, isScalar, parseDocument } = yaml()
+  const doc = parseDocument(split.yaml, { uniqueKeys: false })
+  const contents = doc.contents
+  if (doc.errors.length > 0) {
+    throw new Error(`cannot set \`status\`: the frontmatter is not valid YAML (${firstLine(doc.errors[0]!.message)})`)
+  }
+  if (contents === null || (isScalar(contents) && contents.value === null && !contents.source)) {
+    return `${text.slice(0, closingFence)}status: ${status}${eol}${text.slice(closingFence)}`
+  }
+  if (!isMap(contents) || contents.flow) {
+    throw new Error('cannot set `status`: the frontmatter is not a block mapping of keys to values')
+  }
+  const pair = contents.items.find((item) => isScalar(item.key) && item.key.value === 'status')
+  if (!pair) {
+    return `${text.slice(0, closingFence)}status: ${status}${eol}${text.slice(closingFence)}`
+  }
+  const value = pair.value as Scalar | null
+  const range = value?.range
+  if (!value || !range) {
+    const keyEnd = split.yamlStart + (pair.key as Scalar).range![1]
+    const colon = text.indexOf(':', keyEnd)
+    return `${text.slice(0, colon + 1)} ${status}${text.slice(colon + 1)}`
+  }
+  const start = split.yamlStart + range[0]
+  let end = split.yamlStart + range[1]
+  if (range[0] === range[1]) {
+    // `status:` with no value, maybe `status: # comment`: keep one space on each side.
+    const before = /[ \t]$/.test(text.slice(0, start)) ? '' : ' '
+    const after = /^[^\r\n]/.test(text.slice(end)) ? ' ' : ''
+    return `${text.slice(0, start)}${before}${status}${after}${text.slice(end)}`
+  }
+  // A block value (`|`, `>`, a `- list`) owns the line breaks after it; they must stay.
+  end -= trailingBreaks(text.slice(start, end))
+  const quote = value.type === 'QUOTE_DOUBLE' ? '"' : value.type === 'QUOTE_SINGLE' ? "'" : ''
+  return `${text.slice(0, start)}${quote}${status}${quote}${text.slice(end)}`
+}
+
+/**
+ * The patch for frontmatter the fast reader can read (plain `key: value`
+ * lines): found by line, without the YAML parser. `undefined` for anything else.
+ */
+function patchSimpleStatus(text: string, split: FrontmatterSplit, status: string): string | undefined {
+  const probe: Frontmatter = { split, data: {}, problems: [], positions: new Map() }
+  if (!readSimpleYaml(split, probe)) return undefined
+  const closingFence = split.yamlStart + split.yaml!.length
+  if (!Object.hasOwn(probe.data, 'status')) return `${text.slice(0, closingFence)}status: ${status}${split.eol}${text.slice(closingFence)}`
+  let offset = split.yamlStart
+  for (const line of split.yaml!.split('\n')) {
+    const simple = readSimpleLine(line)
+    if (simple?.key === 'status') {
+      const start = offset + simple.valueStart
+      const raw = simple.raw
+      const quote = raw.startsWith('"') ? '"' : raw.startsWith("'") ? "'" : ''
+      return `${text.slice(0, start)}${quote}${status}${quote}${text.slice(start + raw.length)}`
+    }
+    offset += line.length + 1
+  }
+  return undefined
+}
+
+/** The length of the white space ending `text` from its first line break on (what `/[\r\n]\s*$/` matches), found in one scan. */
+function trailingBreaks(text: string): number {
+  let start = text.length
+  while (start > 0 && /\s/.test(text[start - 1]!)) start--
+  for (let at = start; at < text.length; at++) if (text[at] === '\r' || text[at] === '\n') return text.length - at
+  return 0
+}
+
+function firstLine(message: string): string {
+  return message.split('\n')[0]!.slice(0, 200)
+}
+
+const SIMPLE_KEY = /^([A-Za-z_][A-Za-z0-9_-]*):( +)/
+
+/**
+ * A `key: value` line: the key, where the value starts and the value as
+ * written, without a trailing `# comment` and white space. `undefined` for
+ * any other line. A scan, not one pattern: `(.*?)[ \t]*$` is quadratic in a
+ * long run of white space.
+ */
+function readSimpleLine(line: string): { key: string; valueStart: number; raw: string } | undefined {
+  const match = SIMPLE_KEY.exec(line)
+  if (!match) return undefined
+  const valueStart = match[0].length
+  let value = line.endsWith('\r') ? line.slice(valueStart, -1) : line.slice(valueStart)
+  // `.` stops at these: the pattern this replaces did not read such lines.
+  if (/[\r\u2028\u2029]/.test(value)) return undefined
+  // A comment starts at a `#` after white space; a `#` inside quotes is left to the YAML parser (the value then does not read as simple).
+  const comment = /[ \t]#/.exec(value)
+  if (comment) value = value.slice(0, comment.index)
+  let end = value.length
+  while (end > 0 && (value[end - 1] === ' ' || value[end - 1] === '\t')) end--
+  return { key: match[1]!, valueStart, raw: value.slice(0, end) }
+}
+const SIMPLE_STRING = /^[A-Za-z][A-Za-z0-9_ ./-]*$/
+const SIMPLE_INT = /^\d{1,9}$/
+const RESERVED = /^(true|false|null)$/i
+
+/**
+ * Reads frontmatter made only of `key: value` lines whose values are plain
+ * words, small integers or flow lists of them, the way most plan notes are
+ * written; the YAML parser costs as much as the rest of a load. Returns
+ * `false` (reading nothing) for anything else, which the parser then reads.
+ */
+function readSimpleYaml(split: FrontmatterSplit, result: Frontmatter): boolean {
+  const data: Record<string, unknown> = {}
+  const positions = new Map<string, { line: number; column: number }>()
+  const scalar = (raw: string): string | number | undefined => {
+    if (SIMPLE_INT.test(raw)) return Number(raw)
+    if (/^"[^"\\]*"$/.test(raw) || /^'[^']*'$/.test(raw)) return raw.slice(1, -1)
+    // YAML 1.2 has no timestamps: a date is a string.
+    if (/^\d{4}-\d{2}-\d{2}$/.test(raw)) return raw
+    return SIMPLE_STRING.test(raw) && !RESERVED.test(raw) ? raw : undefined
+  }
+  const lines = split.yaml!.split('\n')
+  if (lines.at(-1) === '') lines.pop()
+  for (const [index, line] of lines.entries()) {
+    // A comment line, or a blank one, holds no key.
+    if (/^[ \t]*(#.*)?\r?$/.test(line) && !/[\u2028\u2029]/.test(line)) continue
+    const simple = readSimpleLine(line)
+    if (!simple) return false
+    const { key, valueStart, raw } = simple
+    if (key === '__proto__' || Object.hasOwn(data, key) || raw === '') return false
+    let value: unknown
+    if (raw.startsWith('[') && raw.endsWith(']')) {
+      const inner = raw.slice(1, -1).trim()
+      const items = inner === '' ? [] : inner.split(',').map((item) => scalar(item.trim()))
+      if (items.some((item) => item === undefined)) return false
+      value = items
+    } else {
+      value = scalar(raw)
+      if (value === undefined) return false
+    }
+    data[key] = value
+    positions.set(key, { line: split.yamlLine + index, column: valueStart + 1 })
+  }
+  result.data = data
+  result.positions = positions
+  return true
+}
