@@ -1,6 +1,7 @@
 import type { ListItem, Nodes, Paragraph, PhrasingContent, Root } from 'mdast'
 import { fastPathCounts } from './fast-paths.js'
 import { canRequireEsm, lazyModule } from '../core/lazy-module.js'
+import type { PlanIssueCode } from '../core/types.js'
 
 type Parser = { parse(markdown: string): unknown }
 type Modules = [typeof import('unified'), typeof import('remark-parse'), typeof import('remark-wiki-link')]
@@ -83,7 +84,7 @@ export function readEdges(
   section: string,
   folder: string,
   lineOffset: number,
-  report: (code: string, message: string, line?: number, column?: number) => void,
+  report: (code: PlanIssueCode, message: string, line?: number, column?: number) => void,
   fast = true,
 ): RawEdge[] {
   const edges: RawEdge[] = []
@@ -139,7 +140,7 @@ function readSimpleItems(
   section: string,
   folder: string,
   lineOffset: number,
-  report: (code: string, message: string, line?: number, column?: number) => void,
+  report: (code: PlanIssueCode, message: string, line?: number, column?: number) => void,
   edges: RawEdge[],
 ): boolean {
   const lines = section.split('\n')
@@ -180,7 +181,7 @@ function readItems(
   tree: Root,
   folder: string,
   lineOffset: number,
-  report: (code: string, message: string, line?: number, column?: number) => void,
+  report: (code: PlanIssueCode, message: string, line?: number, column?: number) => void,
   edges: RawEdge[],
 ): void {
   for (const list of tree.children) {
