@@ -3,7 +3,8 @@ import { join, resolve } from 'node:path'
 import { z } from 'zod'
 import { RunStateError } from './errors.js'
 import { parseFrontmatter } from './frontmatter.js'
-import { pathInVault, writeFileAtomic } from './fs-atomic.js'
+import { writeFileAtomic } from './fs-atomic.js'
+import { runFilePath } from './run-folder.js'
 import { heldByThisProcess, lockVault } from './lock.js'
 import { TRACE_FOLDER } from './markdown-io.js'
 
@@ -196,7 +197,7 @@ async function locked<T>(vault: string, options: LedgerWriteOptions, write: (led
   // A run of this process holds the lock already: its workers' entries belong to it.
   const lock = (await heldByThisProcess(vault)) ? undefined : await lockVault(vault)
   try {
-    const path = await pathInVault(vault, LEDGER_FILE)
+    const path = runFilePath(vault, LEDGER_FILE)
     const text = await readLedgerText(path)
     const { view, next } = text === undefined ? { view: emptyView(), next: { fact: 1, assumption: 1, decision: 1 } } : replayLedger(text, vault)
     const fsync = options.fsync ?? true

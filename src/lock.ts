@@ -1,10 +1,11 @@
 import { hostname } from 'node:os'
 import { readFileSync } from 'node:fs'
-import { mkdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises'
+import { readFile, realpath, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import lockfile from 'proper-lockfile'
 import { RunStateError } from './errors.js'
-import { isInside, writeFileAtomic } from './fs-atomic.js'
+import { writeFileAtomic } from './fs-atomic.js'
+import { runFolder } from './run-folder.js'
 import { TRACE_FOLDER } from './markdown-io.js'
 
 /** A held vault lock. */
@@ -78,14 +79,8 @@ export async function withVaultLock<T>(vault: string, fn: (lock: VaultLock) => P
  * @throws {RunStateError} (`vault-locked`) naming the holder when another runner is active.
  */
 export async function lockVault(vault: string): Promise<VaultLock> {
-  const folder = join(vault, TRACE_FOLDER)
-  await mkdir(folder, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EEXIST' && error.code !== 'ENOTDIR') throw error
-    throw new RunStateError('trace-not-folder', `\`${folder}\` is a file, not the run's folder; move it away (a run writes its trace, outputs and lock there), then run again.`, { cause: error })
-  })
-  if (!isInside(await realpath(vault), await realpath(folder))) {
-    throw new RunStateError('trace-outside-vault', `\`${folder}\` leads outside the vault (a symlink?); a run writes only inside its vault. Remove it and run again.`)
-  }
+  // A file or a symlink in the run folder's place is refused before anything is written through it.
+  const folder = runFolder(vault, TRACE_FOLDER)
   const lockPath = join(folder, '.lock')
   const holderPath = join(folder, '.lock-holder.json')
   let lost: Error | undefined
