@@ -6,6 +6,7 @@ import { setFrontmatterStatus } from './frontmatter.js'
 import { pathInVault, readRegularFileSync, sameStamp, stampOfSync, writeFileAtomic, writeFileAtomicSync, type FileStamp } from './fs-atomic.js'
 import { graphFromNotes, listNotes, readNote, readNotes, TRACE_FOLDER } from './markdown-io.js'
 import { NoteJournal } from './note-journal.js'
+import { runFolder } from './run-folder.js'
 import { parseNote, type ParsedNote } from './parse-note.js'
 import type { PlanGraph } from './plan-graph.js'
 import { emptyTaskBoxes } from './note-edits.js'
@@ -115,7 +116,7 @@ export class VaultSession {
    * `justRefreshed`: `refresh([id])` ran right before, with nothing awaited
    * since, so its stamp comparison stands.
    */
-  async setStatus(id: string, status: NodeStatus, options: { justRefreshed?: boolean } = {}): Promise<void> {
+  async setStatus(id: string, status: NodeStatus, options: { justRefreshed?: boolean } = {}): Promise<string> {
     const node = this.graph.node(id)
     const file = node.file ?? `${id}.md`
     const known = this.stamps.get(file)
@@ -125,8 +126,10 @@ export class VaultSession {
     this.verified = undefined
     // The hop's file work is a few small calls: synchronous ones, each a system call and no thread-pool
     // round trip. Only a regular note of bounded size is read that way (see readRegularFileSync).
-    let path = this.writePaths.get(file) ?? (await this.writePath(file))
-    const before = trusted ? known : stampOfSync(path)
+    let path = this.writePaths.get(file) ?? (await this.writePath(file).catch(() => undefined))
+    const before = trusted ? known : path === undefined ? undefined : stampOrNothing(path)
+    // Renamed (Obsidian moves the file and rewrites the links) or deleted while the run went on.
+    if (path === undefined || before === undefined) return this.setStatus(await this.follow(id), status)
     const editedMeanwhile = !sameStamp(before, known)
     if (editedMeanwhile) path = await this.writePath(file)
     const text = (!editedMeanwhile && this.texts.get(file)) || readRegularFileSync(path, MAX_SYNC_READ)?.text || (await readFile(path, 'utf8'))
@@ -152,7 +155,8 @@ export class VaultSession {
     const note = this.notes.get(file)
     if (editedMeanwhile || !note) {
       this.notes.set(file, parseNote(file, updated))
-      return this.rebuildAndValidate()
+      await this.rebuildAndValidate()
+      return id
     }
     // Only the status moved (perhaps on a line of its own): patch what we hold instead of reading the note again.
     const added = countLines(updated) - countLines(text)
@@ -167,6 +171,32 @@ export class VaultSession {
     this.moveInStatusCache(id, node.status, status)
     node.status = status
     node.frontmatter.status = status
+    return id
+  }
+
+  /**
+   * Finds where the note of `id` went when its file is gone: the note a
+   * rename made of it (the same file under another name, found by its inode
+   * or its text), once the vault is listed again and the plan still
+   * validates.
+   *
+   * @returns the note's id now
+   * @throws {PlanValidationError} when the plan is invalid without the old name (links not rewritten)
+   * @throws {RunStateError} `node-missing` when the note was deleted
+   */
+  async follow(id: string): Promise<string> {
+    const file = this.graph.node(id).file ?? `${id}.md`
+    const ino = this.stamps.get(file)?.ino
+    const text = this.texts.get(file)
+    const before = new Set(this.notes.keys())
+    this.dirty.add(file)
+    this.relist = true
+    await this.refresh([])
+    if (this.notes.has(file)) return id
+    const moved = [...this.notes.keys()].find((each) => !before.has(each) && ((ino !== undefined && this.stamps.get(each)?.ino === ino) || (text !== undefined && this.texts.get(each) === text)))
+    const node = moved === undefined ? undefined : [...this.graph.nodes.values()].find((each) => each.file === moved)
+    if (!node) throw new RunStateError('node-missing', `The run is at \`${id}\`, but its note \`${file}\` was deleted. Restore it, or set another note \`status: active\` to move the run there.`)
+    return node.id
   }
 
   /**
@@ -174,20 +204,22 @@ export class VaultSession {
    * cleared (a consumed decision, or one made before the node waited) and
    * items without a box gain one, so a person sees what to tick.
    */
-  async emptyBoxes(id: string): Promise<void> {
+  async emptyBoxes(id: string): Promise<string> {
     const node = this.graph.node(id)
     const file = node.file ?? `${id}.md`
-    const path = await this.writePath(file)
-    const text = await readFile(path, 'utf8')
+    const path = await this.writePath(file).catch(() => undefined)
+    const text = path === undefined ? undefined : await readFile(path, 'utf8').catch(() => undefined)
+    if (path === undefined || text === undefined) return this.emptyBoxes(await this.follow(id))
     // Lines from the text as it is now: writing a status can have added a frontmatter line since the graph was built.
     const lines = parseNote(file, text).edges.filter((edge) => edge.checked !== false).map((edge) => edge.itemLine)
-    if (lines.length === 0) return
+    if (lines.length === 0) return id
     const updated = emptyTaskBoxes(text, lines)
-    if (updated === text) return
+    if (updated === text) return id
     this.stamps.set(file, await writeFileAtomic(path, updated, { fsync: this.options.fsync, syncFolder: false }))
     this.texts.set(file, updated)
     this.notes.set(file, parseNote(file, updated))
     this.rebuild()
+    return id
   }
 
   /**
@@ -211,7 +243,15 @@ export class VaultSession {
       if (node?.file !== undefined) this.journal.status(node.file, 'done')
       this.journal.commit()
     }
-    writeFileAtomicSync(path, text, { mode: 0o644, fsync: this.options.fsync && !this.journal })
+    const write = () => writeFileAtomicSync(path, text, { mode: 0o644, fsync: this.options.fsync && !this.journal })
+    try {
+      write()
+    } catch (error) {
+      // The outputs folder deleted while the run went on: made again (checked as every run folder is), then written.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+      runFolder(this.root, `${TRACE_FOLDER}/${dirname(file)}`)
+      write()
+    }
   }
 
   /** What a person wrote under the node's `## Feedback` heading. */
