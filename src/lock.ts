@@ -1,10 +1,10 @@
 import { hostname } from 'node:os'
 import { readFileSync } from 'node:fs'
-import { readFile, realpath, rename, rm, stat } from 'node:fs/promises'
-import { join } from 'node:path'
+import { readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import lockfile from 'proper-lockfile'
 import { RunStateError } from './errors.js'
-import { writeFileAtomic } from './fs-atomic.js'
+import { isInside, writeFileAtomic } from './fs-atomic.js'
 import { runFolder } from './run-folder.js'
 import { TRACE_FOLDER } from './markdown-io.js'
 
@@ -113,6 +113,16 @@ export async function lockVault(vault: string): Promise<VaultLock> {
   const holder: Holder = { pid: process.pid, host: hostname(), since: new Date().toISOString() }
   await writeFileAtomic(holderPath, `${JSON.stringify(holder)}\n`, { fsync: false })
   const real = await realpath(vault)
+  // Checked once this lock is held, so of two runners started together on nested folders neither misses the other.
+  const nested = await nestedRunner(real)
+  if (nested) {
+    await rm(holderPath, { force: true })
+    await release().catch(() => undefined)
+    throw new RunStateError(
+      'vault-locked',
+      `The vault \`${vault}\` ${nested.above ? 'is inside' : 'holds'} \`${nested.vault}\`, which is being run by process ${nested.holder.pid} on ${nested.holder.host}, since ${nested.holder.since}; both would write the same notes. Wait for it to finish, or stop it.`,
+    )
+  }
   heldHere.add(real)
   const ours = `${JSON.stringify(holder)}\n`
   return {
@@ -197,4 +207,38 @@ async function takeOverAbandoned(lockPath: string, age: number, lock: () => Prom
     if (Date.now() > deadline) throw refused()
     await new Promise((resolve) => setTimeout(resolve, UPDATE_MS / 4))
   }
+}
+
+/**
+ * A runner of another process in a vault that holds this one (a folder
+ * above it) or that this one holds (a folder below it): both would write
+ * the same notes. A folder above costs a look per level; a folder below, a
+ * listing of the vault's folders (not its notes). This process's own
+ * runners (a top runner running its subplans) are no conflict.
+ */
+async function nestedRunner(real: string): Promise<{ vault: string; holder: Holder; above: boolean } | undefined> {
+  const live = async (folder: string) => {
+    const lock = await stat(join(folder, TRACE_FOLDER, '.lock')).catch(() => undefined)
+    if (!lock) return undefined
+    const holder = await readHolder(join(folder, TRACE_FOLDER, '.lock-holder.json'))
+    if (!holder || (holder.host === hostname() && holder.pid === process.pid)) return undefined
+    const alive = holder.host === hostname() ? isAlive(holder.pid) : Date.now() - lock.mtimeMs <= STALE_MS
+    return alive ? { vault: folder, holder, above: isInside(folder, real) } : undefined
+  }
+  for (let folder = dirname(real); folder !== dirname(folder); folder = dirname(folder)) {
+    const found = await live(folder)
+    if (found) return found
+  }
+  const below = async (folder: string): Promise<{ vault: string; holder: Holder; above: boolean } | undefined> => {
+    const entries = await readdir(folder, { withFileTypes: true }).catch(() => [])
+    for (const entry of entries) {
+      // Dot-folders and run folders hold no notes of a plan; symlinked folders are not walked by the loader either.
+      if (!entry.isDirectory() || entry.name.startsWith('.') || entry.name === TRACE_FOLDER) continue
+      const path = join(folder, entry.name)
+      const found = (await live(path)) ?? (await below(path))
+      if (found) return found
+    }
+    return undefined
+  }
+  return below(real)
 }
