@@ -7,6 +7,7 @@ import { pathInVault, readRegularFileSync, sameStamp, stampOfSync, writeFileAtom
 import { graphFromNotes, listNotes, readNote, readNotes, TRACE_FOLDER } from './markdown-io.js'
 import { NoteJournal } from './note-journal.js'
 import { runFolder } from './run-folder.js'
+import { MAX_SETTLE_MS, readSettled } from './settled-read.js'
 import { parseNote, type ParsedNote } from './parse-note.js'
 import type { PlanGraph } from './plan-graph.js'
 import { emptyTaskBoxes } from './note-edits.js'
@@ -132,7 +133,7 @@ export class VaultSession {
     if (path === undefined || before === undefined) return this.setStatus(await this.follow(id), status)
     const editedMeanwhile = !sameStamp(before, known)
     if (editedMeanwhile) path = await this.writePath(file)
-    const text = (!editedMeanwhile && this.texts.get(file)) || readRegularFileSync(path, MAX_SYNC_READ)?.text || (await readFile(path, 'utf8'))
+    const text = (!editedMeanwhile && this.texts.get(file)) || (await this.readSettled(file, path, editedMeanwhile))
     let updated: string
     try {
       updated = setFrontmatterStatus(text, status)
@@ -208,7 +209,7 @@ export class VaultSession {
     const node = this.graph.node(id)
     const file = node.file ?? `${id}.md`
     const path = await this.writePath(file).catch(() => undefined)
-    const text = path === undefined ? undefined : await readFile(path, 'utf8').catch(() => undefined)
+    const text = path === undefined ? undefined : await this.readSettled(file, path, !sameStamp(stampOrNothing(path), this.stamps.get(file))).catch(() => undefined)
     if (path === undefined || text === undefined) return this.emptyBoxes(await this.follow(id))
     // Lines from the text as it is now: writing a status can have added a frontmatter line since the graph was built.
     const lines = parseNote(file, text).edges.filter((edge) => edge.checked !== false).map((edge) => edge.itemLine)
@@ -281,6 +282,31 @@ export class VaultSession {
     }
   }
 
+  /**
+   * A note's text read for a rewrite, once it has settled: a note caught
+   * between an editor's truncate and its write is never patched and renamed
+   * over the person's note (see `readSettled`). `changed`: it changed since
+   * we last looked, so any read of it saved a moment ago is doubted.
+   *
+   * @throws {RunStateError} `note-busy` when it kept changing; nothing is written
+   */
+  private async readSettled(file: string, path: string, changed: boolean): Promise<string> {
+    const found = await readSettled(
+      async () => {
+        const read = readRegularFileSync(path, MAX_SYNC_READ)
+        if (read) return { value: read.text, stamp: read.stamp, complete: read.complete }
+        // Not a small regular file (a symlink inside the vault): read the slow way, the stamp taken after.
+        const text = await readFile(path, 'utf8')
+        return { value: text, stamp: stampOfSync(path), complete: true }
+      },
+      (read) => changed || read.stamp.size === 0,
+    )
+    if (found === 'busy' || found === undefined) {
+      throw new RunStateError('note-busy', `\`${file}\` kept changing for ${MAX_SETTLE_MS / 1000} s (an editor saving it?); nothing was written into it. Run again once it is saved.`)
+    }
+    return found
+  }
+
   /** Resolves where a note's writes go, refusing a path that leaves the vault (through a symlink too). */
   private async writePath(file: string): Promise<string> {
     // Notes are found by walking real folders (symlinked folders are not walked): only a symlinked note needs resolving.
@@ -320,7 +346,7 @@ export class VaultSession {
     this.texts.delete(file)
     this.writePaths.delete(file)
     const issues: PlanIssue[] = []
-    const note = await readNote(this.root, file, issues)
+    const note = await readNote(this.root, file, issues, { changed: true })
     this.readIssues = [...this.readIssues.filter((issue) => issue.file !== file), ...issues]
     if (note) {
       this.notes.set(file, note)
