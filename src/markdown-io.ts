@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path'
 import { stringify } from 'yaml'
 import { setFrontmatterStatus } from './frontmatter.js'
 import { assertFolder, isInside, pathInVault, toStamp, writeFileAtomic, type FileStamp, type WriteOptions } from './fs-atomic.js'
-import { MAX_SETTLE_MS, readSettled, type FileRead } from './settled-read.js'
+import { MAX_SETTLE_MS, readSettled, settleWindow, type FileRead } from './settled-read.js'
 import { LinkResolver } from './links.js'
 import { aliasesOf, DEFAULT_MAX_VISITS, idFromFile, parseNote, readKnob, type ParsedNote } from './parse-note.js'
 import { edgeOrigins, loadIssues, PlanGraph, type EdgeOrigin } from './plan-graph.js'
@@ -61,32 +61,19 @@ export async function readNotes(dir: string): Promise<VaultNotes> {
  * named `*.md` (even one swapped in after the check) never stalls the read.
  * A note caught while an editor saves it in place (truncated, not yet
  * written) is read again once it has settled (see `readSettled`), never
- * parsed as it was: a note saved a moment ago that looks cut (see
- * `looksCut`), or with `changed` (a running session re-reads a note it saw
- * change) any note saved a moment ago.
+ * parsed as it was (see `settleWindow`: `changed` when a running session
+ * re-reads a note it saw change).
  */
 export async function readNote(root: string, file: string, issues: PlanIssue[], options: { changed?: boolean } = {}): Promise<ParsedNote | undefined> {
   const found = await readSettled(
     () => readNoteOnce(root, file, issues),
-    (read) => options.changed === true || looksCut(read.value.text ?? ''),
+    (read) => settleWindow(read.value.text ?? '', options.changed === true),
   )
   if (found === 'busy') {
     issues.push({ code: 'unreadable-note', severity: 'warning', message: `kept changing for ${MAX_SETTLE_MS / 1000} s (an editor saving it?); it is not read`, file })
     return undefined
   }
   return found
-}
-
-/**
- * Whether a note read with no earlier version to compare looks cut short by
- * a save in progress: empty, not ending with a line break, or with its
- * frontmatter opened and not closed. A save cut exactly at a line break
- * passes for whole: only a running session, which knows the version
- * before, doubts every fresh read.
- */
-function looksCut(text: string): boolean {
-  if (text === '' || !text.endsWith('\n')) return true
-  return /^---\r?\n/.test(text) && !/\n(?:---|\.\.\.)[ \t]*\r?\n/.test(text.slice(3))
 }
 
 async function readNoteOnce(root: string, file: string, issues: PlanIssue[]): Promise<FileRead<ParsedNote> | undefined> {

@@ -8,6 +8,8 @@ import { sameStamp, type FileStamp } from './fs-atomic.js'
  * or half written, with a change time of a moment ago.
  */
 export const SETTLE_MS = 100
+/** How long a note that looks cut short must have been left alone: an editor descheduled between its truncate and its write on a busy machine. */
+export const SETTLE_CUT_MS = 1_000
 /** How long a note may keep changing before the read gives up (`busy`). */
 export const MAX_SETTLE_MS = 3_000
 
@@ -22,32 +24,49 @@ export interface FileRead<T> {
  * Reads a file until the read is of a settled version, so that nothing is
  * written from, or acted on, a note caught between an editor's truncate and
  * its write. A read is settled when it got every byte its stamp promised
- * and the file had not changed for {@link SETTLE_MS} (its modification time
- * is older, or two reads that far apart found the same stamp, which also
- * covers a clock that runs behind the file system's). A complete read that
- * `suspect` does not doubt is trusted at once: the loader doubts only an
- * empty note, a running session every note that changed since it last
- * looked (it was saved a moment ago, or it would not have been re-read).
- * So most reads cost nothing more, and a note saved a moment ago a wait of
- * the window.
+ * and the file had not changed for the read's settle window (its
+ * modification time is older, or two reads that far apart found the same
+ * stamp, which also covers a clock that runs behind the file system's).
+ * A complete read whose window is 0 is trusted at once, so most reads cost
+ * nothing more, and a note saved a moment ago a wait of its window.
  *
  * @param read - one read; `undefined` when there is nothing to read (no file, not a regular one)
- * @param suspect - whether a complete read may be a torn one (the default: any read may)
+ * @param window - the settle window of a read, in ms (see {@link settleWindow})
  * @returns the settled read's value, `undefined` as `read` said, or `busy` when the file kept changing for {@link MAX_SETTLE_MS}
  */
-export async function readSettled<T>(
-  read: () => Promise<FileRead<T> | undefined> | FileRead<T> | undefined,
-  suspect: (found: FileRead<T>) => boolean = () => true,
-): Promise<T | undefined | 'busy'> {
+export async function readSettled<T>(read: () => Promise<FileRead<T> | undefined> | FileRead<T> | undefined, window: (found: FileRead<T>) => number): Promise<T | undefined | 'busy'> {
   const started = Date.now()
   let previous: FileStamp | undefined
   for (;;) {
     const found = await read()
     if (found === undefined) return undefined
     const now = Date.now()
-    if (found.complete && (!suspect(found) || now - found.stamp.mtimeMs >= SETTLE_MS || sameStamp(previous, found.stamp))) return found.value
+    const wait = window(found)
+    if (found.complete && (wait === 0 || now - found.stamp.mtimeMs >= wait || sameStamp(previous, found.stamp))) return found.value
     if (now - started >= MAX_SETTLE_MS) return 'busy'
     previous = found.complete ? found.stamp : undefined
-    await sleep(SETTLE_MS)
+    await sleep(Math.max(wait, SETTLE_MS))
   }
+}
+
+/**
+ * Whether a note read with no earlier version to compare looks cut short by
+ * a save in progress: empty, not ending with a line break, or with its
+ * frontmatter opened and not closed. A save cut exactly at a line break
+ * passes for whole: only a running session, which knows the version
+ * before, doubts every fresh read.
+ */
+export function looksCut(text: string): boolean {
+  if (text === '' || !text.endsWith('\n')) return true
+  return /^---\r?\n/.test(text) && !/\n(?:---|\.\.\.)[ \t]*\r?\n/.test(text.slice(3))
+}
+
+/**
+ * The settle window of a note's read: {@link SETTLE_CUT_MS} when it looks
+ * cut short, {@link SETTLE_MS} when it `changed` since the reader last
+ * looked (a running session re-reads only those), else 0 (trusted: the
+ * loader has no earlier version to compare with).
+ */
+export function settleWindow(text: string, changed: boolean): number {
+  return looksCut(text) ? SETTLE_CUT_MS : changed ? SETTLE_MS : 0
 }

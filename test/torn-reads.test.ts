@@ -52,7 +52,8 @@ describe('an editor saving in place while the run goes (torn reads)', () => {
     const editor = spawn(process.execPath, ['-e', EDITOR, dir, files.join(',')], { stdio: ['ignore', 'pipe', 'inherit'] })
     let saves = ''
     editor.stdout.on('data', (chunk: Buffer) => (saves += chunk.toString()))
-    const ended = new Promise((resolve) => editor.once('exit', resolve))
+    // 'close', not 'exit': the editor's count may come after it exited.
+    const ended = new Promise((resolve) => editor.once('close', resolve))
     const results = []
     try {
       for (let run = 0; run < 4; run++) {
