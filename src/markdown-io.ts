@@ -65,9 +65,10 @@ export async function readNotes(dir: string): Promise<VaultNotes> {
  * re-reads a note it saw change).
  */
 export async function readNote(root: string, file: string, issues: PlanIssue[], options: { changed?: boolean } = {}): Promise<ParsedNote | undefined> {
+  const path = join(root, file)
   const found = await readSettled(
     () => readNoteOnce(root, file, issues),
-    (read) => settleWindow(read.value.text ?? '', options.changed === true),
+    (read) => settleWindow(path, { text: read.value.text ?? '', stamp: read.stamp }, options.changed === true),
   )
   if (found === 'busy') {
     issues.push({ code: 'unreadable-note', severity: 'warning', message: `kept changing for ${MAX_SETTLE_MS / 1000} s (an editor saving it?); it is not read`, file })

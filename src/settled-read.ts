@@ -49,24 +49,33 @@ export async function readSettled<T>(read: () => Promise<FileRead<T> | undefined
   }
 }
 
-/**
- * Whether a note read with no earlier version to compare looks cut short by
- * a save in progress: empty, not ending with a line break, or with its
- * frontmatter opened and not closed. A save cut exactly at a line break
- * passes for whole: only a running session, which knows the version
- * before, doubts every fresh read.
- */
-export function looksCut(text: string): boolean {
-  if (text === '' || !text.endsWith('\n')) return true
-  return /^---\r?\n/.test(text) && !/\n(?:---|\.\.\.)[ \t]*\r?\n/.test(text.slice(3))
+/** Empty, or with its frontmatter opened and not closed: what a save caught part way leaves, and a person rarely does. */
+function looksCut(text: string): boolean {
+  return text === '' || (/^---\r?\n/.test(text) && !/\n(?:---|\.\.\.)[ \t]*\r?\n/.test(text.slice(3)))
+}
+
+/** The stamps of the notes this process wrote last (a status rewrite), by path: never doubted. */
+const ownWrites = new Map<string, FileStamp>()
+const OWN_WRITES_KEPT = 10_000
+
+/** Remembers a note this process has just written, so that reading it back (the next stepping call) does not wait. */
+export function rememberWrite(path: string, stamp: FileStamp): void {
+  ownWrites.delete(path)
+  ownWrites.set(path, stamp)
+  if (ownWrites.size > OWN_WRITES_KEPT) ownWrites.delete(ownWrites.keys().next().value!)
 }
 
 /**
- * The settle window of a note's read: {@link SETTLE_CUT_MS} when it looks
- * cut short, {@link SETTLE_MS} when it `changed` since the reader last
- * looked (a running session re-reads only those), else 0 (trusted: the
- * loader has no earlier version to compare with).
+ * The settle window of a note's read, in ms: 0 for a version this process
+ * wrote itself; {@link SETTLE_CUT_MS} when it looks cut short (empty,
+ * frontmatter unclosed); {@link SETTLE_MS} when it `changed` since the
+ * reader last looked (a running session re-reads only those) or does not
+ * end with a line break (a save may stop anywhere); else 0. A save cut
+ * exactly at a line break, read by a reader with no earlier version to
+ * compare with (the loader), passes for whole.
  */
-export function settleWindow(text: string, changed: boolean): number {
-  return looksCut(text) ? SETTLE_CUT_MS : changed ? SETTLE_MS : 0
+export function settleWindow(path: string, read: { text: string; stamp: FileStamp }, changed: boolean): number {
+  if (sameStamp(ownWrites.get(path), read.stamp)) return 0
+  if (looksCut(read.text)) return SETTLE_CUT_MS
+  return changed || !read.text.endsWith('\n') ? SETTLE_MS : 0
 }

@@ -7,7 +7,7 @@ import { pathInVault, readRegularFileSync, sameStamp, stampOfSync, writeFileAtom
 import { graphFromNotes, listNotes, readNote, readNotes, TRACE_FOLDER } from './markdown-io.js'
 import { NoteJournal } from './note-journal.js'
 import { runFolder } from './run-folder.js'
-import { MAX_SETTLE_MS, readSettled, settleWindow } from './settled-read.js'
+import { MAX_SETTLE_MS, readSettled, rememberWrite, settleWindow } from './settled-read.js'
 import { parseNote, type ParsedNote } from './parse-note.js'
 import type { PlanGraph } from './plan-graph.js'
 import { emptyTaskBoxes } from './note-edits.js'
@@ -152,6 +152,7 @@ export class VaultSession {
     const stamp = updated === text ? before : writeFileAtomicSync(path, updated, { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode })
     this.stamps.set(file, stamp)
     this.texts.set(file, updated)
+    if (updated !== text) rememberWrite(path, stamp)
     this.dirty.delete(file)
     const note = this.notes.get(file)
     if (editedMeanwhile || !note) {
@@ -299,7 +300,7 @@ export class VaultSession {
         const text = await readFile(path, 'utf8')
         return { value: text, stamp: stampOfSync(path), complete: true }
       },
-      (read) => settleWindow(read.value, changed),
+      (read) => settleWindow(path, { text: read.value, stamp: read.stamp }, changed),
     )
     if (found === 'busy' || found === undefined) {
       throw new RunStateError('note-busy', `\`${file}\` kept changing for ${MAX_SETTLE_MS / 1000} s (an editor saving it?); nothing was written into it. Run again once it is saved.`)
