@@ -1,15 +1,15 @@
 import { lstatSync, watch, type FSWatcher } from 'node:fs'
-import { readFile, realpath } from 'node:fs/promises'
+import { realpath } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
-import { pathInVault, readRegularFileSync, sameStamp, stampOfSync, writeFileAtomic, writeFileAtomicSync, type FileStamp } from '../vault/fs-atomic.js'
+import { pathInVault, sameStamp, stampOfSync, writeFileAtomic, writeFileAtomicSync, type FileStamp } from '../vault/fs-atomic.js'
 import { graphFromNotes } from '../plan/load-plan.js'
 import { listNotes, readNote, readNotes } from '../vault/read-vault.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { NoteJournal } from './note-journal.js'
 import { runFolder } from '../vault/run-file-path.js'
-import { MAX_SETTLE_MS, readSettled, rememberWrite, settleWindow } from '../vault/settled-read.js'
+import { readNoteForRewrite, rememberWrite } from '../vault/settled-read.js'
 import { parseNote, type ParsedNote } from '../vault/parse-note.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { emptyTaskBoxes } from '../vault/note-edits.js'
@@ -135,7 +135,7 @@ export class VaultSession {
     if (path === undefined || before === undefined) return this.setStatus(await this.follow(id), status)
     const editedMeanwhile = !sameStamp(before, known)
     if (editedMeanwhile) path = await this.writePath(file)
-    const text = (!editedMeanwhile && this.texts.get(file)) || (await this.readSettled(file, path, editedMeanwhile))
+    const text = (!editedMeanwhile && this.texts.get(file)) || (await readNoteForRewrite(file, path, editedMeanwhile))
     let updated: string
     try {
       updated = setFrontmatterStatus(text, status)
@@ -212,7 +212,7 @@ export class VaultSession {
     const node = this.graph.node(id)
     const file = node.file ?? `${id}.md`
     const path = await this.writePath(file).catch(() => undefined)
-    const text = path === undefined ? undefined : await this.readSettled(file, path, !sameStamp(stampOrNothing(path), this.stamps.get(file))).catch(() => undefined)
+    const text = path === undefined ? undefined : await readNoteForRewrite(file, path, !sameStamp(stampOrNothing(path), this.stamps.get(file))).catch(() => undefined)
     if (path === undefined || text === undefined) return this.emptyBoxes(await this.follow(id))
     // Lines from the text as it is now: writing a status can have added a frontmatter line since the graph was built.
     const lines = parseNote(file, text).edges.filter((edge) => edge.checked !== false).map((edge) => edge.itemLine)
@@ -283,31 +283,6 @@ export class VaultSession {
       if (cache.ids.length === 0) cache.ids = [id]
       else this.statusCache = undefined
     }
-  }
-
-  /**
-   * A note's text read for a rewrite, once it has settled: a note caught
-   * between an editor's truncate and its write is never patched and renamed
-   * over the person's note (see `readSettled`). `changed`: it changed since
-   * we last looked, so any read of it saved a moment ago is doubted.
-   *
-   * @throws {RunStateError} `note-busy` when it kept changing; nothing is written
-   */
-  private async readSettled(file: string, path: string, changed: boolean): Promise<string> {
-    const found = await readSettled(
-      async () => {
-        const read = readRegularFileSync(path, MAX_SYNC_READ)
-        if (read) return { value: read.text, stamp: read.stamp, complete: read.complete }
-        // Not a small regular file (a symlink inside the vault): read the slow way, the stamp taken after.
-        const text = await readFile(path, 'utf8')
-        return { value: text, stamp: stampOfSync(path), complete: true }
-      },
-      (read) => settleWindow(path, { text: read.value, stamp: read.stamp }, changed),
-    )
-    if (found === 'busy' || found === undefined) {
-      throw new RunStateError('note-busy', `\`${file}\` kept changing for ${MAX_SETTLE_MS / 1000} s (an editor saving it?); nothing was written into it. Run again once it is saved.`)
-    }
-    return found
   }
 
   /** Resolves where a note's writes go, refusing a path that leaves the vault (through a symlink too). */
@@ -394,9 +369,6 @@ export class VaultSession {
     }
   }
 }
-
-/** Notes up to this size are read with the synchronous calls on the hop path (the loader's limit of a note). */
-const MAX_SYNC_READ = 8 * 1024 * 1024
 
 function stampOrNothing(path: string): FileStamp | undefined {
   try {

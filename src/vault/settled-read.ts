@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { sameStamp, type FileStamp } from './fs-atomic.js'
+import { readFile } from 'node:fs/promises'
+import { RunStateError } from '../core/errors.js'
+import { readRegularFileSync, sameStamp, stampOfSync, type FileStamp } from './fs-atomic.js'
 
 /**
  * How long a note must have been left alone before a read of it is trusted.
@@ -78,4 +80,34 @@ export function settleWindow(path: string, read: { text: string; stamp: FileStam
   if (sameStamp(ownWrites.get(path), read.stamp)) return 0
   if (looksCut(read.text)) return SETTLE_CUT_MS
   return changed || !read.text.endsWith('\n') ? SETTLE_MS : 0
+}
+
+/** Notes up to this size are read with the synchronous calls (the loader's limit of a note). */
+const MAX_SYNC_READ = 8 * 1024 * 1024
+
+/**
+ * A note's text read for a rewrite (a status, a cleared box), once it has
+ * settled: a note caught between an editor's truncate and its write is
+ * never patched and renamed over the person's note. `changed`: it changed
+ * since the reader last looked, so any read of it saved a moment ago is
+ * doubted. A small regular file is read with the synchronous calls.
+ *
+ * @param file - the note as the message names it
+ * @throws {RunStateError} `note-busy` when it kept changing; nothing is written
+ */
+export async function readNoteForRewrite(file: string, path: string, changed: boolean): Promise<string> {
+  const found = await readSettled(
+    async () => {
+      const read = readRegularFileSync(path, MAX_SYNC_READ)
+      if (read) return { value: read.text, stamp: read.stamp, complete: read.complete }
+      // Not a small regular file (a symlink inside the vault): read the slow way, the stamp taken after.
+      const text = await readFile(path, 'utf8')
+      return { value: text, stamp: stampOfSync(path), complete: true }
+    },
+    (read) => settleWindow(path, { text: read.value, stamp: read.stamp }, changed),
+  )
+  if (found === 'busy' || found === undefined) {
+    throw new RunStateError('note-busy', `\`${file}\` kept changing for ${MAX_SETTLE_MS / 1000} s (an editor saving it?); nothing was written into it. Run again once it is saved.`)
+  }
+  return found
 }
