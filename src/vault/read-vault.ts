@@ -1,8 +1,9 @@
 import { constants } from 'node:fs'
 import { open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
-import { assertFolder, isInside, readRegularBytesSync, toStamp, type FileStamp } from './fs-atomic.js'
+import { assertFolder, isInside, readRegularFileSync, toStamp, type FileStamp } from './fs-atomic.js'
 import { parseNote, type ParsedNote } from './parse-note.js'
+import { MAX_SETTLE_MS, readSettled, settleWindow, type FileRead } from './settled-read.js'
 import { TRACE_FILE, TRACE_FOLDER } from './run-folder.js'
 import type { PlanIssue } from '../core/types.js'
 
@@ -39,27 +40,41 @@ export async function readNotes(dir: string): Promise<VaultNotes> {
  * note. The file is checked to be a regular file of bounded size before it
  * is opened, and opened without blocking, so a FIFO, a socket or a device
  * named `*.md` (even one swapped in after the check) never stalls the read.
+ * A note caught while an editor saves it in place (truncated, not yet
+ * written) is read again once it has settled (see `readSettled`), never
+ * parsed as it was (see `settleWindow`: `changed` when a running session
+ * re-reads a note it saw change).
  */
-export async function readNote(root: string, file: string, issues: PlanIssue[]): Promise<ParsedNote | undefined> {
+export async function readNote(root: string, file: string, issues: PlanIssue[], options: { changed?: boolean } = {}): Promise<ParsedNote | undefined> {
   const path = join(root, file)
-  // A regular note, the usual case, is read with four synchronous system calls rather than four
-  // round trips through the thread pool; anything else (a symlink, a FIFO, a file too large, an
-  // error) is read the careful way, which says why it is not read.
-  const read = readRegularBytesSync(path, MAX_NOTE_BYTES) ?? (await readOther(path, file, issues))
-  if (!read) return undefined
-  if (read.bytes.subarray(0, 8192).includes(0)) {
-    issues.push({ code: 'not-a-note', severity: 'warning', message: 'is binary, not a markdown note; it is not read', file })
+  const found = await readSettled(
+    () => readNoteOnce(root, file, issues),
+    (read) => settleWindow(path, { text: read.value.text ?? '', stamp: read.stamp }, options.changed === true),
+  )
+  if (found === 'busy') {
+    issues.push({ code: 'unreadable-note', severity: 'warning', message: `kept changing for ${MAX_SETTLE_MS / 1000} s (an editor saving it?); it is not read`, file })
     return undefined
   }
-  const text = read.bytes.toString('utf8')
-  return { ...parseNote(file, text), text, stamp: read.stamp }
+  return found
 }
 
-/** Reads a note that is not plainly a regular file of bounded size, or reports (in `issues`) why it is not read. */
-async function readOther(path: string, file: string, issues: PlanIssue[]): Promise<{ bytes: Buffer; stamp: FileStamp } | undefined> {
+async function readNoteOnce(root: string, file: string, issues: PlanIssue[]): Promise<FileRead<ParsedNote> | undefined> {
+  // A regular note, the usual case, is read with synchronous system calls rather than round trips
+  // through the thread pool; anything else (a symlink, a FIFO, a file too large, an error) is read
+  // the careful way below, which says why it is not read.
+  const quick = readRegularFileSync(join(root, file), MAX_NOTE_BYTES)
+  if (quick) {
+    const nul = quick.text.indexOf('\0')
+    if (nul !== -1 && Buffer.byteLength(quick.text.slice(0, nul)) < 8192) return void binary(file, issues)
+    return { value: { ...parseNote(file, quick.text), text: quick.text, stamp: quick.stamp }, stamp: quick.stamp, complete: quick.complete }
+  }
+  let buffer: Buffer
+  let stamp: FileStamp
+  let complete: boolean
   const notRegular = () => issues.push({ code: 'not-a-note', severity: 'warning', message: 'is not a regular file (a FIFO, socket, device or folder); it is not read', file })
   const tooLarge = (size: number) => issues.push({ code: 'note-too-large', severity: 'warning', message: `is ${size} bytes, over the ${MAX_NOTE_BYTES}-byte limit of a plan note; it is not read`, file })
   try {
+    const path = join(root, file)
     const before = await stat(path)
     if (!before.isFile()) return void notRegular()
     if (before.size > MAX_NOTE_BYTES) return void tooLarge(before.size)
@@ -68,8 +83,11 @@ async function readOther(path: string, file: string, issues: PlanIssue[]): Promi
     try {
       const info = await handle.stat()
       if (!info.isFile()) return void notRegular()
+      stamp = toStamp(info)
       if (info.size > MAX_NOTE_BYTES) return void tooLarge(info.size)
-      return { bytes: await readAll(handle, info.size), stamp: toStamp(info) }
+      buffer = await readAll(handle, info.size)
+      // Fewer bytes than the stamp said: truncated while it was read.
+      complete = buffer.length === info.size
     } finally {
       await handle.close()
     }
@@ -77,6 +95,14 @@ async function readOther(path: string, file: string, issues: PlanIssue[]): Promi
     issues.push({ code: 'unreadable-note', severity: 'warning', message: `cannot be read: ${(error as Error).message}`, file })
     return undefined
   }
+  if (buffer.subarray(0, 8192).includes(0)) return void binary(file, issues)
+  const text = buffer.toString('utf8')
+  return { value: { ...parseNote(file, text), text, stamp }, stamp, complete }
+}
+
+/** Says a file named `*.md` is binary (a NUL byte in its first 8 KB), so it is not read. */
+function binary(file: string, issues: PlanIssue[]): void {
+  issues.push({ code: 'not-a-note', severity: 'warning', message: 'is binary, not a markdown note; it is not read', file })
 }
 
 /**
