@@ -6,7 +6,9 @@ import { setFrontmatterStatus } from './frontmatter.js'
 import { assertFolder, isInside, pathInVault, toStamp, writeFileAtomic, type FileStamp, type WriteOptions } from './fs-atomic.js'
 import { LinkResolver } from './links.js'
 import { aliasesOf, DEFAULT_MAX_VISITS, idFromFile, parseNote, readKnob, type ParsedNote } from './parse-note.js'
-import { edgeOrigins, loadIssues, PlanGraph, type EdgeOrigin } from './plan-graph.js'
+import { edgeOrigins, loadIssues, PlanGraph, subplanGraphs, type EdgeOrigin } from './plan-graph.js'
+import { issueFromSubplan, rerooted, splitSubplans, subplanFoldersOf } from './subplan-folders.js'
+import { checkPlan } from './validate.js'
 import type { Edge, NodeStatus, PlanIssue, PlanNode } from './types.js'
 
 /** The folder a run writes its trace and outputs into; never part of the plan. */
@@ -40,7 +42,19 @@ export async function readNotes(dir: string): Promise<VaultNotes> {
   await assertFolder(dir)
   const root = await realpath(dir)
   const issues: PlanIssue[] = []
-  const files = await listNotes(root, issues)
+  const folders: NoteFolders = { claimed: new Set(), skipped: [] }
+  const notes: ParsedNote[] = []
+  for (let files = await listNotes(root, issues, folders); files.length > 0; ) {
+    notes.push(...(await readFiles(root, files, issues)))
+    // A subplan folder holds a run of its own once it ran: its notes are still the subplan's, read with the parent.
+    const wanted = claimedRunFolders(folders, notes)
+    files = []
+    for (const folder of wanted) files.push(...(await listNotes(root, issues, folders, folder)))
+  }
+  return { notes, issues }
+}
+
+async function readFiles(root: string, files: string[], issues: PlanIssue[]): Promise<ParsedNote[]> {
   const notes: ParsedNote[] = []
   let next = 0
   const worker = async () => {
@@ -50,7 +64,22 @@ export async function readNotes(dir: string): Promise<VaultNotes> {
     }
   }
   await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, files.length) }, worker))
-  return { notes: notes.filter(Boolean), issues }
+  return notes.filter(Boolean)
+}
+
+/** Folders the listing passed over because they hold a run, and those a `plan:` claims as subplans (listed all the same). */
+export interface NoteFolders {
+  claimed: Set<string>
+  skipped: string[]
+}
+
+/** The passed-over run folders that a note's `plan:` names, marked claimed: they are to be listed now. */
+export function claimedRunFolders(folders: NoteFolders, notes: Iterable<Pick<ParsedNote, 'id' | 'file' | 'plan'>>): string[] {
+  const named = new Set<string>()
+  for (const note of notes) for (const { folder } of subplanFoldersOf(note)) named.add(folder)
+  const wanted = folders.skipped.filter((folder) => named.has(folder) && !folders.claimed.has(folder))
+  for (const folder of wanted) folders.claimed.add(folder)
+  return wanted
 }
 
 /**
@@ -110,15 +139,28 @@ async function readAll(handle: FileHandle, size: number): Promise<Buffer> {
 
 /** Builds the graph of parsed notes, resolving each edge's link to a node id. */
 export function graphFromNotes(notes: ParsedNote[], issues: PlanIssue[] = []): PlanGraph {
-  const all = [...issues]
-  const unique = withoutDuplicateIds(notes, all)
+  // The notes of a subplan folder are the subplan's (SPEC section 11): validated with the parent, never its nodes.
+  const split = splitSubplans(notes)
+  const inner = [...split.inner.values()].flat()
+  const innerIds = new Set(inner.map((note) => note.id))
+  const all = [...issues.filter((issue) => issue.file === undefined || !innerIds.has(idFromFile(issue.file))), ...split.issues]
+  const unique = withoutDuplicateIds(split.own, all)
   const resolver = new LinkResolver(unique)
+  const innerResolver = inner.length > 0 ? new LinkResolver(inner) : undefined
   const nodes = unique.map((note) => {
     all.push(...note.issues)
-    return nodeFromNote(note, resolver, all)
+    return nodeFromNote(note, resolver, all, innerResolver)
   })
   const graph = new PlanGraph(nodes)
+  const subgraphs = new Map<string, PlanGraph>()
+  for (const [folder, members] of split.inner) {
+    if (members.length === 0) continue
+    const subgraph = graphFromNotes(members.map((note) => rerooted(note, folder)))
+    subgraphs.set(folder, subgraph)
+    all.push(...checkPlan(subgraph).map((issue) => issueFromSubplan(issue, folder)))
+  }
   loadIssues.set(graph, all)
+  if (subgraphs.size > 0) subplanGraphs.set(graph, subgraphs)
   return graph
 }
 
@@ -146,7 +188,7 @@ function withoutDuplicateIds(notes: ParsedNote[], issues: PlanIssue[]): ParsedNo
   return [...first.values()]
 }
 
-function nodeFromNote(note: ParsedNote, resolver: LinkResolver, issues: PlanIssue[]): PlanNode {
+function nodeFromNote(note: ParsedNote, resolver: LinkResolver, issues: PlanIssue[], innerResolver?: LinkResolver): PlanNode {
   const edges = note.edges.map((raw) => {
     const origin: EdgeOrigin = { line: raw.line, column: raw.column }
     if (raw.checked !== undefined) origin.checked = raw.checked
@@ -155,6 +197,7 @@ function nodeFromNote(note: ParsedNote, resolver: LinkResolver, issues: PlanIssu
     else {
       const resolved = resolver.resolve(raw.link)
       if (resolved.id !== undefined) target = resolved.id
+      else if (resolved.candidates.length === 0 && innerResolver?.resolve(raw.link).id !== undefined) origin.problem = 'subplan'
       else if (resolved.candidates.length > 1) {
         origin.problem = 'ambiguous'
         issues.push({
@@ -186,11 +229,18 @@ function nodeFromNote(note: ParsedNote, resolver: LinkResolver, issues: PlanIssu
   if (note.tools) node.tools = note.tools
   if (note.role !== undefined) node.role = note.role
   if (note.judge !== undefined) node.judge = note.judge
+  if (note.plan !== undefined) node.plan = note.plan
   return node
 }
 
-/** Lists the notes of a vault (sorted paths relative to it), skipping `00_plan-trace/` and dot-folders. */
-export async function listNotes(root: string, issues: PlanIssue[]): Promise<string[]> {
+/**
+ * Lists the notes of a vault (sorted paths relative to it), skipping
+ * `00_plan-trace/` and dot-folders. A folder with a run of its own is passed
+ * over (noted in `folders.skipped`) unless it is `claimed` as a subplan.
+ *
+ * @param from - list only this folder (relative to the vault)
+ */
+export async function listNotes(root: string, issues: PlanIssue[], folders?: NoteFolders, from = ''): Promise<string[]> {
   const files: string[] = []
   const walk = async (folder: string) => {
     const entries = await readdir(join(root, folder), { withFileTypes: true })
@@ -201,8 +251,10 @@ export async function listNotes(root: string, issues: PlanIssue[]): Promise<stri
       // A run's folder at any depth holds no notes of the plan; a subfolder with a run of its own
       // (a run vault kept inside the plan, a subplan's folder) is a vault of its own.
       if (entry.name === TRACE_FOLDER) continue
-      if (entry.isDirectory() && !(await holdsRun(join(root, path)))) await walk(path)
-      else if (/\.md$/i.test(entry.name)) {
+      if (entry.isDirectory()) {
+        if (folders?.claimed.has(path) || !(await holdsRun(join(root, path)))) await walk(path)
+        else folders?.skipped.push(path)
+      } else if (/\.md$/i.test(entry.name)) {
         if (entry.isFile()) files.push(path)
         else if (entry.isSymbolicLink()) {
           const real = await realpath(join(root, path)).catch(() => undefined)
@@ -213,7 +265,7 @@ export async function listNotes(root: string, issues: PlanIssue[]): Promise<stri
       }
     }
   }
-  await walk('')
+  await walk(from)
   return files
 }
 
@@ -315,6 +367,7 @@ function renderNote(node: PlanNode): string {
   knob('role', node.role, undefined)
   knob('max_visits', node.maxVisits, DEFAULT_MAX_VISITS)
   knob('judge', node.judge, undefined)
+  knob('plan', node.plan?.length === 1 ? node.plan[0] : node.plan, undefined)
   let text = Object.keys(data).length > 0 ? `---\n${stringify(data)}---\n` : ''
   if (node.title !== node.id) text += `# ${escapeInline(node.title)}\n\n`
   if (node.body) text += `${node.body}\n`
@@ -346,6 +399,7 @@ function sameNode(a: PlanNode, b: PlanNode): boolean {
       node.role ?? null,
       node.maxVisits,
       node.judge ?? null,
+      node.plan ?? null,
       node.edges.map((edge) => [edge.label, edge.target, edge.conditional]),
       node.frontmatter,
     ])

@@ -19,6 +19,8 @@ export interface ParsedNote {
   role?: string
   maxVisits: number
   judge?: JudgeKind
+  /** The `plan:` knob: subplan folders relative to the note's folder (`['generate']` for `plan: generate`). */
+  plan?: string[]
   edges: RawEdge[]
   aliases: string[]
   frontmatter: Record<string, unknown>
@@ -40,6 +42,7 @@ const knobSchemas = {
   role: z.string().min(1),
   max_visits: z.number().int().min(1),
   judge: z.enum(['llm', 'human']),
+  plan: z.union([z.string().trim().min(1), z.array(z.string().trim().min(1)).min(1)]),
 } as const
 
 /** The value the loader takes from a frontmatter knob: `undefined` when the key is empty or its value invalid. */
@@ -161,6 +164,7 @@ export function parseNote(file: string, text: string): ParsedNote {
   if (knobs.tools !== undefined) note.tools = knobs.tools as string[]
   if (knobs.role !== undefined) note.role = knobs.role as string
   if (knobs.judge !== undefined) note.judge = knobs.judge as JudgeKind
+  if (knobs.plan !== undefined) note.plan = ([] as string[]).concat(knobs.plan as string | string[])
   return note
 }
 
@@ -192,6 +196,8 @@ function describeKnobError(key: string, value: unknown): string {
       return `must be a role name such as \`review\`, ${got}`
     case 'max_visits':
       return `must be an integer from 1 up, ${got}`
+    case 'plan':
+      return `must be a folder beside the note (\`plan: research\`), a list of folders, or \`generate\`, ${got}`
     default:
       return `must be \`llm\` or \`human\`, ${got}`
   }

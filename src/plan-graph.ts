@@ -6,8 +6,8 @@ import { checkPlan, findStart, validatePlan, type ValidateOptions } from './vali
 export interface EdgeOrigin {
   line: number
   column: number
-  /** The link matched several notes (already reported) or climbed out of the vault. */
-  problem?: 'ambiguous' | 'outside'
+  /** The link matched several notes (already reported), climbed out of the vault, or names a note of a subplan. */
+  problem?: 'ambiguous' | 'outside' | 'subplan'
   /** The box of a task item: `true` ticked, `false` empty, absent when the item has none. */
   checked?: boolean
 }
@@ -16,6 +16,8 @@ export interface EdgeOrigin {
 export const edgeOrigins = new WeakMap<Edge, EdgeOrigin>()
 /** Problems found while reading the notes of a loaded graph, reported again by `validate()`. */
 export const loadIssues = new WeakMap<PlanGraph, PlanIssue[]>()
+/** The subplans of a loaded graph by folder (relative to its vault), as read with it: for pictures and status. */
+export const subplanGraphs = new WeakMap<PlanGraph, ReadonlyMap<string, PlanGraph>>()
 
 /**
  * A plan: nodes keyed by id, each with its outgoing edges. Build one in code,

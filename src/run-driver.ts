@@ -5,7 +5,7 @@ import type { VaultLock } from './lock.js'
 import { edgeOrigins } from './plan-graph.js'
 import { newRunId } from './run-id.js'
 import { openRun, pendingOutput } from './run-open.js'
-import { budgetReason, checkChoice, checkJudgeModel, tell, toRunResult, usageFields, waitingStep, workStep } from './run-words.js'
+import { budgetReason, checkChoice, checkJudgeModel, countedModel, tell, toRunResult, usageFields, waitingStep, workStep } from './run-words.js'
 import { applyRecord, feedbackToHandOn, locate, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
 import type { RunResult } from './run-options.js'
 import type { Step, StopInfo } from './stepping.js'
@@ -45,6 +45,8 @@ export interface DriverOptions {
   source?: string | undefined
   /** Called before a visit is claimed (before anything is written for it); may throw to refuse. */
   beforeClaim?: ((node: PlanNode) => void) | undefined
+  /** The works of the whole run against `maxSteps`, when this vault is one of a tree (a subplan shares its parent's budget). */
+  spent?: (() => number) | undefined
 }
 
 /** A claimed visit, as the driver remembers it within one call. */
@@ -53,6 +55,8 @@ interface Claim {
   visit: number
   step: number
   at: number
+  /** A subplan note: the works its subplans did, for its record. */
+  works?: number
 }
 
 /**
@@ -127,9 +131,9 @@ export class RunDriver {
     if (this.traced) this.emit({ type: 'start', runId: this.runId, resumed: true })
   }
 
-  /** The run's id (empty until the first claim of a new run). */
-  get run(): string {
-    return this.runId
+  /** What the run has done, as replayed and recorded so far (read only). */
+  get replayed(): Readonly<Replay> {
+    return this.state
   }
 
   /**
@@ -184,7 +188,7 @@ export class RunDriver {
    * @throws {RunStateError} `stale-step` for any other key, `bad-choice` for a choice outside the step's conditions; nothing is written then
    * @throws {ModelConfigError} when conditions remain, no choice is given and no model is configured; nothing is written then
    */
-  async complete(key: string, result: { output: string; choice?: string | undefined }): Promise<Step> {
+  async complete(key: string, result: { output: string; choice?: string | undefined; works?: number }): Promise<Step> {
     const position = this.position()
     const claimed = position.kind === 'work' && position.claimed ? position : undefined
     // A completion cut short after its output was saved is finished by judging what was saved.
@@ -203,6 +207,7 @@ export class RunDriver {
     const file = outputFile(claimed.step, node.id)
     const meta: Parameters<typeof writeOutput>[2] = { run: this.runId, step: claimed.step, node: node.id, visit: claimed.visit }
     if (choice !== undefined && !human) meta.choice = choice
+    if (result.works !== undefined && this.claim) this.claim.works = result.works
     // One flush with fsync: the output's bytes, journaled with the notes this hop may rewrite (VaultSession.saveOutput).
     this.session.saveOutput(node.id, file, meta, result.output)
     this.emit({ type: 'work', node: node.id, visit: claimed.visit, output: result.output })
@@ -226,7 +231,7 @@ export class RunDriver {
     const active = this.session.withStatus('active')
     let start: string | undefined
     if (active.length === 0 && !this.state.lastRecord && !this.pending) start = graph.startNode().id
-    return locate({ runId: this.runId, replay: this.state, pending: this.pending, maxSteps: this.options.maxSteps }, notesOf(graph, active, start))
+    return locate({ runId: this.runId, replay: this.state, pending: this.pending, maxSteps: this.options.maxSteps, spent: this.options.spent?.() }, notesOf(graph, active, start))
   }
 
   /** Claims a visit: the trace header for a new run, then `status: active`, persisted before any work. */
@@ -262,13 +267,14 @@ export class RunDriver {
     await this.session.refresh(checked ? [] : [id])
     const node = this.nodeOrFail(id)
     this.pending = undefined
+    const claim = this.claim?.node === id && this.claim.visit === visit ? this.claim : undefined
     this.state.steps = Math.max(this.state.steps, step)
     this.state.lastNode = id
     this.state.lastOutput = output
     if (node.edges.length > 0 && node.judge === 'human') {
       await this.session.emptyBoxes(id)
       await this.session.setStatus(id, 'waiting')
-      await this.record({ kind: 'waiting', step, node: id, visit, at: new Date().toISOString() }, '', output)
+      await this.record({ kind: 'waiting', step, node: id, visit, at: new Date().toISOString(), ...(claim?.works !== undefined && { works: claim.works }) }, '', output)
       return
     }
     const context: TransitionContext = { query: this.query, node, visit, step, output, outputs: this.state.outputs.slice() }
@@ -292,10 +298,10 @@ export class RunDriver {
     }
     if (decision.decidedBy === 'agent' && choice !== undefined) record.choice = choice
     if (decision.answers) record.answers = decision.answers
-    const claim = this.claim?.node === id && this.claim.visit === visit ? this.claim : undefined
     if (claim) {
       record.at = new Date(claim.at).toISOString()
       record.ms = Date.now() - claim.at
+      if (claim.works !== undefined) record.works = claim.works
     }
     Object.assign(record, usageFields(this.usage))
     this.usage = []
@@ -373,15 +379,7 @@ export class RunDriver {
 
   /** The judge's model, its calls counted for the hop's record. */
   private model(): CallLLM {
-    const llm = this.llm ?? (this.envLLM ??= createLLM())
-    return (prompt, options) =>
-      llm(prompt, {
-        ...options,
-        onUsage: (usage) => {
-          this.noteUsage(usage)
-          options.onUsage?.(usage)
-        },
-      })
+    return countedModel(() => this.llm ?? (this.envLLM ??= createLLM()), (usage) => this.noteUsage(usage))
   }
 
   private nodeOrFail(id: string): PlanNode {

@@ -51,6 +51,8 @@ const common = {
   at: z.string().optional(),
   /** The subplan folder relative to the top vault, for a record written by a subplan's run. */
   plan: z.string().optional(),
+  /** A subplan note's record: the works its subplans did (counted against `maxSteps` instead of the note itself). */
+  works: z.number().int().min(0).optional(),
 }
 const tokensSchema = z.strictObject({ input: z.number().int().min(0), output: z.number().int().min(0) })
 

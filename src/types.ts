@@ -41,6 +41,8 @@ export interface PlanNode {
   maxVisits: number
   /** Who decides this node's conditions; absent means the LLM judge. */
   judge?: JudgeKind
+  /** The `plan:` knob: the note is worked by running these folders (relative to the note's folder) as subplans; `['generate']` asks the planner for one. */
+  plan?: string[]
   edges: Edge[]
   /** Path of the note relative to the vault, when the node came from a file. */
   file?: string
@@ -142,6 +144,8 @@ export interface StepInput {
   vault?: string
   /** The vault's ledger when the visit began. */
   ledger?: LedgerView
+  /** Inside a subplan: its folder relative to the top vault (`node.id` is then the id inside the subplan). */
+  plan?: string
 }
 
 /** Progress of a run, as it happens. */

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path'
 import { RunStateError } from './errors.js'
 import { setFrontmatterStatus } from './frontmatter.js'
 import { pathInVault, readRegularFileSync, sameStamp, stampOfSync, writeFileAtomic, writeFileAtomicSync, type FileStamp } from './fs-atomic.js'
-import { graphFromNotes, listNotes, readNote, readNotes, TRACE_FOLDER } from './markdown-io.js'
+import { claimedRunFolders, graphFromNotes, listNotes, readNote, readNotes, TRACE_FOLDER, type NoteFolders } from './markdown-io.js'
 import { NoteJournal } from './note-journal.js'
 import { parseNote, type ParsedNote } from './parse-note.js'
 import type { PlanGraph } from './plan-graph.js'
@@ -300,7 +300,10 @@ export class VaultSession {
   /** Lists the vault again to find notes added or removed; reads the new ones. */
   private async relistFiles(files: Set<string>): Promise<boolean> {
     this.relist = false
-    const listed = new Set(await listNotes(this.root, []))
+    const folders: NoteFolders = { claimed: new Set(), skipped: [] }
+    const listed = new Set(await listNotes(this.root, [], folders))
+    // Subplan folders that ran hold a run of their own; their notes are still read with the parent.
+    for (const folder of claimedRunFolders(folders, [...this.notes.values()])) for (const file of await listNotes(this.root, [], folders, folder)) listed.add(file)
     let changed = false
     for (const file of listed) if (!this.notes.has(file)) changed = (await this.reread(file)) || changed
     for (const file of this.notes.keys()) if (!listed.has(file)) files.add(file)

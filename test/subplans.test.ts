@@ -1,0 +1,188 @@
+import { readdir } from 'node:fs/promises'
+import { describe, expect, it } from 'vitest'
+import { loadPlan, nextStep, completeStep, runPlan, type RunEvent, type StepInput } from 'vaultplan'
+import { noJudge } from './helpers/scripted.js'
+import { note, read, statuses, writeVault } from './helpers/vault.js'
+
+/** The hop records of a vault's trace (its own folder's `00_plan-trace/`), oldest first. */
+async function hops(dir: string): Promise<{ node: string; decidedBy: string; works?: number }[]> {
+  const text = await read(dir, '00_plan-trace/trace.md')
+  return [...text.matchAll(/^<!-- vaultplan:hop (\{.*\}) -->$/gm)].map((match) => JSON.parse(match[1]!))
+}
+
+const query = 'Write a report on solar power'
+const options = { query, fsync: false, llm: noJudge() } as const
+
+/** A plan whose middle note runs the folder beside it, `research/`, as a plan of its own. */
+export function nestedPlan(): Record<string, string> {
+  return {
+    'outline.md': note({ front: { type: 'start' }, title: 'Outline', body: 'Outline the report.', next: ['[[research]]'] }),
+    'research.md': note({ front: { plan: 'research' }, title: 'Research', body: 'Find the figures.', next: ['[[write]]'] }),
+    'write.md': note({ title: 'Write', body: 'Write the report.' }),
+    'research/find.md': note({ front: { type: 'start' }, title: 'Find sources', body: 'Find three sources.', next: ['[[summarise]]'] }),
+    'research/summarise.md': note({ title: 'Summarise', body: 'Summarise the sources.' }),
+  }
+}
+
+/** A worker that records where it was called (`plan/id`) and answers `<plan/id> v<visit>`. */
+function recordingWorker() {
+  const calls: StepInput[] = []
+  const work = async (step: StepInput) => {
+    calls.push(step)
+    return `${step.plan ? `${step.plan}/` : ''}${step.node.id} v${step.visit}`
+  }
+  return Object.assign(work, { calls })
+}
+
+describe('a note with `plan: <folder>`', () => {
+  it('is worked by running its folder as a plan of its own, whose final output is the note’s output', async () => {
+    const dir = await writeVault(nestedPlan())
+    const work = recordingWorker()
+    const result = await runPlan(dir, { ...options, work })
+
+    // The worker is not called for the note itself; the subplan's notes get their own ids and the folder.
+    expect(work.calls.map((call) => [call.plan ?? '', call.node.id])).toEqual([
+      ['', 'outline'],
+      ['research', 'find'],
+      ['research', 'summarise'],
+      ['', 'write'],
+    ])
+    const subplanQuery = work.calls[1]!.query
+    expect(subplanQuery).toBe(`Research\n\nFind the figures.\n\n${query}`)
+    // The top plan's next worker sees the subplan's final output as the note's output.
+    expect(work.calls[3]!.outputs.map((each) => [each.node, each.output])).toEqual([
+      ['outline', 'outline v1'],
+      ['research', 'research/summarise v1'],
+    ])
+    expect(result).toMatchObject({ status: 'completed', output: 'write v1', steps: 4, lastNode: 'write' })
+    expect(result.visits).toEqual({ outline: 1, research: 1, write: 1, 'research/find': 1, 'research/summarise': 1 })
+
+    // Each folder keeps its own statuses and trace.
+    const notes = Object.entries(await statuses(dir)).filter(([id]) => !id.includes('00_plan-trace'))
+    expect(Object.fromEntries(notes)).toEqual({ outline: 'done', research: 'done', write: 'done', 'research/find': 'done', 'research/summarise': 'done' })
+    expect((await hops(dir)).map((hop) => hop.node)).toEqual(['outline', 'research', 'write'])
+    expect((await hops(`${dir}/research`)).map((hop) => hop.node)).toEqual(['find', 'summarise'])
+    expect(await read(dir, 'research/00_plan-trace/final.md')).toContain('research/summarise v1')
+  })
+
+  it('does not make the subplan’s notes nodes of the parent', async () => {
+    const graph = await loadPlan(await writeVault(nestedPlan()))
+    expect([...graph.nodes.keys()]).toEqual(['outline', 'research', 'write'])
+    expect(graph.nodes.get('research')?.plan).toEqual(['research'])
+    expect(graph.validate()).toEqual([])
+  })
+
+  it('still reads the subplan’s notes as the subplan’s once the folder holds a run of its own', async () => {
+    const dir = await writeVault(nestedPlan())
+    await runPlan(dir, { ...options, work: recordingWorker() })
+    const graph = await loadPlan(dir)
+    expect([...graph.nodes.keys()]).toEqual(['outline', 'research', 'write'])
+    expect(graph.validate()).toEqual([])
+  })
+
+  it('reports the nested notes in events by their path from the top vault', async () => {
+    const dir = await writeVault(nestedPlan())
+    const events: RunEvent[] = []
+    await runPlan(dir, { ...options, work: recordingWorker(), onEvent: (event) => events.push(event) })
+    expect(events.filter((event) => event.type === 'enter').map((event) => (event as { node: string }).node)).toEqual(['outline', 'research', 'research/find', 'research/summarise', 'write'])
+  })
+
+  it('counts the works of the subplan against maxSteps, not the note that runs it, and names the nested note in the stop', async () => {
+    const dir = await writeVault(nestedPlan())
+    const work = recordingWorker()
+    const result = await runPlan(dir, { ...options, work, maxSteps: 2 })
+    expect(result.status).toBe('stopped')
+    expect(result.stop).toMatchObject({ budget: 'maxSteps', node: 'research/summarise' })
+    expect(result.reason).toContain('subplan `research/`')
+    expect(work.calls).toHaveLength(2)
+
+    // Going on with a larger budget resumes inside the subplan, where it stopped.
+    const resumed = await runPlan(dir, { fsync: false, llm: noJudge(), work, maxSteps: 4 })
+    expect(resumed).toMatchObject({ status: 'completed', steps: 4 })
+    expect(work.calls.map((call) => `${call.plan ?? ''}/${call.node.id}`)).toEqual(['/outline', 'research/find', 'research/summarise', '/write'])
+  })
+
+  it('resumes a subplan where it stopped after a failed worker, never from its beginning', async () => {
+    const dir = await writeVault(nestedPlan())
+    const calls: string[] = []
+    let fail = true
+    const work = async (step: StepInput) => {
+      calls.push(`${step.plan ?? ''}/${step.node.id}`)
+      if (step.node.id === 'summarise' && fail) throw new Error('the sources site is down')
+      return `${step.node.id} v${step.visit}`
+    }
+    await expect(runPlan(dir, { ...options, work })).rejects.toMatchObject({ name: 'StepError', node: 'research/summarise' })
+    fail = false
+    const result = await runPlan(dir, { fsync: false, llm: noJudge(), work })
+    expect(result.status).toBe('completed')
+    expect(calls).toEqual(['/outline', 'research/find', 'research/summarise', 'research/summarise', '/write'])
+    expect((await hops(`${dir}/research`)).map((hop) => hop.node)).toEqual(['find', 'summarise'])
+  })
+
+  it('runs the subplan afresh on a new visit of its note, the previous run archived', async () => {
+    const files = nestedPlan()
+    files['write.md'] = note({ front: { max_visits: 2 }, title: 'Write', body: 'Write the report.', next: ['again -> [[research]]', 'done -> [[end]]'] })
+    files['end.md'] = note({ title: 'End', body: 'Stop.' })
+    const dir = await writeVault(files)
+    const work = recordingWorker()
+    const predicates = { again: (context: { visit: number }) => context.visit === 1, done: (context: { visit: number }) => context.visit === 2 }
+    const result = await runPlan(dir, { ...options, work, predicates })
+    expect(result.status).toBe('completed')
+    expect(work.calls.map((call) => `${call.plan ?? ''}/${call.node.id} v${call.visit}`)).toEqual([
+      '/outline v1',
+      'research/find v1',
+      'research/summarise v1',
+      '/write v1',
+      'research/find v1',
+      'research/summarise v1',
+      '/write v2',
+      '/end v1',
+    ])
+    expect(result.visits).toMatchObject({ research: 2, 'research/find': 1 })
+    expect(result.steps).toBe(8)
+    // The first visit's subplan run is kept in the subplan's archive.
+    const archived = await readdir(`${dir}/research/00_plan-trace/archive`)
+    expect(archived).toHaveLength(1)
+    const old = await read(dir, `research/00_plan-trace/archive/${archived[0]}/trace.md`)
+    expect(old.match(/^<!-- vaultplan:hop /gm)).toHaveLength(2)
+    expect((await hops(`${dir}/research`)).map((hop) => hop.node)).toEqual(['find', 'summarise'])
+  })
+})
+
+describe('the stepping calls on a subplan', () => {
+  it('return the nested note to work with its folder, and complete it by its key', async () => {
+    const dir = await writeVault(nestedPlan())
+    let step = await nextStep(dir, { query, fsync: false })
+    const seen: string[] = []
+    while (step.kind === 'work') {
+      seen.push(`${step.plan ?? ''}/${step.node.id}`)
+      step = await completeStep(dir, step.key, { output: `did ${step.node.id}` }, { fsync: false })
+    }
+    expect(seen).toEqual(['/outline', 'research/find', 'research/summarise', '/write'])
+    expect(step).toMatchObject({ kind: 'completed', output: 'did write' })
+    expect(await statuses(dir)).toMatchObject({ research: 'done', 'research/summarise': 'done' })
+  })
+
+  it('refuse a key that is no pending visit anywhere in the tree, writing nothing', async () => {
+    const dir = await writeVault(nestedPlan())
+    let step = await nextStep(dir, { query, fsync: false })
+    step = await completeStep(dir, step.kind === 'work' ? step.key : '', { output: 'outline' }, { fsync: false })
+    expect(step).toMatchObject({ kind: 'work', plan: 'research', node: { id: 'find' } })
+    await expect(completeStep(dir, 'nope', { output: 'x' }, { fsync: false })).rejects.toMatchObject({ code: 'stale-step' })
+    const again = await nextStep(dir, { fsync: false })
+    expect(again).toMatchObject({ kind: 'work', plan: 'research', node: { id: 'find' }, key: step.kind === 'work' ? step.key : '' })
+  })
+
+  it('let the choice given with the subplan’s terminal decide the note that runs it', async () => {
+    const files = nestedPlan()
+    files['research.md'] = note({ front: { plan: 'research' }, title: 'Research', body: 'Find the figures.', next: ['enough -> [[write]]', 'too little -> [[outline]]'] })
+    const dir = await writeVault(files)
+    let step = await nextStep(dir, { query, fsync: false })
+    while (step.kind === 'work' && !(step.plan === 'research' && step.node.id === 'summarise')) step = await completeStep(dir, step.key, { output: 'ok' }, { fsync: false })
+    expect(step).toMatchObject({ kind: 'work', conditions: ['enough', 'too little'] })
+    step = await completeStep(dir, step.kind === 'work' ? step.key : '', { output: 'summary', choice: 'enough' }, { fsync: false })
+    expect(step).toMatchObject({ kind: 'work', node: { id: 'write' } })
+    expect((await hops(dir)).find((hop) => hop.node === 'research')).toMatchObject({ decidedBy: 'agent' })
+  })
+})
+
