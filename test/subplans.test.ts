@@ -1,13 +1,14 @@
 import { readdir } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { loadPlan, nextStep, completeStep, runPlan, type RunEvent, type StepInput } from 'vaultplan'
+import { completeStep, decide, loadPlan, nextStep, runPlan, type RunEvent, type StepInput } from 'vaultplan'
 import { noJudge } from './helpers/scripted.js'
-import { note, read, statuses, writeVault } from './helpers/vault.js'
+import { edit, note, read, statuses, writeVault } from './helpers/vault.js'
 
 /** The hop records of a vault's trace (its own folder's `00_plan-trace/`), oldest first. */
-async function hops(dir: string): Promise<{ node: string; decidedBy: string; works?: number }[]> {
+async function hops(dir: string): Promise<{ kind: string; node: string; decidedBy: string; works?: number }[]> {
   const text = await read(dir, '00_plan-trace/trace.md')
-  return [...text.matchAll(/^<!-- vaultplan:hop (\{.*\}) -->$/gm)].map((match) => JSON.parse(match[1]!))
+  const records = [...text.matchAll(/^<!-- vaultplan:hop (\{.*\}) -->$/gm)].map((match) => JSON.parse(match[1]!))
+  return records.filter((record) => record.kind === 'hop')
 }
 
 const query = 'Write a report on solar power'
@@ -60,7 +61,11 @@ describe('a note with `plan: <folder>`', () => {
     // Each folder keeps its own statuses and trace.
     const notes = Object.entries(await statuses(dir)).filter(([id]) => !id.includes('00_plan-trace'))
     expect(Object.fromEntries(notes)).toEqual({ outline: 'done', research: 'done', write: 'done', 'research/find': 'done', 'research/summarise': 'done' })
-    expect((await hops(dir)).map((hop) => hop.node)).toEqual(['outline', 'research', 'write'])
+    expect((await hops(dir)).map((hop) => [hop.node, hop.works])).toEqual([
+      ['outline', undefined],
+      ['research', 2],
+      ['write', undefined],
+    ])
     expect((await hops(`${dir}/research`)).map((hop) => hop.node)).toEqual(['find', 'summarise'])
     expect(await read(dir, 'research/00_plan-trace/final.md')).toContain('research/summarise v1')
   })
@@ -144,7 +149,7 @@ describe('a note with `plan: <folder>`', () => {
     const archived = await readdir(`${dir}/research/00_plan-trace/archive`)
     expect(archived).toHaveLength(1)
     const old = await read(dir, `research/00_plan-trace/archive/${archived[0]}/trace.md`)
-    expect(old.match(/^<!-- vaultplan:hop /gm)).toHaveLength(2)
+    expect(old.match(/^<!-- vaultplan:hop \{"kind":"hop"/gm)).toHaveLength(2)
     expect((await hops(`${dir}/research`)).map((hop) => hop.node)).toEqual(['find', 'summarise'])
   })
 })
@@ -186,3 +191,92 @@ describe('the stepping calls on a subplan', () => {
   })
 })
 
+
+/** A fan-out: `gather` runs `web/` and `library/` at once; `library/` holds a note a person approves. */
+function fanOut(options: { approval?: boolean } = {}): Record<string, string> {
+  return {
+    'brief.md': note({ front: { type: 'start' }, title: 'Brief', body: 'Say what to look for.', next: ['[[gather]]'] }),
+    'gather.md': `---\nplan: [web, library]\n---\n# Gather\n\nGather the material.\n\n## Next\n- [[report]]\n`,
+    'report.md': note({ title: 'Report', body: 'Write it up.' }),
+    'web/search.md': note({ front: { type: 'start' }, title: 'Search', body: 'Search the web.', next: ['[[notes]]'] }),
+    'web/notes.md': note({ title: 'Notes', body: 'Take notes.' }),
+    'library/borrow.md': note({ front: { type: 'start' }, title: 'Borrow', body: 'Borrow the books.', next: [options.approval ? '[[approve]]' : '[[read]]'] }),
+    ...(options.approval && {
+      'library/approve.md': '---\njudge: human\n---\n# Approve the reading list\n\n## Next\n- [ ] approved -> [[read]]\n- [ ] more -> [[borrow]]\n',
+    }),
+    'library/read.md': note({ title: 'Read', body: 'Read them.' }),
+  }
+}
+
+describe('parallel branches (`plan: [a, b]`)', () => {
+  it('run at once, each as far as it goes, and join their finals in the listed order', async () => {
+    const dir = await writeVault(fanOut())
+    let inFlight = 0
+    let most = 0
+    let release: () => void = () => {}
+    const bothIn = new Promise<void>((resolve) => (release = resolve))
+    const work = async (step: StepInput) => {
+      inFlight++
+      most = Math.max(most, inFlight)
+      if (inFlight === 2) release()
+      // The first visit of each branch waits for the other branch's (a timeout only so a lockstep bug fails instead of hanging).
+      if (step.plan && step.visit === 1 && (step.node.id === 'search' || step.node.id === 'borrow')) await Promise.race([bothIn, new Promise((resolve) => setTimeout(resolve, 2000))])
+      inFlight--
+      return `${step.plan ?? ''}/${step.node.id}`
+    }
+    const outputs: string[] = []
+    const result = await runPlan(dir, {
+      ...options,
+      work: async (step) => {
+        const output = await work(step)
+        if (step.node.id === 'report') outputs.push(...step.outputs.filter((each) => each.node === 'gather').map((each) => each.output))
+        return output
+      },
+    })
+    expect(most).toBe(2)
+    expect(result).toMatchObject({ status: 'completed', steps: 6 })
+    expect(outputs).toEqual(['## web\n\nweb/notes\n\n## library\n\nlibrary/read\n'])
+    const notes = Object.entries(await statuses(dir)).filter(([id]) => !id.includes('00_plan-trace'))
+    expect(notes.every(([, status]) => status === 'done')).toBe(true)
+  })
+
+  it('name every waiting note by its path from the top vault, the other branch having gone on to its end', async () => {
+    const dir = await writeVault(fanOut({ approval: true }))
+    const calls: string[] = []
+    const work = async (step: StepInput) => {
+      calls.push(`${step.plan ?? ''}/${step.node.id}`)
+      return `${step.plan ?? ''}/${step.node.id}`
+    }
+    const result = await runPlan(dir, { ...options, work })
+    expect(result).toMatchObject({
+      status: 'waiting',
+      waiting: [{ node: 'library/approve', file: 'library/approve.md', choices: ['approved', 'more'] }],
+    })
+    expect(result.reason).toContain('`library/approve`')
+    expect(calls.sort()).toEqual(['/brief', 'library/approve', 'library/borrow', 'web/notes', 'web/search'])
+    expect((await hops(`${dir}/web`)).map((hop) => hop.node)).toEqual(['search', 'notes'])
+
+    // The person decides in the branch: it goes on; the branch that completed keeps its place.
+    await decide(dir, 'library/approve', { edge: 'approved' })
+    calls.length = 0
+    const done = await runPlan(dir, { fsync: false, llm: noJudge(), work })
+    expect(done.status).toBe('completed')
+    expect(calls).toEqual(['library/read', '/report'])
+    expect((await hops(`${dir}/web`)).map((hop) => hop.node)).toEqual(['search', 'notes'])
+  })
+
+  it('wait on every waiting note at once when both branches wait', async () => {
+    const files = fanOut({ approval: true })
+    files['web/notes.md'] = '---\njudge: human\n---\n# Notes\n\n## Next\n- [ ] keep -> [[done]]\n'
+    files['web/done.md'] = note({ title: 'Done' })
+    const dir = await writeVault(files)
+    const result = await runPlan(dir, { ...options, work: async (step) => step.node.id })
+    expect(result.status).toBe('waiting')
+    expect(result.waiting?.map((each) => each.file)).toEqual(['web/notes.md', 'library/approve.md'])
+    // A tick in one branch lets that one go on; the run still waits on the other.
+    await edit(dir, 'web/notes.md', (text) => text.replace('- [ ] keep', '- [x] keep'))
+    const again = await runPlan(dir, { fsync: false, llm: noJudge(), work: async (step) => step.node.id })
+    expect(again.waiting?.map((each) => each.node)).toEqual(['library/approve'])
+    expect((await hops(`${dir}/web`)).map((hop) => hop.node)).toEqual(['search', 'notes', 'done'])
+  })
+})
