@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import { copyFile, mkdir, readdir, realpath, rename, rm, rmdir, stat } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
-import { holdsRun, listNotes, savePlan, TRACE_FOLDER } from './markdown-io.js'
+import { holdsRun, listNotes, readNotes, savePlan, TRACE_FOLDER } from './markdown-io.js'
+import { subplanFoldersOf } from './subplan-folders.js'
 import { RunStateError } from './errors.js'
 import type { PlanGraph } from './plan-graph.js'
 import { readTrace, tracePaths } from './trace.js'
@@ -94,18 +95,25 @@ async function holdsPlan(folder: string, planFiles: string[], source: string): P
   )
 }
 
-/** Copies a plan vault (notes, attachments, `.obsidian/`), leaving out its trace, `.git/` and `.trash/`. Symlinks are not followed. */
+/**
+ * Copies a plan vault (notes, attachments, `.obsidian/`, subplan folders),
+ * leaving out the traces (its own and its subplans'), `.git/` and `.trash/`.
+ * Symlinks are not followed.
+ */
 export async function copyVault(from: string, to: string, skip: string[]): Promise<void> {
   const info = await stat(from).catch(() => undefined)
   if (!info?.isDirectory()) throw new Error(`Plan vault \`${from}\` does not exist or is not a folder`)
+  // A subplan's folder holds a run of its own once it ran in place; it is still part of the plan.
+  const { notes } = await readNotes(from).catch(() => ({ notes: [] }))
+  const subplans = new Set(notes.flatMap((note) => subplanFoldersOf(note).map(({ folder }) => folder)))
   const walk = async (relative: string) => {
     await mkdir(join(to, relative), { recursive: true })
     for (const entry of await readdir(join(from, relative), { withFileTypes: true })) {
-      if (!relative && (entry.name === TRACE_FOLDER || entry.name === '.git' || entry.name === '.trash')) continue
+      if (entry.name === TRACE_FOLDER || (!relative && (entry.name === '.git' || entry.name === '.trash'))) continue
       const path = relative ? join(relative, entry.name) : entry.name
-      // A run vault inside the plan folder must not be copied into itself.
       // A run vault inside the plan folder (this one, or one kept from an earlier run) is no part of the plan.
-      if (entry.isDirectory() && ([to, ...skip].includes(resolve(from, path)) || (await holdsRun(join(from, path))))) continue
+      const kept = async () => !subplans.has(path.split('\\').join('/')) && (await holdsRun(join(from, path)))
+      if (entry.isDirectory() && ([to, ...skip].includes(resolve(from, path)) || (await kept()))) continue
       if (entry.isDirectory()) await walk(path)
       else if (entry.isFile()) await copyFile(join(from, path), join(to, path))
     }

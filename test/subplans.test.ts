@@ -2,7 +2,7 @@ import { mkdir, readdir } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { completeStep, decide, loadPlan, nextStep, PlanValidationError, runPlan, type RunEvent, type StepInput } from 'vaultplan'
 import { noJudge } from './helpers/scripted.js'
-import { edit, note, read, statuses, writeVault } from './helpers/vault.js'
+import { edit, note, read, statuses, tempDir, writeVault } from './helpers/vault.js'
 
 /** The hop records of a vault's trace (its own folder's `00_plan-trace/`), oldest first. */
 async function hops(dir: string): Promise<{ kind: string; node: string; decidedBy: string; works?: number }[]> {
@@ -356,5 +356,18 @@ describe('the lock of a run with subplans', () => {
     }
     expect(await runPlan(dir, { ...options, work })).toMatchObject({ status: 'completed' })
     expect(refused).toMatchObject({ name: 'RunStateError', code: 'vault-locked' })
+  })
+})
+
+describe('a template with subplans', () => {
+  it('is copied into a run vault with its subplan folders and none of their traces', async () => {
+    const template = await writeVault(nestedPlan())
+    // Run in place once: the subplan folder now holds a run of its own.
+    await runPlan(template, { ...options, work: async (step) => step.node.id })
+    const runVault = `${await tempDir()}/run`
+    const result = await runPlan(template, { ...options, runVault, fresh: true, work: async (step) => `${step.plan ?? ''}/${step.node.id}` })
+    expect(result).toMatchObject({ status: 'completed', output: '/write' })
+    expect(await readdir(`${runVault}/research`)).toEqual(['00_plan-trace', 'find.md', 'summarise.md'])
+    expect(await read(runVault, 'research/00_plan-trace/final.md')).toContain('research/summarise')
   })
 })
