@@ -9,6 +9,7 @@ import { prepareRunVault } from './run-vault.js'
 import { runTelemetry } from './telemetry.js'
 import { conditionsOf } from './transitions.js'
 import { countedModel } from './run-words.js'
+import { isGenerate } from './subplan-folders.js'
 import type { PlanNode, StepInput } from './types.js'
 import { VaultSession } from './vault-session.js'
 import { createWorker } from './worker.js'
@@ -114,6 +115,7 @@ function worker(top: () => RunDriver, options: RunOptions): NonNullable<TreeSett
 /** Before a visit is claimed: a model the visit will need must be configured, so nothing is written for a run that cannot go on. */
 function checkModels(node: PlanNode, options: RunOptions): void {
   if (options.llm) return
+  if (isGenerate(node.plan)) resolveModelConfig('planning')
   if (!options.work) resolveModelConfig(node.role ?? 'action')
   const human = node.judge === 'human' && node.edges.length > 0
   if (!human && conditionsOf(node, options.predicates).some((label) => label !== 'next')) resolveModelConfig(node.role ?? 'transition')

@@ -4,7 +4,8 @@ import { lockVault, type VaultLock } from './lock.js'
 import { RunDriver, type DriverOptions } from './run-driver.js'
 import type { RunResult } from './run-options.js'
 import type { Step, StopInfo, WaitingNote } from './stepping.js'
-import { subplanFoldersOf } from './subplan-folders.js'
+import { decompose } from './decompose.js'
+import { isGenerate, subplanFoldersOf } from './subplan-folders.js'
 import { readTrace } from './trace.js'
 import type { RunEvent } from './types.js'
 import { VaultSession, type SessionOptions } from './vault-session.js'
@@ -170,8 +171,9 @@ export class PlanTree {
 
   /** Runs the subplans of a claimed note, branches at once, each as far as it goes; joins them when all completed. */
   private async runSubplans(parent: RunDriver, plan: string, step: WorkStep): Promise<Branch> {
+    const degraded = isGenerate(step.node.plan) ? await decompose(parent.vault, step.node, this.settings.driver) : undefined
     const folders = subplanFoldersOf(step.node)
-    const settled = await Promise.allSettled(folders.map(({ folder }) => this.runBranch(parent, plan, folder, step)))
+    const settled = await Promise.allSettled(folders.map(({ folder }) => this.runBranch(parent, plan, folder, step, degraded)))
     const failed = settled.find((each) => each.status === 'rejected')
     if (failed) throw failed.reason
     const branches = settled.map((each) => (each as PromiseFulfilledResult<Branch>).value)
@@ -191,7 +193,7 @@ export class PlanTree {
   }
 
   /** One branch: its driver opened (afresh for a new visit of the parent note, else resumed), walked, closed. */
-  private async runBranch(parent: RunDriver, plan: string, folder: string, step: WorkStep): Promise<Branch> {
+  private async runBranch(parent: RunDriver, plan: string, folder: string, step: WorkStep, degraded: string | undefined): Promise<Branch> {
     const top = plan ? `${plan}/${folder}` : folder
     const dir = join(parent.vault, folder)
     if (!this.locks.has(top)) this.locks.set(top, await lockVault(dir))
@@ -208,7 +210,8 @@ export class PlanTree {
         query: fresh ? query : undefined,
         fresh,
         source: step.key,
-        degraded: undefined,
+        // A decomposition that fell back to a path graph says so in the subplan's trace.
+        degraded,
         onEvent: onEvent && ((event) => nested(event, top, onEvent)),
       })
       this.open.set(top, driver)
