@@ -1,7 +1,8 @@
 import { mkdir, readdir } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { completeStep, decide, loadPlan, nextStep, PlanValidationError, runPlan, type RunEvent, type StepInput } from 'vaultplan'
+import { completeStep, decide, loadPlan, nextStep, PlanValidationError, readRunStatus, runPlan, type RunEvent, type StepInput } from 'vaultplan'
 import { noJudge } from './helpers/scripted.js'
+import { vaultplan } from './helpers/cli.js'
 import { edit, note, read, statuses, tempDir, writeVault } from './helpers/vault.js'
 
 /** The hop records of a vault's trace (its own folder's `00_plan-trace/`), oldest first. */
@@ -369,5 +370,24 @@ describe('a template with subplans', () => {
     expect(result).toMatchObject({ status: 'completed', output: '/write' })
     expect(await readdir(`${runVault}/research`)).toEqual(['00_plan-trace', 'find.md', 'summarise.md'])
     expect(await read(runVault, 'research/00_plan-trace/final.md')).toContain('research/summarise')
+  })
+})
+
+describe('the status of a run with subplans', () => {
+  it('nests each subplan’s state under its note, and says the next step is inside it', async () => {
+    const dir = await writeVault(fanOut({ approval: true }))
+    await runPlan(dir, { ...options, work: async (step) => step.node.id })
+    const status = await readRunStatus(dir)
+    const gather = status.nodes.find((node) => node.id === 'gather')!
+    expect(gather.status).toBe('active')
+    expect(gather.subplans?.map((sub) => [sub.folder, sub.status.phase])).toEqual([
+      ['web', 'completed'],
+      ['library', 'waiting'],
+    ])
+    expect(status.next).toEqual({ kind: 'waiting', node: 'approve', visit: 1, plan: 'library' })
+    const cli = await vaultplan(['status', '.'], { cwd: dir })
+    expect(cli.stdout).toMatch(/gather +active +1\/3 +subplan web\/: completed, subplan library\/: waiting/)
+    expect(cli.stdout).toMatch(/\n> {4}library\/approve +waiting +1\/3\n {5}library\/borrow +done/)
+    expect(cli.stdout).toContain('Next: Tick one box under `## Next` in `library/approve.md`')
   })
 })
