@@ -46,8 +46,11 @@ export class PlanTree {
   private readonly locks = new Map<string, VaultLock>()
   /** The visits of every subplan driven in this call, by top-relative id. */
   private readonly visits = new Map<string, number>()
-  /** The last nested node worked in this call, by its path from the top vault. */
+  /** The last nested node worked in this call, by its path from the top vault, and the top's steps then. */
   private lastNode = ''
+  private lastAt = 0
+  /** Works of the subplans this call left unfinished (waiting, stopped, or a visit handed out): no record holds them yet. */
+  private parked = 0
   /** `completeStep`: the visit to complete, wherever in the tree it is pending. */
   private completion: { key: string; result: { output: string; choice?: string | undefined }; done: boolean } | undefined
   /** A choice given when completing a subplan's terminal: it decides the parent note's transition. */
@@ -109,8 +112,9 @@ export class PlanTree {
     const result = this.root.resultOf(step)
     result.steps = this.spent()
     for (const [id, visits] of this.visits) result.visits[id] = visits
-    // The top's last node is the note that ran a subplan: the last node worked is the nested one.
-    if (this.lastNode !== '' && this.session.graph.nodes.get(result.lastNode)?.plan) result.lastNode = this.lastNode
+    // Unless the top worked a note since, the last node worked is the nested one (the top's is the note that ran the subplan).
+    const since = this.root.replayed.steps - this.lastAt
+    if (this.lastNode !== '' && (since === 0 || (since === 1 && this.session.graph.nodes.get(result.lastNode)?.plan))) result.lastNode = this.lastNode
     return result
   }
 
@@ -123,6 +127,13 @@ export class PlanTree {
     this.locks.clear()
   }
 
+  /** Remembers the last nested node worked (`plan`: its folder from the top vault). */
+  private worked(plan: string, id: string): void {
+    if (!plan) return
+    this.lastNode = id
+    this.lastAt = this.root.replayed.steps
+  }
+
   /** The top run's id. */
   private runId(): string {
     return this.root.resultOf({ kind: 'waiting', runId: '', waiting: [], reason: '' }).runId
@@ -130,7 +141,7 @@ export class PlanTree {
 
   /** Works of the whole run: every vault's recorded works (a finished subplan's are in its parent's record). */
   private spent(): number {
-    let works = this.root.replayed.steps + this.root.replayed.extraWorks
+    let works = this.parked + this.root.replayed.steps + this.root.replayed.extraWorks
     for (const driver of this.open.values()) works += driver.replayed.steps + driver.replayed.extraWorks
     return works
   }
@@ -158,13 +169,13 @@ export class PlanTree {
           this.carried = result.choice
           result = { output: result.output }
         }
-        if (plan) this.lastNode = id
+        this.worked(plan, id)
         step = await driver.complete(step.key, result)
         continue
       }
       if (!this.settings.work) return plan ? { ...step, plan } : step
       const output = await this.settings.work(step, driver, plan)
-      if (plan) this.lastNode = id
+      this.worked(plan, id)
       step = await driver.complete(step.key, { output })
     }
   }
@@ -187,9 +198,12 @@ export class PlanTree {
     if (stopped) return stopped
     const waiting = branches.flatMap((each) => (each.step.kind === 'waiting' ? each.step.waiting : []))
     if (waiting.length > 0) return { step: { kind: 'waiting', runId: this.runId(), waiting, reason: waitingReason(waiting) }, works: 0 }
+    // The works of the joined branches go into the parent note's record from here on.
+    const works = branches.reduce((sum, each) => sum + each.works, 0)
+    this.parked -= works
     const outputs = branches.map((each) => (each.step.kind === 'completed' ? each.step.output : ''))
     const output = folders.length === 1 ? outputs[0]! : folders.map(({ written }, index) => `## ${written}\n\n${outputs[index]!.trim()}\n`).join('\n')
-    return { step: { kind: 'completed', runId: '', node: step.node.id, output }, works: branches.reduce((sum, each) => sum + each.works, 0) }
+    return { step: { kind: 'completed', runId: '', node: step.node.id, output }, works }
   }
 
   /** One branch: its driver opened (afresh for a new visit of the parent note, else resumed), walked, closed. */
@@ -218,6 +232,7 @@ export class PlanTree {
       const inner = await this.drive(driver, top)
       for (const [id, visits] of driver.replayed.visits) this.visits.set(`${top}/${id}`, visits)
       const works = driver.replayed.steps + driver.replayed.extraWorks
+      this.parked += works
       return { step: inner, works }
     } finally {
       this.open.delete(top)

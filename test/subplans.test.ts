@@ -254,6 +254,8 @@ describe('parallel branches (`plan: [a, b]`)', () => {
       waiting: [{ node: 'library/approve', file: 'library/approve.md', choices: ['approved', 'more'] }],
     })
     expect(result.reason).toContain('`library/approve`')
+    // Every work of the branches counts, though no record of the top holds them yet (the wait counts its visit).
+    expect(result.steps).toBe(5)
     expect(calls.sort()).toEqual(['/brief', 'library/approve', 'library/borrow', 'web/notes', 'web/search'])
     expect((await hops(`${dir}/web`)).map((hop) => hop.node)).toEqual(['search', 'notes'])
 
