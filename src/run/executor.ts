@@ -1,0 +1,122 @@
+import { StepError } from '../core/errors.js'
+import { createLLM, ModelConfigError, resolveModelConfig } from '../models/llm-client.js'
+import { lockVault } from '../vault/lock.js'
+import type { PlanGraph } from '../plan/plan-graph.js'
+import type { DriverOptions, RunDriver } from './run-driver.js'
+import { PlanTree, type TreeSettings } from './plan-tree.js'
+import { countedModel } from './run-words.js'
+import { isGenerate } from '../vault/subplan-folders.js'
+import { checkOptions, DEFAULTS, type RunOptions, type RunResult } from './run-options.js'
+import { prepareRunVault } from './run-vault.js'
+import { runTelemetry } from './telemetry.js'
+import { conditionsOf } from '../models/transitions.js'
+import type { CallLLM, PlanNode, StepInput } from '../core/types.js'
+import { VaultSession } from './vault-session.js'
+import { createWorker } from '../models/worker.js'
+import { readLedger } from '../memory/ledger.js'
+import { LEDGER_TOOL_NAMES } from '../memory/ledger-tools.js'
+
+/**
+ * Runs a plan: validates it (no model is called for an invalid plan), then
+ * walks it from the start node, hop by hop: the node becomes `active`, the
+ * worker works it, it becomes `done`, and the transition is judged
+ * (predicates, then one YES/NO LLM call, then the unconditional edge, then
+ * work again). Every hop is appended to `00_plan-trace/trace.md`. Running
+ * the same vault again resumes where it stopped. The walk is `nextStep` /
+ * work / `completeStep` under one lock.
+ *
+ * @param plan - a vault folder, or an in-memory graph (written to a run vault first)
+ * @throws {PlanValidationError} when the plan (or an edit made mid-run) is invalid
+ * @throws {StepError} when the worker fails; the vault stays resumable
+ * @throws {RunStateError} when the vault's state needs a person (two `active` notes, a lock held by another run, another query than the recorded one, ...)
+ * @throws {ModelConfigError} before anything is written, when the run needs a model and none is configured
+ * @throws {TypeError} on bad options, or a new run without `query`
+ */
+export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}): Promise<RunResult> {
+  checkOptions(plan, options)
+  const fsync = options.fsync ?? DEFAULTS.fsync
+  const prepared = await prepareRunVault(plan, { query: options.query, fsync, runVault: options.runVault })
+  // Not queued behind this process's other calls like a stepping call: a run holds the vault for long, so a second one is refused.
+  const lock = await lockVault(prepared.vault)
+  const telemetry = await runTelemetry(prepared.vault)
+  let failure: unknown
+  try {
+    const sessionOptions: { fsync: boolean; tools?: string[] } = { fsync }
+    // The built-in worker's ledger tools are known names too: `tools: [record_fact]` is no unknown tool.
+    if (options.tools) sessionOptions.tools = [...options.tools.map((tool) => tool.name), ...LEDGER_TOOL_NAMES]
+    const session = await VaultSession.open(prepared.vault, sessionOptions)
+    let tree: PlanTree | undefined
+    try {
+      const work = worker(() => tree!.top, options)
+      const driver: DriverOptions = {
+        query: options.query,
+        llm: options.llm,
+        predicates: options.predicates,
+        maxSteps: options.maxSteps ?? DEFAULTS.maxSteps,
+        fsync,
+        fresh: options.fresh ?? DEFAULTS.fresh,
+        signal: options.signal,
+        onEvent: (event) => {
+          telemetry.onEvent(event)
+          options.onEvent?.(event)
+        },
+        degraded: typeof plan === 'string' ? undefined : plan.degraded,
+        source: prepared.source,
+        beforeClaim: (node) => checkModels(node, options),
+      }
+      tree = await PlanTree.open(prepared.vault, session, { lock, session: sessionOptions, driver, work })
+      tree.top.begin()
+      const step = await tree.next()
+      if (step.kind === 'work') throw new Error('A run tree with a worker returned a visit to work')
+      return tree.resultOf(step)
+    } finally {
+      await tree?.close()
+      session.close()
+    }
+  } catch (error) {
+    failure = error
+    throw error
+  } finally {
+    telemetry.end(failure)
+    await lock.release()
+  }
+}
+
+/**
+ * The worker of a run: works one claimed visit (at the top or inside a
+ * subplan, `plan` its folder from the top vault) and returns its output.
+ */
+function worker(top: () => RunDriver, options: RunOptions): NonNullable<TreeSettings['work']> {
+  let llm = options.llm
+  return async (step, driver, plan) => {
+    // The worker's model calls count for the hop's record, like the judge's.
+    const model = countedModel(() => (llm ??= createLLM()), (usage) => driver.noteUsage(usage))
+    const run = options.work ?? createWorker(model, options.tools ? { tools: options.tools } : {})
+    // The ledger is the top vault's: a run's facts are one record, subplans included.
+    const vault = top().vault
+    const input: StepInput = { node: step.node, query: step.query, visit: step.visit, step: step.step, outputs: step.outputs, key: step.key, vault, ledger: await readLedger(vault) }
+    if (plan) input.plan = plan
+    if (options.signal) input.signal = options.signal
+    const id = plan ? `${plan}/${step.node.id}` : step.node.id
+    let output: string
+    try {
+      output = await run(input)
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason
+      // No model configured is not this step's failure: say what to set.
+      if (error instanceof ModelConfigError) throw error
+      throw new StepError(id, step.visit, error)
+    }
+    if (typeof output !== 'string') throw new StepError(id, step.visit, new TypeError(`Expected the worker to return a string, got \`${typeof output}\``))
+    return output
+  }
+}
+
+/** Before a visit is claimed: a model the visit will need must be configured, so nothing is written for a run that cannot go on. */
+function checkModels(node: PlanNode, options: RunOptions): void {
+  if (options.llm) return
+  if (isGenerate(node.plan)) resolveModelConfig('planning')
+  if (!options.work) resolveModelConfig(node.role ?? 'action')
+  const human = node.judge === 'human' && node.edges.length > 0
+  if (!human && conditionsOf(node, options.predicates).some((label) => label !== 'next')) resolveModelConfig(node.role ?? 'transition')
+}
