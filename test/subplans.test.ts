@@ -1,8 +1,9 @@
 import { mkdir, readdir } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { completeStep, decide, loadPlan, nextStep, PlanValidationError, readRunStatus, runPlan, type RunEvent, type StepInput } from 'vaultplan'
+import { completeStep, decide, loadPlan, nextStep, PlanValidationError, readRunStatus, runPlan, toDot, toMermaid, type RunEvent, type StepInput } from 'vaultplan'
 import { noJudge } from './helpers/scripted.js'
 import { vaultplan } from './helpers/cli.js'
+import { parseMermaid, renderDot } from './helpers/renderers.js'
 import { edit, note, read, statuses, tempDir, writeVault } from './helpers/vault.js'
 
 /** The hop records of a vault's trace (its own folder's `00_plan-trace/`), oldest first. */
@@ -392,4 +393,24 @@ describe('the status of a run with subplans', () => {
     expect(cli.stdout).toMatch(/\n> {4}library\/approve +waiting +1\/3\n {5}library\/borrow +done/)
     expect(cli.stdout).toContain('Next: Tick one box under `## Next` in `library/approve.md`')
   })
+})
+
+describe('pictures of a plan with subplans', () => {
+  it('draw each subplan as a cluster reached from its note, in mermaid and DOT', async () => {
+    const graph = await loadPlan(await writeVault(fanOut()))
+    const mermaid = toMermaid(graph, { visits: { gather: 1, 'web/search': 1 } })
+    expect(mermaid).toContain('  subgraph s0["web/"]\n    s0_n0(["search (1/3)"])\n    s0_n1((("notes (0/3)")))\n  end')
+    expect(mermaid).toContain('  subgraph s1["library/"]')
+    expect(mermaid).toContain('  s0_n0 --> s0_n1')
+    expect(mermaid).toContain('  n1 -.-> s0\n  n1 -.-> s1')
+    const dot = toDot(graph)
+    expect(dot).toContain('compound=true')
+    expect(dot).toContain('  subgraph cluster_s0 {\n    label="web/"')
+    expect(dot).toContain('  n1 -> s0_n0 [style=dashed, lhead=cluster_s0]')
+    expect(dot).toContain('  n1 -> s1_n0 [style=dashed, lhead=cluster_s1]')
+    // Both as the renderers read them: mermaid parses it, Graphviz draws it.
+    const parsed = await parseMermaid(mermaid)
+    expect(parsed.edges.map((edge) => `${edge.start}->${edge.end}`)).toContain('s1_n0->s1_n1')
+    expect(await renderDot(dot)).toMatchObject({ status: 'success', errors: [] })
+  }, 60_000)
 })

@@ -68,7 +68,7 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
       tree.top.begin()
       const step = await tree.next()
       if (step.kind === 'work') throw new Error('A run tree with a worker returned a visit to work')
-      return tree.resultOf(step)
+      return await tree.resultOf(step)
     } finally {
       await tree?.close()
       session.close()

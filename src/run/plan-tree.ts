@@ -6,7 +6,9 @@ import type { RunResult } from './run-options.js'
 import type { Step, StopInfo, WaitingNote } from './run-options.js'
 import { decompose } from './decompose.js'
 import { isGenerate, subplanFoldersOf } from '../vault/subplan-folders.js'
+import { visitsOf } from './run-status.js'
 import { readTrace } from './trace.js'
+import type { PlanGraph } from '../plan/plan-graph.js'
 import type { RunEvent } from '../core/types.js'
 import { VaultSession, type SessionOptions } from './vault-session.js'
 
@@ -44,8 +46,6 @@ export class PlanTree {
   private readonly open = new Map<string, RunDriver>()
   /** The subplan folders this call locked, kept until it ends: no other process runs them meanwhile. */
   private readonly locks = new Map<string, VaultLock>()
-  /** The visits of every subplan driven in this call, by top-relative id. */
-  private readonly visits = new Map<string, number>()
   /** The last nested node worked in this call, by its path from the top vault, and the top's steps then. */
   private lastNode = ''
   private lastAt = 0
@@ -107,11 +107,15 @@ export class PlanTree {
     throw new RunStateError('stale-step', `The key \`${key}\` is not the pending step of \`${this.root.vault}\`; nothing was written.${now} Call nextStep to get the current step.`)
   }
 
-  /** The run's outcome as `runPlan` returns it: steps, visits and the last node across every vault of the tree. */
-  resultOf(step: Exclude<Step, { kind: 'work' }>): RunResult {
+  /**
+   * The run's outcome as `runPlan` returns it: steps, visits and the last
+   * node across every vault of the tree (visits of subplans as their traces
+   * say, those that finished in an earlier call too).
+   */
+  async resultOf(step: Exclude<Step, { kind: 'work' }>): Promise<RunResult> {
     const result = this.root.resultOf(step)
     result.steps = this.spent()
-    for (const [id, visits] of this.visits) result.visits[id] = visits
+    await nestedVisits(this.root.vault, this.session.graph, '', result.visits)
     // Unless the top worked a note since, the last node worked is the nested one (the top's is the note that ran the subplan).
     const since = this.root.replayed.steps - this.lastAt
     if (this.lastNode !== '' && (since === 0 || (since === 1 && this.session.graph.nodes.get(result.lastNode)?.plan))) result.lastNode = this.lastNode
@@ -230,7 +234,6 @@ export class PlanTree {
       })
       this.open.set(top, driver)
       const inner = await this.drive(driver, top)
-      for (const [id, visits] of driver.replayed.visits) this.visits.set(`${top}/${id}`, visits)
       const works = driver.replayed.steps + driver.replayed.extraWorks
       this.parked += works
       return { step: inner, works }
@@ -239,6 +242,15 @@ export class PlanTree {
       await driver?.close()
       session.close()
     }
+  }
+}
+
+/** Adds the visits of each subplan of `graph` (and theirs), by their path from the top vault, as the subplans' traces record them. */
+async function nestedVisits(vault: string, graph: PlanGraph, prefix: string, into: Record<string, number>): Promise<void> {
+  for (const [folder, subplan] of graph.subplans ?? []) {
+    const trace = await readTrace(join(vault, folder)).catch(() => undefined)
+    for (const [id, visits] of Object.entries(visitsOf(trace?.records ?? []))) into[`${prefix}${folder}/${id}`] = visits
+    await nestedVisits(join(vault, folder), subplan, `${prefix}${folder}/`, into)
   }
 }
 

@@ -3,7 +3,7 @@
 // the status values, temp files, the user's bytes.
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { FILES, MAX_STEPS, MAX_VISITS, STATUSES, statusIn, withStatus } from './vault.mjs'
+import { FILES, MAX_STEPS, MAX_VISITS, NESTED_FILES, STATUSES, statusIn, withStatus } from './vault.mjs'
 
 export const TRACE_FOLDER = '00_plan-trace'
 const MARKER = '<!-- vaultplan:hop '
@@ -217,4 +217,46 @@ export function describeFinished(vault) {
     finalNote: state.final ? readFileSync(join(vault, TRACE_FOLDER, 'final.md'), 'utf8') : undefined,
     run: state.trace?.run,
   }
+}
+
+/** The folders of the nested plan besides the branch `checkVault` looks at: the top plan and the other branch. */
+const NESTED_FOLDERS = ['', 'side']
+
+/** The hops of each other folder of the nested plan, for the reference. */
+export function describeNested(vault) {
+  return Object.fromEntries(NESTED_FOLDERS.map((folder) => [folder, readTraceFile(join(vault, folder))?.hops ?? []]))
+}
+
+/**
+ * Checks the top plan and the other branch of the nested plan against the
+ * uninterrupted run (`checkVault` checks the branch in `BRANCH`): each trace's
+ * hops a prefix of the uninterrupted ones (all of them when final), the
+ * user's bytes changed only in their status value, no lock left when final.
+ */
+export function checkNested(vault, reference, { final }) {
+  const problems = []
+  const fail = (kind, message) => problems.push({ kind, message })
+  for (const [file, contents] of Object.entries(NESTED_FILES)) {
+    let text
+    try {
+      text = readFileSync(join(vault, file), 'utf8')
+    } catch (error) {
+      fail('data-loss', `\`${file}\` is gone: ${error.code}`)
+      continue
+    }
+    if (text !== contents && !STATUSES.some((value) => withStatus(contents, value) === text)) fail('data-loss', `\`${file}\` changed beyond its status value: ${JSON.stringify(text)}`)
+  }
+  for (const folder of NESTED_FOLDERS) {
+    const where = folder || 'the top plan'
+    const expected = (reference.nested[folder] ?? []).map(hopKey)
+    const trace = readTraceFile(join(vault, folder))
+    const hops = (trace?.hops ?? []).map(hopKey)
+    const bad = hops.findIndex((hop, index) => hop !== expected[index])
+    if (bad !== -1) fail('data-loss', `${where}: trace hop ${bad + 1} is ${hops[bad]}, expected ${expected[bad] ?? 'no hop'}`)
+    else if (final && hops.length !== expected.length) fail('data-loss', `${where}: the trace has ${hops.length} hops, expected ${expected.length}`)
+    if (trace && trace.headers !== 1) fail('data-loss', `${where}: the trace has ${trace.headers} headers`)
+    if (final && (existsSync(join(vault, folder, TRACE_FOLDER, '.lock')) || existsSync(join(vault, folder, TRACE_FOLDER, '.lock-holder.json')))) fail('other', `${where}: the runner lock was not released`)
+    if (final && listFiles(join(vault, folder, TRACE_FOLDER)).some((file) => file.split('/').pop().startsWith(TEMP_PREFIX))) fail('other', `${where}: temp files left`)
+  }
+  return problems
 }
