@@ -60,7 +60,7 @@ export function toMermaid(graph: PlanGraph, state?: PictureState): string {
     }
   }
   // A subplan is a subgraph, reached by a dotted arrow from the note that runs it.
-  const drawClusters = (list: Cluster[], indent: string) => {
+  const drawClusters = (list: Cluster<Layout>[], indent: string) => {
     for (const cluster of list) {
       lines.push(`${indent}subgraph ${cluster.key}["${mermaidText(cluster.label)}"]`)
       draw(cluster.layout, `${indent}  `)
@@ -123,7 +123,7 @@ export function toDot(graph: PlanGraph, state?: PictureState): string {
   }
   for (const box of boxes) drawBox(box, '  ')
   // A subplan is a cluster, reached by a dashed arrow from the note that runs it.
-  const drawClusters = (list: Cluster[], indent: string) => {
+  const drawClusters = (list: Cluster<Layout>[], indent: string) => {
     for (const cluster of list) {
       lines.push(`${indent}subgraph cluster_${cluster.key} {`, `${indent}  label=${dotString(cluster.label)}`, `${indent}  style="rounded,dashed"`, `${indent}  color="${PALETTE.pending.stroke}"`)
       for (const box of cluster.layout.boxes) drawBox(box, `${indent}  `)
@@ -172,7 +172,7 @@ export function pictureOf(graph: PlanGraph, state: PictureState | undefined): La
 }
 
 /** Every cluster, nested ones included, outer first. */
-function flatten(clusters: Cluster[]): Cluster[] {
+function flatten(clusters: Cluster<Layout>[]): Cluster<Layout>[] {
   return clusters.flatMap((cluster) => [cluster, ...flatten(cluster.clusters)])
 }
 
