@@ -53,8 +53,6 @@ interface Claim {
   visit: number
   step: number
   at: number
-  /** A subplan note: the works its subplans did, for its record. */
-  works?: number
 }
 
 /**
@@ -161,7 +159,7 @@ export class RunDriver {
           // Cut short between saving the output and writing `done`: finish that first.
           await this.session.refresh([position.node])
           if (this.session.graph.nodes.get(position.node)?.status === 'active') await this.session.setStatus(position.node, 'done')
-          await this.judge(position.node, saved.visit, saved.step, saved.output, saved.file, saved.choice, false)
+          await this.judge(position.node, saved.visit, saved.step, saved.output, saved.file, saved.choice, false, saved.works)
           break
         }
         case 'decide': {
@@ -205,12 +203,13 @@ export class RunDriver {
     const file = outputFile(claimed.step, node.id)
     const meta: Parameters<typeof writeOutput>[2] = { run: this.runId, step: claimed.step, node: node.id, visit: claimed.visit }
     if (choice !== undefined && !human) meta.choice = choice
-    if (result.works !== undefined && this.claim) this.claim.works = result.works
+    // Saved with the output too: a crash before the hop is recorded must not lose what the subplans did.
+    if (result.works !== undefined) meta.works = result.works
     // One flush with fsync: the output's bytes, journaled with the notes this hop may rewrite (VaultSession.saveOutput).
     this.session.saveOutput(node.id, file, meta, result.output)
     this.emit({ type: 'work', node: node.id, visit: claimed.visit, output: result.output })
     await this.session.setStatus(node.id, 'done')
-    await this.judge(node.id, claimed.visit, claimed.step, result.output, file, meta.choice, true)
+    await this.judge(node.id, claimed.visit, claimed.step, result.output, file, meta.choice, true, meta.works)
     return this.next()
   }
 
@@ -260,7 +259,7 @@ export class RunDriver {
   }
 
   /** Judges the transition of a worked visit and records the hop. */
-  private async judge(id: string, visit: number, step: number, output: string, file: string, choice: string | undefined, checked: boolean): Promise<void> {
+  private async judge(id: string, visit: number, step: number, output: string, file: string, choice: string | undefined, checked: boolean, works?: number): Promise<void> {
     // Writing `done` just compared the note with what we knew, and read it again if a person had edited it.
     await this.session.refresh(checked ? [] : [id])
     const node = this.nodeOrFail(id)
@@ -272,7 +271,7 @@ export class RunDriver {
     if (node.edges.length > 0 && node.judge === 'human') {
       await this.session.emptyBoxes(id)
       await this.session.setStatus(id, 'waiting')
-      await this.record({ kind: 'waiting', step, node: id, visit, at: new Date().toISOString(), ...(claim?.works !== undefined && { works: claim.works }) }, '', output)
+      await this.record({ kind: 'waiting', step, node: id, visit, at: new Date().toISOString(), ...(works !== undefined && { works }) }, '', output)
       return
     }
     const context: TransitionContext = { query: this.query, node, visit, step, output, outputs: this.state.outputs.slice() }
@@ -296,10 +295,10 @@ export class RunDriver {
     }
     if (decision.decidedBy === 'agent' && choice !== undefined) record.choice = choice
     if (decision.answers) record.answers = decision.answers
+    if (works !== undefined) record.works = works
     if (claim) {
       record.at = new Date(claim.at).toISOString()
       record.ms = Date.now() - claim.at
-      if (claim.works !== undefined) record.works = claim.works
     }
     Object.assign(record, usageFields(this.usage))
     this.usage = []

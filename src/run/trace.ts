@@ -308,10 +308,12 @@ export interface OutputMeta {
   node: string
   visit: number
   choice?: string
+  /** A subplan note's output: the works its subplans did, for the record judged from it after a crash. */
+  works?: number
 }
 
 /** An output note as read back. */
-export type SavedOutput = StepOutput & { step: number; run: string; choice?: string }
+export type SavedOutput = StepOutput & { step: number; run: string; choice?: string; works?: number }
 
 /** Reads a saved output note back. */
 export async function readOutput(vault: string, file: string): Promise<SavedOutput | undefined> {
@@ -325,6 +327,7 @@ export async function readOutput(vault: string, file: string): Promise<SavedOutp
   if (data.vaultplan !== 'output') return undefined
   const saved: SavedOutput = { node: String(data.id ?? data.node), visit: Number(data.visit), step: Number(data.step), run: String(data.run), output: text.slice(split.contentStart) }
   if (typeof data.choice === 'string') saved.choice = data.choice
+  if (Number.isSafeInteger(data.works)) saved.works = data.works as number
   return saved
 }
 

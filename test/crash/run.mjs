@@ -196,7 +196,7 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
   // The folder whose path and notes checkVault looks at: the branch, in a nested plan (checkNested looks at the rest).
   const branch = nested ? join(vault, BRANCH) : vault
   const check = async (final) => {
-    const found = await checkVault(branch, reference, { final, loadPlan: lib.loadPlan, powerCut: trial.powerCut })
+    const found = await checkVault(branch, reference, { final, loadPlan: lib.loadPlan, powerCut: trial.powerCut, branch: nested })
     if (nested) found.problems.push(...checkNested(vault, reference, { final }))
     return found
   }
