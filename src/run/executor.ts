@@ -10,7 +10,7 @@ import { checkOptions, DEFAULTS, type RunOptions, type RunResult } from './run-o
 import { prepareRunVault } from './run-vault.js'
 import { runTelemetry } from './telemetry.js'
 import { conditionsOf } from '../models/transitions.js'
-import type { CallLLM, PlanNode, StepInput } from '../core/types.js'
+import type { PlanNode, StepInput } from '../core/types.js'
 import { VaultSession } from './vault-session.js'
 import { createWorker } from '../models/worker.js'
 import { readLedger } from '../memory/ledger.js'
