@@ -1,9 +1,10 @@
-import { mkdir, readdir } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { completeStep, decide, loadPlan, nextStep, PlanValidationError, readRunStatus, runPlan, toDot, toMermaid, type RunEvent, type StepInput } from 'vaultplan'
+import { completeStep, decide, loadPlan, nextStep, readRunStatus, runPlan, toDot, toMermaid, type RunEvent, type StepInput } from 'vaultplan'
 import { noJudge } from './helpers/scripted.js'
 import { vaultplan } from './helpers/cli.js'
 import { parseMermaid, renderDot } from './helpers/renderers.js'
+import { nestedPlan } from './helpers/subplans.js'
 import { edit, note, read, statuses, tempDir, writeVault } from './helpers/vault.js'
 
 /** The hop records of a vault's trace (its own folder's `00_plan-trace/`), oldest first. */
@@ -15,17 +16,6 @@ async function hops(dir: string): Promise<{ kind: string; node: string; decidedB
 
 const query = 'Write a report on solar power'
 const options = { query, fsync: false, llm: noJudge() } as const
-
-/** A plan whose middle note runs the folder beside it, `research/`, as a plan of its own. */
-export function nestedPlan(): Record<string, string> {
-  return {
-    'outline.md': note({ front: { type: 'start' }, title: 'Outline', body: 'Outline the report.', next: ['[[research]]'] }),
-    'research.md': note({ front: { plan: 'research' }, title: 'Research', body: 'Find the figures.', next: ['[[write]]'] }),
-    'write.md': note({ title: 'Write', body: 'Write the report.' }),
-    'research/find.md': note({ front: { type: 'start' }, title: 'Find sources', body: 'Find three sources.', next: ['[[summarise]]'] }),
-    'research/summarise.md': note({ title: 'Summarise', body: 'Summarise the sources.' }),
-  }
-}
 
 /** A worker that records where it was called (`plan/id`) and answers `<plan/id> v<visit>`. */
 function recordingWorker() {
@@ -282,71 +272,6 @@ describe('parallel branches (`plan: [a, b]`)', () => {
     const again = await runPlan(dir, { fsync: false, llm: noJudge(), work: async (step) => step.node.id })
     expect(again.waiting?.map((each) => each.node)).toEqual(['library/approve'])
     expect((await hops(`${dir}/web`)).map((hop) => hop.node)).toEqual(['search', 'notes', 'done'])
-  })
-})
-
-describe('validation of subplans with the parent', () => {
-  const errors = async (files: Record<string, string>, extra?: (dir: string) => Promise<void>) => {
-    const dir = await writeVault(files)
-    await extra?.(dir)
-    const graph = await loadPlan(dir)
-    try {
-      graph.validate()
-      return []
-    } catch (error) {
-      return (error as PlanValidationError).issues.filter((issue) => issue.severity === 'error').map(({ code, file, message }) => ({ code, file, message }))
-    }
-  }
-  const withPlan = (plan: string) => {
-    const files = Object.fromEntries(Object.entries(nestedPlan()).filter(([file]) => !file.startsWith('research/')))
-    return { ...files, 'research.md': note({ front: { plan }, title: 'Research', next: ['[[write]]'] }) }
-  }
-
-  it('reports a missing folder as `invalid-subplan`', async () => {
-    expect(await errors(withPlan('nowhere'))).toEqual([
-      { code: 'invalid-subplan', file: 'research.md', message: '`plan: nowhere`: the folder `nowhere/` is missing or holds no notes; create it with the subplan\'s notes (or write `plan: generate`)' },
-    ])
-  })
-
-  it('reports an empty folder as `invalid-subplan`', async () => {
-    const found = await errors(withPlan('empty'), (dir) => mkdir(`${dir}/empty/attachments`, { recursive: true }).then(() => undefined))
-    expect(found.map((issue) => [issue.code, issue.file])).toEqual([['invalid-subplan', 'research.md']])
-  })
-
-  it('reports a folder outside the vault as `invalid-subplan`', async () => {
-    const found = await errors(withPlan('../elsewhere'))
-    expect(found).toEqual([{ code: 'invalid-subplan', file: 'research.md', message: '`plan: ../elsewhere` leads outside the vault; a subplan is a folder inside it, beside the note' }])
-  })
-
-  it('reports a note nested in a subplan of itself as `invalid-subplan`', async () => {
-    const files = nestedPlan()
-    files['research/summarise.md'] = note({ front: { plan: '..' }, title: 'Summarise' })
-    const found = await errors(files)
-    expect(found.map((issue) => [issue.code, issue.file])).toEqual([['invalid-subplan', 'research/summarise.md']])
-    expect((await errors(withPlan('.'))).map((issue) => [issue.code, issue.file, issue.message.includes('holds this note itself')])).toEqual([['invalid-subplan', 'research.md', true]])
-  })
-
-  it('tells the subplan’s problems with paths from the top vault', async () => {
-    const files = nestedPlan()
-    files['research/summarise.md'] = note({ title: 'Summarise', next: ['[[nowhere]]'] })
-    expect(await errors(files)).toEqual([
-      { code: 'no-reachable-terminal', file: 'research/find.md', message: 'no note without edges (a terminal) can be reached from the start; every path loops or ends in a dangling edge' },
-      { code: 'dangling-edge', file: 'research/summarise.md', message: 'edge `next` -> `[[nowhere]]` matches no note' },
-    ])
-    await expect(runPlan(await writeVault(files), { ...options, work: async () => 'never' })).rejects.toBeInstanceOf(PlanValidationError)
-  })
-
-  it('says why a link from the parent into a subplan’s note dangles', async () => {
-    const files = nestedPlan()
-    files['outline.md'] = note({ front: { type: 'start' }, title: 'Outline', next: ['[[research]]', 'skip -> [[research/summarise]]'] })
-    const found = await errors(files)
-    expect(found).toEqual([
-      {
-        code: 'dangling-edge',
-        file: 'outline.md',
-        message: "edge `skip` -> `[[research/summarise]]` points into a subplan's folder: that note belongs to the subplan, which runs on its own; link the note whose `plan:` names the folder",
-      },
-    ])
   })
 })
 
