@@ -115,7 +115,8 @@ async function trialsWith(distPath, options) {
       while (next < indexes.length) {
         const index = indexes[next++]
         // Every tenth trial from the 4th kills a `fresh: true` start as it archives, every tenth from the 8th the copy into a run vault.
-        const scenario = modes === 'power' ? undefined : { 3: 'fresh', 7: 'copy' }[index % 10]
+        // The scenarios check the flat fixture; the nested plan runs the kill trials only.
+        const scenario = modes === 'power' || nested ? undefined : { 3: 'fresh', 7: 'copy' }[index % 10]
         const trial = await (scenario ? runScenarioTrial(index, scenario, context, { runChild, comparable, seedOf: (i) => hash(seed, i) }) : runTrial(index, context)).catch((error) => ({ index, kills: [], resumes: 0, staleLocks: [], problems: [{ kind: 'other', message: `harness error: ${error.stack}` }] }))
         results.push(trial)
         if (trial.problems.length === 0 && !options.keep) await rm(join(root, `trial-${index}`), { recursive: true, force: true })
