@@ -41,6 +41,16 @@ it('a run killed with SIGKILL at random points resumes to the same path, losing 
   expect(report.summary).toMatch(/^crash: 8 trials, \d+ kill points covered, \d+ resumes, 0 data losses, 0 budget violations$/)
 }, 120_000)
 
+it('a plan inside a plan killed inside its branches resumes each branch where it stopped, losing nothing', async () => {
+  const lines: string[] = []
+  const report = await runCrashTrials({ trials: 4, seed: 20_261_201, jobs: 2, plan: 'nested', log: (line) => lines.push(line) })
+  expect(problemsOf(report)).toEqual([])
+  expect({ ok: report.ok, dataLosses: report.dataLosses, budgetViolations: report.budgetViolations }).toEqual({ ok: true, dataLosses: 0, budgetViolations: 0 })
+  // Most of the works are in the branches, so most kills land there (the kill points are named from branch `post/`).
+  expect(report.kills).toBeGreaterThanOrEqual(2)
+  expect(report.summary).toMatch(/^crash: 4 trials of a nested plan, \d+ kill points covered, \d+ resumes, 0 data losses, 0 budget violations$/)
+}, 180_000)
+
 describe('the harness catches a broken library', () => {
   it('writes in place instead of through a temp file', async () => {
     const dist = await mutant('in-place', 'vault/fs-atomic.js', [

@@ -79,6 +79,7 @@ it('pins the error codes', async () => {
     'dangling-edge',
     'duplicate-id',
     'invalid-frontmatter',
+    'invalid-subplan',
     'multiple-starts',
     'multiple-targets',
     'no-reachable-terminal',

@@ -51,6 +51,7 @@ export function nextSentence(status: RunStatus, shown: string): string {
   const run = `vaultplan run ${shellWord(shown)}`
   const next = status.next
   const fileOf = (id: string | undefined) => status.nodes.find((node) => node.id === id)?.file ?? `${id}.md`
+  const at = next.plan === undefined ? next.node : `${next.plan}/${next.node}`
   switch (next.kind) {
     case 'invalid': {
       const errors = status.issues.filter((issue) => issue.severity === 'error')
@@ -73,9 +74,11 @@ export function nextSentence(status: RunStatus, shown: string): string {
         return `\`max_visits\` of \`${status.node}\` is ${status.nodes.find((node) => node.id === status.node)?.maxVisits} now, enough for visit ${status.visit}: \`${run}\` to go on.`
       }
       if (status.phase === 'stopped') return stepBudgetSentence(status, run)
-      if (status.phase === 'running') return `A run is working in the vault now, at \`${next.node}\` (visit ${next.visit}); watch it in your notes app, or ask for the status again later.`
-      return `Resume the run: \`${run}\` (it goes on at \`${next.node}\`, visit ${next.visit}).`
+      if (status.phase === 'running') return `A run is working in the vault now, at \`${at}\` (visit ${next.visit}); watch it in your notes app, or ask for the status again later.`
+      return `Resume the run: \`${run}\` (it goes on at \`${at}\`, visit ${next.visit}).`
     case 'waiting': {
+      // Inside a subplan: the note waits in its folder.
+      if (next.plan !== undefined) return `Tick one box under \`## Next\` in \`${join(shown, next.plan, `${next.node}.md`)}\` (write under \`## Feedback\` if you like), then \`${run}\`.`
       if (status.phase !== 'waiting') return `\`${run}\``
       const where = `\`${join(shown, status.file)}\``
       const ticked = status.boxes.filter((box) => box.checked)
@@ -167,17 +170,25 @@ function headline(unsafe: RunStatus, paint: Paint): string {
 
 /** One row a note: a marker for where the run is, the id, its status, visits of budget, start or terminal. */
 function table(status: RunStatus): string[] {
-  const here = 'node' in status ? status.node : undefined
-  const rows = status.nodes.map((node) => [
-    node.id === here ? '>' : ' ',
-    printable(node.id),
-    node.status,
-    `${node.visits}/${node.maxVisits}`,
-    [node.start ? 'start' : '', node.terminal ? 'terminal' : ''].filter(Boolean).join(', '),
-  ])
+  const rows = tableRows(status, '', '')
   const header = [' ', 'NODE', 'STATUS', 'VISITS', '']
   const widths = header.map((cell, column) => Math.max(width(cell), ...rows.map((row) => width(row[column]!))))
   return [header, ...rows].map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : pad(cell, widths[column]!))).join('  ').trimEnd())
+}
+
+/** The rows of a vault's notes, each subplan's nested under its note (indented, by its path from the top vault, with its phase). */
+function tableRows(status: RunStatus, prefix: string, indent: string): string[][] {
+  const here = 'node' in status ? status.node : undefined
+  return status.nodes.flatMap((node) => [
+    [
+      node.id === here ? '>' : ' ',
+      indent + printable(prefix + node.id),
+      node.status,
+      `${node.visits}/${node.maxVisits}`,
+      [node.start ? 'start' : '', node.terminal ? 'terminal' : '', ...(node.subplans ?? []).map((sub) => `subplan ${printable(prefix + sub.folder)}/: ${sub.status.phase}`)].filter(Boolean).join(', '),
+    ],
+    ...(node.subplans ?? []).flatMap((sub) => tableRows(sub.status, `${prefix}${sub.folder}/`, `${indent}  `)),
+  ])
 }
 
 function hopLines(hops: HopSummary[]): string[] {

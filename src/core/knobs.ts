@@ -20,6 +20,7 @@ export const KNOBS = {
   role: { field: 'role', shape: 'name', expects: 'a role name such as `review`' },
   max_visits: { field: 'maxVisits', shape: 'count', fallback: 3, expects: 'an integer from 1 up' },
   judge: { field: 'judge', values: JUDGE_KINDS },
+  plan: { field: 'plan', shape: 'folders', expects: 'a folder beside the note (`plan: research`), a list of folders, or `generate`' },
 } as const
 
 /** A knob's frontmatter name (`max_visits`). */
@@ -27,9 +28,9 @@ export type KnobKey = keyof typeof KNOBS
 /** The knobs' frontmatter names, in the table's order. */
 export const KNOB_KEYS = Object.keys(KNOBS) as KnobKey[]
 
-type Knob = { field: string; values?: readonly string[]; shape?: 'names' | 'name' | 'count'; fallback?: unknown; expects?: string }
+type Knob = { field: string; values?: readonly string[]; shape?: 'names' | 'name' | 'count' | 'folders'; fallback?: unknown; expects?: string }
 
-/** The value of a knob as written, or `undefined` when it is not one the knob takes. */
+/** The value of a knob as the node holds it (`plan: research` as `['research']`), or `undefined` when it is not one the knob takes. */
 export function checkKnob(key: KnobKey, value: unknown): unknown {
   const knob: Knob = KNOBS[key]
   if (knob.values) return typeof value === 'string' && knob.values.includes(value) ? value : undefined
@@ -38,6 +39,10 @@ export function checkKnob(key: KnobKey, value: unknown): unknown {
       return Array.isArray(value) && value.every((name) => typeof name === 'string' && name !== '') ? value : undefined
     case 'name':
       return typeof value === 'string' && value !== '' ? value : undefined
+    case 'folders': {
+      const folders = ([] as unknown[]).concat(value)
+      return folders.length > 0 && folders.every((folder) => typeof folder === 'string' && folder.trim() !== '') ? folders.map((folder) => (folder as string).trim()) : undefined
+    }
     default:
       return Number.isSafeInteger(value) && (value as number) >= 1 ? value : undefined
   }

@@ -40,7 +40,7 @@ export interface EdgeOrigin {
   line: number
   column: number
   /** The link matched several notes (already reported) or climbed out of the vault. */
-  problem?: 'ambiguous' | 'outside'
+  problem?: 'ambiguous' | 'outside' | 'subplan'
   /** The box of a task item: `true` ticked, `false` empty, absent when the item has none. */
   checked?: boolean
 }
@@ -63,6 +63,8 @@ export interface PlanNode {
   maxVisits: number
   /** Who decides this node's conditions; absent means the LLM judge. */
   judge?: JudgeKind
+  /** The `plan:` knob: the note is worked by running these folders (relative to the note's folder) as subplans; `['generate']` asks the planner for one. */
+  plan?: string[]
   edges: Edge[]
   /** Path of the note relative to the vault, when the node came from a file. */
   file?: string
@@ -80,6 +82,7 @@ export const PLAN_ISSUE_CODES = [
   'dangling-edge',
   'duplicate-id',
   'invalid-frontmatter',
+  'invalid-subplan',
   'multiple-starts',
   'multiple-targets',
   'no-reachable-terminal',
@@ -191,6 +194,8 @@ export interface StepInput {
   vault?: string
   /** The vault's ledger when the visit began. */
   ledger?: LedgerView
+  /** Inside a subplan: its folder relative to the top vault (`node.id` is then the id inside the subplan). */
+  plan?: string
 }
 
 /** Progress of a run, as it happens. */

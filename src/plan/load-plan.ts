@@ -1,5 +1,7 @@
 import { LinkResolver } from '../vault/links.js'
-import type { ParsedNote } from '../vault/parse-note.js'
+import { idFromFile, type ParsedNote } from '../vault/parse-note.js'
+import { issueFromSubplan, rerooted, splitSubplans } from '../vault/subplan-folders.js'
+import { checkPlan } from './validate.js'
 import { readNotes } from '../vault/read-vault.js'
 import { PlanGraph } from './plan-graph.js'
 import { withOrigin, type EdgeOrigin, type PlanIssue, type PlanNode } from '../core/types.js'
@@ -19,11 +21,27 @@ export async function loadPlan(dir: string): Promise<PlanGraph> {
 
 /** Builds the graph of parsed notes, resolving each edge's link to a node id. */
 export function graphFromNotes(notes: ParsedNote[], issues: PlanIssue[] = []): PlanGraph {
-  const unique = withoutDuplicateIds(notes)
+  // The notes of a subplan folder are the subplan's (SPEC section 11): validated with the parent, never its nodes.
+  const split = splitSubplans(notes)
+  const inner = [...split.inner.values()].flat()
+  const innerIds = new Set(inner.map((note) => note.id))
+  const claims = new Map<string, PlanIssue[]>()
+  for (const found of split.issues) claims.set(found.node!, [...(claims.get(found.node!) ?? []), found])
+  const own = split.own.map((note) => (claims.has(note.id) ? { ...note, issues: [...note.issues, ...claims.get(note.id)!] } : note))
+  const unique = withoutDuplicateIds(own)
   const resolver = new LinkResolver(unique)
+  const innerResolver = inner.length > 0 ? new LinkResolver(inner) : undefined
+  const subplans = new Map<string, PlanGraph>()
+  const all = issues.filter((found) => found.file === undefined || !innerIds.has(idFromFile(found.file)))
+  for (const [folder, members] of split.inner) {
+    if (members.length === 0) continue
+    const subplan = graphFromNotes(members.map((note) => rerooted(note, folder)))
+    subplans.set(folder, subplan)
+    all.push(...checkPlan(subplan).map((found) => issueFromSubplan(found, folder)))
+  }
   return new PlanGraph(
-    unique.map((note) => nodeFromNote(note, resolver)),
-    { issues },
+    unique.map((note) => nodeFromNote(note, resolver, innerResolver)),
+    { issues: all, ...(subplans.size > 0 && { subplans }) },
   )
 }
 
@@ -53,7 +71,7 @@ function withoutDuplicateIds(notes: ParsedNote[]): ParsedNote[] {
 }
 
 /** The node a parsed note describes, its links resolved to ids; the note's issues (an ambiguous link among them) go with it. */
-export function nodeFromNote(note: ParsedNote, resolver: LinkResolver): PlanNode {
+export function nodeFromNote(note: ParsedNote, resolver: LinkResolver, innerResolver?: LinkResolver): PlanNode {
   const issues = [...note.issues]
   const edges = note.edges.map((raw) => {
     const origin: EdgeOrigin = { line: raw.line, column: raw.column }
@@ -63,6 +81,7 @@ export function nodeFromNote(note: ParsedNote, resolver: LinkResolver): PlanNode
     else {
       const resolved = resolver.resolve(raw.link)
       if (resolved.id !== undefined) target = resolved.id
+      else if (resolved.candidates.length === 0 && innerResolver?.resolve(raw.link).id !== undefined) origin.problem = 'subplan'
       else if (resolved.candidates.length > 1) {
         origin.problem = 'ambiguous'
         issues.push({
@@ -92,6 +111,7 @@ export function nodeFromNote(note: ParsedNote, resolver: LinkResolver): PlanNode
   if (note.tools) node.tools = note.tools
   if (note.role !== undefined) node.role = note.role
   if (note.judge !== undefined) node.judge = note.judge
+  if (note.plan !== undefined) node.plan = note.plan
   if (issues.length > 0) node.issues = issues
   return node
 }

@@ -10,15 +10,19 @@ export class PlanGraph {
   readonly nodes: ReadonlyMap<string, PlanNode>
   /** Problems met while reading the vault that belong to no node (a file that is not a note, say), reported by `validate()`. */
   readonly issues: readonly PlanIssue[]
+  /** The subplans of a loaded graph by folder (relative to its vault, `plan:` notes' folders), as read with it. */
+  readonly subplans?: ReadonlyMap<string, PlanGraph>
   /** Set when an LLM-emitted plan could not be used and fell back to a path graph. */
   degraded?: string
 
   /**
    * @param options.issues - problems met while reading the vault that belong to no node.
+   * @param options.subplans - the subplans read with the graph, by folder.
    * @throws {TypeError} when two nodes share an id.
    */
-  constructor(nodes: Iterable<PlanNode>, options: { issues?: readonly PlanIssue[] } = {}) {
+  constructor(nodes: Iterable<PlanNode>, options: { issues?: readonly PlanIssue[]; subplans?: ReadonlyMap<string, PlanGraph> } = {}) {
     this.issues = options.issues ?? []
+    if (options.subplans) this.subplans = options.subplans
     const map = new Map<string, PlanNode>()
     for (const node of nodes) {
       if (map.has(node.id)) throw new TypeError(`Expected unique node ids, got \`${node.id}\` twice`)

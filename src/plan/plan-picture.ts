@@ -1,5 +1,6 @@
 import type { PlanGraph } from './plan-graph.js'
 import type { NodeStatus, PlanNode } from '../core/types.js'
+import { clustersOf, type Cluster } from './plan-clusters.js'
 import { findStart } from './validate.js'
 
 /** Where a run stands, for a picture: statuses as colours, visits against budgets. */
@@ -48,14 +49,31 @@ export interface Layout {
  * Nodes get generated identifiers (`n0`, `n1`, ...); the real id is the label.
  */
 export function toMermaid(graph: PlanGraph, state?: PictureState): string {
-  const { boxes, edges } = pictureOf(graph, state)
+  const top = pictureOf(graph, state)
+  const clusters = clustersOf(graph, top, state, pictureOf)
   const lines = ['flowchart TD']
-  for (const box of boxes) {
-    const text = `"${mermaidText(box.label)}"`
-    const shape = box.node === undefined ? `[${text}]` : box.start ? `([${text}])` : box.terminal ? `(((${text})))` : `(${text})`
-    lines.push(`  ${box.key}${shape}`)
+  const draw = (layout: Layout, indent: string) => {
+    for (const box of layout.boxes) {
+      const text = `"${mermaidText(box.label)}"`
+      const shape = box.node === undefined ? `[${text}]` : box.start ? `([${text}])` : box.terminal ? `(((${text})))` : `(${text})`
+      lines.push(`${indent}${box.key}${shape}`)
+    }
   }
-  for (const edge of edges) lines.push(`  ${edge.from} -->${edge.label === '' ? '' : `|"${mermaidText(edge.label)}"|`} ${edge.to}`)
+  // A subplan is a subgraph, reached by a dotted arrow from the note that runs it.
+  const drawClusters = (list: Cluster<Layout>[], indent: string) => {
+    for (const cluster of list) {
+      lines.push(`${indent}subgraph ${cluster.key}["${mermaidText(cluster.label)}"]`)
+      draw(cluster.layout, `${indent}  `)
+      drawClusters(cluster.clusters, `${indent}  `)
+      lines.push(`${indent}end`)
+    }
+  }
+  draw(top, '  ')
+  drawClusters(clusters, '  ')
+  const all = [top, ...flatten(clusters).map((cluster) => cluster.layout)]
+  for (const edge of all.flatMap((layout) => layout.edges)) lines.push(`  ${edge.from} -->${edge.label === '' ? '' : `|"${mermaidText(edge.label)}"|`} ${edge.to}`)
+  for (const cluster of flatten(clusters)) lines.push(`  ${cluster.from} -.-> ${cluster.key}`)
+  const boxes = all.flatMap((layout) => layout.boxes)
   const classes = new Map<string, string[]>()
   for (const box of boxes) {
     const name = box.node === undefined ? 'missing' : state ? statusOf(box.node, state) : undefined
@@ -77,16 +95,18 @@ export function toMermaid(graph: PlanGraph, state?: PictureState): string {
  * not exist are drawn dashed red.
  */
 export function toDot(graph: PlanGraph, state?: PictureState): string {
-  const { boxes, edges } = pictureOf(graph, state)
+  const top = pictureOf(graph, state)
+  const clusters = clustersOf(graph, top, state, pictureOf)
+  const { boxes } = top
   const lines = [
     'digraph plan {',
-    '  graph [rankdir=TB, fontname="Helvetica", nodesep=0.4, ranksep=0.5]',
+    `  graph [rankdir=TB, fontname="Helvetica", nodesep=0.4, ranksep=0.5${clusters.length > 0 ? ', compound=true' : ''}]`,
     `  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=12, fillcolor="#ffffff", color="${PALETTE.pending.stroke}", fontcolor="${TEXT}"]`,
     '  edge [fontname="Helvetica", fontsize=10, color="#52525b", fontcolor="#3f3f46"]',
   ]
   const start = boxes.find((box) => box.start)
   if (start) lines.push('  entry [shape=point, width=0.15, label="", color="#18181b", fillcolor="#18181b"]')
-  for (const box of boxes) {
+  const drawBox = (box: Box, indent: string) => {
     const attributes = [`label=${dotString(box.label)}`]
     if (box.node === undefined) {
       attributes.push('style="rounded,filled,dashed"', `fillcolor="${MISSING.fill}"`, `color="${MISSING.stroke}"`)
@@ -99,10 +119,26 @@ export function toDot(graph: PlanGraph, state?: PictureState): string {
         if (colours.bold || box.start) attributes.push('penwidth=2')
       } else if (box.start) attributes.push('penwidth=2')
     }
-    lines.push(`  ${box.key} [${attributes.join(', ')}]`)
+    lines.push(`${indent}${box.key} [${attributes.join(', ')}]`)
   }
+  for (const box of boxes) drawBox(box, '  ')
+  // A subplan is a cluster, reached by a dashed arrow from the note that runs it.
+  const drawClusters = (list: Cluster<Layout>[], indent: string) => {
+    for (const cluster of list) {
+      lines.push(`${indent}subgraph cluster_${cluster.key} {`, `${indent}  label=${dotString(cluster.label)}`, `${indent}  style="rounded,dashed"`, `${indent}  color="${PALETTE.pending.stroke}"`)
+      for (const box of cluster.layout.boxes) drawBox(box, `${indent}  `)
+      drawClusters(cluster.clusters, `${indent}  `)
+      lines.push(`${indent}}`)
+    }
+  }
+  drawClusters(clusters, '  ')
   if (start) lines.push(`  entry -> ${start.key}`)
+  const edges = [top, ...flatten(clusters).map((cluster) => cluster.layout)].flatMap((layout) => layout.edges)
   for (const edge of edges) lines.push(`  ${edge.from} -> ${edge.to}${edge.label === '' ? '' : ` [label=${dotString(` ${edge.label} `)}]`}`)
+  for (const cluster of flatten(clusters)) {
+    const first = cluster.layout.boxes[0]
+    if (first) lines.push(`  ${cluster.from} -> ${first.key} [style=dashed, lhead=cluster_${cluster.key}]`)
+  }
   lines.push('}')
   return `${lines.join('\n')}\n`
 }
@@ -133,6 +169,11 @@ export function pictureOf(graph: PlanGraph, state: PictureState | undefined): La
     }
   }
   return { boxes, edges }
+}
+
+/** Every cluster, nested ones included, outer first. */
+function flatten(clusters: Cluster<Layout>[]): Cluster<Layout>[] {
+  return clusters.flatMap((cluster) => [cluster, ...flatten(cluster.clusters)])
 }
 
 /** A node's status in the picture: the state's, else the note's own. */

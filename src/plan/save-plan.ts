@@ -101,6 +101,7 @@ function sameNode(a: PlanNode, b: PlanNode): boolean {
       node.role ?? null,
       node.maxVisits,
       node.judge ?? null,
+      node.plan ?? null,
       node.edges.map((edge) => [edge.label, edge.target, edge.conditional]),
       node.frontmatter,
     ])

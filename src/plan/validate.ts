@@ -66,7 +66,12 @@ export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): Plan
       if (graph.nodes.has(edge.target)) {
         directed.mergeEdge(node.id, edge.target)
       } else if (origin?.problem !== 'ambiguous') {
-        const why = origin?.problem === 'outside' ? 'points outside the vault' : 'matches no note'
+        const why =
+          origin?.problem === 'outside'
+            ? 'points outside the vault'
+            : origin?.problem === 'subplan'
+              ? "points into a subplan's folder: that note belongs to the subplan, which runs on its own; link the note whose `plan:` names the folder"
+              : 'matches no note'
         nodeIssues.push(issue(node, 'dangling-edge', `edge \`${edge.label || 'next'}\` -> \`[[${edge.target}]]\` ${why}`, origin))
       }
     }

@@ -5,6 +5,7 @@ import { loadPlan } from '../plan/load-plan.js'
 import { readNoteForRewrite } from '../vault/settled-read.js'
 import { parseNote } from '../vault/parse-note.js'
 import type { Edge, PlanNode } from '../core/types.js'
+import type { PlanGraph } from '../plan/plan-graph.js'
 
 /** A person's decision on a waiting note. */
 export interface Decision {
@@ -25,7 +26,7 @@ const ATTEMPTS = 3
  * so it needs no runner's lock; the next `runPlan` or `nextStep` (or a
  * runner waiting on the note) follows it as a box ticked by hand.
  *
- * @param node - the waiting note's id (its path in the vault without `.md`)
+ * @param node - the waiting note's id (its path in the vault without `.md`; inside a subplan, its path from the vault: `research/approve`)
  * @throws {RunStateError} `not-waiting` when the note is not `status: waiting`; `bad-choice` for an unknown or ambiguous edge; `ambiguous-decision` when another box is ticked already
  * @throws {TypeError} on a bad argument
  */
@@ -35,10 +36,11 @@ export async function decide(vault: string, node: string, decision: Decision): P
   if (decision.feedback !== undefined && typeof decision.feedback !== 'string') throw new TypeError(`Expected \`decision.feedback\` to be a string, got \`${typeof decision.feedback}\``)
   for (let attempt = 1; ; attempt++) {
     const graph = await loadPlan(vault)
-    const planNode = graph.nodes.get(node.normalize('NFC')) ?? graph.nodes.get(node.replace(/\.md$/i, '').normalize('NFC'))
-    if (!planNode) throw new RunStateError('not-waiting', `The vault \`${vault}\` has no note \`${node}\`; the notes waiting for a person are ${waitingOf(graph.nodes.values())}.`)
+    const all = notesOfTree(graph)
+    const planNode = all.get(node.normalize('NFC')) ?? all.get(node.replace(/\.md$/i, '').normalize('NFC'))
+    if (!planNode) throw new RunStateError('not-waiting', `The vault \`${vault}\` has no note \`${node}\`; the notes waiting for a person are ${waitingOf(all.values())}.`)
     if (planNode.status !== 'waiting') {
-      throw new RunStateError('not-waiting', `\`${planNode.file ?? node}\` is \`status: ${planNode.status}\`, not waiting for a person; the notes waiting are ${waitingOf(graph.nodes.values())}.`)
+      throw new RunStateError('not-waiting', `\`${planNode.file ?? node}\` is \`status: ${planNode.status}\`, not waiting for a person; the notes waiting are ${waitingOf(all.values())}.`)
     }
     const index = edgeIndex(planNode, decision.edge)
     const path = join(vault, planNode.file ?? `${planNode.id}.md`)
@@ -77,6 +79,14 @@ function edgeIndex(node: PlanNode, choice: string): number {
     throw new RunStateError('bad-choice', `\`${choice}\` ${found.length === 0 ? 'names no edge' : 'names several edges'} of \`${node.id}\`; its choices are ${choices}. Nothing was changed.`)
   }
   return found[0]!
+}
+
+/** The notes of a plan and of its subplans, by their path from the vault (`research/approve`), files likewise. */
+function notesOfTree(graph: PlanGraph, folder = '', into = new Map<string, PlanNode>()): Map<string, PlanNode> {
+  const prefix = folder ? `${folder}/` : ''
+  for (const node of graph.nodes.values()) into.set(prefix + node.id, folder ? { ...node, id: prefix + node.id, file: prefix + (node.file ?? `${node.id}.md`) } : node)
+  for (const [inner, subgraph] of graph.subplans ?? []) notesOfTree(subgraph, prefix + inner, into)
+  return into
 }
 
 function waitingOf(nodes: Iterable<PlanNode>): string {

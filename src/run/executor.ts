@@ -2,12 +2,15 @@ import { StepError } from '../core/errors.js'
 import { createLLM, ModelConfigError, resolveModelConfig } from '../models/llm-client.js'
 import { lockVault } from '../vault/lock.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
-import { RunDriver } from './run-driver.js'
+import type { DriverOptions, RunDriver } from './run-driver.js'
+import { PlanTree, type TreeSettings } from './plan-tree.js'
+import { countedModel } from './run-words.js'
+import { isGenerate } from '../vault/subplan-folders.js'
 import { checkOptions, DEFAULTS, type RunOptions, type RunResult } from './run-options.js'
 import { prepareRunVault } from './run-vault.js'
 import { runTelemetry } from './telemetry.js'
 import { conditionsOf } from '../models/transitions.js'
-import type { CallLLM, PlanNode, StepInput } from '../core/types.js'
+import type { PlanNode, StepInput } from '../core/types.js'
 import { VaultSession } from './vault-session.js'
 import { createWorker } from '../models/worker.js'
 import { readLedger } from '../memory/ledger.js'
@@ -42,9 +45,10 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
     // The built-in worker's ledger tools are known names too: `tools: [record_fact]` is no unknown tool.
     if (options.tools) sessionOptions.tools = [...options.tools.map((tool) => tool.name), ...LEDGER_TOOL_NAMES]
     const session = await VaultSession.open(prepared.vault, sessionOptions)
-    let driver: RunDriver | undefined
+    let tree: PlanTree | undefined
     try {
-      driver = await RunDriver.open(prepared.vault, session, lock, {
+      const work = worker(() => tree!.top, options)
+      const driver: DriverOptions = {
         query: options.query,
         llm: options.llm,
         predicates: options.predicates,
@@ -59,11 +63,14 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
         degraded: typeof plan === 'string' ? undefined : plan.degraded,
         source: prepared.source,
         beforeClaim: (node) => checkModels(node, options),
-      })
-      driver.begin()
-      return await walk(driver, options)
+      }
+      tree = await PlanTree.open(prepared.vault, session, { lock, session: sessionOptions, driver, work })
+      tree.top.begin()
+      const step = await tree.next()
+      if (step.kind === 'work') throw new Error('A run tree with a worker returned a visit to work')
+      return await tree.resultOf(step)
     } finally {
-      await driver?.close()
+      await tree?.close()
       session.close()
     }
   } catch (error) {
@@ -75,41 +82,40 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
   }
 }
 
-/** Works every claimed visit with the worker and completes it, until the run completes, stops or waits. */
-async function walk(driver: RunDriver, options: RunOptions): Promise<RunResult> {
+/**
+ * The worker of a run: works one claimed visit (at the top or inside a
+ * subplan, `plan` its folder from the top vault) and returns its output.
+ */
+function worker(top: () => RunDriver, options: RunOptions): NonNullable<TreeSettings['work']> {
   let llm = options.llm
-  // The worker's model calls count for the hop's record, like the judge's.
-  const model: CallLLM = (prompt, callOptions) =>
-    (llm ??= createLLM())(prompt, {
-      ...callOptions,
-      onUsage: (usage) => {
-        driver.noteUsage(usage)
-        callOptions.onUsage?.(usage)
-      },
-    })
-  const work = options.work ?? createWorker(model, options.tools ? { tools: options.tools } : {})
-  let step = await driver.next()
-  while (step.kind === 'work') {
-    const input: StepInput = { node: step.node, query: step.query, visit: step.visit, step: step.step, outputs: step.outputs, key: step.key, vault: driver.vault, ledger: await readLedger(driver.vault) }
+  return async (step, driver, plan) => {
+    // The worker's model calls count for the hop's record, like the judge's.
+    const model = countedModel(() => (llm ??= createLLM()), (usage) => driver.noteUsage(usage))
+    const run = options.work ?? createWorker(model, options.tools ? { tools: options.tools } : {})
+    // The ledger is the top vault's: a run's facts are one record, subplans included.
+    const vault = top().vault
+    const input: StepInput = { node: step.node, query: step.query, visit: step.visit, step: step.step, outputs: step.outputs, key: step.key, vault, ledger: await readLedger(vault) }
+    if (plan) input.plan = plan
     if (options.signal) input.signal = options.signal
+    const id = plan ? `${plan}/${step.node.id}` : step.node.id
     let output: string
     try {
-      output = await work(input)
+      output = await run(input)
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason
       // No model configured is not this step's failure: say what to set.
       if (error instanceof ModelConfigError) throw error
-      throw new StepError(step.node.id, step.visit, error)
+      throw new StepError(id, step.visit, error)
     }
-    if (typeof output !== 'string') throw new StepError(step.node.id, step.visit, new TypeError(`Expected the worker to return a string, got \`${typeof output}\``))
-    step = await driver.complete(step.key, { output })
+    if (typeof output !== 'string') throw new StepError(id, step.visit, new TypeError(`Expected the worker to return a string, got \`${typeof output}\``))
+    return output
   }
-  return driver.resultOf(step)
 }
 
 /** Before a visit is claimed: a model the visit will need must be configured, so nothing is written for a run that cannot go on. */
 function checkModels(node: PlanNode, options: RunOptions): void {
   if (options.llm) return
+  if (isGenerate(node.plan)) resolveModelConfig('planning')
   if (!options.work) resolveModelConfig(node.role ?? 'action')
   const human = node.judge === 'human' && node.edges.length > 0
   if (!human && conditionsOf(node, options.predicates).some((label) => label !== 'next')) resolveModelConfig(node.role ?? 'transition')

@@ -13,6 +13,8 @@ import type { StepOutput } from '../core/types.js'
 export interface Replay {
   /** The highest step recorded: node works of the whole run, the terminal's included. */
   steps: number
+  /** Works against `maxSteps` are `steps + extraWorks`: a subplan note's step counts its subplans' works (`works`), not one. */
+  extraWorks: number
   /** The highest visit recorded per node (a wait for a person counts its visit). */
   visits: Map<string, number>
   /** Outputs in the order they were made, and feedback handed on, oldest first. */
@@ -35,7 +37,7 @@ export interface Replay {
  * @param outputOf - the text of a saved output note by its file (`outputs/0003-review.md`), if it exists
  */
 export function replay(records: readonly TraceRecord[], outputOf: (file: string) => string | undefined): Replay {
-  const state: Replay = { steps: 0, visits: new Map(), outputs: [], lastRecord: undefined, lastHop: undefined, lastNode: '', lastOutput: '', feedback: new Map(), waited: new Set() }
+  const state: Replay = { steps: 0, extraWorks: 0, visits: new Map(), outputs: [], lastRecord: undefined, lastHop: undefined, lastNode: '', lastOutput: '', feedback: new Map(), waited: new Set() }
   for (const record of records) applyRecord(state, record, outputOf(record.kind === 'hop' ? record.output : outputFile(record.step, record.node)))
   return state
 }
@@ -50,6 +52,8 @@ export function applyRecord(state: Replay, record: TraceRecord, output: string |
   state.steps = Math.max(state.steps, record.step)
   state.lastRecord = record
   if (record.kind === 'stop') return
+  // A waited visit's step is counted by its `waiting` record.
+  if (record.works !== undefined && (record.kind === 'waiting' || !state.waited.has(`${record.node}\n${record.visit}`))) state.extraWorks += record.works - 1
   state.visits.set(record.node, Math.max(state.visits.get(record.node) ?? 0, record.visit))
   // A human node's visit is recorded twice: when it starts waiting and when the person decides.
   const visitKey = `${record.node}\n${record.visit}`
@@ -121,7 +125,7 @@ export type Position =
  * boxes, a terminal hop is the result, a hop enters its target; no record
  * enters the start node. Entering a note checks its budgets first.
  */
-export function locate(run: { runId: string; replay: Replay; pending: (SavedOutput & { file: string }) | undefined; maxSteps: number }, notes: NotesView): Position {
+export function locate(run: { runId: string; replay: Replay; pending: (SavedOutput & { file: string }) | undefined; maxSteps: number; spent?: number | undefined }, notes: NotesView): Position {
   const { replay: state, pending } = run
   if (notes.active.length > 1) return { kind: 'two-active', nodes: notes.active }
   const active = notes.active[0]
@@ -138,10 +142,11 @@ export function locate(run: { runId: string; replay: Replay; pending: (SavedOutp
   return enter(run, notes, last.next, false)
 }
 
-function enter(run: { replay: Replay; maxSteps: number }, notes: NotesView, node: string, claimed: boolean): Position {
+function enter(run: { replay: Replay; maxSteps: number; spent?: number | undefined }, notes: NotesView, node: string, claimed: boolean): Position {
   const { replay: state } = run
   const visit = (state.visits.get(node) ?? 0) + 1
-  const budget = notes.has(node) && visit > notes.maxVisits(node) ? 'max_visits' : state.steps >= run.maxSteps ? 'maxSteps' : undefined
+  // `spent`: the works of the whole run when subplans share the budget (SPEC section 11).
+  const budget = notes.has(node) && visit > notes.maxVisits(node) ? 'max_visits' : (run.spent ?? state.steps) >= run.maxSteps ? 'maxSteps' : undefined
   if (budget) {
     const last = state.lastRecord
     const recorded = last?.kind === 'stop' && last.node === node && last.budget === budget && last.step === state.steps && last.visit === visit

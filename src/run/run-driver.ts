@@ -4,7 +4,7 @@ import { createLLM } from '../models/llm-client.js'
 import type { VaultLock } from '../vault/lock.js'
 import { newRunId } from './run-id.js'
 import { openRun, pendingOutput } from './run-open.js'
-import { budgetReason, checkChoice, checkJudgeModel, tell, toRunResult, usageFields, waitingStep, workStep } from './run-words.js'
+import { budgetReason, checkChoice, checkJudgeModel, countedModel, tell, toRunResult, usageFields, waitingStep, workStep } from './run-words.js'
 import { applyRecord, feedbackToHandOn, locate, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
 import type { RunResult, Step, StopInfo } from './run-options.js'
 import {
@@ -43,6 +43,8 @@ export interface DriverOptions {
   source?: string | undefined
   /** Called before a visit is claimed (before anything is written for it); may throw to refuse. */
   beforeClaim?: ((node: PlanNode) => void) | undefined
+  /** The works of the whole run against `maxSteps`, when this vault is one of a tree (a subplan shares its parent's budget). */
+  spent?: (() => number) | undefined
 }
 
 /** A claimed visit, as the driver remembers it within one call. */
@@ -125,9 +127,9 @@ export class RunDriver {
     if (this.traced) this.emit({ type: 'start', runId: this.runId, resumed: true })
   }
 
-  /** The run's id (empty until the first claim of a new run). */
-  get run(): string {
-    return this.runId
+  /** What the run has done, as replayed and recorded so far (read only). */
+  get replayed(): Readonly<Replay> {
+    return this.state
   }
 
   /**
@@ -157,7 +159,7 @@ export class RunDriver {
           // Cut short between saving the output and writing `done`: finish that first.
           await this.session.refresh([position.node])
           if (this.session.graph.nodes.get(position.node)?.status === 'active') await this.session.setStatus(position.node, 'done')
-          await this.judge(position.node, saved.visit, saved.step, saved.output, saved.file, saved.choice, false)
+          await this.judge(position.node, saved.visit, saved.step, saved.output, saved.file, saved.choice, false, saved.works)
           break
         }
         case 'decide': {
@@ -182,7 +184,7 @@ export class RunDriver {
    * @throws {RunStateError} `stale-step` for any other key, `bad-choice` for a choice outside the step's conditions; nothing is written then
    * @throws {ModelConfigError} when conditions remain, no choice is given and no model is configured; nothing is written then
    */
-  async complete(key: string, result: { output: string; choice?: string | undefined }): Promise<Step> {
+  async complete(key: string, result: { output: string; choice?: string | undefined; works?: number }): Promise<Step> {
     const position = this.position()
     const claimed = position.kind === 'work' && position.claimed ? position : undefined
     // A completion cut short after its output was saved is finished by judging what was saved.
@@ -201,12 +203,14 @@ export class RunDriver {
     const file = outputFile(claimed.step, node.id)
     const meta: Parameters<typeof writeOutput>[2] = { run: this.runId, step: claimed.step, node: node.id, visit: claimed.visit }
     if (choice !== undefined && !human) meta.choice = choice
+    // Saved with the output too: a crash before the hop is recorded must not lose what the subplans did.
+    if (result.works !== undefined) meta.works = result.works
     // One flush with fsync: the output's bytes, journaled with the notes this hop may rewrite (VaultSession.saveOutput).
     this.session.saveOutput(node.id, file, meta, result.output)
     this.emit({ type: 'work', node: node.id, visit: claimed.visit, output: result.output })
     // The note may have been renamed during the work: the hop is recorded under the name it has now.
     const id = await this.session.setStatus(node.id, 'done')
-    await this.judge(id, claimed.visit, claimed.step, result.output, file, meta.choice, true)
+    await this.judge(id, claimed.visit, claimed.step, result.output, file, meta.choice, true, meta.works)
     return this.next()
   }
 
@@ -225,7 +229,7 @@ export class RunDriver {
     const active = this.session.withStatus('active')
     let start: string | undefined
     if (active.length === 0 && !this.state.lastRecord && !this.pending) start = graph.startNode().id
-    return locate({ runId: this.runId, replay: this.state, pending: this.pending, maxSteps: this.options.maxSteps }, notesOf(graph, active, start))
+    return locate({ runId: this.runId, replay: this.state, pending: this.pending, maxSteps: this.options.maxSteps, spent: this.options.spent?.() }, notesOf(graph, active, start))
   }
 
   /** Claims a visit: the trace header for a new run, then `status: active`, persisted before any work. */
@@ -256,17 +260,18 @@ export class RunDriver {
   }
 
   /** Judges the transition of a worked visit and records the hop. */
-  private async judge(id: string, visit: number, step: number, output: string, file: string, choice: string | undefined, checked: boolean): Promise<void> {
+  private async judge(id: string, visit: number, step: number, output: string, file: string, choice: string | undefined, checked: boolean, works?: number): Promise<void> {
     // Writing `done` just compared the note with what we knew, and read it again if a person had edited it.
     await this.session.refresh(checked ? [] : [id])
     const node = this.nodeOrFail(id)
     this.pending = undefined
+    const claim = this.claim?.node === id && this.claim.visit === visit ? this.claim : undefined
     this.state.steps = Math.max(this.state.steps, step)
     this.state.lastNode = id
     this.state.lastOutput = output
     if (node.edges.length > 0 && node.judge === 'human') {
       await this.session.setStatus(await this.session.emptyBoxes(id), 'waiting')
-      await this.record({ kind: 'waiting', step, node: id, visit, at: new Date().toISOString() }, '', output)
+      await this.record({ kind: 'waiting', step, node: id, visit, at: new Date().toISOString(), ...(works !== undefined && { works }) }, '', output)
       return
     }
     const context: TransitionContext = { query: this.query, node, visit, step, output, outputs: this.state.outputs.slice() }
@@ -290,7 +295,7 @@ export class RunDriver {
     }
     if (decision.decidedBy === 'agent' && choice !== undefined) record.choice = choice
     if (decision.answers) record.answers = decision.answers
-    const claim = this.claim?.node === id && this.claim.visit === visit ? this.claim : undefined
+    if (works !== undefined) record.works = works
     if (claim) {
       record.at = new Date(claim.at).toISOString()
       record.ms = Date.now() - claim.at
@@ -371,15 +376,7 @@ export class RunDriver {
 
   /** The judge's model, its calls counted for the hop's record. */
   private model(): CallLLM {
-    const llm = this.llm ?? (this.envLLM ??= createLLM())
-    return (prompt, options) =>
-      llm(prompt, {
-        ...options,
-        onUsage: (usage) => {
-          this.noteUsage(usage)
-          options.onUsage?.(usage)
-        },
-      })
+    return countedModel(() => this.llm ?? (this.envLLM ??= createLLM()), (usage) => this.noteUsage(usage))
   }
 
   private nodeOrFail(id: string): PlanNode {

@@ -1,4 +1,6 @@
-import { readFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { subplanFoldersOf } from '../vault/subplan-folders.js'
 import { parseFrontmatter } from '../vault/frontmatter.js'
 import { assertFolder } from '../vault/fs-atomic.js'
 import { isVaultLocked } from '../vault/lock.js'
@@ -57,6 +59,16 @@ export interface NodeState {
   maxVisits: number
   start: boolean
   terminal: boolean
+  /** A note with `plan:`: the state of each subplan folder it runs (missing until a `plan: generate` wrote it). */
+  subplans?: SubplanState[]
+}
+
+/** Where the run of one subplan stands, nested under its note. */
+export interface SubplanState {
+  /** The folder, relative to the vault of the note. */
+  folder: string
+  /** The subplan's status, as `readRunStatus` reads its folder (ids and files relative to it). */
+  status: RunStatus
 }
 
 /** One hop of the trace, as `vaultplan status` lists it. */
@@ -164,7 +176,31 @@ export async function readRunStatus(vault: string, options: RunStatusOptions = {
       .map(({ step, node, visit, edge, decidedBy }) => ({ step, node, visit, edge, decidedBy })),
     issues,
   }
-  return { ...base, ...phase } as RunStatus
+  const status = { ...base, ...phase } as RunStatus
+  await addSubplans(vault, graph, status, options)
+  return status
+}
+
+/**
+ * Nests each subplan's status under its note; when the run is inside a
+ * subplan (its note claimed), `next` says what happens there, `plan` naming
+ * the folder from this vault.
+ */
+async function addSubplans(vault: string, graph: PlanGraph, status: RunStatus, options: RunStatusOptions): Promise<void> {
+  for (const entry of status.nodes) {
+    const node = graph.nodes.get(entry.id)
+    if (!node?.plan) continue
+    entry.subplans = []
+    for (const { folder, outside } of subplanFoldersOf(node)) {
+      if (outside || !(await stat(join(vault, folder)).then((info) => info.isDirectory(), () => false))) continue
+      const inner = await readRunStatus(join(vault, folder), options)
+      entry.subplans.push({ folder, status: inner })
+      const next = status.next
+      if (next.kind === 'work' && next.node === entry.id && node.status === 'active' && next.plan === undefined && inner.next.kind !== 'completed') {
+        status.next = { ...inner.next, plan: inner.next.plan === undefined ? folder : `${folder}/${inner.next.plan}` }
+      }
+    }
+  }
 }
 
 /**

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto'
 import { copyFile, mkdir, readdir, realpath, rename, rm, rmdir, stat, symlink } from 'node:fs/promises'
 import { dirname, join, relative, resolve, sep } from 'node:path'
 import { isInside } from '../vault/fs-atomic.js'
-import { holdsRun, listNotes } from '../vault/read-vault.js'
+import { holdsRun, listNotes, readNotes } from '../vault/read-vault.js'
+import { subplanFoldersOf } from '../vault/subplan-folders.js'
 import { savePlan } from '../plan/save-plan.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { RunStateError } from '../core/errors.js'
@@ -98,8 +99,8 @@ async function holdsPlan(folder: string, planFiles: string[], source: string): P
 }
 
 /**
- * Copies a plan vault (notes, attachments, `.obsidian/`), leaving out its
- * trace, `.git/` and `.trash/`. A symlink to a file inside the vault (a note
+ * Copies a plan vault (notes, attachments, `.obsidian/`, subplan folders),
+ * leaving out the traces (its own and its subplans'), `.git/` and `.trash/`. A symlink to a file inside the vault (a note
  * the plan reads in place) is copied as a symlink to the same file of the
  * copy, so the copy is the plan it was; symlinks that lead out of the vault,
  * and symlinked folders, are left out, as the plan in place does not read them.
@@ -108,14 +109,17 @@ export async function copyVault(from: string, to: string, skip: string[]): Promi
   const info = await stat(from).catch(() => undefined)
   if (!info?.isDirectory()) throw new Error(`Plan vault \`${from}\` does not exist or is not a folder`)
   const root = await realpath(from)
+  // A subplan's folder holds a run of its own once it ran in place; it is still part of the plan.
+  const { notes } = await readNotes(from).catch(() => ({ notes: [] }))
+  const subplans = new Set(notes.flatMap((note) => subplanFoldersOf(note).map(({ folder }) => folder)))
   const walk = async (relative: string) => {
     await mkdir(join(to, relative), { recursive: true })
     for (const entry of await readdir(join(from, relative), { withFileTypes: true })) {
-      if (!relative && (entry.name === TRACE_FOLDER || entry.name === '.git' || entry.name === '.trash')) continue
+      if (entry.name === TRACE_FOLDER || (!relative && (entry.name === '.git' || entry.name === '.trash'))) continue
       const path = relative ? join(relative, entry.name) : entry.name
-      // A run vault inside the plan folder must not be copied into itself.
       // A run vault inside the plan folder (this one, or one kept from an earlier run) is no part of the plan.
-      if (entry.isDirectory() && ([to, ...skip].includes(resolve(from, path)) || (await holdsRun(join(from, path))))) continue
+      const kept = async () => !subplans.has(path.split('\\').join('/')) && (await holdsRun(join(from, path)))
+      if (entry.isDirectory() && ([to, ...skip].includes(resolve(from, path)) || (await kept()))) continue
       if (entry.isDirectory()) await walk(path)
       else if (entry.isFile()) await copyFile(join(from, path), join(to, path))
       else if (entry.isSymbolicLink()) await copyLink(root, path, to)

@@ -4,7 +4,7 @@ import { visitKey, type Replay } from './run-core.js'
 import type { RunResult, Step, StopInfo } from './run-options.js'
 import type { HopRecord } from './trace.js'
 import { conditionsOf, matchChoice } from '../models/transitions.js'
-import type { ModelUsage, PlanNode, Predicate, RunEvent, StepOutput } from '../core/types.js'
+import type { CallLLM, ModelUsage, PlanNode, Predicate, RunEvent, StepOutput } from '../core/types.js'
 
 /*
  * What a run says and records besides its decisions: the words of a budget
@@ -40,6 +40,18 @@ export function usageFields(usage: ModelUsage[]): Pick<HopRecord, 'role' | 'mode
   const counted = usage.filter((each) => each.input !== undefined || each.output !== undefined)
   if (counted.length > 0) fields.tokens = { input: counted.reduce((sum, each) => sum + (each.input ?? 0), 0), output: counted.reduce((sum, each) => sum + (each.output ?? 0), 0) }
   return fields
+}
+
+/** A model whose calls are counted (`count` told each call's usage) before the caller's own `onUsage`; `llm` is asked for at the first call. */
+export function countedModel(llm: () => CallLLM, count: (usage: ModelUsage) => void): CallLLM {
+  return (prompt, options) =>
+    llm()(prompt, {
+      ...options,
+      onUsage: (usage) => {
+        count(usage)
+        options.onUsage?.(usage)
+      },
+    })
 }
 
 /** Tells a listener of an event; observers cannot break the run: one that throws is reported and the run goes on. */

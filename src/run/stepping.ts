@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { assertFolder } from '../vault/fs-atomic.js'
 import { withVaultLock } from '../vault/lock.js'
-import { RunDriver } from './run-driver.js'
+import { PlanTree } from './plan-tree.js'
 import { DEFAULTS, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run-options.js'
 import { VaultSession } from './vault-session.js'
 
@@ -46,15 +46,15 @@ export async function completeStep(vault: string, key: string, result: { output:
   return withDriver(vault, options, (driver) => driver.complete(key, result))
 }
 
-async function withDriver(vault: string, options: StepOptions, call: (driver: RunDriver) => Promise<Step>): Promise<Step> {
+async function withDriver(vault: string, options: StepOptions, call: (tree: PlanTree) => Promise<Step>): Promise<Step> {
   const dir = resolve(vault)
   await assertFolder(dir)
   const fsync = options.fsync ?? DEFAULTS.fsync
   return withVaultLock(dir, async (lock) => {
     const session = await VaultSession.open(dir, { fsync })
-    let driver: RunDriver | undefined
+    let tree: PlanTree | undefined
     try {
-      driver = await RunDriver.open(dir, session, lock, {
+      const driver = {
         query: options.query,
         llm: options.llm,
         predicates: options.predicates,
@@ -62,10 +62,11 @@ async function withDriver(vault: string, options: StepOptions, call: (driver: Ru
         fsync,
         fresh: options.fresh ?? false,
         signal: options.signal,
-      })
-      return await call(driver)
+      }
+      tree = await PlanTree.open(dir, session, { lock, session: { fsync }, driver })
+      return await call(tree)
     } finally {
-      await driver?.close()
+      await tree?.close()
       session.close()
     }
   })

@@ -54,6 +54,8 @@ const common = {
   at: z.string().optional(),
   /** The subplan folder relative to the top vault, for a record written by a subplan's run. */
   plan: z.string().optional(),
+  /** A subplan note's record: the works its subplans did (counted against `maxSteps` instead of the note itself). */
+  works: z.number().int().min(0).optional(),
 }
 const tokensSchema = z.strictObject({ input: z.number().int().min(0), output: z.number().int().min(0) })
 
@@ -311,10 +313,12 @@ export interface OutputMeta {
   node: string
   visit: number
   choice?: string
+  /** A subplan note's output: the works its subplans did, for the record judged from it after a crash. */
+  works?: number
 }
 
 /** An output note as read back. */
-export type SavedOutput = StepOutput & { step: number; run: string; choice?: string }
+export type SavedOutput = StepOutput & { step: number; run: string; choice?: string; works?: number }
 
 /** Reads a saved output note back. */
 export async function readOutput(vault: string, file: string): Promise<SavedOutput | undefined> {
@@ -328,6 +332,7 @@ export async function readOutput(vault: string, file: string): Promise<SavedOutp
   if (data.vaultplan !== 'output') return undefined
   const saved: SavedOutput = { node: String(data.id ?? data.node), visit: Number(data.visit), step: Number(data.step), run: String(data.run), output: text.slice(split.contentStart) }
   if (typeof data.choice === 'string') saved.choice = data.choice
+  if (Number.isSafeInteger(data.works)) saved.works = data.works as number
   return saved
 }
 

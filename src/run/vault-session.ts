@@ -5,7 +5,7 @@ import { RunStateError } from '../core/errors.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { pathInVault, sameStamp, stampOfSync, writeFileAtomic, writeFileAtomicSync, type FileStamp } from '../vault/fs-atomic.js'
 import { graphFromNotes } from '../plan/load-plan.js'
-import { listNotes, readNote, readNotes } from '../vault/read-vault.js'
+import { claimedRunFolders, listNotes, readNote, readNotes, type NoteFolders } from '../vault/read-vault.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { NoteJournal } from './note-journal.js'
 import { runFolder } from '../vault/run-file-path.js'
@@ -344,7 +344,10 @@ export class VaultSession {
   /** Lists the vault again to find notes added or removed; reads the new ones. */
   private async relistFiles(files: Set<string>): Promise<boolean> {
     this.relist = false
-    const listed = new Set(await listNotes(this.root, []))
+    const folders: NoteFolders = { claimed: new Set(), skipped: [] }
+    const listed = new Set(await listNotes(this.root, [], folders))
+    // Subplan folders that ran hold a run of their own; their notes are still read with the parent.
+    for (const folder of claimedRunFolders(folders, [...this.notes.values()])) for (const file of await listNotes(this.root, [], folders, folder)) listed.add(file)
     let changed = false
     for (const file of listed) if (!this.notes.has(file)) changed = (await this.reread(file)) || changed
     for (const file of this.notes.keys()) if (!listed.has(file)) files.add(file)

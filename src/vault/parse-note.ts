@@ -139,6 +139,7 @@ export function parseNote(file: string, text: string): ParsedNote {
   if (knobs.tools !== undefined) note.tools = knobs.tools as string[]
   if (knobs.role !== undefined) note.role = knobs.role as string
   if (knobs.judge !== undefined) note.judge = knobs.judge as JudgeKind
+  if (knobs.plan !== undefined) note.plan = knobs.plan as string[]
   return note
 }
 

@@ -5,6 +5,7 @@ import { assertFolder, isInside, readRegularFileSync, toStamp, type FileStamp } 
 import { parseNote, type ParsedNote } from './parse-note.js'
 import { MAX_SETTLE_MS, readSettled, settleWindow, type FileRead } from './settled-read.js'
 import { TRACE_FILE, TRACE_FOLDER } from './run-folder.js'
+import { subplanFoldersOf } from './subplan-folders.js'
 import type { PlanIssue } from '../core/types.js'
 
 /** Notes larger than this are not read as plan steps. */
@@ -22,7 +23,19 @@ export async function readNotes(dir: string): Promise<VaultNotes> {
   await assertFolder(dir)
   const root = await realpath(dir)
   const issues: PlanIssue[] = []
-  const files = await listNotes(root, issues)
+  const folders: NoteFolders = { claimed: new Set(), skipped: [] }
+  const notes: ParsedNote[] = []
+  for (let files = await listNotes(root, issues, folders); files.length > 0; ) {
+    notes.push(...(await readFiles(root, files, issues)))
+    // A subplan folder holds a run of its own once it ran: its notes are still the subplan's, read with the parent.
+    const wanted = claimedRunFolders(folders, notes)
+    files = []
+    for (const folder of wanted) files.push(...(await listNotes(root, issues, folders, folder)))
+  }
+  return { notes, issues }
+}
+
+async function readFiles(root: string, files: string[], issues: PlanIssue[]): Promise<ParsedNote[]> {
   const notes: ParsedNote[] = []
   let next = 0
   const worker = async () => {
@@ -32,7 +45,22 @@ export async function readNotes(dir: string): Promise<VaultNotes> {
     }
   }
   await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, files.length) }, worker))
-  return { notes: notes.filter(Boolean), issues }
+  return notes.filter(Boolean)
+}
+
+/** Folders the listing passed over because they hold a run, and those a `plan:` claims as subplans (listed all the same). */
+export interface NoteFolders {
+  claimed: Set<string>
+  skipped: string[]
+}
+
+/** The passed-over run folders that a note's `plan:` names, marked claimed: they are to be listed now. */
+export function claimedRunFolders(folders: NoteFolders, notes: Iterable<Pick<ParsedNote, 'id' | 'file' | 'plan'>>): string[] {
+  const named = new Set<string>()
+  for (const note of notes) for (const { folder } of subplanFoldersOf(note)) named.add(folder)
+  const wanted = folders.skipped.filter((folder) => named.has(folder) && !folders.claimed.has(folder))
+  for (const folder of wanted) folders.claimed.add(folder)
+  return wanted
 }
 
 /**
@@ -121,8 +149,14 @@ async function readAll(handle: FileHandle, size: number): Promise<Buffer> {
   return buffer.subarray(0, length)
 }
 
-/** Lists the notes of a vault (sorted paths relative to it), skipping `00_plan-trace/` and dot-folders. */
-export async function listNotes(root: string, issues: PlanIssue[]): Promise<string[]> {
+/**
+ * Lists the notes of a vault (sorted paths relative to it), skipping
+ * `00_plan-trace/` and dot-folders. A folder with a run of its own is passed
+ * over (noted in `folders.skipped`) unless it is `claimed` as a subplan.
+ *
+ * @param from - list only this folder (relative to the vault)
+ */
+export async function listNotes(root: string, issues: PlanIssue[], folders?: NoteFolders, from = ''): Promise<string[]> {
   const files: string[] = []
   const walk = async (folder: string) => {
     const entries = await readdir(join(root, folder), { withFileTypes: true })
@@ -133,8 +167,10 @@ export async function listNotes(root: string, issues: PlanIssue[]): Promise<stri
       // A run's folder at any depth holds no notes of the plan; a subfolder with a run of its own
       // (a run vault kept inside the plan, a subplan's folder) is a vault of its own.
       if (entry.name === TRACE_FOLDER) continue
-      if (entry.isDirectory() && !(await holdsRun(join(root, path)))) await walk(path)
-      else if (/\.md$/i.test(entry.name)) {
+      if (entry.isDirectory()) {
+        if (folders?.claimed.has(path) || !(await holdsRun(join(root, path)))) await walk(path)
+        else folders?.skipped.push(path)
+      } else if (/\.md$/i.test(entry.name)) {
         if (entry.isFile()) files.push(path)
         else if (entry.isSymbolicLink()) {
           const real = await realpath(join(root, path)).catch(() => undefined)
@@ -145,7 +181,7 @@ export async function listNotes(root: string, issues: PlanIssue[]): Promise<stri
       }
     }
   }
-  await walk('')
+  await walk(from)
   return files
 }
 

@@ -2,7 +2,8 @@
 //
 //   node test/crash/child.mjs '<json config>'
 //
-// Config: { dist, vault, sideLog, attempt, mode, pauseAt, torn, power, seed, stepping, fresh, template }.
+// Config: { dist, vault, sideLog, attempt, mode, pauseAt, torn, power, seed, stepping, fresh, template, nested }.
+// `nested`: the vault is the nested plan (vault.mjs), run with its larger step budget.
 // `power`: at the paused point, first do to the files what a power cut does to unflushed data.
 // `stepping`: walk with nextStep/completeStep first (then runPlan returns the result).
 // mode `none`: run to the end. mode `event`: the worker and judge sleep a
@@ -18,7 +19,7 @@ import fs from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import { basename, dirname, relative } from 'node:path'
 import { makeScript, mulberry32 } from './script.mjs'
-import { MAX_STEPS, QUERY } from './vault.mjs'
+import { MAX_STEPS, NESTED_MAX_STEPS, QUERY } from './vault.mjs'
 
 const config = JSON.parse(process.argv[2])
 const TEMP_PREFIX = '.vaultplan-tmp-'
@@ -83,7 +84,8 @@ const appending = (flags) => flags === 'a' || (typeof flags === 'number' && (fla
 function checkWriteOpen(path, flags) {
   const name = basename(String(path))
   const inVault = !relative(config.vault, String(path)).startsWith('..')
-  const appendToTrace = ['00_plan-trace/trace.md', '00_plan-trace/.journal'].includes(rel(path)) && appending(flags)
+  // The trace and journal of the vault, or of a subplan's folder (a nested plan).
+  const appendToTrace = /^(?:[^/]+\/)?00_plan-trace\/(?:trace\.md|\.journal)$/.test(rel(path)) && appending(flags)
   if (inVault && !name.startsWith(TEMP_PREFIX) && !appendToTrace) side({ t: 'violation', what: `non-atomic write: open(\`${rel(path)}\`, ${JSON.stringify(flags)})` })
 }
 
@@ -210,7 +212,7 @@ const originalSync = { writeFileSync: fs.writeFileSync, truncateSync: fs.truncat
         writeSync.call(fs, fd, bytes, 0, 1 + Math.floor(random() * (bytes.length - 1)))
         return true
       }
-      pointSync(`${/^00_plan-trace\/(trace\.md|\.journal)$/.test(rel(path)) ? 'append' : 'write'} ${rel(path)}`, tear)
+      pointSync(`${/^(?:[^/]+\/)?00_plan-trace\/(trace\.md|\.journal)$/.test(rel(path)) ? 'append' : 'write'} ${rel(path)}`, tear)
     }
     return writeSync.call(this, fd, data, ...rest)
   }
@@ -248,6 +250,7 @@ function spin(microseconds) {
 }
 
 const { runPlan, nextStep, completeStep } = await import(config.dist)
+const maxSteps = config.nested ? NESTED_MAX_STEPS : MAX_STEPS
 const { work, llm } = makeScript({
   vault: config.vault,
   log: side,
@@ -270,11 +273,11 @@ line('READY')
 try {
   if (config.stepping) {
     // Driven from outside, one hop a call, as an agent would; the kills land between and inside calls.
-    const options = { llm, fsync: true, maxSteps: MAX_STEPS }
+    const options = { llm, fsync: true, maxSteps }
     let step = await nextStep(config.vault, { ...options, query: QUERY })
     while (step.kind === 'work') {
       line(`EV claim ${step.node.id}#${step.visit}`)
-      const output = await work({ node: step.node, query: step.query, visit: step.visit, step: step.step, outputs: step.outputs, key: step.key })
+      const output = await work({ node: step.node, query: step.query, visit: step.visit, step: step.step, outputs: step.outputs, key: step.key, ...(step.plan !== undefined && { plan: step.plan }) })
       step = await completeStep(config.vault, step.key, { output }, options)
     }
   }
@@ -286,7 +289,7 @@ try {
     work,
     llm,
     fsync: true,
-    maxSteps: MAX_STEPS,
+    maxSteps,
     onEvent: (event) => line(`EV ${event.type} ${event.node ?? ''}${'visit' in event ? `#${event.visit}` : ''}`),
   })
   line(`OPS ${ops}`)

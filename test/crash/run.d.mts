@@ -16,6 +16,8 @@ export interface CrashOptions {
   dist?: string
   /** Kills timed after the child's k-th line (`event`), placed at its n-th file operation (`pause`), placed power cuts (`power`), or all three (a fifth of the placed kills cut the power). @default 'mixed' */
   mode?: 'mixed' | 'event' | 'pause' | 'power'
+  /** The vault: the flat fixture, or a plan inside a plan whose branches run at once (kills land inside a branch). @default 'flat' */
+  plan?: 'flat' | 'nested'
   /** Where progress and the summary line go. @default console.log */
   log?: (line: string) => void
 }

@@ -3,7 +3,12 @@
 // SIGKILL at random points, resumes until the run completes, and checks
 // that nothing a user would care about was lost.
 //
-//   npm run test:crash -- --trials 200 [--seed S] [--jobs J] [--only I] [--keep] [--dist PATH] [--mode event|pause|power|mixed]
+//   npm run test:crash -- --trials 200 [--seed S] [--jobs J] [--only I] [--keep] [--dist PATH] [--mode event|pause|power|mixed] [--plan flat|nested]
+//
+// `--plan nested`: the vault is a plan inside a plan (vault.mjs): the top plan's `fanout` note runs
+// `post/` (the flat fixture, whose path is checked as below) and `side/` as parallel branches, so
+// the kills land inside a branch, in the other branch and in the top plan; each folder's trace must
+// be a prefix of (and finally equal to) the uninterrupted run's.
 //
 // `power` (and a fifth of the placed kills of `mixed`): a power cut. At the placed point the child
 // first does to the files what losing power does to unflushed data (see child.mjs), then the parent
@@ -33,10 +38,10 @@ import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { availableParallelism, tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { checkVault, describeFinished, killPoint, snapshot, TRACE_FOLDER } from './inspect.mjs'
+import { checkNested, checkVault, describeFinished, describeNested, killPoint, snapshot, TRACE_FOLDER } from './inspect.mjs'
 import { runScenarioTrial } from './scenarios.mjs'
 import { makeScript, mulberry32 } from './script.mjs'
-import { MAX_STEPS, QUERY, writeVault } from './vault.mjs'
+import { BRANCH, MAX_STEPS, NESTED_MAX_STEPS, QUERY, writeVault } from './vault.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const BUILT = resolve(HERE, '../../dist/index.js')
@@ -65,6 +70,8 @@ export async function runCrashTrials(options = {}) {
   const log = options.log ?? ((line) => console.log(line))
   const modes = options.mode ?? 'mixed'
   if (!['mixed', 'event', 'pause', 'power'].includes(modes)) throw new TypeError(`Expected \`mode\` to be \`mixed\`, \`event\`, \`pause\` or \`power\`, got \`${modes}\``)
+  const plan = options.plan ?? 'flat'
+  if (!['flat', 'nested'].includes(plan)) throw new TypeError(`Expected \`plan\` to be \`flat\` or \`nested\`, got \`${plan}\``)
   const built = resolve(options.dist ?? BUILT)
   if (!existsSync(built)) throw new Error(`\`${built}\` is missing: run \`npm run build\` first`)
   const started = Date.now()
@@ -76,30 +83,30 @@ export async function runCrashTrials(options = {}) {
   await cp(dirname(built), snapshotDir, { recursive: true })
   const distPath = join(snapshotDir, basename(built))
   try {
-    return await trialsWith(distPath, { ...options, trials, seed, jobs, log, modes, started })
+    return await trialsWith(distPath, { ...options, trials, seed, jobs, log, modes, started, nested: plan === 'nested' })
   } finally {
     await rm(snapshotDir, { recursive: true, force: true })
   }
 }
 
 async function trialsWith(distPath, options) {
-  const { trials, seed, jobs, log, modes, started } = options
+  const { trials, seed, jobs, log, modes, started, nested } = options
   const lib = await import(pathToFileURL(distPath).href)
   const root = await mkdtemp(join(tmpdir(), 'vaultplan-crash-'))
   const fixture = join(root, 'fixture')
-  await writeVault(fixture)
+  await writeVault(fixture, { nested })
 
   let reference, calibration
   try {
-    reference = await referenceRun(lib, root, fixture)
-    calibration = await calibrate(root, fixture, reference, lib, pathToFileURL(distPath).href)
+    reference = await referenceRun(lib, root, fixture, nested)
+    calibration = await calibrate(root, fixture, reference, lib, pathToFileURL(distPath).href, nested)
   } catch (error) {
     error.message += ` (files kept in ${root})`
     throw error
   }
-  const context = { root, fixture, reference, calibration, seed, lib, dist: pathToFileURL(distPath).href, modes }
+  const context = { root, fixture, reference, calibration, seed, lib, dist: pathToFileURL(distPath).href, modes, nested }
   const indexes = options.only !== undefined ? [options.only] : Array.from({ length: trials }, (_, index) => index)
-  log(`crash: seed ${seed}, ${indexes.length} trials, ${jobs} at a time, reference path ${EXPECTED_PATH.join(' ')} (${calibration.ops} kill points of a full run)`)
+  log(`crash: seed ${seed}, ${indexes.length} trials, ${jobs} at a time,${nested ? ` nested plan (the path is branch \`${BRANCH}/\`'s),` : ''} reference path ${EXPECTED_PATH.join(' ')} (${calibration.ops} kill points of a full run)`)
 
   const results = []
   let next = 0
@@ -108,7 +115,8 @@ async function trialsWith(distPath, options) {
       while (next < indexes.length) {
         const index = indexes[next++]
         // Every tenth trial from the 4th kills a `fresh: true` start as it archives, every tenth from the 8th the copy into a run vault.
-        const scenario = modes === 'power' ? undefined : { 3: 'fresh', 7: 'copy' }[index % 10]
+        // The scenarios check the flat fixture; the nested plan runs the kill trials only.
+        const scenario = modes === 'power' || nested ? undefined : { 3: 'fresh', 7: 'copy' }[index % 10]
         const trial = await (scenario ? runScenarioTrial(index, scenario, context, { runChild, comparable, seedOf: (i) => hash(seed, i) }) : runTrial(index, context)).catch((error) => ({ index, kills: [], resumes: 0, staleLocks: [], problems: [{ kind: 'other', message: `harness error: ${error.stack}` }] }))
         results.push(trial)
         if (trial.problems.length === 0 && !options.keep) await rm(join(root, `trial-${index}`), { recursive: true, force: true })
@@ -127,7 +135,7 @@ async function trialsWith(distPath, options) {
   const staleLocks = results.flatMap((trial) => trial.staleLocks.map((stale) => ({ index: trial.index, ...stale })))
 
   for (const trial of failed.slice(0, 3)) {
-    const flags = `${options.mode ? ` --mode ${options.mode}` : ''}${options.dist ? ` --dist ${options.dist}` : ''}`
+    const flags = `${options.mode ? ` --mode ${options.mode}` : ''}${options.dist ? ` --dist ${options.dist}` : ''}${nested ? ' --plan nested' : ''}`
     log(`\nFAILED trial ${trial.index} (reproduce: npm run test:crash -- --seed ${seed} --only ${trial.index}${flags} --keep; vault kept in ${join(root, `trial-${trial.index}`)})`)
     trial.kills.forEach((kill, k) => log(`  kill ${k + 1} (child run ${kill.attempt}): ${kill.point}, ${kill.how}`))
     for (const problem of trial.problems.slice(0, 5)) log(`  [${problem.kind}] ${problem.message}`)
@@ -146,7 +154,7 @@ async function trialsWith(distPath, options) {
   }
   const wall = (Date.now() - started) / 1000
   log(`wall time ${wall.toFixed(1)} s`)
-  const summary = `crash: ${results.length} trials, ${points.size} kill points covered, ${resumes} resumes, ${dataLosses} data losses, ${budgetViolations} budget violations`
+  const summary = `crash: ${results.length} trials${nested ? ' of a nested plan' : ''}, ${points.size} kill points covered, ${resumes} resumes, ${dataLosses} data losses, ${budgetViolations} budget violations`
   log(summary)
   if (failed.length > 0) log(`crash: ${failed.length} trials failed a check (seed ${seed})`)
   if ((failed.length === 0 || options.keepFailed === false) && !options.keep) await rm(root, { recursive: true, force: true })
@@ -154,13 +162,13 @@ async function trialsWith(distPath, options) {
 }
 
 /** The uninterrupted run, in this process: the path and the inputs every trial must reproduce. */
-async function referenceRun(lib, root, fixture) {
+async function referenceRun(lib, root, fixture, nested) {
   const vault = join(root, 'reference')
   await cp(fixture, vault, { recursive: true })
   const entries = []
   const { work, llm } = makeScript({ vault, log: (entry) => entries.push(entry) })
-  const result = await lib.runPlan(vault, { query: QUERY, work, llm, fsync: true, maxSteps: MAX_STEPS })
-  const finished = describeFinished(vault)
+  const result = await lib.runPlan(vault, { query: QUERY, work, llm, fsync: true, maxSteps: nested ? NESTED_MAX_STEPS : MAX_STEPS })
+  const finished = describeFinished(nested ? join(vault, BRANCH) : vault)
   const path = finished.hops.map((hop) => `${hop.node}#${hop.visit}`)
   if (result.status !== 'completed' || path.join(' ') !== EXPECTED_PATH.join(' ')) {
     throw new Error(`the uninterrupted run took ${path.join(' ')} (${result.status}: ${result.reason ?? ''}), expected ${EXPECTED_PATH.join(' ')}: fix the fixture or the library first`)
@@ -173,28 +181,36 @@ async function referenceRun(lib, root, fixture) {
     if (entry.t === 'work-start') works[`${entry.node}#${entry.visit}`] = { step: entry.step, inputs: entry.inputs }
     if (entry.t === 'judge-start') judges[`${entry.node}#${entry.visit}`] = { role: entry.role, earlier: entry.earlier }
   }
-  const graph = await lib.loadPlan(vault)
-  return { ...finished, result: comparable(result), works, judges, nodeIds: [...graph.nodes.keys()].sort() }
+  const graph = await lib.loadPlan(nested ? join(vault, BRANCH) : vault)
+  return { ...finished, result: comparable(result), works, judges, nodeIds: [...graph.nodes.keys()].sort(), ...(nested && { nested: describeNested(vault) }) }
 }
 
 /** One uninterrupted child run: how many lines and kill points a whole run has, and a check that the child walks the reference path. */
-async function calibrate(root, fixture, reference, lib, dist) {
+async function calibrate(root, fixture, reference, lib, dist, nested) {
   const dir = join(root, 'calibration')
   const vault = join(dir, 'vault')
   await cp(fixture, vault, { recursive: true })
-  const outcome = await runChild({ dist, vault, sideLog: join(dir, 'side.log'), attempt: 0, mode: 'none', seed: 1 })
+  const outcome = await runChild({ dist, vault, sideLog: join(dir, 'side.log'), attempt: 0, mode: 'none', seed: 1, nested })
   if (!outcome.result) throw new Error(`the uninterrupted child run failed: ${JSON.stringify(outcome.error) ?? outcome.stderr}`)
-  const { problems } = await checkVault(vault, reference, { final: true, loadPlan: lib.loadPlan })
+  const { problems } = await checkVault(nested ? join(vault, BRANCH) : vault, reference, { final: true, loadPlan: lib.loadPlan })
+  if (nested) problems.push(...checkNested(vault, reference, { final: true }))
   if (JSON.stringify(comparable(outcome.result)) !== JSON.stringify(reference.result)) problems.push({ message: `result ${JSON.stringify(outcome.result)}` })
   if (problems.length > 0) throw new Error(`the uninterrupted child run differs from the in-process one: ${problems.map((p) => p.message).join('\n')}`)
   await rm(dir, { recursive: true, force: true })
   return { ops: outcome.ops, lines: outcome.lines }
 }
 
-async function runTrial(index, { root, fixture, reference, calibration, seed, lib, dist, modes }) {
+async function runTrial(index, { root, fixture, reference, calibration, seed, lib, dist, modes, nested }) {
   const random = mulberry32(hash(seed, index))
   const dir = join(root, `trial-${index}`)
   const vault = join(dir, 'vault')
+  // The folder whose path and notes checkVault looks at: the branch, in a nested plan (checkNested looks at the rest).
+  const branch = nested ? join(vault, BRANCH) : vault
+  const check = async (final) => {
+    const found = await checkVault(branch, reference, { final, loadPlan: lib.loadPlan, powerCut: trial.powerCut, branch: nested })
+    if (nested) found.problems.push(...checkNested(vault, reference, { final }))
+    return found
+  }
   const sideLog = join(dir, 'side.log')
   await cp(fixture, vault, { recursive: true })
   const trial = { index, kills: [], resumes: 0, staleLocks: [], problems: [], powerCut: false }
@@ -206,7 +222,7 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
   // The trace is appended to, never rewritten: each look at it starts with the previous one.
   let traceSeen = ''
   const traceAppendedOnly = (when) => {
-    const text = snapshot(vault).trace?.text ?? ''
+    const text = snapshot(branch).trace?.text ?? ''
     if (!text.startsWith(traceSeen)) problem('data-loss', `${when}: the trace was rewritten, not appended to:\n--- before\n${traceSeen}\n--- after\n${text}`)
     traceSeen = text
   }
@@ -216,7 +232,7 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
     for (;;) {
       if (killed && resume) trial.resumes += 1
       // Every other child walks the vault through the stepping API instead of runPlan.
-      const outcome = await runChild({ dist, vault, sideLog, attempt, stepping: attempt % 2 === 1, ...config }, kill)
+      const outcome = await runChild({ dist, vault, sideLog, attempt, stepping: attempt % 2 === 1, nested, ...config }, kill)
       attempt += 1
       if (outcome.error?.code !== 'vault-locked' || !killed || trial.staleLocks.length > 3) return { ...outcome, attempt: attempt - 1 }
       // A killed runner's lock: proper-lockfile takes it over once its mtime is older than the stale window.
@@ -225,6 +241,8 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
       const past = new Date(Date.now() - 60_000)
       try {
         utimesSync(join(vault, TRACE_FOLDER, '.lock'), past, past)
+        // A killed runner of a nested plan also held its branches' locks.
+        for (const folder of nested ? [BRANCH, 'side'] : []) if (existsSync(join(vault, folder, TRACE_FOLDER, '.lock'))) utimesSync(join(vault, folder, TRACE_FOLDER, '.lock'), past, past)
       } catch (error) {
         return { ...outcome, attempt: attempt - 1, stderr: `${outcome.stderr}\n(no lock to make stale: ${error.code})` }
       }
@@ -232,7 +250,7 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
   }
 
   while (!completed && trial.kills.length < plannedKills && trial.problems.length === 0) {
-    const hopsDone = snapshot(vault).trace?.hops.length ?? 0
+    const hopsDone = snapshot(branch).trace?.hops.length ?? 0
     const remaining = (reference.hops.length - hopsDone + 1) / (reference.hops.length + 1)
     const coin = random()
     const mode = modes === 'mixed' ? (coin < 0.5 ? 'event' : 'pause') : modes === 'power' ? 'pause' : modes
@@ -249,7 +267,7 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
         trial.powerCut = true
       }
       const attemptLog = readSideLog(sideLog).filter((entry) => entry.a === outcome.attempt)
-      const { problems, state } = await checkVault(vault, reference, { final: false, loadPlan: lib.loadPlan, powerCut: trial.powerCut })
+      const { problems, state } = await check(false)
       traceAppendedOnly(`after kill ${trial.kills.length + 1}`)
       const point = killPoint(state, attemptLog)
       const how = mode === 'pause' ? `placed at ${outcome.pause}` : `timed: ${kill.delayUs} µs after line ${kill.afterLine} \`${outcome.killLine ?? ''}\``
@@ -271,10 +289,12 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
   if (JSON.stringify(comparable(completed)) !== JSON.stringify(reference.result)) {
     problem('data-loss', `the result is ${JSON.stringify(comparable(completed))}, expected ${JSON.stringify(reference.result)}`)
   }
-  for (const found of (await checkVault(vault, reference, { final: true, loadPlan: lib.loadPlan, powerCut: trial.powerCut })).problems) problem(found.kind, `after the run completed: ${found.message}`)
+  for (const found of (await check(true)).problems) problem(found.kind, `after the run completed: ${found.message}`)
   traceAppendedOnly('after the run completed')
 
-  checkCalls(readSideLog(sideLog), reference, snapshot(vault).trace?.run, problem)
+  // Each visit's key names the run of the folder it belongs to.
+  const runOf = (plan) => snapshot(nested ? join(vault, plan || '.') : vault).trace?.run
+  checkCalls(readSideLog(sideLog), reference, runOf, problem)
   if (random() >= RERUN_SHARE) return trial
 
   // Running a finished vault again returns the recorded result and works nothing.
@@ -283,13 +303,13 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
   else if (JSON.stringify(comparable(again.result)) !== JSON.stringify(reference.result)) problem('data-loss', `running the finished vault again returned ${JSON.stringify(comparable(again.result))}`)
   const entries = readSideLog(sideLog)
   if (entries.some((entry) => entry.a === again.attempt && /^(work|judge)-start$/.test(entry.t))) problem('other', 'running the finished vault again called the worker or the judge')
-  if ((snapshot(vault).trace?.text ?? '') !== traceSeen) problem('other', 'running the finished vault again changed its trace')
-  for (const found of (await checkVault(vault, reference, { final: true, loadPlan: lib.loadPlan, powerCut: trial.powerCut })).problems) problem(found.kind, `after running the finished vault again: ${found.message}`)
+  if ((snapshot(branch).trace?.text ?? '') !== traceSeen) problem('other', 'running the finished vault again changed its trace')
+  for (const found of (await check(true)).problems) problem(found.kind, `after running the finished vault again: ${found.message}`)
   return trial
 }
 
 /** The worker and judge calls of every child: same key per visit, same inputs as uninterrupted, status active while worked. */
-function checkCalls(entries, reference, run, problem) {
+function checkCalls(entries, reference, runOf, problem) {
   const worked = new Set()
   for (const entry of entries) {
     const visit = `${entry.node}#${entry.visit}`
@@ -301,6 +321,7 @@ function checkCalls(entries, reference, run, problem) {
       else if (entry.step !== expected.step || entry.inputs !== expected.inputs) {
         problem('other', `child ${entry.a} worked \`${visit}\` as step ${entry.step} with outputs [${entry.inputs}], expected step ${expected.step} with [${expected.inputs}]`)
       }
+      const run = runOf(entry.plan ?? '')
       if (entry.key !== `${run}:${entry.node}:${entry.visit}`) problem('other', `child ${entry.a} worked \`${visit}\` with key \`${entry.key}\`, expected \`${run}:${entry.node}:${entry.visit}\` (the trace's run id)`)
       if (entry.status !== 'active') problem('other', `child ${entry.a} worked \`${visit}\` while its note said \`status: ${entry.status}\``)
     }
@@ -378,13 +399,17 @@ function runChild(config, kill) {
  * the next run opens the vault, which repairs what the cut tore.
  */
 async function reboot(vault, dist) {
-  const journal = join(vault, TRACE_FOLDER, '.journal')
-  if (existsSync(journal)) {
+  // A nested plan's branches keep journals of their own.
+  for (const folder of ['', BRANCH, 'side']) {
+    const journal = join(vault, folder, TRACE_FOLDER, '.journal')
+    if (!existsSync(journal)) continue
     const text = readFileSync(journal, 'utf8')
     writeFileSync(journal, text.replace(/\{"k":"boot","id":"[^"]*"\}/g, '{"k":"boot","id":"before-the-power-cut"}'))
   }
   const { NoteJournal } = await import(new URL('run/note-journal.js', dist).href)
   NoteJournal.open(realpathSync(vault)).close()
+  // The next run repairs a branch when it enters it; the checks look before that, so repair them here as it would.
+  for (const folder of [BRANCH, 'side']) if (existsSync(join(vault, folder, TRACE_FOLDER, '.journal'))) NoteJournal.open(realpathSync(join(vault, folder))).close()
 }
 
 async function delay(microseconds) {
@@ -430,7 +455,8 @@ function parseArgs(argv) {
     else if (arg === '--keep') options.keep = true
     else if (arg === '--dist') options.dist = argv[++i]
     else if (arg === '--mode') options.mode = argv[++i]
-    else throw new Error(`Unknown option \`${arg}\`; use --trials N, --seed S, --jobs J, --only I, --keep, --dist PATH, --mode event|pause|power|mixed`)
+    else if (arg === '--plan') options.plan = argv[++i]
+    else throw new Error(`Unknown option \`${arg}\`; use --trials N, --seed S, --jobs J, --only I, --keep, --dist PATH, --mode event|pause|power|mixed, --plan flat|nested`)
   }
   return options
 }

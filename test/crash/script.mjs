@@ -33,14 +33,16 @@ export function workOutput(node, visit, step) {
 export function makeScript({ vault, log, hook }) {
   const work = async (input) => {
     const { node, visit, step, key } = input
+    const plan = input.plan ?? ''
     let status
     try {
-      status = statusIn(readFileSync(join(vault, node.file ?? `${node.id}.md`), 'utf8'))
+      // A subplan's note is in its folder (\`plan\`, relative to the top vault).
+      status = statusIn(readFileSync(join(vault, plan, node.file ?? `${node.id}.md`), 'utf8'))
     } catch (error) {
       status = `unreadable: ${error.message}`
     }
     const inputs = input.outputs.map((output) => `${output.node}#${output.visit}`).join(',')
-    log({ t: 'work-start', node: node.id, visit, step, key, inputs, status })
+    log({ t: 'work-start', node: node.id, plan, visit, step, key, inputs, status })
     await hook?.(`work ${node.id}#${visit}`)
     log({ t: 'work-end', node: node.id, visit })
     return workOutput(node.id, visit, step)

@@ -96,8 +96,53 @@ Never reached in this plan.
 export const MAX_VISITS = { research: 3, draft: 3, review: 3, polish: 3, 'blog/post': 3, tweet: 3 }
 export const MAX_STEPS = 12
 
-export async function writeVault(dir) {
-  for (const [file, contents] of Object.entries(FILES)) {
+/**
+ * The nested plan (`--plan nested`): a top plan whose `fanout` note runs two
+ * branches at once, `post/` (the vault above, as it is) and `side/`. The
+ * kills land inside the branches as well as in the top plan.
+ */
+export const BRANCH = 'post'
+export const NESTED_FILES = {
+  'intro.md': `---
+type: start
+---
+# Introduce the post
+
+Say what the post is about.
+
+## Next
+- [[fanout]]
+`,
+  'fanout.md': `---
+plan: [post, side]
+tags: [fan-out]
+---
+# Write and gather at once
+
+## Next
+- [[outro]]
+`,
+  'outro.md': `# Close
+
+Sum up both branches.
+`,
+  'side/gather.md': `---
+type: start
+---
+# Gather links
+
+## Next
+- [[sort]]
+`,
+  'side/sort.md': `# Sort the links
+`,
+}
+/** The nested plan's works: 10 in \`post/\`, 2 in \`side/\`, 2 in the top plan. */
+export const NESTED_MAX_STEPS = 16
+
+export async function writeVault(dir, { nested = false } = {}) {
+  const files = nested ? { ...NESTED_FILES, ...Object.fromEntries(Object.entries(FILES).map(([file, contents]) => [`${BRANCH}/${file}`, contents])) } : FILES
+  for (const [file, contents] of Object.entries(files)) {
     await mkdir(dirname(join(dir, file)), { recursive: true })
     await writeFile(join(dir, file), contents)
   }

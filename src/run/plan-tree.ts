@@ -1,0 +1,281 @@
+import { join } from 'node:path'
+import { RunStateError } from '../core/errors.js'
+import { lockVault, type VaultLock } from '../vault/lock.js'
+import { RunDriver, type DriverOptions } from './run-driver.js'
+import type { RunResult } from './run-options.js'
+import type { Step, StopInfo, WaitingNote } from './run-options.js'
+import { decompose } from './decompose.js'
+import { isGenerate, subplanFoldersOf } from '../vault/subplan-folders.js'
+import { visitsOf } from './run-status.js'
+import { readTrace } from './trace.js'
+import type { PlanGraph } from '../plan/plan-graph.js'
+import type { RunEvent } from '../core/types.js'
+import { VaultSession, type SessionOptions } from './vault-session.js'
+
+/** A visit to work, as a step says it. */
+export type WorkStep = Extract<Step, { kind: 'work' }>
+
+/** What every driver of a run tree shares. */
+export interface TreeSettings {
+  /** The lock of the top vault: every driver of the tree writes under it. */
+  lock: VaultLock
+  session: SessionOptions
+  /** The options of the top driver; a subplan's driver gets the same, its query, `fresh` and the shared budget. */
+  driver: DriverOptions
+  /**
+   * Works a visit (`runPlan`); absent for the stepping calls, which return the
+   * first visit to work. `plan` is the subplan's folder relative to the top vault (`''` at the top).
+   */
+  work?: ((step: WorkStep, driver: RunDriver, plan: string) => Promise<string>) | undefined
+}
+
+/** A step of a subplan's branch once it has gone as far as it can, with the works it did. */
+type Branch = { step: Step; works: number }
+
+/**
+ * A run over a vault and its subplans (SPEC section 11). The top vault's
+ * driver walks its plan; entering a note with `plan:` runs each of its folders
+ * as a plan of its own, with its own driver (statuses, trace), under the top
+ * runner's lock, branches at once. The note's output is its subplans' final
+ * output, joined under headings for branches; the worker is not called for
+ * it. What the tree reports names nested notes by their path from the top
+ * vault; `maxSteps` counts the works of every vault of the tree.
+ */
+export class PlanTree {
+  /** Drivers of subplans open now, by folder relative to the top vault. */
+  private readonly open = new Map<string, RunDriver>()
+  /** The subplan folders this call locked, kept until it ends: no other process runs them meanwhile. */
+  private readonly locks = new Map<string, VaultLock>()
+  /** The last nested node worked in this call, by its path from the top vault, and the top's steps then. */
+  private lastNode = ''
+  private lastAt = 0
+  /** Works of the subplans this call left unfinished (waiting, stopped, or a visit handed out): no record holds them yet. */
+  private parked = 0
+  /** `completeStep`: the visit to complete, wherever in the tree it is pending. */
+  private completion: { key: string; result: { output: string; choice?: string | undefined }; done: boolean } | undefined
+  /** A choice given when completing a subplan's terminal: it decides the parent note's transition. */
+  private carried: string | undefined
+
+  private root!: RunDriver
+
+  private constructor(
+    private readonly session: VaultSession,
+    private readonly settings: TreeSettings,
+  ) {
+    settings.driver.spent = () => this.spent()
+  }
+
+  /**
+   * Opens the run of a locked top vault (see `RunDriver.open`).
+   *
+   * @throws {PlanValidationError} when the plan (its subplans included) is invalid
+   * @throws {RunStateError} `query-mismatch` for another query than the recorded one
+   */
+  static async open(vault: string, session: VaultSession, settings: TreeSettings): Promise<PlanTree> {
+    const tree = new PlanTree(session, settings)
+    tree.root = await RunDriver.open(vault, session, settings.lock, settings.driver)
+    return tree
+  }
+
+  /** The top vault's driver. */
+  get top(): RunDriver {
+    return this.root
+  }
+
+  /** Goes on until the caller has something to do: a visit to work (`runPlan` works them all), people to wait for, a stop, the result. */
+  async next(): Promise<Step> {
+    return this.drive(this.root, '')
+  }
+
+  /**
+   * Completes the pending visit whose key is `key`, at the top or inside a
+   * subplan, and goes on to the next step.
+   *
+   * @throws {RunStateError} `stale-step` when no pending visit has that key (nothing is written for it)
+   */
+  async complete(key: string, result: { output: string; choice?: string | undefined }): Promise<Step> {
+    // A visit of the top vault (a crash after its output was saved included) is the top driver's to complete.
+    const first = await this.root.complete(key, result).catch((error: unknown) => {
+      if (error instanceof RunStateError && error.code === 'stale-step') return undefined
+      throw error
+    })
+    if (first) return this.drive(this.root, '', first)
+    this.completion = { key, result, done: false }
+    const step = await this.drive(this.root, '')
+    if (this.completion.done) return step
+    const now = step.kind === 'work' ? ` The pending step is \`${step.plan}/${step.node.id}\`, visit ${step.visit}, key \`${step.key}\`.` : ''
+    throw new RunStateError('stale-step', `The key \`${key}\` is not the pending step of \`${this.root.vault}\`; nothing was written.${now} Call nextStep to get the current step.`)
+  }
+
+  /**
+   * The run's outcome as `runPlan` returns it: steps, visits and the last
+   * node across every vault of the tree (visits of subplans as their traces
+   * say, those that finished in an earlier call too).
+   */
+  async resultOf(step: Exclude<Step, { kind: 'work' }>): Promise<RunResult> {
+    const result = this.root.resultOf(step)
+    result.steps = this.spent()
+    await nestedVisits(this.root.vault, this.session.graph, '', result.visits)
+    // Unless the top worked a note since, the last node worked is the nested one (the top's is the note that ran the subplan).
+    const since = this.root.replayed.steps - this.lastAt
+    if (this.lastNode !== '' && (since === 0 || (since === 1 && this.session.graph.nodes.get(result.lastNode)?.plan))) result.lastNode = this.lastNode
+    return result
+  }
+
+  /** Closes the drivers (the top's too) and releases the subplans' locks. */
+  async close(): Promise<void> {
+    await this.root?.close()
+    for (const driver of this.open.values()) await driver.close()
+    this.open.clear()
+    for (const lock of this.locks.values()) await lock.release()
+    this.locks.clear()
+  }
+
+  /** Remembers the last nested node worked (`plan`: its folder from the top vault). */
+  private worked(plan: string, id: string): void {
+    if (!plan) return
+    this.lastNode = id
+    this.lastAt = this.root.replayed.steps
+  }
+
+  /** The top run's id. */
+  private runId(): string {
+    return this.root.resultOf({ kind: 'waiting', runId: '', waiting: [], reason: '' }).runId
+  }
+
+  /** Works of the whole run: every vault's recorded works (a finished subplan's are in its parent's record). */
+  private spent(): number {
+    let works = this.parked + this.root.replayed.steps + this.root.replayed.extraWorks
+    for (const driver of this.open.values()) works += driver.replayed.steps + driver.replayed.extraWorks
+    return works
+  }
+
+  /** Walks one vault of the tree until it has something for the caller; `plan` is its folder relative to the top vault. */
+  private async drive(driver: RunDriver, plan: string, first?: Step): Promise<Step> {
+    let step = first ?? (await driver.next())
+    for (;;) {
+      if (step.kind !== 'work') return plan ? fromSubplan(step, plan) : step
+      const id = plan ? `${plan}/${step.node.id}` : step.node.id
+      if (step.node.plan) {
+        const inner = await this.runSubplans(driver, plan, step)
+        if (inner.step.kind !== 'completed') return inner.step
+        const choice = this.carried
+        this.carried = undefined
+        step = await driver.complete(step.key, { output: inner.step.output, works: inner.works, ...(choice !== undefined && { choice }) })
+        continue
+      }
+      const completion = this.completion
+      if (completion && !completion.done && completion.key === step.key) {
+        completion.done = true
+        let { result } = completion
+        // A subplan's terminal takes no choice: the choice decides the note that runs the subplan.
+        if (plan && step.node.edges.length === 0 && result.choice !== undefined) {
+          this.carried = result.choice
+          result = { output: result.output }
+        }
+        this.worked(plan, id)
+        step = await driver.complete(step.key, result)
+        continue
+      }
+      if (!this.settings.work) return plan ? { ...step, plan } : step
+      const output = await this.settings.work(step, driver, plan)
+      this.worked(plan, id)
+      step = await driver.complete(step.key, { output })
+    }
+  }
+
+  /** Runs the subplans of a claimed note, branches at once, each as far as it goes; joins them when all completed. */
+  private async runSubplans(parent: RunDriver, plan: string, step: WorkStep): Promise<Branch> {
+    const degraded = isGenerate(step.node.plan) ? await decompose(parent.vault, step.node, this.settings.driver) : undefined
+    const folders = subplanFoldersOf(step.node)
+    const settled = await Promise.allSettled(folders.map(({ folder }) => this.runBranch(parent, plan, folder, step, degraded)))
+    const failed = settled.find((each) => each.status === 'rejected')
+    if (failed) throw failed.reason
+    const branches = settled.map((each) => (each as PromiseFulfilledResult<Branch>).value)
+    const work = branches.find((each) => each.step.kind === 'work')
+    if (work) {
+      // A lone subplan's terminal: the choice given with it decides the parent note, so offer the parent's choices.
+      const inner = work.step as WorkStep
+      return folders.length === 1 && inner.node.edges.length === 0 ? { step: { ...inner, conditions: step.conditions }, works: 0 } : work
+    }
+    const stopped = branches.find((each) => each.step.kind === 'stopped')
+    if (stopped) return stopped
+    const waiting = branches.flatMap((each) => (each.step.kind === 'waiting' ? each.step.waiting : []))
+    if (waiting.length > 0) return { step: { kind: 'waiting', runId: this.runId(), waiting, reason: waitingReason(waiting) }, works: 0 }
+    // The works of the joined branches go into the parent note's record from here on.
+    const works = branches.reduce((sum, each) => sum + each.works, 0)
+    this.parked -= works
+    const outputs = branches.map((each) => (each.step.kind === 'completed' ? each.step.output : ''))
+    const output = folders.length === 1 ? outputs[0]! : folders.map(({ written }, index) => `## ${written}\n\n${outputs[index]!.trim()}\n`).join('\n')
+    return { step: { kind: 'completed', runId: '', node: step.node.id, output }, works }
+  }
+
+  /** One branch: its driver opened (afresh for a new visit of the parent note, else resumed), walked, closed. */
+  private async runBranch(parent: RunDriver, plan: string, folder: string, step: WorkStep, degraded: string | undefined): Promise<Branch> {
+    const top = plan ? `${plan}/${folder}` : folder
+    const dir = join(parent.vault, folder)
+    if (!this.locks.has(top)) this.locks.set(top, await lockVault(dir))
+    const trace = await readTrace(dir).catch(() => undefined)
+    // A subplan's run belongs to one visit of its note: the visit's key is its source.
+    const fresh = trace?.header.source !== step.key
+    const query = [step.node.title, step.node.body, step.query].filter((part) => part.trim() !== '').join('\n\n')
+    const session = await VaultSession.open(dir, this.settings.session)
+    let driver: RunDriver | undefined
+    try {
+      const onEvent = this.settings.driver.onEvent
+      driver = await RunDriver.open(dir, session, this.settings.lock, {
+        ...this.settings.driver,
+        query: fresh ? query : undefined,
+        fresh,
+        source: step.key,
+        // A decomposition that fell back to a path graph says so in the subplan's trace.
+        degraded,
+        onEvent: onEvent && ((event) => nested(event, top, onEvent)),
+      })
+      this.open.set(top, driver)
+      const inner = await this.drive(driver, top)
+      const works = driver.replayed.steps + driver.replayed.extraWorks
+      this.parked += works
+      return { step: inner, works }
+    } finally {
+      this.open.delete(top)
+      await driver?.close()
+      session.close()
+    }
+  }
+}
+
+/** Adds the visits of each subplan of `graph` (and theirs), by their path from the top vault, as the subplans' traces record them. */
+async function nestedVisits(vault: string, graph: PlanGraph, prefix: string, into: Record<string, number>): Promise<void> {
+  for (const [folder, subplan] of graph.subplans ?? []) {
+    const trace = await readTrace(join(vault, folder)).catch(() => undefined)
+    for (const [id, visits] of Object.entries(visitsOf(trace?.records ?? []))) into[`${prefix}${folder}/${id}`] = visits
+    await nestedVisits(join(vault, folder), subplan, `${prefix}${folder}/`, into)
+  }
+}
+
+/** A subplan's step told from the top vault: waiting notes and stops by their path from it. */
+function fromSubplan(step: Step, top: string): Step {
+  const path = (id: string) => `${top}/${id}`
+  if (step.kind === 'waiting') {
+    const waiting: WaitingNote[] = step.waiting.map((note) => ({ ...note, node: path(note.node), file: path(note.file) }))
+    return { ...step, waiting, reason: waitingReason(waiting) }
+  }
+  if (step.kind === 'stopped') {
+    const stop: StopInfo = { ...step.stop, node: path(step.stop.node), loop: step.stop.loop.map(path) }
+    return { ...step, stop, reason: `In the subplan \`${top}/\`: ${step.reason}` }
+  }
+  return step
+}
+
+/** Why a run waits, naming every waiting note by its path from the top vault. */
+export function waitingReason(waiting: readonly WaitingNote[]): string {
+  const each = waiting.map((note) => `\`${note.node}\` (tick one box under \`## Next\` in \`${note.file}\`)`)
+  return `${each.length === 1 ? `${each[0]} waits` : `${each.length} notes wait: ${each.join(', ')}; each waits`} for a person; then run the vault again.`
+}
+
+/** A subplan's event told from the top vault. */
+function nested(event: RunEvent, top: string, onEvent: (event: RunEvent) => void): void {
+  if (event.type === 'start' || event.type === 'end') return
+  onEvent({ ...event, node: `${top}/${event.node}` })
+}
