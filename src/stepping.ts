@@ -3,6 +3,7 @@ import { assertFolder } from './fs-atomic.js'
 import { withVaultLock } from './lock.js'
 import { RunDriver } from './run-driver.js'
 import { DEFAULTS } from './run-options.js'
+import { SessionCache } from './session-cache.js'
 import type { CallLLM, PlanNode, Predicate, StepOutput } from './types.js'
 import { VaultSession } from './vault-session.js'
 
@@ -105,8 +106,9 @@ async function withDriver(vault: string, options: StepOptions, call: (driver: Ru
   await assertFolder(dir)
   const fsync = options.fsync ?? DEFAULTS.fsync
   return withVaultLock(dir, async (lock) => {
-    const session = await VaultSession.open(dir, { fsync })
+    const session = await VaultSession.open(dir, { fsync }, sessions)
     let driver: RunDriver | undefined
+    let kept = false
     try {
       driver = await RunDriver.open(dir, session, lock, {
         query: options.query,
@@ -117,13 +119,20 @@ async function withDriver(vault: string, options: StepOptions, call: (driver: Ru
         fresh: options.fresh ?? false,
         signal: options.signal,
       })
-      return await call(driver)
+      const step = await call(driver)
+      kept = true
+      return step
     } finally {
       await driver?.close()
       session.close()
+      // Only after a call that went through: one that threw may have left the notes half known.
+      if (kept) sessions.keep(session)
     }
   })
 }
+
+/** The sessions of the vaults this process stepped lately: a call reads only what changed since the last one. */
+const sessions = new SessionCache()
 
 function checkStepOptions(vault: string, options: StepOptions): void {
   if (typeof vault !== 'string' || vault === '') throw new TypeError(`Expected \`vault\` to be a folder path, got \`${String(vault)}\``)

@@ -7,11 +7,13 @@ import { pathInVault, readRegularFileSync, sameStamp, stampOfSync, writeFileAtom
 import { graphFromNotes, listNotes, readNote, readNotes, TRACE_FOLDER } from './markdown-io.js'
 import { NoteJournal } from './note-journal.js'
 import { parseNote, type ParsedNote } from './parse-note.js'
+import { RunFiles } from './run-files.js'
 import type { PlanGraph } from './plan-graph.js'
 import { emptyTaskBoxes } from './note-edits.js'
 import { countLines } from './text.js'
 import { renderOutput, tracePaths, type OutputMeta } from './trace.js'
 import type { NodeStatus, PlanIssue } from './types.js'
+import type { SessionCache } from './session-cache.js'
 
 /** Options of a vault session. */
 export interface SessionOptions {
@@ -31,6 +33,8 @@ export class VaultSession {
   graph: PlanGraph
   private readonly notes = new Map<string, ParsedNote>()
   private readonly stamps = new Map<string, FileStamp>()
+  /** When a note's stamp was last confirmed with its bytes (see `resync`); a note we wrote has none until then. */
+  private readonly checked = new Map<string, number>()
   /** The text of a note as we last wrote it, valid while its stamp is unchanged. */
   private readonly texts = new Map<string, string>()
   /** Where a note's writes go (a symlink inside the vault resolved), checked once per version of the file. */
@@ -51,24 +55,46 @@ export class VaultSession {
     issues: PlanIssue[],
     /** With `fsync`: the journal that makes unflushed status rewrites and output notes safe (see NoteJournal). */
     private readonly journal: NoteJournal | undefined,
+    /** The run's trace and output notes, as last parsed. */
+    readonly runFiles: RunFiles,
+    graph?: PlanGraph,
   ) {
     for (const note of notes) this.notes.set(note.file, note)
     this.readIssues = issues
-    this.graph = graphFromNotes(notes, issues)
+    this.graph = graph ?? graphFromNotes(notes, issues)
   }
 
   /**
    * Reads the vault and starts watching it. With `fsync`, first repairs what
    * a power cut tore from the journal (call it holding the vault's lock).
+   * With `cache`, a session an earlier call kept for this vault (in this
+   * process) is taken from it and brought up to date with the disk by
+   * `resync` instead of every note being read and parsed again.
    */
-  static async open(root: string, options: SessionOptions): Promise<VaultSession> {
+  static async open(root: string, options: SessionOptions, cache?: SessionCache): Promise<VaultSession> {
     const real = await realpath(root)
     const journal = options.fsync && hasTraceFolder(real) ? NoteJournal.open(real) : undefined
-    const { notes, issues } = await readNotes(real)
-    const session = new VaultSession(real, options, notes, issues, journal)
-    for (const note of notes) session.remember(note)
-    session.watch(new Set(['', ...notes.map((note) => dirname(note.file)).filter((folder) => folder !== '.')]))
+    const kept = cache?.take(real)
+    let session: VaultSession
+    if (kept) {
+      session = new VaultSession(real, options, [...kept.notes.values()], kept.readIssues, journal, kept.runFiles, kept.graph)
+      for (const [file, stamp] of kept.stamps) session.stamps.set(file, stamp)
+      for (const [file, text] of kept.texts) session.texts.set(file, text)
+      for (const [file, at] of kept.checked) session.checked.set(file, at)
+      await session.resync()
+    } else {
+      const at = Date.now()
+      const { notes, issues } = await readNotes(real)
+      session = new VaultSession(real, options, notes, issues, journal, new RunFiles(real))
+      for (const note of notes) session.remember(note, at)
+    }
+    session.watch(new Set(['', ...[...session.notes.keys()].map((file) => dirname(file)).filter((folder) => folder !== '.')]))
     return session
+  }
+
+  /** How many notes the session holds. */
+  get size(): number {
+    return this.notes.size
   }
 
   /** Ids of the notes with this status now, in vault order; kept until a status or a note changes. */
@@ -148,6 +174,7 @@ export class VaultSession {
     const stamp = updated === text ? before : writeFileAtomicSync(path, updated, { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode })
     this.stamps.set(file, stamp)
     this.texts.set(file, updated)
+    if (stamp !== before) this.checked.delete(file)
     this.dirty.delete(file)
     const note = this.notes.get(file)
     if (editedMeanwhile || !note) {
@@ -186,6 +213,7 @@ export class VaultSession {
     if (updated === text) return
     this.stamps.set(file, await writeFileAtomic(path, updated, { fsync: this.options.fsync, syncFolder: false }))
     this.texts.set(file, updated)
+    this.checked.delete(file)
     this.notes.set(file, parseNote(file, updated))
     this.rebuild()
   }
@@ -263,38 +291,97 @@ export class VaultSession {
     this.validate()
   }
 
-  private async reread(file: string): Promise<boolean> {
+  /** Reads a note again when its stamp changed (or always, with `force`); whether the session's notes changed. */
+  private async reread(file: string, force = false): Promise<boolean> {
     if (file.startsWith(`${TRACE_FOLDER}/`) || file.split('/').some((part) => part.startsWith('.')) || !/\.md$/i.test(file)) return false
     const path = join(this.root, file)
+    const at = Date.now()
     const stamp = stampOrNothing(path)
     if (stamp === undefined) {
       this.stamps.delete(file)
       this.texts.delete(file)
+      this.checked.delete(file)
       return this.notes.delete(file)
     }
-    if (sameStamp(stamp, this.stamps.get(file))) {
+    if (!force && sameStamp(stamp, this.stamps.get(file))) {
       this.verified = file
       return false
     }
     this.stamps.delete(file)
     this.texts.delete(file)
+    this.checked.delete(file)
     this.writePaths.delete(file)
     const issues: PlanIssue[] = []
     const note = await readNote(this.root, file, issues)
     this.readIssues = [...this.readIssues.filter((issue) => issue.file !== file), ...issues]
     if (note) {
       this.notes.set(file, note)
-      this.remember(note)
+      this.remember(note, at)
     } else this.notes.delete(file)
     return true
   }
 
-  /** Keeps the text and stamp a note was read with, then lets the note go of them. */
-  private remember(note: ParsedNote): void {
+  /** Keeps the text and stamp a note was read with (at `at`, taken before the read), then lets the note go of them. */
+  private remember(note: ParsedNote, at: number): void {
     if (note.stamp) this.stamps.set(note.file, note.stamp)
     if (note.text !== undefined) this.texts.set(note.file, note.text)
+    if (note.stamp && note.text !== undefined) this.checked.set(note.file, at)
     delete note.stamp
     delete note.text
+  }
+
+  /**
+   * Brings a session kept from an earlier call up to date without trusting
+   * the watchers (another process may have written since, and a watcher
+   * lags): lists the vault again, compares every note's stamp, and reads a
+   * note again when its stamp changed, or when the stamp was confirmed too
+   * soon after the note's last write to tell a second write in the same
+   * clock tick of equal size (its text is compared then, and parsed only
+   * when it differs: git's "racy" rule). The graph is rebuilt only when a
+   * note, the listing or its order changed.
+   */
+  private async resync(): Promise<void> {
+    const now = Date.now()
+    const issuesBefore = JSON.stringify(this.readIssues)
+    const listIssues: PlanIssue[] = []
+    const listed = await listNotes(this.root, listIssues)
+    const inListing = new Set(listed)
+    let changed = false
+    for (const file of [...this.notes.keys()]) {
+      if (inListing.has(file)) continue
+      this.notes.delete(file)
+      this.stamps.delete(file)
+      this.texts.delete(file)
+      this.checked.delete(file)
+      changed = true
+    }
+    for (const file of listed) {
+      if (this.notes.has(file) && this.confirm(file, now)) continue
+      changed = (await this.reread(file, this.notes.has(file))) || changed
+    }
+    this.readIssues = [...this.readIssues.filter((issue) => issue.file !== undefined && inListing.has(issue.file)), ...listIssues]
+    const order = listed.filter((file) => this.notes.has(file))
+    const known = [...this.notes.keys()]
+    if (order.some((file, index) => file !== known[index])) {
+      const notes = order.map((file) => this.notes.get(file)!)
+      this.notes.clear()
+      for (const note of notes) this.notes.set(note.file, note)
+      changed = true
+    }
+    if (changed || JSON.stringify(this.readIssues) !== issuesBefore) this.rebuild()
+  }
+
+  /** Whether a note is as the session holds it: by its stamp, or by its bytes while the stamp cannot tell yet. */
+  private confirm(file: string, now: number): boolean {
+    const path = join(this.root, file)
+    const stamp = stampOrNothing(path)
+    if (!stamp || !sameStamp(stamp, this.stamps.get(file))) return false
+    const at = this.checked.get(file)
+    if (at !== undefined && at - stamp.mtimeMs > RACY_MS) return true
+    const read = readRegularFileSync(path, MAX_SYNC_READ)
+    if (!read || !sameStamp(read.stamp, stamp) || read.text !== this.texts.get(file)) return false
+    this.checked.set(file, now)
+    return true
   }
 
   /** Lists the vault again to find notes added or removed; reads the new ones. */
@@ -328,6 +415,13 @@ export class VaultSession {
 
 /** Notes up to this size are read with the synchronous calls on the hop path (the loader's limit of a note). */
 const MAX_SYNC_READ = 8 * 1024 * 1024
+/**
+ * A stamp confirmed less than this long after the note's last write cannot
+ * tell a second write of equal size in the same clock tick (file times are
+ * coarse: a few ms on Linux, 2 s on FAT; a shared file system's server
+ * clock may differ a little from ours): such a note is compared by its bytes.
+ */
+const RACY_MS = 2000
 
 function stampOrNothing(path: string): FileStamp | undefined {
   try {
