@@ -106,7 +106,8 @@ async function withDriver(vault: string, options: StepOptions, call: (driver: Ru
   await assertFolder(dir)
   const fsync = options.fsync ?? DEFAULTS.fsync
   return withVaultLock(dir, async (lock) => {
-    const session = await VaultSession.open(dir, { fsync }, sessions)
+    // No watchers: the next call compares every note's stamp anyway (VaultSession.open with a cache).
+    const session = await VaultSession.open(dir, { fsync, watch: false }, sessions)
     let driver: RunDriver | undefined
     let kept = false
     try {

@@ -20,6 +20,14 @@ export interface SessionOptions {
   fsync: boolean
   /** Tool names the caller supplies, for validation warnings. */
   tools?: string[]
+  /**
+   * Watch the vault's folders for edits during the session (a run's whole
+   * walk); a short call that is brought up to date by `resync` next time
+   * (the stepping calls) need not.
+   *
+   * @default true
+   */
+  watch?: boolean
 }
 
 /**
@@ -88,7 +96,7 @@ export class VaultSession {
       session = new VaultSession(real, options, notes, issues, journal, new RunFiles(real))
       for (const note of notes) session.remember(note, at)
     }
-    session.watch(new Set(['', ...[...session.notes.keys()].map((file) => dirname(file)).filter((folder) => folder !== '.')]))
+    if (options.watch ?? true) session.watch(new Set(['', ...[...session.notes.keys()].map((file) => dirname(file)).filter((folder) => folder !== '.')]))
     return session
   }
 
