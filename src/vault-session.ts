@@ -1,11 +1,13 @@
-import { lstatSync, watch, type FSWatcher } from 'node:fs'
+import { lstatSync, type FSWatcher } from 'node:fs'
 import { readFile, realpath } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { RunStateError } from './errors.js'
+import { watchFolders } from './folder-watch.js'
 import { setFrontmatterStatus } from './frontmatter.js'
 import { pathInVault, readRegularFileSync, sameStamp, stampOfSync, writeFileAtomic, writeFileAtomicSync, type FileStamp } from './fs-atomic.js'
 import { graphFromNotes, listNotes, readNote, readNotes, TRACE_FOLDER } from './markdown-io.js'
 import { NoteJournal } from './note-journal.js'
+import { isHeldVersion } from './note-version.js'
 import { parseNote, type ParsedNote } from './parse-note.js'
 import { RunFiles } from './run-files.js'
 import type { PlanGraph } from './plan-graph.js'
@@ -96,7 +98,10 @@ export class VaultSession {
       session = new VaultSession(real, options, notes, issues, journal, new RunFiles(real))
       for (const note of notes) session.remember(note, at)
     }
-    if (options.watch ?? true) session.watch(new Set(['', ...[...session.notes.keys()].map((file) => dirname(file)).filter((folder) => folder !== '.')]))
+    if (options.watch ?? true) {
+      const folders = new Set(['', ...[...session.notes.keys()].map((file) => dirname(file)).filter((folder) => folder !== '.')])
+      session.watchers.push(...watchFolders(real, folders, (file) => session.dirty.add(file), () => (session.relist = true)))
+    }
     return session
   }
 
@@ -379,15 +384,10 @@ export class VaultSession {
     if (changed || JSON.stringify(this.readIssues) !== issuesBefore) this.rebuild()
   }
 
-  /** Whether a note is as the session holds it: by its stamp, or by its bytes while the stamp cannot tell yet. */
+  /** Whether a note is as the session holds it (`isHeldVersion`); its stamp then counts as confirmed at `now`. */
   private confirm(file: string, now: number): boolean {
-    const path = join(this.root, file)
-    const stamp = stampOrNothing(path)
-    if (!stamp || !sameStamp(stamp, this.stamps.get(file))) return false
-    const at = this.checked.get(file)
-    if (at !== undefined && at - stamp.mtimeMs > RACY_MS) return true
-    const read = readRegularFileSync(path, MAX_SYNC_READ)
-    if (!read || !sameStamp(read.stamp, stamp) || read.text !== this.texts.get(file)) return false
+    const held = { stamp: this.stamps.get(file), text: this.texts.get(file), checkedAt: this.checked.get(file) }
+    if (!isHeldVersion(join(this.root, file), held)) return false
     this.checked.set(file, now)
     return true
   }
@@ -401,35 +401,10 @@ export class VaultSession {
     for (const file of this.notes.keys()) if (!listed.has(file)) files.add(file)
     return changed
   }
-
-  private watch(folders: Set<string>): void {
-    for (const folder of folders) {
-      try {
-        const watcher = watch(join(this.root, folder), { persistent: false }, (_event, name) => {
-          if (name === null) return void (this.relist = true)
-          if (!folder && name === TRACE_FOLDER) return
-          const file = folder ? `${folder}/${name}` : String(name)
-          if (/\.md$/i.test(file)) this.dirty.add(file)
-          else if (!String(name).startsWith('.')) this.relist = true
-        })
-        watcher.on('error', () => (this.relist = true))
-        this.watchers.push(watcher)
-      } catch {
-        // Watching is an optimisation: the notes a hop touches are still checked by stamp.
-      }
-    }
-  }
 }
 
 /** Notes up to this size are read with the synchronous calls on the hop path (the loader's limit of a note). */
 const MAX_SYNC_READ = 8 * 1024 * 1024
-/**
- * A stamp confirmed less than this long after the note's last write cannot
- * tell a second write of equal size in the same clock tick (file times are
- * coarse: a few ms on Linux, 2 s on FAT; a shared file system's server
- * clock may differ a little from ours): such a note is compared by its bytes.
- */
-const RACY_MS = 2000
 
 function stampOrNothing(path: string): FileStamp | undefined {
   try {
