@@ -4,9 +4,9 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { completeStep, nextStep, PlanValidationError, type Step } from 'vaultplan'
-import { SessionCache } from '../src/session-cache.js'
-import { parseTrace } from '../src/trace.js'
-import { VaultSession } from '../src/vault-session.js'
+import { SessionCache } from '../src/run/session-cache.js'
+import { parseTrace } from '../src/run/trace.js'
+import { VaultSession } from '../src/run/vault-session.js'
 import { edit, note, read, statuses, writeVault } from './helpers/vault.js'
 
 // The stepping calls of one process keep each vault's session between calls (SessionCache): these
@@ -121,7 +121,7 @@ describe('the stepping calls never answer from a stale session', () => {
 describe('VaultSession.open from a kept session', () => {
   it('holds the same plan as a fresh read after notes were edited, added, removed and renamed', async () => {
     const dir = await writeVault({ ...chain(), 'notes/aside.md': note({ title: 'Aside', body: 'Not linked.' }) })
-    const cache = new SessionCache()
+    const cache = new SessionCache<VaultSession>()
     const first = await VaultSession.open(dir, options, cache)
     first.close()
     cache.keep(first)
@@ -141,7 +141,7 @@ describe('VaultSession.open from a kept session', () => {
   it('a session is taken out of the cache while in use; the cache keeps the last vaults up to its number of notes', async () => {
     const a = await writeVault(chain())
     const b = await writeVault(chain())
-    const cache = new SessionCache(8)
+    const cache = new SessionCache<VaultSession>(8)
     const one = await VaultSession.open(a, options, cache)
     one.close()
     cache.keep(one)
