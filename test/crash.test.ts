@@ -65,7 +65,7 @@ describe('the harness catches a broken library', () => {
   }, 60_000)
 
   it('forgets the last hop of the trace on resume', async () => {
-    const dist = await mutant('forget-hop', 'run/trace.js', [['return { header, records };', 'return { header, records: records.slice(0, -1) };']])
+    const dist = await mutant('forget-hop', 'run/trace.js', [['return { text, trace: { header, records }, lines };', 'return { text, trace: { header, records: records.slice(0, -1) }, lines };']])
     const report = await runCrashTrials({ trials: 1, seed: 5, jobs: 1, mode: 'pause', dist, keepFailed: false, log: () => {} })
     expect(report.ok).toBe(false)
     expect(report.dataLosses).toBeGreaterThan(0)

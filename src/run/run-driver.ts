@@ -9,7 +9,6 @@ import { applyRecord, feedbackToHandOn, locate, notesOf, replay, visitKey, type 
 import type { RunResult, Step, StopInfo } from './run-options.js'
 import {
   outputFile,
-  readOutput,
   TRACE_FORMAT,
   TraceAppender,
   tracePaths,
@@ -105,7 +104,7 @@ export class RunDriver {
   static async open(vault: string, session: VaultSession, lock: VaultLock, options: DriverOptions): Promise<RunDriver> {
     const { trace, outputs } = await openRun(vault, session, options)
     const driver = new RunDriver(vault, session, lock, options, trace, outputs)
-    if (trace) driver.pending = await pendingOutput(vault, driver.state.steps)
+    if (trace) driver.pending = await pendingOutput(vault, driver.state.steps, session.runFiles)
     return driver
   }
 
@@ -354,7 +353,7 @@ export class RunDriver {
 
   /** The result of a run that reached its terminal: nothing is worked again. */
   private async recordedResult(last: HopRecord): Promise<Step> {
-    const saved = await readOutput(this.vault, last.output)
+    const saved = await this.session.runFiles.readOutput(last.output)
     const output = saved?.output ?? this.state.lastOutput
     if (!(await stat(tracePaths(this.vault).final).catch(() => undefined))) await writeFinal(this.vault, last.node, output, { fsync: this.options.fsync })
     this.emit({ type: 'end', node: last.node })

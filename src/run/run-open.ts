@@ -1,7 +1,8 @@
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { removeStaleTempFiles } from '../vault/fs-atomic.js'
-import { archiveInterrupted, archiveTrace, findOutputOfStep, outputFile, readOutput, readTrace, tracePaths, type SavedOutput, type TraceHeader, type TraceRecord } from './trace.js'
+import type { RunFiles } from './run-files.js'
+import { archiveInterrupted, archiveTrace, findOutputOfStep, outputFile, readOutput, tracePaths, type SavedOutput, type TraceHeader, type TraceRecord } from './trace.js'
 import { clipLine } from './run-words.js'
 import { OUTPUTS_FOLDER, TRACE_FOLDER } from '../vault/run-folder.js'
 import { runFolder } from '../vault/run-file-path.js'
@@ -24,7 +25,7 @@ export async function openRun(
 ): Promise<{ trace: { header: TraceHeader; records: TraceRecord[] } | undefined; outputs: Map<string, string> }> {
   session.validate()
   await removeStaleTempFilesIn(vault, session)
-  let trace = await readTrace(vault)
+  let trace = await session.runFiles.readTrace(vault)
   // A `fresh` start killed while it archived the old run: finish the archive; the old run is over.
   if (trace && (await archiveInterrupted(vault, trace.header.run))) {
     await archiveTrace(vault, trace.header.run)
@@ -43,26 +44,33 @@ export async function openRun(
   if (!trace && options.query === undefined) throw new TypeError('Expected `query` for a new run (the vault holds no run to resume), got `undefined`')
   // A person may have deleted the outputs folder: the trace still says where the run is, and the next output needs it.
   if (trace) runFolder(vault, `${TRACE_FOLDER}/${OUTPUTS_FOLDER}`)
-  return { trace, outputs: await outputsOf(vault, trace?.records ?? []) }
+  return { trace, outputs: await outputsOf(vault, trace?.records ?? [], session.runFiles) }
 }
 
+/** Reads the output notes of a vault's run: `RunFiles`, or what `readOutput` reads. */
+type OutputReader = Pick<RunFiles, 'readOutput'>
+
 /** The texts of the output notes a trace's records name, by file, for the replay. */
-export async function outputsOf(vault: string, records: readonly TraceRecord[]): Promise<Map<string, string>> {
+export async function outputsOf(vault: string, records: readonly TraceRecord[], files: OutputReader = readerOf(vault)): Promise<Map<string, string>> {
   const outputs = new Map<string, string>()
   for (const record of records) {
     const file = record.kind === 'hop' ? record.output : record.kind === 'waiting' ? outputFile(record.step, record.node) : undefined
     if (file === undefined || outputs.has(file)) continue
-    const saved = await readOutput(vault, file)
+    const saved = await files.readOutput(file)
     if (saved) outputs.set(file, saved.output)
   }
   return outputs
 }
 
 /** The output saved for the step after the last recorded one, if a crash left one (its hop not recorded). */
-export async function pendingOutput(vault: string, steps: number): Promise<(SavedOutput & { file: string }) | undefined> {
+export async function pendingOutput(vault: string, steps: number, files: OutputReader = readerOf(vault)): Promise<(SavedOutput & { file: string }) | undefined> {
   const file = await findOutputOfStep(vault, steps + 1)
-  const saved = file === undefined ? undefined : await readOutput(vault, file)
+  const saved = file === undefined ? undefined : await files.readOutput(file)
   return file !== undefined && saved ? { ...saved, file } : undefined
+}
+
+function readerOf(vault: string): OutputReader {
+  return { readOutput: (file) => readOutput(vault, file) }
 }
 
 /** Temp files a killed write left behind (every call may follow a kill: runPlan's and the stepping calls alike). */

@@ -3,6 +3,7 @@ import { assertFolder } from '../vault/fs-atomic.js'
 import { withVaultLock } from '../vault/lock.js'
 import { PlanTree } from './plan-tree.js'
 import { DEFAULTS, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run-options.js'
+import { SessionCache } from './session-cache.js'
 import { VaultSession } from './vault-session.js'
 
 export type { Step, StepOptions, StopInfo, WaitingNote }
@@ -51,8 +52,10 @@ async function withDriver(vault: string, options: StepOptions, call: (tree: Plan
   await assertFolder(dir)
   const fsync = options.fsync ?? DEFAULTS.fsync
   return withVaultLock(dir, async (lock) => {
-    const session = await VaultSession.open(dir, { fsync })
+    // No watchers: the next call compares every note's stamp anyway (VaultSession.open with a cache).
+    const session = await VaultSession.open(dir, { fsync, watch: false }, sessions)
     let tree: PlanTree | undefined
+    let kept = false
     try {
       const driver = {
         query: options.query,
@@ -64,13 +67,20 @@ async function withDriver(vault: string, options: StepOptions, call: (tree: Plan
         signal: options.signal,
       }
       tree = await PlanTree.open(dir, session, { lock, session: { fsync }, driver })
-      return await call(tree)
+      const step = await call(tree)
+      kept = true
+      return step
     } finally {
       await tree?.close()
       session.close()
+      // Only after a call that went through: one that threw may have left the notes half known.
+      if (kept) sessions.keep(session)
     }
   })
 }
+
+/** The sessions of the vaults this process stepped lately: a call reads only what changed since the last one. */
+const sessions = new SessionCache<VaultSession>()
 
 function checkStepOptions(vault: string, options: StepOptions): void {
   if (typeof vault !== 'string' || vault === '') throw new TypeError(`Expected \`vault\` to be a folder path, got \`${String(vault)}\``)

@@ -139,6 +139,12 @@ export function outputFile(step: number, node: string): string {
 /** The longest file name most file systems allow, in bytes. */
 const NAME_BYTES = 255
 
+/** A run's trace as read: its header and every complete entry. */
+export interface Trace {
+  header: TraceHeader
+  records: TraceRecord[]
+}
+
 /**
  * Reads a run's trace: its header and every complete entry. An entry cut
  * short by a crash has no marker line and is ignored.
@@ -146,14 +152,37 @@ const NAME_BYTES = 255
  * @returns `undefined` when the vault has no trace.
  * @throws {RunStateError} when the trace was written by a newer, incompatible vaultplan.
  */
-export async function readTrace(vault: string): Promise<{ header: TraceHeader; records: TraceRecord[] } | undefined> {
+export async function readTrace(vault: string): Promise<Trace | undefined> {
   let text: string
   try {
     text = await readFile(tracePaths(vault).trace, 'utf8')
   } catch {
     return undefined
   }
-  const data = parseFrontmatter(text).data
+  return parseTrace(vault, text).trace
+}
+
+/** A parsed trace with what parsing it again after an append needs. */
+export interface ParsedTrace {
+  text: string
+  trace: Trace
+  /** Lines of `text` parsed, for the line numbers of the next part's errors. */
+  lines: number
+}
+
+/**
+ * Parses the text of a vault's trace. With `earlier`, the parse of a text
+ * this one only adds whole lines to (the trace was appended to), only the
+ * added lines are parsed and the header is the earlier one.
+ *
+ * @throws {RunStateError} as `readTrace`
+ */
+export function parseTrace(vault: string, text: string, earlier?: ParsedTrace): ParsedTrace {
+  if (earlier && earlier.text.endsWith('\n') && text.startsWith(earlier.text)) {
+    const added = parseRecords(vault, text.slice(earlier.text.length), earlier.trace.header.format, earlier.lines)
+    return { text, trace: { header: earlier.trace.header, records: [...earlier.trace.records, ...added.records] }, lines: earlier.lines + added.lines }
+  }
+  const { data } = parseFrontmatter(text)
   const format = Number(data.format)
   if (!Number.isInteger(format) || data.vaultplan !== 'trace') {
     throw new RunStateError('trace-unreadable', `The trace \`${tracePaths(vault).trace}\` has no vaultplan header; move it away or run with \`fresh: true\``)
@@ -169,10 +198,17 @@ export async function readTrace(vault: string): Promise<{ header: TraceHeader; r
   if (typeof data.source === 'string') header.source = data.source
   const fork = data.fork as { run?: unknown; step?: unknown } | undefined
   if (fork && typeof fork.run === 'string' && Number.isInteger(fork.step)) header.fork = { run: fork.run, step: Number(fork.step) }
+  const { records, lines } = parseRecords(vault, text, format, 0)
+  return { text, trace: { header, records }, lines }
+}
+
+/** The records of a part of a trace that starts at a line start, `before` lines into the file. */
+function parseRecords(vault: string, part: string, format: number, before: number): { records: TraceRecord[]; lines: number } {
   const schema = format >= 2 ? recordSchemaV2 : recordSchemaV1
   const records: TraceRecord[] = []
-  let lineNumber = 0
-  for (const line of text.split('\n')) {
+  const lines = part.split('\n')
+  let lineNumber = before
+  for (const line of lines) {
     lineNumber++
     if (!line.startsWith(`${MARKER}hop `)) continue
     // A marker line cut short by a crash has no end: that entry is torn and ignored.
@@ -193,7 +229,8 @@ export async function readTrace(vault: string): Promise<{ header: TraceHeader; r
       )
     }
   }
-  return { header, records }
+  // A part ending in a newline ends in an empty "line" that is not one of the file's.
+  return { records, lines: lines.length - 1 }
 }
 
 /** Starts a trace: the header with the run id and format. */
@@ -328,6 +365,11 @@ export async function readOutput(vault: string, file: string): Promise<SavedOutp
   } catch {
     return undefined
   }
+  return parseOutput(text)
+}
+
+/** The output note of this text, or `undefined` when it is not one. */
+export function parseOutput(text: string): SavedOutput | undefined {
   const { data, split } = parseFrontmatter(text)
   if (data.vaultplan !== 'output') return undefined
   const saved: SavedOutput = { node: String(data.id ?? data.node), visit: Number(data.visit), step: Number(data.step), run: String(data.run), output: text.slice(split.contentStart) }

@@ -1,27 +1,39 @@
-import { lstatSync, watch, type FSWatcher } from 'node:fs'
+import { lstatSync, type FSWatcher } from 'node:fs'
 import { realpath } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
+import { watchFolders } from '../vault/folder-watch.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { pathInVault, sameStamp, stampOfSync, writeFileAtomic, writeFileAtomicSync, type FileStamp } from '../vault/fs-atomic.js'
 import { graphFromNotes } from '../plan/load-plan.js'
 import { claimedRunFolders, listNotes, readNote, readNotes, type NoteFolders } from '../vault/read-vault.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { NoteJournal } from './note-journal.js'
+import { isHeldVersion } from '../vault/note-version.js'
 import { runFolder } from '../vault/run-file-path.js'
 import { readNoteForRewrite, rememberWrite } from '../vault/settled-read.js'
 import { parseNote, type ParsedNote } from '../vault/parse-note.js'
+import { RunFiles } from './run-files.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { emptyTaskBoxes } from '../vault/note-edits.js'
 import { countLines } from '../core/text.js'
 import { renderOutput, tracePaths, type OutputMeta } from './trace.js'
 import type { NodeStatus, PlanIssue } from '../core/types.js'
+import type { SessionCache } from './session-cache.js'
 
 /** Options of a vault session. */
 export interface SessionOptions {
   fsync: boolean
   /** Tool names the caller supplies, for validation warnings. */
   tools?: string[]
+  /**
+   * Watch the vault's folders for edits during the session (a run's whole
+   * walk); a short call that is brought up to date by `resync` next time
+   * (the stepping calls) need not.
+   *
+   * @default true
+   */
+  watch?: boolean
 }
 
 /**
@@ -35,6 +47,8 @@ export class VaultSession {
   graph: PlanGraph
   private readonly notes = new Map<string, ParsedNote>()
   private readonly stamps = new Map<string, FileStamp>()
+  /** When a note's stamp was last confirmed with its bytes (see `resync`); a note we wrote has none until then. */
+  private readonly checked = new Map<string, number>()
   /** The text of a note as we last wrote it, valid while its stamp is unchanged. */
   private readonly texts = new Map<string, string>()
   /** Where a note's writes go (a symlink inside the vault resolved), checked once per version of the file. */
@@ -55,24 +69,49 @@ export class VaultSession {
     issues: PlanIssue[],
     /** With `fsync`: the journal that makes unflushed status rewrites and output notes safe (see NoteJournal). */
     private readonly journal: NoteJournal | undefined,
+    /** The run's trace and output notes, as last parsed. */
+    readonly runFiles: RunFiles,
+    graph?: PlanGraph,
   ) {
     for (const note of notes) this.notes.set(note.file, note)
     this.readIssues = issues
-    this.graph = graphFromNotes(notes, issues)
+    this.graph = graph ?? graphFromNotes(notes, issues)
   }
 
   /**
    * Reads the vault and starts watching it. With `fsync`, first repairs what
    * a power cut tore from the journal (call it holding the vault's lock).
+   * With `cache`, a session an earlier call kept for this vault (in this
+   * process) is taken from it and brought up to date with the disk by
+   * `resync` instead of every note being read and parsed again.
    */
-  static async open(root: string, options: SessionOptions): Promise<VaultSession> {
+  static async open(root: string, options: SessionOptions, cache?: SessionCache<VaultSession>): Promise<VaultSession> {
     const real = await realpath(root)
     const journal = options.fsync && hasTraceFolder(real) ? NoteJournal.open(real) : undefined
-    const { notes, issues } = await readNotes(real)
-    const session = new VaultSession(real, options, notes, issues, journal)
-    for (const note of notes) session.remember(note)
-    session.watch(new Set(['', ...notes.map((note) => dirname(note.file)).filter((folder) => folder !== '.')]))
+    const kept = cache?.take(real)
+    let session: VaultSession
+    if (kept) {
+      session = new VaultSession(real, options, [...kept.notes.values()], kept.readIssues, journal, kept.runFiles, kept.graph)
+      for (const [file, stamp] of kept.stamps) session.stamps.set(file, stamp)
+      for (const [file, text] of kept.texts) session.texts.set(file, text)
+      for (const [file, at] of kept.checked) session.checked.set(file, at)
+      await session.resync()
+    } else {
+      const at = Date.now()
+      const { notes, issues } = await readNotes(real)
+      session = new VaultSession(real, options, notes, issues, journal, new RunFiles(real))
+      for (const note of notes) session.remember(note, at)
+    }
+    if (options.watch ?? true) {
+      const folders = new Set(['', ...[...session.notes.keys()].map((file) => dirname(file)).filter((folder) => folder !== '.')])
+      session.watchers.push(...watchFolders(real, folders, (file) => session.dirty.add(file), () => (session.relist = true)))
+    }
     return session
+  }
+
+  /** How many notes the session holds. */
+  get size(): number {
+    return this.notes.size
   }
 
   /** Ids of the notes with this status now, in vault order; kept until a status or a note changes. */
@@ -154,6 +193,7 @@ export class VaultSession {
     const stamp = updated === text ? before : writeFileAtomicSync(path, updated, { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode })
     this.stamps.set(file, stamp)
     this.texts.set(file, updated)
+    if (stamp !== before) this.checked.delete(file)
     if (updated !== text) rememberWrite(path, stamp)
     this.dirty.delete(file)
     const note = this.notes.get(file)
@@ -221,6 +261,7 @@ export class VaultSession {
     if (updated === text) return id
     this.stamps.set(file, await writeFileAtomic(path, updated, { fsync: this.options.fsync, syncFolder: false }))
     this.texts.set(file, updated)
+    this.checked.delete(file)
     this.notes.set(file, parseNote(file, updated))
     this.rebuild()
     return id
@@ -307,38 +348,92 @@ export class VaultSession {
     this.validate()
   }
 
-  private async reread(file: string): Promise<boolean> {
+  /** Reads a note again when its stamp changed (or always, with `force`); whether the session's notes changed. */
+  private async reread(file: string, force = false): Promise<boolean> {
     if (file.startsWith(`${TRACE_FOLDER}/`) || file.split('/').some((part) => part.startsWith('.')) || !/\.md$/i.test(file)) return false
     const path = join(this.root, file)
+    const at = Date.now()
     const stamp = stampOrNothing(path)
     if (stamp === undefined) {
       this.stamps.delete(file)
       this.texts.delete(file)
+      this.checked.delete(file)
       return this.notes.delete(file)
     }
-    if (sameStamp(stamp, this.stamps.get(file))) {
+    if (!force && sameStamp(stamp, this.stamps.get(file))) {
       this.verified = file
       return false
     }
     this.stamps.delete(file)
     this.texts.delete(file)
+    this.checked.delete(file)
     this.writePaths.delete(file)
     const issues: PlanIssue[] = []
     const note = await readNote(this.root, file, issues, { changed: true })
     this.readIssues = [...this.readIssues.filter((issue) => issue.file !== file), ...issues]
     if (note) {
       this.notes.set(file, note)
-      this.remember(note)
+      this.remember(note, at)
     } else this.notes.delete(file)
     return true
   }
 
-  /** Keeps the text and stamp a note was read with, then lets the note go of them. */
-  private remember(note: ParsedNote): void {
+  /** Keeps the text and stamp a note was read with (at `at`, taken before the read), then lets the note go of them. */
+  private remember(note: ParsedNote, at: number): void {
     if (note.stamp) this.stamps.set(note.file, note.stamp)
     if (note.text !== undefined) this.texts.set(note.file, note.text)
+    if (note.stamp && note.text !== undefined) this.checked.set(note.file, at)
     delete note.stamp
     delete note.text
+  }
+
+  /**
+   * Brings a session kept from an earlier call up to date without trusting
+   * the watchers (another process may have written since, and a watcher
+   * lags): lists the vault again, compares every note's stamp, and reads a
+   * note again when its stamp changed, or when the stamp was confirmed too
+   * soon after the note's last write to tell a second write in the same
+   * clock tick of equal size (its text is compared then, and parsed only
+   * when it differs: git's "racy" rule). The graph is rebuilt only when a
+   * note, the listing or its order changed.
+   */
+  private async resync(): Promise<void> {
+    const now = Date.now()
+    const issuesBefore = JSON.stringify(this.readIssues)
+    const listIssues: PlanIssue[] = []
+    const listed = await listNotes(this.root, listIssues)
+    const inListing = new Set(listed)
+    let changed = false
+    for (const file of [...this.notes.keys()]) {
+      if (inListing.has(file)) continue
+      this.notes.delete(file)
+      this.stamps.delete(file)
+      this.texts.delete(file)
+      this.checked.delete(file)
+      changed = true
+    }
+    for (const file of listed) {
+      if (this.notes.has(file) && this.confirm(file, now)) continue
+      changed = (await this.reread(file, this.notes.has(file))) || changed
+    }
+    this.readIssues = [...this.readIssues.filter((issue) => issue.file !== undefined && inListing.has(issue.file)), ...listIssues]
+    const order = listed.filter((file) => this.notes.has(file))
+    const known = [...this.notes.keys()]
+    if (order.some((file, index) => file !== known[index])) {
+      const notes = order.map((file) => this.notes.get(file)!)
+      this.notes.clear()
+      for (const note of notes) this.notes.set(note.file, note)
+      changed = true
+    }
+    if (changed || JSON.stringify(this.readIssues) !== issuesBefore) this.rebuild()
+  }
+
+  /** Whether a note is as the session holds it (`isHeldVersion`); its stamp then counts as confirmed at `now`. */
+  private confirm(file: string, now: number): boolean {
+    const held = { stamp: this.stamps.get(file), text: this.texts.get(file), checkedAt: this.checked.get(file) }
+    if (!isHeldVersion(join(this.root, file), held)) return false
+    this.checked.set(file, now)
+    return true
   }
 
   /** Lists the vault again to find notes added or removed; reads the new ones. */
@@ -352,24 +447,6 @@ export class VaultSession {
     for (const file of listed) if (!this.notes.has(file)) changed = (await this.reread(file)) || changed
     for (const file of this.notes.keys()) if (!listed.has(file)) files.add(file)
     return changed
-  }
-
-  private watch(folders: Set<string>): void {
-    for (const folder of folders) {
-      try {
-        const watcher = watch(join(this.root, folder), { persistent: false }, (_event, name) => {
-          if (name === null) return void (this.relist = true)
-          if (!folder && name === TRACE_FOLDER) return
-          const file = folder ? `${folder}/${name}` : String(name)
-          if (/\.md$/i.test(file)) this.dirty.add(file)
-          else if (!String(name).startsWith('.')) this.relist = true
-        })
-        watcher.on('error', () => (this.relist = true))
-        this.watchers.push(watcher)
-      } catch {
-        // Watching is an optimisation: the notes a hop touches are still checked by stamp.
-      }
-    }
   }
 }
 

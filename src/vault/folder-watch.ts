@@ -1,0 +1,31 @@
+import { watch, type FSWatcher } from 'node:fs'
+import { join } from 'node:path'
+import { TRACE_FOLDER } from './run-folder.js'
+
+/**
+ * Watches a vault's folders (relative to `root`, `''` for the root) for
+ * edits: `onNote` gets a changed note's path relative to the vault, and
+ * `onRelist` says the folder must be listed again (an unknown name, a new
+ * subfolder, a watcher's error). A folder that cannot be watched is passed
+ * over: watching is an optimisation, the notes a hop touches are still
+ * checked by their stamp.
+ */
+export function watchFolders(root: string, folders: Iterable<string>, onNote: (file: string) => void, onRelist: () => void): FSWatcher[] {
+  const watchers: FSWatcher[] = []
+  for (const folder of folders) {
+    try {
+      const watcher = watch(join(root, folder), { persistent: false }, (_event, name) => {
+        if (name === null) return onRelist()
+        if (!folder && name === TRACE_FOLDER) return
+        const file = folder ? `${folder}/${name}` : String(name)
+        if (/\.md$/i.test(file)) onNote(file)
+        else if (!String(name).startsWith('.')) onRelist()
+      })
+      watcher.on('error', onRelist)
+      watchers.push(watcher)
+    } catch {
+      // not watched: see above
+    }
+  }
+  return watchers
+}
