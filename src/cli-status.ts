@@ -81,6 +81,7 @@ export function nextSentence(status: RunStatus, shown: string): string {
       const unboxed = status.boxes.find((box) => !box.box)
       // An item written without a box is ticked by writing one: `- [x] approved -> [[send]]`.
       const how = unboxed ? `; an item without a box is ticked by writing one: \`- [x] ${boxLabel(unboxed)}\`` : ''
+      if (status.proposal && status.node === 'proposal' && ticked.length === 0) return `Tick \`approve\`, \`revise\` (with what must change under \`## Feedback\`) or \`decline\` in ${where}, then \`${run}\`.`
       if (ticked.length === 0) return `Tick one box under \`## Next\` in ${where}${how} (write under \`## Feedback\` if you like), then \`${run}\`.`
       if (ticked.length === 1) return `\`${boxLabel(ticked[0]!)}\` is ticked: \`${run}\` to go on along it.`
       return `${ticked.length} boxes are ticked in ${where}; untick all but one, then \`${run}\`.`
@@ -92,6 +93,8 @@ export function nextSentence(status: RunStatus, shown: string): string {
       return `Nothing to do: the run is complete. Read \`${join(shown, '00_plan-trace', 'final.md')}\`, or start over with \`${run} --fresh\`.`
     case 'plan':
       return `A proposal waits to be revised: \`${run}\`.`
+    case 'declined':
+      return `The proposal was declined: its plan never runs. Propose again for a new plan: \`vaultplan propose "..." --into DIR\`.`
   }
 }
 

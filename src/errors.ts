@@ -25,6 +25,7 @@ export class PlanValidationError extends Error {
 export const RUN_STATE_ERROR_CODES = [
   'ambiguous-decision',
   'bad-choice',
+  'declined',
   'ledger-too-new',
   'ledger-unreadable',
   'no-run',
@@ -32,6 +33,7 @@ export const RUN_STATE_ERROR_CODES = [
   'node-missing',
   'not-waiting',
   'note-busy',
+  'proposal-unreadable',
   'query-mismatch',
   'run-vault-not-empty',
   'run-vault-other-plan',

@@ -5,6 +5,7 @@ import type { PlanGraph } from './plan-graph.js'
 import { RunDriver } from './run-driver.js'
 import { checkOptions, DEFAULTS, type RunOptions, type RunResult } from './run-options.js'
 import { prepareRunVault } from './run-vault.js'
+import { proposalGate, proposalResult } from './proposal-gate.js'
 import { runTelemetry } from './telemetry.js'
 import { conditionsOf } from './transitions.js'
 import type { CallLLM, PlanNode, StepInput } from './types.js'
@@ -38,6 +39,9 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
   const telemetry = await runTelemetry(prepared.vault)
   let failure: unknown
   try {
+    // A pending proposal is decided (or waited for) before the plan is even read: a revision rewrites its notes.
+    const gate = await proposalGate(prepared.vault, { query: options.query, fresh: options.fresh ?? DEFAULTS.fresh, llm: options.llm, fsync, signal: options.signal })
+    if (gate.kind === 'waiting') return proposalResult(gate.step, prepared.vault, options.onEvent)
     const sessionOptions: { fsync: boolean; tools?: string[] } = { fsync }
     // The built-in worker's ledger tools are known names too: `tools: [record_fact]` is no unknown tool.
     if (options.tools) sessionOptions.tools = [...options.tools.map((tool) => tool.name), ...LEDGER_TOOL_NAMES]
@@ -45,7 +49,7 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
     let driver: RunDriver | undefined
     try {
       driver = await RunDriver.open(prepared.vault, session, lock, {
-        query: options.query,
+        query: gate.query,
         llm: options.llm,
         predicates: options.predicates,
         maxSteps: options.maxSteps ?? DEFAULTS.maxSteps,

@@ -32,6 +32,8 @@ export {
 export { loadPlan, savePlan, updateStatus } from './markdown-io.js'
 export { parsePlanDocument, pathGraphFromSteps, planGraph } from './plan-document.js'
 export { PlanGraph } from './plan-graph.js'
+export { proposePlan, type ProposeOptions } from './propose-plan.js'
+export { readProposal, type ProposalInfo, type ProposalStatus } from './proposal-note.js'
 export { toDot, toMermaid, type PictureState } from './plan-picture.js'
 export { toCanvas, type CanvasColor, type CanvasDocument, type CanvasEdge, type CanvasNode, type CanvasOptions } from './plan-canvas.js'
 export { toSvg } from './plan-svg.js'

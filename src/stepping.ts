@@ -1,6 +1,7 @@
 import { resolve } from 'node:path'
 import { assertFolder } from './fs-atomic.js'
 import { withVaultLock } from './lock.js'
+import { proposalGate } from './proposal-gate.js'
 import { RunDriver } from './run-driver.js'
 import { DEFAULTS } from './run-options.js'
 import type { CallLLM, PlanNode, Predicate, StepOutput } from './types.js'
@@ -105,11 +106,13 @@ async function withDriver(vault: string, options: StepOptions, call: (driver: Ru
   await assertFolder(dir)
   const fsync = options.fsync ?? DEFAULTS.fsync
   return withVaultLock(dir, async (lock) => {
+    const gate = await proposalGate(dir, { query: options.query, fresh: options.fresh ?? false, llm: options.llm, fsync, signal: options.signal })
+    if (gate.kind === 'waiting') return gate.step
     const session = await VaultSession.open(dir, { fsync })
     let driver: RunDriver | undefined
     try {
       driver = await RunDriver.open(dir, session, lock, {
-        query: options.query,
+        query: gate.query,
         llm: options.llm,
         predicates: options.predicates,
         maxSteps: options.maxSteps ?? DEFAULTS.maxSteps,
