@@ -81,10 +81,11 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
     throw error
   }
   const fresh = values.fresh === true || status.run === null || target !== (runVault ?? vault)
-  if (fresh && values.query === undefined) throw new UsageError('--query is required for a new run')
-  if (fresh || ['work', 'judge', 'waiting', 'fresh'].includes(status.next.kind)) {
+  // A proposal records its query: its vault runs without one.
+  if (fresh && values.query === undefined && status.proposal === undefined) throw new UsageError('--query is required for a new run')
+  if (fresh || ['work', 'judge', 'waiting', 'fresh', 'plan'].includes(status.next.kind)) {
     try {
-      resolveModelConfig('action', io.env)
+      resolveModelConfig(status.next.kind === 'plan' ? 'planning' : 'action', io.env)
     } catch (error) {
       if (!(error instanceof ModelConfigError)) throw error
       return fail(error, EXIT.usage, `vaultplan: ${error.message}\nNothing was written; set the variables and run again.\n`)

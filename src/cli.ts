@@ -23,6 +23,7 @@ import { RUN_HELP, runCommand } from './cli-run.js'
 import { STATUS_HELP, statusCommand } from './cli-status.js'
 import { GRAPH_HELP, graphCommand } from './cli-graph.js'
 import { INIT_HELP, initCommand } from './cli-init.js'
+import { PROPOSE_HELP, proposeCommand } from './cli-propose.js'
 import { FORK_HELP, forkCommand } from './cli-fork.js'
 import { LEDGER_HELP, ledgerCommand } from './cli-ledger.js'
 import { MCP_HELP, mcpCommand } from './cli-mcp.js'
@@ -72,6 +73,11 @@ Exit codes: 0 valid (warnings allowed), 1 the plan has errors,
     summary: 'write a starter plan into a new or empty folder',
     help: INIT_HELP,
     run: initCommand,
+  },
+  propose: {
+    summary: 'have the planner write a plan that waits for a person to approve, revise or decline it',
+    help: PROPOSE_HELP,
+    run: proposeCommand,
   },
   version: {
     summary: 'print the version',

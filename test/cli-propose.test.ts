@@ -1,0 +1,69 @@
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, describe, expect, test } from 'vitest'
+import { startChatServer, stepOf, type ChatRequest } from './support/chat-server.js'
+import { edit, readTree, tempDir } from './helpers/vault.js'
+import { vaultplan } from './helpers/cli.js'
+
+const servers: { close(): Promise<void> }[] = []
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()))
+})
+
+const PLAN = '## research\ntype: start\nFind three sources.\n### Next\n- [[draft]]\n\n## draft\nWrite the draft.\n'
+const REVISED = '## outline\ntype: start\nOutline first.\n### Next\n- [[draft]]\n\n## draft\nWrite the draft from the outline.\n'
+
+/** The planner writes PLAN, then REVISED; every other call is step work. */
+function scripted(): (request: ChatRequest) => string {
+  let plans = 0
+  return (request) => (/You write plans as one markdown document/.test(request.system) ? [PLAN, REVISED][plans++] ?? PLAN : `work for ${stepOf(request)}`)
+}
+
+describe('vaultplan propose', () => {
+  test('writes a proposal that waits; status says so; a box ticked in the note, then run (no --query), revises and runs it', async () => {
+    const model = await startChatServer(scripted())
+    servers.push(model)
+    const cwd = await tempDir()
+    const env = { LLM_MODEL: 'm', LLM_BASE_URL: model.url, NO_COLOR: '1' }
+    const proposed = await vaultplan(['propose', 'Write a post', '--into', 'post', '--no-fsync'], { cwd, env })
+    expect(proposed.stderr).toBe('')
+    expect(proposed.code).toBe(0)
+    expect(proposed.stdout).toBe('Proposal v1 written to post.\n\nOpen post/00_plan-trace/proposal.md and tick approve, revise (with what must change under ## Feedback) or decline, then\n  vaultplan run post\n')
+    const vault = join(cwd, 'post')
+    expect(Object.keys(await readTree(vault))).toEqual(['00_plan-trace/proposal.md', 'draft.md', 'research.md'])
+
+    const status = await vaultplan(['status', 'post'], { cwd, env })
+    expect(status.stdout).toContain('proposal')
+    expect(status.stdout).toContain('Tick `approve`, `revise` (with what must change under `## Feedback`) or `decline` in `post/00_plan-trace/proposal.md`, then `vaultplan run post`.')
+
+    const waiting = await vaultplan(['run', 'post', '--no-fsync'], { cwd, env })
+    expect(waiting.code).toBe(4)
+    expect(waiting.stdout).toContain('Waiting: 00_plan-trace/proposal.md (choices: approve, revise, decline)')
+
+    await edit(vault, '00_plan-trace/proposal.md', (text) => text.replace('- [ ] revise', '- [x] revise').replace('## Feedback\n\n', '## Feedback\n\nOutline first.\n'))
+    const revised = await vaultplan(['run', 'post', '--no-fsync', '--json'], { cwd, env })
+    expect(revised.code).toBe(4)
+    expect(JSON.parse(revised.stdout.trimEnd().split('\n').at(-1)!)).toMatchObject({ type: 'result', status: 'waiting', waiting: [{ node: 'proposal', file: '00_plan-trace/proposal.md' }] })
+    expect(await readFile(join(vault, '00_plan-trace/proposals/v1/research.md'), 'utf8')).toContain('Find three sources.')
+
+    await edit(vault, '00_plan-trace/proposal.md', (text) => text.replace('- [ ] approve', '- [x] approve'))
+    const run = await vaultplan(['run', 'post', '--no-fsync'], { cwd, env })
+    expect(run.stderr).toBe('')
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('completed after 2 steps at draft')
+    const work = model.requests.filter((request) => request.kind === 'work' && !/You write plans/.test(request.system))
+    expect(work.map((request) => stepOf(request))).toEqual(['outline', 'draft'])
+    expect(work[0]!.prompt).toContain('Write a post')
+  })
+
+  test('needs --into and a configured model; writes nothing without them', async () => {
+    const cwd = await tempDir()
+    const noInto = await vaultplan(['propose', 'Write a post'], { cwd, env: {} })
+    expect(noInto.code).toBe(2)
+    expect(noInto.stderr).toContain('--into DIR is required')
+    const noModel = await vaultplan(['propose', 'Write a post', '--into', 'post'], { cwd, env: {} })
+    expect(noModel.code).toBe(2)
+    expect(noModel.stderr).toContain('Nothing was written')
+    expect(await readTree(cwd)).toEqual({})
+  })
+})
