@@ -25,7 +25,10 @@ const ATTEMPTS = 3
  * `feedback`, adds the text at the end of its `## Feedback` section. No other
  * byte changes. It writes only that note, atomically and checking its stamp,
  * so it needs no runner's lock; the next `runPlan` or `nextStep` (or a
- * runner waiting on the note) follows it as a box ticked by hand.
+ * runner waiting on the note) follows it as a box ticked by hand. While a
+ * proposal is pending (SPEC section 11), `node` `proposal` means it: the
+ * edge is `approve`, `revise` or `decline`, ticked in
+ * `00_plan-trace/proposal.md`.
  *
  * @param node - the waiting note's id (its path in the vault without `.md`)
  * @throws {RunStateError} `not-waiting` when the note is not `status: waiting`; `bad-choice` for an unknown or ambiguous edge; `ambiguous-decision` when another box is ticked already
