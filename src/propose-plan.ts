@@ -105,9 +105,11 @@ export async function reviseProposal(vault: string, note: ProposalNote, options:
   const stamp = await archive()
   for (const file of note.notes) {
     const to = join(vault, folder, file)
+    // Kept already by a revision cut short: what now holds the name stays where it is, never overwriting the kept one.
+    if (await stat(to).then(() => true, () => false)) continue
     await mkdir(dirname(to), { recursive: true })
     await rename(join(vault, file), to).catch((error: NodeJS.ErrnoException) => {
-      // Moved by a revision cut short, or deleted by a person: nothing to keep.
+      // Deleted by a person: nothing to keep.
       if (error.code !== 'ENOENT') throw error
     })
   }

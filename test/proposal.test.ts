@@ -1,9 +1,9 @@
-import { readFile, stat, writeFile } from 'node:fs/promises'
+import { readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { decide, nextStep, proposePlan, readProposal, readRunStatus, runPlan, RunStateError, VaultPathError } from 'vaultplan'
 import { scriptedJudge, scriptedWorker } from './helpers/scripted.js'
-import { edit, readTree, tempDir } from './helpers/vault.js'
+import { edit, readTree, tempDir, writeVault } from './helpers/vault.js'
 
 const QUERY = 'Write a post about tide pools'
 
@@ -214,6 +214,21 @@ describe('a pending proposal', () => {
     const work = scriptedWorker()
     expect(await runPlan(vault, { work, fsync: false })).toMatchObject({ status: 'completed' })
     expect(work.calls.map((call) => call.node)).toEqual(['outline-v2', 'draft'])
+  })
+
+  test('a revision cut short after keeping some notes is finished by the next run, nothing kept twice or lost', async () => {
+    const { vault, llm } = await propose()
+    await decide(vault, 'proposal', { edge: 'revise', feedback: 'Start with an outline.' })
+    const research = await readFile(join(vault, 'research.md'), 'utf8')
+    // Where a kill after the first move leaves it: v1's proposal and research kept, draft not yet.
+    await writeVault({ '00_plan-trace/proposals/v1/research.md': research, '00_plan-trace/proposals/v1/proposal.md': await readFile(join(vault, '00_plan-trace/proposal.md'), 'utf8') }, vault)
+    await rm(join(vault, 'research.md'))
+    expect(await runPlan(vault, { work: scriptedWorker(), llm, fsync: false })).toMatchObject({ status: 'waiting' })
+    const tree = await readTree(vault)
+    expect(Object.keys(tree)).toEqual(['00_plan-trace/proposal.md', '00_plan-trace/proposals/v1/draft.md', '00_plan-trace/proposals/v1/proposal.md', '00_plan-trace/proposals/v1/research.md', 'draft.md', 'outline.md'])
+    expect(tree['00_plan-trace/proposals/v1/research.md']).toBe(research)
+    expect(tree['00_plan-trace/proposals/v1/draft.md']).toContain('Write the draft.')
+    expect(await readProposal(vault)).toMatchObject({ version: 2, status: 'pending' })
   })
 
   test('reads a proposal a person edited (comments, their words, another box style) and keeps their bytes', async () => {
