@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rename, stat } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { VaultPathError } from './errors.js'
 import { sameStamp, stampOf, writeFileAtomic } from './fs-atomic.js'
@@ -90,8 +90,10 @@ export async function reviseProposal(vault: string, note: ProposalNote, options:
   ].join('\n')
   const planned = await planGraph(request, options.llm, signalOf(options.signal))
   const folder = `${PROPOSALS_FOLDER}/v${version}`
+  // The notes a revision cut short wrote are ours too, like the version's own.
+  const journal = join(vault, folder, 'revision.json')
+  const mine = new Set([...note.notes, ...(await attemptedNotes(journal))])
   // A person's own notes keep their names: a new note that would take one is renamed.
-  const mine = new Set(note.notes)
   const taken = new Set((await listNotes(vault, [])).filter((file) => !mine.has(file)))
   const graph = clearOf(planned, taken, version + 1)
   const path = join(vault, PROPOSAL_FILE)
@@ -102,6 +104,7 @@ export async function reviseProposal(vault: string, note: ProposalNote, options:
     await writeFileAtomic(archived, setFrontmatterStatus(text, 'revised'), { fsync: options.fsync })
     return stampOf(path)
   }
+  await writeFileAtomic(journal, `${JSON.stringify({ notes: contentOf(graph, note.query, version + 1, []).notes })}\n`, { fsync: options.fsync })
   const stamp = await archive()
   for (const file of note.notes) {
     const to = join(vault, folder, file)
@@ -120,7 +123,18 @@ export async function reviseProposal(vault: string, note: ProposalNote, options:
   if (!sameStamp(await stampOf(path), stamp)) await archive()
   const text = renderProposal(content)
   await writeFileAtomic(path, text, { fsync: options.fsync })
+  await rm(journal, { force: true })
   return parseProposal(text, vault)
+}
+
+/** The notes a revision cut short had started to write, from its journal. */
+async function attemptedNotes(journal: string): Promise<string[]> {
+  try {
+    const notes = (JSON.parse(await readFile(journal, 'utf8')) as { notes?: unknown }).notes
+    return Array.isArray(notes) ? notes.filter((file): file is string => typeof file === 'string') : []
+  } catch {
+    return []
+  }
 }
 
 /** The versions kept under `proposals/`, oldest first, with the feedback that sent each back. */

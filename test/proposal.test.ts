@@ -231,6 +231,30 @@ describe('a pending proposal', () => {
     expect(await readProposal(vault)).toMatchObject({ version: 2, status: 'pending' })
   })
 
+  test('a revision cut short after writing the new notes is finished by the next run: its notes are not taken for a person\'s', async () => {
+    const { vault, llm } = await propose(planner(V1, V2, V2))
+    await decide(vault, 'proposal', { edge: 'revise', feedback: 'Start with an outline.' })
+    const v1 = await readTree(vault)
+    // Where a kill just before the new proposal is written leaves it: v1 kept, v2's notes in place, the proposal still v1.
+    await writeVault(
+      {
+        '00_plan-trace/proposals/v1/research.md': v1['research.md']!,
+        '00_plan-trace/proposals/v1/draft.md': v1['draft.md']!,
+        '00_plan-trace/proposals/v1/proposal.md': v1['00_plan-trace/proposal.md']!.replace('status: pending', 'status: revised'),
+        '00_plan-trace/proposals/v1/revision.json': '{"notes":["outline.md","draft.md"]}\n',
+        'outline.md': '---\ntype: start\n---\nOutline the post first.\n\n## Next\n- [[draft]]\n',
+        'draft.md': 'Write the draft from the outline.\n',
+      },
+      vault,
+    )
+    await rm(join(vault, 'research.md'))
+    expect(await runPlan(vault, { work: scriptedWorker(), llm, fsync: false })).toMatchObject({ status: 'waiting' })
+    const tree = await readTree(vault)
+    expect(Object.keys(tree)).toEqual(['00_plan-trace/proposal.md', '00_plan-trace/proposals/v1/draft.md', '00_plan-trace/proposals/v1/proposal.md', '00_plan-trace/proposals/v1/research.md', 'draft.md', 'outline.md'])
+    expect(tree['00_plan-trace/proposals/v1/draft.md']).toBe(v1['draft.md'])
+    expect(tree['00_plan-trace/proposal.md']).toContain('notes: ["outline.md","draft.md"]')
+  })
+
   test('reads a proposal a person edited (comments, their words, another box style) and keeps their bytes', async () => {
     const { vault } = await propose()
     await edit(vault, '00_plan-trace/proposal.md', (text) =>
