@@ -33,7 +33,8 @@ describe('vaultplan propose', () => {
     expect(Object.keys(await readTree(vault))).toEqual(['00_plan-trace/proposal.md', 'draft.md', 'research.md'])
 
     const status = await vaultplan(['status', 'post'], { cwd, env })
-    expect(status.stdout).toContain('proposal')
+    expect(status.stdout).toContain('post: waiting for a person to approve, revise or decline proposal v1\n')
+    expect(status.stdout).toContain('Under ## Decision (proposal v1) in post/00_plan-trace/proposal.md:\n  [ ] approve\n  [ ] revise\n  [ ] decline\n')
     expect(status.stdout).toContain('Tick `approve`, `revise` (with what must change under `## Feedback`) or `decline` in `post/00_plan-trace/proposal.md`, then `vaultplan run post`.')
 
     const waiting = await vaultplan(['run', 'post', '--no-fsync'], { cwd, env })
@@ -47,6 +48,7 @@ describe('vaultplan propose', () => {
     expect(await readFile(join(vault, '00_plan-trace/proposals/v1/research.md'), 'utf8')).toContain('Find three sources.')
 
     await edit(vault, '00_plan-trace/proposal.md', (text) => text.replace('- [ ] approve', '- [x] approve'))
+    expect((await vaultplan(['status', 'post'], { cwd, env })).stdout).toContain('Next: `approve` is ticked: `vaultplan run post` to go on.\n')
     const run = await vaultplan(['run', 'post', '--no-fsync'], { cwd, env })
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)
@@ -54,6 +56,21 @@ describe('vaultplan propose', () => {
     const work = model.requests.filter((request) => request.kind === 'work' && !/You write plans/.test(request.system))
     expect(work.map((request) => stepOf(request))).toEqual(['outline', 'draft'])
     expect(work[0]!.prompt).toContain('Write a post')
+  })
+
+  test('status of a declined proposal says so, and run refuses it', async () => {
+    const model = await startChatServer(scripted())
+    servers.push(model)
+    const cwd = await tempDir()
+    const env = { LLM_MODEL: 'm', LLM_BASE_URL: model.url, NO_COLOR: '1' }
+    await vaultplan(['propose', 'Write a post', '--into', 'post', '--no-fsync'], { cwd, env })
+    await edit(join(cwd, 'post'), '00_plan-trace/proposal.md', (text) => text.replace('- [ ] decline', '- [x] decline'))
+    const run = await vaultplan(['run', 'post', '--no-fsync'], { cwd, env })
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('was declined: its plan never runs')
+    const status = await vaultplan(['status', 'post'], { cwd, env })
+    expect(status.stdout).toContain('post: declined: the proposal was declined, its plan never runs\n')
+    expect(status.stdout).toContain('Next: The proposal was declined')
   })
 
   test('needs --into and a configured model; writes nothing without them', async () => {
