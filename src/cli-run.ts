@@ -235,9 +235,11 @@ function finish(result: RunResult, json: boolean, io: Io): number {
 /** Resolves when the waiting note changes on disk (a person ticked a box), or rejects on abort. */
 async function waitForEdit(result: RunResult, signal: AbortSignal, watching: () => void): Promise<void> {
   const [{ readTrace }, { loadPlan }] = await Promise.all([import('./trace.js'), import('./markdown-io.js')])
-  const trace = await readTrace(result.runVault)
+  // A proposal waits in its own note, before any trace.
+  const proposal = result.waiting?.find((note) => note.node === 'proposal' && result.runId === '')?.file
+  const trace = proposal === undefined ? await readTrace(result.runVault) : undefined
   const id = trace?.records.at(-1)?.node ?? result.lastNode
-  const file = resolve(result.runVault, (await loadPlan(result.runVault)).nodes.get(id)?.file ?? `${id}.md`)
+  const file = resolve(result.runVault, proposal ?? (await loadPlan(result.runVault)).nodes.get(id)?.file ?? `${id}.md`)
   const stampOf = async () => {
     const info = await stat(file).catch(() => undefined)
     return info ? `${info.mtimeMs}:${info.size}` : ''

@@ -1,12 +1,15 @@
+import { spawn } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { startChatServer, stepOf, type ChatRequest } from './support/chat-server.js'
 import { edit, readTree, tempDir } from './helpers/vault.js'
-import { vaultplan } from './helpers/cli.js'
+import { bin, vaultplan } from './helpers/cli.js'
 
 const servers: { close(): Promise<void> }[] = []
+const children: { kill(): unknown }[] = []
 afterEach(async () => {
+  for (const child of children.splice(0)) child.kill()
   await Promise.all(servers.splice(0).map((server) => server.close()))
 })
 
@@ -56,6 +59,29 @@ describe('vaultplan propose', () => {
     const work = model.requests.filter((request) => request.kind === 'work' && !/You write plans/.test(request.system))
     expect(work.map((request) => stepOf(request))).toEqual(['outline', 'draft'])
     expect(work[0]!.prompt).toContain('Write a post')
+  })
+
+  test('run --wait goes on by itself once a person approves the proposal in its note', async () => {
+    const model = await startChatServer(scripted())
+    servers.push(model)
+    const cwd = await tempDir()
+    const env = { PATH: process.env.PATH ?? '', LLM_MODEL: 'm', LLM_BASE_URL: model.url, NO_COLOR: '1' }
+    await vaultplan(['propose', 'Write a post', '--into', 'post', '--no-fsync'], { cwd, env })
+    const child = spawn(process.execPath, [bin, 'run', 'post', '--wait', '--no-fsync'], { cwd, env })
+    children.push(child)
+    let stdout = ''
+    const watching = new Promise<void>((resolve) =>
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString()
+        if (stdout.includes('--wait: watching')) resolve()
+      }),
+    )
+    const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)))
+    await watching
+    expect(stdout).toContain('Waiting: Proposal v1 waits for a person')
+    await edit(join(cwd, 'post'), '00_plan-trace/proposal.md', (text) => text.replace('- [ ] approve', '- [x] approve'))
+    expect(await exited).toBe(0)
+    expect(stdout).toContain('completed after 2 steps at draft')
   })
 
   test('status of a declined proposal says so, and run refuses it', async () => {
