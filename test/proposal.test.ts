@@ -268,6 +268,17 @@ describe('a pending proposal', () => {
     expect(await readFile(join(vault, '00_plan-trace/proposal.md'), 'utf8')).toBe(edited.replace('status: pending # until I say so', 'status: approved # until I say so'))
   })
 
+  test('a proposal saved with CRLF line endings is read, decided and approved, its endings kept', async () => {
+    const { vault } = await propose()
+    await edit(vault, '00_plan-trace/proposal.md', (text) => text.replace(/\n/g, '\r\n'))
+    await decide(vault, 'proposal', { edge: 'revise', feedback: 'More detail.' })
+    const decided = await readFile(join(vault, '00_plan-trace/proposal.md'), 'utf8')
+    expect(decided).toContain('- [x] revise\r\n')
+    expect(decided).toContain('## Feedback\r\n\r\nMore detail.\r\n')
+    expect(decided.replace(/\r\n/g, '')).not.toContain('\n')
+    expect(await readProposal(vault)).toEqual({ version: 1, status: 'pending', feedback: 'More detail.' })
+  })
+
   test('two boxes ticked: an error naming both, nothing changed; decide refuses a second box', async () => {
     const { vault } = await propose()
     await decide(vault, 'proposal', { edge: 'approve' })
