@@ -7,7 +7,7 @@ export default defineConfig({
     // TypeScript sources so no build is needed between edit and test.
     alias: [
       { find: /^vaultplan$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
-      { find: /^vaultplan\/ai-sdk$/, replacement: fileURLToPath(new URL('./src/ai-sdk.ts', import.meta.url)) },
+      { find: /^vaultplan\/ai-sdk$/, replacement: fileURLToPath(new URL('./src/models/ai-sdk.ts', import.meta.url)) },
       { find: /^vaultplan\/queue$/, replacement: fileURLToPath(new URL('./src/queue/index.ts', import.meta.url)) },
     ],
   },

@@ -3,11 +3,11 @@
 // column divides the largest size's time per KB by the smallest's.
 // Run after `npm run build`: `node bench/parse-scaling.mjs [--max-kb N]`.
 import { parseArgs } from 'node:util'
-import { extractJson, parseGridReply } from '../dist/judge-reply.js'
-import { parseFrontmatter, setFrontmatterStatus } from '../dist/frontmatter.js'
-import { LinkResolver } from '../dist/links.js'
-import { parseNote } from '../dist/parse-note.js'
-import { parsePlanDocument } from '../dist/plan-document.js'
+import { extractJson, parseGridReply } from '../dist/models/judge-reply.js'
+import { parseFrontmatter, setFrontmatterStatus } from '../dist/vault/frontmatter.js'
+import { LinkResolver } from '../dist/vault/links.js'
+import { parseNote } from '../dist/vault/parse-note.js'
+import { parsePlanDocument } from '../dist/plan/plan-document.js'
 
 const { values } = parseArgs({ options: { 'max-kb': { type: 'string' } } })
 const MAX_KB = Number(values['max-kb'] ?? 1024)

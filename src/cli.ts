@@ -18,19 +18,19 @@ import {
   type Command,
   type Io,
   type Paint,
-} from './cli-support.js'
-import { RUN_HELP, runCommand } from './cli-run.js'
-import { STATUS_HELP, statusCommand } from './cli-status.js'
-import { GRAPH_HELP, graphCommand } from './cli-graph.js'
-import { INIT_HELP, initCommand } from './cli-init.js'
-import { PROPOSE_HELP, proposeCommand } from './cli-propose.js'
-import { FORK_HELP, forkCommand } from './cli-fork.js'
-import { LEDGER_HELP, ledgerCommand } from './cli-ledger.js'
-import { MCP_HELP, mcpCommand } from './cli-mcp.js'
-import { SEARCH_HELP, searchCommand } from './cli-search.js'
-import { QUEUE_HELP, queueCommand, WORKER_HELP, workerCommand } from './cli-worker.js'
-import { formatIssue, VaultPathError } from './errors.js'
-import type { PlanIssue } from './types.js'
+} from './cli/cli-support.js'
+import { RUN_HELP, runCommand } from './cli/cli-run.js'
+import { STATUS_HELP, statusCommand } from './cli/cli-status.js'
+import { GRAPH_HELP, graphCommand } from './cli/cli-graph.js'
+import { INIT_HELP, initCommand } from './cli/cli-init.js'
+import { PROPOSE_HELP, proposeCommand } from './cli/cli-propose.js'
+import { FORK_HELP, forkCommand } from './cli/cli-fork.js'
+import { LEDGER_HELP, ledgerCommand } from './cli/cli-ledger.js'
+import { MCP_HELP, mcpCommand } from './cli/cli-mcp.js'
+import { SEARCH_HELP, searchCommand } from './cli/cli-search.js'
+import { QUEUE_HELP, queueCommand, WORKER_HELP, workerCommand } from './cli/cli-worker.js'
+import { formatIssue, VaultPathError } from './core/errors.js'
+import type { PlanIssue } from './core/types.js'
 
 const commands: Record<string, Command> = {
   validate: {
@@ -195,7 +195,7 @@ async function validateCommand(args: string[], io: Io): Promise<number> {
   const tools = values.tools?.flatMap((list) => list.split(',')).map((tool) => tool.trim()).filter(Boolean)
   const vault = await vaultFolder(dir, io)
   // Each command imports what it needs, so `--help` and the other commands do not pay for it.
-  const { loadPlan } = await import('./markdown-io.js')
+  const { loadPlan } = await import('./plan/load-plan.js')
   let graph
   try {
     graph = await loadPlan(vault)

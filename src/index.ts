@@ -7,14 +7,14 @@ export {
   VaultPathError,
   type RunStateErrorCode,
   type VaultPathErrorCode,
-} from './errors.js'
-export { decide, type Decision as HumanDecision } from './decide.js'
-export { dryRun, type JudgePreview } from './dry-run.js'
-export { forkRun, type ForkOptions } from './fork.js'
-export { completeStep, nextStep, type Step, type StepOptions, type StopInfo, type WaitingNote } from './stepping.js'
-export { runPlan } from './executor.js'
-export type { RunOptions, RunResult } from './run-options.js'
-export { createLLM, LLMError, ModelConfigError, resolveModelConfig, type CreateLLMOptions, type ModelConfig } from './llm-client.js'
+} from './core/errors.js'
+export { decide, type Decision as HumanDecision } from './run/decide.js'
+export { dryRun, type JudgePreview } from './run/dry-run.js'
+export { forkRun, type ForkOptions } from './run/fork.js'
+export { completeStep, nextStep, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run/stepping.js'
+export { runPlan } from './run/executor.js'
+export type { RunOptions, RunResult } from './run/run-options.js'
+export { createLLM, LLMError, ModelConfigError, resolveModelConfig, type CreateLLMOptions, type ModelConfig } from './models/llm-client.js'
 export {
   invalidate,
   readLedger,
@@ -28,19 +28,21 @@ export {
   type NewLedgerEntry,
   type StandingChange,
   type StandingOptions,
-} from './ledger.js'
-export { loadPlan, savePlan, updateStatus } from './markdown-io.js'
-export { parsePlanDocument, pathGraphFromSteps, planGraph } from './plan-document.js'
-export { PlanGraph } from './plan-graph.js'
-export { proposePlan, type ProposeOptions } from './propose-plan.js'
-export { readProposal, type ProposalInfo, type ProposalStatus } from './proposal-note.js'
-export { toDot, toMermaid, type PictureState } from './plan-picture.js'
-export { toCanvas, type CanvasColor, type CanvasDocument, type CanvasEdge, type CanvasNode, type CanvasOptions } from './plan-canvas.js'
-export { toSvg } from './plan-svg.js'
-export { readRunStatus, type DecisionBox, type HopSummary, type NodeState, type RunNext, type RunPhase, type RunStatus, type RunStatusOptions } from './run-status.js'
-export { createWorker, type WorkerOptions } from './worker.js'
-export { chooseEdge, registerPredicate, type ChooseEdgeOptions, type Decision } from './transitions.js'
-export type { ValidateOptions } from './validate.js'
+} from './memory/ledger.js'
+export { loadPlan } from './plan/load-plan.js'
+export { savePlan } from './plan/save-plan.js'
+export { updateStatus } from './vault/update-status.js'
+export { parsePlanDocument, pathGraphFromSteps, planGraph } from './plan/plan-document.js'
+export { PlanGraph } from './plan/plan-graph.js'
+export { proposePlan, type ProposeOptions } from './run/propose-plan.js'
+export { readProposal, type ProposalInfo, type ProposalStatus } from './vault/proposal-note.js'
+export { toDot, toMermaid, type PictureState } from './plan/plan-picture.js'
+export { toCanvas, type CanvasColor, type CanvasDocument, type CanvasEdge, type CanvasNode, type CanvasOptions } from './plan/plan-canvas.js'
+export { toSvg } from './plan/plan-svg.js'
+export { readRunStatus, type DecisionBox, type HopSummary, type NodeState, type RunNext, type RunPhase, type RunStatus, type RunStatusOptions } from './run/run-status.js'
+export { createWorker, type WorkerOptions } from './models/worker.js'
+export { chooseEdge, registerPredicate, type ChooseEdgeOptions, type Decision } from './models/transitions.js'
+export type { ValidateOptions } from './plan/validate.js'
 export type {
   CallLLM,
   DecidedBy,
@@ -56,6 +58,6 @@ export type {
   StepOutput,
   Tool,
   TransitionContext,
-} from './types.js'
-export type { RunDocumentKind } from './run-documents.js'
-export { searchRuns, type SearchHit, type SearchOptions } from './search-runs.js'
+} from './core/types.js'
+export type { RunDocumentKind } from './memory/run-documents.js'
+export { searchRuns, type SearchHit, type SearchOptions } from './memory/search-runs.js'

@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
-import { STARTER_PLAN } from '../src/cli-init.js'
+import { STARTER_PLAN } from '../src/cli/cli-init.js'
 import { vaultplan } from './helpers/cli.js'
 import { edit, readTree, statuses, tempDir } from './helpers/vault.js'
 

@@ -43,7 +43,7 @@ it('a run killed with SIGKILL at random points resumes to the same path, losing 
 
 describe('the harness catches a broken library', () => {
   it('writes in place instead of through a temp file', async () => {
-    const dist = await mutant('in-place', 'fs-atomic.js', [
+    const dist = await mutant('in-place', 'vault/fs-atomic.js', [
       // The hop path's synchronous write (status rewrites, output notes).
       ['const fd = openSync(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode);', "const fd = openSync(path, 'w', mode);"],
       ['renameSync(temp, path);', ''],
@@ -55,14 +55,14 @@ describe('the harness catches a broken library', () => {
   }, 60_000)
 
   it('forgets the last hop of the trace on resume', async () => {
-    const dist = await mutant('forget-hop', 'trace.js', [['return { header, records };', 'return { header, records: records.slice(0, -1) };']])
+    const dist = await mutant('forget-hop', 'run/trace.js', [['return { header, records };', 'return { header, records: records.slice(0, -1) };']])
     const report = await runCrashTrials({ trials: 1, seed: 5, jobs: 1, mode: 'pause', dist, keepFailed: false, log: () => {} })
     expect(report.ok).toBe(false)
     expect(report.dataLosses).toBeGreaterThan(0)
   }, 60_000)
 
   it('renames status rewrites over notes without the journal holding their bytes (a power cut empties a note)', async () => {
-    const dist = await mutant('no-journal', 'note-journal.js', [['        if (!this.needed)\n            return;', '        this.queue = [];\n        return;']])
+    const dist = await mutant('no-journal', 'run/note-journal.js', [['        if (!this.needed)\n            return;', '        this.queue = [];\n        return;']])
     const report = await runCrashTrials({ trials: 2, seed: 7, jobs: 2, mode: 'power', dist, keepFailed: false, log: () => {} })
     expect(report.ok).toBe(false)
     expect(report.dataLosses).toBeGreaterThan(0)

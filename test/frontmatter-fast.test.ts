@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { parseFrontmatter } from '../src/frontmatter.js'
+import { parseFrontmatter } from '../src/vault/frontmatter.js'
 
 describe('the fast reader of simple frontmatter', () => {
   it('reads plain key: value lines exactly as the YAML parser does, positions included', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { parseFrontmatter, splitFrontmatter } from '../src/frontmatter.js'
-import { parseNote } from '../src/parse-note.js'
+import { parseFrontmatter, splitFrontmatter } from '../src/vault/frontmatter.js'
+import { parseNote } from '../src/vault/parse-note.js'
 
 describe('finding the frontmatter', () => {
   it('is a `---` block on the very first line, closed by a `---` line', () => {

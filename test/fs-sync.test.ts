@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { RunStateError } from 'vaultplan'
-import { readRegularFileSync, writeFileAtomicSync } from '../src/fs-atomic.js'
-import { TraceAppender } from '../src/trace.js'
+import { readRegularFileSync, writeFileAtomicSync } from '../src/vault/fs-atomic.js'
+import { TraceAppender } from '../src/run/trace.js'
 import { writeVault } from './helpers/vault.js'
 
 // The hop path's synchronous file calls: only regular files of bounded size are ever read or opened

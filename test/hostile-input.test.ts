@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { loadPlan, savePlan, updateStatus, type PlanIssue } from 'vaultplan'
 import { issuesOf } from './helpers/issues.js'
 import { tempDir } from './helpers/vault.js'
-import { parseNote } from '../src/parse-note.js'
+import { parseNote } from '../src/vault/parse-note.js'
 
 /** A valid two-note plan plus `extra` notes, so each test shows only the bad note's diagnostics. */
 async function vaultWith(extra: Record<string, string | Buffer>): Promise<string> {

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { chooseEdge, type PlanNode } from 'vaultplan'
-import { parseGridReply } from '../src/judge-reply.js'
+import { parseGridReply } from '../src/models/judge-reply.js'
 
 describe('the judge’s reply, as real models write it', () => {
   it.each([

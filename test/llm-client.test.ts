@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import { inspect } from 'node:util'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createLLM, LLMError, ModelConfigError, resolveModelConfig } from '../src/llm-client.js'
+import { createLLM, LLMError, ModelConfigError, resolveModelConfig } from '../src/models/llm-client.js'
 
 interface Received {
   method: string | undefined

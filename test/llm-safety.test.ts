@@ -6,8 +6,8 @@ import { Console } from 'node:console'
 import { format, inspect } from 'node:util'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createLLM, LLMError, ModelConfigError } from '../src/llm-client.js'
-import { withoutSecrets } from '../src/secrets.js'
+import { createLLM, LLMError, ModelConfigError } from '../src/models/llm-client.js'
+import { withoutSecrets } from '../src/models/secrets.js'
 import { startChatServer } from './support/chat-server.js'
 
 const closers: (() => Promise<void>)[] = []

@@ -4,8 +4,8 @@ import { join } from 'node:path'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { loadPlan, PlanValidationError, updateStatus } from 'vaultplan'
-import { readNote } from '../src/markdown-io.js'
-import { parseNote } from '../src/parse-note.js'
+import { readNote } from '../src/vault/read-vault.js'
+import { parseNote } from '../src/vault/parse-note.js'
 import { note, tempDir, writeVault } from './helpers/vault.js'
 
 const start = note({ front: { type: 'start' }, title: 'Start', next: ['[[b]]'] })

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { readEdges } from '../src/next-section.js'
+import { readEdges } from '../src/vault/next-section.js'
 
 /** Both readers of a `## Next` section, with the diagnostics each reports. */
 function both(section: string) {

@@ -2,7 +2,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runPlan } from 'vaultplan'
-import { torn } from '../src/note-journal.js'
+import { torn } from '../src/run/note-journal.js'
 import { writeVault } from './helpers/vault.js'
 
 // With fsync on, status rewrites and output notes are not flushed one by one: the journal

@@ -1,11 +1,11 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { parseFrontmatter, setFrontmatterStatus } from '../src/frontmatter.js'
-import { extractJson, parseGridReply } from '../src/judge-reply.js'
-import { LinkResolver } from '../src/links.js'
-import { readAtx } from '../src/headings.js'
-import { parseNote } from '../src/parse-note.js'
-import { parsePlanDocument, sectionHeading } from '../src/plan-document.js'
+import { parseFrontmatter, setFrontmatterStatus } from '../src/vault/frontmatter.js'
+import { extractJson, parseGridReply } from '../src/models/judge-reply.js'
+import { LinkResolver } from '../src/vault/links.js'
+import { readAtx } from '../src/vault/headings.js'
+import { parseNote } from '../src/vault/parse-note.js'
+import { parsePlanDocument, sectionHeading } from '../src/plan/plan-document.js'
 
 /*
  * Hostile input for every parser, at sizes where a quadratic path takes

@@ -86,6 +86,21 @@ describe('parsePlanDocument', () => {
     expect(() => parsePlanDocument('Just some prose.')).toThrow(expect.objectContaining({ issues: [expect.objectContaining({ code: 'no-sections' })] }))
   })
 
+  it("places each problem at the document's own line, naming no file", () => {
+    const document = ['# Plan', '', '## research', 'type: start', 'max_visits: zero', 'Find sources.', '### Next', '- [[draft]]', '', '## draft', 'Write it.', '### Next', '- ok -> [[nowhere]]', '- [[send]]', '', '## send', 'Send it.'].join('\n')
+    const issues = (() => {
+      try {
+        parsePlanDocument(document)
+      } catch (caught) {
+        return (caught as PlanValidationError).issues
+      }
+    })()
+    expect(issues).toEqual([
+      { code: 'invalid-frontmatter', severity: 'error', message: '`max_visits` must be an integer from 1 up, got `"zero"`', node: 'research', line: 5, column: 13 },
+      { code: 'dangling-edge', severity: 'error', message: 'edge `ok` -> `[[nowhere]]` matches no note', node: 'draft', line: 13, column: 9 },
+    ])
+  })
+
   it('a parsed document runs like a vault and is written out as one note per node', async () => {
     const runVault = join(await tempDir(), 'run')
     const work = scriptedWorker()

@@ -1,8 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { parseFrontmatter, setFrontmatterStatus, splitFrontmatter } from '../src/frontmatter.js'
-import { fastPathCounts } from '../src/fast-paths.js'
-import { parseNote } from '../src/parse-note.js'
+import { parseFrontmatter, setFrontmatterStatus, splitFrontmatter } from '../src/vault/frontmatter.js'
+import { fastPathCounts } from '../src/vault/fast-paths.js'
+import { parseNote } from '../src/vault/parse-note.js'
 
 /** Pieces of the markdown and YAML that notes are made of, so random notes hit the interesting paths. */
 const piece = fc.constantFrom(

@@ -2,7 +2,7 @@ import { DirectedGraph } from 'graphology'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { PlanGraph, type PlanNode } from 'vaultplan'
-import { stronglyConnectedComponents } from '../src/validate.js'
+import { stronglyConnectedComponents } from '../src/plan/validate.js'
 
 const node = (id: string, targets: string[], type: PlanNode['type'] = 'step'): PlanNode => ({
   id, title: id, body: '', type, status: 'pending', maxVisits: 3, frontmatter: {},

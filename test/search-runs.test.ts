@@ -2,7 +2,7 @@ import { appendFile, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/pro
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { recordEntry, runPlan, searchRuns, type SearchHit } from 'vaultplan'
-import { refreshRunIndex } from '../src/run-index.js'
+import { refreshRunIndex } from '../src/memory/run-index.js'
 import { draftReview, linear } from './helpers/plans.js'
 import { scriptedJudge } from './helpers/scripted.js'
 import { read, tempDir, writeVault } from './helpers/vault.js'

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { crashSeam } from '../src/run-words.js'
+import { crashSeam } from '../src/run/run-words.js'
 import { completeStep, decide, nextStep, readRunStatus, runPlan, type Step } from 'vaultplan'
 import { draftReview, humanReview } from './helpers/plans.js'
 import { noJudge, reviewJudge, scriptedWorker } from './helpers/scripted.js'

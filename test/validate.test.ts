@@ -356,3 +356,20 @@ describe('graph.check(): the same issues as validate(), without throwing', () =>
     expect(new PlanGraph([node('a', [['', 'b']], { type: 'start' }), node('b', [])]).check()).toEqual({ errors: [], warnings: [], issues: [] })
   })
 })
+
+describe('validation reads only the graph it is given', () => {
+  it('a graph rebuilt from a loaded graph\'s nodes fails as the loaded one does, at the same places', async () => {
+    const vault = await writeVault({
+      'start.md': '---\ntype: start\nmax_visits: lots\n---\n## Next\n- [[end]]\n- [[missing]]\n',
+      'end.md': '# End\n',
+    })
+    const loaded = await loadPlan(vault)
+    const rebuilt = new PlanGraph(loaded.nodes.values())
+    expect(rebuilt.check().errors).toEqual(loaded.check().errors)
+    expect(rebuilt.check().errors.map((found) => [found.code, found.line])).toEqual([
+      ['invalid-frontmatter', 3],
+      ['ambiguous-unconditional', 7],
+      ['dangling-edge', 7],
+    ])
+  })
+})

@@ -1,6 +1,6 @@
 import { lstat, realpath } from 'node:fs/promises'
 import { join, sep } from 'node:path'
-import { isInside } from '../fs-atomic.js'
+import { isInside } from '../vault/fs-atomic.js'
 
 /** The scheme of the notes and traces the server offers as resources. */
 export const URI_SCHEME = 'vaultplan:'

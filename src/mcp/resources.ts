@@ -11,8 +11,8 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
-import { sameStamp, stampOf, type FileStamp } from '../fs-atomic.js'
-import { TRACE_FOLDER } from '../markdown-io.js'
+import { sameStamp, stampOf, type FileStamp } from '../vault/fs-atomic.js'
+import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { confine, parseResourceUri, PathRefusal, resourceUri, vaultName, vaultPath } from './paths.js'
 import { findVaults } from './vaults.js'
 

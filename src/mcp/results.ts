@@ -1,7 +1,7 @@
 import { sep } from 'node:path'
-import { formatIssue, PlanValidationError, RunStateError, VaultPathError } from '../errors.js'
-import { LLMError, ModelConfigError } from '../llm-client.js'
-import type { PlanIssue } from '../types.js'
+import { formatIssue, PlanValidationError, RunStateError, VaultPathError } from '../core/errors.js'
+import { LLMError, ModelConfigError } from '../models/llm-client.js'
+import type { PlanIssue } from '../core/types.js'
 import { PathRefusal } from './paths.js'
 
 /** A tool's answer as MCP carries it: the JSON as text (some clients read only that) and as `structuredContent`. */

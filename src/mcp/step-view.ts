@@ -1,8 +1,8 @@
 import { readdir } from 'node:fs/promises'
 import { z } from 'zod'
-import { TRACE_FOLDER } from '../markdown-io.js'
-import type { Step } from '../stepping.js'
-import { readOutput, tracePaths } from '../trace.js'
+import { TRACE_FOLDER } from '../vault/run-folder.js'
+import type { Step } from '../run/stepping.js'
+import { readOutput, tracePaths } from '../run/trace.js'
 import { resourceUri } from './paths.js'
 import { LIMITS } from './results.js'
 

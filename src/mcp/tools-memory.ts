@@ -1,6 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
-import { invalidate, readLedger, recordEntry, searchRuns } from '../index.js'
+import { invalidate, readLedger, recordEntry } from '../memory/ledger.js'
+import { searchRuns } from '../memory/search-runs.js'
 import { vaultPath } from './paths.js'
 import { guarded, ok } from './results.js'
 import { vaultArg, type ToolContext } from './tools-plan.js'

@@ -1,6 +1,6 @@
 import { open, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
-import { TRACE_FOLDER } from '../markdown-io.js'
+import { TRACE_FOLDER } from '../vault/run-folder.js'
 
 /** How far `findVaults` looks: folders deep below the root, and vaults at most. */
 export const FIND_DEFAULTS = { depth: 6, limit: 100 }

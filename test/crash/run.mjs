@@ -373,7 +373,7 @@ async function reboot(vault, dist) {
     const text = readFileSync(journal, 'utf8')
     writeFileSync(journal, text.replace(/\{"k":"boot","id":"[^"]*"\}/g, '{"k":"boot","id":"before-the-power-cut"}'))
   }
-  const { NoteJournal } = await import(new URL('note-journal.js', dist).href)
+  const { NoteJournal } = await import(new URL('run/note-journal.js', dist).href)
   NoteJournal.open(realpathSync(vault)).close()
 }
 

@@ -1,0 +1,121 @@
+import { mkdir, stat } from 'node:fs/promises'
+import { dirname, join, relative, sep } from 'node:path'
+import { parseArgs } from 'node:util'
+import { count, displayPath, EXIT, onlyPositional, printable, UsageError, vaultFolder, vaultReadFailure, type Io } from './cli-support.js'
+import type { PictureState } from '../plan/plan-picture.js'
+import { GRAPH_FILES } from '../vault/run-folder.js'
+
+export const GRAPH_HELP = `Usage: vaultplan graph <vault> [--format mermaid|dot|svg|canvas] [--write]
+
+Prints the plan in <vault> as a picture: edge labels on the arrows, the start
+and the terminals marked. When the vault holds a run, each note shows its
+visits against its budget, as in 'review (2/3)', and its status as a colour:
+grey pending, amber active, green done, blue waiting.
+
+Options:
+  --format F     mermaid (default); dot (Graphviz's language); svg (the DOT
+                 picture drawn in-process, no Graphviz install needed); canvas
+                 (an Obsidian canvas: one card per note, clicking opens it)
+  --write        write the picture into the vault instead of printing it, and
+                 print where: mermaid and svg into the note
+                 <vault>/00_plan-trace/plan-graph.md (svg beside it as
+                 plan-graph.svg), canvas as <vault>/00_plan-trace/plan.canvas
+  -h, --help     show this help
+
+Exit codes: 0 done (an invalid plan is pictured too, with a note on stderr),
+1 the vault's trace is unreadable, 2 bad usage or a vault path that is not a
+folder, 70 internal error.`
+
+/** The files `--write` writes, relative to the vault. */
+const FORMATS = ['mermaid', 'dot', 'svg', 'canvas'] as const
+
+/** `vaultplan graph`: the plan as mermaid, DOT, SVG or a canvas, with the run's state; `--write` puts it in the vault. */
+export async function graphCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { format: { type: 'string' }, write: { type: 'boolean' } },
+    allowPositionals: true,
+    strict: true,
+  })
+  const dir = onlyPositional(positionals, 'the vault folder')
+  const format = FORMATS.find((name) => name === (values.format ?? 'mermaid'))
+  if (format === undefined) throw new UsageError(`--format takes ${FORMATS.join(', ')}, got '${values.format}'`)
+  if (values.write && format === 'dot') throw new UsageError('--write writes mermaid, svg or canvas for Obsidian; DOT is printed only')
+  const vault = await vaultFolder(dir, io)
+  const [{ loadPlan }, { readTrace }, { visitsOf }, picture] = await Promise.all([
+    import('../plan/load-plan.js'),
+    import('../run/trace.js'),
+    import('../run/run-status.js'),
+    import('../plan/plan-picture.js'),
+  ])
+  let graph
+  let trace
+  try {
+    graph = await loadPlan(vault)
+    trace = await readTrace(vault)
+  } catch (error) {
+    return vaultReadFailure(dir, error, io)
+  }
+  const shown = displayPath(io.cwd, vault)
+  const errors = graph.check().errors.length
+  if (errors > 0) {
+    io.stderr.write(`vaultplan: the plan has ${count(errors, 'error')}; \`vaultplan validate ${printable(shown)}\` lists them\n`)
+  }
+  const state: PictureState | undefined = trace ? { visits: visitsOf(trace.records) } : undefined
+  let text: string
+  if (format === 'svg') text = await (await import('../plan/plan-svg.js')).toSvg(graph, state)
+  else if (format === 'canvas') {
+    const canvas = (await import('../plan/plan-canvas.js')).toCanvas(graph, state, { folder: await folderInObsidian(vault) })
+    text = `${JSON.stringify(canvas, null, '\t')}\n`
+  } else text = format === 'dot' ? picture.toDot(graph, state) : picture.toMermaid(graph, state)
+  if (!values.write) {
+    // Ids and labels are text notes wrote.
+    io.stdout.write(printable(text))
+    return EXIT.ok
+  }
+  const { writeFileAtomic } = await import('../vault/fs-atomic.js')
+  const files: [path: string, text: string][] =
+    format === 'canvas'
+      ? [[GRAPH_FILES.canvas, text]]
+      : format === 'svg'
+        ? [[GRAPH_FILES.svg, text], [GRAPH_FILES.note, graphNote(`![[${GRAPH_FILES.svg.split('/').at(-1)!}]]`, trace !== undefined)]]
+        : [[GRAPH_FILES.note, graphNote(['```mermaid', text.trimEnd(), '```'].join('\n'), trace !== undefined)]]
+  await mkdir(join(vault, dirname(GRAPH_FILES.note)), { recursive: true })
+  for (const [path, content] of files) {
+    await writeFileAtomic(join(vault, path), content)
+    io.stdout.write(`wrote ${printable(join(shown, path))}\n`)
+  }
+  return EXIT.ok
+}
+
+/**
+ * The vault's folder inside the Obsidian vault that holds it (the nearest
+ * folder, itself included, with an `.obsidian/` folder), `/` between names;
+ * `''` when it is that vault itself or no Obsidian vault holds it.
+ */
+async function folderInObsidian(vault: string): Promise<string> {
+  for (let folder = vault; ; folder = dirname(folder)) {
+    const info = await stat(join(folder, '.obsidian')).catch(() => undefined)
+    if (info?.isDirectory()) return relative(folder, vault).split(sep).join('/')
+    if (dirname(folder) === folder) return ''
+  }
+}
+
+/** A note that Obsidian renders as the picture (a mermaid block or an embed), with a line on how to read it. */
+function graphNote(picture: string, withRun: boolean): string {
+  const legend = withRun
+    ? 'Colours: grey pending, amber active, green done, blue waiting; `(2/3)` is visits of the budget `max_visits`.'
+    : 'No run yet: statuses and visits appear once the vault has run.'
+  return [
+    '---',
+    'vaultplan: plan-graph',
+    `written: ${new Date().toISOString()}`,
+    '---',
+    '# Plan graph',
+    '',
+    `The plan of this vault, written by \`vaultplan graph --write\`; run it again to refresh. ${legend}`,
+    '',
+    picture,
+    '',
+  ].join('\n')
+}

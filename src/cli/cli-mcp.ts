@@ -1,0 +1,105 @@
+import { realpath } from 'node:fs/promises'
+import { parseArgs } from 'node:util'
+import { EXIT, readVersion, UsageError, vaultFolder, type Io } from './cli-support.js'
+
+export const MCP_HELP = `Usage: vaultplan mcp [--root DIR] [--http HOST:PORT] [--allowed-host H]
+
+Serves the plan vaults under DIR to MCP clients (Claude Code, Cursor, Codex,
+any client of the MCP SDK): the tools plan_list, plan_validate, plan_create,
+plan_status, plan_next, plan_finish, plan_decide and plan_graph, every note
+and trace as a resource, and the prompt run_plan. Nothing outside DIR is
+read or written. Over stdio by default (the client starts the server).
+
+Options:
+  --root DIR          the folder whose vaults are served (default: the working folder)
+  --http HOST:PORT    serve Streamable HTTP at http://HOST:PORT/mcp instead of
+                      stdio; PORT alone binds 127.0.0.1, port 0 picks a free one
+  --allowed-host H    another Host the HTTP server answers to (a name behind a
+                      proxy, or the addresses clients use when bound to
+                      0.0.0.0); may be repeated. Requests with any other
+                      Host or Origin are refused (403, DNS rebinding)
+  -h, --help          show this help
+
+Environment:
+  VAULTPLAN_MCP_TOKEN   over HTTP, require 'Authorization: Bearer <token>'
+  LLM_MODEL, ...        the judge for plan_finish without a choice (see 'vaultplan run --help')
+
+Needs the MCP SDK: npm install @modelcontextprotocol/sdk
+
+Exit codes: 0 the client went away or the server was stopped, 2 bad usage or a
+root that is not a folder, 70 internal error.`
+
+/** What `--http` asked for. */
+interface Address {
+  host: string
+  port: number
+}
+
+/** `vaultplan mcp`: serves the vaults under `--root` over stdio, or Streamable HTTP with `--http`. */
+export async function mcpCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { root: { type: 'string' }, http: { type: 'string' }, 'allowed-host': { type: 'string', multiple: true } },
+    allowPositionals: true,
+    strict: true,
+  })
+  if (positionals.length > 0) throw new UsageError(`'mcp' takes no arguments, got '${positionals[0]}'; pass the folder as --root DIR`)
+  const address = values.http === undefined ? undefined : parseAddress(values.http)
+  if (values['allowed-host'] && !address) throw new UsageError('--allowed-host is for --http; a stdio server has no Host to check')
+  const root = await realpath(await vaultFolder(values.root ?? '.', io))
+  const version = await readVersion()
+
+  let modules
+  try {
+    modules = await Promise.all([import('../mcp/server.js'), import('../mcp/http.js'), import('@modelcontextprotocol/sdk/server/stdio.js')])
+  } catch (error) {
+    if (!isMissingSdk(error)) throw error
+    io.stderr.write(
+      'vaultplan: `vaultplan mcp` needs the MCP SDK, which is not installed.\nInstall it beside vaultplan: npm install @modelcontextprotocol/sdk\n(or run it with npx: npx -p vaultplan -p @modelcontextprotocol/sdk vaultplan mcp)\n',
+    )
+    return EXIT.usage
+  }
+  const [{ createMcpServer }, { serveHttp }, { StdioServerTransport }] = modules
+
+  if (address) {
+    const token = io.env.VAULTPLAN_MCP_TOKEN
+    const served = await serveHttp({ root, version, ...address, allowedHosts: values['allowed-host'] ?? [], ...(token ? { token } : {}) })
+    io.stderr.write(`vaultplan mcp: serving ${root} at ${served.url}${token ? ' (bearer token required)' : ''}\n`)
+    await stopSignal()
+    await served.close()
+    return EXIT.ok
+  }
+  const mcp = createMcpServer({ root, version })
+  const transport = new StdioServerTransport()
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = () => resolve()
+    // The client closing our stdin is the end of the session.
+    process.stdin.once('end', () => resolve())
+  })
+  await mcp.server.connect(transport)
+  io.stderr.write(`vaultplan mcp: serving ${root} over stdio\n`)
+  await Promise.race([closed, stopSignal()])
+  await mcp.close()
+  return EXIT.ok
+}
+
+/** `127.0.0.1:8808`, `[::1]:8808`, `localhost:0`, or a port alone (bound to 127.0.0.1). */
+function parseAddress(text: string): Address {
+  const match = /^(?:(\[[^\]]+\]|[^:]+):)?(\d{1,5})$/.exec(text.trim())
+  const port = match ? Number(match[2]) : Number.NaN
+  if (!match || port > 65535) throw new UsageError(`--http takes HOST:PORT, like 127.0.0.1:8808, got '${text}'`)
+  const host = match[1] === undefined ? '127.0.0.1' : match[1].replace(/^\[|\]$/g, '')
+  return { host, port }
+}
+
+function stopSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve())
+    process.once('SIGTERM', () => resolve())
+  })
+}
+
+function isMissingSdk(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code
+  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && String((error as Error).message).includes('@modelcontextprotocol/sdk')
+}

@@ -1,0 +1,262 @@
+import { stat } from 'node:fs/promises'
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { displayPath, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, type Io } from './cli-support.js'
+import { formatIssue, PlanValidationError, RunStateError, StepError } from '../core/errors.js'
+import type { RunResult } from '../run/run-options.js'
+import type { RunEvent } from '../core/types.js'
+
+export const RUN_HELP = `Usage: vaultplan run <vault> [--query "..."] [options]
+
+Runs the plan in <vault> with the models configured in the environment
+(LLM_MODEL, LLM_BASE_URL, LLM_API_KEY, or per role LLM_<ROLE>_MODEL ...),
+printing each hop as it happens. Running a vault again resumes it.
+
+Options:
+  --query "..."      what the run is for (a resumed run reuses the recorded one)
+  --max-steps N      node works allowed in the whole run (default 50)
+  --run-vault DIR    copy the plan to DIR and run the copy (resumes DIR if it holds one)
+  --fresh            start over: statuses reset, the old trace archived
+  --wait             when a person must decide, wait for the box to be ticked and go on
+  --no-fsync         do not flush writes to the disk (faster; a power cut may lose the last hop)
+  --dry-run          print the judge prompt the next hop would send; work,
+                     judge and write nothing
+  --json             print NDJSON on stdout: one event per line, then one result
+                     (or one error object: name, code, message)
+  -h, --help         show this help
+
+Exit codes: 0 completed, 1 invalid plan or failed step, 2 bad usage or no model
+configured, 3 stopped by a budget, 4 waiting for a person, 130 interrupted.`
+
+/** How often `--wait` looks at the waiting note. */
+const WAIT_POLL_MS = 500
+
+/** `vaultplan run`: runs or resumes a vault, hop by hop, with the env-configured models. */
+export async function runCommand(args: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      query: { type: 'string' },
+      'max-steps': { type: 'string' },
+      'run-vault': { type: 'string' },
+      fresh: { type: 'boolean' },
+      wait: { type: 'boolean' },
+      'no-fsync': { type: 'boolean' },
+      json: { type: 'boolean' },
+      'dry-run': { type: 'boolean' },
+    },
+    allowPositionals: true,
+    strict: true,
+  })
+  const dir = onlyPositional(positionals, 'the vault folder')
+  const vault = await vaultFolder(dir, io)
+  let maxSteps: number | undefined
+  if (values['max-steps'] !== undefined) {
+    maxSteps = Number(values['max-steps'])
+    if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new UsageError(`--max-steps takes an integer from 1 up, got '${values['max-steps']}'`)
+  }
+  const runVault = values['run-vault'] === undefined ? undefined : resolve(io.cwd, values['run-vault'])
+  const json = values.json === true
+  if (values['dry-run']) {
+    const { dryRun } = await import('../run/dry-run.js')
+    const preview = await dryRun(runVault ?? vault, values.query === undefined ? {} : { query: values.query })
+    if (json) io.stdout.write(`${printableJson({ type: 'dry-run', preview })}\n`)
+    else if (!preview) io.stdout.write('The next hop asks no judge (no condition left for the model, a person decides, or the run is over).\n')
+    else io.stdout.write(printable(`Dry run: the judge prompt of ${preview.node} (visit ${preview.visit}, step ${preview.step})${preview.worked ? '' : ', before its work'}\n\n--- system\n${preview.system}\n\n--- prompt\n${preview.prompt}`) + '\n')
+    return EXIT.ok
+  }
+  const fail = (error: unknown, code: number, text: string) => {
+    if (json) io.stdout.write(`${printableJson(errorObject(error))}\n`)
+    io.stderr.write(printable(text))
+    return code
+  }
+  const [{ readRunStatus }, { createLLM, ModelConfigError, resolveModelConfig }, { runPlan }] = await Promise.all([import('../run/run-status.js'), import('../models/llm-client.js'), import('../run/executor.js')])
+  // Where the run stands decides what is needed: a query for a new run, a model for one that works.
+  const target = runVault !== undefined && (await stat(runVault).catch(() => undefined))?.isDirectory() ? runVault : vault
+  let status
+  try {
+    status = await readRunStatus(target)
+  } catch (error) {
+    if (error instanceof RunStateError) return fail(error, EXIT.invalid, `vaultplan: ${error.message}\n`)
+    throw error
+  }
+  const fresh = values.fresh === true || status.run === null || target !== (runVault ?? vault)
+  // A proposal records its query: its vault runs without one.
+  if (fresh && values.query === undefined && status.proposal === undefined) throw new UsageError('--query is required for a new run')
+  if (fresh || ['work', 'judge', 'waiting', 'fresh', 'plan'].includes(status.next.kind)) {
+    try {
+      resolveModelConfig(status.next.kind === 'plan' ? 'planning' : 'action', io.env)
+    } catch (error) {
+      if (!(error instanceof ModelConfigError)) throw error
+      return fail(error, EXIT.usage, `vaultplan: ${error.message}\nNothing was written; set the variables and run again.\n`)
+    }
+  }
+
+  const progress = json ? undefined : io.stdout
+  const controller = new AbortController()
+  // \`on\`, not \`once\`: proper-lockfile's signal-exit re-raises a signal when no other listener is left.
+  const interrupt = () => {
+    if (controller.signal.aborted) process.exit(EXIT.interrupted)
+    controller.abort(new Error('interrupted'))
+  }
+  process.on('SIGINT', interrupt)
+  process.on('SIGTERM', interrupt)
+  const shownVault = displayPath(io.cwd, runVault ?? vault)
+  const live = reporter(io.stdout)
+  try {
+    for (let round = 0; ; round++) {
+      const options: Parameters<typeof runPlan>[1] = {
+        llm: createLLM({ env: io.env }),
+        signal: controller.signal,
+        onEvent: json ? (event) => io.stdout.write(`${printableJson(event)}\n`) : live.onEvent,
+        fsync: !values['no-fsync'],
+        fresh: values.fresh === true && round === 0,
+      }
+      if (values.query !== undefined && round === 0) options.query = values.query
+      if (maxSteps !== undefined) options.maxSteps = maxSteps
+      if (runVault !== undefined) options.runVault = runVault
+      const result = await runPlan(vault, options)
+      if (result.status === 'waiting' && values.wait) {
+        await waitForEdit(result, controller.signal, () =>
+          (progress ?? io.stderr).write(`Waiting: ${result.reason}\n(--wait: watching the note; Ctrl-C to stop, the run stays resumable)\n`),
+        )
+        continue
+      }
+      return finish(result, json, io)
+    }
+  } catch (error) {
+    if (controller.signal.aborted) return fail(error, EXIT.interrupted, `\nInterrupted. The vault is resumable: run \`vaultplan run ${shownVault}\` again to go on.\n`)
+    if (error instanceof ModelConfigError) {
+      // Only a run that needs a model asks for one: a completed vault answers without.
+      return fail(error, EXIT.usage, `vaultplan: ${error.message}\nThe vault is resumable: set the variables and run again.\n`)
+    }
+    if (error instanceof PlanValidationError) {
+      return fail(error, EXIT.invalid, `${error.issues.map((issue) => `${formatIssue(issue)}\n`).join('')}vaultplan: the plan is invalid; fix the notes above and run again.\n`)
+    }
+    if (error instanceof StepError || error instanceof RunStateError || (error instanceof Error && error.name === 'LLMError')) {
+      return fail(error, EXIT.invalid, `vaultplan: ${error.message}\n`)
+    }
+    throw error
+  } finally {
+    live.stop()
+    process.off('SIGINT', interrupt)
+    process.off('SIGTERM', interrupt)
+  }
+}
+
+/** The error line of `--json`: what a program needs to branch on, never a stack. */
+function errorObject(error: unknown): { name: string; code?: string; message: string } {
+  const { name, message } = error instanceof Error ? error : { name: 'Error', message: String(error) }
+  const code = (error as { code?: unknown } | undefined)?.code
+  return typeof code === 'string' ? { name, code, message } : { name, message }
+}
+
+/** How often the live line on a terminal is redrawn. */
+const LIVE_MS = 250
+
+/**
+ * Prints one line per hop: step, node, visit, edge, who decided, time spent.
+ * On a terminal a live line below them shows the note being worked, its
+ * visit against its budget, the time so far and the tokens reported so far,
+ * redrawn in place; piped output gets the hop lines only.
+ */
+function reporter(out: Io['stdout']): { onEvent: (event: RunEvent) => void; stop: () => void } {
+  let entered = Date.now()
+  let tokens = 0
+  let live: { node: string; visit: number; maxVisits?: number } | undefined
+  let timer: ReturnType<typeof setInterval> | undefined
+  const tty = out.isTTY === true
+  const clear = () => {
+    if (tty && live) out.write('\r\x1b[2K')
+  }
+  const draw = () => {
+    if (!tty || !live) return
+    const budget = live.maxVisits === undefined ? '' : `/${live.maxVisits}`
+    const spent = tokens > 0 ? ` · ${tokens.toLocaleString('en-US')} tokens so far` : ''
+    out.write(`\r\x1b[2K  … ${printable(live.node)} (visit ${live.visit}${budget}) ${((Date.now() - entered) / 1000).toFixed(1)}s${spent}`)
+  }
+  const stop = () => {
+    clear()
+    live = undefined
+    if (timer) clearInterval(timer)
+    timer = undefined
+  }
+  const onEvent = (event: RunEvent) => {
+    switch (event.type) {
+      case 'start':
+        out.write(`run ${event.runId}${event.resumed ? ' (resumed)' : ''}\n`)
+        break
+      case 'enter':
+        entered = Date.now()
+        live = { node: event.node, visit: event.visit, ...(event.maxVisits !== undefined && { maxVisits: event.maxVisits }) }
+        if (tty && !timer) {
+          timer = setInterval(draw, LIVE_MS)
+          timer.unref()
+        }
+        draw()
+        break
+      case 'transition': {
+        clear()
+        if (event.tokens) tokens += event.tokens.input + event.tokens.output
+        const edge = event.edge ? `${event.edge.label ? `${event.edge.label} ` : ''}-> ${event.edge.target}` : event.decidedBy === 'terminal' ? 'end' : `-> ${event.node} (again)`
+        const seconds = ((Date.now() - entered) / 1000).toFixed(1)
+        out.write(printable(`  step ${String(event.step).padStart(3)}  ${event.node} (visit ${event.visit})  ${edge}  [${event.decidedBy}]  ${seconds}s`) + '\n')
+        draw()
+        break
+      }
+      case 'waiting':
+      case 'stop':
+      case 'end':
+        stop()
+        break
+    }
+  }
+  return { onEvent, stop }
+}
+
+
+function finish(result: RunResult, json: boolean, io: Io): number {
+  if (json) io.stdout.write(`${printableJson({ type: 'result', ...result })}\n`)
+  else {
+    io.stdout.write(printable(`\n${result.status} after ${result.steps} step${result.steps === 1 ? '' : 's'} at ${result.lastNode}${result.reason ? `\n${result.reason}` : ''}`) + '\n\n')
+    if (result.status === 'waiting') {
+      // The output of the note that waits is not a result: say what to decide, and where.
+      for (const note of result.waiting ?? []) io.stdout.write(printable(`Waiting: ${note.file} (choices: ${note.choices.join(', ')})`) + '\n')
+      io.stdout.write('\n')
+    } else {
+      const excerpt = result.output.length > 2000 ? `${result.output.slice(0, 2000)}\n[...]` : result.output
+      io.stdout.write(`${printable(excerpt)}\n\n`)
+    }
+    io.stdout.write(`Open ${displayPath(io.cwd, result.runVault)} in Obsidian to see the statuses and 00_plan-trace/trace.md.\n`)
+  }
+  return result.status === 'completed' ? EXIT.ok : result.status === 'waiting' ? EXIT.waiting : EXIT.stopped
+}
+
+/** Resolves when the waiting note changes on disk (a person ticked a box), or rejects on abort. */
+async function waitForEdit(result: RunResult, signal: AbortSignal, watching: () => void): Promise<void> {
+  const [{ readTrace }, { loadPlan }] = await Promise.all([import('../run/trace.js'), import('../plan/load-plan.js')])
+  // A proposal waits in its own note, before any trace.
+  const proposal = result.waiting?.find((note) => note.node === 'proposal' && result.runId === '')?.file
+  const trace = proposal === undefined ? await readTrace(result.runVault) : undefined
+  const id = trace?.records.at(-1)?.node ?? result.lastNode
+  const file = resolve(result.runVault, proposal ?? (await loadPlan(result.runVault)).nodes.get(id)?.file ?? `${id}.md`)
+  const stampOf = async () => {
+    const info = await stat(file).catch(() => undefined)
+    return info ? `${info.mtimeMs}:${info.size}` : ''
+  }
+  const before = await stampOf()
+  // Said only once the note's stamp is taken, so an edit made right after the message is not missed.
+  watching()
+  await new Promise<void>((done, fail) => {
+    const timer = setInterval(async () => {
+      if ((await stampOf()) !== before) {
+        clearInterval(timer)
+        done()
+      }
+    }, WAIT_POLL_MS)
+    signal.addEventListener('abort', () => {
+      clearInterval(timer)
+      fail(signal.reason)
+    }, { once: true })
+  })
+}

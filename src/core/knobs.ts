@@ -1,0 +1,52 @@
+/**
+ * The frontmatter knobs of SPEC section 2, declared once: the node field each
+ * one sets, the values it takes, its default and what the error says. The
+ * node types, the loader's checks, its messages, `savePlan`'s rendering and
+ * the knob lines of a plan document all read this table.
+ */
+
+/** What a node is: `start` marks the entry node, everything else is a `step`. */
+export const NODE_TYPES = ['step', 'start'] as const
+/** The resume markers the executor writes into `status:`; `waiting` only for `judge: human` notes. */
+export const NODE_STATUSES = ['pending', 'active', 'done', 'waiting'] as const
+/** Who decides a node's conditions. */
+export const JUDGE_KINDS = ['llm', 'human'] as const
+
+/** The knobs, keyed by their frontmatter name. */
+export const KNOBS = {
+  type: { field: 'type', values: NODE_TYPES, fallback: 'step' },
+  status: { field: 'status', values: NODE_STATUSES, fallback: 'pending' },
+  tools: { field: 'tools', shape: 'names', expects: 'a list of tool names' },
+  role: { field: 'role', shape: 'name', expects: 'a role name such as `review`' },
+  max_visits: { field: 'maxVisits', shape: 'count', fallback: 3, expects: 'an integer from 1 up' },
+  judge: { field: 'judge', values: JUDGE_KINDS },
+} as const
+
+/** A knob's frontmatter name (`max_visits`). */
+export type KnobKey = keyof typeof KNOBS
+/** The knobs' frontmatter names, in the table's order. */
+export const KNOB_KEYS = Object.keys(KNOBS) as KnobKey[]
+
+type Knob = { field: string; values?: readonly string[]; shape?: 'names' | 'name' | 'count'; fallback?: unknown; expects?: string }
+
+/** The value of a knob as written, or `undefined` when it is not one the knob takes. */
+export function checkKnob(key: KnobKey, value: unknown): unknown {
+  const knob: Knob = KNOBS[key]
+  if (knob.values) return typeof value === 'string' && knob.values.includes(value) ? value : undefined
+  switch (knob.shape) {
+    case 'names':
+      return Array.isArray(value) && value.every((name) => typeof name === 'string' && name !== '') ? value : undefined
+    case 'name':
+      return typeof value === 'string' && value !== '' ? value : undefined
+    default:
+      return Number.isSafeInteger(value) && (value as number) >= 1 ? value : undefined
+  }
+}
+
+/** What a knob's error says it must be: `` must be `step` or `start` ``. */
+export function knobExpects(key: KnobKey): string {
+  const knob: Knob = KNOBS[key]
+  if (!knob.values) return knob.expects!
+  const quoted = knob.values.map((value) => `\`${value}\``)
+  return quoted.length === 2 ? `${quoted[0]} or ${quoted[1]}` : `one of ${quoted.join(', ')}`
+}

@@ -1,0 +1,188 @@
+import type { ZodType } from 'zod'
+import type { JUDGE_KINDS, NODE_STATUSES, NODE_TYPES } from './knobs.js'
+import type { LedgerView } from './ledger-types.js'
+
+/** What a node is: `start` marks the entry node, everything else is a `step`. */
+export type NodeType = (typeof NODE_TYPES)[number]
+
+/**
+ * The resume marker the executor writes into a node's frontmatter.
+ * `waiting` is used only by nodes decided by a person (`judge: human`).
+ */
+export type NodeStatus = (typeof NODE_STATUSES)[number]
+
+/** Who decides a node's conditions. */
+export type JudgeKind = (typeof JUDGE_KINDS)[number]
+
+/** A transition out of a node, read from a list item under `## Next`. */
+export interface Edge {
+  /** The condition as written (`approved`), or `''` / `next` for an unconditional edge. */
+  label: string
+  /** The id of the node the edge leads to (the link as written when it resolves to no note). */
+  target: string
+  /** `false` for an unconditional edge (`- [[target]]` or `- next -> [[target]]`). */
+  conditional: boolean
+  /**
+   * Where the edge was read from; absent for edges built in code. Not enumerable (set with
+   * {@link withOrigin}): two edges compare equal, and print, however they were made.
+   */
+  readonly at?: EdgeOrigin
+}
+
+/** Gives an edge the place it was read from, as a property that equality, JSON and the trace leave out. */
+export function withOrigin(edge: Edge, at: EdgeOrigin): Edge {
+  return Object.defineProperty(edge, 'at', { value: at, enumerable: false })
+}
+
+/** Where an edge was read from in its note, for diagnostics and for the person's decision. */
+export interface EdgeOrigin {
+  /** 1-based line in the real file. */
+  line: number
+  column: number
+  /** The link matched several notes (already reported) or climbed out of the vault. */
+  problem?: 'ambiguous' | 'outside'
+  /** The box of a task item: `true` ticked, `false` empty, absent when the item has none. */
+  checked?: boolean
+}
+
+/** One note of a plan vault. */
+export interface PlanNode {
+  /** The note's path relative to the vault, without `.md`, `/` between folders. */
+  id: string
+  /** The first `# ` heading, or the id when there is none. */
+  title: string
+  /** The step description handed to the worker: the note without frontmatter, title, `## Next` and `## Feedback`. */
+  body: string
+  type: NodeType
+  status: NodeStatus
+  /** Tools the worker may use at this node; absent means every tool. */
+  tools?: string[]
+  /** Routes this node's LLM calls to that role's model. */
+  role?: string
+  /** Visit budget of this node. */
+  maxVisits: number
+  /** Who decides this node's conditions; absent means the LLM judge. */
+  judge?: JudgeKind
+  edges: Edge[]
+  /** Path of the note relative to the vault, when the node came from a file. */
+  file?: string
+  /** Everything the user wrote in the frontmatter, knobs included, kept as written. */
+  frontmatter: Record<string, unknown>
+  /** Problems found while reading the note (a bad knob, an ambiguous link), reported by `validate()`; absent for nodes built in code. */
+  issues?: PlanIssue[]
+}
+
+/** A problem found in a plan: an error stops a run before it starts, a warning does not. */
+export interface PlanIssue {
+  /** Stable identifier, such as `dangling-edge` or `cycle-without-exit`. */
+  code: string
+  severity: 'error' | 'warning'
+  message: string
+  node?: string
+  /** Path of the note relative to the vault. */
+  file?: string
+  /** 1-based line in the real file (frontmatter lines included). */
+  line?: number
+  /** 1-based column. */
+  column?: number
+}
+
+/** One earlier output of the run, as handed to workers and judges. */
+export interface StepOutput {
+  node: string
+  visit: number
+  output: string
+}
+
+/** What a transition is judged against. */
+export interface TransitionContext {
+  query: string
+  node: PlanNode
+  visit: number
+  step: number
+  /** This visit's work output. */
+  output: string
+  /** The run's outputs so far, oldest first. */
+  outputs: StepOutput[]
+  /** The vault's ledger when the transition is judged: the judge sees its facts and valid assumptions. */
+  ledger?: LedgerView
+}
+
+/** Code that decides a condition label instead of the LLM. */
+export type Predicate = (context: TransitionContext) => boolean | Promise<boolean>
+
+/** Who decides a transition: one table for the type, the trace's schema and the prose. */
+export const DECIDED_BY = ['predicate', 'llm', 'agent', 'human', 'unconditional', 'rework', 'terminal'] as const
+
+/** Who decided a transition; `agent`: the caller's `choice` given to `completeStep`. */
+export type DecidedBy = (typeof DECIDED_BY)[number]
+
+/**
+ * A text-in, text-out model call. `role` picks the model (`action`, `transition`,
+ * `planning`, or a node's `role:`).
+ */
+export type CallLLM = (
+  prompt: string,
+  options: {
+    role: string
+    system?: string
+    signal?: AbortSignal
+    /** Told, after a reply, which model answered and the tokens the endpoint reported (for the trace and telemetry). */
+    onUsage?: (usage: ModelUsage) => void
+  },
+) => Promise<string>
+
+/** What one model call cost, as the endpoint reported it. */
+export interface ModelUsage {
+  role: string
+  model: string
+  /** Prompt tokens, when the endpoint reported them. */
+  input?: number
+  /** Completion tokens, when the endpoint reported them. */
+  output?: number
+}
+
+/** A tool the built-in worker may call. */
+export interface Tool {
+  name: string
+  description: string
+  /** zod schema of the arguments. */
+  schema: ZodType
+  execute: (args: unknown) => unknown | Promise<unknown>
+}
+
+/** What a worker gets for one visit of one node. */
+export interface StepInput {
+  node: PlanNode
+  query: string
+  visit: number
+  step: number
+  /** The run's outputs so far, oldest first. */
+  outputs: StepOutput[]
+  /** Stable for one visit (run + node + visit), even when the visit is worked again after a crash. */
+  key: string
+  signal?: AbortSignal
+  /** The vault the run writes into: the built-in worker's ledger tools record there. */
+  vault?: string
+  /** The vault's ledger when the visit began. */
+  ledger?: LedgerView
+}
+
+/** Progress of a run, as it happens. */
+export type RunEvent =
+  | { type: 'start'; runId: string; resumed: boolean }
+  | { type: 'enter'; node: string; visit: number; step: number; maxVisits?: number }
+  | { type: 'work'; node: string; visit: number; output: string }
+  | {
+      type: 'transition'
+      node: string
+      visit: number
+      step: number
+      edge: Edge | null
+      decidedBy: string
+      rationale: string
+      /** The model(s) the hop called, and the tokens the endpoint reported for the hop. */
+      model?: string
+      tokens?: { input: number; output: number }
+    }
+  | { type: 'waiting' | 'stop' | 'end'; node: string; reason?: string }

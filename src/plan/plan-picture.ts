@@ -1,0 +1,176 @@
+import type { PlanGraph } from './plan-graph.js'
+import type { NodeStatus, PlanNode } from '../core/types.js'
+import { findStart } from './validate.js'
+
+/** Where a run stands, for a picture: statuses as colours, visits against budgets. */
+export interface PictureState {
+  /** Visits per node id so far; a `RunResult`'s `visits` fits. A node not listed has 0. */
+  visits: Readonly<Record<string, number>>
+  /**
+   * Status per node id.
+   *
+   * @default each node's own `status`
+   */
+  statuses?: Readonly<Record<string, NodeStatus>>
+}
+
+/** Colours of the statuses: a fill and a border, readable on light and dark themes. */
+const PALETTE: Record<NodeStatus, { fill: string; stroke: string; bold: boolean }> = {
+  pending: { fill: '#f4f4f5', stroke: '#71717a', bold: false },
+  active: { fill: '#fef3c7', stroke: '#d97706', bold: true },
+  done: { fill: '#dcfce7', stroke: '#16a34a', bold: false },
+  waiting: { fill: '#dbeafe', stroke: '#2563eb', bold: true },
+}
+const MISSING = { fill: '#fee2e2', stroke: '#dc2626', bold: false }
+const TEXT = '#18181b'
+
+/** A node or a link target that is no node, with the safe identifier the picture gives it. */
+export interface Box {
+  key: string
+  label: string
+  node?: PlanNode
+  start: boolean
+  terminal: boolean
+}
+
+/** What every picture draws: the boxes, the start first, and the edges between their keys. */
+export interface Layout {
+  boxes: Box[]
+  edges: { from: string; to: string; label: string }[]
+}
+
+/**
+ * The plan as a mermaid flowchart: the start node as a stadium, terminals as
+ * double circles, edge labels on the arrows. With `state`, each node shows
+ * its visits against its budget (`review (2/3)`) and its status as a colour
+ * (pending grey, active amber, done green, waiting blue). Links to notes that
+ * do not exist are drawn dashed red, so an invalid plan can be pictured too.
+ * Nodes get generated identifiers (`n0`, `n1`, ...); the real id is the label.
+ */
+export function toMermaid(graph: PlanGraph, state?: PictureState): string {
+  const { boxes, edges } = pictureOf(graph, state)
+  const lines = ['flowchart TD']
+  for (const box of boxes) {
+    const text = `"${mermaidText(box.label)}"`
+    const shape = box.node === undefined ? `[${text}]` : box.start ? `([${text}])` : box.terminal ? `(((${text})))` : `(${text})`
+    lines.push(`  ${box.key}${shape}`)
+  }
+  for (const edge of edges) lines.push(`  ${edge.from} -->${edge.label === '' ? '' : `|"${mermaidText(edge.label)}"|`} ${edge.to}`)
+  const classes = new Map<string, string[]>()
+  for (const box of boxes) {
+    const name = box.node === undefined ? 'missing' : state ? statusOf(box.node, state) : undefined
+    if (name !== undefined) classes.set(name, [...(classes.get(name) ?? []), box.key])
+  }
+  for (const [name, keys] of classes) {
+    const colours = name === 'missing' ? MISSING : PALETTE[name as NodeStatus]
+    const extra = name === 'missing' ? ',stroke-dasharray:5 3' : colours.bold ? ',stroke-width:3px' : ''
+    lines.push(`  classDef ${name} fill:${colours.fill},stroke:${colours.stroke},color:${TEXT}${extra}`, `  class ${keys.join(',')} ${name}`)
+  }
+  return `${lines.join('\n')}\n`
+}
+
+/**
+ * The plan as a Graphviz DOT digraph, for `dot -Tsvg`: an arrow from a dot
+ * into the start node, terminals with a double border, edge labels on the
+ * arrows, each note's title as its tooltip. With `state`, visits against
+ * budgets and statuses as colours, as in `toMermaid`. Links to notes that do
+ * not exist are drawn dashed red.
+ */
+export function toDot(graph: PlanGraph, state?: PictureState): string {
+  const { boxes, edges } = pictureOf(graph, state)
+  const lines = [
+    'digraph plan {',
+    '  graph [rankdir=TB, fontname="Helvetica", nodesep=0.4, ranksep=0.5]',
+    `  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=12, fillcolor="#ffffff", color="${PALETTE.pending.stroke}", fontcolor="${TEXT}"]`,
+    '  edge [fontname="Helvetica", fontsize=10, color="#52525b", fontcolor="#3f3f46"]',
+  ]
+  const start = boxes.find((box) => box.start)
+  if (start) lines.push('  entry [shape=point, width=0.15, label="", color="#18181b", fillcolor="#18181b"]')
+  for (const box of boxes) {
+    const attributes = [`label=${dotString(box.label)}`]
+    if (box.node === undefined) {
+      attributes.push('style="rounded,filled,dashed"', `fillcolor="${MISSING.fill}"`, `color="${MISSING.stroke}"`)
+    } else {
+      if (box.node.title !== box.node.id) attributes.push(`tooltip=${dotString(box.node.title)}`)
+      if (box.terminal) attributes.push('peripheries=2')
+      if (state) {
+        const colours = PALETTE[statusOf(box.node, state)]
+        attributes.push(`fillcolor="${colours.fill}"`, `color="${colours.stroke}"`)
+        if (colours.bold || box.start) attributes.push('penwidth=2')
+      } else if (box.start) attributes.push('penwidth=2')
+    }
+    lines.push(`  ${box.key} [${attributes.join(', ')}]`)
+  }
+  if (start) lines.push(`  entry -> ${start.key}`)
+  for (const edge of edges) lines.push(`  ${edge.from} -> ${edge.to}${edge.label === '' ? '' : ` [label=${dotString(` ${edge.label} `)}]`}`)
+  lines.push('}')
+  return `${lines.join('\n')}\n`
+}
+
+/** Gives every node and every missing link target a safe key, the start first, the rest in file order. */
+export function pictureOf(graph: PlanGraph, state: PictureState | undefined): Layout {
+  const start = findStart(graph).start
+  const ordered = [...graph.nodes.values()]
+  if (start) ordered.sort((a, b) => Number(b === start) - Number(a === start))
+  const keys = new Map<string, string>()
+  const boxes: Box[] = ordered.map((node, index) => {
+    const key = `n${index}`
+    keys.set(node.id, key)
+    const visits = state ? ` (${own(state.visits, node.id) ?? 0}/${node.maxVisits})` : ''
+    return { key, label: `${node.id}${visits}`, node, start: node === start, terminal: node.edges.length === 0 }
+  })
+  const missing = new Map<string, string>()
+  const edges: Layout['edges'] = []
+  for (const node of ordered) {
+    for (const edge of node.edges) {
+      let to = keys.get(edge.target) ?? missing.get(edge.target)
+      if (to === undefined) {
+        to = `m${missing.size}`
+        missing.set(edge.target, to)
+        boxes.push({ key: to, label: `${edge.target} (missing)`, start: false, terminal: false })
+      }
+      edges.push({ from: keys.get(node.id)!, to, label: edge.conditional ? edge.label : '' })
+    }
+  }
+  return { boxes, edges }
+}
+
+/** A node's status in the picture: the state's, else the note's own. */
+export function statusOf(node: PlanNode, state: PictureState): NodeStatus {
+  return (state.statuses && own(state.statuses, node.id)) ?? node.status
+}
+
+/** A record's own entry: ids such as `constructor` are note names, not inherited members. */
+function own<T>(record: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined
+}
+
+/**
+ * Text for a quoted mermaid label. Characters the flowchart grammar or its
+ * directive and markdown-string syntax could read become mermaid's numeric
+ * entity codes (`#34;`), which it turns back into the characters on render.
+ */
+function mermaidText(text: string): string {
+  // Mermaid drops the last `;` of any line where `style` or `classDef` comes before a `:`, breaking an entity code.
+  const special = /style|classDef/.test(text) ? /[#"<>|%`&:]/g : /[#"<>|%`&]/g
+  return text
+    .replace(/\r\n?/g, '\n')
+    .replace(special, (char) => `#${char.codePointAt(0)};`)
+    .replace(/\n/g, '<br>')
+    .replace(/\p{Cc}/gu, ' ')
+}
+
+/**
+ * A DOT double-quoted string: backslashes (Graphviz reads `\N`, `\l` ...),
+ * quotes and ampersands (it decodes `&#35;`, `&amp;` ...) escaped, line breaks as `\n`.
+ */
+function dotString(text: string): string {
+  const escaped = text
+    .replace(/\r\n?/g, '\n')
+    .replace(/&/g, '&amp;')
+    .replace(/\\/g, '\\\\')
+    .replace(/"/g, '\\"')
+    .replace(/\n/g, '\\n')
+    .replace(/\p{Cc}/gu, ' ')
+  return `"${escaped}"`
+}

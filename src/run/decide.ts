@@ -1,0 +1,91 @@
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { RunStateError } from '../core/errors.js'
+import { sameStamp, stampOf, writeFileAtomic } from '../vault/fs-atomic.js'
+import { loadPlan } from '../plan/load-plan.js'
+import { addFeedback, tickBox } from '../vault/note-edits.js'
+import { parseNote } from '../vault/parse-note.js'
+import { decideProposal, PROPOSAL_NODE } from '../vault/proposal-note.js'
+import type { Edge, PlanNode } from '../core/types.js'
+
+/** A person's decision on a waiting note. */
+export interface Decision {
+  /** The edge to follow: its label, its target, or `next` for the unconditional edge. */
+  edge: string
+  /** Text added at the end of the note's `## Feedback` section (the section is appended when there is none). */
+  feedback?: string
+}
+
+/** How often `decide` reads again when the note changed between its read and its write. */
+const ATTEMPTS = 3
+
+/**
+ * Makes a person's decision from code (a chat, a web page, a Slack button):
+ * ticks exactly the box of `decision.edge` in the waiting note and, with
+ * `feedback`, adds the text at the end of its `## Feedback` section. No other
+ * byte changes. It writes only that note, atomically and checking its stamp,
+ * so it needs no runner's lock; the next `runPlan` or `nextStep` (or a
+ * runner waiting on the note) follows it as a box ticked by hand. While a
+ * proposal is pending (SPEC section 11), `node` `proposal` means it: the
+ * edge is `approve`, `revise` or `decline`, ticked in
+ * `00_plan-trace/proposal.md`.
+ *
+ * @param node - the waiting note's id (its path in the vault without `.md`)
+ * @throws {RunStateError} `not-waiting` when the note is not `status: waiting`; `bad-choice` for an unknown or ambiguous edge; `ambiguous-decision` when another box is ticked already
+ * @throws {TypeError} on a bad argument
+ */
+export async function decide(vault: string, node: string, decision: Decision): Promise<void> {
+  if (typeof node !== 'string' || node === '') throw new TypeError(`Expected \`node\` to be a note id, got \`${String(node)}\``)
+  if (!decision || typeof decision.edge !== 'string') throw new TypeError(`Expected \`decision.edge\` to be a string, got \`${typeof decision?.edge}\``)
+  if (decision.feedback !== undefined && typeof decision.feedback !== 'string') throw new TypeError(`Expected \`decision.feedback\` to be a string, got \`${typeof decision.feedback}\``)
+  // While a proposal is pending, `proposal` means it, not a note of that name.
+  if (node === PROPOSAL_NODE && (await decideProposal(vault, decision))) return
+  for (let attempt = 1; ; attempt++) {
+    const graph = await loadPlan(vault)
+    const planNode = graph.nodes.get(node.normalize('NFC')) ?? graph.nodes.get(node.replace(/\.md$/i, '').normalize('NFC'))
+    if (!planNode) throw new RunStateError('not-waiting', `The vault \`${vault}\` has no note \`${node}\`; the notes waiting for a person are ${waitingOf(graph.nodes.values())}.`)
+    if (planNode.status !== 'waiting') {
+      throw new RunStateError('not-waiting', `\`${planNode.file ?? node}\` is \`status: ${planNode.status}\`, not waiting for a person; the notes waiting are ${waitingOf(graph.nodes.values())}.`)
+    }
+    const index = edgeIndex(planNode, decision.edge)
+    const path = join(vault, planNode.file ?? `${planNode.id}.md`)
+    const before = await stampOf(path)
+    const text = await readFile(path, 'utf8')
+    const raw = parseNote(planNode.file ?? `${planNode.id}.md`, text).edges
+    const item = raw[index]
+    if (!item || raw.length !== planNode.edges.length) continue
+    const other = raw.findIndex((edge, at) => edge.checked === true && at !== index)
+    if (other !== -1) {
+      const edge = planNode.edges[other]!
+      throw new RunStateError('ambiguous-decision', `\`${planNode.file}\` has \`${edge.label || 'next'} -> [[${edge.target}]]\` ticked already; untick it first, or decide that edge.`)
+    }
+    let updated = item.checked === true ? text : tickBox(text, item.itemLine)
+    if (decision.feedback !== undefined && decision.feedback.trim() !== '') updated = addFeedback(updated, decision.feedback)
+    if (updated === text) return
+    // Compared just before the write: an edit saved meanwhile is read again, never overwritten.
+    if (!sameStamp(await stampOf(path), before)) {
+      if (attempt < ATTEMPTS) continue
+      throw new RunStateError('note-busy', `\`${planNode.file}\` kept changing while the decision was written; nothing was changed. Try again.`)
+    }
+    await writeFileAtomic(path, updated, { mode: before.mode })
+    return
+  }
+}
+
+function edgeIndex(node: PlanNode, choice: string): number {
+  const wanted = choice.trim().toLowerCase()
+  const matches = (edge: Edge) =>
+    wanted === 'next' ? !edge.conditional : edge.label.trim().toLowerCase() === wanted
+  let found = node.edges.flatMap((edge, index) => (matches(edge) ? [index] : []))
+  if (found.length === 0) found = node.edges.flatMap((edge, index) => (edge.target.toLowerCase() === wanted ? [index] : []))
+  if (found.length !== 1) {
+    const choices = node.edges.map((edge) => `\`${edge.label || 'next'}\``).join(', ')
+    throw new RunStateError('bad-choice', `\`${choice}\` ${found.length === 0 ? 'names no edge' : 'names several edges'} of \`${node.id}\`; its choices are ${choices}. Nothing was changed.`)
+  }
+  return found[0]!
+}
+
+function waitingOf(nodes: Iterable<PlanNode>): string {
+  const waiting = [...nodes].filter((node) => node.status === 'waiting').map((node) => `\`${node.id}\``)
+  return waiting.length > 0 ? waiting.join(', ') : 'none'
+}

@@ -1,0 +1,120 @@
+import { StepError } from '../core/errors.js'
+import { createLLM, ModelConfigError, resolveModelConfig } from '../models/llm-client.js'
+import { lockVault } from '../vault/lock.js'
+import type { PlanGraph } from '../plan/plan-graph.js'
+import { RunDriver } from './run-driver.js'
+import { checkOptions, DEFAULTS, type RunOptions, type RunResult } from './run-options.js'
+import { prepareRunVault } from './run-vault.js'
+import { proposalGate, proposalResult } from './proposal-gate.js'
+import { runTelemetry } from './telemetry.js'
+import { conditionsOf } from '../models/transitions.js'
+import type { CallLLM, PlanNode, StepInput } from '../core/types.js'
+import { VaultSession } from './vault-session.js'
+import { createWorker } from '../models/worker.js'
+import { readLedger } from '../memory/ledger.js'
+import { LEDGER_TOOL_NAMES } from '../memory/ledger-tools.js'
+
+/**
+ * Runs a plan: validates it (no model is called for an invalid plan), then
+ * walks it from the start node, hop by hop: the node becomes `active`, the
+ * worker works it, it becomes `done`, and the transition is judged
+ * (predicates, then one YES/NO LLM call, then the unconditional edge, then
+ * work again). Every hop is appended to `00_plan-trace/trace.md`. Running
+ * the same vault again resumes where it stopped. The walk is `nextStep` /
+ * work / `completeStep` under one lock.
+ *
+ * @param plan - a vault folder, or an in-memory graph (written to a run vault first)
+ * @throws {PlanValidationError} when the plan (or an edit made mid-run) is invalid
+ * @throws {StepError} when the worker fails; the vault stays resumable
+ * @throws {RunStateError} when the vault's state needs a person (two `active` notes, a lock held by another run, another query than the recorded one, ...)
+ * @throws {ModelConfigError} before anything is written, when the run needs a model and none is configured
+ * @throws {TypeError} on bad options, or a new run without `query`
+ */
+export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}): Promise<RunResult> {
+  checkOptions(plan, options)
+  const fsync = options.fsync ?? DEFAULTS.fsync
+  const prepared = await prepareRunVault(plan, { query: options.query, fsync, runVault: options.runVault })
+  // Not queued behind this process's other calls like a stepping call: a run holds the vault for long, so a second one is refused.
+  const lock = await lockVault(prepared.vault)
+  const telemetry = await runTelemetry(prepared.vault)
+  let failure: unknown
+  try {
+    // A pending proposal is decided (or waited for) before the plan is even read: a revision rewrites its notes.
+    const gate = await proposalGate(prepared.vault, { query: options.query, fresh: options.fresh ?? DEFAULTS.fresh, llm: options.llm, fsync, signal: options.signal })
+    if (gate.kind === 'waiting') return proposalResult(gate.step, prepared.vault, options.onEvent)
+    const sessionOptions: { fsync: boolean; tools?: string[] } = { fsync }
+    // The built-in worker's ledger tools are known names too: `tools: [record_fact]` is no unknown tool.
+    if (options.tools) sessionOptions.tools = [...options.tools.map((tool) => tool.name), ...LEDGER_TOOL_NAMES]
+    const session = await VaultSession.open(prepared.vault, sessionOptions)
+    let driver: RunDriver | undefined
+    try {
+      driver = await RunDriver.open(prepared.vault, session, lock, {
+        query: gate.query,
+        llm: options.llm,
+        predicates: options.predicates,
+        maxSteps: options.maxSteps ?? DEFAULTS.maxSteps,
+        fsync,
+        fresh: options.fresh ?? DEFAULTS.fresh,
+        signal: options.signal,
+        onEvent: (event) => {
+          telemetry.onEvent(event)
+          options.onEvent?.(event)
+        },
+        degraded: typeof plan === 'string' ? undefined : plan.degraded,
+        source: prepared.source,
+        beforeClaim: (node) => checkModels(node, options),
+      })
+      driver.begin()
+      return await walk(driver, options)
+    } finally {
+      await driver?.close()
+      session.close()
+    }
+  } catch (error) {
+    failure = error
+    throw error
+  } finally {
+    telemetry.end(failure)
+    await lock.release()
+  }
+}
+
+/** Works every claimed visit with the worker and completes it, until the run completes, stops or waits. */
+async function walk(driver: RunDriver, options: RunOptions): Promise<RunResult> {
+  let llm = options.llm
+  // The worker's model calls count for the hop's record, like the judge's.
+  const model: CallLLM = (prompt, callOptions) =>
+    (llm ??= createLLM())(prompt, {
+      ...callOptions,
+      onUsage: (usage) => {
+        driver.noteUsage(usage)
+        callOptions.onUsage?.(usage)
+      },
+    })
+  const work = options.work ?? createWorker(model, options.tools ? { tools: options.tools } : {})
+  let step = await driver.next()
+  while (step.kind === 'work') {
+    const input: StepInput = { node: step.node, query: step.query, visit: step.visit, step: step.step, outputs: step.outputs, key: step.key, vault: driver.vault, ledger: await readLedger(driver.vault) }
+    if (options.signal) input.signal = options.signal
+    let output: string
+    try {
+      output = await work(input)
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason
+      // No model configured is not this step's failure: say what to set.
+      if (error instanceof ModelConfigError) throw error
+      throw new StepError(step.node.id, step.visit, error)
+    }
+    if (typeof output !== 'string') throw new StepError(step.node.id, step.visit, new TypeError(`Expected the worker to return a string, got \`${typeof output}\``))
+    step = await driver.complete(step.key, { output })
+  }
+  return driver.resultOf(step)
+}
+
+/** Before a visit is claimed: a model the visit will need must be configured, so nothing is written for a run that cannot go on. */
+function checkModels(node: PlanNode, options: RunOptions): void {
+  if (options.llm) return
+  if (!options.work) resolveModelConfig(node.role ?? 'action')
+  const human = node.judge === 'human' && node.edges.length > 0
+  if (!human && conditionsOf(node, options.predicates).some((label) => label !== 'next')) resolveModelConfig(node.role ?? 'transition')
+}

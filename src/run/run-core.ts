@@ -1,0 +1,156 @@
+import { outputFile, type HopRecord, type SavedOutput, type TraceRecord } from './trace.js'
+import type { StepOutput } from '../core/types.js'
+
+/**
+ * The pure core of a run: where a run stands and what comes next, as a
+ * function of what is on disk (the trace's records, the saved output of a
+ * step not yet recorded, the notes' statuses and budgets). It does no I/O:
+ * `runPlan`, the stepping calls and `readRunStatus` read the vault, ask it,
+ * and perform what it answers. One decision, in one place.
+ */
+
+/** What a run has done, replayed from its trace. */
+export interface Replay {
+  /** The highest step recorded: node works of the whole run, the terminal's included. */
+  steps: number
+  /** The highest visit recorded per node (a wait for a person counts its visit). */
+  visits: Map<string, number>
+  /** Outputs in the order they were made, and feedback handed on, oldest first. */
+  outputs: StepOutput[]
+  lastRecord: TraceRecord | undefined
+  lastHop: HopRecord | undefined
+  /** The last node worked, and its output. */
+  lastNode: string
+  lastOutput: string
+  /** Per node, the `## Feedback` text at its latest decision: later decisions hand on only what changed. */
+  feedback: Map<string, string>
+  /** Visits (`node\nvisit`) that waited for a person: their decision adds no second output. */
+  waited: Set<string>
+}
+
+/**
+ * Replays a trace: visits, steps and outputs, so budgets hold across restarts
+ * and workers see the run's history.
+ *
+ * @param outputOf - the text of a saved output note by its file (`outputs/0003-review.md`), if it exists
+ */
+export function replay(records: readonly TraceRecord[], outputOf: (file: string) => string | undefined): Replay {
+  const state: Replay = { steps: 0, visits: new Map(), outputs: [], lastRecord: undefined, lastHop: undefined, lastNode: '', lastOutput: '', feedback: new Map(), waited: new Set() }
+  for (const record of records) applyRecord(state, record, outputOf(record.kind === 'hop' ? record.output : outputFile(record.step, record.node)))
+  return state
+}
+
+/**
+ * Adds one record to a replay, as the run that writes it goes on: the same
+ * step whether the record was just appended or read back after a restart.
+ *
+ * @param output - the text of the record's output note (`undefined` when it has none)
+ */
+export function applyRecord(state: Replay, record: TraceRecord, output: string | undefined): void {
+  state.steps = Math.max(state.steps, record.step)
+  state.lastRecord = record
+  if (record.kind === 'stop') return
+  state.visits.set(record.node, Math.max(state.visits.get(record.node) ?? 0, record.visit))
+  // A human node's visit is recorded twice: when it starts waiting and when the person decides.
+  const visitKey = `${record.node}\n${record.visit}`
+  const decided = state.waited.has(visitKey)
+  if (!decided) state.outputs.push({ node: record.node, visit: record.visit, output: output ?? '' })
+  if (record.kind === 'waiting') state.waited.add(visitKey)
+  else {
+    state.lastHop = record
+    if (record.decidedBy === 'human') {
+      const handed = feedbackToHandOn(state.feedback.get(record.node), record.feedback)
+      if (record.feedback !== undefined) state.feedback.set(record.node, record.feedback)
+      if (handed) state.outputs.push({ node: record.node, visit: record.visit, output: handed })
+    }
+  }
+  state.lastNode = record.node
+  if (!decided) state.lastOutput = output ?? ''
+}
+
+/**
+ * The feedback a decision hands on: the `## Feedback` text as it stands,
+ * less what an earlier decision of the same note already handed on. A person
+ * adds below what they wrote before, so only the new part is new.
+ */
+export function feedbackToHandOn(previous: string | undefined, current: string | undefined): string {
+  const now = current?.trim() ?? ''
+  const before = previous?.trim() ?? ''
+  if (now === '' || now === before) return ''
+  return before !== '' && now.startsWith(before) ? now.slice(before.length).trim() : now
+}
+
+/** What the notes say, as the core needs it. */
+export interface NotesView {
+  /** Ids of the notes that are `status: active`, in vault order. */
+  active: string[]
+  /** The start node's id, when the plan has one. */
+  start: string | undefined
+  has(id: string): boolean
+  maxVisits(id: string): number
+}
+
+/** The view of a graph's notes the core needs: `active` and `start` as the caller found them. */
+export function notesOf(graph: { nodes: ReadonlyMap<string, { maxVisits: number }> }, active: string[], start: string | undefined): NotesView {
+  return { active, start, has: (id) => graph.nodes.has(id), maxVisits: (id) => graph.nodes.get(id)?.maxVisits ?? 0 }
+}
+
+/** Where a run goes on. */
+export type Position =
+  /** Enter `node` as a new visit: count it, set it `active`, work it. `claimed`: it is `active` already (a crash, or a claim not yet completed). */
+  | { kind: 'work'; node: string; visit: number; step: number; claimed: boolean }
+  /** An output is saved and its transition not yet judged: judge it, without working again. */
+  | { kind: 'judge'; node: string; visit: number; step: number; saved: SavedOutput & { file: string } }
+  /** A `judge: human` note waits: follow its ticked box, or keep waiting. */
+  | { kind: 'decide'; node: string; visit: number; step: number }
+  /** The run reached its terminal. */
+  | { kind: 'completed'; hop: HopRecord }
+  /** A budget refuses the next visit. `recorded`: the trace already says so. */
+  | { kind: 'stopped'; node: string; visit: number; budget: 'max_visits' | 'maxSteps'; recorded: boolean }
+  /** More than one note is `active`: a person must choose. */
+  | { kind: 'two-active'; nodes: string[] }
+  /** No trace and no start node: the plan needs fixing (validation says how). */
+  | { kind: 'no-start' }
+
+/**
+ * Where a run stands (SPEC section 4, "Resume"), in this order: two `active`
+ * notes are an error; an output saved for the next step of this run and not
+ * yet recorded is judged (unless a person moved the run to another note);
+ * an `active` note is worked (again, with the same visit when the run was
+ * there); else the last record says: a stop tries again, a wait looks at the
+ * boxes, a terminal hop is the result, a hop enters its target; no record
+ * enters the start node. Entering a note checks its budgets first.
+ */
+export function locate(run: { runId: string; replay: Replay; pending: (SavedOutput & { file: string }) | undefined; maxSteps: number }, notes: NotesView): Position {
+  const { replay: state, pending } = run
+  if (notes.active.length > 1) return { kind: 'two-active', nodes: notes.active }
+  const active = notes.active[0]
+  const expected = pending && pending.run === run.runId && pending.step === state.steps + 1 && notes.has(pending.node) && pending.visit === (state.visits.get(pending.node) ?? 0) + 1
+  if (pending && expected && (active === undefined || active === pending.node)) {
+    return { kind: 'judge', node: pending.node, visit: pending.visit, step: pending.step, saved: pending }
+  }
+  if (active !== undefined) return enter(run, notes, active, true)
+  const last = state.lastRecord
+  if (!last) return notes.start === undefined ? { kind: 'no-start' } : enter(run, notes, notes.start, false)
+  if (last.kind === 'stop') return enter(run, notes, last.node, false)
+  if (last.kind === 'waiting') return { kind: 'decide', node: last.node, visit: last.visit, step: last.step }
+  if (last.next === null) return { kind: 'completed', hop: last }
+  return enter(run, notes, last.next, false)
+}
+
+function enter(run: { replay: Replay; maxSteps: number }, notes: NotesView, node: string, claimed: boolean): Position {
+  const { replay: state } = run
+  const visit = (state.visits.get(node) ?? 0) + 1
+  const budget = notes.has(node) && visit > notes.maxVisits(node) ? 'max_visits' : state.steps >= run.maxSteps ? 'maxSteps' : undefined
+  if (budget) {
+    const last = state.lastRecord
+    const recorded = last?.kind === 'stop' && last.node === node && last.budget === budget && last.step === state.steps && last.visit === visit
+    return { kind: 'stopped', node, visit, budget, recorded }
+  }
+  return { kind: 'work', node, visit, step: state.steps + 1, claimed }
+}
+
+/** The stable key of a visit: run, node and visit, the same when the visit is worked again. */
+export function visitKey(runId: string, node: string, visit: number): string {
+  return `${runId}:${node}:${visit}`
+}

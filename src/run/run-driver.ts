@@ -1,0 +1,398 @@
+import { stat } from 'node:fs/promises'
+import { RunStateError } from '../core/errors.js'
+import { createLLM } from '../models/llm-client.js'
+import type { VaultLock } from '../vault/lock.js'
+import { newRunId } from './run-id.js'
+import { openRun, pendingOutput } from './run-open.js'
+import { budgetReason, checkChoice, checkJudgeModel, tell, toRunResult, usageFields, waitingStep, workStep } from './run-words.js'
+import { applyRecord, feedbackToHandOn, locate, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
+import type { RunResult, Step, StopInfo } from './run-options.js'
+import {
+  outputFile,
+  readOutput,
+  TRACE_FORMAT,
+  TraceAppender,
+  tracePaths,
+  writeFinal,
+  writeOutput,
+  writeTraceHeader,
+  type HopRecord,
+  type SavedOutput,
+  type TraceHeader,
+  type TraceRecord,
+} from './trace.js'
+import { chooseEdge, conditionsOf } from '../models/transitions.js'
+import type { CallLLM, ModelUsage, PlanNode, Predicate, RunEvent, TransitionContext } from '../core/types.js'
+import { readLedger } from '../memory/ledger.js'
+import { loopOf } from '../plan/validate.js'
+import type { VaultSession } from './vault-session.js'
+
+/** What a driver needs to know of the call it serves. */
+export interface DriverOptions {
+  query?: string | undefined
+  llm?: CallLLM | undefined
+  predicates?: Record<string, Predicate> | undefined
+  maxSteps: number
+  fsync: boolean
+  fresh: boolean
+  signal?: AbortSignal | undefined
+  onEvent?: ((event: RunEvent) => void) | undefined
+  /** Set when an LLM-emitted plan fell back to a path graph. */
+  degraded?: string | undefined
+  /** The plan's source identity, recorded in a new trace's header. */
+  source?: string | undefined
+  /** Called before a visit is claimed (before anything is written for it); may throw to refuse. */
+  beforeClaim?: ((node: PlanNode) => void) | undefined
+}
+
+/** A claimed visit, as the driver remembers it within one call. */
+interface Claim {
+  node: string
+  visit: number
+  step: number
+  at: number
+}
+
+/**
+ * The effects of a run on one locked vault: it asks the pure core
+ * (`locate`) where the run stands and performs what it answers (claims,
+ * outputs, statuses, judgments, trace records). `runPlan` and the stepping
+ * calls are thin loops over `next` and `complete`.
+ */
+export class RunDriver {
+  private runId = ''
+  private query = ''
+  private state: Replay
+  private traced: boolean
+  private pending: (SavedOutput & { file: string }) | undefined
+  private appender: TraceAppender | undefined
+  private claim: Claim | undefined
+  private readonly llm: CallLLM | undefined
+  private envLLM: CallLLM | undefined
+  /** The model calls of the hop under way: roles, models, tokens, for its trace record. */
+  private usage: ModelUsage[] = []
+
+  private constructor(
+    readonly vault: string,
+    private readonly session: VaultSession,
+    private readonly lock: VaultLock,
+    private readonly options: DriverOptions,
+    trace: { header: TraceHeader; records: TraceRecord[] } | undefined,
+    outputs: Map<string, string>,
+  ) {
+    this.llm = options.llm
+    this.traced = trace !== undefined
+    this.state = replay(trace?.records ?? [], (file) => outputs.get(file))
+    if (trace) {
+      this.runId = trace.header.run
+      this.query = trace.header.query
+      this.options.degraded ??= trace.header.degraded
+    } else {
+      this.query = options.query ?? ''
+    }
+  }
+
+  /**
+   * Reads the run of a locked vault: validates the plan, applies `fresh`,
+   * the query policy (SPEC section 8) and replays the trace.
+   *
+   * @throws {PlanValidationError} when the plan is invalid
+   * @throws {RunStateError} `query-mismatch` for another query than the recorded one
+   * @throws {TypeError} for a new run without a query
+   */
+  static async open(vault: string, session: VaultSession, lock: VaultLock, options: DriverOptions): Promise<RunDriver> {
+    const { trace, outputs } = await openRun(vault, session, options)
+    const driver = new RunDriver(vault, session, lock, options, trace, outputs)
+    if (trace) driver.pending = await pendingOutput(vault, driver.state.steps)
+    return driver
+  }
+
+  /**
+   * A person's decision is recorded before its boxes are cleared and its note
+   * set `done` (so a tick is never lost): a kill in between leaves the note
+   * waiting and ticked after its hop. Finish that first.
+   */
+  private async finishDecision(): Promise<void> {
+    const last = this.state.lastRecord
+    if (last?.kind !== 'hop' || last.decidedBy !== 'human') return
+    if (this.session.graph.nodes.get(last.node)?.status !== 'waiting') return
+    await this.session.emptyBoxes(last.node)
+    await this.session.setStatus(last.node, 'done')
+  }
+
+  /** Says the run starts or resumes (`start` event); a new run says it at its first claim. */
+  begin(): void {
+    if (this.traced) this.emit({ type: 'start', runId: this.runId, resumed: true })
+  }
+
+  /** The run's id (empty until the first claim of a new run). */
+  get run(): string {
+    return this.runId
+  }
+
+  /**
+   * Goes on until the caller has something to do: a visit to work (claimed:
+   * `active` on disk), a person to wait for, a budget stop or the result.
+   * A saved output is judged and a ticked box followed on the way.
+   */
+  async next(): Promise<Step> {
+    await this.finishDecision()
+    for (;;) {
+      this.lock.check()
+      this.options.signal?.throwIfAborted()
+      const position = this.position()
+      switch (position.kind) {
+        case 'two-active':
+          throw new RunStateError(
+            'two-active',
+            `Two notes are \`status: active\` (${position.nodes.map((id) => `\`${this.fileOf(id)}\``).join(', ')}); a run is at one node at a time. Set all but one to \`done\` or \`pending\`, then run again.`,
+          )
+        case 'no-start':
+          this.session.graph.startNode()
+          throw new RunStateError('no-start', 'The plan has no start node.')
+        case 'work':
+          return this.claimVisit(position)
+        case 'judge': {
+          const { saved } = position
+          // Cut short between saving the output and writing `done`: finish that first.
+          await this.session.refresh([position.node])
+          if (this.session.graph.nodes.get(position.node)?.status === 'active') await this.session.setStatus(position.node, 'done')
+          await this.judge(position.node, saved.visit, saved.step, saved.output, saved.file, saved.choice, false)
+          break
+        }
+        case 'decide': {
+          const waiting = await this.humanDecision(position.node, position.visit, position.step)
+          if (waiting) return waiting
+          break
+        }
+        case 'completed':
+          return this.recordedResult(position.hop)
+        case 'stopped':
+          return this.stop(position)
+      }
+    }
+  }
+
+  /**
+   * Completes the claimed visit whose key is `key`: saves the output (and
+   * the choice) together, marks the note `done`, judges the transition
+   * (predicates, the caller's choice, the LLM, the unconditional edge,
+   * rework), records the hop, and goes on to the next step.
+   *
+   * @throws {RunStateError} `stale-step` for any other key, `bad-choice` for a choice outside the step's conditions; nothing is written then
+   * @throws {ModelConfigError} when conditions remain, no choice is given and no model is configured; nothing is written then
+   */
+  async complete(key: string, result: { output: string; choice?: string | undefined }): Promise<Step> {
+    const position = this.position()
+    const claimed = position.kind === 'work' && position.claimed ? position : undefined
+    // A completion cut short after its output was saved is finished by judging what was saved.
+    if (position.kind === 'judge' && visitKey(this.runId, position.node, position.visit) === key) return this.next()
+    if (!claimed || visitKey(this.runId, claimed.node, claimed.visit) !== key) {
+      const now = claimed ? ` The pending step is \`${claimed.node}\`, visit ${claimed.visit}, key \`${visitKey(this.runId, claimed.node, claimed.visit)}\`.` : ''
+      throw new RunStateError('stale-step', `The key \`${key}\` is not the pending step of \`${this.vault}\`; nothing was written.${now} Call nextStep to get the current step.`)
+    }
+    // No refresh here: an edit that breaks the plan during the work must not cost the work (the judge refreshes).
+    const node = this.nodeOrFail(claimed.node)
+    const choice = result.choice
+    if (typeof result.output !== 'string') throw new TypeError(`Expected \`output\` to be a string, got \`${typeof result.output}\``)
+    const human = node.judge === 'human' && node.edges.length > 0
+    if (choice !== undefined && !human) checkChoice(node, choice, this.options.predicates)
+    if (choice === undefined && !human && !this.llm) checkJudgeModel(node, this.options.predicates)
+    const file = outputFile(claimed.step, node.id)
+    const meta: Parameters<typeof writeOutput>[2] = { run: this.runId, step: claimed.step, node: node.id, visit: claimed.visit }
+    if (choice !== undefined && !human) meta.choice = choice
+    // One flush with fsync: the output's bytes, journaled with the notes this hop may rewrite (VaultSession.saveOutput).
+    this.session.saveOutput(node.id, file, meta, result.output)
+    this.emit({ type: 'work', node: node.id, visit: claimed.visit, output: result.output })
+    await this.session.setStatus(node.id, 'done')
+    await this.judge(node.id, claimed.visit, claimed.step, result.output, file, meta.choice, true)
+    return this.next()
+  }
+
+  /** The run's outcome as `runPlan` returns it, for a step that is not `work`. */
+  resultOf(step: Exclude<Step, { kind: 'work' }>): RunResult {
+    return toRunResult(step, { runId: this.runId, replay: this.state, vault: this.vault, degraded: this.options.degraded })
+  }
+
+  /** Closes the trace file. */
+  async close(): Promise<void> {
+    await this.appender?.close()
+  }
+
+  private position(): Position {
+    const graph = this.session.graph
+    const active = this.session.withStatus('active')
+    let start: string | undefined
+    if (active.length === 0 && !this.state.lastRecord && !this.pending) start = graph.startNode().id
+    return locate({ runId: this.runId, replay: this.state, pending: this.pending, maxSteps: this.options.maxSteps }, notesOf(graph, active, start))
+  }
+
+  /** Claims a visit: the trace header for a new run, then `status: active`, persisted before any work. */
+  private async claimVisit(position: Extract<Position, { kind: 'work' }>): Promise<Step> {
+    await this.session.refresh([position.node])
+    const node = this.nodeOrFail(position.node)
+    if (!position.claimed) this.options.beforeClaim?.(node)
+    if (!this.traced) await this.startTrace()
+    if (this.claim?.node !== node.id || this.claim.visit !== position.visit) {
+      this.claim = { node: node.id, visit: position.visit, step: position.step, at: Date.now() }
+      this.usage = []
+    }
+    if (!position.claimed) {
+      this.emit({ type: 'enter', node: node.id, visit: position.visit, step: position.step, maxVisits: node.maxVisits })
+      if (node.status !== 'active') await this.session.setStatus(node.id, 'active', { justRefreshed: true })
+    }
+    return workStep(this.runId, node, position, this.query, this.state.outputs.slice(), this.options.predicates)
+  }
+
+  private async startTrace(): Promise<void> {
+    this.runId = newRunId()
+    const header: TraceHeader = { run: this.runId, format: TRACE_FORMAT, query: this.query, started: new Date().toISOString() }
+    if (this.options.degraded !== undefined) header.degraded = this.options.degraded
+    if (this.options.source !== undefined) header.source = this.options.source
+    await writeTraceHeader(this.vault, header, { fsync: this.options.fsync })
+    this.traced = true
+    this.emit({ type: 'start', runId: this.runId, resumed: false })
+  }
+
+  /** Judges the transition of a worked visit and records the hop. */
+  private async judge(id: string, visit: number, step: number, output: string, file: string, choice: string | undefined, checked: boolean): Promise<void> {
+    // Writing `done` just compared the note with what we knew, and read it again if a person had edited it.
+    await this.session.refresh(checked ? [] : [id])
+    const node = this.nodeOrFail(id)
+    this.pending = undefined
+    this.state.steps = Math.max(this.state.steps, step)
+    this.state.lastNode = id
+    this.state.lastOutput = output
+    if (node.edges.length > 0 && node.judge === 'human') {
+      await this.session.emptyBoxes(id)
+      await this.session.setStatus(id, 'waiting')
+      await this.record({ kind: 'waiting', step, node: id, visit, at: new Date().toISOString() }, '', output)
+      return
+    }
+    const context: TransitionContext = { query: this.query, node, visit, step, output, outputs: this.state.outputs.slice() }
+    const chooseOptions: Parameters<typeof chooseEdge>[3] = {}
+    if (this.options.predicates) chooseOptions.predicates = this.options.predicates
+    if (this.options.signal) chooseOptions.signal = this.options.signal
+    if (choice !== undefined) chooseOptions.choice = choice
+    const needsModel = choice === undefined && conditionsOf(node, this.options.predicates).some((label) => label !== 'next')
+    // The judge sees the facts and valid assumptions, as they stand after the work (it may have recorded some).
+    if (needsModel) context.ledger = await readLedger(this.vault)
+    const decision = await chooseEdge(node, context, needsModel ? this.model() : undefined, chooseOptions)
+    const record: HopRecord = {
+      kind: 'hop',
+      step,
+      node: id,
+      visit,
+      edge: decision.edge,
+      decidedBy: decision.decidedBy,
+      next: decision.edge?.target ?? (decision.decidedBy === 'terminal' ? null : id),
+      output: file,
+    }
+    if (decision.decidedBy === 'agent' && choice !== undefined) record.choice = choice
+    if (decision.answers) record.answers = decision.answers
+    const claim = this.claim?.node === id && this.claim.visit === visit ? this.claim : undefined
+    if (claim) {
+      record.at = new Date(claim.at).toISOString()
+      record.ms = Date.now() - claim.at
+    }
+    Object.assign(record, usageFields(this.usage))
+    this.usage = []
+    await this.record(record, decision.rationale, output)
+    const event: RunEvent = { type: 'transition', node: id, visit, step, edge: decision.edge, decidedBy: decision.decidedBy, rationale: decision.rationale }
+    if (record.tokens) event.tokens = record.tokens
+    if (record.model) event.model = record.model
+    this.emit(event)
+    if (record.next === null) await writeFinal(this.vault, id, output, { fsync: this.options.fsync })
+  }
+
+  /** A waiting `judge: human` note: follow the one ticked box, or say it still waits. */
+  private async humanDecision(id: string, visit: number, step: number): Promise<Step | undefined> {
+    await this.session.refresh([id])
+    const node = this.nodeOrFail(id)
+    const ticked = node.edges.filter((edge) => edge.at?.checked === true)
+    if (ticked.length > 1) {
+      throw new RunStateError(
+        'ambiguous-decision',
+        `\`${this.fileOf(id)}\` has ${ticked.length} boxes ticked (${ticked.map((edge) => `\`${edge.label || 'next'} -> [[${edge.target}]]\``).join(', ')}); tick exactly one, then run the vault again.`,
+      )
+    }
+    const edge = ticked[0]
+    if (!edge) {
+      const step = waitingStep(this.runId, node, this.fileOf(id))
+      this.emit({ type: 'waiting', node: id, reason: step.reason })
+      return step
+    }
+    const feedback = this.session.feedbackOf(id)
+    const handed = feedbackToHandOn(this.state.feedback.get(id), feedback)
+    const record: HopRecord = { kind: 'hop', step, node: id, visit, edge, decidedBy: 'human', next: edge.target, output: outputFile(step, id), at: new Date().toISOString() }
+    if (feedback) record.feedback = feedback
+    const rationale = handed ? `Feedback:\n${handed}` : 'A person ticked this edge.'
+    await this.record(record, rationale, this.state.lastOutput)
+    await this.session.emptyBoxes(id)
+    await this.session.setStatus(id, 'done')
+    this.emit({ type: 'transition', node: id, visit, step, edge, decidedBy: 'human', rationale })
+    return undefined
+  }
+
+  private async stop(position: Extract<Position, { kind: 'stopped' }>): Promise<Step> {
+    const { node: id, visit, budget } = position
+    const graph = this.session.graph
+    // A node with no condition holding works again without an edge to itself: a loop the graph does not show.
+    const reworking = this.state.lastHop?.node === id && this.state.lastHop.decidedBy === 'rework'
+    const loop = reworking ? [id] : graph.nodes.has(id) ? loopOf(graph, id) : []
+    const stop: StopInfo = { budget, node: id, visit, loop }
+    const reason = budgetReason(stop, { reworking, maxVisits: graph.nodes.get(id)?.maxVisits ?? 0, maxSteps: this.options.maxSteps, file: this.fileOf(id) })
+    if (!position.recorded) await this.record({ kind: 'stop', step: this.state.steps, node: id, visit, budget, reason, at: new Date().toISOString() }, reason, undefined)
+    this.emit({ type: 'stop', node: id, reason })
+    return { kind: 'stopped', runId: this.runId, stop, reason }
+  }
+
+  /** The result of a run that reached its terminal: nothing is worked again. */
+  private async recordedResult(last: HopRecord): Promise<Step> {
+    const saved = await readOutput(this.vault, last.output)
+    const output = saved?.output ?? this.state.lastOutput
+    if (!(await stat(tracePaths(this.vault).final).catch(() => undefined))) await writeFinal(this.vault, last.node, output, { fsync: this.options.fsync })
+    this.emit({ type: 'end', node: last.node })
+    return { kind: 'completed', runId: this.runId, node: last.node, output }
+  }
+
+  private async record(record: TraceRecord, rationale: string, output: string | undefined): Promise<void> {
+    this.lock.check()
+    this.appender ??= await TraceAppender.open(this.vault, { fsync: this.options.fsync })
+    await this.appender.append(record, rationale)
+    applyRecord(this.state, record, output)
+    if (record.kind !== 'waiting') this.claim = undefined
+  }
+
+  /** Counts a model call of the hop under way (the worker's calls come through here too). */
+  noteUsage(usage: ModelUsage): void {
+    this.usage.push(usage)
+  }
+
+  /** The judge's model, its calls counted for the hop's record. */
+  private model(): CallLLM {
+    const llm = this.llm ?? (this.envLLM ??= createLLM())
+    return (prompt, options) =>
+      llm(prompt, {
+        ...options,
+        onUsage: (usage) => {
+          this.noteUsage(usage)
+          options.onUsage?.(usage)
+        },
+      })
+  }
+
+  private nodeOrFail(id: string): PlanNode {
+    const node = this.session.graph.nodes.get(id)
+    if (!node) throw new RunStateError('node-missing', `The run is at \`${id}\`, but the vault has no such note any more. Restore it, or set another note \`status: active\` to move the run there.`)
+    return node
+  }
+
+  private fileOf(id: string): string {
+    return this.session.graph.nodes.get(id)?.file ?? `${id}.md`
+  }
+
+  private emit(event: RunEvent): void {
+    tell(this.options.onEvent, event)
+  }
+}

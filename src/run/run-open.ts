@@ -1,0 +1,70 @@
+import { join } from 'node:path'
+import { RunStateError } from '../core/errors.js'
+import { removeStaleTempFiles } from '../vault/fs-atomic.js'
+import { archiveInterrupted, archiveTrace, findOutputOfStep, outputFile, readOutput, readTrace, tracePaths, type SavedOutput, type TraceHeader, type TraceRecord } from './trace.js'
+import { clipLine } from './run-words.js'
+import type { VaultSession } from './vault-session.js'
+
+/**
+ * Reads the run of a locked vault before it goes on: validates the plan,
+ * finishes an archive a kill cut short, applies `fresh` (statuses reset,
+ * the old run archived) and the query policy (SPEC section 8), and reads
+ * the outputs the trace names, for the replay.
+ *
+ * @throws {PlanValidationError} when the plan is invalid
+ * @throws {RunStateError} `query-mismatch` for another query than the recorded one
+ * @throws {TypeError} for a new run without a query
+ */
+export async function openRun(
+  vault: string,
+  session: VaultSession,
+  options: { fresh: boolean; query?: string | undefined },
+): Promise<{ trace: { header: TraceHeader; records: TraceRecord[] } | undefined; outputs: Map<string, string> }> {
+  session.validate()
+  await removeStaleTempFilesIn(vault, session)
+  let trace = await readTrace(vault)
+  // A `fresh` start killed while it archived the old run: finish the archive; the old run is over.
+  if (trace && (await archiveInterrupted(vault, trace.header.run))) {
+    await archiveTrace(vault, trace.header.run)
+    trace = undefined
+  }
+  if (options.fresh) {
+    for (const node of session.graph.nodes.values()) if (node.status !== 'pending') await session.setStatus(node.id, 'pending')
+    if (trace) await archiveTrace(vault, trace.header.run)
+    trace = undefined
+  } else if (trace && options.query !== undefined && options.query !== trace.header.query) {
+    throw new RunStateError(
+      'query-mismatch',
+      `The vault \`${vault}\` holds a run for the query ${JSON.stringify(clipLine(trace.header.query))}, not ${JSON.stringify(clipLine(options.query))}. Nothing was changed: leave the query out (or pass the same one) to go on with that run, or pass \`fresh: true\` to start over with the new query.`,
+    )
+  }
+  if (!trace && options.query === undefined) throw new TypeError('Expected `query` for a new run (the vault holds no run to resume), got `undefined`')
+  return { trace, outputs: await outputsOf(vault, trace?.records ?? []) }
+}
+
+/** The texts of the output notes a trace's records name, by file, for the replay. */
+export async function outputsOf(vault: string, records: readonly TraceRecord[]): Promise<Map<string, string>> {
+  const outputs = new Map<string, string>()
+  for (const record of records) {
+    const file = record.kind === 'hop' ? record.output : record.kind === 'waiting' ? outputFile(record.step, record.node) : undefined
+    if (file === undefined || outputs.has(file)) continue
+    const saved = await readOutput(vault, file)
+    if (saved) outputs.set(file, saved.output)
+  }
+  return outputs
+}
+
+/** The output saved for the step after the last recorded one, if a crash left one (its hop not recorded). */
+export async function pendingOutput(vault: string, steps: number): Promise<(SavedOutput & { file: string }) | undefined> {
+  const file = await findOutputOfStep(vault, steps + 1)
+  const saved = file === undefined ? undefined : await readOutput(vault, file)
+  return file !== undefined && saved ? { ...saved, file } : undefined
+}
+
+/** Temp files a killed write left behind (every call may follow a kill: runPlan's and the stepping calls alike). */
+async function removeStaleTempFilesIn(vault: string, session: VaultSession): Promise<void> {
+  const folders = new Set([vault, tracePaths(vault).folder, tracePaths(vault).outputs])
+  for (const node of session.graph.nodes.values()) if (node.file?.includes('/')) folders.add(join(vault, node.file.slice(0, node.file.lastIndexOf('/'))))
+  await Promise.all([...folders].map((folder) => removeStaleTempFiles(folder)))
+}
+

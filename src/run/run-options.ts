@@ -1,0 +1,153 @@
+import type { CallLLM, PlanNode, Predicate, RunEvent, StepInput, StepOutput, Tool } from '../core/types.js'
+
+/** Options of `runPlan`. */
+export interface RunOptions {
+  /**
+   * What the run is for; handed to every worker and judge. Required for a new
+   * run; a resumed run uses the recorded one (another query is a
+   * `RunStateError` `query-mismatch`).
+   */
+  query?: string
+  /**
+   * Does the work of one visit and returns its output.
+   *
+   * @default the built-in LLM worker
+   */
+  work?: (step: StepInput) => Promise<string>
+  /**
+   * The model behind the judge (and the built-in worker).
+   *
+   * @default the client configured from `LLM_*` environment variables
+   */
+  llm?: CallLLM
+  /**
+   * Code that decides condition labels instead of the LLM; wins over `registerPredicate`.
+   *
+   * @default {}
+   */
+  predicates?: Record<string, Predicate>
+  /** Tools for the built-in worker; a node's `tools:` scopes them. */
+  tools?: Tool[]
+  /**
+   * Node works allowed in the whole run, across restarts.
+   *
+   * @default 50
+   */
+  maxSteps?: number
+  /** Copy the plan here and run the copy (a plan folder stays a template). */
+  runVault?: string
+  /**
+   * Flush every write to the disk, so it survives a power loss and not only a crash.
+   *
+   * @default true
+   */
+  fsync?: boolean
+  /**
+   * Start over: statuses reset, the old trace archived.
+   *
+   * @default false
+   */
+  fresh?: boolean
+  /** Aborts the run between or during steps (the worker and the model get it too); the vault stays resumable. */
+  signal?: AbortSignal
+  /** Called as the run goes: `start`, `enter`, `work`, `transition`, `waiting`, `stop`, `end`. */
+  onEvent?: (event: RunEvent) => void
+}
+
+/** How a run ended. */
+export interface RunResult {
+  /** `waiting`: a person must decide (a `judge: human` node). */
+  status: 'completed' | 'stopped' | 'waiting'
+  /** The terminal's output, or the latest output when the run stopped or waits. */
+  output: string
+  /** Why the run stopped or waits, in words; the same is in `stop` and `waiting` as data. */
+  reason?: string
+  /** The run's id, as recorded in the trace header. */
+  runId: string
+  /** Set when `status` is `stopped`: which budget ran out, where. */
+  stop?: StopInfo
+  /** Set when `status` is `waiting`: every note waiting for a person. */
+  waiting?: WaitingNote[]
+  /** Node works of the whole run, the terminal's included. */
+  steps: number
+  /** Visits per node. */
+  visits: Record<string, number>
+  /** The last node worked. */
+  lastNode: string
+  /** The vault the run wrote into. */
+  runVault: string
+  /** Set when an LLM-emitted plan fell back to a path graph. */
+  degraded?: string
+}
+
+/** Defaults of the run options. */
+export const DEFAULTS = { maxSteps: 50, fsync: true, fresh: false }
+
+/** Throws at once, naming the bad value, on options no run can use. */
+export function checkOptions(plan: unknown, options: RunOptions): void {
+  if (typeof plan !== 'string' && !(plan && typeof plan === 'object' && 'nodes' in plan)) {
+    throw new TypeError(`Expected \`plan\` to be a vault folder or a PlanGraph, got \`${String(plan)}\``)
+  }
+  if (!options || typeof options !== 'object') throw new TypeError(`Expected \`options\` to be an object, got \`${String(options)}\``)
+  if (options.query !== undefined && typeof options.query !== 'string') throw new TypeError(`Expected \`options.query\` to be a string, got \`${typeof options.query}\``)
+  const { maxSteps } = options
+  if (maxSteps !== undefined && !(Number.isInteger(maxSteps) && maxSteps >= 1)) {
+    throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${maxSteps}\``)
+  }
+  if (options.work !== undefined && typeof options.work !== 'function') throw new TypeError(`Expected \`work\` to be a function, got \`${typeof options.work}\``)
+}
+
+/** Options of the stepping calls (`nextStep`, `completeStep`). */
+export interface StepOptions {
+  /** What the run is for; required for a vault with no run yet, the recorded one is used on resume. */
+  query?: string
+  /** The model behind the judge when `completeStep` gets no `choice`. */
+  llm?: CallLLM
+  /** Code that decides condition labels; always asked before the caller's choice. */
+  predicates?: Record<string, Predicate>
+  /** @default 50 */
+  maxSteps?: number
+  /** @default true */
+  fsync?: boolean
+  signal?: AbortSignal
+  /** `nextStep` only: start over (statuses reset, the old trace archived). */
+  fresh?: boolean
+}
+
+/** A budget that ran out. */
+export interface StopInfo {
+  budget: 'max_visits' | 'maxSteps'
+  node: string
+  visit: number
+  /** The loop the node sits in, as ids; empty when it is in none. */
+  loop: string[]
+}
+
+/** A note waiting for a person's decision. */
+export interface WaitingNote {
+  node: string
+  /** The note, relative to the vault the call was made on. */
+  file: string
+  /** The labels a person may choose (`next` for an unconditional edge). */
+  choices: string[]
+}
+
+/** What a plan asks of the caller now. */
+export type Step =
+  | {
+      kind: 'work'
+      runId: string
+      key: string
+      step: number
+      visit: number
+      node: PlanNode
+      query: string
+      outputs: StepOutput[]
+      /** The subplan folder, relative to the top vault. */
+      plan?: string
+      /** The valid choices: undecided labels in file order, then `next`. */
+      conditions: string[]
+    }
+  | { kind: 'waiting'; runId: string; waiting: WaitingNote[]; reason: string }
+  | { kind: 'completed'; runId: string; node: string; output: string }
+  | { kind: 'stopped'; runId: string; stop: StopInfo; reason: string }

@@ -1,0 +1,117 @@
+import { createHash } from 'node:crypto'
+import { copyFile, mkdir, readdir, realpath, rename, rm, rmdir, stat } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
+import { holdsRun, listNotes } from '../vault/read-vault.js'
+import { savePlan } from '../plan/save-plan.js'
+import { TRACE_FOLDER } from '../vault/run-folder.js'
+import { RunStateError } from '../core/errors.js'
+import type { PlanGraph } from '../plan/plan-graph.js'
+import { readTrace, tracePaths } from './trace.js'
+
+/**
+ * Where a run happens. A folder runs in place; with `runVault`, the plan is
+ * copied there first (unless the run vault already holds it, then it is
+ * resumed); an in-memory graph is written out first, by default to
+ * `./runs/<YYYYMMDD-HHMMSS>-<slug of the query>/`. A copy is written into a
+ * temporary folder and renamed into place, so a kill never leaves half a plan.
+ * `source` identifies the plan (the template's real path, or a hash of the
+ * graph) for the trace header.
+ *
+ * @throws {RunStateError} `run-vault-other-plan` when the run vault holds a run of another plan
+ */
+export async function prepareRunVault(plan: string | PlanGraph, options: { query?: string | undefined; runVault?: string | undefined; fsync: boolean }): Promise<{ vault: string; source?: string }> {
+  if (typeof plan === 'string') {
+    if (options.runVault === undefined || resolve(options.runVault) === resolve(plan)) return { vault: resolve(plan) }
+    const target = resolve(options.runVault)
+    const source = await realpath(plan).catch(() => resolve(plan))
+    const planFiles = await listNotes(resolve(plan), []).catch(() => [])
+    if (!(await holdsPlan(target, planFiles, source))) await intoPlace(target, (temp) => copyVault(resolve(plan), temp, [target]))
+    return { vault: target, source }
+  }
+  const target = resolve(options.runVault ?? defaultRunVault(options.query ?? 'run'))
+  const source = `sha256:${graphHash(plan)}`
+  const planFiles = [...plan.nodes.values()].map((node) => node.file ?? `${node.id}.md`)
+  if (!(await holdsPlan(target, planFiles, source))) await intoPlace(target, (temp) => savePlan(plan, temp, { fsync: options.fsync }).then(() => undefined))
+  return { vault: target, source }
+}
+
+/** A hash of what a graph says (not its statuses): two emitted plans with the same ids still differ. */
+function graphHash(graph: PlanGraph): string {
+  const nodes = [...graph.nodes.values()].map(({ id, title, body, type, tools, role, maxVisits, judge, edges, file }) => [id, title, body, type, tools, role, maxVisits, judge, edges, file])
+  return createHash('sha256').update(JSON.stringify(nodes)).digest('hex')
+}
+
+/** Fills a temporary folder beside `target`, then renames it into place (over a missing or empty folder). */
+export async function intoPlace(target: string, fill: (temp: string) => Promise<void>): Promise<void> {
+  await mkdir(dirname(target), { recursive: true })
+  const temp = `${target}.vaultplan-tmp-${process.pid}`
+  await rm(temp, { recursive: true, force: true })
+  await fill(temp)
+  await rmdir(target).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error
+  })
+  await rename(temp, target)
+}
+
+/** `runs/20261129-214500-write-a-post` for the query "Write a post". */
+function defaultRunVault(query: string, now = new Date()): string {
+  const pad = (n: number) => String(n).padStart(2, '0')
+  const stamp = `${now.getFullYear()}${pad(now.getMonth() + 1)}${pad(now.getDate())}-${pad(now.getHours())}${pad(now.getMinutes())}${pad(now.getSeconds())}`
+  const slug = query
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40)
+    .replace(/-+$/, '')
+  return join('runs', slug ? `${stamp}-${slug}` : stamp)
+}
+
+/**
+ * Whether `folder` already holds this plan: it has a run's trace, or exactly
+ * the plan's notes (a copy made just before a crash). An empty or missing
+ * folder does not.
+ *
+ * @throws {RunStateError} when it holds other notes and no run: copying the plan in would mix the two.
+ */
+async function holdsPlan(folder: string, planFiles: string[], source: string): Promise<boolean> {
+  const trace = await readTrace(folder).catch(() => undefined)
+  if (trace) {
+    if (trace.header.source !== undefined && trace.header.source !== source) {
+      throw new RunStateError(
+        'run-vault-other-plan',
+        `The run vault \`${folder}\` holds a run of another plan (\`${trace.header.source}\`, not \`${source}\`); pick another run vault, or an empty folder.`,
+      )
+    }
+    return true
+  }
+  if (await stat(tracePaths(folder).trace).then(() => true, () => false)) return true
+  const notes = await listNotes(folder, []).catch(() => [] as string[])
+  if (notes.length === 0) return false
+  const expected = new Set(planFiles)
+  if (notes.length === expected.size && notes.every((file) => expected.has(file))) return true
+  throw new RunStateError(
+    'run-vault-not-empty',
+    `The run vault \`${folder}\` holds other notes and no run of this plan; pick an empty folder (or one holding a run of this plan) so the plan's copy does not mix with them.`,
+  )
+}
+
+/** Copies a plan vault (notes, attachments, `.obsidian/`), leaving out its trace, `.git/` and `.trash/`. Symlinks are not followed. */
+export async function copyVault(from: string, to: string, skip: string[]): Promise<void> {
+  const info = await stat(from).catch(() => undefined)
+  if (!info?.isDirectory()) throw new Error(`Plan vault \`${from}\` does not exist or is not a folder`)
+  const walk = async (relative: string) => {
+    await mkdir(join(to, relative), { recursive: true })
+    for (const entry of await readdir(join(from, relative), { withFileTypes: true })) {
+      if (!relative && (entry.name === TRACE_FOLDER || entry.name === '.git' || entry.name === '.trash')) continue
+      const path = relative ? join(relative, entry.name) : entry.name
+      // A run vault inside the plan folder must not be copied into itself.
+      // A run vault inside the plan folder (this one, or one kept from an earlier run) is no part of the plan.
+      if (entry.isDirectory() && ([to, ...skip].includes(resolve(from, path)) || (await holdsRun(join(from, path))))) continue
+      if (entry.isDirectory()) await walk(path)
+      else if (entry.isFile()) await copyFile(join(from, path), join(to, path))
+    }
+  }
+  await walk('')
+}
+

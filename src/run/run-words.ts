@@ -1,0 +1,133 @@
+import { RunStateError } from '../core/errors.js'
+import { ModelConfigError, resolveModelConfig } from '../models/llm-client.js'
+import { visitKey, type Replay } from './run-core.js'
+import type { RunResult, Step, StopInfo } from './run-options.js'
+import type { HopRecord } from './trace.js'
+import { conditionsOf, matchChoice } from '../models/transitions.js'
+import type { ModelUsage, PlanNode, Predicate, RunEvent, StepOutput } from '../core/types.js'
+
+/*
+ * What a run says and records besides its decisions: the words of a budget
+ * stop, a hop's model usage, and the reporting of observers that throw.
+ */
+
+/**
+ * Internal, for the resume tests (not exported by the package): called
+ * after each event, uncaught, so a test can crash a run at a real point.
+ */
+export const crashSeam: { afterEvent?: ((event: RunEvent) => void) | undefined } = {}
+
+/** The reason of a budget stop: which budget, where, in which loop, and what to raise. */
+export function budgetReason(stop: StopInfo, context: { reworking: boolean; maxVisits: number; maxSteps: number; file: string }): string {
+  const { node: id, visit, loop } = stop
+  const where = context.reworking
+    ? 'It was working itself again: no condition held.'
+    : loop.length > 0
+      ? `It sits in the loop ${[...loop, loop[0]].map((each) => `\`${each}\``).join(' -> ')}.`
+      : 'It is not in a loop.'
+  return stop.budget === 'max_visits'
+    ? `Budget stop: \`${id}\` was refused visit ${visit}; its budget is max_visits ${context.maxVisits} and it has been visited ${visit - 1} time${visit === 2 ? '' : 's'}. ${where} Raise \`max_visits\` in \`${context.file}\` (or change the plan), then run the vault again to go on.`
+    : `Budget stop: the run used its maxSteps budget of ${context.maxSteps} steps before entering \`${id}\` (visit ${visit}). ${where} Pass a larger \`maxSteps\` and run the vault again to go on.`
+}
+
+/** A hop's record of its model calls: the roles and models used, and the tokens reported, summed. */
+export function usageFields(usage: ModelUsage[]): Pick<HopRecord, 'role' | 'model' | 'tokens'> {
+  if (usage.length === 0) return {}
+  const fields: Pick<HopRecord, 'role' | 'model' | 'tokens'> = {
+    role: [...new Set(usage.map((each) => each.role))].join(', '),
+    model: [...new Set(usage.map((each) => each.model))].join(', '),
+  }
+  const counted = usage.filter((each) => each.input !== undefined || each.output !== undefined)
+  if (counted.length > 0) fields.tokens = { input: counted.reduce((sum, each) => sum + (each.input ?? 0), 0), output: counted.reduce((sum, each) => sum + (each.output ?? 0), 0) }
+  return fields
+}
+
+/** Tells a listener of an event; observers cannot break the run: one that throws is reported and the run goes on. */
+export function tell(listener: ((event: RunEvent) => void) | undefined, event: RunEvent): void {
+  if (listener) {
+    try {
+      listener(event)
+    } catch (error) {
+      reportListenerError(error)
+    }
+  }
+  crashSeam.afterEvent?.(event)
+}
+
+let reported = false
+
+/** Observers cannot break a run: a throwing listener is reported once, as a process warning. */
+export function reportListenerError(error: unknown): void {
+  if (reported) return
+  reported = true
+  process.emitWarning(`An onEvent listener threw (the run goes on; further errors of listeners are not reported): ${error instanceof Error ? error.message : String(error)}`, { code: 'VAULTPLAN_LISTENER' })
+}
+
+/** A text on one line, cut at 80 characters, for a message. */
+export function clipLine(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim()
+  return line.length > 80 ? `${line.slice(0, 80)}…` : line
+}
+
+/**
+ * Refuses a caller's choice that names none of the node's conditions, before anything is written.
+ *
+ * @throws {RunStateError} `bad-choice` listing the valid choices
+ */
+export function checkChoice(node: PlanNode, choice: string, predicates: Record<string, Predicate> | undefined): void {
+  if (typeof choice === 'string' && matchChoice(node, choice, predicates)) return
+  const conditions = conditionsOf(node, predicates)
+  const valid = conditions.length > 0 ? `the valid choices are ${conditions.map((each) => `\`${each}\``).join(', ')}` : 'the note is a terminal and takes no choice'
+  throw new RunStateError('bad-choice', `\`${String(choice)}\` is not a choice of \`${node.id}\`: ${valid}. Nothing was written.`)
+}
+
+/**
+ * Fails before anything is written when the judge will need a model (conditions remain) and none is configured.
+ *
+ * @throws {ModelConfigError} naming the variables to set, and the choices a caller could pass instead
+ */
+export function checkJudgeModel(node: PlanNode, predicates: Record<string, Predicate> | undefined): void {
+  const conditions = conditionsOf(node, predicates)
+  if (!conditions.some((label) => label !== 'next')) return
+  try {
+    resolveModelConfig(node.role ?? 'transition')
+  } catch (error) {
+    if (!(error instanceof ModelConfigError)) throw error
+    throw new ModelConfigError(error.role, `${error.message} Or pass a \`choice\`: one of ${conditions.map((each) => `\`${each}\``).join(', ')}. Nothing was written.`)
+  }
+}
+
+/** A run's outcome as `runPlan` returns it, for a step that is not `work`. */
+export function toRunResult(step: Exclude<Step, { kind: 'work' }>, run: { runId: string; replay: Replay; vault: string; degraded: string | undefined }): RunResult {
+  const result: RunResult = {
+    status: step.kind,
+    output: step.kind === 'completed' ? step.output : run.replay.lastOutput,
+    runId: run.runId,
+    steps: run.replay.steps,
+    visits: Object.fromEntries(run.replay.visits),
+    lastNode: run.replay.lastNode,
+    runVault: run.vault,
+  }
+  if (step.kind === 'stopped') {
+    result.reason = step.reason
+    result.stop = step.stop
+  }
+  if (step.kind === 'waiting') {
+    result.reason = step.reason
+    result.waiting = step.waiting
+  }
+  if (run.degraded !== undefined) result.degraded = run.degraded
+  return result
+}
+
+/** The step of a claimed visit, as `nextStep` returns it: a person's note takes no choice. */
+export function workStep(runId: string, node: PlanNode, at: { visit: number; step: number }, query: string, outputs: StepOutput[], predicates: Record<string, Predicate> | undefined): Extract<Step, { kind: 'work' }> {
+  const human = node.judge === 'human' && node.edges.length > 0
+  return { kind: 'work', runId, key: visitKey(runId, node.id, at.visit), step: at.step, visit: at.visit, node, query, outputs, conditions: human ? [] : conditionsOf(node, predicates) }
+}
+
+/** The step of a note waiting for a person, with the reason in words and the choices as data. */
+export function waitingStep(runId: string, node: PlanNode, file: string): Extract<Step, { kind: 'waiting' }> {
+  const reason = `\`${node.id}\` waits for a person: tick one box under \`## Next\` in \`${file}\` (and write under \`## Feedback\` if you like), then run the vault again.`
+  return { kind: 'waiting', runId, waiting: [{ node: node.id, file, choices: node.edges.map((each) => each.label || 'next') }], reason }
+}

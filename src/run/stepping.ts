@@ -1,0 +1,83 @@
+import { resolve } from 'node:path'
+import { assertFolder } from '../vault/fs-atomic.js'
+import { withVaultLock } from '../vault/lock.js'
+import { proposalGate } from './proposal-gate.js'
+import { RunDriver } from './run-driver.js'
+import { DEFAULTS, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run-options.js'
+import { VaultSession } from './vault-session.js'
+
+export type { Step, StepOptions, StopInfo, WaitingNote }
+
+/**
+ * What the plan asks now, one hop at a time, for an agent that owns its
+ * loop (SPEC section 9). Validates the plan, finds where the run stands
+ * (judging a saved output, following a ticked box on the way) and, for a
+ * note to work, claims its visit (`status: active`, the trace header for a
+ * new run) and returns `work`. Until that visit is completed, every call
+ * returns the same step (same key, visit and step) and counts nothing again.
+ * Holds the vault's lock for its own duration only.
+ *
+ * @throws {PlanValidationError} when the plan is invalid
+ * @throws {RunStateError} `vault-locked` while a runner in another process holds the vault; `query-mismatch`; `two-active`
+ * @throws {TypeError} for a vault with no run and no `query`
+ */
+export async function nextStep(vault: string, options: StepOptions = {}): Promise<Step> {
+  checkStepOptions(vault, options)
+  return withDriver(vault, options, (driver) => driver.next())
+}
+
+/**
+ * Completes the pending step: `key` must be the key `nextStep` returned.
+ * Saves the output (and the choice) together, marks the note `done`, judges
+ * the transition (predicates first, then `choice`, `decidedBy: 'agent'`;
+ * without a choice the LLM judge, the unconditional edge, rework) and
+ * resolves to the following step, already claimed, so an agent needs one
+ * call per hop. A `judge: human` note starts waiting; its choice is ignored.
+ *
+ * @param result.choice - one of the step's `conditions`
+ * @throws {RunStateError} `stale-step` for any other key, `bad-choice` for a choice outside the conditions (nothing is written for either)
+ * @throws {ModelConfigError} when conditions remain, no choice is given and no model is configured (nothing is written)
+ */
+export async function completeStep(vault: string, key: string, result: { output: string; choice?: string }, options: StepOptions = {}): Promise<Step> {
+  checkStepOptions(vault, options)
+  if (options.fresh !== undefined) throw new TypeError('Expected no `fresh` for `completeStep` (it completes the pending step); pass `fresh` to `nextStep`')
+  if (typeof key !== 'string') throw new TypeError(`Expected \`key\` to be the step's key string, got \`${typeof key}\``)
+  if (!result || typeof result.output !== 'string') throw new TypeError(`Expected \`result.output\` to be a string, got \`${typeof result?.output}\``)
+  if (result.choice !== undefined && typeof result.choice !== 'string') throw new TypeError(`Expected \`result.choice\` to be a string, got \`${typeof result.choice}\``)
+  return withDriver(vault, options, (driver) => driver.complete(key, result))
+}
+
+async function withDriver(vault: string, options: StepOptions, call: (driver: RunDriver) => Promise<Step>): Promise<Step> {
+  const dir = resolve(vault)
+  await assertFolder(dir)
+  const fsync = options.fsync ?? DEFAULTS.fsync
+  return withVaultLock(dir, async (lock) => {
+    const gate = await proposalGate(dir, { query: options.query, fresh: options.fresh ?? false, llm: options.llm, fsync, signal: options.signal })
+    if (gate.kind === 'waiting') return gate.step
+    const session = await VaultSession.open(dir, { fsync })
+    let driver: RunDriver | undefined
+    try {
+      driver = await RunDriver.open(dir, session, lock, {
+        query: gate.query,
+        llm: options.llm,
+        predicates: options.predicates,
+        maxSteps: options.maxSteps ?? DEFAULTS.maxSteps,
+        fsync,
+        fresh: options.fresh ?? false,
+        signal: options.signal,
+      })
+      return await call(driver)
+    } finally {
+      await driver?.close()
+      session.close()
+    }
+  })
+}
+
+function checkStepOptions(vault: string, options: StepOptions): void {
+  if (typeof vault !== 'string' || vault === '') throw new TypeError(`Expected \`vault\` to be a folder path, got \`${String(vault)}\``)
+  if (!options || typeof options !== 'object') throw new TypeError(`Expected \`options\` to be an object, got \`${String(options)}\``)
+  const { maxSteps, query } = options
+  if (maxSteps !== undefined && !(Number.isInteger(maxSteps) && maxSteps >= 1)) throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${maxSteps}\``)
+  if (query !== undefined && typeof query !== 'string') throw new TypeError(`Expected \`query\` to be a string, got \`${typeof query}\``)
+}

@@ -1,0 +1,370 @@
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync } from 'node:fs'
+import { mkdir, readdir, readFile, rename, stat } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { join } from 'node:path'
+import { stringify } from 'yaml'
+import { z } from 'zod'
+import { RunStateError } from '../core/errors.js'
+import { parseFrontmatter } from '../vault/frontmatter.js'
+import { syncFolder, writeAllSync, writeFileAtomic, writeFileAtomicSync, type WriteOptions } from '../vault/fs-atomic.js'
+import { ARCHIVE_FOLDER, FINAL_FILE, GRAPH_FILES, OUTPUTS_FOLDER as OUTPUTS, TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
+import { DECIDED_BY, type StepOutput } from '../core/types.js'
+
+/** The trace format this version writes; format 1 is still read. */
+export const TRACE_FORMAT = 2
+const MARKER = '<!-- vaultplan:'
+
+const edgeSchema = z.object({ label: z.string(), target: z.string(), conditional: z.boolean() })
+
+/**
+ * Format 1, read as it was written: unknown fields are ignored and a record
+ * that does not fit is passed over.
+ */
+const recordSchemaV1 = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('hop'),
+    step: z.number().int().min(1),
+    node: z.string(),
+    visit: z.number().int().min(1),
+    edge: edgeSchema.nullable(),
+    decidedBy: z.enum(['predicate', 'llm', 'human', 'unconditional', 'rework', 'terminal']),
+    next: z.string().nullable(),
+    output: z.string(),
+    feedback: z.string().optional(),
+  }),
+  z.object({
+    kind: z.literal('stop'),
+    step: z.number().int().min(0),
+    node: z.string(),
+    visit: z.number().int().min(1),
+    budget: z.enum(['max_visits', 'maxSteps']),
+    reason: z.string(),
+  }),
+  z.object({ kind: z.literal('waiting'), step: z.number().int().min(1), node: z.string(), visit: z.number().int().min(1) }),
+])
+
+/** What every format-2 record may carry: when it happened and, inside a subplan, the subplan's folder. */
+const common = {
+  /** ISO time the record's work (or wait, or stop) began. */
+  at: z.string().optional(),
+  /** The subplan folder relative to the top vault, for a record written by a subplan's run. */
+  plan: z.string().optional(),
+}
+const tokensSchema = z.strictObject({ input: z.number().int().min(0), output: z.number().int().min(0) })
+
+/**
+ * Format 2: every record and field this release writes, and nothing else.
+ * A complete marker line whose record does not fit is a format error, never
+ * taken for an entry torn by a crash.
+ */
+const recordSchemaV2 = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('hop'),
+    step: z.number().int().min(1),
+    node: z.string(),
+    visit: z.number().int().min(1),
+    edge: edgeSchema.strict().nullable(),
+    decidedBy: z.enum(DECIDED_BY),
+    next: z.string().nullable(),
+    output: z.string(),
+    /** What a person wrote under `## Feedback` at the decision, as it stood then. */
+    feedback: z.string().optional(),
+    /** The caller's choice (`decidedBy: 'agent'`), as given. */
+    choice: z.string().optional(),
+    /** Milliseconds from the start of the work to the recorded transition. */
+    ms: z.number().min(0).optional(),
+    /** The role and model of the LLM calls of the hop, and the tokens the endpoint reported. */
+    role: z.string().optional(),
+    model: z.string().optional(),
+    tokens: tokensSchema.optional(),
+    /** The judge's answers, one per condition asked. */
+    answers: z.array(z.strictObject({ condition: z.string(), answer: z.enum(['YES', 'NO']) })).optional(),
+    ...common,
+  }),
+  z.strictObject({
+    kind: z.literal('stop'),
+    step: z.number().int().min(0),
+    node: z.string(),
+    visit: z.number().int().min(1),
+    budget: z.enum(['max_visits', 'maxSteps']),
+    reason: z.string(),
+    ...common,
+  }),
+  z.strictObject({ kind: z.literal('waiting'), step: z.number().int().min(1), node: z.string(), visit: z.number().int().min(1), ...common }),
+])
+
+/** One entry of the trace: a hop, a budget stop or a wait for a person. */
+export type TraceRecord = z.infer<typeof recordSchemaV2>
+/** A hop entry of the trace: a node worked and the edge it took. */
+export type HopRecord = Extract<TraceRecord, { kind: 'hop' }>
+
+/** What the trace header records about the run. */
+export interface TraceHeader {
+  run: string
+  format: number
+  query: string
+  started: string
+  degraded?: string
+  /** Where the plan came from: the real path of a template folder, or `sha256:<hash>` of an in-memory graph. */
+  source?: string
+  /** The run and step this run was forked from. */
+  fork?: { run: string; step: number }
+}
+
+/** Paths of the files a run writes, all under `00_plan-trace/`. */
+export function tracePaths(vault: string) {
+  const folder = join(vault, TRACE_FOLDER)
+  return { folder, trace: join(folder, TRACE_FILE), outputs: join(folder, OUTPUTS), final: join(folder, FINAL_FILE) }
+}
+
+/** The output note of a step, relative to the trace folder: `outputs/0003-review.md`. */
+export function outputFile(step: number, node: string): string {
+  const flat = node.replace(/\//g, '__')
+  const name = `${String(step).padStart(4, '0')}-${flat}`
+  // File names are limited to 255 bytes: a long id is shortened and made unique again by a hash of it.
+  if (Buffer.byteLength(name) + 3 <= NAME_BYTES) return `${OUTPUTS}/${name}.md`
+  const hash = createHash('sha256').update(node).digest('hex').slice(0, 12)
+  let short = flat
+  while (Buffer.byteLength(`${String(step).padStart(4, '0')}-${short}-${hash}.md`) > NAME_BYTES) short = short.slice(0, -1)
+  return `${OUTPUTS}/${String(step).padStart(4, '0')}-${short}-${hash}.md`
+}
+
+/** The longest file name most file systems allow, in bytes. */
+const NAME_BYTES = 255
+
+/**
+ * Reads a run's trace: its header and every complete entry. An entry cut
+ * short by a crash has no marker line and is ignored.
+ *
+ * @returns `undefined` when the vault has no trace.
+ * @throws {RunStateError} when the trace was written by a newer, incompatible vaultplan.
+ */
+export async function readTrace(vault: string): Promise<{ header: TraceHeader; records: TraceRecord[] } | undefined> {
+  let text: string
+  try {
+    text = await readFile(tracePaths(vault).trace, 'utf8')
+  } catch {
+    return undefined
+  }
+  const data = parseFrontmatter(text).data
+  const format = Number(data.format)
+  if (!Number.isInteger(format) || data.vaultplan !== 'trace') {
+    throw new RunStateError('trace-unreadable', `The trace \`${tracePaths(vault).trace}\` has no vaultplan header; move it away or run with \`fresh: true\``)
+  }
+  if (format > TRACE_FORMAT) {
+    throw new RunStateError(
+      'trace-too-new',
+      `The trace in \`${vault}\` was written in format ${format} by a newer vaultplan; this version reads format ${TRACE_FORMAT}. Upgrade vaultplan to resume it.`,
+    )
+  }
+  const header: TraceHeader = { run: String(data.run), format, query: String(data.query ?? ''), started: String(data.started ?? '') }
+  if (typeof data.degraded === 'string') header.degraded = data.degraded
+  if (typeof data.source === 'string') header.source = data.source
+  const fork = data.fork as { run?: unknown; step?: unknown } | undefined
+  if (fork && typeof fork.run === 'string' && Number.isInteger(fork.step)) header.fork = { run: fork.run, step: Number(fork.step) }
+  const schema = format >= 2 ? recordSchemaV2 : recordSchemaV1
+  const records: TraceRecord[] = []
+  let lineNumber = 0
+  for (const line of text.split('\n')) {
+    lineNumber++
+    if (!line.startsWith(`${MARKER}hop `)) continue
+    // A marker line cut short by a crash has no end: that entry is torn and ignored.
+    const whole = line.trimEnd()
+    if (!whole.endsWith(' -->')) continue
+    let json: unknown
+    try {
+      json = JSON.parse(whole.slice(MARKER.length + 4, -4))
+    } catch {
+      continue
+    }
+    const parsed = schema.safeParse(json)
+    if (parsed.success) records.push(parsed.data as TraceRecord)
+    else if (format >= 2) {
+      throw new RunStateError(
+        'trace-format',
+        `The trace \`${tracePaths(vault).trace}\` line ${lineNumber} holds a record this vaultplan does not know (${parsed.error.issues[0]?.message ?? 'unknown fields'}); it was written by another version, or edited. Move the trace away, or run with \`fresh: true\`.`,
+      )
+    }
+  }
+  return { header, records }
+}
+
+/** Starts a trace: the header with the run id and format. */
+export async function writeTraceHeader(vault: string, header: TraceHeader, options: WriteOptions): Promise<void> {
+  const paths = tracePaths(vault)
+  await mkdir(paths.outputs, { recursive: true })
+  // The new folders' entries must be as durable as the files the run puts in them.
+  if (options.fsync ?? true) await Promise.all([syncFolder(vault), syncFolder(paths.folder)])
+  const front = stringify({ vaultplan: 'trace', ...header })
+  const text = `---\n${front}---\n# Plan trace\n\nRun \`${header.run}\`, started ${header.started}. One section per hop, appended as the run goes.\n`
+  await writeFileAtomic(paths.trace, text, options)
+}
+
+/**
+ * Appends entries to a run's trace: a readable section for people, ended by
+ * a marker line the executor reads back. The file stays open for the run,
+ * and each entry is flushed before the next hop begins: it is the hop's
+ * commit point.
+ */
+export class TraceAppender {
+  private constructor(
+    private readonly fd: number,
+    private readonly fsync: boolean,
+  ) {}
+
+  /**
+   * Opens the run's trace for appending, with the synchronous calls: only a
+   * regular file is opened (looked at first, opened without blocking and
+   * without following a symlink), so a FIFO put in its place cannot stall
+   * the run.
+   *
+   * @throws {RunStateError} `trace-unreadable` when the trace is not a regular file
+   */
+  static async open(vault: string, options: WriteOptions): Promise<TraceAppender> {
+    const path = tracePaths(vault).trace
+    const refuse = () => new RunStateError('trace-unreadable', `The trace \`${path}\` is not a regular file; move it away or run with \`fresh: true\``)
+    if (!lstatSync(path).isFile()) throw refuse()
+    const fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+    if (!fstatSync(fd).isFile()) {
+      closeSync(fd)
+      throw refuse()
+    }
+    return new TraceAppender(fd, options.fsync ?? true)
+  }
+
+  /** Appends one entry, flushed when `fsync` is on. */
+  async append(record: TraceRecord, rationale: string): Promise<void> {
+    writeAllSync(this.fd, Buffer.from(renderRecord(record, rationale), 'utf8'))
+    if (this.fsync) fsyncSync(this.fd)
+  }
+
+  /** Closes the trace file. */
+  async close(): Promise<void> {
+    closeSync(this.fd)
+  }
+}
+
+function renderRecord(record: TraceRecord, rationale: string): string {
+  const link = `[[${safe(record.node)}]]`
+  const lines: string[] = ['']
+  const within = record.plan === undefined ? '' : ` · in \`${safe(record.plan)}\``
+  if (record.kind === 'hop') {
+    lines.push(`## Step ${record.step} · ${link} · visit ${record.visit}${within}`, '')
+    lines.push(`- Edge: ${record.edge ? `${safe(record.edge.label) || 'next'} → [[${safe(record.edge.target)}]]` : record.decidedBy === 'terminal' ? 'none (terminal)' : 'none (work again)'}`)
+    lines.push(`- Decided by: ${record.decidedBy}${record.choice === undefined ? '' : ` (choice \`${safe(record.choice)}\`)`}`)
+    if (record.answers?.length) lines.push(`- Answers: ${record.answers.map((entry) => `${safe(entry.condition)}: ${entry.answer}`).join(' · ')}`)
+    const when = [record.at && `started ${record.at}`, record.ms !== undefined && `took ${formatMs(record.ms)}`].filter(Boolean)
+    if (when.length > 0) lines.push(`- Time: ${when.join(', ')}`)
+    const model = [record.role && `role ${safe(record.role)}`, record.model && `model ${safe(record.model)}`, record.tokens && `${record.tokens.input} tokens in, ${record.tokens.output} out`].filter(Boolean)
+    if (model.length > 0) lines.push(`- Model: ${model.join(', ')}`)
+    const output = safe(record.output)
+    lines.push(`- Output: [[${TRACE_FOLDER}/${output.replace(/\.md$/, '')}|${output.replace(/^outputs\/|\.md$/g, '')}]]`)
+  } else if (record.kind === 'stop') {
+    lines.push(`## Stopped before step ${record.step + 1} · ${link} · visit ${record.visit}${within}`, '', `- Budget: ${record.budget}`)
+  } else {
+    lines.push(`## Waiting after step ${record.step} · ${link} · visit ${record.visit}${within}`, '', '- A person decides: tick one box under `## Next` in the note, then run the vault again.')
+  }
+  if (rationale.trim() !== '') {
+    // Every line of the model's text is quoted, so nothing in it can pass for a marker line or a heading.
+    lines.push('', ...rationale.trimEnd().split(LINE_BREAKS).map((line) => `> ${line}`))
+  }
+  const json = JSON.stringify(record).replace(/</g, '\\u003c').replace(/>/g, '\\u003e')
+  lines.push('', `${MARKER}hop ${json} -->`, '')
+  return lines.join('\n')
+}
+
+/** Every character a renderer may take for a line break. */
+const LINE_BREAKS = /\r\n|[\r\n\v\f\u0085\u2028\u2029]/
+
+function formatMs(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`
+}
+
+/** A value shown on one line of the trace: no line break, no control character. */
+function safe(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ')
+}
+
+/** Saves a step's output as a note; its frontmatter says which visit it belongs to. */
+export async function writeOutput(vault: string, file: string, meta: OutputMeta, output: string, options: WriteOptions): Promise<void> {
+  writeFileAtomicSync(join(tracePaths(vault).folder, file), renderOutput(meta, output), { mode: 0o644, ...options })
+}
+
+/** The text of a step's output note. */
+export function renderOutput(meta: OutputMeta, output: string): string {
+  // `node` links the output to its note in Obsidian's graph; `id` is what the executor reads back.
+  const { node, choice, ...rest } = meta
+  const front = stringify({ vaultplan: 'output', ...rest, id: node, node: `[[${node}]]`, ...(choice !== undefined && { choice }) })
+  return `---\n${front}---\n${output}`
+}
+
+/** Which visit an output note belongs to; `choice` is the caller's choice saved with it (stepping). */
+export interface OutputMeta {
+  run: string
+  step: number
+  node: string
+  visit: number
+  choice?: string
+}
+
+/** An output note as read back. */
+export type SavedOutput = StepOutput & { step: number; run: string; choice?: string }
+
+/** Reads a saved output note back. */
+export async function readOutput(vault: string, file: string): Promise<SavedOutput | undefined> {
+  let text: string
+  try {
+    text = await readFile(join(tracePaths(vault).folder, file), 'utf8')
+  } catch {
+    return undefined
+  }
+  const { data, split } = parseFrontmatter(text)
+  if (data.vaultplan !== 'output') return undefined
+  const saved: SavedOutput = { node: String(data.id ?? data.node), visit: Number(data.visit), step: Number(data.step), run: String(data.run), output: text.slice(split.contentStart) }
+  if (typeof data.choice === 'string') saved.choice = data.choice
+  return saved
+}
+
+/** Finds the output saved for a step, if any (an output saved before a crash cut its hop short). */
+export async function findOutputOfStep(vault: string, step: number): Promise<string | undefined> {
+  const prefix = `${String(step).padStart(4, '0')}-`
+  const names = await readdir(tracePaths(vault).outputs).catch(() => [] as string[])
+  const name = names.find((entry) => entry.startsWith(prefix) && entry.endsWith('.md'))
+  return name === undefined ? undefined : `${OUTPUTS}/${name}`
+}
+
+/**
+ * Moves a run's trace, outputs, final answer and picture to
+ * `00_plan-trace/archive/<run>/`. The trace moves last: a kill part way
+ * leaves the trace in place with its archive folder begun, which
+ * {@link archiveInterrupted} tells and a second call finishes, so nothing is
+ * lost or overwritten. The ledger stays: it outlives runs.
+ */
+export async function archiveTrace(vault: string, run: string): Promise<void> {
+  const target = archiveFolder(vault, run)
+  await mkdir(target, { recursive: true })
+  for (const name of [OUTPUTS, FINAL_FILE, GRAPH_FILES.note.slice(TRACE_FOLDER.length + 1), TRACE_FILE]) {
+    await rename(join(tracePaths(vault).folder, name), join(target, name)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error
+    })
+  }
+}
+
+function archiveFolder(vault: string, run: string): string {
+  return join(tracePaths(vault).folder, ARCHIVE_FOLDER, run.replace(/[^\w.-]+/g, '_'))
+}
+
+/** Whether archiving this run was begun and cut short (its archive folder exists while its trace is still in place). */
+export async function archiveInterrupted(vault: string, run: string): Promise<boolean> {
+  return stat(archiveFolder(vault, run)).then(
+    (info) => info.isDirectory(),
+    () => false,
+  )
+}
+
+/** Writes the final answer note. */
+export async function writeFinal(vault: string, node: string, output: string, options: WriteOptions): Promise<void> {
+  writeFileAtomicSync(tracePaths(vault).final, `---\nvaultplan: final\nnode: ${JSON.stringify(node)}\n---\n${output}`, options)
+}
+

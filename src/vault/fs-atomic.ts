@@ -1,0 +1,270 @@
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs'
+import { lstat, open, readdir, realpath, rename, rm, stat } from 'node:fs/promises'
+import { basename, dirname, join, relative, resolve, sep } from 'node:path'
+import { VaultPathError } from '../core/errors.js'
+
+/** Options of the durable writes. */
+export interface WriteOptions {
+  /**
+   * Flush file and folder to the disk, so a write survives a power loss and not only a crash.
+   *
+   * @default true
+   */
+  fsync?: boolean
+  /**
+   * Flush the folder too (makes the rename itself durable). Without it the
+   * file's data is still flushed before the rename, so a power loss leaves
+   * the old bytes or the new ones, never an empty note.
+   *
+   * @default the value of `fsync`
+   */
+  syncFolder?: boolean
+  /** Permissions of the file; when absent, those of the file being replaced (0o644 for a new one). */
+  mode?: number
+}
+
+/** What identifies a version of a file: changes whenever its bytes may have. */
+export interface FileStamp {
+  mtimeMs: number
+  size: number
+  ino: number
+  mode: number
+}
+
+const TEMP_PREFIX = '.vaultplan-tmp-'
+/** Unique to this process even when a crashed one had the same pid and left its temp files. */
+const PROCESS_TAG = `${process.pid}-${Date.now().toString(36)}`
+let tempCounter = 0
+
+/** A fresh temporary name in `folder`, unique in this process and tagged with it (see `removeStaleTempFiles`). */
+function tempPath(folder: string): string {
+  return join(folder, `${TEMP_PREFIX}${PROCESS_TAG}-${(tempCounter++).toString(36)}`)
+}
+
+/** The permissions a replaced file keeps: its own, or 0644 for a new one. */
+function modeOf(info: { mode: number } | undefined): number {
+  return info ? info.mode & 0o7777 : 0o644
+}
+
+function statOrNothing(path: string): { mode: number } | undefined {
+  try {
+    return statSync(path)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Replaces a file in one step: the data goes to a temporary file in the same
+ * folder, is flushed, and is renamed over the target, then the folder is
+ * flushed. A crash leaves the old bytes or the new ones, never a mix.
+ *
+ * @returns the stamp of the file written (a rename keeps it), taken before
+ *   the rename, so an edit made right after is not mistaken for ours.
+ */
+export async function writeFileAtomic(path: string, data: string, options: WriteOptions = {}): Promise<FileStamp> {
+  const fsync = options.fsync ?? true
+  const folder = dirname(path)
+  // O_EXCL below makes a clash with another process's name fail rather than share a file.
+  const temp = tempPath(folder)
+  const mode = options.mode ?? modeOf(await stat(path).catch(() => undefined))
+  const handle = await open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode)
+  let stamp: FileStamp
+  try {
+    await handle.writeFile(data, 'utf8')
+    if (fsync) await handle.sync()
+    stamp = toStamp(await handle.stat())
+  } finally {
+    await handle.close()
+  }
+  try {
+    await rename(temp, path)
+  } catch (error) {
+    await rm(temp, { force: true })
+    throw error
+  }
+  if (options.syncFolder ?? fsync) await syncFolder(folder)
+  return stamp
+}
+
+/**
+ * {@link writeFileAtomic} with the synchronous calls, for the few small
+ * writes of a hop: each call costs a system call instead of a round trip
+ * through the thread pool. The temporary file is created new (`O_EXCL`), so
+ * nothing but a regular file is ever opened, and nothing here can block.
+ *
+ * @returns the stamp of the file written, taken before the rename.
+ */
+export function writeFileAtomicSync(path: string, data: string, options: WriteOptions = {}): FileStamp {
+  const fsync = options.fsync ?? true
+  const folder = dirname(path)
+  const temp = tempPath(folder)
+  const mode = options.mode ?? modeOf(statOrNothing(path))
+  const fd = openSync(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode)
+  let stamp: FileStamp
+  try {
+    writeAllSync(fd, Buffer.from(data, 'utf8'))
+    if (fsync) fsyncSync(fd)
+    stamp = toStamp(fstatSync(fd))
+  } finally {
+    closeSync(fd)
+  }
+  try {
+    renameSync(temp, path)
+  } catch (error) {
+    rmSync(temp, { force: true })
+    throw error
+  }
+  if (options.syncFolder ?? fsync) syncFolderSync(folder)
+  return stamp
+}
+
+/** Writes every byte of `buffer` at the file's current position (a write may be short). */
+export function writeAllSync(fd: number, buffer: Buffer): void {
+  for (let written = 0; written < buffer.length; ) written += writeSync(fd, buffer, written, buffer.length - written)
+}
+
+/**
+ * Reads a file with the synchronous calls only when it is a regular file of
+ * at most `maxBytes`: it is looked at (`lstat`) before it is opened, opened
+ * without blocking and without following a symlink, and looked at again
+ * through its descriptor. A FIFO, a device, a symlink or a file too large is
+ * never read here: the answer is `undefined` and the caller reads it the
+ * slow way (or not at all). So a blocking read never stalls the event loop
+ * (and the lock's refresh timer with it).
+ *
+ * @returns the text and the stamp of the version read, or `undefined`
+ */
+export function readRegularFileSync(path: string, maxBytes: number): { text: string; stamp: FileStamp } | undefined {
+  let info
+  try {
+    info = lstatSync(path)
+  } catch {
+    return undefined
+  }
+  if (!info.isFile() || info.size > maxBytes) return undefined
+  let fd: number
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW)
+  } catch {
+    return undefined
+  }
+  try {
+    // Replaced by something else between the look and the open: not ours to read here.
+    const opened = fstatSync(fd)
+    if (!opened.isFile() || opened.ino !== info.ino || opened.size > maxBytes) return undefined
+    const buffer = Buffer.allocUnsafe(opened.size)
+    let length = 0
+    while (length < buffer.length) {
+      const read = readSync(fd, buffer, length, buffer.length - length, length)
+      if (read === 0) break
+      length += read
+    }
+    return { text: buffer.toString('utf8', 0, length), stamp: toStamp(opened) }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** The stamp of a file on disk (following symlinks), with the synchronous call (a stat never blocks on a FIFO). */
+export function stampOfSync(path: string): FileStamp {
+  return toStamp(statSync(path))
+}
+
+/** {@link syncFolder} with the synchronous calls; `O_DIRECTORY` refuses anything but a folder. */
+export function syncFolderSync(folder: string): void {
+  const fd = openSync(folder, constants.O_RDONLY | constants.O_DIRECTORY)
+  try {
+    fsyncSync(fd)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EINVAL' && (error as NodeJS.ErrnoException).code !== 'EISDIR') throw error
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** The stamp of a file on disk (following symlinks). */
+export async function stampOf(path: string): Promise<FileStamp> {
+  return toStamp(await stat(path))
+}
+
+/** Whether two stamps are of the same version of a file. */
+export function sameStamp(a: FileStamp | undefined, b: FileStamp | undefined): boolean {
+  return a !== undefined && b !== undefined && a.mtimeMs === b.mtimeMs && a.size === b.size && a.ino === b.ino
+}
+
+/** The stamp of a file from its stat. */
+export function toStamp(info: { mtimeMs: number; size: number; ino: number; mode: number }): FileStamp {
+  return { mtimeMs: info.mtimeMs, size: info.size, ino: info.ino, mode: info.mode & 0o7777 }
+}
+
+/** Flushes a folder's entries (a rename or a new file) to the disk. */
+export async function syncFolder(folder: string): Promise<void> {
+  const handle = await open(folder, 'r')
+  try {
+    await handle.sync()
+  } catch (error) {
+    // Some file systems cannot fsync a directory; the data itself is already flushed.
+    if ((error as NodeJS.ErrnoException).code !== 'EINVAL' && (error as NodeJS.ErrnoException).code !== 'EISDIR') throw error
+  } finally {
+    await handle.close()
+  }
+}
+
+/** Removes temporary files left in a folder by a write that a crash interrupted. */
+export async function removeStaleTempFiles(folder: string): Promise<void> {
+  let entries: string[]
+  try {
+    entries = await readdir(folder)
+  } catch {
+    return
+  }
+  await Promise.all(entries.filter((name) => name.startsWith(TEMP_PREFIX)).map((name) => rm(join(folder, name), { force: true })))
+}
+
+/**
+ * Resolves `file` inside `vault` for writing, refusing a path that leaves the
+ * vault by `..`, by an absolute path or through a symlink.
+ *
+ * @throws {Error} when the path leaves the vault.
+ */
+export async function pathInVault(vault: string, file: string): Promise<string> {
+  const root = await realpath(vault)
+  const target = resolve(root, file)
+  if (!isInside(root, target)) throw new Error(`Refusing to write \`${file}\`: it is outside the vault \`${vault}\``)
+  let real = target
+  try {
+    const info = await lstat(target)
+    if (info.isSymbolicLink()) real = await realpath(target)
+  } catch {
+    // does not exist yet: its folder decides
+  }
+  const folder = await realpath(dirname(real)).catch(() => dirname(real))
+  if (!isInside(root, join(folder, basename(real)))) {
+    throw new Error(`Refusing to write \`${file}\`: it leads outside the vault \`${vault}\` through a symlink`)
+  }
+  return join(folder, basename(real))
+}
+
+/** Whether `path` is `root` or below it. */
+export function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path)
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !rel.startsWith(sep) && !/^[a-zA-Z]:/.test(rel))
+}
+
+/**
+ * Checks that `dir` is a folder that can be read.
+ *
+ * @throws {VaultPathError} naming `dir` and what is wrong with it
+ */
+export async function assertFolder(dir: string, shownAs = dir): Promise<void> {
+  let info
+  try {
+    info = await stat(dir)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') throw new VaultPathError('vault-missing', `\`${shownAs}\` does not exist; pass the folder that holds the plan's notes`, { cause: error })
+    throw new VaultPathError('vault-unreadable', `cannot read \`${shownAs}\`: ${(error as Error).message}`, { cause: error })
+  }
+  if (!info.isDirectory()) throw new VaultPathError('vault-not-folder', `\`${shownAs}\` is not a folder; pass the folder that holds the plan's notes`)
+}

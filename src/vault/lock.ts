@@ -1,0 +1,205 @@
+import { hostname } from 'node:os'
+import { readFileSync } from 'node:fs'
+import { mkdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import lockfile from 'proper-lockfile'
+import { RunStateError } from '../core/errors.js'
+import { isInside, writeFileAtomic } from './fs-atomic.js'
+import { TRACE_FOLDER } from './run-folder.js'
+
+/** A held vault lock. */
+export interface VaultLock {
+  /** Throws when the lock was lost (another process took it over): the run must stop writing. */
+  check(): void
+  release(): Promise<void>
+}
+
+interface Holder {
+  pid: number
+  host: string
+  since: string
+}
+
+/** A lock of another machine counts as gone when it has not been refreshed for this long. */
+const STALE_MS = 10_000
+/** How often a runner refreshes its lock. */
+const UPDATE_MS = 1_000
+/** What proper-lockfile is told: its own takeover of old locks never happens; ours checks the holder first. */
+const NEVER_STALE_MS = 24 * 60 * 60 * 1000
+/** A lock on this machine with no live holder is abandoned once it has not been refreshed for this long. */
+const ORPHAN_MS = 3_000
+
+/** Real paths of the vaults whose lock this process holds now. */
+const heldHere = new Set<string>()
+
+/**
+ * Whether this process holds the runner lock of `vault` (a `runPlan` or a
+ * stepping call of this process is writing into it), so a write that
+ * belongs to that run (a ledger entry from inside a worker) may go ahead
+ * without taking the lock again.
+ */
+export async function heldByThisProcess(vault: string): Promise<boolean> {
+  return heldHere.has(await realpath(vault).catch(() => vault))
+}
+
+/** The tail of each vault's queue of calls in this process. */
+const queues = new Map<string, Promise<unknown>>()
+
+/**
+ * Runs `fn` holding the vault's runner lock. Calls in this process are
+ * serialized per vault (an MCP server or a queue worker is never refused by
+ * its own lock); a runner in another process makes it fail with
+ * `RunStateError` `vault-locked`.
+ */
+export async function withVaultLock<T>(vault: string, fn: (lock: VaultLock) => Promise<T>): Promise<T> {
+  const key = await realpath(vault).catch(() => vault)
+  const before = queues.get(key) ?? Promise.resolve()
+  const run = before.catch(() => undefined).then(async () => {
+    const lock = await lockVault(vault)
+    try {
+      return await fn(lock)
+    } finally {
+      await lock.release()
+    }
+  })
+  queues.set(key, run)
+  try {
+    return await run
+  } finally {
+    if (queues.get(key) === run) queues.delete(key)
+  }
+}
+
+/**
+ * Takes the vault's runner lock, so that one `runPlan` at a time writes into
+ * it. A lock nobody refreshes any more (its runner was killed) is taken over
+ * after 3 s on this machine, after 10 s from another one.
+ *
+ * @throws {RunStateError} (`vault-locked`) naming the holder when another runner is active.
+ */
+export async function lockVault(vault: string): Promise<VaultLock> {
+  const folder = join(vault, TRACE_FOLDER)
+  await mkdir(folder, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST' && error.code !== 'ENOTDIR') throw error
+    throw new RunStateError('trace-not-folder', `\`${folder}\` is a file, not the run's folder; move it away (a run writes its trace, outputs and lock there), then run again.`, { cause: error })
+  })
+  if (!isInside(await realpath(vault), await realpath(folder))) {
+    throw new RunStateError('trace-outside-vault', `\`${folder}\` leads outside the vault (a symlink?); a run writes only inside its vault. Remove it and run again.`)
+  }
+  const lockPath = join(folder, '.lock')
+  const holderPath = join(folder, '.lock-holder.json')
+  let lost: Error | undefined
+  const options = {
+    lockfilePath: lockPath,
+    realpath: false,
+    // Never taken over by proper-lockfile's own age check: whether the holder is gone is decided below, holder first.
+    stale: NEVER_STALE_MS,
+    update: UPDATE_MS,
+    onCompromised: (error: Error) => {
+      lost = error
+    },
+  }
+  let release: () => Promise<void>
+  try {
+    release = await lockfile.lock(vault, options)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
+    const holder = await readHolder(holderPath)
+    const refused = (who: string) =>
+      new RunStateError('vault-locked', `The vault \`${vault}\` is being run by ${who}. Wait for it to finish, or stop it; a lock left by a killed process is taken over once it is ${ORPHAN_MS / 1000} s old.`, { cause: error })
+    const named = holder ? `process ${holder.pid} on ${holder.host}, since ${holder.since}` : 'another process'
+    // A live holder on this machine keeps its lock however long it was paused (SIGSTOP, swapping, a blocked event loop).
+    if (holder && holder.host === hostname() && isAlive(holder.pid)) throw refused(named)
+    // Another machine's runner is gone once its lock has not been refreshed for STALE_MS; a runner of this
+    // machine killed before it wrote its name, or one that died, once ORPHAN_MS passed without a refresh.
+    const age = holder && holder.host !== hostname() ? STALE_MS : ORPHAN_MS
+    release = await takeOverAbandoned(lockPath, age, () => lockfile.lock(vault, options), () => refused(named))
+  }
+  const holder: Holder = { pid: process.pid, host: hostname(), since: new Date().toISOString() }
+  await writeFileAtomic(holderPath, `${JSON.stringify(holder)}\n`, { fsync: false })
+  const real = await realpath(vault)
+  heldHere.add(real)
+  const ours = `${JSON.stringify(holder)}\n`
+  return {
+    check() {
+      if (lost) throw new RunStateError('vault-lock-lost', `Lost the lock of \`${vault}\`: ${lost.message}`, { cause: lost })
+      // Read each time, not only when the refresh timer runs: a runner paused past a takeover must not write on waking.
+      const now = readHolderNow(holderPath)
+      if (now !== ours) {
+        lost = new Error(now === undefined ? 'its holder file is gone' : `it is held by ${now.trim()} now`)
+        throw new RunStateError('vault-lock-lost', `Lost the lock of \`${vault}\`: ${lost.message}. Nothing more is written; run the vault again once the other run is done.`)
+      }
+    },
+    async release() {
+      heldHere.delete(real)
+      await rm(holderPath, { force: true })
+      await release().catch(() => undefined)
+    },
+  }
+}
+
+async function readHolder(path: string): Promise<Holder | undefined> {
+  try {
+    const holder = JSON.parse(await readFile(path, 'utf8')) as Holder
+    return typeof holder.pid === 'number' ? holder : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/**
+ * Whether a `runPlan` is running in the vault now: its lock is held by a live
+ * process on this machine, or was refreshed lately by one on another.
+ */
+export async function isVaultLocked(vault: string): Promise<boolean> {
+  const folder = join(vault, TRACE_FOLDER)
+  const locked = await lockfile.check(vault, { lockfilePath: join(folder, '.lock'), realpath: false, stale: STALE_MS }).catch(() => false)
+  if (!locked) return false
+  const holder = await readHolder(join(folder, '.lock-holder.json'))
+  return !holder || holder.host !== hostname() || isAlive(holder.pid)
+}
+
+/** The holder file as it is on disk now: a small regular file of our own, read synchronously. */
+function readHolderNow(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Waits (a few seconds at most) for a lock nobody refreshes to age past
+ * `age`, then takes it. The abandoned lock is moved aside by one rename,
+ * which only one of several runners racing for it can do; the others find
+ * the fresh lock of the winner and are refused.
+ */
+async function takeOverAbandoned(lockPath: string, age: number, lock: () => Promise<() => Promise<void>>, refused: () => Error): Promise<() => Promise<void>> {
+  const deadline = Date.now() + age + 2 * UPDATE_MS
+  for (;;) {
+    const info = await stat(lockPath).catch(() => undefined)
+    if (!info || Date.now() - info.mtimeMs > age) {
+      const aside = `${lockPath}.abandoned-${process.pid}-${Date.now()}`
+      const moved = info ? await rename(lockPath, aside).then(() => true, () => false) : true
+      if (!moved) throw refused()
+      await rm(aside, { recursive: true, force: true })
+      try {
+        return await lock()
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ELOCKED') throw refused()
+        throw error
+      }
+    }
+    if (Date.now() > deadline) throw refused()
+    await new Promise((resolve) => setTimeout(resolve, UPDATE_MS / 4))
+  }
+}

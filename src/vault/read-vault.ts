@@ -1,0 +1,127 @@
+import { constants } from 'node:fs'
+import { open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises'
+import { join } from 'node:path'
+import { assertFolder, isInside, toStamp, type FileStamp } from './fs-atomic.js'
+import { parseNote, type ParsedNote } from './parse-note.js'
+import { TRACE_FILE, TRACE_FOLDER } from './run-folder.js'
+import type { PlanIssue } from '../core/types.js'
+
+/** Notes larger than this are not read as plan steps. */
+const MAX_NOTE_BYTES = 8 * 1024 * 1024
+const READ_CONCURRENCY = 32
+
+/** The notes of a vault and the problems met while reading them. */
+export interface VaultNotes {
+  notes: ParsedNote[]
+  issues: PlanIssue[]
+}
+
+/** Reads and parses every note of a vault. */
+export async function readNotes(dir: string): Promise<VaultNotes> {
+  await assertFolder(dir)
+  const root = await realpath(dir)
+  const issues: PlanIssue[] = []
+  const files = await listNotes(root, issues)
+  const notes: ParsedNote[] = []
+  let next = 0
+  const worker = async () => {
+    for (let index = next++; index < files.length; index = next++) {
+      const note = await readNote(root, files[index]!, issues)
+      if (note) notes[index] = note
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, files.length) }, worker))
+  return { notes: notes.filter(Boolean), issues }
+}
+
+/**
+ * Reads one note file; `undefined` (with a warning) when it is not a text
+ * note. The file is checked to be a regular file of bounded size before it
+ * is opened, and opened without blocking, so a FIFO, a socket or a device
+ * named `*.md` (even one swapped in after the check) never stalls the read.
+ */
+export async function readNote(root: string, file: string, issues: PlanIssue[]): Promise<ParsedNote | undefined> {
+  let buffer: Buffer
+  let stamp: FileStamp
+  const notRegular = () => issues.push({ code: 'not-a-note', severity: 'warning', message: 'is not a regular file (a FIFO, socket, device or folder); it is not read', file })
+  const tooLarge = (size: number) => issues.push({ code: 'note-too-large', severity: 'warning', message: `is ${size} bytes, over the ${MAX_NOTE_BYTES}-byte limit of a plan note; it is not read`, file })
+  try {
+    const path = join(root, file)
+    const before = await stat(path)
+    if (!before.isFile()) return void notRegular()
+    if (before.size > MAX_NOTE_BYTES) return void tooLarge(before.size)
+    // One handle for the stamp and the bytes, so they describe the same version of the note.
+    const handle = await open(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0))
+    try {
+      const info = await handle.stat()
+      if (!info.isFile()) return void notRegular()
+      stamp = toStamp(info)
+      if (info.size > MAX_NOTE_BYTES) return void tooLarge(info.size)
+      buffer = await readAll(handle, info.size)
+    } finally {
+      await handle.close()
+    }
+  } catch (error) {
+    issues.push({ code: 'unreadable-note', severity: 'warning', message: `cannot be read: ${(error as Error).message}`, file })
+    return undefined
+  }
+  if (buffer.subarray(0, 8192).includes(0)) {
+    issues.push({ code: 'not-a-note', severity: 'warning', message: 'is binary, not a markdown note; it is not read', file })
+    return undefined
+  }
+  const text = buffer.toString('utf8')
+  return { ...parseNote(file, text), text, stamp }
+}
+
+/**
+ * Reads a file through its handle, `size` bytes as its stat said (`readFile`
+ * would stat it again). A file that changed since has a new stamp, which
+ * the next look at it notices.
+ */
+async function readAll(handle: FileHandle, size: number): Promise<Buffer> {
+  const buffer = Buffer.allocUnsafe(size)
+  let length = 0
+  while (length < size) {
+    const { bytesRead } = await handle.read(buffer, length, size - length, length)
+    if (bytesRead === 0) break
+    length += bytesRead
+  }
+  return buffer.subarray(0, length)
+}
+
+/** Lists the notes of a vault (sorted paths relative to it), skipping `00_plan-trace/` and dot-folders. */
+export async function listNotes(root: string, issues: PlanIssue[]): Promise<string[]> {
+  const files: string[] = []
+  const walk = async (folder: string) => {
+    const entries = await readdir(join(root, folder), { withFileTypes: true })
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    for (const entry of entries) {
+      if (entry.name.startsWith('.')) continue
+      const path = folder ? `${folder}/${entry.name}` : entry.name
+      // A run's folder at any depth holds no notes of the plan; a subfolder with a run of its own
+      // (a run vault kept inside the plan, a subplan's folder) is a vault of its own.
+      if (entry.name === TRACE_FOLDER) continue
+      if (entry.isDirectory() && !(await holdsRun(join(root, path)))) await walk(path)
+      else if (/\.md$/i.test(entry.name)) {
+        if (entry.isFile()) files.push(path)
+        else if (entry.isSymbolicLink()) {
+          const real = await realpath(join(root, path)).catch(() => undefined)
+          const info = real ? await stat(real) : undefined
+          if (real && info?.isFile() && isInside(root, real)) files.push(path)
+          else issues.push({ code: 'outside-vault', severity: 'warning', message: 'is a symlink that leads outside the vault (or nowhere); it is not read', file: path })
+        }
+      }
+    }
+  }
+  await walk('')
+  return files
+}
+
+/** Whether a folder is a vault with a run of its own (it has a `00_plan-trace/trace.md`). */
+export async function holdsRun(folder: string): Promise<boolean> {
+  return stat(join(folder, TRACE_FOLDER, TRACE_FILE)).then(
+    (info) => info.isFile(),
+    () => false,
+  )
+}
+

@@ -1,0 +1,114 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, posix } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+/**
+ * The house's one import rule (README, "Architecture"): each folder of src/ imports only from its own
+ * layer and the layers below it. Type-only imports count too: a type from above is a design leak.
+ */
+const LAYERS = ['core', 'vault', 'plan', 'memory', 'models', 'run', 'surfaces', 'cli', 'entry'] as const
+const FOLDER_LAYER: Record<string, (typeof LAYERS)[number]> = {
+  core: 'core',
+  vault: 'vault',
+  plan: 'plan',
+  memory: 'memory',
+  models: 'models',
+  run: 'run',
+  mcp: 'surfaces',
+  queue: 'surfaces',
+  cli: 'cli',
+  '.': 'entry',
+}
+const SRC = join(import.meta.dirname, '..', 'src')
+
+function sourceFiles(folder = ''): string[] {
+  return readdirSync(join(SRC, folder), { withFileTypes: true }).flatMap((entry) => {
+    const path = folder ? `${folder}/${entry.name}` : entry.name
+    if (entry.isDirectory()) return sourceFiles(path)
+    return entry.name.endsWith('.ts') ? [path] : []
+  })
+}
+
+/** Every relative module a file imports, statically or with `import()`, as paths under src/. */
+export function importsOf(file: string, text: string): string[] {
+  const specifiers = [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^import\s+)'(\.{1,2}\/[^']+)'/gm)].map((match) => match[1]!)
+  return specifiers.map((specifier) => posix.normalize(posix.join(posix.dirname(file), specifier)).replace(/\.js$/, '.ts'))
+}
+
+function layerOf(file: string) {
+  const folder = file.includes('/') ? file.slice(0, file.indexOf('/')) : '.'
+  const layer = FOLDER_LAYER[folder]
+  if (!layer) throw new Error(`src/${file} is in a folder no layer names; add \`${folder}\` to FOLDER_LAYER and to the README's Architecture section`)
+  return LAYERS.indexOf(layer)
+}
+
+/** The imports of `files` that go up a layer, as `from -> to` lines. */
+export function upwardImports(files: Map<string, string>): string[] {
+  const found: string[] = []
+  for (const [file, text] of files) {
+    for (const target of importsOf(file, text)) {
+      if (layerOf(target) > layerOf(file)) found.push(`src/${file} -> src/${target}`)
+    }
+  }
+  return found
+}
+
+/** The loops of the import graph (strongly connected components of more than one file), each sorted. */
+export function importCycles(files: Map<string, string>): string[][] {
+  const edges = new Map([...files].map(([file, text]) => [file, importsOf(file, text).filter((target) => files.has(target))]))
+  const order = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: string[] = []
+  const cycles: string[][] = []
+  const visit = (file: string) => {
+    order.set(file, order.size)
+    low.set(file, order.get(file)!)
+    stack.push(file)
+    for (const target of edges.get(file)!) {
+      if (!order.has(target)) {
+        visit(target)
+        low.set(file, Math.min(low.get(file)!, low.get(target)!))
+      } else if (stack.includes(target)) low.set(file, Math.min(low.get(file)!, order.get(target)!))
+    }
+    if (low.get(file) !== order.get(file)) return
+    const component = stack.splice(stack.indexOf(file))
+    if (component.length > 1) cycles.push(component.sort())
+  }
+  for (const file of edges.keys()) if (!order.has(file)) visit(file)
+  return cycles
+}
+
+describe('the layers of src/', () => {
+  const files = new Map(sourceFiles().map((file) => [file, readFileSync(join(SRC, file), 'utf8')]))
+
+  it('every file sits in a folder of a layer', () => {
+    for (const file of files.keys()) expect(() => layerOf(file)).not.toThrow()
+  })
+
+  it('no file imports from a layer above its own', () => {
+    expect(upwardImports(files)).toEqual([])
+  })
+
+  it('reports a file that imports from above, statically or dynamically', () => {
+    const planted = new Map([
+      ['vault/links.ts', "import { runPlan } from '../run/executor.js'\n"],
+      ['plan/plan-svg.ts', "const { readTrace } = await import('../run/trace.js')\n"],
+      ['models/worker.ts', "import type { LedgerView } from '../memory/ledger.js'\nimport { x } from '../core/text.js'\n"],
+    ])
+    expect(upwardImports(planted)).toEqual(['src/vault/links.ts -> src/run/executor.ts', 'src/plan/plan-svg.ts -> src/run/trace.ts'])
+  })
+
+  it('no two files import each other, directly or round a longer loop', () => {
+    expect(importCycles(files)).toEqual([])
+  })
+
+  it('reports an import loop', () => {
+    const planted = new Map([
+      ['plan/a.ts', "import { b } from './b.js'\n"],
+      ['plan/b.ts', "import type { C } from './c.js'\n"],
+      ['plan/c.ts', "export { a } from './a.js'\n"],
+      ['plan/d.ts', "import { a } from './a.js'\n"],
+    ])
+    expect(importCycles(planted)).toEqual([['plan/a.ts', 'plan/b.ts', 'plan/c.ts']])
+  })
+})
