@@ -1,24 +1,7 @@
 #!/usr/bin/env node
 import { realpathSync } from 'node:fs'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { parseArgs } from 'node:util'
-import {
-  count,
-  displayPath,
-  EXIT,
-  onlyPositional,
-  painter,
-  readVersion,
-  printable,
-  printableJson,
-  UsageError,
-  vaultFolder,
-  vaultReadFailure,
-  type Command,
-  type Io,
-  type Paint,
-} from './cli/cli-support.js'
+import { EXIT, readVersion, printable, UsageError, type Command, type Io } from './cli/cli-support.js'
 import { RUN_HELP, runCommand } from './cli/cli-run.js'
 import { STATUS_HELP, statusCommand } from './cli/cli-status.js'
 import { GRAPH_HELP, graphCommand } from './cli/cli-graph.js'
@@ -28,25 +11,14 @@ import { FORK_HELP, forkCommand } from './cli/cli-fork.js'
 import { LEDGER_HELP, ledgerCommand } from './cli/cli-ledger.js'
 import { MCP_HELP, mcpCommand } from './cli/cli-mcp.js'
 import { SEARCH_HELP, searchCommand } from './cli/cli-search.js'
+import { VALIDATE_HELP, validateCommand } from './cli/cli-validate.js'
 import { QUEUE_HELP, queueCommand, WORKER_HELP, workerCommand } from './cli/cli-worker.js'
-import { formatIssue, VaultPathError } from './core/errors.js'
-import type { PlanIssue } from './core/types.js'
+import { VaultPathError } from './core/errors.js'
 
 const commands: Record<string, Command> = {
   validate: {
     summary: 'check a plan vault and print every problem',
-    help: `Usage: vaultplan validate <dir> [--json] [--tools a,b]
-
-Checks the plan vault in <dir> and prints every problem, one per line, as
-<file>:<line>:<column> <severity> <code> <message>, then a summary line.
-
-Options:
-  --json         print {"valid":bool,"issues":[...]} on stdout and nothing else
-  --tools a,b    the tools your agent supplies; a note naming another one gets a warning
-  -h, --help     show this help
-
-Exit codes: 0 valid (warnings allowed), 1 the plan has errors,
-2 bad usage or a vault path that is not a folder, 70 internal error.`,
+    help: VALIDATE_HELP,
     run: validateCommand,
   },
   run: {
@@ -182,58 +154,6 @@ function help(topics: string[], io: Io): number {
   if (!command) throw new UsageError(`unknown command '${topic}'`)
   io.stdout.write(`${command.help}\n`)
   return EXIT.ok
-}
-
-async function validateCommand(args: string[], io: Io): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    options: { json: { type: 'boolean' }, tools: { type: 'string', multiple: true } },
-    allowPositionals: true,
-    strict: true,
-  })
-  const dir = onlyPositional(positionals, 'the vault folder')
-  const tools = values.tools?.flatMap((list) => list.split(',')).map((tool) => tool.trim()).filter(Boolean)
-  const vault = await vaultFolder(dir, io)
-  // Each command imports what it needs, so `--help` and the other commands do not pay for it.
-  const { loadPlan } = await import('./plan/load-plan.js')
-  let graph
-  try {
-    graph = await loadPlan(vault)
-  } catch (error) {
-    return vaultReadFailure(dir, error, io)
-  }
-
-  const checked = graph.check(tools ? { tools } : {})
-  const issues: PlanIssue[] = checked.issues
-  const errors = checked.errors.length
-  const code = errors > 0 ? EXIT.invalid : EXIT.ok
-
-  if (values.json) {
-    io.stdout.write(`${printableJson({ valid: errors === 0, issues }, 2)}\n`)
-    return code
-  }
-  const paint = painter(io)
-  const shown = displayPath(io.cwd, vault)
-  for (const issue of issues) io.stdout.write(`${formatLine(issue, shown, paint)}\n`)
-  const warnings = issues.length - errors
-  const summary = `${shown}: ${count(graph.nodes.size, 'note')}, ${count(errors, 'error')}, ${count(warnings, 'warning')}`
-  io.stdout.write(`${paint(summary, errors > 0 ? 'red' : 'green')}\n`)
-  return code
-}
-
-/** One diagnostic line, its file shown from the working directory so editors can jump to it; note text made printable. */
-function formatLine(unsafe: PlanIssue, vault: string, paint: Paint): string {
-  const issue: PlanIssue = { ...unsafe, message: printable(unsafe.message) }
-  if (unsafe.file !== undefined) issue.file = printable(unsafe.file)
-  if (unsafe.node !== undefined) issue.node = printable(unsafe.node)
-  const shown: PlanIssue = { ...issue }
-  if (issue.file !== undefined) shown.file = join(vault, issue.file)
-  else if (issue.node === undefined) shown.file = vault
-  const line = formatIssue(shown)
-  const tail = ` ${issue.severity} ${issue.code} ${issue.message}`
-  if (!line.endsWith(tail)) return line
-  const place = line.slice(0, line.length - tail.length)
-  return `${place} ${paint(issue.severity, issue.severity === 'error' ? 'red' : 'yellow')} ${issue.code} ${issue.message}`
 }
 
 async function versionCommand(args: string[], io: Io): Promise<number> {

@@ -5,9 +5,13 @@ export {
   RunStateError,
   StepError,
   VaultPathError,
+  VaultplanError,
+  type ModelErrorCode,
   type RunStateErrorCode,
   type VaultPathErrorCode,
+  type VaultplanErrorCode,
 } from './core/errors.js'
+export { PLAN_ISSUE_CODES, type PlanIssueCode } from './core/types.js'
 export { decide, type Decision as HumanDecision } from './run/decide.js'
 export { dryRun, type JudgePreview } from './run/dry-run.js'
 export { forkRun, type ForkOptions } from './run/fork.js'

@@ -221,10 +221,13 @@ describe('who decides a hop, and how many judge calls it costs', () => {
 
   it('a registered predicate decides in a run, and is gone after unregistering', async () => {
     const unregister = registerPredicate('looks risky', (context) => context.output === 'check v1')
-    const dir = await writeVault(plan())
-    await runPlan(dir, { query, work: scriptedWorker(), llm: scriptedJudge(() => '1: NO'), fsync: false })
-    expect((await traceEntries(dir))[1]).toMatchObject({ decidedBy: 'predicate', edge: 'looks risky → [[ask]]' })
-    unregister()
+    try {
+      const dir = await writeVault(plan())
+      await runPlan(dir, { query, work: scriptedWorker(), llm: scriptedJudge(() => '1: NO'), fsync: false })
+      expect((await traceEntries(dir))[1]).toMatchObject({ decidedBy: 'predicate', edge: 'looks risky → [[ask]]' })
+    } finally {
+      unregister()
+    }
 
     const other = await writeVault(plan())
     const llm = scriptedJudge(() => '1: NO\n2: NO')

@@ -169,7 +169,7 @@ describe('resolveModelConfig', () => {
         resolveModelConfig(role, env)
       } catch (error) {
         expect(error).toBeInstanceOf(ModelConfigError)
-        expect(error).toMatchObject({ name: 'ModelConfigError', code: 'MODEL_NOT_CONFIGURED', role })
+        expect(error).toMatchObject({ name: 'ModelConfigError', code: 'model-not-configured', role })
         return (error as Error).message
       }
       return expect.unreachable('resolveModelConfig should have thrown')
@@ -264,7 +264,7 @@ describe('createLLM', () => {
     const llm = createLLM({ env: { LLM_MODEL: 'm', LLM_BASE_URL: server.baseURL }, maxRetries: 1 })
     const error = await llmError(llm('p', { role: 'action' }), server.baseURL)
     expect(server.requests).toHaveLength(2)
-    expect(error).toMatchObject({ code: 'LLM_REQUEST_FAILED', status: 503, role: 'action', model: 'm' })
+    expect(error).toMatchObject({ code: 'llm-request-failed', status: 503, role: 'action', model: 'm' })
     expect(error.text).toMatchInlineSnapshot(
       `"LLM call for role \`action\` failed (model \`m\` at <endpoint>): HTTP 503 after 2 attempts: overloaded"`,
     )

@@ -5,12 +5,14 @@ it('exports exactly these names', async () => {
   expect(Object.keys(await import('vaultplan')).sort()).toEqual([
     'LLMError',
     'ModelConfigError',
+    'PLAN_ISSUE_CODES',
     'PlanGraph',
     'PlanValidationError',
     'RUN_STATE_ERROR_CODES',
     'RunStateError',
     'StepError',
     'VaultPathError',
+    'VaultplanError',
     'chooseEdge',
     'completeStep',
     'createLLM',
@@ -73,6 +75,48 @@ it('pins the error codes', async () => {
     'vault-lock-lost',
     'vault-locked',
   ])
+  const { PLAN_ISSUE_CODES } = await import('vaultplan')
+  expect([...PLAN_ISSUE_CODES]).toEqual([
+    'ambiguous-link',
+    'ambiguous-unconditional',
+    'cycle-without-exit',
+    'dangling-edge',
+    'duplicate-id',
+    'invalid-frontmatter',
+    'multiple-starts',
+    'multiple-targets',
+    'no-reachable-terminal',
+    'no-sections',
+    'no-start',
+    'not-a-note',
+    'note-too-large',
+    'outside-vault',
+    'unknown-tool',
+    'unreachable',
+    'unreadable-next',
+    'unreadable-note',
+  ])
+})
+
+// One scheme: every error of the user's world is a VaultplanError with a stable name, a kebab-case code and its cause.
+it('every error class shares the base, its name and one casing of codes', async () => {
+  const lib = await import('vaultplan')
+  const cause = new Error('disk full')
+  const errors = [
+    new lib.PlanValidationError([{ code: 'dangling-edge', severity: 'error', message: 'x' }], { cause }),
+    new lib.RunStateError('vault-locked', 'held', { cause }),
+    new lib.StepError('draft', 1, cause),
+    new lib.VaultPathError('vault-missing', 'no such folder', { cause }),
+    new lib.ModelConfigError('action', 'no model'),
+    new lib.LLMError({ role: 'action', model: 'm', baseURL: 'http://127.0.0.1:1/v1' }, 'refused', { cause }),
+  ]
+  for (const error of errors) {
+    expect(error).toBeInstanceOf(lib.VaultplanError)
+    expect(error.name).toBe(error.constructor.name)
+    expect(error.code).toMatch(/^[a-z]+(-[a-z]+)*$/)
+    if (!(error instanceof lib.ModelConfigError)) expect(error.cause).toBe(cause)
+  }
+  expect(errors.map((error) => error.code)).toEqual(['plan-invalid', 'vault-locked', 'worker-failed', 'vault-missing', 'model-not-configured', 'llm-request-failed'])
 })
 
 it('exports exactly these names from vaultplan/ai-sdk', async () => {

@@ -103,8 +103,11 @@ describe('chooseEdge decides in order: predicates, one judge call, the unconditi
 describe('predicates: the option wins, labels match loosely, nothing leaks', () => {
   it('registerPredicate decides a label everywhere until unregistered', async () => {
     const unregister = registerPredicate('approved', () => true)
-    expect((await chooseEdge(review, contextOf(review), noJudge())).decidedBy).toBe('predicate')
-    unregister()
+    try {
+      expect((await chooseEdge(review, contextOf(review), noJudge())).decidedBy).toBe('predicate')
+    } finally {
+      unregister()
+    }
     const llm = scriptedJudge(() => '1: NO\n2: NO')
     expect((await chooseEdge(review, contextOf(review), llm)).decidedBy).toBe('unconditional')
     expect(conditionsIn(llm.calls[0]!.prompt)).toEqual(['1. approved', '2. needs revision'])

@@ -333,7 +333,7 @@ describe('validate()', () => {
 
   it('gives PlanValidationError a stable name and code', () => {
     const error = new PlanValidationError([{ code: 'no-start', severity: 'error', message: 'the plan has no notes' }])
-    expect([error.name, error.code, error instanceof Error]).toEqual(['PlanValidationError', 'PLAN_INVALID', true])
+    expect([error.name, error.code, error instanceof Error]).toEqual(['PlanValidationError', 'plan-invalid', true])
   })
 })
 

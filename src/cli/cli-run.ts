@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { displayPath, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, type Io } from './cli-support.js'
-import { formatIssue, PlanValidationError, RunStateError, StepError } from '../core/errors.js'
+import { formatIssue, PlanValidationError, RunStateError, StepError, VaultplanError } from '../core/errors.js'
 import type { RunResult } from '../run/run-options.js'
 import type { RunEvent } from '../core/types.js'
 
@@ -133,7 +133,7 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
     if (error instanceof PlanValidationError) {
       return fail(error, EXIT.invalid, `${error.issues.map((issue) => `${formatIssue(issue)}\n`).join('')}vaultplan: the plan is invalid; fix the notes above and run again.\n`)
     }
-    if (error instanceof StepError || error instanceof RunStateError || (error instanceof Error && error.name === 'LLMError')) {
+    if (error instanceof StepError || error instanceof RunStateError || (error instanceof VaultplanError && error.code === 'llm-request-failed')) {
       return fail(error, EXIT.invalid, `vaultplan: ${error.message}\n`)
     }
     throw error

@@ -1,22 +1,34 @@
 import type { PlanIssue } from './types.js'
 
 /**
+ * The base of every error vaultplan throws for a problem of the user's
+ * world (a plan, a run's state, a model, a path): a stable `name`, a `code`
+ * from {@link VaultplanErrorCode} and, when another error caused it, `cause`.
+ * Programmer errors (a bad option value) are `TypeError`s instead.
+ */
+export abstract class VaultplanError<Code extends VaultplanErrorCode = VaultplanErrorCode> extends Error {
+  abstract override readonly name: string
+  readonly code: Code
+
+  constructor(code: Code, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.code = code
+  }
+}
+
+/**
  * Thrown when a plan has errors. `issues` lists every problem found (errors
  * and warnings), each with a code, the node, the file and a position.
  */
-export class PlanValidationError extends Error {
-  override name = 'PlanValidationError' as const
-  readonly code = 'PLAN_INVALID' as const
+export class PlanValidationError extends VaultplanError<'plan-invalid'> {
+  override readonly name = 'PlanValidationError'
   readonly issues: PlanIssue[]
 
   constructor(issues: PlanIssue[], options?: { cause?: unknown }) {
     const errors = issues.filter((issue) => issue.severity === 'error')
     const lines = errors.slice(0, 10).map((issue) => `  ${formatIssue(issue)}`)
     if (errors.length > 10) lines.push(`  ... and ${errors.length - 10} more`)
-    super(
-      `The plan has ${errors.length} error${errors.length === 1 ? '' : 's'}:\n${lines.join('\n')}`,
-      options,
-    )
+    super('plan-invalid', `The plan has ${errors.length} error${errors.length === 1 ? '' : 's'}:\n${lines.join('\n')}`, options)
     this.issues = issues
   }
 }
@@ -57,14 +69,8 @@ export type RunStateErrorCode = (typeof RUN_STATE_ERROR_CODES)[number]
  * two `active` nodes, a trace written by a newer vaultplan, a vault held by
  * another runner, ambiguous human decisions.
  */
-export class RunStateError extends Error {
-  override name = 'RunStateError' as const
-  readonly code: RunStateErrorCode
-
-  constructor(code: RunStateErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.code = code
-  }
+export class RunStateError extends VaultplanError<RunStateErrorCode> {
+  override readonly name = 'RunStateError'
 }
 
 /**
@@ -84,15 +90,14 @@ export function formatIssue(issue: PlanIssue): string {
  * Thrown when a worker fails. The node stays `active`, so running the vault
  * again works the same visit again, with the same key.
  */
-export class StepError extends Error {
-  override name = 'StepError' as const
-  readonly code = 'WORKER_FAILED' as const
+export class StepError extends VaultplanError<'worker-failed'> {
+  override readonly name = 'StepError'
   readonly node: string
   readonly visit: number
 
   constructor(node: string, visit: number, cause: unknown) {
     const why = cause instanceof Error ? cause.message : String(cause)
-    super(`The worker failed at \`${node}\`, visit ${visit}: ${why}. The note stays active; run the vault again to retry this visit.`, { cause })
+    super('worker-failed', `The worker failed at \`${node}\`, visit ${visit}: ${why}. The note stays active; run the vault again to retry this visit.`, { cause })
     this.node = node
     this.visit = visit
   }
@@ -102,12 +107,12 @@ export class StepError extends Error {
 export type VaultPathErrorCode = 'vault-missing' | 'vault-not-folder' | 'vault-not-empty' | 'vault-unreadable'
 
 /** Thrown when a vault path does not exist, is not a folder, or cannot be read. */
-export class VaultPathError extends Error {
-  override name = 'VaultPathError' as const
-  readonly code: VaultPathErrorCode
-
-  constructor(code: VaultPathErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options)
-    this.code = code
-  }
+export class VaultPathError extends VaultplanError<VaultPathErrorCode> {
+  override readonly name = 'VaultPathError'
 }
+
+/** Why a model could not be used: not configured for a role, or the call failed. */
+export type ModelErrorCode = 'model-not-configured' | 'llm-request-failed'
+
+/** Every `code` a {@link VaultplanError} can carry. */
+export type VaultplanErrorCode = 'plan-invalid' | RunStateErrorCode | 'worker-failed' | VaultPathErrorCode | ModelErrorCode

@@ -72,10 +72,35 @@ export interface PlanNode {
   issues?: PlanIssue[]
 }
 
+/** Every `code` a {@link PlanIssue} can carry. */
+export const PLAN_ISSUE_CODES = [
+  'ambiguous-link',
+  'ambiguous-unconditional',
+  'cycle-without-exit',
+  'dangling-edge',
+  'duplicate-id',
+  'invalid-frontmatter',
+  'multiple-starts',
+  'multiple-targets',
+  'no-reachable-terminal',
+  'no-sections',
+  'no-start',
+  'not-a-note',
+  'note-too-large',
+  'outside-vault',
+  'unknown-tool',
+  'unreachable',
+  'unreadable-next',
+  'unreadable-note',
+] as const
+
+/** What a plan's problem is: `dangling-edge`, `cycle-without-exit`, ... */
+export type PlanIssueCode = (typeof PLAN_ISSUE_CODES)[number]
+
 /** A problem found in a plan: an error stops a run before it starts, a warning does not. */
 export interface PlanIssue {
   /** Stable identifier, such as `dangling-edge` or `cycle-without-exit`. */
-  code: string
+  code: PlanIssueCode
   severity: 'error' | 'warning'
   message: string
   node?: string

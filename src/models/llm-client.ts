@@ -1,5 +1,6 @@
 import type { OpenAI } from 'openai'
 import { followSignal } from '../core/abort.js'
+import { VaultplanError } from '../core/errors.js'
 import { describeEndpoint, resolveModelConfig, type ModelConfig } from './model-config.js'
 import { redact, secretsOf, withoutSecrets } from './secrets.js'
 import type { CallLLM } from '../core/types.js'
@@ -25,9 +26,8 @@ export interface CreateLLMOptions {
 }
 
 /** Thrown when a model call fails or its reply holds no text; `cause` is the underlying error. */
-export class LLMError extends Error {
-  override name = 'LLMError' as const
-  readonly code = 'LLM_REQUEST_FAILED' as const
+export class LLMError extends VaultplanError<'llm-request-failed'> {
+  override readonly name = 'LLMError'
   readonly role: string
   readonly model: string
   /** The endpoint, without credentials or query. */
@@ -37,7 +37,7 @@ export class LLMError extends Error {
 
   constructor(config: ModelConfig, detail: string, options: { cause?: unknown; status?: number } = {}) {
     const endpoint = describeEndpoint(config.baseURL)
-    super(`LLM call for role \`${config.role}\` failed (model \`${config.model}\` at ${endpoint}): ${detail}`, {
+    super('llm-request-failed', `LLM call for role \`${config.role}\` failed (model \`${config.model}\` at ${endpoint}): ${detail}`, {
       cause: options.cause,
     })
     this.role = config.role

@@ -1,3 +1,4 @@
+import { VaultplanError } from '../core/errors.js'
 /** Where one role's calls go, as read from the environment by {@link resolveModelConfig}. */
 export interface ModelConfig {
   role: string
@@ -11,13 +12,12 @@ export interface ModelConfig {
 }
 
 /** Thrown when the environment does not say which model and endpoint serve a role. */
-export class ModelConfigError extends Error {
-  override name = 'ModelConfigError' as const
-  readonly code = 'MODEL_NOT_CONFIGURED' as const
+export class ModelConfigError extends VaultplanError<'model-not-configured'> {
+  override readonly name = 'ModelConfigError'
   readonly role: string
 
   constructor(role: string, message: string) {
-    super(message)
+    super('model-not-configured', message)
     this.role = role
   }
 }

@@ -1,6 +1,6 @@
 import { DirectedGraph } from 'graphology'
 import { PlanValidationError } from '../core/errors.js'
-import type { PlanIssue, PlanNode } from '../core/types.js'
+import type { PlanIssue, PlanIssueCode, PlanNode } from '../core/types.js'
 
 /** What validation reads of a plan: its nodes (each with the issues of its note) and the issues of no node. `PlanGraph` is one. */
 export interface PlanShape {
@@ -134,7 +134,7 @@ export function validatePlan(graph: PlanShape, options: ValidateOptions = {}): P
   return all
 }
 
-function issue(node: PlanNode, code: string, message: string, origin?: { line: number; column: number }): PlanIssue {
+function issue(node: PlanNode, code: PlanIssueCode, message: string, origin?: { line: number; column: number }): PlanIssue {
   const found: PlanIssue = { code, severity: 'error', message, node: node.id }
   if (node.file !== undefined) found.file = node.file
   if (origin) {

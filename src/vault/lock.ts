@@ -29,6 +29,28 @@ const NEVER_STALE_MS = 24 * 60 * 60 * 1000
 /** A lock on this machine with no live holder is abandoned once it has not been refreshed for this long. */
 const ORPHAN_MS = 3_000
 
+/** Options of {@link lockVault}. */
+export interface LockOptions {
+  /**
+   * How long a lock of this machine whose holder is dead (or never named itself) must go unrefreshed
+   * before it is taken over; more than the 1 s refresh. `VAULTPLAN_LOCK_ORPHAN_MS` sets it for a process.
+   *
+   * @default 3000
+   */
+  orphanMs?: number
+}
+
+/** The orphan time of `options`, else of the environment, else the default; checked. */
+function orphanTime(options: LockOptions): number {
+  const raw = options.orphanMs ?? process.env.VAULTPLAN_LOCK_ORPHAN_MS
+  if (raw === undefined || raw === '') return ORPHAN_MS
+  const value = Number(raw)
+  if (!Number.isSafeInteger(value) || value <= UPDATE_MS) {
+    throw new TypeError(`Expected the lock's orphan time (\`orphanMs\` or VAULTPLAN_LOCK_ORPHAN_MS) to be a whole number of milliseconds over ${UPDATE_MS}, the refresh interval, got \`${String(raw)}\``)
+  }
+  return value
+}
+
 /** Real paths of the vaults whose lock this process holds now. */
 const heldHere = new Set<string>()
 
@@ -77,7 +99,8 @@ export async function withVaultLock<T>(vault: string, fn: (lock: VaultLock) => P
  *
  * @throws {RunStateError} (`vault-locked`) naming the holder when another runner is active.
  */
-export async function lockVault(vault: string): Promise<VaultLock> {
+export async function lockVault(vault: string, options: LockOptions = {}): Promise<VaultLock> {
+  const orphanMs = orphanTime(options)
   const folder = join(vault, TRACE_FOLDER)
   await mkdir(folder, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
     if (error.code !== 'EEXIST' && error.code !== 'ENOTDIR') throw error
@@ -89,7 +112,7 @@ export async function lockVault(vault: string): Promise<VaultLock> {
   const lockPath = join(folder, '.lock')
   const holderPath = join(folder, '.lock-holder.json')
   let lost: Error | undefined
-  const options = {
+  const lockOptions = {
     lockfilePath: lockPath,
     realpath: false,
     // Never taken over by proper-lockfile's own age check: whether the holder is gone is decided below, holder first.
@@ -101,19 +124,19 @@ export async function lockVault(vault: string): Promise<VaultLock> {
   }
   let release: () => Promise<void>
   try {
-    release = await lockfile.lock(vault, options)
+    release = await lockfile.lock(vault, lockOptions)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
     const holder = await readHolder(holderPath)
     const refused = (who: string) =>
-      new RunStateError('vault-locked', `The vault \`${vault}\` is being run by ${who}. Wait for it to finish, or stop it; a lock left by a killed process is taken over once it is ${ORPHAN_MS / 1000} s old.`, { cause: error })
+      new RunStateError('vault-locked', `The vault \`${vault}\` is being run by ${who}. Wait for it to finish, or stop it; a lock left by a killed process is taken over once it is ${orphanMs / 1000} s old.`, { cause: error })
     const named = holder ? `process ${holder.pid} on ${holder.host}, since ${holder.since}` : 'another process'
     // A live holder on this machine keeps its lock however long it was paused (SIGSTOP, swapping, a blocked event loop).
     if (holder && holder.host === hostname() && isAlive(holder.pid)) throw refused(named)
     // Another machine's runner is gone once its lock has not been refreshed for STALE_MS; a runner of this
-    // machine killed before it wrote its name, or one that died, once ORPHAN_MS passed without a refresh.
-    const age = holder && holder.host !== hostname() ? STALE_MS : ORPHAN_MS
-    release = await takeOverAbandoned(lockPath, age, () => lockfile.lock(vault, options), () => refused(named))
+    // machine killed before it wrote its name, or one that died, once the orphan time passed without a refresh.
+    const age = holder && holder.host !== hostname() ? STALE_MS : orphanMs
+    release = await takeOverAbandoned(lockPath, age, () => lockfile.lock(vault, lockOptions), () => refused(named))
   }
   const holder: Holder = { pid: process.pid, host: hostname(), since: new Date().toISOString() }
   await writeFileAtomic(holderPath, `${JSON.stringify(holder)}\n`, { fsync: false })

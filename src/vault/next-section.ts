@@ -3,6 +3,7 @@ import remarkParse from 'remark-parse'
 import wikiLinkPlugin from 'remark-wiki-link'
 import { unified } from 'unified'
 import { fastPathCounts } from './fast-paths.js'
+import type { PlanIssueCode } from '../core/types.js'
 
 /** The markdown parser, with wikilinks; only ever given small pieces of a note (see the bounds below). */
 export const markdownParser = unified().use(remarkParse).use(wikiLinkPlugin, { aliasDivider: '|' })
@@ -66,7 +67,7 @@ export function readEdges(
   section: string,
   folder: string,
   lineOffset: number,
-  report: (code: string, message: string, line?: number, column?: number) => void,
+  report: (code: PlanIssueCode, message: string, line?: number, column?: number) => void,
   fast = true,
 ): RawEdge[] {
   const edges: RawEdge[] = []
@@ -122,7 +123,7 @@ function readSimpleItems(
   section: string,
   folder: string,
   lineOffset: number,
-  report: (code: string, message: string, line?: number, column?: number) => void,
+  report: (code: PlanIssueCode, message: string, line?: number, column?: number) => void,
   edges: RawEdge[],
 ): boolean {
   const lines = section.split('\n')
@@ -163,7 +164,7 @@ function readItems(
   tree: Root,
   folder: string,
   lineOffset: number,
-  report: (code: string, message: string, line?: number, column?: number) => void,
+  report: (code: PlanIssueCode, message: string, line?: number, column?: number) => void,
   edges: RawEdge[],
 ): void {
   for (const list of tree.children) {

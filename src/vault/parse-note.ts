@@ -5,23 +5,13 @@ import { markdownParser, plainText, readEdges, type RawEdge } from './next-secti
 import { scanHeadings } from './headings.js'
 import { checkKnob, KNOB_KEYS, KNOBS, knobExpects, type KnobKey } from '../core/knobs.js'
 import { countLines } from '../core/text.js'
-import type { JudgeKind, NodeStatus, NodeType, PlanIssue } from '../core/types.js'
+import type { JudgeKind, NodeStatus, NodeType, PlanIssue, PlanIssueCode, PlanNode } from '../core/types.js'
 
 /** One note read from its text: the node's fields with unresolved edges. */
-export interface ParsedNote {
-  id: string
+export interface ParsedNote extends Omit<PlanNode, 'edges' | 'file' | 'issues'> {
   file: string
-  title: string
-  body: string
-  type: NodeType
-  status: NodeStatus
-  tools?: string[]
-  role?: string
-  maxVisits: number
-  judge?: JudgeKind
   edges: RawEdge[]
   aliases: string[]
-  frontmatter: Record<string, unknown>
   /** Text under `## Feedback`, for human decisions. */
   feedback: string
   /** Offset in the note's text where its last `## Feedback` section ends, when it has one. */
@@ -70,7 +60,7 @@ export function idFromFile(file: string): string {
 export function parseNote(file: string, text: string): ParsedNote {
   const id = idFromFile(file)
   const issues: PlanIssue[] = []
-  const report = (code: string, message: string, line?: number, column?: number) => {
+  const report = (code: PlanIssueCode, message: string, line?: number, column?: number) => {
     const issue: PlanIssue = { code, severity: 'error', message, node: id, file }
     if (line !== undefined) issue.line = line
     if (column !== undefined) issue.column = column
