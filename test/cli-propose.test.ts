@@ -99,6 +99,16 @@ describe('vaultplan propose', () => {
     expect(status.stdout).toContain('Next: The proposal was declined')
   })
 
+  test('a model that fails: exit 1, nothing written', async () => {
+    const model = await startChatServer(() => ({ status: 400, body: { error: { message: 'bad request' } } }))
+    servers.push(model)
+    const cwd = await tempDir()
+    const failed = await vaultplan(['propose', 'Write a post', '--into', 'post'], { cwd, env: { LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
+    expect(failed.code).toBe(1)
+    expect(failed.stderr).toMatch(/^vaultplan: LLM call for role `planning` failed[\s\S]*\nNothing was written\.\n$/)
+    expect(await readTree(cwd)).toEqual({})
+  })
+
   test('needs --into and a configured model; writes nothing without them', async () => {
     const cwd = await tempDir()
     const noInto = await vaultplan(['propose', 'Write a post'], { cwd, env: {} })

@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { displayPath, EXIT, onlyPositional, printable, printableJson, UsageError, type Io } from './cli-support.js'
+import { VaultplanError } from '../core/errors.js'
 
 export const PROPOSE_HELP = `Usage: vaultplan propose "<query>" --into DIR [options]
 
@@ -51,7 +52,7 @@ export async function proposeCommand(args: string[], io: Io): Promise<number> {
   try {
     vault = await proposePlan(query, { into: resolve(io.cwd, values.into), llm: createLLM({ env: io.env }), fsync: !values['no-fsync'] })
   } catch (error) {
-    if (error instanceof Error && error.name === 'LLMError') {
+    if (error instanceof VaultplanError && error.code === 'llm-request-failed') {
       io.stderr.write(printable(`vaultplan: ${error.message}\nNothing was written.\n`))
       return EXIT.invalid
     }
