@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdir, readFile, utimes, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
@@ -87,5 +88,53 @@ describe('takeovers: only of a holder that is gone, by one runner only', () => {
     const vault = await writeVault({ ...plan, '00_plan-trace': 'not a folder' })
     await expect(runPlan(vault, { query: 'q', work, fsync: false })).rejects.toMatchObject({ name: 'RunStateError', code: 'trace-not-folder' })
     expect(await readFile(join(vault, '00_plan-trace'), 'utf8')).toBe('not a folder')
+  })
+})
+
+describe('a runner on a vault and a runner on one of its folders exclude each other', () => {
+  const nested = {
+    'a.md': '---\ntype: start\n---\n# A\n\n## Next\n- [[sub/b]]\n',
+    'sub/b.md': '# B\n\n## Next\n- [[sub/c]]\n',
+    'sub/c.md': '# C\n',
+  }
+
+  /** A lock held by a live process that is not this one: what a runner in another process leaves while it runs. */
+  async function heldByAnotherProcess(vault: string): Promise<ChildProcess> {
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' })
+    await mkdir(join(vault, '00_plan-trace/.lock'), { recursive: true })
+    await writeFile(join(vault, '00_plan-trace/.lock-holder.json'), JSON.stringify({ pid: other.pid, host: hostname(), since: 'a minute ago' }))
+    return other
+  }
+
+  it('the vault is being run: a run of its subfolder is refused, naming the vault and its holder, and writes nothing', async () => {
+    const top = await writeVault(nested)
+    const other = await heldByAnotherProcess(top)
+    try {
+      const error = await runPlan(join(top, 'sub'), { query: 'q', work, fsync: false }).catch((caught: unknown) => caught)
+      expect(error).toMatchObject({ name: 'RunStateError', code: 'vault-locked', message: expect.stringContaining(`is inside \`${top}\``) })
+      expect((error as Error).message).toContain(`process ${other.pid} on ${hostname()}`)
+      expect(await readFile(join(top, 'sub/b.md'), 'utf8')).toBe(nested['sub/b.md'])
+    } finally {
+      other.kill()
+    }
+  })
+
+  it('a subfolder is being run: a run of the vault is refused, and writes nothing', async () => {
+    const top = await writeVault(nested)
+    const other = await heldByAnotherProcess(join(top, 'sub'))
+    try {
+      await expect(runPlan(top, { query: 'q', work, fsync: false })).rejects.toMatchObject({ name: 'RunStateError', code: 'vault-locked', message: expect.stringContaining(`holds \`${join(top, 'sub')}\``) })
+      expect(await readFile(join(top, 'a.md'), 'utf8')).toBe(nested['a.md'])
+    } finally {
+      other.kill()
+    }
+  })
+
+  it('a lock left in a subfolder by a process that is gone does not stand in the way', async () => {
+    const top = await writeVault(nested)
+    const other = await heldByAnotherProcess(join(top, 'sub'))
+    other.kill()
+    await new Promise((resolve) => other.once('exit', resolve))
+    await expect(runPlan(top, { query: 'q', work, fsync: false })).resolves.toMatchObject({ status: 'completed' })
   })
 })

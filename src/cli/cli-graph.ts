@@ -1,4 +1,4 @@
-import { mkdir, stat } from 'node:fs/promises'
+import { stat } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import { parseArgs } from 'node:util'
 import { count, displayPath, EXIT, onlyPositional, printable, UsageError, vaultFolder, vaultReadFailure, type Io } from './cli-support.js'
@@ -80,9 +80,10 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
       : format === 'svg'
         ? [[GRAPH_FILES.svg, text], [GRAPH_FILES.note, graphNote(`![[${GRAPH_FILES.svg.split('/').at(-1)!}]]`, trace !== undefined)]]
         : [[GRAPH_FILES.note, graphNote(['```mermaid', text.trimEnd(), '```'].join('\n'), trace !== undefined)]]
-  await mkdir(join(vault, dirname(GRAPH_FILES.note)), { recursive: true })
+  const { runFilePath } = await import('../vault/run-file-path.js')
   for (const [path, content] of files) {
-    await writeFileAtomic(join(vault, path), content)
+    // Checked as every write of the run folder is: a symlinked `00_plan-trace` is refused here as `run` refuses it.
+    await writeFileAtomic(runFilePath(vault, path), content)
     io.stdout.write(`wrote ${printable(join(shown, path))}\n`)
   }
   return EXIT.ok

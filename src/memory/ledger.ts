@@ -3,7 +3,8 @@ import { join, resolve } from 'node:path'
 import { z } from 'zod'
 import { RunStateError } from '../core/errors.js'
 import { parseFrontmatter } from '../vault/frontmatter.js'
-import { pathInVault, writeFileAtomic } from '../vault/fs-atomic.js'
+import { writeFileAtomic } from '../vault/fs-atomic.js'
+import { runFilePath } from '../vault/run-file-path.js'
 import { heldByThisProcess, lockVault } from '../vault/lock.js'
 import { LEDGER_FILE, TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
 import { LEDGER_KINDS, type Assumption, type LedgerEntry, type LedgerKind, type LedgerView, type StandingChange } from '../core/ledger-types.js'
@@ -154,7 +155,7 @@ async function locked<T>(vault: string, options: LedgerWriteOptions, write: (led
   // A run of this process holds the lock already: its workers' entries belong to it.
   const lock = (await heldByThisProcess(vault)) ? undefined : await lockVault(vault)
   try {
-    const path = await pathInVault(vault, LEDGER_FILE)
+    const path = runFilePath(vault, LEDGER_FILE)
     const text = await readLedgerText(path)
     const { view, next } = text === undefined ? { view: emptyView(), next: { fact: 1, assumption: 1, decision: 1 } } : replayLedger(text, vault)
     const fsync = options.fsync ?? true

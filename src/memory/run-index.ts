@@ -1,10 +1,11 @@
 import { statSync, type Stats } from 'node:fs'
-import { mkdir, readdir, readFile, realpath, stat } from 'node:fs/promises'
+import { readdir, readFile, realpath, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type MiniSearch from 'minisearch'
 import type { Options as MiniSearchOptions } from 'minisearch'
 import { sameStamp, toStamp, writeFileAtomic, type FileStamp } from '../vault/fs-atomic.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
+import { runFilePath } from '../vault/run-file-path.js'
 import { documentsOf, runFileOf, runIdOfTrace, tracePartEntered, type RunDocumentKind } from './run-documents.js'
 
 /** The cache folder under the root, and the index in it. */
@@ -111,9 +112,8 @@ async function refresh(real: string): Promise<{ index: RunIndex; report: Refresh
     if (index.engine.dirtCount > 0) await index.engine.vacuum()
     const saved = { vaultplan: 'search-index', format: INDEX_FORMAT, engine: ENGINE, folders: index.folders, files: index.files, index: index.engine.toJSON() }
     try {
-      await mkdir(join(real, INDEX_FOLDER), { recursive: true })
-      // A cache: losing it to a power cut costs a rebuild, so it is not flushed.
-      index.stamp = await writeFileAtomic(path, JSON.stringify(saved), { fsync: false })
+      // A cache: losing it to a power cut costs a rebuild, so it is not flushed. Never written through a symlink.
+      index.stamp = await writeFileAtomic(runFilePath(real, `${INDEX_FOLDER}/${INDEX_FILE}`), JSON.stringify(saved), { fsync: false })
     } catch {
       // A root the cache cannot be written into is still searched, from the index in memory.
       delete index.stamp

@@ -1,9 +1,9 @@
-import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { sameStamp, stampOf, writeFileAtomic } from '../vault/fs-atomic.js'
 import { loadPlan } from '../plan/load-plan.js'
 import { addFeedback, tickBox } from '../vault/note-edits.js'
+import { readNoteForRewrite } from '../vault/settled-read.js'
 import { parseNote } from '../vault/parse-note.js'
 import { decideProposal, PROPOSAL_NODE } from '../vault/proposal-note.js'
 import type { Edge, PlanNode } from '../core/types.js'
@@ -50,7 +50,8 @@ export async function decide(vault: string, node: string, decision: Decision): P
     const index = edgeIndex(planNode, decision.edge)
     const path = join(vault, planNode.file ?? `${planNode.id}.md`)
     const before = await stampOf(path)
-    const text = await readFile(path, 'utf8')
+    // Settled: a note caught between an editor's truncate and its write (a person ticking in Obsidian) is read again, never written from.
+    const text = await readNoteForRewrite(planNode.file ?? `${planNode.id}.md`, path, true)
     const raw = parseNote(planNode.file ?? `${planNode.id}.md`, text).edges
     const item = raw[index]
     if (!item || raw.length !== planNode.edges.length) continue

@@ -3,6 +3,8 @@ import { dirname, join } from 'node:path'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { readRegularFileSync, syncFolderSync, writeAllSync, writeFileAtomicSync } from '../vault/fs-atomic.js'
 import { TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
+import { RunStateError } from '../core/errors.js'
+import { runFilePath } from '../vault/run-file-path.js'
 
 /**
  * The journal that lets a hop flush twice instead of five times
@@ -50,7 +52,7 @@ export class NoteJournal {
    * large. Call it holding the vault's lock, before the notes are read.
    */
   static open(root: string): NoteJournal {
-    const path = join(root, TRACE_FOLDER, JOURNAL)
+    const path = runFilePath(root, `${TRACE_FOLDER}/${JOURNAL}`)
     const read = readRegularFileSync(path, MAX_READ)
     const { notes, files, statuses, boot, valid } = parse(read?.text ?? '')
     const journal = new NoteJournal(root, path, Buffer.byteLength(valid))
@@ -136,7 +138,7 @@ export class NoteJournal {
     if (this.fd === undefined) {
       let created = false
       try {
-        if (!lstatSync(this.path).isFile()) throw new Error(`\`${this.path}\` is not a regular file; move it away`)
+        if (!lstatSync(this.path).isFile()) throw new RunStateError('trace-unreadable', `\`${this.path}\` is not a regular file; move it away`)
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
         created = true
@@ -144,7 +146,7 @@ export class NoteJournal {
       const fd = openSync(this.path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600)
       if (!fstatSync(fd).isFile()) {
         closeSync(fd)
-        throw new Error(`\`${this.path}\` is not a regular file; move it away`)
+        throw new RunStateError('trace-unreadable', `\`${this.path}\` is not a regular file; move it away`)
       }
       this.fd = fd
       // A new journal's name must be on the disk before anything relies on it.

@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { sameStamp, stampOf, writeFileAtomic } from '../vault/fs-atomic.js'
+import { readNoteForRewrite } from '../vault/settled-read.js'
 import { createLLM } from '../models/llm-client.js'
 import { PROPOSAL_CHOICES, PROPOSAL_NODE, proposalStand, readProposalNote, type ProposalNote, type ProposalStatus } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
@@ -78,7 +78,7 @@ async function setProposalStatus(vault: string, status: ProposalStatus): Promise
   const path = join(vault, PROPOSAL_FILE)
   for (let attempt = 1; ; attempt++) {
     const before = await stampOf(path)
-    const text = await readFile(path, 'utf8')
+    const text = await readNoteForRewrite(PROPOSAL_FILE, path, true)
     const updated = setFrontmatterStatus(text, status)
     if (!sameStamp(await stampOf(path), before)) {
       if (attempt < 3) continue

@@ -6,6 +6,7 @@ import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { createLLM } from '../models/llm-client.js'
 import { savePlan } from '../plan/save-plan.js'
 import { listNotes } from '../vault/read-vault.js'
+import { readNoteForRewrite } from '../vault/settled-read.js'
 import { PROPOSAL_FILE, PROPOSALS_FOLDER, TRACE_FOLDER } from '../vault/run-folder.js'
 import { PlanGraph } from '../plan/plan-graph.js'
 import { planGraph } from '../plan/plan-document.js'
@@ -99,7 +100,7 @@ export async function reviseProposal(vault: string, note: ProposalNote, options:
   const archived = join(vault, folder, 'proposal.md')
   await mkdir(dirname(archived), { recursive: true })
   const archive = async () => {
-    const text = await readFile(path, 'utf8')
+    const text = await readNoteForRewrite(PROPOSAL_FILE, path, true)
     await writeFileAtomic(archived, setFrontmatterStatus(text, 'revised'), { fsync: options.fsync })
     return stampOf(path)
   }

@@ -204,8 +204,9 @@ export class RunDriver {
     // One flush with fsync: the output's bytes, journaled with the notes this hop may rewrite (VaultSession.saveOutput).
     this.session.saveOutput(node.id, file, meta, result.output)
     this.emit({ type: 'work', node: node.id, visit: claimed.visit, output: result.output })
-    await this.session.setStatus(node.id, 'done')
-    await this.judge(node.id, claimed.visit, claimed.step, result.output, file, meta.choice, true)
+    // The note may have been renamed during the work: the hop is recorded under the name it has now.
+    const id = await this.session.setStatus(node.id, 'done')
+    await this.judge(id, claimed.visit, claimed.step, result.output, file, meta.choice, true)
     return this.next()
   }
 
@@ -264,8 +265,7 @@ export class RunDriver {
     this.state.lastNode = id
     this.state.lastOutput = output
     if (node.edges.length > 0 && node.judge === 'human') {
-      await this.session.emptyBoxes(id)
-      await this.session.setStatus(id, 'waiting')
+      await this.session.setStatus(await this.session.emptyBoxes(id), 'waiting')
       await this.record({ kind: 'waiting', step, node: id, visit, at: new Date().toISOString() }, '', output)
       return
     }

@@ -3,6 +3,8 @@ import { RunStateError } from '../core/errors.js'
 import { removeStaleTempFiles } from '../vault/fs-atomic.js'
 import { archiveInterrupted, archiveTrace, findOutputOfStep, outputFile, readOutput, readTrace, tracePaths, type SavedOutput, type TraceHeader, type TraceRecord } from './trace.js'
 import { clipLine } from './run-words.js'
+import { OUTPUTS_FOLDER, TRACE_FOLDER } from '../vault/run-folder.js'
+import { runFolder } from '../vault/run-file-path.js'
 import type { VaultSession } from './vault-session.js'
 
 /**
@@ -39,6 +41,8 @@ export async function openRun(
     )
   }
   if (!trace && options.query === undefined) throw new TypeError('Expected `query` for a new run (the vault holds no run to resume), got `undefined`')
+  // A person may have deleted the outputs folder: the trace still says where the run is, and the next output needs it.
+  if (trace) runFolder(vault, `${TRACE_FOLDER}/${OUTPUTS_FOLDER}`)
   return { trace, outputs: await outputsOf(vault, trace?.records ?? []) }
 }
 

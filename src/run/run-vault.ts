@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
-import { copyFile, mkdir, readdir, realpath, rename, rm, rmdir, stat } from 'node:fs/promises'
-import { dirname, join, resolve } from 'node:path'
+import { copyFile, mkdir, readdir, realpath, rename, rm, rmdir, stat, symlink } from 'node:fs/promises'
+import { dirname, join, relative, resolve, sep } from 'node:path'
+import { isInside } from '../vault/fs-atomic.js'
 import { holdsRun, listNotes } from '../vault/read-vault.js'
 import { savePlan } from '../plan/save-plan.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
@@ -96,10 +97,17 @@ async function holdsPlan(folder: string, planFiles: string[], source: string): P
   )
 }
 
-/** Copies a plan vault (notes, attachments, `.obsidian/`), leaving out its trace, `.git/` and `.trash/`. Symlinks are not followed. */
+/**
+ * Copies a plan vault (notes, attachments, `.obsidian/`), leaving out its
+ * trace, `.git/` and `.trash/`. A symlink to a file inside the vault (a note
+ * the plan reads in place) is copied as a symlink to the same file of the
+ * copy, so the copy is the plan it was; symlinks that lead out of the vault,
+ * and symlinked folders, are left out, as the plan in place does not read them.
+ */
 export async function copyVault(from: string, to: string, skip: string[]): Promise<void> {
   const info = await stat(from).catch(() => undefined)
   if (!info?.isDirectory()) throw new Error(`Plan vault \`${from}\` does not exist or is not a folder`)
+  const root = await realpath(from)
   const walk = async (relative: string) => {
     await mkdir(join(to, relative), { recursive: true })
     for (const entry of await readdir(join(from, relative), { withFileTypes: true })) {
@@ -110,8 +118,20 @@ export async function copyVault(from: string, to: string, skip: string[]): Promi
       if (entry.isDirectory() && ([to, ...skip].includes(resolve(from, path)) || (await holdsRun(join(from, path))))) continue
       if (entry.isDirectory()) await walk(path)
       else if (entry.isFile()) await copyFile(join(from, path), join(to, path))
+      else if (entry.isSymbolicLink()) await copyLink(root, path, to)
     }
   }
   await walk('')
 }
 
+
+/** A symlink of the plan that leads to a file inside it, made again in the copy relative to where it sits. */
+async function copyLink(root: string, path: string, to: string): Promise<void> {
+  const real = await realpath(join(root, path)).catch(() => undefined)
+  if (real === undefined || !isInside(root, real) || !(await stat(real)).isFile()) return
+  const target = relative(root, real)
+  // A file the copy leaves out (the trace, `.git/`): the copy holds its bytes instead.
+  const copied = !target.split(sep).some((part) => part === TRACE_FOLDER || part.startsWith('.'))
+  if (copied) await symlink(relative(dirname(join(root, path)), real), join(to, path))
+  else await copyFile(real, join(to, path))
+}

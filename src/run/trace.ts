@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync } from 'node:fs'
-import { mkdir, readdir, readFile, rename, stat } from 'node:fs/promises'
+import { readdir, readFile, rename, stat } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
-import { join } from 'node:path'
+import { join, relative, sep } from 'node:path'
 import { stringify } from 'yaml'
 import { z } from 'zod'
 import { RunStateError } from '../core/errors.js'
@@ -9,6 +9,7 @@ import { parseFrontmatter } from '../vault/frontmatter.js'
 import { syncFolder, writeAllSync, writeFileAtomic, writeFileAtomicSync, type WriteOptions } from '../vault/fs-atomic.js'
 import { ARCHIVE_FOLDER, FINAL_FILE, GRAPH_FILES, OUTPUTS_FOLDER as OUTPUTS, TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
 import { DECIDED_BY, type StepOutput } from '../core/types.js'
+import { runFolder } from '../vault/run-file-path.js'
 
 /** The trace format this version writes; format 1 is still read. */
 export const TRACE_FORMAT = 2
@@ -192,7 +193,7 @@ export async function readTrace(vault: string): Promise<{ header: TraceHeader; r
 /** Starts a trace: the header with the run id and format. */
 export async function writeTraceHeader(vault: string, header: TraceHeader, options: WriteOptions): Promise<void> {
   const paths = tracePaths(vault)
-  await mkdir(paths.outputs, { recursive: true })
+  runFolder(vault, `${TRACE_FOLDER}/${OUTPUTS}`)
   // The new folders' entries must be as durable as the files the run puts in them.
   if (options.fsync ?? true) await Promise.all([syncFolder(vault), syncFolder(paths.folder)])
   const front = stringify({ vaultplan: 'trace', ...header })
@@ -342,8 +343,7 @@ export async function findOutputOfStep(vault: string, step: number): Promise<str
  * lost or overwritten. The ledger stays: it outlives runs.
  */
 export async function archiveTrace(vault: string, run: string): Promise<void> {
-  const target = archiveFolder(vault, run)
-  await mkdir(target, { recursive: true })
+  const target = runFolder(vault, relative(vault, archiveFolder(vault, run)).split(sep).join('/'))
   for (const name of [OUTPUTS, FINAL_FILE, GRAPH_FILES.note.slice(TRACE_FOLDER.length + 1), TRACE_FILE]) {
     await rename(join(tracePaths(vault).folder, name), join(target, name)).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error

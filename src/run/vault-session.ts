@@ -1,13 +1,15 @@
 import { lstatSync, watch, type FSWatcher } from 'node:fs'
-import { readFile, realpath } from 'node:fs/promises'
+import { realpath } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
-import { pathInVault, readRegularFileSync, sameStamp, stampOfSync, writeFileAtomic, writeFileAtomicSync, type FileStamp } from '../vault/fs-atomic.js'
+import { pathInVault, sameStamp, stampOfSync, writeFileAtomic, writeFileAtomicSync, type FileStamp } from '../vault/fs-atomic.js'
 import { graphFromNotes } from '../plan/load-plan.js'
 import { listNotes, readNote, readNotes } from '../vault/read-vault.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { NoteJournal } from './note-journal.js'
+import { runFolder } from '../vault/run-file-path.js'
+import { readNoteForRewrite, rememberWrite } from '../vault/settled-read.js'
 import { parseNote, type ParsedNote } from '../vault/parse-note.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { emptyTaskBoxes } from '../vault/note-edits.js'
@@ -117,7 +119,7 @@ export class VaultSession {
    * `justRefreshed`: `refresh([id])` ran right before, with nothing awaited
    * since, so its stamp comparison stands.
    */
-  async setStatus(id: string, status: NodeStatus, options: { justRefreshed?: boolean } = {}): Promise<void> {
+  async setStatus(id: string, status: NodeStatus, options: { justRefreshed?: boolean } = {}): Promise<string> {
     const node = this.graph.node(id)
     const file = node.file ?? `${id}.md`
     const known = this.stamps.get(file)
@@ -127,11 +129,13 @@ export class VaultSession {
     this.verified = undefined
     // The hop's file work is a few small calls: synchronous ones, each a system call and no thread-pool
     // round trip. Only a regular note of bounded size is read that way (see readRegularFileSync).
-    let path = this.writePaths.get(file) ?? (await this.writePath(file))
-    const before = trusted ? known : stampOfSync(path)
+    let path = this.writePaths.get(file) ?? (await this.writePath(file).catch(() => undefined))
+    const before = trusted ? known : path === undefined ? undefined : stampOrNothing(path)
+    // Renamed (Obsidian moves the file and rewrites the links) or deleted while the run went on.
+    if (path === undefined || before === undefined) return this.setStatus(await this.follow(id), status)
     const editedMeanwhile = !sameStamp(before, known)
     if (editedMeanwhile) path = await this.writePath(file)
-    const text = (!editedMeanwhile && this.texts.get(file)) || readRegularFileSync(path, MAX_SYNC_READ)?.text || (await readFile(path, 'utf8'))
+    const text = (!editedMeanwhile && this.texts.get(file)) || (await readNoteForRewrite(file, path, editedMeanwhile))
     let updated: string
     try {
       updated = setFrontmatterStatus(text, status)
@@ -150,11 +154,13 @@ export class VaultSession {
     const stamp = updated === text ? before : writeFileAtomicSync(path, updated, { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode })
     this.stamps.set(file, stamp)
     this.texts.set(file, updated)
+    if (updated !== text) rememberWrite(path, stamp)
     this.dirty.delete(file)
     const note = this.notes.get(file)
     if (editedMeanwhile || !note) {
       this.notes.set(file, parseNote(file, updated))
-      return this.rebuildAndValidate()
+      await this.rebuildAndValidate()
+      return id
     }
     // Only the status moved (perhaps on a line of its own): patch what we hold instead of reading the note again.
     const added = countLines(updated) - countLines(text)
@@ -169,6 +175,32 @@ export class VaultSession {
     this.moveInStatusCache(id, node.status, status)
     node.status = status
     node.frontmatter.status = status
+    return id
+  }
+
+  /**
+   * Finds where the note of `id` went when its file is gone: the note a
+   * rename made of it (the same file under another name, found by its inode
+   * or its text), once the vault is listed again and the plan still
+   * validates.
+   *
+   * @returns the note's id now
+   * @throws {PlanValidationError} when the plan is invalid without the old name (links not rewritten)
+   * @throws {RunStateError} `node-missing` when the note was deleted
+   */
+  async follow(id: string): Promise<string> {
+    const file = this.graph.node(id).file ?? `${id}.md`
+    const ino = this.stamps.get(file)?.ino
+    const text = this.texts.get(file)
+    const before = new Set(this.notes.keys())
+    this.dirty.add(file)
+    this.relist = true
+    await this.refresh([])
+    if (this.notes.has(file)) return id
+    const moved = [...this.notes.keys()].find((each) => !before.has(each) && ((ino !== undefined && this.stamps.get(each)?.ino === ino) || (text !== undefined && this.texts.get(each) === text)))
+    const node = moved === undefined ? undefined : [...this.graph.nodes.values()].find((each) => each.file === moved)
+    if (!node) throw new RunStateError('node-missing', `The run is at \`${id}\`, but its note \`${file}\` was deleted. Restore it, or set another note \`status: active\` to move the run there.`)
+    return node.id
   }
 
   /**
@@ -176,20 +208,22 @@ export class VaultSession {
    * cleared (a consumed decision, or one made before the node waited) and
    * items without a box gain one, so a person sees what to tick.
    */
-  async emptyBoxes(id: string): Promise<void> {
+  async emptyBoxes(id: string): Promise<string> {
     const node = this.graph.node(id)
     const file = node.file ?? `${id}.md`
-    const path = await this.writePath(file)
-    const text = await readFile(path, 'utf8')
+    const path = await this.writePath(file).catch(() => undefined)
+    const text = path === undefined ? undefined : await readNoteForRewrite(file, path, !sameStamp(stampOrNothing(path), this.stamps.get(file))).catch(() => undefined)
+    if (path === undefined || text === undefined) return this.emptyBoxes(await this.follow(id))
     // Lines from the text as it is now: writing a status can have added a frontmatter line since the graph was built.
     const lines = parseNote(file, text).edges.filter((edge) => edge.checked !== false).map((edge) => edge.itemLine)
-    if (lines.length === 0) return
+    if (lines.length === 0) return id
     const updated = emptyTaskBoxes(text, lines)
-    if (updated === text) return
+    if (updated === text) return id
     this.stamps.set(file, await writeFileAtomic(path, updated, { fsync: this.options.fsync, syncFolder: false }))
     this.texts.set(file, updated)
     this.notes.set(file, parseNote(file, updated))
     this.rebuild()
+    return id
   }
 
   /**
@@ -213,7 +247,15 @@ export class VaultSession {
       if (node?.file !== undefined) this.journal.status(node.file, 'done')
       this.journal.commit()
     }
-    writeFileAtomicSync(path, text, { mode: 0o644, fsync: this.options.fsync && !this.journal })
+    const write = () => writeFileAtomicSync(path, text, { mode: 0o644, fsync: this.options.fsync && !this.journal })
+    try {
+      write()
+    } catch (error) {
+      // The outputs folder deleted while the run went on: made again (checked as every run folder is), then written.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+      runFolder(this.root, `${TRACE_FOLDER}/${dirname(file)}`)
+      write()
+    }
   }
 
   /** What a person wrote under the node's `## Feedback` heading. */
@@ -282,7 +324,7 @@ export class VaultSession {
     this.texts.delete(file)
     this.writePaths.delete(file)
     const issues: PlanIssue[] = []
-    const note = await readNote(this.root, file, issues)
+    const note = await readNote(this.root, file, issues, { changed: true })
     this.readIssues = [...this.readIssues.filter((issue) => issue.file !== file), ...issues]
     if (note) {
       this.notes.set(file, note)
@@ -327,9 +369,6 @@ export class VaultSession {
     }
   }
 }
-
-/** Notes up to this size are read with the synchronous calls on the hop path (the loader's limit of a note). */
-const MAX_SYNC_READ = 8 * 1024 * 1024
 
 function stampOrNothing(path: string): FileStamp | undefined {
   try {

@@ -133,9 +133,9 @@ export function writeAllSync(fd: number, buffer: Buffer): void {
  * slow way (or not at all). So a blocking read never stalls the event loop
  * (and the lock's refresh timer with it).
  *
- * @returns the text and the stamp of the version read, or `undefined`
+ * @returns the text and the stamp of the version read (`complete` when all its bytes were), or `undefined`
  */
-export function readRegularFileSync(path: string, maxBytes: number): { text: string; stamp: FileStamp } | undefined {
+export function readRegularFileSync(path: string, maxBytes: number): { text: string; stamp: FileStamp; complete: boolean } | undefined {
   let info
   try {
     info = lstatSync(path)
@@ -160,7 +160,8 @@ export function readRegularFileSync(path: string, maxBytes: number): { text: str
       if (read === 0) break
       length += read
     }
-    return { text: buffer.toString('utf8', 0, length), stamp: toStamp(opened) }
+    // `complete`: every byte the stamp promised was read (not truncated meanwhile).
+    return { text: buffer.toString('utf8', 0, length), stamp: toStamp(opened), complete: length === opened.size }
   } finally {
     closeSync(fd)
   }

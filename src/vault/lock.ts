@@ -1,10 +1,11 @@
 import { hostname } from 'node:os'
 import { readFileSync } from 'node:fs'
-import { mkdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises'
-import { join } from 'node:path'
+import { readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import lockfile from 'proper-lockfile'
 import { RunStateError } from '../core/errors.js'
 import { isInside, writeFileAtomic } from './fs-atomic.js'
+import { runFolder } from './run-file-path.js'
 import { TRACE_FOLDER } from './run-folder.js'
 
 /** A held vault lock. */
@@ -101,14 +102,8 @@ export async function withVaultLock<T>(vault: string, fn: (lock: VaultLock) => P
  */
 export async function lockVault(vault: string, options: LockOptions = {}): Promise<VaultLock> {
   const orphanMs = orphanTime(options)
-  const folder = join(vault, TRACE_FOLDER)
-  await mkdir(folder, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EEXIST' && error.code !== 'ENOTDIR') throw error
-    throw new RunStateError('trace-not-folder', `\`${folder}\` is a file, not the run's folder; move it away (a run writes its trace, outputs and lock there), then run again.`, { cause: error })
-  })
-  if (!isInside(await realpath(vault), await realpath(folder))) {
-    throw new RunStateError('trace-outside-vault', `\`${folder}\` leads outside the vault (a symlink?); a run writes only inside its vault. Remove it and run again.`)
-  }
+  // A file or a symlink in the run folder's place is refused before anything is written through it.
+  const folder = runFolder(vault, TRACE_FOLDER)
   const lockPath = join(folder, '.lock')
   const holderPath = join(folder, '.lock-holder.json')
   let lost: Error | undefined
@@ -141,6 +136,16 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
   const holder: Holder = { pid: process.pid, host: hostname(), since: new Date().toISOString() }
   await writeFileAtomic(holderPath, `${JSON.stringify(holder)}\n`, { fsync: false })
   const real = await realpath(vault)
+  // Checked once this lock is held, so of two runners started together on nested folders neither misses the other.
+  const nested = await nestedRunner(real)
+  if (nested) {
+    await rm(holderPath, { force: true })
+    await release().catch(() => undefined)
+    throw new RunStateError(
+      'vault-locked',
+      `The vault \`${vault}\` ${nested.above ? 'is inside' : 'holds'} \`${nested.vault}\`, which is being run by process ${nested.holder.pid} on ${nested.holder.host}, since ${nested.holder.since}; both would write the same notes. Wait for it to finish, or stop it.`,
+    )
+  }
   heldHere.add(real)
   const ours = `${JSON.stringify(holder)}\n`
   return {
@@ -225,4 +230,38 @@ async function takeOverAbandoned(lockPath: string, age: number, lock: () => Prom
     if (Date.now() > deadline) throw refused()
     await new Promise((resolve) => setTimeout(resolve, UPDATE_MS / 4))
   }
+}
+
+/**
+ * A runner of another process in a vault that holds this one (a folder
+ * above it) or that this one holds (a folder below it): both would write
+ * the same notes. A folder above costs a look per level; a folder below, a
+ * listing of the vault's folders (not its notes). This process's own
+ * runners (a top runner running its subplans) are no conflict.
+ */
+async function nestedRunner(real: string): Promise<{ vault: string; holder: Holder; above: boolean } | undefined> {
+  const live = async (folder: string) => {
+    const lock = await stat(join(folder, TRACE_FOLDER, '.lock')).catch(() => undefined)
+    if (!lock) return undefined
+    const holder = await readHolder(join(folder, TRACE_FOLDER, '.lock-holder.json'))
+    if (!holder || (holder.host === hostname() && holder.pid === process.pid)) return undefined
+    const alive = holder.host === hostname() ? isAlive(holder.pid) : Date.now() - lock.mtimeMs <= STALE_MS
+    return alive ? { vault: folder, holder, above: isInside(folder, real) } : undefined
+  }
+  for (let folder = dirname(real); folder !== dirname(folder); folder = dirname(folder)) {
+    const found = await live(folder)
+    if (found) return found
+  }
+  const below = async (folder: string): Promise<{ vault: string; holder: Holder; above: boolean } | undefined> => {
+    const entries = await readdir(folder, { withFileTypes: true }).catch(() => [])
+    for (const entry of entries) {
+      // Dot-folders and run folders hold no notes of a plan; symlinked folders are not walked by the loader either.
+      if (!entry.isDirectory() || entry.name.startsWith('.') || entry.name === TRACE_FOLDER) continue
+      const path = join(folder, entry.name)
+      const found = (await live(path)) ?? (await below(path))
+      if (found) return found
+    }
+    return undefined
+  }
+  return below(real)
 }

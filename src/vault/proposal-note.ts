@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { parseFrontmatter } from './frontmatter.js'
@@ -6,6 +5,7 @@ import { sameStamp, stampOf, writeFileAtomic } from './fs-atomic.js'
 import { PROPOSAL_FILE, PROPOSALS_FOLDER } from './run-folder.js'
 import { addFeedback, tickBox } from './note-edits.js'
 import { parseNote } from './parse-note.js'
+import { readNoteForRewrite } from './settled-read.js'
 import { countLines } from '../core/text.js'
 
 /** The id `waiting` and `decide` use for the proposal. */
@@ -63,13 +63,19 @@ export function toProposalInfo(note: ProposalNote): ProposalInfo {
   return info
 }
 
-/** The proposal note of a vault with its text, or `undefined` when there is none. */
-export async function readProposalNote(vault: string): Promise<(ProposalNote & { text: string }) | undefined> {
+/**
+ * The proposal note of a vault with its text, or `undefined` when there is
+ * none. Read once it has settled (a save caught part way is read again);
+ * `forRewrite`: its text is about to be patched, so a version saved a
+ * moment ago is doubted too.
+ */
+export async function readProposalNote(vault: string, forRewrite = false): Promise<(ProposalNote & { text: string }) | undefined> {
   let text: string
   try {
-    text = await readFile(join(vault, PROPOSAL_FILE), 'utf8')
+    text = await readNoteForRewrite(PROPOSAL_FILE, join(vault, PROPOSAL_FILE), forRewrite)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    if (error instanceof RunStateError) throw error
     throw new RunStateError('proposal-unreadable', `\`${PROPOSAL_FILE}\` in \`${vault}\` cannot be read (${(error as Error).message}).`, { cause: error })
   }
   return { ...parseProposal(text, vault), text }
@@ -219,7 +225,7 @@ export async function decideProposal(vault: string, decision: { edge: string; fe
   for (let attempt = 1; ; attempt++) {
     const path = join(vault, PROPOSAL_FILE)
     const before = await stampOf(path).catch(() => undefined)
-    const note = before && (await readProposalNote(vault))
+    const note = before && (await readProposalNote(vault, true))
     if (!note || note.status !== 'pending') return false
     const choice = PROPOSAL_CHOICES.find((each) => each === decision.edge.trim().toLowerCase())
     const line = choice === undefined ? undefined : note.boxes[choice]

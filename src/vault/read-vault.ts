@@ -3,6 +3,7 @@ import { open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises
 import { join } from 'node:path'
 import { assertFolder, isInside, toStamp, type FileStamp } from './fs-atomic.js'
 import { parseNote, type ParsedNote } from './parse-note.js'
+import { MAX_SETTLE_MS, readSettled, settleWindow, type FileRead } from './settled-read.js'
 import { TRACE_FILE, TRACE_FOLDER } from './run-folder.js'
 import type { PlanIssue } from '../core/types.js'
 
@@ -39,10 +40,28 @@ export async function readNotes(dir: string): Promise<VaultNotes> {
  * note. The file is checked to be a regular file of bounded size before it
  * is opened, and opened without blocking, so a FIFO, a socket or a device
  * named `*.md` (even one swapped in after the check) never stalls the read.
+ * A note caught while an editor saves it in place (truncated, not yet
+ * written) is read again once it has settled (see `readSettled`), never
+ * parsed as it was (see `settleWindow`: `changed` when a running session
+ * re-reads a note it saw change).
  */
-export async function readNote(root: string, file: string, issues: PlanIssue[]): Promise<ParsedNote | undefined> {
+export async function readNote(root: string, file: string, issues: PlanIssue[], options: { changed?: boolean } = {}): Promise<ParsedNote | undefined> {
+  const path = join(root, file)
+  const found = await readSettled(
+    () => readNoteOnce(root, file, issues),
+    (read) => settleWindow(path, { text: read.value.text ?? '', stamp: read.stamp }, options.changed === true),
+  )
+  if (found === 'busy') {
+    issues.push({ code: 'unreadable-note', severity: 'warning', message: `kept changing for ${MAX_SETTLE_MS / 1000} s (an editor saving it?); it is not read`, file })
+    return undefined
+  }
+  return found
+}
+
+async function readNoteOnce(root: string, file: string, issues: PlanIssue[]): Promise<FileRead<ParsedNote> | undefined> {
   let buffer: Buffer
   let stamp: FileStamp
+  let complete: boolean
   const notRegular = () => issues.push({ code: 'not-a-note', severity: 'warning', message: 'is not a regular file (a FIFO, socket, device or folder); it is not read', file })
   const tooLarge = (size: number) => issues.push({ code: 'note-too-large', severity: 'warning', message: `is ${size} bytes, over the ${MAX_NOTE_BYTES}-byte limit of a plan note; it is not read`, file })
   try {
@@ -58,6 +77,8 @@ export async function readNote(root: string, file: string, issues: PlanIssue[]):
       stamp = toStamp(info)
       if (info.size > MAX_NOTE_BYTES) return void tooLarge(info.size)
       buffer = await readAll(handle, info.size)
+      // Fewer bytes than the stamp said: truncated while it was read.
+      complete = buffer.length === info.size
     } finally {
       await handle.close()
     }
@@ -70,7 +91,7 @@ export async function readNote(root: string, file: string, issues: PlanIssue[]):
     return undefined
   }
   const text = buffer.toString('utf8')
-  return { ...parseNote(file, text), text, stamp }
+  return { value: { ...parseNote(file, text), text, stamp }, stamp, complete }
 }
 
 /**

@@ -2,7 +2,7 @@
 //
 //   node test/crash/child.mjs '<json config>'
 //
-// Config: { dist, vault, sideLog, attempt, mode, pauseAt, torn, power, seed, stepping }.
+// Config: { dist, vault, sideLog, attempt, mode, pauseAt, torn, power, seed, stepping, fresh, template }.
 // `power`: at the paused point, first do to the files what a power cut does to unflushed data.
 // `stepping`: walk with nextStep/completeStep first (then runPlan returns the result).
 // mode `none`: run to the end. mode `event`: the worker and judge sleep a
@@ -74,7 +74,7 @@ function stopDead(at, label, torn) {
 // imports them by name from `node:fs/promises`; syncBuiltinESMExports makes
 // those bindings see the wrappers.
 const promises = fs.promises
-const original = { open: promises.open, rename: promises.rename, rm: promises.rm }
+const original = { open: promises.open, rename: promises.rename, rm: promises.rm, copyFile: promises.copyFile, mkdir: promises.mkdir }
 const paths = new WeakMap()
 const writing = (flags) => (typeof flags === 'number' ? (flags & 3) !== 0 : typeof flags === 'string' && /[wa+]/.test(flags))
 
@@ -103,6 +103,15 @@ promises.rename = async function rename(from, to) {
 promises.rm = async function rm(path, options) {
   await point(`rm ${rel(path)}`)
   return original.rm.call(this, path, options)
+}
+// The copy of a template into a run vault (`template` in the config).
+promises.copyFile = async function copyFile(from, to, mode) {
+  await point(`copy ${rel(to)}`)
+  return original.copyFile.call(this, from, to, mode)
+}
+promises.mkdir = async function mkdir(path, options) {
+  await point(`mkdir ${rel(path)}`)
+  return original.mkdir.call(this, path, options)
 }
 {
   const probe = await original.open(process.execPath, 'r')
@@ -269,7 +278,10 @@ try {
       step = await completeStep(config.vault, step.key, { output }, options)
     }
   }
-  const result = await runPlan(config.vault, {
+  // `fresh`: a fresh start over a finished run (its archiving); `template`: the plan copied into the vault first.
+  const result = await runPlan(config.template ?? config.vault, {
+    ...(config.fresh && { fresh: true }),
+    ...(config.template && { runVault: config.vault }),
     query: QUERY,
     work,
     llm,

@@ -17,6 +17,9 @@
 // first). Up to four kills per trial, then a run to completion and one more
 // run that must return the recorded result without working anything.
 //
+// Every tenth trial from the 4th instead kills a `fresh: true` start while it archives the last run,
+// every tenth from the 8th the copy of the plan into a run vault (see scenarios.mjs).
+//
 // After every kill: every note parses and the plan validates, statuses are
 // valid values, the user's bytes are unchanged outside the status value,
 // the trace's hops are a prefix of the uninterrupted path, no budget is
@@ -31,6 +34,7 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { checkVault, describeFinished, killPoint, snapshot, TRACE_FOLDER } from './inspect.mjs'
+import { runScenarioTrial } from './scenarios.mjs'
 import { makeScript, mulberry32 } from './script.mjs'
 import { MAX_STEPS, QUERY, writeVault } from './vault.mjs'
 
@@ -103,7 +107,9 @@ async function trialsWith(distPath, options) {
     Array.from({ length: Math.min(jobs, indexes.length) }, async () => {
       while (next < indexes.length) {
         const index = indexes[next++]
-        const trial = await runTrial(index, context).catch((error) => ({ index, kills: [], resumes: 0, staleLocks: [], problems: [{ kind: 'other', message: `harness error: ${error.stack}` }] }))
+        // Every tenth trial from the 4th kills a `fresh: true` start as it archives, every tenth from the 8th the copy into a run vault.
+        const scenario = modes === 'power' ? undefined : { 3: 'fresh', 7: 'copy' }[index % 10]
+        const trial = await (scenario ? runScenarioTrial(index, scenario, context, { runChild, comparable, seedOf: (i) => hash(seed, i) }) : runTrial(index, context)).catch((error) => ({ index, kills: [], resumes: 0, staleLocks: [], problems: [{ kind: 'other', message: `harness error: ${error.stack}` }] }))
         results.push(trial)
         if (trial.problems.length === 0 && !options.keep) await rm(join(root, `trial-${index}`), { recursive: true, force: true })
       }
@@ -133,6 +139,10 @@ async function trialsWith(distPath, options) {
     const after = new Map()
     for (const stale of staleLocks) after.set(stale.after, (after.get(stale.after) ?? 0) + 1)
     log(`stale locks: ${staleLocks.length} resumes were refused (\`vault-locked\`) by the lock of a killed runner and went on once it was stale; killed at ${[...after].map(([label, count]) => `${label} ${count}`).join(', ')}`)
+  }
+  for (const scenario of ['fresh', 'copy']) {
+    const ran = results.filter((trial) => trial.scenario === scenario)
+    if (ran.length > 0) log(`${scenario} trials: ${ran.length}, ${ran.reduce((sum, trial) => sum + trial.kills.length, 0)} kills ${scenario === 'fresh' ? 'while a `fresh: true` start archived the last run' : 'while the template was copied into a run vault'}`)
   }
   const wall = (Date.now() - started) / 1000
   log(`wall time ${wall.toFixed(1)} s`)

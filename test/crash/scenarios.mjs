@@ -1,0 +1,108 @@
+// Crash trials of the two writes around a run: `fresh: true` archiving the
+// last run, and the copy of a template into a run vault (`runVault`). Each
+// kills a child at a placed file operation in that phase (perhaps tearing
+// the write first), up to three times, then lets a run finish.
+//
+// After every kill: nothing of the old run is lost (its trace and every
+// output are in place or in its archive folder, byte for byte), the
+// template is unchanged, and the vault (when the copy exists) passes the
+// checks of any kill (checkVault). At the end: the result and the vault
+// equal the uninterrupted run's.
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { cp } from 'node:fs/promises'
+import { join } from 'node:path'
+import { checkVault, listFiles, TRACE_FOLDER } from './inspect.mjs'
+import { mulberry32 } from './script.mjs'
+
+const KILLS = 3
+
+/** The kinds of scenario trials, each run by {@link runScenarioTrial}. */
+export const SCENARIOS = ['fresh', 'copy']
+
+/**
+ * One scenario trial. `context` is the harness's; `runChild` and
+ * `comparable` are its own helpers, passed in.
+ *
+ * @returns a trial report as the harness counts them
+ */
+export async function runScenarioTrial(index, scenario, context, { runChild, comparable, seedOf }) {
+  const { root, fixture, reference, lib, dist } = context
+  const random = mulberry32(seedOf(index))
+  const dir = join(root, `trial-${index}`)
+  const vault = join(dir, 'vault')
+  const template = join(dir, 'template')
+  const sideLog = join(dir, 'side.log')
+  const trial = { index, kills: [], resumes: 0, staleLocks: [], problems: [], scenario }
+  const problem = (kind, message) => trial.problems.push({ kind, message })
+  let attempt = 0
+  const child = (config) => runChild({ dist, vault, sideLog, attempt: attempt++, seed: Math.floor(random() * 2 ** 32), ...config })
+
+  let old
+  if (scenario === 'fresh') {
+    await cp(fixture, vault, { recursive: true })
+    const first = await child({ mode: 'none' })
+    if (!first.result) return { ...trial, problems: [{ kind: 'other', message: `the first run failed: ${JSON.stringify(first.error)}` }] }
+    old = oldRun(vault)
+  } else await cp(fixture, template, { recursive: true })
+  const templateBefore = scenario === 'copy' ? tree(template) : undefined
+
+  const config = scenario === 'fresh' ? { fresh: true } : { template }
+  const check = async (when) => {
+    if (old) for (const message of lostOfOldRun(vault, old)) problem('data-loss', `${when}: ${message}`)
+    if (templateBefore && JSON.stringify(tree(template)) !== JSON.stringify(templateBefore)) problem('data-loss', `${when}: the template changed`)
+    // A fresh start resets the statuses before it moves the trace: killed in between, they show `pending` under the old trace, which
+    // overrules them (as after a power cut); a run of the vault returns the recorded result, a fresh one starts over.
+    const relaxed = scenario === 'fresh' && when.startsWith('after kill')
+    if (existsSync(vault)) for (const found of (await checkVault(vault, reference, { final: false, loadPlan: lib.loadPlan, powerCut: relaxed })).problems) problem(found.kind, `${when}: ${found.message}`)
+  }
+
+  const kills = 1 + Math.floor(random() * KILLS)
+  for (let k = 0; k < kills && trial.problems.length === 0; k++) {
+    // The phase's operations come first in the child: archiving (and the statuses reset) or the copy.
+    const pauseAt = 1 + Math.floor(random() * (scenario === 'fresh' ? 40 : 30))
+    const outcome = await child({ ...config, mode: 'pause', pauseAt, torn: random() < 0.25 })
+    if (!outcome.killed) {
+      if (!outcome.result) problem('other', `child run ${attempt - 1} failed: ${JSON.stringify(outcome.error) ?? outcome.stderr}`)
+      break
+    }
+    trial.kills.push({ attempt: attempt - 1, point: `${scenario}: ${outcome.pause?.replace(/^\d+ /, '').replace(/\.vaultplan-tmp-\S+/, '<temp>')}`, how: `placed at ${outcome.pause}` })
+    trial.resumes += 1
+    await check(`after kill ${k + 1} (${outcome.pause})`)
+  }
+  if (trial.problems.length > 0) return trial
+  // The person runs it again: the fresh start they asked for, or the template into the same run vault.
+  const last = await child({ ...config, mode: 'none' })
+  if (!last.result) return { ...trial, problems: [{ kind: 'other', message: `the last run failed: ${JSON.stringify(last.error) ?? last.stderr}` }] }
+  if (JSON.stringify(comparable(last.result)) !== JSON.stringify(reference.result)) problem('data-loss', `the result is ${JSON.stringify(comparable(last.result))}, expected ${JSON.stringify(reference.result)}`)
+  await check('after the last run')
+  for (const found of (await checkVault(vault, reference, { final: true, loadPlan: lib.loadPlan })).problems) problem(found.kind, `after the last run: ${found.message}`)
+  return trial
+}
+
+/** The run a `fresh` start archives: its id, trace and outputs as they were. */
+function oldRun(vault) {
+  const folder = join(vault, TRACE_FOLDER)
+  const trace = readFileSync(join(folder, 'trace.md'), 'utf8')
+  const run = /^run: ["']?([^"'\n]+)["']?$/m.exec(trace)?.[1]
+  const outputs = Object.fromEntries(readdirSync(join(folder, 'outputs')).map((name) => [name, readFileSync(join(folder, 'outputs', name), 'utf8')]))
+  return { run, trace, outputs }
+}
+
+/** What of the old run is nowhere: each file must be in place (while its trace is) or in the run's archive folder. */
+function lostOfOldRun(vault, old) {
+  const folder = join(vault, TRACE_FOLDER)
+  const archive = join(folder, 'archive', old.run.replace(/[^\w.-]+/g, '_'))
+  const text = (path) => (existsSync(path) ? readFileSync(path, 'utf8') : undefined)
+  const traceInPlace = text(join(folder, 'trace.md')) === old.trace
+  const lost = []
+  if (!traceInPlace && text(join(archive, 'trace.md')) !== old.trace) lost.push(`the old run's trace is neither in place nor in ${archive}`)
+  for (const [name, bytes] of Object.entries(old.outputs)) {
+    const kept = (traceInPlace && text(join(folder, 'outputs', name)) === bytes) || text(join(archive, 'outputs', name)) === bytes
+    if (!kept) lost.push(`the old run's output \`${name}\` is lost`)
+  }
+  return lost
+}
+
+function tree(dir) {
+  return Object.fromEntries(listFiles(dir).map((file) => [file, readFileSync(join(dir, file), 'utf8')]))
+}

@@ -1,0 +1,89 @@
+import { readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { PlanValidationError, runPlan, RunStateError } from 'vaultplan'
+import { linear } from './helpers/plans.js'
+import { noJudge, scriptedWorker } from './helpers/scripted.js'
+import { statuses, traceEntries, writeVault } from './helpers/vault.js'
+
+const options = { query: 'Ship it', fsync: false, llm: noJudge() } as const
+
+/** What Obsidian does on a rename: the file moves, and the links to it are rewritten. */
+async function obsidianRename(dir: string, from: string, to: string, linkedFrom: string[]): Promise<void> {
+  await rename(join(dir, `${from}.md`), join(dir, `${to}.md`))
+  for (const file of linkedFrom) {
+    const text = await readFile(join(dir, file), 'utf8')
+    await writeFile(join(dir, file), text.replaceAll(`[[${from}]]`, `[[${to}]]`))
+  }
+}
+
+/** A worker that does `change` once, from inside the first visit of `at`. */
+function changingWorker(at: string, change: () => Promise<void>) {
+  return scriptedWorker(async (step) => {
+    if (step.node.id === at && step.visit === 1) await change()
+  })
+}
+
+describe('a person renames or deletes the note being worked', () => {
+  it('renamed the way Obsidian renames (links rewritten): the run follows it under its new name', async () => {
+    const dir = await writeVault(linear())
+    const work = changingWorker('b', () => obsidianRename(dir, 'b', 'bee', ['a.md']))
+    const result = await runPlan(dir, { ...options, work })
+    expect(result).toMatchObject({ status: 'completed', output: 'c v1', visits: { a: 1, bee: 1, c: 1 } })
+    expect(await statuses(dir)).toEqual({ a: 'done', bee: 'done', c: 'done' })
+    expect((await traceEntries(dir)).map((entry) => entry.heading)).toEqual(['Step 1 · [[a]] · visit 1', 'Step 2 · [[bee]] · visit 1', 'Step 3 · [[c]] · visit 1'])
+  })
+
+  it('renamed with the links left as they were: a PlanValidationError naming the dangling link, and the run goes on once they are fixed', async () => {
+    const dir = await writeVault(linear())
+    const work = changingWorker('b', () => rename(join(dir, 'b.md'), join(dir, 'bee.md')))
+    const error = await runPlan(dir, { ...options, work }).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(PlanValidationError)
+    expect((error as PlanValidationError).issues).toContainEqual(expect.objectContaining({ code: 'dangling-edge', file: 'a.md' }))
+    await writeFile(join(dir, 'a.md'), (await readFile(join(dir, 'a.md'), 'utf8')).replace('[[b]]', '[[bee]]'))
+    // The renamed note is still `active`: a run there, worked again (the person moved it, as far as the run can tell).
+    const again = await runPlan(dir, { ...options, work: scriptedWorker() })
+    expect(again).toMatchObject({ status: 'completed', output: 'c v1' })
+  })
+
+  it('deleted: a PlanValidationError when the plan needs it, never a raw ENOENT', async () => {
+    const dir = await writeVault(linear())
+    const work = changingWorker('b', () => rm(join(dir, 'b.md')))
+    const error = await runPlan(dir, { ...options, work }).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(PlanValidationError)
+    expect((error as PlanValidationError).issues).toContainEqual(expect.objectContaining({ code: 'dangling-edge', file: 'a.md' }))
+  })
+
+  it('deleted, with the plan valid without it: a RunStateError `node-missing` naming the note', async () => {
+    const dir = await writeVault(linear())
+    const work = changingWorker('b', async () => {
+      await rm(join(dir, 'b.md'))
+      await writeFile(join(dir, 'a.md'), (await readFile(join(dir, 'a.md'), 'utf8')).replace('[[b]]', '[[c]]'))
+    })
+    const error = await runPlan(dir, { ...options, work }).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(RunStateError)
+    expect(error).toMatchObject({ code: 'node-missing', message: expect.stringContaining('`b.md` was deleted') })
+  })
+})
+
+describe('a person deletes `00_plan-trace/outputs/`', () => {
+  it('between two runs: the resume makes it again and finishes the run', async () => {
+    const dir = await writeVault(linear())
+    const failing = scriptedWorker((step) => {
+      if (step.node.id === 'b') throw new Error('not now')
+    })
+    await expect(runPlan(dir, { ...options, work: failing })).rejects.toThrow('not now')
+    await rm(join(dir, '00_plan-trace/outputs'), { recursive: true })
+    const work = scriptedWorker()
+    const result = await runPlan(dir, { ...options, work })
+    expect(result).toMatchObject({ status: 'completed', output: 'c v1', steps: 3 })
+    expect(work.calls.map((call) => `${call.node} v${call.visit}`)).toEqual(['b v1', 'c v1'])
+  })
+
+  it('while the run goes: the next output makes it again', async () => {
+    const dir = await writeVault(linear())
+    const work = changingWorker('b', () => rm(join(dir, '00_plan-trace/outputs'), { recursive: true }))
+    const result = await runPlan(dir, { ...options, work })
+    expect(result).toMatchObject({ status: 'completed', output: 'c v1', steps: 3 })
+  })
+})

@@ -1,0 +1,37 @@
+import { lstat, mkdir, readlink, rename, symlink } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { loadPlan, runPlan } from 'vaultplan'
+import { linear } from './helpers/plans.js'
+import { noJudge, scriptedWorker } from './helpers/scripted.js'
+import { read, statusOf, tempDir, writeVault } from './helpers/vault.js'
+
+const options = { query: 'Ship it', fsync: false, llm: noJudge() } as const
+
+describe('the copy of a template into a run vault is the plan it was', () => {
+  it('a note that is a symlink to another file of the vault: copied as a symlink to the same file of the copy', async () => {
+    const plan = await writeVault(linear())
+    await mkdir(join(plan, 'shared'))
+    await rename(join(plan, 'c.md'), join(plan, 'shared/c-real.md'))
+    await symlink('shared/c-real.md', join(plan, 'c.md'))
+    expect((await loadPlan(plan)).check().errors).toEqual([])
+
+    const runVault = join(await tempDir(), 'run')
+    const result = await runPlan(plan, { ...options, runVault, work: scriptedWorker() })
+    expect(result).toMatchObject({ status: 'completed', output: 'c v1', visits: { a: 1, b: 1, c: 1 } })
+    expect((await lstat(join(runVault, 'c.md'))).isSymbolicLink()).toBe(true)
+    expect(await readlink(join(runVault, 'c.md'))).toBe(join('shared', 'c-real.md'))
+    // The status went to the copy's file, and the template is untouched.
+    expect(statusOf(await read(runVault, 'shared/c-real.md'))).toBe('done')
+    expect(statusOf(await read(plan, 'shared/c-real.md'))).toBe('pending')
+  })
+
+  it('a symlink that leads out of the vault is left out of the copy, as the plan in place does not read it', async () => {
+    const plan = await writeVault(linear())
+    const outside = await writeVault({ 'secret.md': 'not the plan\n' })
+    await symlink(join(outside, 'secret.md'), join(plan, 'secret.md'))
+    const runVault = join(await tempDir(), 'run')
+    await runPlan(plan, { ...options, runVault, work: scriptedWorker() })
+    await expect(lstat(join(runVault, 'secret.md'))).rejects.toMatchObject({ code: 'ENOENT' })
+  })
+})
