@@ -1,9 +1,10 @@
+import { lstatSync } from 'node:fs'
 import { open, readFile, realpath, stat } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { z } from 'zod'
 import { RunStateError } from '../core/errors.js'
 import { parseFrontmatter } from '../vault/frontmatter.js'
-import { writeFileAtomic } from '../vault/fs-atomic.js'
+import { readRegularFileSync, writeFileAtomic } from '../vault/fs-atomic.js'
 import { runFilePath } from '../vault/run-file-path.js'
 import { heldByThisProcess, lockVault } from '../vault/lock.js'
 import { LEDGER_FILE, TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
@@ -184,7 +185,15 @@ async function locked<T>(vault: string, options: LedgerWriteOptions, write: (led
   }
 }
 
+/** A ledger up to this size is read with the synchronous calls (a real one is a few KB). */
+const MAX_SYNC_READ = 8 * 1024 * 1024
+
 async function readLedgerText(path: string): Promise<string | undefined> {
+  // Read at every hop, for the worker and the judge: a missing ledger or a regular one is a system
+  // call or four, not round trips through the thread pool. Anything else is read the careful way.
+  if (lstatSync(path, { throwIfNoEntry: false }) === undefined) return undefined
+  const read = readRegularFileSync(path, MAX_SYNC_READ)
+  if (read) return read.text
   try {
     return await readFile(path, 'utf8')
   } catch (error) {

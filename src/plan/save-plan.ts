@@ -1,14 +1,17 @@
 import { mkdir, readFile } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
-import { stringify } from 'yaml'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { pathInVault, writeFileAtomic, type WriteOptions } from '../vault/fs-atomic.js'
 import { LinkResolver } from '../vault/links.js'
 import { KNOB_KEYS, KNOBS, type KnobKey } from '../core/knobs.js'
+import { lazyModule } from '../core/lazy-module.js'
 import { aliasesOf, parseNote, readKnob } from '../vault/parse-note.js'
 import { nodeFromNote } from './load-plan.js'
 import type { PlanGraph } from './plan-graph.js'
 import type { PlanNode } from '../core/types.js'
+
+/** The YAML writer, loaded when a plan is saved (loading a vault does not need it). */
+const yaml = lazyModule<typeof import('yaml')>('yaml')
 
 /**
  * Writes a graph as a vault: one note per node. A note that already holds
@@ -67,7 +70,7 @@ function renderNote(node: PlanNode): string {
     const { field, ...rest } = KNOBS[key]
     knob(key, node[field], 'fallback' in rest ? rest.fallback : undefined)
   }
-  let text = Object.keys(data).length > 0 ? `---\n${stringify(data)}---\n` : ''
+  let text = Object.keys(data).length > 0 ? `---\n${yaml().stringify(data)}---\n` : ''
   if (node.title !== node.id) text += `# ${escapeInline(node.title)}\n\n`
   if (node.body) text += `${node.body}\n`
   if (node.edges.length > 0) {

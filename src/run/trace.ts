@@ -2,14 +2,18 @@ import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync } from 
 import { readdir, readFile, rename, stat } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { join, relative, sep } from 'node:path'
-import { stringify } from 'yaml'
 import { z } from 'zod'
 import { RunStateError } from '../core/errors.js'
 import { parseFrontmatter } from '../vault/frontmatter.js'
 import { syncFolder, writeAllSync, writeFileAtomic, writeFileAtomicSync, type WriteOptions } from '../vault/fs-atomic.js'
 import { ARCHIVE_FOLDER, FINAL_FILE, GRAPH_FILES, OUTPUTS_FOLDER as OUTPUTS, TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
 import { DECIDED_BY, type StepOutput } from '../core/types.js'
+import { lazyModule } from '../core/lazy-module.js'
+import { stringifyFlat } from '../vault/plain-yaml.js'
 import { runFolder } from '../vault/run-file-path.js'
+
+/** The YAML writer, for the trace's header (once a run). */
+const yaml = lazyModule<typeof import('yaml')>('yaml')
 
 /** The trace format this version writes; format 1 is still read. */
 export const TRACE_FORMAT = 2
@@ -196,7 +200,7 @@ export async function writeTraceHeader(vault: string, header: TraceHeader, optio
   runFolder(vault, `${TRACE_FOLDER}/${OUTPUTS}`)
   // The new folders' entries must be as durable as the files the run puts in them.
   if (options.fsync ?? true) await Promise.all([syncFolder(vault), syncFolder(paths.folder)])
-  const front = stringify({ vaultplan: 'trace', ...header })
+  const front = yaml().stringify({ vaultplan: 'trace', ...header })
   const text = `---\n${front}---\n# Plan trace\n\nRun \`${header.run}\`, started ${header.started}. One section per hop, appended as the run goes.\n`
   await writeFileAtomic(paths.trace, text, options)
 }
@@ -296,7 +300,7 @@ export async function writeOutput(vault: string, file: string, meta: OutputMeta,
 export function renderOutput(meta: OutputMeta, output: string): string {
   // `node` links the output to its note in Obsidian's graph; `id` is what the executor reads back.
   const { node, choice, ...rest } = meta
-  const front = stringify({ vaultplan: 'output', ...rest, id: node, node: `[[${node}]]`, ...(choice !== undefined && { choice }) })
+  const front = stringifyFlat({ vaultplan: 'output', ...rest, id: node, node: `[[${node}]]`, ...(choice !== undefined && { choice }) })
   return `---\n${front}---\n${output}`
 }
 

@@ -1,5 +1,9 @@
-import { isMap, isScalar, LineCounter, parseDocument, Scalar, visit, type Document } from 'yaml'
+import type { Document, Scalar } from 'yaml'
 import { fastPathCounts } from './fast-paths.js'
+import { lazyModule } from '../core/lazy-module.js'
+
+/** The YAML parser, loaded only for frontmatter the plain reader cannot read (see `readSimpleYaml`). */
+const yaml = lazyModule<typeof import('yaml')>('yaml')
 
 /** Where the frontmatter of a note sits in its text. */
 export interface FrontmatterSplit {
@@ -89,6 +93,7 @@ export function parseFrontmatter(text: string, fast = true): Frontmatter {
     fastPathCounts.frontmatter++
     return result
   }
+  const { isMap, isScalar, LineCounter, parseDocument } = yaml()
   const lineCounter = new LineCounter()
   const at = (offset: number) => {
     const pos = lineCounter.linePos(offset)
@@ -124,6 +129,7 @@ export function parseFrontmatter(text: string, fast = true): Frontmatter {
 
 /** Keys repeated in one mapping, anywhere in the document, as yaml's `uniqueKeys` reports them. */
 function duplicateKeys(doc: Document): { message: string; offset: number }[] {
+  const { isScalar, visit } = yaml()
   const found: { message: string; offset: number }[] = []
   visit(doc, {
     Map(_, map) {
@@ -173,6 +179,7 @@ function patchStatus(text: string, status: string): string {
   const closingFence = split.yamlStart + split.yaml.length
   const simple = patchSimpleStatus(text, split, status)
   if (simple !== undefined) return simple
+  const { isMap, isScalar, parseDocument } = yaml()
   const doc = parseDocument(split.yaml, { uniqueKeys: false })
   const contents = doc.contents
   if (doc.errors.length > 0) {

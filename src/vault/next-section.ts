@@ -1,12 +1,29 @@
 import type { ListItem, Nodes, Paragraph, PhrasingContent, Root } from 'mdast'
-import remarkParse from 'remark-parse'
-import wikiLinkPlugin from 'remark-wiki-link'
-import { unified } from 'unified'
 import { fastPathCounts } from './fast-paths.js'
+import { canRequireEsm, lazyModule } from '../core/lazy-module.js'
 import type { PlanIssueCode } from '../core/types.js'
 
-/** The markdown parser, with wikilinks; only ever given small pieces of a note (see the bounds below). */
-export const markdownParser = unified().use(remarkParse).use(wikiLinkPlugin, { aliasDivider: '|' })
+type Parser = { parse(markdown: string): unknown }
+type Modules = [typeof import('unified'), typeof import('remark-parse'), typeof import('remark-wiki-link')]
+
+const unified = lazyModule<Modules[0]>('unified')
+const remarkParse = lazyModule<Modules[1]>('remark-parse')
+const wikiLink = lazyModule<Modules[2]>('remark-wiki-link')
+/** A Node that cannot `require()` an ES module (before 20.19) imports the parser with this module, as it always did. */
+const imported: Modules | undefined = canRequireEsm ? undefined : await Promise.all([import('unified'), import('remark-parse'), import('remark-wiki-link')])
+let parser: Parser | undefined
+
+/**
+ * The markdown parser, with wikilinks; only ever given small pieces of a
+ * note (see the bounds below). Loaded on first use: the plain readers of
+ * `## Next` items and headings read most notes without it.
+ */
+export function markdownParser(): Parser {
+  if (parser) return parser
+  const [{ unified: processor }, { default: parse }, { default: wikiLinkPlugin }] = imported ?? [unified(), remarkParse(), wikiLink()]
+  parser = processor().use(parse).use(wikiLinkPlugin, { aliasDivider: '|' })
+  return parser
+}
 
 /*
  * Bounds on the `## Next` sections the parser is given: its work grows faster
@@ -82,7 +99,7 @@ export function readEdges(
   }
   edges.length = 0
   try {
-    readItems(section, markdownParser.parse(section) as Root, folder, lineOffset, report, edges)
+    readItems(section, markdownParser().parse(section) as Root, folder, lineOffset, report, edges)
   } catch (error) {
     report('unreadable-next', `the \`## Next\` section cannot be read (${String((error as Error).message ?? error).slice(0, 200)})`, lineOffset, 1)
     return []

@@ -151,7 +151,7 @@ function isSectionName(text: string): boolean {
 function inlineText(markdown: string): string {
   if (!/[*_`[\]<&\\]/.test(markdown)) return markdown.trim()
   try {
-    return plainText(markdownParser.parse(markdown) as Root).trim()
+    return plainText(markdownParser().parse(markdown) as Root).trim()
   } catch {
     return markdown.trim()
   }

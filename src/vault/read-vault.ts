@@ -1,7 +1,7 @@
 import { constants } from 'node:fs'
 import { open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
-import { assertFolder, isInside, toStamp, type FileStamp } from './fs-atomic.js'
+import { assertFolder, isInside, readRegularFileSync, toStamp, type FileStamp } from './fs-atomic.js'
 import { parseNote, type ParsedNote } from './parse-note.js'
 import { MAX_SETTLE_MS, readSettled, settleWindow, type FileRead } from './settled-read.js'
 import { TRACE_FILE, TRACE_FOLDER } from './run-folder.js'
@@ -59,6 +59,15 @@ export async function readNote(root: string, file: string, issues: PlanIssue[], 
 }
 
 async function readNoteOnce(root: string, file: string, issues: PlanIssue[]): Promise<FileRead<ParsedNote> | undefined> {
+  // A regular note, the usual case, is read with synchronous system calls rather than round trips
+  // through the thread pool; anything else (a symlink, a FIFO, a file too large, an error) is read
+  // the careful way below, which says why it is not read.
+  const quick = readRegularFileSync(join(root, file), MAX_NOTE_BYTES)
+  if (quick) {
+    const nul = quick.text.indexOf('\0')
+    if (nul !== -1 && Buffer.byteLength(quick.text.slice(0, nul)) < 8192) return void binary(file, issues)
+    return { value: { ...parseNote(file, quick.text), text: quick.text, stamp: quick.stamp }, stamp: quick.stamp, complete: quick.complete }
+  }
   let buffer: Buffer
   let stamp: FileStamp
   let complete: boolean
@@ -86,12 +95,14 @@ async function readNoteOnce(root: string, file: string, issues: PlanIssue[]): Pr
     issues.push({ code: 'unreadable-note', severity: 'warning', message: `cannot be read: ${(error as Error).message}`, file })
     return undefined
   }
-  if (buffer.subarray(0, 8192).includes(0)) {
-    issues.push({ code: 'not-a-note', severity: 'warning', message: 'is binary, not a markdown note; it is not read', file })
-    return undefined
-  }
+  if (buffer.subarray(0, 8192).includes(0)) return void binary(file, issues)
   const text = buffer.toString('utf8')
   return { value: { ...parseNote(file, text), text, stamp }, stamp, complete }
+}
+
+/** Says a file named `*.md` is binary (a NUL byte in its first 8 KB), so it is not read. */
+function binary(file: string, issues: PlanIssue[]): void {
+  issues.push({ code: 'not-a-note', severity: 'warning', message: 'is binary, not a markdown note; it is not read', file })
 }
 
 /**
