@@ -6,6 +6,7 @@ import { RUN_HELP, runCommand } from './cli/cli-run.js'
 import { STATUS_HELP, statusCommand } from './cli/cli-status.js'
 import { GRAPH_HELP, graphCommand } from './cli/cli-graph.js'
 import { INIT_HELP, initCommand } from './cli/cli-init.js'
+import { PROPOSE_HELP, proposeCommand } from './cli/cli-propose.js'
 import { FORK_HELP, forkCommand } from './cli/cli-fork.js'
 import { LEDGER_HELP, ledgerCommand } from './cli/cli-ledger.js'
 import { MCP_HELP, mcpCommand } from './cli/cli-mcp.js'
@@ -44,6 +45,11 @@ const commands: Record<string, Command> = {
     summary: 'write a starter plan into a new or empty folder',
     help: INIT_HELP,
     run: initCommand,
+  },
+  propose: {
+    summary: 'have the planner write a plan that waits for a person to approve, revise or decline it',
+    help: PROPOSE_HELP,
+    run: proposeCommand,
   },
   version: {
     summary: 'print the version',

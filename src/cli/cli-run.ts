@@ -81,10 +81,11 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
     throw error
   }
   const fresh = values.fresh === true || status.run === null || target !== (runVault ?? vault)
-  if (fresh && values.query === undefined) throw new UsageError('--query is required for a new run')
-  if (fresh || ['work', 'judge', 'waiting', 'fresh'].includes(status.next.kind)) {
+  // A proposal records its query: its vault runs without one.
+  if (fresh && values.query === undefined && status.proposal === undefined) throw new UsageError('--query is required for a new run')
+  if (fresh || ['work', 'judge', 'waiting', 'fresh', 'plan'].includes(status.next.kind)) {
     try {
-      resolveModelConfig('action', io.env)
+      resolveModelConfig(status.next.kind === 'plan' ? 'planning' : 'action', io.env)
     } catch (error) {
       if (!(error instanceof ModelConfigError)) throw error
       return fail(error, EXIT.usage, `vaultplan: ${error.message}\nNothing was written; set the variables and run again.\n`)
@@ -234,9 +235,11 @@ function finish(result: RunResult, json: boolean, io: Io): number {
 /** Resolves when the waiting note changes on disk (a person ticked a box), or rejects on abort. */
 async function waitForEdit(result: RunResult, signal: AbortSignal, watching: () => void): Promise<void> {
   const [{ readTrace }, { loadPlan }] = await Promise.all([import('../run/trace.js'), import('../plan/load-plan.js')])
-  const trace = await readTrace(result.runVault)
+  // A proposal waits in its own note, before any trace.
+  const proposal = result.waiting?.find((note) => note.node === 'proposal' && result.runId === '')?.file
+  const trace = proposal === undefined ? await readTrace(result.runVault) : undefined
   const id = trace?.records.at(-1)?.node ?? result.lastNode
-  const file = resolve(result.runVault, (await loadPlan(result.runVault)).nodes.get(id)?.file ?? `${id}.md`)
+  const file = resolve(result.runVault, proposal ?? (await loadPlan(result.runVault)).nodes.get(id)?.file ?? `${id}.md`)
   const stampOf = async () => {
     const info = await stat(file).catch(() => undefined)
     return info ? `${info.mtimeMs}:${info.size}` : ''

@@ -85,7 +85,9 @@ export function nextSentence(status: RunStatus, shown: string): string {
       const unboxed = status.boxes.find((box) => !box.box)
       // An item written without a box is ticked by writing one: `- [x] approved -> [[send]]`.
       const how = unboxed ? `; an item without a box is ticked by writing one: \`- [x] ${boxLabel(unboxed)}\`` : ''
+      if (status.proposal && status.node === 'proposal' && ticked.length === 0) return `Tick \`approve\`, \`revise\` (with what must change under \`## Feedback\`) or \`decline\` in ${where}, then \`${run}\`.`
       if (ticked.length === 0) return `Tick one box under \`## Next\` in ${where}${how} (write under \`## Feedback\` if you like), then \`${run}\`.`
+      if (status.proposal && status.node === 'proposal' && ticked.length === 1) return `\`${ticked[0]!.label}\` is ticked: \`${run}\` to go on.`
       if (ticked.length === 1) return `\`${boxLabel(ticked[0]!)}\` is ticked: \`${run}\` to go on along it.`
       return `${ticked.length} boxes are ticked in ${where}; untick all but one, then \`${run}\`.`
     }
@@ -96,6 +98,8 @@ export function nextSentence(status: RunStatus, shown: string): string {
       return `Nothing to do: the run is complete. Read \`${join(shown, TRACE_FOLDER, FINAL_FILE)}\`, or start over with \`${run} --fresh\`.`
     case 'plan':
       return `A proposal waits to be revised: \`${run}\`.`
+    case 'declined':
+      return `The proposal was declined: its plan never runs. Propose again for a new plan: \`vaultplan propose "..." --into DIR\`.`
   }
 }
 
@@ -129,8 +133,10 @@ function renderLines(status: RunStatus, shown: string): string[] {
   out.push('', ...table(status))
   if (status.hops.length > 0) out.push('', 'Last hops:', ...hopLines(status.hops))
   if (status.phase === 'waiting') {
-    out.push('', `Under ## Next in ${join(shown, status.file)}:`)
-    for (const box of status.boxes) out.push(`  ${box.box ? `[${box.checked ? 'x' : ' '}]` : '-  '} ${box.label ? `${box.label} ` : ''}-> ${box.target}`)
+    // A proposal's boxes sit under `## Decision` and lead to no note.
+    const proposal = status.proposal !== undefined && status.node === 'proposal'
+    out.push('', `Under ## ${proposal ? `Decision (proposal v${status.proposal!.version})` : 'Next'} in ${join(shown, status.file)}:`)
+    for (const box of status.boxes) out.push(`  ${box.box ? `[${box.checked ? 'x' : ' '}]` : '-  '} ${proposal ? box.label : `${box.label ? `${box.label} ` : ''}-> ${box.target}`}`)
   } else if (status.phase === 'stopped') {
     out.push('', status.reason)
   } else if (status.phase === 'completed') {
@@ -150,12 +156,14 @@ function headline(unsafe: RunStatus, paint: Paint): string {
   const status = 'node' in unsafe && unsafe.node !== undefined ? { ...unsafe, node: printable(unsafe.node) } : unsafe
   switch (status.phase) {
     case 'fresh':
+      if (status.next.kind === 'declined') return `${paint('declined', 'red')}: the proposal was declined, its plan never runs`
       return `${paint('fresh', 'green')}, no run yet${status.node === undefined ? '' : ` (starts at ${status.node})`}`
     case 'running':
       return `${paint('running', 'green')} at ${status.node} (visit ${status.visit}, step ${status.step})`
     case 'interrupted':
       return `${paint('interrupted', 'yellow')} at ${status.node} (visit ${status.visit}, step ${status.step})`
     case 'waiting':
+      if (status.proposal && status.node === 'proposal') return `${paint('waiting', 'yellow')} for a person to approve, revise or decline proposal v${status.visit}`
       return `${paint('waiting', 'yellow')} for a person at ${status.node} (visit ${status.visit})`
     case 'stopped':
       return `${paint('stopped', 'yellow')} by ${status.budget} at ${status.node} (visit ${status.visit} refused)`

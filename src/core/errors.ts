@@ -37,6 +37,7 @@ export class PlanValidationError extends VaultplanError<'plan-invalid'> {
 export const RUN_STATE_ERROR_CODES = [
   'ambiguous-decision',
   'bad-choice',
+  'declined',
   'ledger-too-new',
   'ledger-unreadable',
   'no-run',
@@ -44,6 +45,7 @@ export const RUN_STATE_ERROR_CODES = [
   'node-missing',
   'not-waiting',
   'note-busy',
+  'proposal-unreadable',
   'query-mismatch',
   'run-vault-not-empty',
   'run-vault-other-plan',

@@ -212,6 +212,7 @@ const TODO: Record<RunNext['kind'], string> = {
   stopped: 'A budget ran out: a person raises `max_visits` in the note, then plan_next goes on.',
   completed: 'Nothing to do: the run is complete.',
   invalid: 'Fix the notes (plan_validate lists every problem), then plan_next.',
+  declined: 'The proposal was declined: the plan never runs; propose a new one.',
   'two-active': 'Two notes are `status: active`; a person sets all but one back to `done` or `pending` in the notes, then plan_next.',
 }
 

@@ -2,8 +2,10 @@ import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { sameStamp, stampOf, writeFileAtomic } from '../vault/fs-atomic.js'
 import { loadPlan } from '../plan/load-plan.js'
+import { addFeedback, tickBox } from '../vault/note-edits.js'
 import { readNoteForRewrite } from '../vault/settled-read.js'
 import { parseNote } from '../vault/parse-note.js'
+import { decideProposal, PROPOSAL_NODE } from '../vault/proposal-note.js'
 import type { Edge, PlanNode } from '../core/types.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 
@@ -24,7 +26,10 @@ const ATTEMPTS = 3
  * `feedback`, adds the text at the end of its `## Feedback` section. No other
  * byte changes. It writes only that note, atomically and checking its stamp,
  * so it needs no runner's lock; the next `runPlan` or `nextStep` (or a
- * runner waiting on the note) follows it as a box ticked by hand.
+ * runner waiting on the note) follows it as a box ticked by hand. While a
+ * proposal is pending (SPEC section 11), `node` `proposal` means it: the
+ * edge is `approve`, `revise` or `decline`, ticked in
+ * `00_plan-trace/proposal.md`.
  *
  * @param node - the waiting note's id (its path in the vault without `.md`; inside a subplan, its path from the vault: `research/approve`)
  * @throws {RunStateError} `not-waiting` when the note is not `status: waiting`; `bad-choice` for an unknown or ambiguous edge; `ambiguous-decision` when another box is ticked already
@@ -34,6 +39,8 @@ export async function decide(vault: string, node: string, decision: Decision): P
   if (typeof node !== 'string' || node === '') throw new TypeError(`Expected \`node\` to be a note id, got \`${String(node)}\``)
   if (!decision || typeof decision.edge !== 'string') throw new TypeError(`Expected \`decision.edge\` to be a string, got \`${typeof decision?.edge}\``)
   if (decision.feedback !== undefined && typeof decision.feedback !== 'string') throw new TypeError(`Expected \`decision.feedback\` to be a string, got \`${typeof decision.feedback}\``)
+  // While a proposal is pending, `proposal` means it, not a note of that name.
+  if (node === PROPOSAL_NODE && (await decideProposal(vault, decision))) return
   for (let attempt = 1; ; attempt++) {
     const graph = await loadPlan(vault)
     const all = notesOfTree(graph)
@@ -92,28 +99,4 @@ function notesOfTree(graph: PlanGraph, folder = '', into = new Map<string, PlanN
 function waitingOf(nodes: Iterable<PlanNode>): string {
   const waiting = [...nodes].filter((node) => node.status === 'waiting').map((node) => `\`${node.id}\``)
   return waiting.length > 0 ? waiting.join(', ') : 'none'
-}
-
-/** Ticks the box of the list item at a 1-based line (gives it one when it has none). */
-function tickBox(text: string, line: number): string {
-  let start = 0
-  for (let at = 1; at < line; at++) start = text.indexOf('\n', start) + 1
-  const end = text.indexOf('\n', start) === -1 ? text.length : text.indexOf('\n', start)
-  const content = text.slice(start, end)
-  const item = /^(\s*(?:[-*+]|\d+[.)])[ \t]+)(\[[^\]\n]\](?=[ \t]))?/.exec(content)
-  if (!item) return text
-  const ticked = item[2] === undefined ? `${item[1]}[x] ${content.slice(item[0].length)}` : `${item[1]}[x]${content.slice(item[0].length)}`
-  return text.slice(0, start) + ticked + text.slice(end)
-}
-
-/** Adds text at the end of the last `## Feedback` section, or appends the section. */
-function addFeedback(text: string, feedback: string): string {
-  const end = parseNote('note.md', text).feedbackEnd
-  const eol = text.includes('\r\n') ? '\r\n' : '\n'
-  const block = feedback.trim().split(/\r?\n/).join(eol)
-  if (end === undefined) return `${text}${text.endsWith('\n') || text === '' ? '' : eol}${eol}## Feedback${eol}${eol}${block}${eol}`
-  const head = text.slice(0, end)
-  const tail = text.slice(end)
-  const gap = head.endsWith(`${eol}${eol}`) ? '' : head.endsWith(eol) ? eol : `${eol}${eol}`
-  return `${head}${gap}${block}${eol}${tail === '' ? '' : eol}${tail}`
 }

@@ -8,6 +8,7 @@ import { countedModel } from './run-words.js'
 import { isGenerate } from '../vault/subplan-folders.js'
 import { checkOptions, DEFAULTS, type RunOptions, type RunResult } from './run-options.js'
 import { prepareRunVault } from './run-vault.js'
+import { proposalGate, proposalResult } from './proposal-gate.js'
 import { runTelemetry } from './telemetry.js'
 import { conditionsOf } from '../models/transitions.js'
 import type { PlanNode, StepInput } from '../core/types.js'
@@ -41,6 +42,9 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
   const telemetry = await runTelemetry(prepared.vault)
   let failure: unknown
   try {
+    // A pending proposal is decided (or waited for) before the plan is even read: a revision rewrites its notes.
+    const gate = await proposalGate(prepared.vault, { query: options.query, fresh: options.fresh ?? DEFAULTS.fresh, llm: options.llm, fsync, signal: options.signal })
+    if (gate.kind === 'waiting') return proposalResult(gate.step, prepared.vault, options.onEvent)
     const sessionOptions: { fsync: boolean; tools?: string[] } = { fsync }
     // The built-in worker's ledger tools are known names too: `tools: [record_fact]` is no unknown tool.
     if (options.tools) sessionOptions.tools = [...options.tools.map((tool) => tool.name), ...LEDGER_TOOL_NAMES]
@@ -49,7 +53,7 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
     try {
       const work = worker(() => tree!.top, options)
       const driver: DriverOptions = {
-        query: options.query,
+        query: gate.query,
         llm: options.llm,
         predicates: options.predicates,
         maxSteps: options.maxSteps ?? DEFAULTS.maxSteps,

@@ -7,6 +7,8 @@ import { isVaultLocked } from '../vault/lock.js'
 import { loadPlan } from '../plan/load-plan.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { locate, notesOf, replay, type Replay } from './run-core.js'
+import { PROPOSAL_CHOICES, PROPOSAL_NODE, proposalStand, readProposalNote, toProposalInfo, type ProposalInfo, type ProposalNote } from '../vault/proposal-note.js'
+import { PROPOSAL_FILE } from '../vault/run-folder.js'
 import { pendingOutput } from './run-open.js'
 import { readOutput, readTrace, tracePaths, type HopRecord, type TraceRecord } from './trace.js'
 import type { DecidedBy, Edge, NodeStatus, PlanIssue, PlanNode } from '../core/types.js'
@@ -36,7 +38,7 @@ export interface RunStatusOptions {
  * must set all but one of `nodes` back; `invalid`: the plan has errors.
  */
 export interface RunNext {
-  kind: 'fresh' | 'work' | 'judge' | 'waiting' | 'stopped' | 'completed' | 'plan' | 'invalid' | 'two-active'
+  kind: 'fresh' | 'work' | 'judge' | 'waiting' | 'stopped' | 'completed' | 'plan' | 'invalid' | 'two-active' | 'declined'
   node?: string
   visit?: number
   step?: number
@@ -102,6 +104,8 @@ interface StatusBase {
   issues: PlanIssue[]
   /** What the next call does. */
   next: RunNext
+  /** The vault's proposal (SPEC section 11), when `proposePlan` wrote it. */
+  proposal?: ProposalInfo
 }
 
 /**
@@ -159,7 +163,10 @@ export async function readRunStatus(vault: string, options: RunStatusOptions = {
   const state = replay(records, () => undefined)
   const start = findStart(graph).start
   const hopRecords = records.filter((record): record is HopRecord => record.kind === 'hop')
-  const phase = invalid ? invalidPhase() : await phaseOf(vault, graph, trace?.header.run, state, start, maxSteps)
+  const proposal = await readProposalNote(vault)
+  // The proposal is decided first, as `runPlan` decides it before reading the plan.
+  const gated = proposal ? proposalPhase(proposal) : undefined
+  const phase = gated ?? (invalid ? invalidPhase() : await phaseOf(vault, graph, trace?.header.run, state, start, maxSteps))
   const working = phase.next.kind === 'work' && phase.phase !== 'fresh' && graph.nodes.get(phase.next.node!)?.status === 'active' ? phase.next : undefined
   const base: Omit<StatusBase, 'next'> = {
     vault,
@@ -176,6 +183,7 @@ export async function readRunStatus(vault: string, options: RunStatusOptions = {
       .map(({ step, node, visit, edge, decidedBy }) => ({ step, node, visit, edge, decidedBy })),
     issues,
   }
+  if (proposal) base.proposal = toProposalInfo(proposal)
   const status = { ...base, ...phase } as RunStatus
   await addSubplans(vault, graph, status, options)
   return status
@@ -261,6 +269,17 @@ function waitingPhase(graph: PlanGraph, id: string, visit: number): Phase {
     return { label: edge.label, target: edge.target, box: checked !== undefined, checked: checked === true }
   })
   return { phase: 'waiting', node: id, visit, file, boxes, next: { kind: 'waiting', node: id, visit } }
+}
+
+/** A proposal not approved: it waits (its boxes as a waiting note's), or it was declined. `undefined` once approved. */
+function proposalPhase(note: ProposalNote): Phase | undefined {
+  const stand = proposalStand(note)
+  if (stand.kind === 'run') return undefined
+  if (stand.kind === 'declined' || stand.kind === 'decline') return { phase: 'fresh', next: { kind: 'declined', node: PROPOSAL_NODE } }
+  const boxes: DecisionBox[] = PROPOSAL_CHOICES.map((choice) => ({ label: choice, target: '', box: note.boxes[choice] !== undefined, checked: note.ticked.includes(choice) }))
+  // A ticked `revise` has the planner write the next version on the next call.
+  const next: RunNext = { kind: stand.kind === 'revise' ? 'plan' : 'waiting', node: PROPOSAL_NODE, visit: note.version }
+  return { phase: 'waiting', node: PROPOSAL_NODE, visit: note.version, file: PROPOSAL_FILE, boxes, next }
 }
 
 function invalidPhase(): Phase {

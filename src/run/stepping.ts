@@ -2,6 +2,7 @@ import { resolve } from 'node:path'
 import { assertFolder } from '../vault/fs-atomic.js'
 import { withVaultLock } from '../vault/lock.js'
 import { PlanTree } from './plan-tree.js'
+import { proposalGate } from './proposal-gate.js'
 import { DEFAULTS, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run-options.js'
 import { SessionCache } from './session-cache.js'
 import { VaultSession } from './vault-session.js'
@@ -52,13 +53,15 @@ async function withDriver(vault: string, options: StepOptions, call: (tree: Plan
   await assertFolder(dir)
   const fsync = options.fsync ?? DEFAULTS.fsync
   return withVaultLock(dir, async (lock) => {
+    const gate = await proposalGate(dir, { query: options.query, fresh: options.fresh ?? false, llm: options.llm, fsync, signal: options.signal })
+    if (gate.kind === 'waiting') return gate.step
     // No watchers: the next call compares every note's stamp anyway (VaultSession.open with a cache).
     const session = await VaultSession.open(dir, { fsync, watch: false }, sessions)
     let tree: PlanTree | undefined
     let kept = false
     try {
       const driver = {
-        query: options.query,
+        query: gate.query,
         llm: options.llm,
         predicates: options.predicates,
         maxSteps: options.maxSteps ?? DEFAULTS.maxSteps,

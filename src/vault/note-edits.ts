@@ -1,3 +1,5 @@
+import { parseNote } from './parse-note.js'
+
 /**
  * Puts an empty task box on the list items whose markers sit at the given
  * 1-based lines of a note: a ticked box is emptied (`- [x]` -> `- [ ]`), an
@@ -25,4 +27,28 @@ export function emptyTaskBoxes(text: string, lines: number[]): string {
     line++
   }
   return result
+}
+
+/** Ticks the box of the list item at a 1-based line (gives it one when it has none). */
+export function tickBox(text: string, line: number): string {
+  let start = 0
+  for (let at = 1; at < line; at++) start = text.indexOf('\n', start) + 1
+  const end = text.indexOf('\n', start) === -1 ? text.length : text.indexOf('\n', start)
+  const content = text.slice(start, end)
+  const item = /^(\s*(?:[-*+]|\d+[.)])[ \t]+)(\[[^\]\n]\](?=[ \t]))?/.exec(content)
+  if (!item) return text
+  const ticked = item[2] === undefined ? `${item[1]}[x] ${content.slice(item[0].length)}` : `${item[1]}[x]${content.slice(item[0].length)}`
+  return text.slice(0, start) + ticked + text.slice(end)
+}
+
+/** Adds text at the end of the last `## Feedback` section, or appends the section. */
+export function addFeedback(text: string, feedback: string): string {
+  const end = parseNote('note.md', text).feedbackEnd
+  const eol = text.includes('\r\n') ? '\r\n' : '\n'
+  const block = feedback.trim().split(/\r?\n/).join(eol)
+  if (end === undefined) return `${text}${text.endsWith('\n') || text === '' ? '' : eol}${eol}## Feedback${eol}${eol}${block}${eol}`
+  const head = text.slice(0, end)
+  const tail = text.slice(end)
+  const gap = head.endsWith(`${eol}${eol}`) ? '' : head.endsWith(eol) ? eol : `${eol}${eol}`
+  return `${head}${gap}${block}${eol}${tail === '' ? '' : eol}${tail}`
 }

@@ -13,5 +13,9 @@ export const FINAL_FILE = 'final.md'
 export const ARCHIVE_FOLDER = 'archive'
 /** The ledger of facts and decisions, relative to the vault: it stays in place when a run starts over. */
 export const LEDGER_FILE = `${TRACE_FOLDER}/ledger.md`
+/** The plan a person approves, revises or declines before it runs (`proposePlan`), relative to the vault. */
+export const PROPOSAL_FILE = `${TRACE_FOLDER}/proposal.md`
+/** Where a proposal's earlier versions are kept (`v<n>/`), relative to the vault. */
+export const PROPOSALS_FOLDER = `${TRACE_FOLDER}/proposals`
 /** The pictures `vaultplan graph --write` keeps, relative to the vault. */
 export const GRAPH_FILES = { note: `${TRACE_FOLDER}/plan-graph.md`, svg: `${TRACE_FOLDER}/plan-graph.svg`, canvas: `${TRACE_FOLDER}/plan.canvas` } as const
