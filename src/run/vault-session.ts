@@ -401,9 +401,22 @@ export class VaultSession {
     const now = Date.now()
     const issuesBefore = JSON.stringify(this.readIssues)
     const listIssues: PlanIssue[] = []
-    const listed = await listNotes(this.root, listIssues)
+    const folders: NoteFolders = { claimed: new Set(), skipped: [] }
+    const listed = await listNotes(this.root, listIssues, folders)
     const inListing = new Set(listed)
     let changed = false
+    // As readNotes lists: a subplan folder that ran holds a run of its own, and is listed once a `plan:` claims it.
+    for (let batch = listed; batch.length > 0; ) {
+      for (const file of batch) {
+        if (this.notes.has(file) && this.confirm(file, now)) continue
+        changed = (await this.reread(file, this.notes.has(file))) || changed
+      }
+      const claiming = [...this.notes.values()].filter((note) => inListing.has(note.file))
+      batch = []
+      for (const folder of claimedRunFolders(folders, claiming)) batch.push(...(await listNotes(this.root, listIssues, folders, folder)))
+      for (const file of batch) inListing.add(file)
+      listed.push(...batch)
+    }
     for (const file of [...this.notes.keys()]) {
       if (inListing.has(file)) continue
       this.notes.delete(file)
@@ -411,10 +424,6 @@ export class VaultSession {
       this.texts.delete(file)
       this.checked.delete(file)
       changed = true
-    }
-    for (const file of listed) {
-      if (this.notes.has(file) && this.confirm(file, now)) continue
-      changed = (await this.reread(file, this.notes.has(file))) || changed
     }
     this.readIssues = [...this.readIssues.filter((issue) => issue.file !== undefined && inListing.has(issue.file)), ...listIssues]
     const order = listed.filter((file) => this.notes.has(file))
