@@ -29,20 +29,52 @@ const cases = [
   ['judge reply: unclosed code fence, blank lines', (kb) => `\`\`\`json${repeat('\n', kb)}x`, (text) => extractJson(text)],
   ['judge reply: many unclosed fences', (kb) => repeat('```\n', kb), (text) => extractJson(text)],
   ['judge reply: label then spaces', (kb) => repeat(`1. approved${' '.repeat(60)}-\n`, kb), (text) => parseGridReply(text, 3)],
-  ['note: emphasis runs in ## Next', (kb) => `# T\n\n## Next\n${repeat('- *a _b **c __d [[x]] ~e\n  *f_ **g\n', Math.min(kb, 48))}`, (text) => parseNote('n.md', text)],
+  [
+    'note: emphasis runs in ## Next',
+    (kb) => `# T\n\n## Next\n${repeat('- *a _b **c __d [[x]] ~e\n  *f_ **g\n', Math.min(kb, 48))}`,
+    (text) => parseNote('n.md', text),
+  ],
   ['note: many ## Next headings', (kb) => `# T\n${repeat('## Next\n- [[a]]\n', kb)}`, (text) => parseNote('n.md', text)],
   ['note: heading with a long white-space run', (kb) => `# a${repeat(' ', kb)}b\n`, (text) => parseNote('n.md', text)],
-  ['note: ## Next label with white space across lines', (kb) => `## Next\n- a${repeat(`${' '.repeat(200)}\n `, Math.min(kb, 48))}*x* -> [[b]]\n`, (text) => parseNote('n.md', text)],
+  [
+    'note: ## Next label with white space across lines',
+    (kb) => `## Next\n- a${repeat(`${' '.repeat(200)}\n `, Math.min(kb, 48))}*x* -> [[b]]\n`,
+    (text) => parseNote('n.md', text),
+  ],
   ['note: long body with fences', (kb) => repeat('text\n```\ncode\n```\n', kb), (text) => parseNote('n.md', text)],
-  ['frontmatter: plain keys with comments', (kb) => `---\n${repeat('key_x: value # c\n# a comment\n', kb).split('key_x').map((part, i) => (i ? `k${i}${part}` : part)).join('')}---\nbody\n`, (text) => parseFrontmatter(text)],
+  [
+    'frontmatter: plain keys with comments',
+    (kb) =>
+      `---\n${repeat('key_x: value # c\n# a comment\n', kb)
+        .split('key_x')
+        .map((part, i) => (i ? `k${i}${part}` : part))
+        .join('')}---\nbody\n`,
+    (text) => parseFrontmatter(text),
+  ],
   ['frontmatter: a value with a white-space run', (kb) => `---\nkey: a${repeat(' ', kb)}b\n---\n`, (text) => parseFrontmatter(text)],
-  ['frontmatter: status patch, long plain frontmatter', (kb) => `---\n${Array.from({ length: Math.ceil((kb * 1024) / 14) }, (_, i) => `k${i}: value\n`).join('')}status: done\n---\n`, (text) => setFrontmatterStatus(text, 'active')],
+  [
+    'frontmatter: status patch, long plain frontmatter',
+    (kb) => `---\n${Array.from({ length: Math.ceil((kb * 1024) / 14) }, (_, i) => `k${i}: value\n`).join('')}status: done\n---\n`,
+    (text) => setFrontmatterStatus(text, 'active'),
+  ],
   ['plan document: heading with a white-space run', (kb) => `## a${repeat(' ', kb)}b\nDo it.\n`, (text) => tryParse(() => parsePlanDocument(text))],
-  ['plan document: many sections', (kb) => repeat('## s\nDo it.\n### Next\n- [[s]]\n', kb).split('## s').map((part, i) => (i ? `## s${i}${part.replace('[[s]]', `[[s${i + 1}]]`)}` : part)).join(''), (text) => tryParse(() => parsePlanDocument(text))],
-  ['links: many notes of one name', (kb) => Array.from({ length: Math.ceil(kb * 16) }, (_, i) => `f${i}/index`), (ids) => {
-    const resolver = new LinkResolver(ids.map((id) => ({ id, aliases: [] })))
-    for (const id of ids.slice(0, 64)) resolver.resolve(id.slice(id.indexOf('/') + 1))
-  }],
+  [
+    'plan document: many sections',
+    (kb) =>
+      repeat('## s\nDo it.\n### Next\n- [[s]]\n', kb)
+        .split('## s')
+        .map((part, i) => (i ? `## s${i}${part.replace('[[s]]', `[[s${i + 1}]]`)}` : part))
+        .join(''),
+    (text) => tryParse(() => parsePlanDocument(text)),
+  ],
+  [
+    'links: many notes of one name',
+    (kb) => Array.from({ length: Math.ceil(kb * 16) }, (_, i) => `f${i}/index`),
+    (ids) => {
+      const resolver = new LinkResolver(ids.map((id) => ({ id, aliases: [] })))
+      for (const id of ids.slice(0, 64)) resolver.resolve(id.slice(id.indexOf('/') + 1))
+    },
+  ],
 ]
 
 const sizes = []

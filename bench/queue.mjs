@@ -34,7 +34,9 @@ const runs = Number(option('--runs', 24))
 const reps = Number(option('--reps', 2))
 
 if (!url) {
-  console.log('queue throughput: did not run: no PostgreSQL given (set VAULTPLAN_TEST_PG or pass --url postgres://...; `scripts/test-pg.sh npm run bench` starts a throwaway one)')
+  console.log(
+    'queue throughput: did not run: no PostgreSQL given (set VAULTPLAN_TEST_PG or pass --url postgres://...; `scripts/test-pg.sh npm run bench` starts a throwaway one)',
+  )
   process.exit(0)
 }
 
@@ -54,7 +56,11 @@ async function writeLinear(dir) {
 
 function startWorker(queue) {
   return new Promise((ready, fail) => {
-    const child = spawn(process.execPath, [CHILD, JSON.stringify({ dist, url, queue, concurrency: 1, sleepMs: [SLEEP_MS, SLEEP_MS], pollIntervalMs: 20, watchIntervalMs: 60_000 })], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(
+      process.execPath,
+      [CHILD, JSON.stringify({ dist, url, queue, concurrency: 1, sleepMs: [SLEEP_MS, SLEEP_MS], pollIntervalMs: 20, watchIntervalMs: 60_000 })],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    )
     child.stdout.on('data', (chunk) => chunk.toString().includes('READY') && ready(child))
     child.on('exit', (code) => code !== 0 && fail(new Error(`a worker exited with ${code}`)))
   })
@@ -105,12 +111,18 @@ try {
   console.log('|:---|---:|---:|---:|---:|')
   for (const workers of WORKERS) {
     const values = figures[workers]
-    console.log(`| ${workers} | ${median(values).toFixed(1)} | ${Math.min(...values).toFixed(1)} | ${Math.max(...values).toFixed(1)} | ${((workers * 1000) / SLEEP_MS).toFixed(0)} |`)
+    console.log(
+      `| ${workers} | ${median(values).toFixed(1)} | ${Math.min(...values).toFixed(1)} | ${Math.max(...values).toFixed(1)} | ${((workers * 1000) / SLEEP_MS).toFixed(0)} |`,
+    )
   }
   const ratio = median(figures[4]) / median(figures[1])
   console.log('')
   console.log(`queue: 4 workers / 1 worker = ${ratio.toFixed(2)}x (target >= ${TARGET}x) ${ratio >= TARGET ? 'PASS' : 'MISS'}`)
-  console.log(`Node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}, load average ${loadavg().map((value) => value.toFixed(2)).join(' ')} at end.`)
+  console.log(
+    `Node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}, load average ${loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ')} at end.`,
+  )
 } finally {
   await rm(base, { recursive: true, force: true })
 }

@@ -28,8 +28,40 @@ const quick = process.argv.includes('--quick')
 
 /** Sizes of the run; `--quick` only checks that the bench works. */
 const CONFIG = quick
-  ? { pathNodes: 100, loopHops: 101, warmHops: 21, fsyncHops: 6, warmup: 1, reps: 2, bigNotes: 1000, bigHops: 61, window: 10, sizeRuns: 2, loadReps: 2, memoryRuns: 1, startupReps: 3, straceHops: [21, 61], tokenHops: [10, 100] }
-  : { pathNodes: 1000, loopHops: 1001, warmHops: 201, fsyncHops: 30, warmup: 1, reps: 3, bigNotes: 10_000, bigHops: 601, window: 100, sizeRuns: 2, loadReps: 3, memoryRuns: 3, startupReps: 10, straceHops: [101, 401], tokenHops: [10, 1000] }
+  ? {
+      pathNodes: 100,
+      loopHops: 101,
+      warmHops: 21,
+      fsyncHops: 6,
+      warmup: 1,
+      reps: 2,
+      bigNotes: 1000,
+      bigHops: 61,
+      window: 10,
+      sizeRuns: 2,
+      loadReps: 2,
+      memoryRuns: 1,
+      startupReps: 3,
+      straceHops: [21, 61],
+      tokenHops: [10, 100],
+    }
+  : {
+      pathNodes: 1000,
+      loopHops: 1001,
+      warmHops: 201,
+      fsyncHops: 30,
+      warmup: 1,
+      reps: 3,
+      bigNotes: 10_000,
+      bigHops: 601,
+      window: 100,
+      sizeRuns: 2,
+      loadReps: 3,
+      memoryRuns: 3,
+      startupReps: 10,
+      straceHops: [101, 401],
+      tokenHops: [10, 1000],
+    }
 
 const log = (message) => process.stderr.write(`${message}\n`)
 const timed = (figure) => ({ value: figure.ms, cpu: figure.cpuMs })
@@ -82,7 +114,8 @@ async function main() {
         },
         {
           name: 'LangGraph path, synchronous=NORMAL',
-          run: async (warm) => track('LangGraph path, synchronous=NORMAL', await runLangGraph(pathBuilder, { dbPath: `${fresh('lg')}.db`, maxHops: hopsOf(warm) })),
+          run: async (warm) =>
+            track('LangGraph path, synchronous=NORMAL', await runLangGraph(pathBuilder, { dbPath: `${fresh('lg')}.db`, maxHops: hopsOf(warm) })),
         },
         {
           name: 'vaultplan loop, fsync false',
@@ -90,10 +123,17 @@ async function main() {
         },
         {
           name: 'LangGraph loop, synchronous=NORMAL',
-          run: async (warm) => track('LangGraph loop, synchronous=NORMAL', await runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, limit: reviewsOf(warm) })),
+          run: async (warm) =>
+            track('LangGraph loop, synchronous=NORMAL', await runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, limit: reviewsOf(warm) })),
         },
-        { name: 'floor (sync), no fsync', run: async (warm) => track('floor (sync), no fsync', await runFloorSync(fresh('floor'), { hops: hopsOf(warm), fsync: false })) },
-        { name: 'floor (async), no fsync', run: async (warm) => track('floor (async), no fsync', await runFloor(fresh('floor'), { hops: hopsOf(warm), fsync: false })) },
+        {
+          name: 'floor (sync), no fsync',
+          run: async (warm) => track('floor (sync), no fsync', await runFloorSync(fresh('floor'), { hops: hopsOf(warm), fsync: false })),
+        },
+        {
+          name: 'floor (async), no fsync',
+          run: async (warm) => track('floor (async), no fsync', await runFloor(fresh('floor'), { hops: hopsOf(warm), fsync: false })),
+        },
       ],
       { warmup: CONFIG.warmup, reps: CONFIG.reps, log },
     )
@@ -107,21 +147,43 @@ async function main() {
         { name: 'vaultplan path, fsync true', run: async () => track('vaultplan path, fsync true', await vpPath({ fsync: true, maxSteps: CONFIG.fsyncHops })) },
         {
           name: 'LangGraph path, synchronous=FULL',
-          run: async () => track('LangGraph path, synchronous=FULL', await runLangGraph(pathBuilder, { dbPath: `${fresh('lg')}.db`, synchronous: 'FULL', maxHops: CONFIG.fsyncHops })),
+          run: async () =>
+            track(
+              'LangGraph path, synchronous=FULL',
+              await runLangGraph(pathBuilder, { dbPath: `${fresh('lg')}.db`, synchronous: 'FULL', maxHops: CONFIG.fsyncHops }),
+            ),
         },
-        { name: 'vaultplan loop, fsync true', run: async () => track('vaultplan loop, fsync true', await vpLoop({ fsync: true, maxSteps: 100_000, yesAt: KF })) },
+        {
+          name: 'vaultplan loop, fsync true',
+          run: async () => track('vaultplan loop, fsync true', await vpLoop({ fsync: true, maxSteps: 100_000, yesAt: KF })),
+        },
         {
           name: 'LangGraph loop, synchronous=FULL',
-          run: async () => track('LangGraph loop, synchronous=FULL', await runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, synchronous: 'FULL', limit: KF })),
+          run: async () =>
+            track('LangGraph loop, synchronous=FULL', await runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, synchronous: 'FULL', limit: KF })),
         },
-        { name: 'floor (sync), fsync', run: async () => track('floor (sync), fsync', await runFloorSync(fresh('floor'), { hops: CONFIG.fsyncHops, fsync: true })) },
-        { name: 'floor (async), fsync', run: async () => track('floor (async), fsync', await runFloor(fresh('floor'), { hops: CONFIG.fsyncHops, fsync: true })) },
+        {
+          name: 'floor (sync), fsync',
+          run: async () => track('floor (sync), fsync', await runFloorSync(fresh('floor'), { hops: CONFIG.fsyncHops, fsync: true })),
+        },
+        {
+          name: 'floor (async), fsync',
+          run: async () => track('floor (async), fsync', await runFloor(fresh('floor'), { hops: CONFIG.fsyncHops, fsync: true })),
+        },
       ],
       { warmup: CONFIG.warmup, reps: CONFIG.reps, log },
     )
     for (const [name, summary] of Object.entries(synced)) record(name, summary, { unit: 'ms/hop', hops: hops[name] })
-    const modes = await Promise.all([runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, limit: 1 }), runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, synchronous: 'FULL', limit: 1 })])
-    results.checks.sqliteSynchronous = { default: modes[0].synchronous, full: modes[1].synchronous, durability: 'async (LangGraph default)', journal: 'WAL (set by SqliteSaver.setup)' }
+    const modes = await Promise.all([
+      runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, limit: 1 }),
+      runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, synchronous: 'FULL', limit: 1 }),
+    ])
+    results.checks.sqliteSynchronous = {
+      default: modes[0].synchronous,
+      full: modes[1].synchronous,
+      durability: 'async (LangGraph default)',
+      journal: 'WAL (set by SqliteSaver.setup)',
+    }
 
     // 4: load + validate of a large vault against merely reading it.
     log(`load + validate of ${CONFIG.bigNotes} notes`)
@@ -191,9 +253,25 @@ async function main() {
     await writeLoopVault(tokenVault)
     await runVaultplan(tokenVault, { fsync: false, maxSteps: 100_000, yesAt: lateHop / 2, prompts })
     const at = (hop) => prompts.reduce((best, entry) => (Math.abs(entry.step - hop) < Math.abs(best.step - hop) ? entry : best))
-    results.checks.judgeTokens = { early: { step: at(earlyHop).step, tokens: Math.ceil(at(earlyHop).chars / 4) }, late: { step: at(lateHop).step, tokens: Math.ceil(at(lateHop).chars / 4) }, calls: prompts.length }
-    figures[`judge prompt tokens at hop ${at(earlyHop).step}`] = { median: results.checks.judgeTokens.early.tokens, min: results.checks.judgeTokens.early.tokens, max: results.checks.judgeTokens.early.tokens, unit: 'tokens', measured: 'characters / 4, 1 call' }
-    figures[`judge prompt tokens at hop ${at(lateHop).step}`] = { median: results.checks.judgeTokens.late.tokens, min: results.checks.judgeTokens.late.tokens, max: results.checks.judgeTokens.late.tokens, unit: 'tokens', measured: 'characters / 4, 1 call' }
+    results.checks.judgeTokens = {
+      early: { step: at(earlyHop).step, tokens: Math.ceil(at(earlyHop).chars / 4) },
+      late: { step: at(lateHop).step, tokens: Math.ceil(at(lateHop).chars / 4) },
+      calls: prompts.length,
+    }
+    figures[`judge prompt tokens at hop ${at(earlyHop).step}`] = {
+      median: results.checks.judgeTokens.early.tokens,
+      min: results.checks.judgeTokens.early.tokens,
+      max: results.checks.judgeTokens.early.tokens,
+      unit: 'tokens',
+      measured: 'characters / 4, 1 call',
+    }
+    figures[`judge prompt tokens at hop ${at(lateHop).step}`] = {
+      median: results.checks.judgeTokens.late.tokens,
+      min: results.checks.judgeTokens.late.tokens,
+      max: results.checks.judgeTokens.late.tokens,
+      unit: 'tokens',
+      measured: 'characters / 4, 1 call',
+    }
 
     // System calls per hop, with strace when it is there.
     if (await straceWorks()) {
@@ -218,7 +296,9 @@ async function main() {
 
   // Search over past runs, in its own process (bench/search.mjs).
   log('search over past runs (bench/search.mjs)')
-  const search = JSON.parse((await promisify(execFile)(process.execPath, [join(here, 'search.mjs'), '--json', ...(quick ? ['--quick'] : [])], { maxBuffer: 1 << 20 })).stdout)
+  const search = JSON.parse(
+    (await promisify(execFile)(process.execPath, [join(here, 'search.mjs'), '--json', ...(quick ? ['--quick'] : [])], { maxBuffer: 1 << 20 })).stdout,
+  )
   const one = (value, measured) => ({ ...summarize([value]), unit: 'ms', measured })
   figures[`search: first search, index built (${search.outputs} outputs)`] = one(search.buildMs, '1 run')
   figures[`search: per query (${search.outputs} outputs)`] = {
@@ -250,7 +330,13 @@ function ratios(figures, checks, searchOutputs) {
     [`vaultplan (fsync false) / floor ${floor} (no fsync), loop`, 'vaultplan loop, fsync false', `floor ${floor}, no fsync`, '<= 1.6', (r) => r <= 1.6],
     ['LangGraph (FULL) / vaultplan (fsync true), path', 'LangGraph path, synchronous=FULL', 'vaultplan path, fsync true', '> 1', (r) => r > 1],
     ['LangGraph (FULL) / vaultplan (fsync true), loop', 'LangGraph loop, synchronous=FULL', 'vaultplan loop, fsync true', '> 1', (r) => r > 1],
-    [`load + validate / read (readFileSync loop), ${n} notes`, `load + validate, ${n} notes`, `read the files (readFileSync loop), ${n} notes`, '<= 4', (r) => r <= 4],
+    [
+      `load + validate / read (readFileSync loop), ${n} notes`,
+      `load + validate, ${n} notes`,
+      `read the files (readFileSync loop), ${n} notes`,
+      '<= 4',
+      (r) => r <= 4,
+    ],
     [`peak RSS of the ${n}-note load (MB)`, `peak RSS, load + validate ${n} notes`, undefined, '< 200', (r) => r < 200],
     [`per hop, ${n}-note vault / 10-note vault`, `vaultplan loop in a ${n}-note vault`, 'vaultplan loop in a 10-note vault', '<= 1.5', (r) => r <= 1.5],
     ['vaultplan validate (3 notes) / node -e 0, start-up', 'vaultplan validate, 3 notes', 'node -e 0', '<= 2', (r) => r <= 2],
@@ -266,14 +352,26 @@ function ratios(figures, checks, searchOutputs) {
   })
   const tokens = checks.judgeTokens
   const tokenRatio = tokens.late.tokens / tokens.early.tokens
-  out.push({ name: `judge prompt tokens, hop ${tokens.late.step} / hop ${tokens.early.step}`, value: round(tokenRatio), target: '<= 1.2', pass: tokenRatio <= 1.2 })
+  out.push({
+    name: `judge prompt tokens, hop ${tokens.late.step} / hop ${tokens.early.step}`,
+    value: round(tokenRatio),
+    target: '<= 1.2',
+    pass: tokenRatio <= 1.2,
+  })
   const flushes = checks.syscalls?.fsync.flushes
-  out.push({ name: 'flushes (fsync + fdatasync) per hop, loop, fsync true', value: flushes === undefined ? null : flushes, target: '<= 2', pass: flushes !== undefined && flushes <= 2 })
+  out.push({
+    name: 'flushes (fsync + fdatasync) per hop, loop, fsync true',
+    value: flushes === undefined ? null : flushes,
+    target: '<= 2',
+    pass: flushes !== undefined && flushes <= 2,
+  })
   return out
 }
 
 function child(vault, mode) {
-  return promisify(execFile)(process.execPath, [join(here, 'lib', 'load-child.mjs'), vault, mode], { maxBuffer: 1 << 20 }).then(({ stdout }) => JSON.parse(stdout))
+  return promisify(execFile)(process.execPath, [join(here, 'lib', 'load-child.mjs'), vault, mode], { maxBuffer: 1 << 20 }).then(({ stdout }) =>
+    JSON.parse(stdout),
+  )
 }
 
 function print(results) {
@@ -291,28 +389,50 @@ function print(results) {
   console.log('')
   table(
     ['target (ratio of medians above)', 'value', 'target', '', 'same ratio of CPU time'],
-    results.ratios.map((ratio) => [ratio.name, ratio.value === null ? 'n/a' : String(ratio.value), ratio.target, ratio.pass ? 'PASS' : 'MISS', ratio.cpuRatio === undefined ? '' : String(ratio.cpuRatio)]),
+    results.ratios.map((ratio) => [
+      ratio.name,
+      ratio.value === null ? 'n/a' : String(ratio.value),
+      ratio.target,
+      ratio.pass ? 'PASS' : 'MISS',
+      ratio.cpuRatio === undefined ? '' : String(ratio.cpuRatio),
+    ]),
   )
-  console.log('Times are wall-clock. CPU median: CPU time of the whole process (all threads) per hop or per load, for reading figures on a busy machine; the targets use wall-clock time.')
+  console.log(
+    'Times are wall-clock. CPU median: CPU time of the whole process (all threads) per hop or per load, for reading figures on a busy machine; the targets use wall-clock time.',
+  )
   const { checks } = results
   console.log('')
   if (checks.syscalls) {
-    const show = (counts) => `${counts.total} (${Object.entries(counts.perHop).sort((a, b) => b[1] - a[1]).map(([name, value]) => `${name} ${value}`).join(', ')})`
-    console.log(`System calls per hop (strace -f -c, loop of ${checks.syscalls.noFsync.hops} hops more than another): fsync false ${show(checks.syscalls.noFsync)}`)
+    const show = (counts) =>
+      `${counts.total} (${Object.entries(counts.perHop)
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, value]) => `${name} ${value}`)
+        .join(', ')})`
+    console.log(
+      `System calls per hop (strace -f -c, loop of ${checks.syscalls.noFsync.hops} hops more than another): fsync false ${show(checks.syscalls.noFsync)}`,
+    )
     console.log(`  fsync true ${show(checks.syscalls.fsync)}`)
   } else console.log('System calls per hop: strace is not installed (or may not trace here); not counted.')
-  console.log(`${checks.bigVault.notes}-note vault: ${(checks.bigVault.bytes / 2 ** 20).toFixed(1)} MB, ${checks.bigVault.averageBytes} bytes a note on average; a bare node process peaks at ${checks.processBaselineMB} MB before loading.`)
-  console.log(`LangGraph: SqliteSaver on a fresh file per run, journal ${checks.sqliteSynchronous.journal}, synchronous ${checks.sqliteSynchronous.default} by default and ${checks.sqliteSynchronous.full} when set; durability ${checks.sqliteSynchronous.durability}.`)
+  console.log(
+    `${checks.bigVault.notes}-note vault: ${(checks.bigVault.bytes / 2 ** 20).toFixed(1)} MB, ${checks.bigVault.averageBytes} bytes a note on average; a bare node process peaks at ${checks.processBaselineMB} MB before loading.`,
+  )
+  console.log(
+    `LangGraph: SqliteSaver on a fresh file per run, journal ${checks.sqliteSynchronous.journal}, synchronous ${checks.sqliteSynchronous.default} by default and ${checks.sqliteSynchronous.full} when set; durability ${checks.sqliteSynchronous.durability}.`,
+  )
   console.log(
     checks.longChain.ok
       ? `Check: a ${results.config.bigNotes}-node path loads and validates (${checks.longChain.ms} ms).`
       : `Check FAILED: a ${results.config.bigNotes}-node path does not validate: ${checks.longChain.error}`,
   )
-  console.log(`Floors: (sync) uses readFileSync/writeFileSync-style calls (openSync, writeSync, fsyncSync, renameSync, appendFileSync), the baseline of the targets; (async) the same I/O through fs/promises, an extra row.`)
+  console.log(
+    `Floors: (sync) uses readFileSync/writeFileSync-style calls (openSync, writeSync, fsyncSync, renameSync, appendFileSync), the baseline of the targets; (async) the same I/O through fs/promises, an extra row.`,
+  )
   console.log(
     `Hops of the fsync runs: ${results.config.fsyncHops} (path: the first ${results.config.fsyncHops} of the ${results.config.pathNodes}-node plan, then a budget stop), ${results.config.fsyncHops + 1} (loop); per-hop figures compare with the 1,000-hop runs.`,
   )
-  console.log(`Node ${results.node}, ${results.cpus}; load average ${results.loadAverageAtStart.join(' ')} at start, ${results.loadAverageAtEnd.join(' ')} at end; ${results.wallSeconds} s. Written to bench/results.json.`)
+  console.log(
+    `Node ${results.node}, ${results.cpus}; load average ${results.loadAverageAtStart.join(' ')} at start, ${results.loadAverageAtEnd.join(' ')} at end; ${results.wallSeconds} s. Written to bench/results.json.`,
+  )
 }
 
 function measuredAs(figure) {

@@ -20,7 +20,10 @@ const REPS = 3
 
 const words = vocabulary()
 const rand = random(5)
-const docs = Array.from({ length: COUNT }, (_, index) => ({ id: `v${index % 50}/outputs/${String(index).padStart(4, '0')}-n.md`, text: outputText(rand, words, 600 + Math.floor(rand() * 800)) }))
+const docs = Array.from({ length: COUNT }, (_, index) => ({
+  id: `v${index % 50}/outputs/${String(index).padStart(4, '0')}-n.md`,
+  text: outputText(rand, words, 600 + Math.floor(rand() * 800)),
+}))
 const asked = queries(7, words, 100)
 
 const engines = {
@@ -88,7 +91,9 @@ for (let rep = 0; rep < REPS + 1; rep++) {
 }
 
 const ms = (values) => summarize(values).median.toFixed(values === undefined ? 0 : 2)
-console.log(`${COUNT} outputs (${(docs.reduce((sum, doc) => sum + doc.text.length, 0) / 1e6).toFixed(1)} MB of text), 100 queries of 1-3 words, median of ${REPS} repetitions`)
+console.log(
+  `${COUNT} outputs (${(docs.reduce((sum, doc) => sum + doc.text.length, 0) / 1e6).toFixed(1)} MB of text), 100 queries of 1-3 words, median of ${REPS} repetitions`,
+)
 console.log('engine             build ms   query ms (median of 100)   saved MB   reopen ms   hits (top 10, AND)')
 for (const [name, row] of Object.entries(rows)) {
   console.log(

@@ -99,7 +99,9 @@ try {
   else {
     console.log(`searchRuns over ${figures.outputs} past outputs (${VAULTS} vaults, 2 runs each, one archived)`)
     console.log(`  first search, index built from the notes and saved: ${buildMs.toFixed(0)} ms`)
-    console.log(`  median of 100 searches after that: ${query.median.toFixed(2)} ms (min ${query.min.toFixed(2)}, max ${query.max.toFixed(2)}; CPU time ${figures.queryCpuMedianMs.toFixed(2)} ms), ${hits} hits in all; target ${figures.target}: ${figures.pass ? 'PASS' : 'MISS'}`)
+    console.log(
+      `  median of 100 searches after that: ${query.median.toFixed(2)} ms (min ${query.min.toFixed(2)}, max ${query.max.toFixed(2)}; CPU time ${figures.queryCpuMedianMs.toFixed(2)} ms), ${hits} hits in all; target ${figures.target}: ${figures.pass ? 'PASS' : 'MISS'}`,
+    )
     console.log(`  first search of a new process (index reopened): ${figures.reopenMs.toFixed(0)} ms (median of 3)`)
     console.log(`  first search after one more run of ${STEPS} outputs: ${updateMs.toFixed(0)} ms`)
   }

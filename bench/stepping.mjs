@@ -75,8 +75,14 @@ try {
   const wall = results.map((result) => result.wall)
   const cpu = results.map((result) => result.cpu)
   console.log(`stepping: ${runs} runs x ${HOPS} hops in turns, nextStep + completeStep a hop, ${reps} rounds`)
-  console.log(`  wall ${median(wall).toFixed(2)} ms/hop (min ${Math.min(...wall).toFixed(2)}, max ${Math.max(...wall).toFixed(2)}), CPU ${median(cpu).toFixed(2)} ms/hop (min ${Math.min(...cpu).toFixed(2)}, max ${Math.max(...cpu).toFixed(2)})`)
-  console.log(`Node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}, load average ${loadavg().map((value) => value.toFixed(2)).join(' ')} at end.`)
+  console.log(
+    `  wall ${median(wall).toFixed(2)} ms/hop (min ${Math.min(...wall).toFixed(2)}, max ${Math.max(...wall).toFixed(2)}), CPU ${median(cpu).toFixed(2)} ms/hop (min ${Math.min(...cpu).toFixed(2)}, max ${Math.max(...cpu).toFixed(2)})`,
+  )
+  console.log(
+    `Node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}, load average ${loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ')} at end.`,
+  )
 } finally {
   await rm(base, { recursive: true, force: true })
 }

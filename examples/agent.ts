@@ -15,7 +15,9 @@ async function myAgent(step: StepInput): Promise<string> {
   const feedback = step.outputs.filter((entry) => entry.node === 'review').at(-1)?.output
   switch (step.node.id) {
     case 'draft':
-      return feedback ? `Draft v${step.visit}: shorter, upgrade steps moved last (${feedback}).` : `Draft v${step.visit}: vaultplan 0.1 runs plans written as notes.`
+      return feedback
+        ? `Draft v${step.visit}: shorter, upgrade steps moved last (${feedback}).`
+        : `Draft v${step.visit}: vaultplan 0.1 runs plans written as notes.`
     case 'review':
       return step.visit === 1 ? 'Needs revision: upgrade steps must come last.' : 'LGTM'
     default:

@@ -18,7 +18,15 @@ if (!env.LLM_BASE_URL) {
   console.log(`No LLM_BASE_URL set: using the scripted stand-in model at ${standIn.url}`)
   console.log('(it writes placeholder outputs and judges by a fixed rule; set LLM_BASE_URL, LLM_MODEL and LLM_API_KEY for a real model)\n')
 }
-const args = ['dist/cli.js', 'run', 'vaults/draft-review', '--run-vault', runVault, '--query', 'Announce vaultplan 0.1: plans as Obsidian vaults, resumable runs.']
+const args = [
+  'dist/cli.js',
+  'run',
+  'vaults/draft-review',
+  '--run-vault',
+  runVault,
+  '--query',
+  'Announce vaultplan 0.1: plans as Obsidian vaults, resumable runs.',
+]
 console.log(`$ vaultplan ${args.slice(1).join(' ')}\n`)
 const child = spawn(process.execPath, args, { cwd: root, env, stdio: 'inherit' })
 const code = await new Promise((resolve) => child.on('exit', (exitCode) => resolve(exitCode ?? 1)))

@@ -37,7 +37,11 @@ export async function startStandInModel({ port = 0, log = () => {} } = {}) {
         model: body.model,
         choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
         // No tokenizer here: a quarter of the characters, as an estimate, so the trace shows what a model would report.
-        usage: { prompt_tokens: Math.ceil((system.length + prompt.length) / 4), completion_tokens: Math.ceil(content.length / 4), total_tokens: Math.ceil((system.length + prompt.length + content.length) / 4) },
+        usage: {
+          prompt_tokens: Math.ceil((system.length + prompt.length) / 4),
+          completion_tokens: Math.ceil(content.length / 4),
+          total_tokens: Math.ceil((system.length + prompt.length + content.length) / 4),
+        },
       }),
     )
   })
@@ -51,7 +55,9 @@ function reply(system, prompt) {
   if (/judge conditions/i.test(system) && conditions.length > 0) {
     const visit = Number(/\(visit (\d+)\)/.exec(prompt)?.[1] ?? 1)
     const pick = visit === 1 ? conditions.length : 1
-    return conditions.map(([, n, label]) => `${n}: ${Number(n) === pick ? 'YES' : 'NO'} (stand-in rule: visit ${visit} picks "${conditions[pick - 1][2]}")`).join('\n')
+    return conditions
+      .map(([, n, label]) => `${n}: ${Number(n) === pick ? 'YES' : 'NO'} (stand-in rule: visit ${visit} picks "${conditions[pick - 1][2]}")`)
+      .join('\n')
   }
   if (/which tools/i.test(system)) {
     const rows = [...(prompt.split('\nTools:\n')[1] ?? '').matchAll(/^(\d+)\. /gm)]

@@ -67,7 +67,7 @@ Prints the version of vaultplan, as --version does. Through npm, both
     run: forkCommand,
   },
   ledger: {
-    summary: 'show the facts, assumptions and decisions a vault\'s runs recorded',
+    summary: "show the facts, assumptions and decisions a vault's runs recorded",
     help: LEDGER_HELP,
     run: ledgerCommand,
   },

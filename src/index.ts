@@ -43,7 +43,16 @@ export { readProposal, type ProposalInfo, type ProposalStatus } from './vault/pr
 export { toDot, toMermaid, type PictureState } from './plan/plan-picture.js'
 export { toCanvas, type CanvasColor, type CanvasDocument, type CanvasEdge, type CanvasNode, type CanvasOptions } from './plan/plan-canvas.js'
 export { toSvg } from './plan/plan-svg.js'
-export { readRunStatus, type DecisionBox, type HopSummary, type NodeState, type RunNext, type RunPhase, type RunStatus, type RunStatusOptions } from './run/run-status.js'
+export {
+  readRunStatus,
+  type DecisionBox,
+  type HopSummary,
+  type NodeState,
+  type RunNext,
+  type RunPhase,
+  type RunStatus,
+  type RunStatusOptions,
+} from './run/run-status.js'
 export { createWorker, type WorkerOptions } from './models/worker.js'
 export { chooseEdge, registerPredicate, type ChooseEdgeOptions, type Decision } from './models/transitions.js'
 export type { ValidateOptions } from './plan/validate.js'

@@ -58,7 +58,7 @@ test('a role without a model and no default is a clear error', async () => {
   await expect(llm('hi', { role: 'action' })).rejects.toThrow('No model for role `action`')
 })
 
-test('an AI SDK model gets no temperature unless one is set, and one abort listener per call on the run\'s signal, removed after it', async () => {
+test("an AI SDK model gets no temperature unless one is set, and one abort listener per call on the run's signal, removed after it", async () => {
   const controller = new AbortController()
   const during: number[] = []
   const temperatures: unknown[] = []

@@ -37,7 +37,14 @@ Decisions:
     const json = await vaultplan(['ledger', vault, '--json'])
     expect(json.code).toBe(0)
     const view = JSON.parse(json.stdout) as { facts: { id: string }[]; assumptions: { id: string; valid: boolean }[]; decisions: { id: string }[] }
-    expect([view.facts.map((e) => e.id), view.assumptions.map((e) => [e.id, e.valid]), view.decisions.map((e) => e.id)]).toEqual([['F1'], [['A1', false], ['A2', true]], ['D1']])
+    expect([view.facts.map((e) => e.id), view.assumptions.map((e) => [e.id, e.valid]), view.decisions.map((e) => e.id)]).toEqual([
+      ['F1'],
+      [
+        ['A1', false],
+        ['A2', true],
+      ],
+      ['D1'],
+    ])
   })
 
   it('says when nothing is recorded, exits 1 for an unreadable ledger and 2 for a folder that is not there', async () => {

@@ -38,11 +38,18 @@ test('on a terminal, a live line shows the note, its visit against its budget an
 })
 
 test('text a model wrote reaches the terminal without its escape sequences', async () => {
-  const model = await startChatServer((request) => (request.kind === 'judge' ? '1: YES\n2: NO' : 'done \x1b]52;c;ZXZpbA==\x07 \x1b[2Aforged \x1b]8;;http://x\x07link'))
+  const model = await startChatServer((request) =>
+    request.kind === 'judge' ? '1: YES\n2: NO' : 'done \x1b]52;c;ZXZpbA==\x07 \x1b[2Aforged \x1b]8;;http://x\x07link',
+  )
   servers.push(model)
   const out = terminal(false)
   const vault = await writeVault(reviewedLoop)
-  await main(['run', vault, '--query', 'q', '--no-fsync'], { stdout: out, stderr: terminal(false), cwd: vault, env: { LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
+  await main(['run', vault, '--query', 'q', '--no-fsync'], {
+    stdout: out,
+    stderr: terminal(false),
+    cwd: vault,
+    env: { LLM_MODEL: 'm', LLM_BASE_URL: model.url },
+  })
   expect(out.text).toContain('done  forged link')
   expect(out.text).not.toContain('\x1b')
 })

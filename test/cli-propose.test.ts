@@ -19,7 +19,7 @@ const REVISED = '## outline\ntype: start\nOutline first.\n### Next\n- [[draft]]\
 /** The planner writes PLAN, then REVISED; every other call is step work. */
 function scripted(): (request: ChatRequest) => string {
   let plans = 0
-  return (request) => (/You write plans as one markdown document/.test(request.system) ? [PLAN, REVISED][plans++] ?? PLAN : `work for ${stepOf(request)}`)
+  return (request) => (/You write plans as one markdown document/.test(request.system) ? ([PLAN, REVISED][plans++] ?? PLAN) : `work for ${stepOf(request)}`)
 }
 
 describe('vaultplan propose', () => {
@@ -31,23 +31,33 @@ describe('vaultplan propose', () => {
     const proposed = await vaultplan(['propose', 'Write a post', '--into', 'post', '--no-fsync'], { cwd, env })
     expect(proposed.stderr).toBe('')
     expect(proposed.code).toBe(0)
-    expect(proposed.stdout).toBe('Proposal v1 written to post.\n\nOpen post/00_plan-trace/proposal.md and tick approve, revise (with what must change under ## Feedback) or decline, then\n  vaultplan run post\n')
+    expect(proposed.stdout).toBe(
+      'Proposal v1 written to post.\n\nOpen post/00_plan-trace/proposal.md and tick approve, revise (with what must change under ## Feedback) or decline, then\n  vaultplan run post\n',
+    )
     const vault = join(cwd, 'post')
     expect(Object.keys(await readTree(vault))).toEqual(['00_plan-trace/proposal.md', 'draft.md', 'research.md'])
 
     const status = await vaultplan(['status', 'post'], { cwd, env })
     expect(status.stdout).toContain('post: waiting for a person to approve, revise or decline proposal v1\n')
     expect(status.stdout).toContain('Under ## Decision (proposal v1) in post/00_plan-trace/proposal.md:\n  [ ] approve\n  [ ] revise\n  [ ] decline\n')
-    expect(status.stdout).toContain('Tick `approve`, `revise` (with what must change under `## Feedback`) or `decline` in `post/00_plan-trace/proposal.md`, then `vaultplan run post`.')
+    expect(status.stdout).toContain(
+      'Tick `approve`, `revise` (with what must change under `## Feedback`) or `decline` in `post/00_plan-trace/proposal.md`, then `vaultplan run post`.',
+    )
 
     const waiting = await vaultplan(['run', 'post', '--no-fsync'], { cwd, env })
     expect(waiting.code).toBe(4)
     expect(waiting.stdout).toContain('Waiting: 00_plan-trace/proposal.md (choices: approve, revise, decline)')
 
-    await edit(vault, '00_plan-trace/proposal.md', (text) => text.replace('- [ ] revise', '- [x] revise').replace('## Feedback\n\n', '## Feedback\n\nOutline first.\n'))
+    await edit(vault, '00_plan-trace/proposal.md', (text) =>
+      text.replace('- [ ] revise', '- [x] revise').replace('## Feedback\n\n', '## Feedback\n\nOutline first.\n'),
+    )
     const revised = await vaultplan(['run', 'post', '--no-fsync', '--json'], { cwd, env })
     expect(revised.code).toBe(4)
-    expect(JSON.parse(revised.stdout.trimEnd().split('\n').at(-1)!)).toMatchObject({ type: 'result', status: 'waiting', waiting: [{ node: 'proposal', file: '00_plan-trace/proposal.md' }] })
+    expect(JSON.parse(revised.stdout.trimEnd().split('\n').at(-1)!)).toMatchObject({
+      type: 'result',
+      status: 'waiting',
+      waiting: [{ node: 'proposal', file: '00_plan-trace/proposal.md' }],
+    })
     expect(await readFile(join(vault, '00_plan-trace/proposals/v1/research.md'), 'utf8')).toContain('Find three sources.')
 
     await edit(vault, '00_plan-trace/proposal.md', (text) => text.replace('- [ ] approve', '- [x] approve'))

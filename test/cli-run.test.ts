@@ -26,7 +26,13 @@ async function hops(vault: string): Promise<string[]> {
   })
 }
 
-const path = ['1 draft 1 -> review [unconditional]', '2 review 1 -> draft [llm]', '3 draft 2 -> review [unconditional]', '4 review 2 -> send [llm]', '5 send 1 -> null [terminal]']
+const path = [
+  '1 draft 1 -> review [unconditional]',
+  '2 review 1 -> draft [llm]',
+  '3 draft 2 -> review [unconditional]',
+  '4 review 2 -> send [llm]',
+  '5 send 1 -> null [terminal]',
+]
 
 /** draft -> approve (a person decides) -> send. */
 const approvedByAPerson = {
@@ -49,7 +55,9 @@ describe('vaultplan run', () => {
     expect(await hops(vault)).toEqual(path)
     // The trace a person reads: the roles and model each hop used, the tokens reported, the answers named.
     const trace = await readFile(join(vault, '00_plan-trace/trace.md'), 'utf8')
-    expect(trace).toMatch(/## Step 2 · \[\[review\]\] · visit 1\n\n- Edge: needs revision → \[\[draft\]\]\n- Decided by: llm\n- Answers: approved: NO · needs revision: YES\n- Time: started \S+, took [\d.]+ m?s\n- Model: role [\w, ]+, model m, \d+ tokens in, \d+ out\n/)
+    expect(trace).toMatch(
+      /## Step 2 · \[\[review\]\] · visit 1\n\n- Edge: needs revision → \[\[draft\]\]\n- Decided by: llm\n- Answers: approved: NO · needs revision: YES\n- Time: started \S+, took [\d.]+ m?s\n- Model: role [\w, ]+, model m, \d+ tokens in, \d+ out\n/,
+    )
     const output = await readFile(join(vault, '00_plan-trace/outputs/0002-review.md'), 'utf8')
     expect(output).toMatch(/^---\nvaultplan: output\nrun: \S+\nstep: 2\nvisit: 1\nid: review\nnode: "\[\[review\]\]"\n---\n/)
 
@@ -66,10 +74,32 @@ describe('vaultplan run', () => {
     const vault = await writeVault(reviewedLoop)
     const run = await vaultplan(['run', vault, '--query', 'q', '--json', '--max-steps', '3'], { env: { LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
     expect(run.code).toBe(3)
-    const lines = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
-    expect(lines.map((line) => line.type)).toEqual(['start', 'enter', 'work', 'transition', 'enter', 'work', 'transition', 'enter', 'work', 'transition', 'stop', 'result'])
+    const lines = run.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+    expect(lines.map((line) => line.type)).toEqual([
+      'start',
+      'enter',
+      'work',
+      'transition',
+      'enter',
+      'work',
+      'transition',
+      'enter',
+      'work',
+      'transition',
+      'stop',
+      'result',
+    ])
     const result = lines.at(-1)!
-    expect(result).toMatchObject({ status: 'stopped', steps: 3, visits: { draft: 2, review: 1 }, lastNode: 'draft', stop: { budget: 'maxSteps', node: 'review', visit: 2 } })
+    expect(result).toMatchObject({
+      status: 'stopped',
+      steps: 3,
+      visits: { draft: 2, review: 1 },
+      lastNode: 'draft',
+      stop: { budget: 'maxSteps', node: 'review', visit: 2 },
+    })
     expect(result.reason).toMatch(/maxSteps budget of 3 steps before entering `review`/)
     expect(run.stderr).toBe('')
   })
@@ -157,7 +187,9 @@ describe('vaultplan run', () => {
     const model = await startChatServer(reviewer)
     servers.push(model)
     const vault = await writeVault(approvedByAPerson)
-    const child = spawn(process.execPath, [bin, 'run', vault, '--query', 'q', '--wait', '--no-fsync'], { env: { PATH: process.env.PATH ?? '', LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
+    const child = spawn(process.execPath, [bin, 'run', vault, '--query', 'q', '--wait', '--no-fsync'], {
+      env: { PATH: process.env.PATH ?? '', LLM_MODEL: 'm', LLM_BASE_URL: model.url },
+    })
     let stdout = ''
     const waiting = new Promise<void>((resolve) =>
       child.stdout.on('data', (chunk: Buffer) => {

@@ -7,7 +7,10 @@ import { read, tempDir, writeVault } from './helpers/vault.js'
 
 async function root() {
   const dir = await tempDir()
-  for (const [name, text] of [['alpha', 'The vendor API answers 429 past its rate limit.'], ['beta', 'The venue holds 200 guests.']] as const) {
+  for (const [name, text] of [
+    ['alpha', 'The vendor API answers 429 past its rate limit.'],
+    ['beta', 'The venue holds 200 guests.'],
+  ] as const) {
     const vault = await writeVault(linear(), join(dir, name))
     await runPlan(vault, { query: name, fsync: false, work: async (step) => (step.node.id === 'a' ? text : 'ok') })
   }

@@ -80,7 +80,10 @@ describe('vaultplan status', () => {
   })
 
   test('waiting: the items to tick in the note', async () => {
-    const files = { ...draftReview(), 'review.md': note({ front: { judge: 'human' }, title: 'Review', next: ['[ ] approved -> [[send]]', '[ ] needs revision -> [[draft]]'] }) }
+    const files = {
+      ...draftReview(),
+      'review.md': note({ front: { judge: 'human' }, title: 'Review', next: ['[ ] approved -> [[send]]', '[ ] needs revision -> [[draft]]'] }),
+    }
     const { dir, cwd, name } = await vaultIn(files)
     await runPlan(dir, { query, work: scriptedWorker(), llm: noJudge(), fsync: false })
     await edit(dir, 'review.md', (text) => text.replace('- [ ] approved', '- [x] approved'))
@@ -190,7 +193,11 @@ describe('vaultplan graph', () => {
     const name = 'plan'
     const dir = await writeVault(draftReview(), join(cwd, name))
     await runPlan(dir, { query, work: scriptedWorker(), llm: reviewJudge('review v2'), fsync: false })
-    expect(await vaultplan(['graph', name, '--format', 'canvas', '--write'], { cwd })).toEqual({ code: 0, stdout: `wrote ${name}/00_plan-trace/plan.canvas\n`, stderr: '' })
+    expect(await vaultplan(['graph', name, '--format', 'canvas', '--write'], { cwd })).toEqual({
+      code: 0,
+      stdout: `wrote ${name}/00_plan-trace/plan.canvas\n`,
+      stderr: '',
+    })
     const canvas = JSON.parse(await readFile(join(dir, '00_plan-trace', 'plan.canvas'), 'utf8')) as { nodes: { file?: string; color?: string }[] }
     expect(canvasProblems(canvas)).toEqual([])
     expect(canvas.nodes.map((card) => [card.file, card.color])).toEqual([
@@ -215,11 +222,17 @@ describe('vaultplan graph', () => {
     expect(block).toBe((await vaultplan(['graph', name], { cwd })).stdout)
     expect((await parseMermaid(block)).vertices.map((vertex) => vertex.text)).toEqual(['draft (1/3)', 'review (1/3)', 'send (1/3)'])
     // The note sits in the trace folder: the plan still has its three notes and its run.
-    expect(JSON.parse((await vaultplan(['status', name, '--json'], { cwd })).stdout)).toMatchObject({ phase: 'completed', nodes: [{ id: 'draft' }, { id: 'review' }, { id: 'send' }] })
+    expect(JSON.parse((await vaultplan(['status', name, '--json'], { cwd })).stdout)).toMatchObject({
+      phase: 'completed',
+      nodes: [{ id: 'draft' }, { id: 'review' }, { id: 'send' }],
+    })
   })
 
   test('an invalid plan is pictured, its missing note dashed, with a note on stderr', async () => {
-    const { cwd, name } = await vaultIn({ ...draftReview(), 'review.md': note({ title: 'Review', next: ['approved -> [[sned]]', 'needs revision -> [[draft]]'] }) })
+    const { cwd, name } = await vaultIn({
+      ...draftReview(),
+      'review.md': note({ title: 'Review', next: ['approved -> [[sned]]', 'needs revision -> [[draft]]'] }),
+    })
     const { code, stdout, stderr } = await vaultplan(['graph', name], { cwd })
     expect(code).toBe(0)
     expect(stderr).toBe(`vaultplan: the plan has 3 errors; \`vaultplan validate ${name}\` lists them\n`)
@@ -231,9 +244,12 @@ describe('vaultplan graph', () => {
     expect(await vaultplan(['graph', name, '--format', 'png'], { cwd })).toEqual({
       code: 2,
       stdout: '',
-      stderr: "vaultplan: --format takes mermaid, dot, svg, canvas, got 'png'\nUsage: vaultplan graph <vault> [--format mermaid|dot|svg|canvas] [--write]\nRun 'vaultplan graph --help' for details.\n",
+      stderr:
+        "vaultplan: --format takes mermaid, dot, svg, canvas, got 'png'\nUsage: vaultplan graph <vault> [--format mermaid|dot|svg|canvas] [--write]\nRun 'vaultplan graph --help' for details.\n",
     })
-    expect((await vaultplan(['graph', name, '--write', '--format', 'dot'], { cwd })).stderr).toMatch(/^vaultplan: --write writes mermaid, svg or canvas for Obsidian; DOT is printed only\n/)
+    expect((await vaultplan(['graph', name, '--write', '--format', 'dot'], { cwd })).stderr).toMatch(
+      /^vaultplan: --write writes mermaid, svg or canvas for Obsidian; DOT is printed only\n/,
+    )
     expect((await vaultplan(['graph'], { cwd })).code).toBe(2)
   })
 })

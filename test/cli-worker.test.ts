@@ -45,6 +45,10 @@ describe('vaultplan worker and queue, on a wrong command line', () => {
 describe('vaultplan worker and queue, without a database to reach', () => {
   test('a queue nobody listens on is one line, exit 1, without the password', async () => {
     const run = await vaultplan(['queue', 'status', '--queue', 'postgres://me:secret@127.0.0.1:9/none'], { env: {} })
-    expect(run).toEqual({ code: 1, stdout: '', stderr: expect.stringMatching(/^vaultplan: cannot use the queue at postgres:\/\/me:\*\*\*@127\.0\.0\.1:9\/none: .*ECONNREFUSED.*\n$/) })
+    expect(run).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: expect.stringMatching(/^vaultplan: cannot use the queue at postgres:\/\/me:\*\*\*@127\.0\.0\.1:9\/none: .*ECONNREFUSED.*\n$/),
+    })
   })
 })

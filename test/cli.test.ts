@@ -24,7 +24,8 @@ const VALID = {
 
 // The dangling link sits on line 11, column 21, counting the frontmatter's four lines.
 const DANGLING = {
-  'review.md': '---\ntype: start\nrole: review\n---\n# Review the draft\n\nApproved, or what must change?\n\n## Next\n- approved -> [[send]]\n- needs revision -> [[drfat]]\n',
+  'review.md':
+    '---\ntype: start\nrole: review\n---\n# Review the draft\n\nApproved, or what must change?\n\n## Next\n- approved -> [[send]]\n- needs revision -> [[drfat]]\n',
   'send.md': '# Send\n',
   'draft.md': '# Draft\n\n## Next\n- [[review]]\n',
 }

@@ -39,7 +39,11 @@ describe('a person moves the run mid-run', () => {
     expect(work.calls.map((call) => `${call.node} ${call.visit}`)).toEqual(['draft 1', 'review 1', 'send 1'])
     expect(result).toMatchObject({ status: 'completed', lastNode: 'send' })
     expect(await statuses(dir)).toEqual({ draft: 'done', review: 'done', send: 'done' })
-    expect((await traceEntries(dir)).map((entry) => entry.heading)).toEqual(['Step 1 · [[draft]] · visit 1', 'Step 2 · [[review]] · visit 1', 'Step 3 · [[send]] · visit 1'])
+    expect((await traceEntries(dir)).map((entry) => entry.heading)).toEqual([
+      'Step 1 · [[draft]] · visit 1',
+      'Step 2 · [[review]] · visit 1',
+      'Step 3 · [[send]] · visit 1',
+    ])
     // Run again: the recorded result, nothing worked.
     const idle = scriptedWorker()
     expect(await runPlan(dir, { ...options, work: idle, llm: reviewJudge() })).toMatchObject({ status: 'completed', steps: 3 })

@@ -52,7 +52,10 @@ describe('a run walks the vault hop by hop', () => {
   })
 
   it('changes only the `status:` value of a note, nothing else the user wrote', async () => {
-    const review = '---\n# owned by me\ntags: [work,  plan]\nmax_visits: 3   # enough\nstatus: pending\n---\n# Review\n\nReview the draft. See [[draft]].\n\n## Next\n- approved -> [[send]]\n- needs revision → [[draft]]\n\n## Notes\nkept\n'
+    const review =
+      '---\n# owned by me\ntags: [work,  plan]\nmax_visits: 3   # enough\nstatus: pending\n---\n# ' +
+      'Review\n\nReview the draft. See [[draft]].\n\n## Next\n- approved -> [[send]]\n- needs revision ' +
+      '→ [[draft]]\n\n## Notes\nkept\n'
     const dir = await writeVault({ ...draftReview(), 'review.md': review })
     await runPlan(dir, { query, work: scriptedWorker(), llm: reviewJudge('review v1'), fsync: false })
     expect(await read(dir, 'review.md')).toBe(review.replace('status: pending', 'status: done'))
@@ -258,7 +261,9 @@ describe('budgets stop a run with a result, not a crash', () => {
       status: 'stopped',
       output: 'draft v3',
       reason:
-        'Budget stop: `review` was refused visit 3; its budget is max_visits 2 and it has been visited 2 times. It sits in the loop `draft` -> `review` -> `draft`. Raise `max_visits` in `review.md` (or change the plan), then run the vault again to go on.',
+        'Budget stop: `review` was refused visit 3; its budget is max_visits 2 and it has been visited ' +
+        '2 times. It sits in the loop `draft` -> `review` -> `draft`. Raise `max_visits` in `review.md` ' +
+        '(or change the plan), then run the vault again to go on.',
       steps: 5,
       visits: { draft: 3, review: 2 },
       lastNode: 'draft',
@@ -283,7 +288,9 @@ describe('budgets stop a run with a result, not a crash', () => {
       status: 'stopped',
       stop: { budget: 'max_visits', node: 'poll', visit: 3, loop: ['poll'] },
       reason:
-        'Budget stop: `poll` was refused visit 3; its budget is max_visits 2 and it has been visited 2 times. It was working itself again: no condition held. Raise `max_visits` in `poll.md` (or change the plan), then run the vault again to go on.',
+        'Budget stop: `poll` was refused visit 3; its budget is max_visits 2 and it has been visited ' +
+        '2 times. It was working itself again: no condition held. Raise `max_visits` in `poll.md` (or ' +
+        'change the plan), then run the vault again to go on.',
     })
     expect(work.calls).toHaveLength(2)
   })
@@ -296,7 +303,9 @@ describe('budgets stop a run with a result, not a crash', () => {
       status: 'stopped',
       output: 'draft v2',
       reason:
-        'Budget stop: the run used its maxSteps budget of 3 steps before entering `review` (visit 2). It sits in the loop `draft` -> `review` -> `draft`. Pass a larger `maxSteps` and run the vault again to go on.',
+        'Budget stop: the run used its maxSteps budget of 3 steps before entering `review` (visit 2). ' +
+        'It sits in the loop `draft` -> `review` -> `draft`. Pass a larger `maxSteps` and run the vault ' +
+        'again to go on.',
       steps: 3,
       visits: { draft: 2, review: 1 },
       lastNode: 'draft',
@@ -384,7 +393,15 @@ describe('events and abort', () => {
       { type: 'start', runId: expect.any(String), resumed: false },
       { type: 'enter', node: 'a', visit: 1, step: 1, maxVisits: 3 },
       { type: 'work', node: 'a', visit: 1, output: 'a v1' },
-      { type: 'transition', node: 'a', visit: 1, step: 1, edge: { label: '', target: 'b', conditional: false }, decidedBy: 'unconditional', rationale: 'the only unconditional edge' },
+      {
+        type: 'transition',
+        node: 'a',
+        visit: 1,
+        step: 1,
+        edge: { label: '', target: 'b', conditional: false },
+        decidedBy: 'unconditional',
+        rationale: 'the only unconditional edge',
+      },
       { type: 'enter', node: 'b', visit: 1, step: 2, maxVisits: 3 },
       { type: 'work', node: 'b', visit: 1, output: 'b v1' },
       { type: 'transition', node: 'b', visit: 1, step: 2, edge: null, decidedBy: 'terminal', rationale: 'terminal: the node has no edges' },
@@ -416,7 +433,9 @@ describe('events and abort', () => {
       if (event.type === 'transition' && event.node === 'a') controller.abort()
     }
     const first = scriptedWorker()
-    await expect(runPlan(dir, { query, work: first, llm: noJudge(), fsync: false, signal: controller.signal, onEvent })).rejects.toMatchObject({ name: 'AbortError' })
+    await expect(runPlan(dir, { query, work: first, llm: noJudge(), fsync: false, signal: controller.signal, onEvent })).rejects.toMatchObject({
+      name: 'AbortError',
+    })
     expect(first.calls).toHaveLength(1)
     expect(await statuses(dir)).toEqual({ a: 'done', b: 'pending', c: 'pending' })
 
@@ -505,7 +524,13 @@ describe('run vaults', () => {
     expect(stopped).toMatchObject({ status: 'stopped', steps: 2, runVault })
     expect(Object.keys(await readNotes(runVault))).toEqual(['plan.md', 'publish.md', 'steps/write.md'])
     const loaded = await loadPlan(runVault)
-    expect(loaded.node('steps/write')).toMatchObject({ title: 'Write it', body: 'Do steps/write.', role: 'writer', status: 'done', edges: graph.node('steps/write').edges })
+    expect(loaded.node('steps/write')).toMatchObject({
+      title: 'Write it',
+      body: 'Do steps/write.',
+      role: 'writer',
+      status: 'done',
+      edges: graph.node('steps/write').edges,
+    })
 
     const work = scriptedWorker()
     const result = await runPlan(graph, { query, work, llm: noJudge(), runVault, fsync: false })
@@ -516,7 +541,16 @@ describe('run vaults', () => {
 
   it('an invalid in-memory graph is refused before anything runs', async () => {
     const graph = new PlanGraph([
-      { id: 'a', title: 'a', body: '', type: 'start', status: 'pending', maxVisits: 3, edges: [{ label: '', target: 'missing', conditional: false }], frontmatter: {} },
+      {
+        id: 'a',
+        title: 'a',
+        body: '',
+        type: 'start',
+        status: 'pending',
+        maxVisits: 3,
+        edges: [{ label: '', target: 'missing', conditional: false }],
+        frontmatter: {},
+      },
     ])
     const work = scriptedWorker()
     await expect(runPlan(graph, { query, work, runVault: join(await tempDir(), 'run'), fsync: false })).rejects.toBeInstanceOf(PlanValidationError)

@@ -12,7 +12,44 @@ describe('the fast reader of simple frontmatter', () => {
 
   it('agrees with the YAML parser on any frontmatter built from keys, words, numbers, lists and YAML syntax', () => {
     const key = fc.constantFrom('type', 'status', 'tools', 'max_visits', 'role', 'tags', '__proto__', 'a-b', '1x', 'x y')
-    const value = fc.constantFrom('start', 'pending', '3', '007', '0x1f', '1.5', 'true', 'False', 'null', '~', '', '[a, b]', '[]', '[a,]', '[1, two]', '"q"', "'q'", 'a # c', 'a: b', '&x a', '*x', '{a: 1}', 'yes', 'Draft 2', '- a', '2024-01-01', 'a/b.c', '"Step 1"', "'x y'", '"a\\"b"', '"#x"', '["Step 12"]', '["a, b"]', "'it''s'", '""', '2024-1-1')
+    const value = fc.constantFrom(
+      'start',
+      'pending',
+      '3',
+      '007',
+      '0x1f',
+      '1.5',
+      'true',
+      'False',
+      'null',
+      '~',
+      '',
+      '[a, b]',
+      '[]',
+      '[a,]',
+      '[1, two]',
+      '"q"',
+      "'q'",
+      'a # c',
+      'a: b',
+      '&x a',
+      '*x',
+      '{a: 1}',
+      'yes',
+      'Draft 2',
+      '- a',
+      '2024-01-01',
+      'a/b.c',
+      '"Step 1"',
+      "'x y'",
+      '"a\\"b"',
+      '"#x"',
+      '["Step 12"]',
+      '["a, b"]',
+      "'it''s'",
+      '""',
+      '2024-1-1',
+    )
     const line = fc.tuple(key, fc.constantFrom(':', ': ', ':  ', ' :'), value, fc.constantFrom('', ' ', '\r')).map(([k, sep, v, end]) => `${k}${sep}${v}${end}`)
     fc.assert(
       fc.property(fc.array(line, { minLength: 1, maxLength: 5 }), (lines) => {

@@ -29,9 +29,7 @@ describe('finding the frontmatter', () => {
   it('reports a `---js` block without evaluating it', () => {
     const result = parseFrontmatter('---js\n{ type: "start" }\n---\n# Title\n')
     expect(result.data).toEqual({})
-    expect(result.problems).toEqual([
-      { message: 'frontmatter in `js` is not supported (only YAML); the block was not evaluated', line: 1, column: 1 },
-    ])
+    expect(result.problems).toEqual([{ message: 'frontmatter in `js` is not supported (only YAML); the block was not evaluated', line: 1, column: 1 }])
   })
 })
 
@@ -62,12 +60,8 @@ describe('reading the frontmatter', () => {
   })
 
   it('reports frontmatter that is a list or a scalar', () => {
-    expect(parseFrontmatter('---\n- a\n- b\n---\n').problems).toEqual([
-      { message: 'frontmatter must be a mapping of keys to values', line: 2, column: 1 },
-    ])
-    expect(parseFrontmatter('---\njust text\n---\n').problems).toEqual([
-      { message: 'frontmatter must be a mapping of keys to values', line: 2, column: 1 },
-    ])
+    expect(parseFrontmatter('---\n- a\n- b\n---\n').problems).toEqual([{ message: 'frontmatter must be a mapping of keys to values', line: 2, column: 1 }])
+    expect(parseFrontmatter('---\njust text\n---\n').problems).toEqual([{ message: 'frontmatter must be a mapping of keys to values', line: 2, column: 1 }])
   })
 
   it('treats an empty or comment-only block as no keys', () => {

@@ -108,7 +108,8 @@ describe('markdown built to exhaust the reader gives a diagnostic, never a crash
       {
         code: 'unreadable-next',
         severity: 'error',
-        message: 'the `## Next` section nests too deeply to read (a line is indented or nested over 64 characters deep); write one item per line, `- label -> [[target]]`',
+        message:
+          'the `## Next` section nests too deeply to read (a line is indented or nested over 64 characters deep); write one item per line, `- label -> [[target]]`',
         node: 'deep',
         file: 'deep.md',
         line: 8,
@@ -185,7 +186,7 @@ describe('files that are not notes', () => {
   })
 
   it('non-markdown files are ignored without a word', async () => {
-    const vault = await vaultWith({ 'data.json': '{"type":"start"}', 'script.js': 'process.exit(1)', 'README': '# readme', 'notes.markdown': '# x' })
+    const vault = await vaultWith({ 'data.json': '{"type":"start"}', 'script.js': 'process.exit(1)', README: '# readme', 'notes.markdown': '# x' })
     expect([...(await loadPlan(vault)).nodes.keys()]).toEqual(['end', 'start'])
     expect(await issuesOf(vault)).toEqual([])
   })

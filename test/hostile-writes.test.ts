@@ -61,7 +61,7 @@ describe('a run vault that holds other notes', () => {
     expect((await readdir(other)).sort()).toEqual(['journal.md'])
   })
 
-  it('holding exactly the plan\'s notes (a copy made just before a crash), is run as it is', async () => {
+  it("holding exactly the plan's notes (a copy made just before a crash), is run as it is", async () => {
     const plan = await writeVault({ 'a.md': '---\ntype: start\n---\n# A\n' })
     const copy = await writeVault({ 'a.md': '---\ntype: start\n---\n# A, as copied\n' })
     const result = await runPlan(plan, { query: 'q', runVault: copy, work: async (step) => step.node.title, fsync: false })
@@ -73,7 +73,9 @@ describe('updateStatus on frontmatter it cannot read back', () => {
   it('refuses two `status:` keys instead of patching one of them unchecked, and leaves the note as it was', async () => {
     const text = '---\nstatus: pending\ntags: [a]\nstatus: done\n---\n# Twice\n'
     const vault = await writeVault({ 'twice.md': text })
-    await expect(updateStatus(vault, 'twice', 'active')).rejects.toThrow(/cannot set `status`: the frontmatter has a problem \(invalid YAML: Map keys must be unique/)
+    await expect(updateStatus(vault, 'twice', 'active')).rejects.toThrow(
+      /cannot set `status`: the frontmatter has a problem \(invalid YAML: Map keys must be unique/,
+    )
     expect(await readFile(join(vault, 'twice.md'), 'utf8')).toBe(text)
   })
 })

@@ -6,7 +6,8 @@ import { edit, note, read, readTree, statuses, traceEntries, writeVault } from '
 const query = 'Announce the release'
 const options = { query, fsync: false, llm: noJudge() } as const
 
-const approveNote = '---\njudge: human\nmax_visits: 3\n---\n# Approve the draft\n\nA person reads the draft.\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n'
+const approveNote =
+  '---\njudge: human\nmax_visits: 3\n---\n# Approve the draft\n\nA person reads the draft.\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n'
 
 function plan(approve = approveNote): Record<string, string> {
   return {
@@ -85,7 +86,15 @@ describe('a `judge: human` node', () => {
     const result = await runPlan(dir, { ...options, work, onEvent: (event) => events.push(event) })
     expect(events.slice(0, 2)).toEqual([
       { type: 'start', runId: expect.any(String), resumed: true },
-      { type: 'transition', node: 'approve', visit: 1, step: 2, edge: { label: 'approved', target: 'send', conditional: true }, decidedBy: 'human', rationale: 'Feedback:\nLooks good, ship it.' },
+      {
+        type: 'transition',
+        node: 'approve',
+        visit: 1,
+        step: 2,
+        edge: { label: 'approved', target: 'send', conditional: true },
+        decidedBy: 'human',
+        rationale: 'Feedback:\nLooks good, ship it.',
+      },
     ])
     expect(work.calls.map(({ node, visit, step, outputs }) => ({ node, visit, step, outputs }))).toEqual([
       {
@@ -99,7 +108,15 @@ describe('a `judge: human` node', () => {
         ],
       },
     ])
-    expect(result).toEqual({ status: 'completed', output: 'send v1', steps: 3, visits: { draft: 1, approve: 1, send: 1 }, lastNode: 'send', runVault: result.runVault, runId: result.runId })
+    expect(result).toEqual({
+      status: 'completed',
+      output: 'send v1',
+      steps: 3,
+      visits: { draft: 1, approve: 1, send: 1 },
+      lastNode: 'send',
+      runVault: result.runVault,
+      runId: result.runId,
+    })
     expect((await traceEntries(dir)).slice(1)).toEqual([
       { heading: 'Waiting after step 2 · [[approve]] · visit 1', rationale: '' },
       { heading: 'Step 2 · [[approve]] · visit 1', edge: 'approved → [[send]]', decidedBy: 'human', rationale: 'Feedback:\nLooks good, ship it.' },
@@ -107,7 +124,9 @@ describe('a `judge: human` node', () => {
     ])
     // Boxes cleared, status done, the feedback left as the person wrote it.
     expect(await read(dir, 'approve.md')).toBe(
-      '---\njudge: human\nmax_visits: 3\nstatus: done\n---\n# Approve the draft\n\nA person reads the draft.\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n\n## Feedback\nLooks good, ship it.\n',
+      '---\njudge: human\nmax_visits: 3\nstatus: done\n---\n# Approve the draft\n\nA person reads ' +
+        'the draft.\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n\n## ' +
+        'Feedback\nLooks good, ship it.\n',
     )
   })
 
@@ -120,7 +139,17 @@ describe('a `judge: human` node', () => {
     const result = await runPlan(dir, { ...options, work })
     expect(work.calls.map((call) => `${call.node} v${call.visit} step ${call.step}`)).toEqual(['draft v2 step 3', 'approve v2 step 4'])
     expect(work.calls[0]!.outputs.at(-1)).toEqual({ node: 'approve', visit: 1, output: 'Shorter, please.' })
-    expect(result).toEqual({ status: 'waiting', output: 'approve v2', reason: waitingReason, steps: 4, visits: { draft: 2, approve: 2 }, lastNode: 'approve', runVault: result.runVault, runId: result.runId, waiting: [{ node: 'approve', file: 'approve.md', choices: ['approved', 'needs revision'] }] })
+    expect(result).toEqual({
+      status: 'waiting',
+      output: 'approve v2',
+      reason: waitingReason,
+      steps: 4,
+      visits: { draft: 2, approve: 2 },
+      lastNode: 'approve',
+      runVault: result.runVault,
+      runId: result.runId,
+      waiting: [{ node: 'approve', file: 'approve.md', choices: ['approved', 'needs revision'] }],
+    })
     const text = await read(dir, 'approve.md')
     expect(text).toContain('- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n')
     expect(text).toContain('status: waiting')
@@ -154,7 +183,11 @@ describe('a `judge: human` node', () => {
     expect(result).toMatchObject({ status: 'completed', steps: 3 })
     expect(work.calls[0]!.outputs.at(-1)).toEqual({ node: 'approve', visit: 1, output: 'Fine.' })
     expect(await read(dir, 'approve.md')).toBe(
-      crlf('---\njudge: human\nmax_visits: 3\nstatus: done\n---\n# Approve the draft\n\nA person reads the draft.\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n\n## Feedback\nFine.\n'),
+      crlf(
+        '---\njudge: human\nmax_visits: 3\nstatus: done\n---\n# Approve the draft\n\nA person reads ' +
+          'the draft.\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n\n## ' +
+          'Feedback\nFine.\n',
+      ),
     )
   })
 

@@ -63,11 +63,15 @@ describe('the judge’s reply, as real models write it', () => {
 describe('properties of the reply parser', () => {
   it('any reply yields exactly one boolean per condition and never throws', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.json(), fc.lorem({ mode: 'sentences' })), fc.integer({ min: 1, max: 12 }), (reply, rows) => {
-        const answers = parseGridReply(reply, rows)
-        expect(answers).toHaveLength(rows)
-        expect(answers.every((answer) => typeof answer === 'boolean')).toBe(true)
-      }),
+      fc.property(
+        fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.json(), fc.lorem({ mode: 'sentences' })),
+        fc.integer({ min: 1, max: 12 }),
+        (reply, rows) => {
+          const answers = parseGridReply(reply, rows)
+          expect(answers).toHaveLength(rows)
+          expect(answers.every((answer) => typeof answer === 'boolean')).toBe(true)
+        },
+      ),
       { numRuns: 500 },
     )
   })
@@ -96,9 +100,13 @@ describe('properties of the reply parser', () => {
 
   it('no text without a numbered row makes a condition YES when there are several', () => {
     fc.assert(
-      fc.property(fc.string().filter((text) => !/\d/.test(text)), fc.integer({ min: 2, max: 6 }), (reply, rows) => {
-        expect(parseGridReply(reply, rows)).toEqual(Array(rows).fill(false))
-      }),
+      fc.property(
+        fc.string().filter((text) => !/\d/.test(text)),
+        fc.integer({ min: 2, max: 6 }),
+        (reply, rows) => {
+          expect(parseGridReply(reply, rows)).toEqual(Array(rows).fill(false))
+        },
+      ),
     )
   })
 })
@@ -125,6 +133,11 @@ describe('the reply decides the edge through chooseEdge', () => {
   })
 
   it('both answered YES: the first in file order wins', async () => {
-    expect(await chooseEdge(node, context, async () => '2: YES\n1: YES')).toEqual({ edge: node.edges[0], rationale: '2: YES\n1: YES', decidedBy: 'llm', answers: node.edges.map((edge) => ({ condition: edge.label, answer: 'YES' })) })
+    expect(await chooseEdge(node, context, async () => '2: YES\n1: YES')).toEqual({
+      edge: node.edges[0],
+      rationale: '2: YES\n1: YES',
+      decidedBy: 'llm',
+      answers: node.edges.map((edge) => ({ condition: edge.label, answer: 'YES' })),
+    })
   })
 })

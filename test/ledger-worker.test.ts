@@ -60,7 +60,13 @@ describe('the built-in worker’s ledger tools', () => {
     expect(await readLedger(vault)).toEqual({
       facts: [{ id: 'F1', text: 'The venue holds 200 people.', reason: 'its booking page', node: 'b', step: 4, at: expect.any(String) }],
       assumptions: [
-        { id: 'A1', text: 'The launch is in May.', valid: false, at: expect.any(String), changes: [{ valid: false, reason: 'the launch moved to June', node: 'b', step: 4, at: expect.any(String) }] },
+        {
+          id: 'A1',
+          text: 'The launch is in May.',
+          valid: false,
+          at: expect.any(String),
+          changes: [{ valid: false, reason: 'the launch moved to June', node: 'b', step: 4, at: expect.any(String) }],
+        },
       ],
       decisions: [],
     })
@@ -106,7 +112,12 @@ describe('the built-in worker’s ledger tools', () => {
   it('a caller’s tool of the same name wins over the built-in one', async () => {
     const vault = await writeVault(linear())
     const seen: unknown[] = []
-    const own = { name: 'record_fact', description: 'my own facts', schema: (await import('zod')).z.object({ text: (await import('zod')).z.string() }), execute: (args: unknown) => seen.push(args) }
+    const own = {
+      name: 'record_fact',
+      description: 'my own facts',
+      schema: (await import('zod')).z.object({ text: (await import('zod')).z.string() }),
+      execute: (args: unknown) => seen.push(args),
+    }
     const llm = scriptedModel((_, n) => (n === 0 ? 'record_fact' : undefined), { record_fact: { text: 'mine' } })
     await createWorker(llm, { tools: [own] })(await stepIn(vault, 'a'))
     expect(seen).toEqual([{ text: 'mine' }])
@@ -122,7 +133,9 @@ describe('the built-in worker’s ledger tools', () => {
     // The built-in worker of runPlan: the run hands it the vault and the ledger of the moment.
     const result = await runPlan(vault, { query: 'q', fsync: false, llm })
     expect(result.status).toBe('completed')
-    expect((await readLedger(vault)).decisions).toEqual([{ id: 'D1', text: 'Use the small room.', reason: 'fewer than 50 guests', node: 'b', step: 2, run: expect.any(String), at: expect.any(String) }])
+    expect((await readLedger(vault)).decisions).toEqual([
+      { id: 'D1', text: 'Use the small room.', reason: 'fewer than 50 guests', node: 'b', step: 2, run: expect.any(String), at: expect.any(String) },
+    ])
   })
 })
 
@@ -151,16 +164,27 @@ describe('the judge and the ledger', () => {
     expect(prompts[0]).not.toContain('Use the small room.')
 
     // Without a ledger, or with an empty one, the prompt has no ledger block.
-    await chooseEdge(node, { query: 'q', node, visit: 1, step: 1, output: 'looks fine', outputs: [], ledger: { facts: [], assumptions: [], decisions: [] } }, llm)
+    await chooseEdge(
+      node,
+      { query: 'q', node, visit: 1, step: 1, output: 'looks fine', outputs: [], ledger: { facts: [], assumptions: [], decisions: [] } },
+      llm,
+    )
     expect(prompts[1]).not.toContain("plan's ledger")
   })
 
   it('clips a long ledger', async () => {
-    const vault = await writeVault({ 'review.md': note({ front: { type: 'start' }, title: 'Review', next: ['approved -> [[send]]'] }), 'send.md': note({ title: 'Send' }) })
+    const vault = await writeVault({
+      'review.md': note({ front: { type: 'start' }, title: 'Review', next: ['approved -> [[send]]'] }),
+      'send.md': note({ title: 'Send' }),
+    })
     for (let index = 0; index < 30; index++) await recordEntry(vault, { kind: 'fact', text: `${index} ${'x'.repeat(400)}` }, { fsync: false })
     const node = (await loadPlan(vault)).node('review')!
     let prompt = ''
-    await chooseEdge(node, { query: 'q', node, visit: 1, step: 1, output: 'o', outputs: [], ledger: await readLedger(vault) }, async (text) => ((prompt = text), '1: YES'))
+    await chooseEdge(
+      node,
+      { query: 'q', node, visit: 1, step: 1, output: 'o', outputs: [], ledger: await readLedger(vault) },
+      async (text) => ((prompt = text), '1: YES'),
+    )
     expect(prompt).toContain('F1: 0 xxx')
     expect(prompt).not.toContain('F30: 29')
     expect(prompt).toMatch(/\[\.\.\. \d+ more characters\]/)

@@ -96,7 +96,9 @@ describe('the ledger', () => {
 
   it('never gives one id twice to calls racing in one process', async () => {
     const vault = await writeVault(linear())
-    const ids = await Promise.all(Array.from({ length: 12 }, (_, index) => recordEntry(vault, { kind: index % 2 ? 'fact' : 'decision', text: `entry ${index}` }, { fsync: false })))
+    const ids = await Promise.all(
+      Array.from({ length: 12 }, (_, index) => recordEntry(vault, { kind: index % 2 ? 'fact' : 'decision', text: `entry ${index}` }, { fsync: false })),
+    )
     expect([...ids].sort()).toEqual(['D1', 'D2', 'D3', 'D4', 'D5', 'D6', 'F1', 'F2', 'F3', 'F4', 'F5', 'F6'])
     const view = await readLedger(vault)
     expect(view.facts.length + view.decisions.length).toBe(12)
@@ -164,7 +166,11 @@ describe('the ledger', () => {
 
   it('survives a fresh start (ids go on) and stamps entries with the run of the vault', async () => {
     const vault = await writeVault(linear())
-    const first = await runPlan(vault, { query: 'q', fsync: false, work: async (step) => (await recordEntry(step.vault ?? vault, { kind: 'fact', text: `seen at ${step.node.id}`, node: step.node.id, step: step.step })) })
+    const first = await runPlan(vault, {
+      query: 'q',
+      fsync: false,
+      work: async (step) => await recordEntry(step.vault ?? vault, { kind: 'fact', text: `seen at ${step.node.id}`, node: step.node.id, step: step.step }),
+    })
     expect(first.output).toBe('F3')
     const firstRun = /^run: (\S+)$/m.exec(await read(vault, '00_plan-trace/trace.md'))![1]
     await runPlan(vault, { query: 'q', fsync: false, fresh: true, work: async () => 'again' })
@@ -200,13 +206,27 @@ describe('the ledger', () => {
   it('throws a TypeError naming the bad value', async () => {
     const vault = await writeVault(linear())
     await recordEntry(vault, { kind: 'assumption', text: 'a' })
-    const message = (promise: Promise<unknown>) => promise.then(() => 'resolved', (error: Error) => `${error.name}: ${error.message}`)
+    const message = (promise: Promise<unknown>) =>
+      promise.then(
+        () => 'resolved',
+        (error: Error) => `${error.name}: ${error.message}`,
+      )
     // @ts-expect-error a kind that does not exist
-    expect(await message(recordEntry(vault, { kind: 'hunch', text: 'x' }))).toMatchInlineSnapshot(`"TypeError: Expected \`kind\` to be one of \`fact\`, \`assumption\`, \`decision\`, got \`hunch\`"`)
-    expect(await message(recordEntry(vault, { kind: 'fact', text: '  ' }))).toMatchInlineSnapshot(`"TypeError: Expected \`text\` to be a non-empty string, got \`  \`"`)
-    expect(await message(recordEntry(vault, { kind: 'fact', text: 'x', step: -1 }))).toMatchInlineSnapshot(`"TypeError: Expected \`step\` to be an integer from 0 up, got \`-1\`"`)
-    expect(await message(invalidate(vault, 'F1', 'why'))).toMatchInlineSnapshot(`"TypeError: Expected \`id\` to name an assumption (\`A1\`, \`A2\`, ...), got \`F1\`; only assumptions can be invalidated"`)
-    expect((await message(invalidate(vault, 'A7', 'why'))).replace(vault, '<vault>')).toMatchInlineSnapshot(`"TypeError: Expected \`id\` to be an assumption of the ledger of \`<vault>\`, got \`A7\`; it has A1"`)
+    expect(await message(recordEntry(vault, { kind: 'hunch', text: 'x' }))).toMatchInlineSnapshot(
+      `"TypeError: Expected \`kind\` to be one of \`fact\`, \`assumption\`, \`decision\`, got \`hunch\`"`,
+    )
+    expect(await message(recordEntry(vault, { kind: 'fact', text: '  ' }))).toMatchInlineSnapshot(
+      `"TypeError: Expected \`text\` to be a non-empty string, got \`  \`"`,
+    )
+    expect(await message(recordEntry(vault, { kind: 'fact', text: 'x', step: -1 }))).toMatchInlineSnapshot(
+      `"TypeError: Expected \`step\` to be an integer from 0 up, got \`-1\`"`,
+    )
+    expect(await message(invalidate(vault, 'F1', 'why'))).toMatchInlineSnapshot(
+      `"TypeError: Expected \`id\` to name an assumption (\`A1\`, \`A2\`, ...), got \`F1\`; only assumptions can be invalidated"`,
+    )
+    expect((await message(invalidate(vault, 'A7', 'why'))).replace(vault, '<vault>')).toMatchInlineSnapshot(
+      `"TypeError: Expected \`id\` to be an assumption of the ledger of \`<vault>\`, got \`A7\`; it has A1"`,
+    )
     expect(await message(invalidate(vault, 'A1', ''))).toMatchInlineSnapshot(`"TypeError: Expected \`reason\` to be a non-empty string, got \`\`"`)
     expect(await message(recordEntry(join(vault, 'missing'), { kind: 'fact', text: 'x' }))).toContain('TypeError: Expected `vault` to be a vault folder')
   })

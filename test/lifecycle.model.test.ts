@@ -109,13 +109,19 @@ class Edit implements fc.AsyncCommand<Model, Real> {
   toString = () => `edit(${this.file}, ${JSON.stringify(this.line)})`
 }
 
-it('status life cycle: runs, crashes, resumes and a person\'s edits, in any order, keep the path, the keys and every byte of theirs', async () => {
+it("status life cycle: runs, crashes, resumes and a person's edits, in any order, keep the path, the keys and every byte of theirs", async () => {
   const commands = [
     fc
-      .tuple(fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }), fc.option(fc.constantFrom('\nWritten while the agent worked.\n'), { nil: undefined }))
+      .tuple(
+        fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }),
+        fc.option(fc.constantFrom('\nWritten while the agent worked.\n'), { nil: undefined }),
+      )
       .map(([crashAt, edit]) => new Run(crashAt, edit)),
     fc
-      .tuple(fc.constantFrom<keyof typeof plan>('draft.md', 'review.md', 'send.md'), fc.constantFrom('\nA note of mine.\n', '\n> [!tip] kept\n', '\nstatus of the review: fine\n'))
+      .tuple(
+        fc.constantFrom<keyof typeof plan>('draft.md', 'review.md', 'send.md'),
+        fc.constantFrom('\nA note of mine.\n', '\n> [!tip] kept\n', '\nstatus of the review: fine\n'),
+      )
       .map(([file, line]) => new Edit(file, line)),
   ]
   await fc.assert(

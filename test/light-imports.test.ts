@@ -18,7 +18,9 @@ function queueFilesLoadedBy(entry: string, then = ''): Promise<string[]> {
     const loaded = Object.keys(createRequire(import.meta.url).cache).filter((file) => /node_modules[\\\\/](pg-boss|pg)[\\\\/]/.test(file))
     console.log(JSON.stringify(loaded))`
   return new Promise((done, fail) =>
-    execFile(process.execPath, ['--input-type=module', '-e', script], { cwd: root }, (error, stdout, stderr) => (error ? fail(new Error(stderr || error.message)) : done(JSON.parse(stdout) as string[]))),
+    execFile(process.execPath, ['--input-type=module', '-e', script], { cwd: root }, (error, stdout, stderr) =>
+      error ? fail(new Error(stderr || error.message)) : done(JSON.parse(stdout) as string[]),
+    ),
   )
 }
 
@@ -43,7 +45,10 @@ async function parsersLoadedByValidate(notes: Record<string, string>): Promise<s
   try {
     for (const [file, text] of Object.entries(notes)) await writeFile(join(vault, file), text)
     // NODE_DEBUG prints every module loaded: `module` the CommonJS ones, `esm` the ES ones.
-    const { stderr } = await run(process.execPath, [join(root, 'dist', 'cli.js'), 'validate', vault], { env: { ...process.env, NODE_DEBUG: 'module,esm' }, maxBuffer: 64 * 1024 * 1024 })
+    const { stderr } = await run(process.execPath, [join(root, 'dist', 'cli.js'), 'validate', vault], {
+      env: { ...process.env, NODE_DEBUG: 'module,esm' },
+      maxBuffer: 64 * 1024 * 1024,
+    })
     return [...new Set(stderr.split('\n').flatMap((line) => PARSERS.exec(line)?.[1] ?? []))].sort()
   } finally {
     await rm(vault, { recursive: true, force: true })

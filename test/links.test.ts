@@ -137,9 +137,7 @@ describe('link forms of Obsidian and SilverBullet', () => {
       'end.md': '# End\n',
     })
     const graph = await loadPlan(dir)
-    expect(errorsOf(() => graph.validate()).map((issue) => issue.message)).toEqual([
-      '`[[Checker]]` matches 2 notes (`lint`, `test`); write the path',
-    ])
+    expect(errorsOf(() => graph.validate()).map((issue) => issue.message)).toEqual(['`[[Checker]]` matches 2 notes (`lint`, `test`); write the path'])
   })
 
   it('resolves a link written relative to the note, as Obsidian writes them in its relative-path format', async () => {

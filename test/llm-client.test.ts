@@ -142,7 +142,12 @@ describe('resolveModelConfig', () => {
       return expect.unreachable('resolveModelConfig should have thrown')
     }
     // An OPENAI_API_KEY left in the shell, and a model meant for a local server.
-    expect(refusal({ LLM_MODEL: 'llama3.1', OPENAI_API_KEY: 'sk-openai-0123456789' })).toMatchInlineSnapshot(`"No endpoint configured for role \`transition\` (model \`llama3.1\`): set LLM_BASE_URL (or LLM_TRANSITION_BASE_URL for this role alone), such as http://127.0.0.1:11434/v1 for Ollama or https://api.openai.com/v1. OPENAI_API_KEY is set, but a key does not say where the notes go: to use the OpenAI API, set OPENAI_BASE_URL=https://api.openai.com/v1."`)
+    expect(refusal({ LLM_MODEL: 'llama3.1', OPENAI_API_KEY: 'sk-openai-0123456789' })).toMatchInlineSnapshot(
+      `"No endpoint configured for role \`transition\` (model \`llama3.1\`): set LLM_BASE_URL (or ` +
+        `LLM_TRANSITION_BASE_URL for this role alone), such as http://127.0.0.1:11434/v1 for Ollama ` +
+        `or https://api.openai.com/v1. OPENAI_API_KEY is set, but a key does not say where the notes ` +
+        `go: to use the OpenAI API, set OPENAI_BASE_URL=https://api.openai.com/v1."`,
+    )
     expect(refusal({ LLM_TRANSITION_MODEL: 'gpt-4o-mini', OPENAI_API_KEY: 'sk-openai-0123456789' })).toContain('OPENAI_BASE_URL=https://api.openai.com/v1')
     expect(resolveModelConfig('transition', { LLM_MODEL: 'gpt-4o-mini', OPENAI_API_KEY: 'sk-o', OPENAI_BASE_URL: 'https://api.openai.com/v1' })).toEqual({
       role: 'transition',
@@ -175,23 +180,28 @@ describe('resolveModelConfig', () => {
       return expect.unreachable('resolveModelConfig should have thrown')
     }
     expect(message('review', {})).toMatchInlineSnapshot(
-      `"No model configured for role \`review\`: set LLM_MODEL and LLM_BASE_URL (or LLM_REVIEW_MODEL and LLM_REVIEW_BASE_URL for this role alone), and LLM_API_KEY unless the endpoint is on this machine."`,
+      `"No model configured for role \`review\`: set LLM_MODEL and LLM_BASE_URL (or LLM_REVIEW_MODEL ` +
+        `and LLM_REVIEW_BASE_URL for this role alone), and LLM_API_KEY unless the endpoint is on this ` +
+        `machine."`,
     )
     expect(message('review', { LLM_BASE_URL: 'http://localhost:11434/v1', LLM_MODEL: '' })).toMatchInlineSnapshot(
       `"No model configured for role \`review\`: set LLM_MODEL (or LLM_REVIEW_MODEL for this role alone)."`,
     )
     expect(message('action', { LLM_MODEL: 'llama3.1', LLM_API_KEY: 'sk-1' })).toMatchInlineSnapshot(
-      `"No endpoint configured for role \`action\` (model \`llama3.1\`): set LLM_BASE_URL (or LLM_ACTION_BASE_URL for this role alone), such as http://127.0.0.1:11434/v1 for Ollama or https://api.openai.com/v1."`,
+      `"No endpoint configured for role \`action\` (model \`llama3.1\`): set LLM_BASE_URL (or LLM_ACTION_BASE_URL ` +
+        `for this role alone), such as http://127.0.0.1:11434/v1 for Ollama or https://api.openai.com/v1."`,
     )
     expect(message('review', { LLM_MODEL: 'gpt-4o', LLM_BASE_URL: 'https://api.example.com/v1/?token=t' })).toMatchInlineSnapshot(
-      `"No API key for role \`review\` at https://api.example.com/v1: set LLM_API_KEY (or LLM_REVIEW_API_KEY for this role alone, or OPENAI_API_KEY). Only an endpoint on this machine (127.0.0.1, localhost, [::1]) needs none."`,
+      `"No API key for role \`review\` at https://api.example.com/v1: set LLM_API_KEY (or LLM_REVIEW_API_KEY ` +
+        `for this role alone, or OPENAI_API_KEY). Only an endpoint on this machine (127.0.0.1, localhost, ` +
+        `[::1]) needs none."`,
     )
     expect(message('review', { LLM_MODEL: 'm', LLM_REVIEW_BASE_URL: 'sk-pasted-by-mistake' })).toMatchInlineSnapshot(
       `"LLM_REVIEW_BASE_URL must be an http(s) URL such as http://127.0.0.1:11434/v1, got a value of 20 characters."`,
     )
-    expect(
-      message('review', { LLM_MODEL: 'm', LLM_BASE_URL: 'http://localhost/v1', LLM_REVIEW_TEMPERATURE: 'warm' }),
-    ).toMatchInlineSnapshot(`"LLM_REVIEW_TEMPERATURE must be a number from 0 up, got \`warm\`."`)
+    expect(message('review', { LLM_MODEL: 'm', LLM_BASE_URL: 'http://localhost/v1', LLM_REVIEW_TEMPERATURE: 'warm' })).toMatchInlineSnapshot(
+      `"LLM_REVIEW_TEMPERATURE must be a number from 0 up, got \`warm\`."`,
+    )
   })
 })
 
@@ -227,9 +237,7 @@ describe('createLLM', () => {
         },
       },
     ])
-    expect(shared.requests.map(({ body }) => body)).toEqual([
-      { model: 'drafter', stream: false, messages: [{ role: 'user', content: 'Write it.' }] },
-    ])
+    expect(shared.requests.map(({ body }) => body)).toEqual([{ model: 'drafter', stream: false, messages: [{ role: 'user', content: 'Write it.' }] }])
   })
 
   it('uses LLM_TEMPERATURE for roles without their own', async () => {
@@ -265,9 +273,7 @@ describe('createLLM', () => {
     const error = await llmError(llm('p', { role: 'action' }), server.baseURL)
     expect(server.requests).toHaveLength(2)
     expect(error).toMatchObject({ code: 'llm-request-failed', status: 503, role: 'action', model: 'm' })
-    expect(error.text).toMatchInlineSnapshot(
-      `"LLM call for role \`action\` failed (model \`m\` at <endpoint>): HTTP 503 after 2 attempts: overloaded"`,
-    )
+    expect(error.text).toMatchInlineSnapshot(`"LLM call for role \`action\` failed (model \`m\` at <endpoint>): HTTP 503 after 2 attempts: overloaded"`)
   })
 
   it('times out a server that never answers', async () => {
@@ -276,9 +282,7 @@ describe('createLLM', () => {
     const error = await llmError(llm('p', { role: 'review' }), server.baseURL)
     expect(error).toMatchObject({ name: 'LLMError', role: 'review', model: 'slow', endpoint: server.baseURL })
     expect(error.status).toBeUndefined()
-    expect(error.text).toMatchInlineSnapshot(
-      `"LLM call for role \`review\` failed (model \`slow\` at <endpoint>): no reply within 200 ms, 1 attempt"`,
-    )
+    expect(error.text).toMatchInlineSnapshot(`"LLM call for role \`review\` failed (model \`slow\` at <endpoint>): no reply within 200 ms, 1 attempt"`)
   })
 
   it('times out a reply whose body stalls after the headers', async () => {
@@ -288,9 +292,7 @@ describe('createLLM', () => {
     })
     const llm = createLLM({ env: { LLM_MODEL: 'm', LLM_BASE_URL: server.baseURL }, timeoutMs: 200, maxRetries: 0 })
     const error = await llmError(llm('p', { role: 'action' }), server.baseURL)
-    expect(error.text).toMatchInlineSnapshot(
-      `"LLM call for role \`action\` failed (model \`m\` at <endpoint>): no reply within 200 ms, 1 attempt"`,
-    )
+    expect(error.text).toMatchInlineSnapshot(`"LLM call for role \`action\` failed (model \`m\` at <endpoint>): no reply within 200 ms, 1 attempt"`)
   })
 
   it('sends the requests through the given fetch', async () => {
@@ -311,9 +313,7 @@ describe('createLLM', () => {
     const server = await startServer(json(200, { foo: 1 }))
     const llm = createLLM({ env: { LLM_MODEL: 'm', LLM_BASE_URL: server.baseURL } })
     const error = await llmError(llm('p', { role: 'action' }), server.baseURL)
-    expect(error.text).toMatchInlineSnapshot(
-      `"LLM call for role \`action\` failed (model \`m\` at <endpoint>): the reply holds no message content: {"foo":1}"`,
-    )
+    expect(error.text).toMatchInlineSnapshot(`"LLM call for role \`action\` failed (model \`m\` at <endpoint>): the reply holds no message content: {"foo":1}"`)
   })
 
   it('truncates a long reply without content', async () => {
@@ -332,9 +332,7 @@ describe('createLLM', () => {
     expect(server.requests[0]?.authorization).toBe(`Bearer ${key}`)
     expect(error.status).toBe(401)
     expect(error.cause).toBeInstanceOf(Error)
-    expect(error.text).toMatchInlineSnapshot(
-      `"LLM call for role \`action\` failed (model \`m\` at <endpoint>): HTTP 401: Incorrect API key provided: ***."`,
-    )
+    expect(error.text).toMatchInlineSnapshot(`"LLM call for role \`action\` failed (model \`m\` at <endpoint>): HTTP 401: Incorrect API key provided: ***."`)
     for (const text of [error.message, error.stack, String(error.cause), inspect(error, { depth: 10 })]) {
       expect(text).not.toContain(key)
       expect(text).not.toContain(key.slice(0, 12))
@@ -346,9 +344,7 @@ describe('createLLM', () => {
     await server.close()
     const llm = createLLM({ env: { LLM_MODEL: 'm', LLM_BASE_URL: server.baseURL }, maxRetries: 0 })
     const error = await llmError(llm('p', { role: 'action' }), server.baseURL)
-    expect(error.text).toMatchInlineSnapshot(
-      `"LLM call for role \`action\` failed (model \`m\` at <endpoint>): Connection error. (ECONNREFUSED)"`,
-    )
+    expect(error.text).toMatchInlineSnapshot(`"LLM call for role \`action\` failed (model \`m\` at <endpoint>): Connection error. (ECONNREFUSED)"`)
   })
 
   it('rejects with the signal reason when aborted', async () => {

@@ -103,14 +103,16 @@ describe('secrets in errors', () => {
       value: fc.oneof({ depthSize: 'small' }, text, fc.integer(), fc.boolean(), tie('array'), tie('object'), tie('error'), tie('headers'), tie('map')),
       array: fc.array(tie('value'), { maxLength: 3 }),
       object: fc.dictionary(text, tie('value'), { maxKeys: 3 }),
-      error: fc.record({ message: text, cause: fc.option(tie('value'), { nil: undefined }), hidden: text, field: tie('value') }).map(({ message, cause, hidden, field }) => {
-        const error = new Error(message, cause === undefined ? {} : { cause }) as Error & { field?: unknown }
-        error.field = field
-        Object.defineProperty(error, 'hidden', { value: hidden, enumerable: false })
-        Object.defineProperty(error, Symbol('internal'), { value: hidden, enumerable: false })
-        Object.defineProperty(error, 'lazy', { get: () => hidden, enumerable: true })
-        return error
-      }),
+      error: fc
+        .record({ message: text, cause: fc.option(tie('value'), { nil: undefined }), hidden: text, field: tie('value') })
+        .map(({ message, cause, hidden, field }) => {
+          const error = new Error(message, cause === undefined ? {} : { cause }) as Error & { field?: unknown }
+          error.field = field
+          Object.defineProperty(error, 'hidden', { value: hidden, enumerable: false })
+          Object.defineProperty(error, Symbol('internal'), { value: hidden, enumerable: false })
+          Object.defineProperty(error, 'lazy', { get: () => hidden, enumerable: true })
+          return error
+        }),
       headers: fc.array(fc.tuple(fc.constantFrom('x-a', 'x-b', 'authorization'), text), { maxLength: 3 }).map((pairs) => {
         const headers = new Headers()
         for (const [name, value] of pairs) headers.append(name, value.replace(/[^\x20-\x7e]/g, ''))
@@ -121,7 +123,12 @@ describe('secrets in errors', () => {
     fc.assert(
       fc.property(tree.value, (value) => {
         const copy = withoutSecrets(value, [secret])
-        for (const rendering of [inspect(copy, { depth: Infinity, showHidden: true, getters: true }), format('%o', copy), copy instanceof Error ? String(copy) : '', JSON.stringify(copy) ?? '']) {
+        for (const rendering of [
+          inspect(copy, { depth: Infinity, showHidden: true, getters: true }),
+          format('%o', copy),
+          copy instanceof Error ? String(copy) : '',
+          JSON.stringify(copy) ?? '',
+        ]) {
           expect(rendering).not.toContain(secret)
         }
         const plain = JSON.stringify(value)
@@ -194,7 +201,9 @@ describe('the reply size limit', () => {
   })
 
   it('refuses a limit that is not a positive integer', () => {
-    expect(() => createLLM({ maxReplyBytes: 0 })).toThrowErrorMatchingInlineSnapshot(`[TypeError: Expected \`maxReplyBytes\` to be a positive integer of bytes, got \`0\`]`)
+    expect(() => createLLM({ maxReplyBytes: 0 })).toThrowErrorMatchingInlineSnapshot(
+      `[TypeError: Expected \`maxReplyBytes\` to be a positive integer of bytes, got \`0\`]`,
+    )
   })
 })
 

@@ -37,7 +37,9 @@ describe('loadPlan reads the example vaults', () => {
         id: 'review',
         title: 'Review the draft',
         body:
-          'Read the latest draft critically. Approved, or what must change?\n\nCheck that:\n1. every claim about the release matches the changelog,\n2. the upgrade steps are complete and in order,\n3. the tone is friendly and free of marketing filler.',
+          'Read the latest draft critically. Approved, or what must change?\n\nCheck that:\n1. every ' +
+          'claim about the release matches the changelog,\n2. the upgrade steps are complete and in order,\n3. ' +
+          'the tone is friendly and free of marketing filler.',
         type: 'step',
         status: 'pending',
         tools: ['fetch_url'],
@@ -275,13 +277,21 @@ describe('edges come only from list items under `## Next`', () => {
 describe('loadPlan refuses a path that is not a vault', () => {
   it('a path that does not exist, naming it', async () => {
     const missing = join(tmpdir(), 'vaultplan-no-such-vault-4f1c')
-    await expect(loadPlan(missing)).rejects.toMatchObject({ name: 'VaultPathError', code: 'vault-missing', message: `\`${missing}\` does not exist; pass the folder that holds the plan's notes` })
+    await expect(loadPlan(missing)).rejects.toMatchObject({
+      name: 'VaultPathError',
+      code: 'vault-missing',
+      message: `\`${missing}\` does not exist; pass the folder that holds the plan's notes`,
+    })
   })
 
   it('a file instead of a folder, naming it', async () => {
     const dir = await writeVault({ 'note.md': '# A note\n' })
     const file = join(dir, 'note.md')
-    await expect(loadPlan(file)).rejects.toMatchObject({ name: 'VaultPathError', code: 'vault-not-folder', message: `\`${file}\` is not a folder; pass the folder that holds the plan's notes` })
+    await expect(loadPlan(file)).rejects.toMatchObject({
+      name: 'VaultPathError',
+      code: 'vault-not-folder',
+      message: `\`${file}\` is not a folder; pass the folder that holds the plan's notes`,
+    })
   })
 
   it('an empty vault loads, and validation says it has no start', async () => {

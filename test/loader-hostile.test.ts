@@ -67,7 +67,10 @@ describe('`## Next` inside comments', () => {
   const edgesOf = (text: string) => parseNote('n.md', text).edges.map(({ label, link }) => [label, link])
 
   it('is not followed inside an HTML comment or an Obsidian %% comment, and the body keeps the whole comment', () => {
-    for (const [open, close] of [['<!--', '-->'], ['%%', '%%']] as const) {
+    for (const [open, close] of [
+      ['<!--', '-->'],
+      ['%%', '%%'],
+    ] as const) {
       const text = `# T\n\nBody.\n${open}\n## Next\n- [[evil]]\n${close}\nMore body.\n\n## Next\n- ok -> [[good]]\n`
       const parsed = parseNote('n.md', text)
       expect(parsed.edges.map(({ label, link }) => [label, link])).toEqual([['ok', 'good']])
@@ -85,10 +88,26 @@ describe('`## Next` inside comments', () => {
   })
 
   it('a comment anywhere in a note hides what it holds: the edges are those of the note without it', () => {
-    const line = fc.constantFrom('', 'Some text.', '# Title', '## Next', '## Other', '### Detail', '- go -> [[a]]', '- [[b]]', '* [ ] approved -> [[c]]', '```', '~~~', '- **bold** -> [[d]]', '> quote')
+    const line = fc.constantFrom(
+      '',
+      'Some text.',
+      '# Title',
+      '## Next',
+      '## Other',
+      '### Detail',
+      '- go -> [[a]]',
+      '- [[b]]',
+      '* [ ] approved -> [[c]]',
+      '```',
+      '~~~',
+      '- **bold** -> [[d]]',
+      '> quote',
+    )
     // No fence inside: placed in a fenced block of the note, the comment is code, and its fence would close that block.
     const hidden = fc.array(fc.constantFrom('## Next', '- [[evil]]', '- no -> [[evil]]', '# Evil', '    ## Next', ''), { maxLength: 5 })
-    const comment = fc.tuple(fc.constantFrom(['<!--', '-->'], ['%%', '%%'], ['<!-- one line', 'still -->']), hidden).map(([[open, close], lines]) => [open!, ...lines, close!])
+    const comment = fc
+      .tuple(fc.constantFrom(['<!--', '-->'], ['%%', '%%'], ['<!-- one line', 'still -->']), hidden)
+      .map(([[open, close], lines]) => [open!, ...lines, close!])
     fc.assert(
       fc.property(fc.array(line, { maxLength: 14 }), comment, fc.nat(), (lines, block, at) => {
         const position = at % (lines.length + 1)

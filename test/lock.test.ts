@@ -50,7 +50,10 @@ describe('takeovers: only of a holder that is gone, by one runner only', () => {
       await new Promise((resolve) => setTimeout(resolve, 300))
       return 'done'
     }
-    const outcomes = await Promise.allSettled([runPlan(vault, { query: 'q', work: slow, fsync: false }), runPlan(vault, { query: 'q', work: slow, fsync: false })])
+    const outcomes = await Promise.allSettled([
+      runPlan(vault, { query: 'q', work: slow, fsync: false }),
+      runPlan(vault, { query: 'q', work: slow, fsync: false }),
+    ])
     expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected'])
     const refused = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult
     expect(refused.reason).toBeInstanceOf(RunStateError)
@@ -68,7 +71,11 @@ describe('takeovers: only of a holder that is gone, by one runner only', () => {
     await writeFile(join(vault, '00_plan-trace/.lock-holder.json'), JSON.stringify({ pid: process.ppid, host: hostname(), since: 'an hour ago' }))
     const old = new Date(Date.now() - 60_000)
     await utimes(lock, old, old)
-    await expect(runPlan(vault, { query: 'q', work, fsync: false })).rejects.toMatchObject({ name: 'RunStateError', code: 'vault-locked', message: expect.stringContaining(`process ${process.ppid}`) })
+    await expect(runPlan(vault, { query: 'q', work, fsync: false })).rejects.toMatchObject({
+      name: 'RunStateError',
+      code: 'vault-locked',
+      message: expect.stringContaining(`process ${process.ppid}`),
+    })
   })
 
   it('a runner whose lock was taken over stops before its next write', async () => {
@@ -123,7 +130,11 @@ describe('a runner on a vault and a runner on one of its folders exclude each ot
     const top = await writeVault(nested)
     const other = await heldByAnotherProcess(join(top, 'sub'))
     try {
-      await expect(runPlan(top, { query: 'q', work, fsync: false })).rejects.toMatchObject({ name: 'RunStateError', code: 'vault-locked', message: expect.stringContaining(`holds \`${join(top, 'sub')}\``) })
+      await expect(runPlan(top, { query: 'q', work, fsync: false })).rejects.toMatchObject({
+        name: 'RunStateError',
+        code: 'vault-locked',
+        message: expect.stringContaining(`holds \`${join(top, 'sub')}\``),
+      })
       expect(await readFile(join(top, 'a.md'), 'utf8')).toBe(nested['a.md'])
     } finally {
       other.kill()

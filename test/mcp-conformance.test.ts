@@ -18,21 +18,27 @@ function node(script: string, args: string[], cwd: string): Promise<{ code: numb
 const modules = join(repository, 'node_modules', '@modelcontextprotocol')
 
 describe('vaultplan mcp against the MCP tools of others', () => {
-  it(
-    "passes @modelcontextprotocol/conformance's server scenarios but those needing the suite's own fixtures",
-    async () => {
-      const server = await httpServer(await writeVault({ ...prefix('blog/', draftReview()) }))
-      const expected = join(repository, 'test', 'mcp', 'conformance-expected-failures.yaml')
-      const run = await node(join(modules, 'conformance', 'dist', 'index.js'), ['server', '--url', server.url, '--expected-failures', expected], repository)
-      const summary = run.stdout.slice(run.stdout.indexOf('=== SUMMARY ==='))
-      expect(summary, run.stdout + run.stderr).toContain('Baseline check passed: all failures are expected.')
-      for (const scenario of ['server-initialize', 'ping', 'logging-set-level', 'tools-list', 'resources-list', 'resources-subscribe', 'resources-unsubscribe', 'prompts-list', 'dns-rebinding-protection']) {
-        expect(summary).toMatch(new RegExp(`✓ ${scenario}: \\d+ passed, 0 failed`))
-      }
-      expect(run.code).toBe(0)
-    },
-    240_000,
-  )
+  it("passes @modelcontextprotocol/conformance's server scenarios but those needing the suite's own fixtures", async () => {
+    const server = await httpServer(await writeVault({ ...prefix('blog/', draftReview()) }))
+    const expected = join(repository, 'test', 'mcp', 'conformance-expected-failures.yaml')
+    const run = await node(join(modules, 'conformance', 'dist', 'index.js'), ['server', '--url', server.url, '--expected-failures', expected], repository)
+    const summary = run.stdout.slice(run.stdout.indexOf('=== SUMMARY ==='))
+    expect(summary, run.stdout + run.stderr).toContain('Baseline check passed: all failures are expected.')
+    for (const scenario of [
+      'server-initialize',
+      'ping',
+      'logging-set-level',
+      'tools-list',
+      'resources-list',
+      'resources-subscribe',
+      'resources-unsubscribe',
+      'prompts-list',
+      'dns-rebinding-protection',
+    ]) {
+      expect(summary).toMatch(new RegExp(`✓ ${scenario}: \\d+ passed, 0 failed`))
+    }
+    expect(run.code).toBe(0)
+  }, 240_000)
 
   it("answers the MCP inspector's CLI over stdio: tools/list and a tools/call", async () => {
     const root = await writeVault(prefix('blog/', draftReview()))

@@ -7,10 +7,21 @@ import { tempDir } from './helpers/vault.js'
 
 /** A raw `initialize` POST with the given headers, as a browser or a rebinding page would send it: the status and body. */
 function initialize(port: number, headers: Record<string, string>): Promise<{ status: number; body: string }> {
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  })
   return new Promise((resolve, reject) => {
     const sent = request(
-      { host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/mcp',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      },
       (response) => {
         let text = ''
         response.on('data', (chunk: Buffer) => (text += chunk.toString()))

@@ -28,7 +28,9 @@ describe('resource URIs', () => {
 
   it('read back what they were made from, for any folder and note names', () => {
     // A first segment like `C:` is refused on every platform: it reads as a Windows drive.
-    const segment = fc.string({ minLength: 1, maxLength: 12 }).filter((text) => !/[/\\\0]/.test(text) && text !== '.' && text !== '..' && !/^[a-zA-Z]:/.test(text))
+    const segment = fc
+      .string({ minLength: 1, maxLength: 12 })
+      .filter((text) => !/[/\\\0]/.test(text) && text !== '.' && text !== '..' && !/^[a-zA-Z]:/.test(text))
     fc.assert(
       fc.property(fc.array(segment, { minLength: 1, maxLength: 3 }), fc.array(segment, { minLength: 1, maxLength: 3 }), (vault, file) => {
         const uri = resourceUri(vault.join('/'), `${file.join('/')}.md`)
@@ -97,6 +99,11 @@ describe('the Host values the HTTP server answers to', () => {
   it('are the bound address, the loopback names with its port, and the names given', () => {
     expect([...allowedHosts('127.0.0.1', 8808, [])].sort()).toEqual(['127.0.0.1:8808', '[::1]:8808', 'localhost:8808'])
     expect([...allowedHosts('::1', 8808, [])].sort()).toEqual(['127.0.0.1:8808', '[::1]:8808', 'localhost:8808'])
-    expect([...allowedHosts('192.168.1.5', 80, ['Plans.Internal', 'proxy:443', '::2'])].sort()).toEqual(['192.168.1.5:80', '[::2]:80', 'plans.internal:80', 'proxy:443'])
+    expect([...allowedHosts('192.168.1.5', 80, ['Plans.Internal', 'proxy:443', '::2'])].sort()).toEqual([
+      '192.168.1.5:80',
+      '[::2]:80',
+      'plans.internal:80',
+      'proxy:443',
+    ])
   })
 })

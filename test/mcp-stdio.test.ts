@@ -65,11 +65,17 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
     ;({ step } = await agent.call('plan_finish', { vault, key: step.key, output: 'Accurate and short.', choice: 'approved' }))
     expect(step).toMatchObject({ kind: 'work', note: { id: 'approve', judge: 'human' } })
     ;({ step } = await agent.call('plan_finish', { vault, key: step.key, output: 'Ready for a person to approve.' }))
-    expect(step).toMatchObject({ kind: 'waiting', waiting: [{ node: 'approve', file: 'approve.md', uri: 'vaultplan://plans%2Frelease/approve.md', choices: ['send it', 'rewrite'] }] })
+    expect(step).toMatchObject({
+      kind: 'waiting',
+      waiting: [{ node: 'approve', file: 'approve.md', uri: 'vaultplan://plans%2Frelease/approve.md', choices: ['send it', 'rewrite'] }],
+    })
     expect((await agent.call('plan_next', { vault })).step.kind).toBe('waiting')
 
     expect(await agent.refuse('plan_decide', { vault, node: 'approve', edge: 'ship it' })).toMatch(/^Error \(bad-choice\)/)
-    expect(await agent.call('plan_decide', { vault, node: 'approve', edge: 'send it', feedback: 'Good to go.' })).toMatchObject({ node: 'approve', edge: 'send it' })
+    expect(await agent.call('plan_decide', { vault, node: 'approve', edge: 'send it', feedback: 'Good to go.' })).toMatchObject({
+      node: 'approve',
+      edge: 'send it',
+    })
     expect(await agent.refuse('plan_decide', { vault, node: 'approve', edge: 'rewrite' })).toMatch(/^Error \(ambiguous-decision\)/)
     const approve = await readFile(join(root, vault, 'approve.md'), 'utf8')
     expect(approve).toContain('- [x] send it -> [[send]]')
@@ -228,7 +234,10 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
 
   it('pictures a plan as mermaid, DOT, SVG and an Obsidian canvas', async () => {
     const root = await tempDir()
-    await writeVault({ ...Object.fromEntries(Object.entries(draftReview()).map(([file, text]) => [`notes/plans/blog/${file}`, text])), 'notes/.obsidian/app.json': '{}' }, root)
+    await writeVault(
+      { ...Object.fromEntries(Object.entries(draftReview()).map(([file, text]) => [`notes/plans/blog/${file}`, text])), 'notes/.obsidian/app.json': '{}' },
+      root,
+    )
     const agent = await stdioClient(root)
     const vault = 'notes/plans/blog'
     const mermaid = await agent.call('plan_graph', { vault })
@@ -237,14 +246,21 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
     expect((await agent.call('plan_graph', { vault, format: 'svg' })).picture).toContain('<svg')
     const canvas = JSON.parse((await agent.call('plan_graph', { vault, format: 'canvas' })).picture)
     // Card paths are relative to the Obsidian vault that holds the plan (`notes/`, inside the root).
-    expect(canvas.nodes.map((node: { file?: string }) => node.file).filter(Boolean).sort()).toEqual(['plans/blog/draft.md', 'plans/blog/review.md', 'plans/blog/send.md'])
+    expect(
+      canvas.nodes
+        .map((node: { file?: string }) => node.file)
+        .filter(Boolean)
+        .sort(),
+    ).toEqual(['plans/blog/draft.md', 'plans/blog/review.md', 'plans/blog/send.md'])
     expect(await agent.refuse('plan_graph', { vault, format: 'png' })).toMatch(/format/)
   })
 
   it('offers the run_plan prompt for a vault', async () => {
     const agent = await stdioClient(await tempDir())
     const { prompts } = await agent.client.listPrompts()
-    expect(prompts.map((prompt) => [prompt.name, prompt.arguments])).toEqual([['run_plan', [{ name: 'vault', description: expect.any(String), required: true }]]])
+    expect(prompts.map((prompt) => [prompt.name, prompt.arguments])).toEqual([
+      ['run_plan', [{ name: 'vault', description: expect.any(String), required: true }]],
+    ])
     const prompt = await agent.client.getPrompt({ name: 'run_plan', arguments: { vault: 'plans/release' } })
     const text = (prompt.messages[0]!.content as { text: string }).text
     expect(text).toContain('plan_next with {"vault": "plans/release"}')
@@ -255,7 +271,21 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
   it('keeps every tool description under 2 KB', async () => {
     const agent = await stdioClient(await tempDir())
     const { tools } = await agent.client.listTools()
-    expect(tools.map((tool) => tool.name).sort()).toEqual(['plan_assume', 'plan_create', 'plan_decide', 'plan_decision', 'plan_fact', 'plan_finish', 'plan_graph', 'plan_invalidate', 'plan_list', 'plan_next', 'plan_search', 'plan_status', 'plan_validate'])
+    expect(tools.map((tool) => tool.name).sort()).toEqual([
+      'plan_assume',
+      'plan_create',
+      'plan_decide',
+      'plan_decision',
+      'plan_fact',
+      'plan_finish',
+      'plan_graph',
+      'plan_invalidate',
+      'plan_list',
+      'plan_next',
+      'plan_search',
+      'plan_status',
+      'plan_validate',
+    ])
     for (const tool of tools) {
       expect(Buffer.byteLength(tool.description ?? ''), tool.name).toBeLessThan(2048)
       expect(tool.outputSchema?.type, tool.name).toBe('object')
@@ -283,7 +313,10 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
   it('checks its command line', async () => {
     expect(await vaultplan(['mcp', 'extra'])).toMatchObject({ code: 2, stderr: expect.stringContaining("'mcp' takes no arguments") })
     expect(await vaultplan(['mcp', '--http', 'nowhere'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--http takes HOST:PORT') })
-    expect(await vaultplan(['mcp', '--allowed-host', 'example.com'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--allowed-host is for --http') })
+    expect(await vaultplan(['mcp', '--allowed-host', 'example.com'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--allowed-host is for --http'),
+    })
     expect(await vaultplan(['mcp', '--root', '/nonexistent/folder'])).toMatchObject({ code: 2, stderr: expect.stringContaining('does not exist') })
     expect((await vaultplan(['mcp', '--help'])).stdout).toContain('Usage: vaultplan mcp [--root DIR] [--http HOST:PORT] [--allowed-host H]')
   })

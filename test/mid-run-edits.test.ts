@@ -120,7 +120,11 @@ describe('an edit that breaks the plan', () => {
     const result = await runPlan(dir, { ...options, work, llm: reviewJudge('review v1') })
     expect(hops(work)).toEqual(['review v1 step 2', 'send v1 step 3'])
     expect(result).toMatchObject({ status: 'completed', steps: 3, visits: { draft: 1, review: 1, send: 1 } })
-    expect((await traceEntries(dir)).map((entry) => entry.heading)).toEqual(['Step 1 · [[draft]] · visit 1', 'Step 2 · [[review]] · visit 1', 'Step 3 · [[send]] · visit 1'])
+    expect((await traceEntries(dir)).map((entry) => entry.heading)).toEqual([
+      'Step 1 · [[draft]] · visit 1',
+      'Step 2 · [[review]] · visit 1',
+      'Step 3 · [[send]] · visit 1',
+    ])
   })
 
   it('in the note being worked: its work is kept and judged after the fix, not done again', async () => {

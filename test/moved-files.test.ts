@@ -31,7 +31,11 @@ describe('a person renames or deletes the note being worked', () => {
     const result = await runPlan(dir, { ...options, work })
     expect(result).toMatchObject({ status: 'completed', output: 'c v1', visits: { a: 1, bee: 1, c: 1 } })
     expect(await statuses(dir)).toEqual({ a: 'done', bee: 'done', c: 'done' })
-    expect((await traceEntries(dir)).map((entry) => entry.heading)).toEqual(['Step 1 · [[a]] · visit 1', 'Step 2 · [[bee]] · visit 1', 'Step 3 · [[c]] · visit 1'])
+    expect((await traceEntries(dir)).map((entry) => entry.heading)).toEqual([
+      'Step 1 · [[a]] · visit 1',
+      'Step 2 · [[bee]] · visit 1',
+      'Step 3 · [[c]] · visit 1',
+    ])
   })
 
   it('renamed with the links left as they were: a PlanValidationError naming the dangling link, and the run goes on once they are fixed', async () => {

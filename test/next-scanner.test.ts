@@ -14,7 +14,8 @@ function both(section: string) {
 
 describe('the line reader of `## Next` sections', () => {
   it('reads plain items exactly as the markdown parser does', () => {
-    const section = '\n- approved -> [[send|Send it]]\n* [ ] needs revision → [[../draft#top]]\n+ [x] next -> [[review@L12]]\n1. [[done]]\n2) two [[a]] [[b]]\n\n'
+    const section =
+      '\n- approved -> [[send|Send it]]\n* [ ] needs revision → [[../draft#top]]\n+ [x] next -> [[review@L12]]\n1. [[done]]\n2) two [[a]] [[b]]\n\n'
     const { fast, parser } = both(section)
     expect(fast).toEqual(parser)
     expect(fast.edges.map((edge) => [edge.label, edge.link, edge.conditional, edge.checked])).toEqual([
@@ -26,8 +27,32 @@ describe('the line reader of `## Next` sections', () => {
   })
 
   it('agrees with the parser on any section built from list items, markup and links', () => {
-    const piece = fc.constantFrom('approved', ' ', '->', '→', '[[send]]', '[[a|b]]', '[[x#y]]', '![[img]]', '`code`', '**bold**', '_it_', '\\[x]', '<b>', '&amp;', '[link](u)', '[ ]', '[x]', 'next', '~', '|', '#')
-    const line = fc.tuple(fc.constantFrom('- ', '* ', '+ ', '1. ', '2) ', '  - ', '', '### ', '> '), fc.array(piece, { maxLength: 6 })).map(([marker, parts]) => marker + parts.join(''))
+    const piece = fc.constantFrom(
+      'approved',
+      ' ',
+      '->',
+      '→',
+      '[[send]]',
+      '[[a|b]]',
+      '[[x#y]]',
+      '![[img]]',
+      '`code`',
+      '**bold**',
+      '_it_',
+      '\\[x]',
+      '<b>',
+      '&amp;',
+      '[link](u)',
+      '[ ]',
+      '[x]',
+      'next',
+      '~',
+      '|',
+      '#',
+    )
+    const line = fc
+      .tuple(fc.constantFrom('- ', '* ', '+ ', '1. ', '2) ', '  - ', '', '### ', '> '), fc.array(piece, { maxLength: 6 }))
+      .map(([marker, parts]) => marker + parts.join(''))
     fc.assert(
       fc.property(fc.array(line, { maxLength: 6 }), (lines) => {
         const { fast, parser } = both(`\n${lines.join('\n')}\n`)

@@ -88,7 +88,7 @@ describe('the journal repairs what a power cut tore', () => {
     expect(await readFile(join(vault, 'draft.md'), 'utf8')).toBe(shortened)
   })
 
-  it('tells torn bytes from a person\'s: empty or NUL-filled only', () => {
+  it("tells torn bytes from a person's: empty or NUL-filled only", () => {
     expect([torn(''), torn('\0\0\0'), torn('# Draft\n\0\0'), torn('# Draft\n'), torn('---\nstatus: done\n---\n')]).toEqual([true, true, true, false, false])
   })
 })

@@ -13,7 +13,9 @@ import { parsePlanDocument, sectionHeading } from '../src/plan/plan-document.js'
  * the padding (or a plain definition). Times are in bench/parse-scaling.mjs.
  */
 const RUNS = 12
-const blanks = fc.integer({ min: 1_000, max: 20_000 }).chain((length) => fc.constantFrom(' ', '\t', ' \t').map((unit) => unit.repeat(Math.ceil(length / unit.length))))
+const blanks = fc
+  .integer({ min: 1_000, max: 20_000 })
+  .chain((length) => fc.constantFrom(' ', '\t', ' \t').map((unit) => unit.repeat(Math.ceil(length / unit.length))))
 
 describe('parsers on large hostile input', () => {
   it('a judge reply reads the same with long white-space runs, blank lines and an unclosed fence around its rows', () => {

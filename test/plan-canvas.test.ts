@@ -40,7 +40,14 @@ describe('toCanvas', () => {
   test('with a run: statuses as preset colours; paths from the Obsidian vault that holds the plan', async () => {
     const graph = new PlanGraph([
       node('draft', [['', 'review']], { type: 'start', status: 'done' }),
-      node('review', [['approved', 'send'], ['needs revision', 'draft']], { status: 'waiting', file: 'review.md' }),
+      node(
+        'review',
+        [
+          ['approved', 'send'],
+          ['needs revision', 'draft'],
+        ],
+        { status: 'waiting', file: 'review.md' },
+      ),
       node('send'),
       node('notes/fix', [['', 'send']], { status: 'active', file: 'notes/fix.MD' }),
     ])
@@ -65,7 +72,12 @@ describe('toCanvas', () => {
     for (const [index, card] of cards.entries()) for (const other of cards.slice(index + 1)) expect(overlap(card, other)).toBe(false)
     const edges = [...graph.nodes.values()].reduce((sum, planNode) => sum + planNode.edges.length, 0)
     expect(canvas.edges).toHaveLength(edges)
-    expect(canvas.edges.map((edge) => edge.label).filter(Boolean)).toEqual(['the ticket reports a bug', 'the ticket is a question', 'the tests still fail', 'all tests pass'])
+    expect(canvas.edges.map((edge) => edge.label).filter(Boolean)).toEqual([
+      'the ticket reports a bug',
+      'the ticket is a question',
+      'the tests still fail',
+      'all tests pass',
+    ])
   })
 
   test('an invalid plan is pictured too: a missing note as a red text card, an unreachable note in a row of its own', () => {
@@ -86,7 +98,8 @@ describe('toCanvas', () => {
     const [group, ...rest] = canvas.nodes
     expect(group).toMatchObject({ id: 'g0', type: 'group', label: 'bugs' })
     expect(rest.every((card) => card.type !== 'group')).toBe(true)
-    const inside = (card: CanvasNode) => card.x >= group!.x && card.y >= group!.y && card.x + card.width <= group!.x + group!.width && card.y + card.height <= group!.y + group!.height
+    const inside = (card: CanvasNode) =>
+      card.x >= group!.x && card.y >= group!.y && card.x + card.width <= group!.x + group!.width && card.y + card.height <= group!.y + group!.height
     // Laid out inside from the note the walk from the start meets first, top to bottom.
     const members = rest.filter(inside).sort((a, b) => a.y - b.y)
     expect(members.map((card) => (card.type === 'file' ? card.file : ''))).toEqual(['bugs/reproduce.md', 'bugs/fix.md', 'bugs/verify.md'])
@@ -95,19 +108,25 @@ describe('toCanvas', () => {
 
   test('groups are named by their label only: a label like a card id stays apart from that card', async () => {
     const graph = await loadPlan(`${vaults}/branching`)
-    const canvas = toCanvas(graph, undefined, { group: (planNode) => (planNode.id === 'bugs/verify' ? 'n0' : planNode.id.startsWith('bugs/') ? 'n1' : undefined) })
+    const canvas = toCanvas(graph, undefined, {
+      group: (planNode) => (planNode.id === 'bugs/verify' ? 'n0' : planNode.id.startsWith('bugs/') ? 'n1' : undefined),
+    })
     expect(canvasProblems(canvas)).toEqual([])
     expect(canvas.nodes.filter((card) => card.type === 'group').map((group) => [group.id, group.type === 'group' && group.label])).toEqual([
       ['g0', 'n1'],
       ['g1', 'n0'],
     ])
     expect(cardsOf(canvas).map((card) => card.id)).toEqual(['n0', 'n1', 'n2', 'n3', 'n4'])
-    expect(() => toCanvas(graph, undefined, { group: () => 7 as unknown as string })).toThrow(new TypeError('Expected `group` to return a label (a string) or undefined, got `7` for `triage`'))
+    expect(() => toCanvas(graph, undefined, { group: () => 7 as unknown as string })).toThrow(
+      new TypeError('Expected `group` to return a label (a string) or undefined, got `7` for `triage`'),
+    )
   })
 
   test('a folder outside the Obsidian vault is a programmer error', () => {
     const graph = new PlanGraph([node('a', [], { type: 'start' })])
-    expect(() => toCanvas(graph, undefined, { folder: '../elsewhere' })).toThrow(new TypeError("Expected `folder` to be the plan vault's path inside the Obsidian vault, like `Plans/blog`, got `../elsewhere`"))
+    expect(() => toCanvas(graph, undefined, { folder: '../elsewhere' })).toThrow(
+      new TypeError("Expected `folder` to be the plan vault's path inside the Obsidian vault, like `Plans/blog`, got `../elsewhere`"),
+    )
     expect(() => toCanvas(graph, undefined, { folder: '/abs' })).toThrow(TypeError)
   })
 })

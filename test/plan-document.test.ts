@@ -59,15 +59,13 @@ describe('parsePlanDocument', () => {
       '## check\r\ntype: start\r\nmax_visits: 2\r\njudge: human\r\n# Check the numbers\r\nCompare with last month.\r\nNext:\r\n- ok -> [[publish]]\r\n- [[check]]\r\n\r\n## publish\r\nPublish.\r\n',
     )
     expect(graph.node('check')).toEqual(
-      node(
-        'check',
-        'Compare with last month.',
-        [
-          { label: 'ok', target: 'publish', conditional: true },
-          next('check'),
-        ],
-        { title: 'Check the numbers', type: 'start', maxVisits: 2, judge: 'human', frontmatter: { type: 'start', max_visits: 2, judge: 'human' } },
-      ),
+      node('check', 'Compare with last month.', [{ label: 'ok', target: 'publish', conditional: true }, next('check')], {
+        title: 'Check the numbers',
+        type: 'start',
+        maxVisits: 2,
+        judge: 'human',
+        frontmatter: { type: 'start', max_visits: 2, judge: 'human' },
+      }),
     )
   })
 
@@ -87,7 +85,25 @@ describe('parsePlanDocument', () => {
   })
 
   it("places each problem at the document's own line, naming no file", () => {
-    const document = ['# Plan', '', '## research', 'type: start', 'max_visits: zero', 'Find sources.', '### Next', '- [[draft]]', '', '## draft', 'Write it.', '### Next', '- ok -> [[nowhere]]', '- [[send]]', '', '## send', 'Send it.'].join('\n')
+    const document = [
+      '# Plan',
+      '',
+      '## research',
+      'type: start',
+      'max_visits: zero',
+      'Find sources.',
+      '### Next',
+      '- [[draft]]',
+      '',
+      '## draft',
+      'Write it.',
+      '### Next',
+      '- ok -> [[nowhere]]',
+      '- [[send]]',
+      '',
+      '## send',
+      'Send it.',
+    ].join('\n')
     const issues = (() => {
       try {
         parsePlanDocument(document)
@@ -96,7 +112,14 @@ describe('parsePlanDocument', () => {
       }
     })()
     expect(issues).toEqual([
-      { code: 'invalid-frontmatter', severity: 'error', message: '`max_visits` must be an integer from 1 up, got `"zero"`', node: 'research', line: 5, column: 13 },
+      {
+        code: 'invalid-frontmatter',
+        severity: 'error',
+        message: '`max_visits` must be an integer from 1 up, got `"zero"`',
+        node: 'research',
+        line: 5,
+        column: 13,
+      },
       { code: 'dangling-edge', severity: 'error', message: 'edge `ok` -> `[[nowhere]]` matches no note', node: 'draft', line: 13, column: 9 },
     ])
   })
@@ -113,7 +136,11 @@ describe('parsePlanDocument', () => {
     ])
     expect(result).toMatchObject({ status: 'completed', runVault })
     expect(Object.keys(await readNotes(runVault))).toEqual(['draft.md', 'research.md', 'review.md', 'send.md'])
-    expect((await loadPlan(runVault)).node('review')).toMatchObject({ role: 'review', status: 'done', edges: parsePlanDocument(specDocument).node('review').edges })
+    expect((await loadPlan(runVault)).node('review')).toMatchObject({
+      role: 'review',
+      status: 'done',
+      edges: parsePlanDocument(specDocument).node('review').edges,
+    })
   })
 })
 
@@ -150,7 +177,10 @@ describe('planGraph: a plan written by the planning model', () => {
 
   it('a document that parses but does not validate degrades to its steps in order, and says so', async () => {
     const broken = specDocument.replace('- needs revision -> [[draft]]', '- needs revision -> [[drfat]]')
-    const graph = await planGraph(query, scriptedJudge(() => broken))
+    const graph = await planGraph(
+      query,
+      scriptedJudge(() => broken),
+    )
     expect([...graph.nodes.values()].map((step) => step.body)).toEqual([
       'research: Find three sources on the topic.',
       'draft: Write the draft from the sources.',
@@ -166,18 +196,31 @@ describe('planGraph: a plan written by the planning model', () => {
     // The degradation is remembered by the run vault: a resumed run still reports it.
     const resumed = await runPlan(runVault, { query, work, llm: noJudge(), fsync: false })
     expect(resumed).toMatchObject({ status: 'completed', steps: 4, degraded: graph.degraded })
-    expect(work.calls.map((call) => call.node)).toEqual(['01-research-find-three-sources-on-the-topic', '02-draft-write-the-draft-from-the-sources', '03-review-approve-the-draft-or-say-what-mus', '04-send-send-the-approved-draft'])
+    expect(work.calls.map((call) => call.node)).toEqual([
+      '01-research-find-three-sources-on-the-topic',
+      '02-draft-write-the-draft-from-the-sources',
+      '03-review-approve-the-draft-or-say-what-mus',
+      '04-send-send-the-approved-draft',
+    ])
   })
 
   it('a numbered list instead of a document: its items become the steps', async () => {
-    const graph = await planGraph(query, scriptedJudge(() => 'Here is the plan:\n1. Research the topic\n2. Write the post\n3. Publish it\n'))
+    const graph = await planGraph(
+      query,
+      scriptedJudge(() => 'Here is the plan:\n1. Research the topic\n2. Write the post\n3. Publish it\n'),
+    )
     expect([...graph.nodes.values()].map((step) => step.body)).toEqual(['Research the topic', 'Write the post', 'Publish it'])
     expect(graph.degraded).toMatch(/^The planner's document was not a valid plan \(.+\); running its 3 steps in order instead\.$/)
   })
 
   it('garbage degrades to the query as the one step', async () => {
-    const graph = await planGraph(query, scriptedJudge(() => 'I am sorry, I cannot do that.'))
-    expect([...graph.nodes.values()]).toEqual([node('01-write-a-post-about-vaultplan', query, [], { title: query, type: 'start', frontmatter: { type: 'start' } })])
+    const graph = await planGraph(
+      query,
+      scriptedJudge(() => 'I am sorry, I cannot do that.'),
+    )
+    expect([...graph.nodes.values()]).toEqual([
+      node('01-write-a-post-about-vaultplan', query, [], { title: query, type: 'start', frontmatter: { type: 'start' } }),
+    ])
     expect(graph.degraded).toMatch(/running the query as one step in order instead\.$/)
 
     const runVault = join(await tempDir(), 'run')

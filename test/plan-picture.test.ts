@@ -44,7 +44,14 @@ describe('toMermaid', () => {
   test('with a run: visits of budget in the labels, statuses as classes with colours', async () => {
     const graph = new PlanGraph([
       node('draft', [['', 'review']], { type: 'start', status: 'done' }),
-      node('review', [['approved', 'send'], ['needs revision', 'draft']], { status: 'waiting', maxVisits: 4 }),
+      node(
+        'review',
+        [
+          ['approved', 'send'],
+          ['needs revision', 'draft'],
+        ],
+        { status: 'waiting', maxVisits: 4 },
+      ),
       node('send', [], { maxVisits: 1 }),
       node('fix', [['', 'send']], { status: 'active' }),
     ])
@@ -113,7 +120,9 @@ describe('toSvg', () => {
   test('draws the DOT picture in-process: an SVG image with every note, label and status colour', async () => {
     const graph = await loadPlan(draftReview)
     const svg = await toSvg(graph, { visits: { draft: 2, review: 2, send: 1 }, statuses: { draft: 'done', review: 'done', send: 'active' } })
-    expect(svg).toBe((await renderDot(toDot(graph, { visits: { draft: 2, review: 2, send: 1 }, statuses: { draft: 'done', review: 'done', send: 'active' } }))).svg)
+    expect(svg).toBe(
+      (await renderDot(toDot(graph, { visits: { draft: 2, review: 2, send: 1 }, statuses: { draft: 'done', review: 'done', send: 'active' } }))).svg,
+    )
     const picture = await parseSvg(svg)
     expect(picture).toMatchObject({ root: 'svg', namespace: 'http://www.w3.org/2000/svg', nodes: ['entry', 'n0', 'n1', 'n2'] })
     expect(picture.texts.map((text) => text.trim()).sort()).toEqual(['approved', 'draft (2/3)', 'needs revision', 'review (2/3)', 'send (1/3)'])
@@ -147,19 +156,26 @@ describe('a tricky plan', () => {
   }
   const graph = new PlanGraph([
     node(ids.start, [['', ids.final]], { type: 'start', status: 'done' }),
-    node(ids.final, [
-      [labels.pipes, ids.quotes],
-      [labels.quotes, ids.unicode],
-      [labels.newline, ids.keyword],
-      [labels.unicode, ids.marks],
-      [labels.entity, 'ghöst/“missing”'],
-      ['', ids.backslash],
-    ], { status: 'active' }),
+    node(
+      ids.final,
+      [
+        [labels.pipes, ids.quotes],
+        [labels.quotes, ids.unicode],
+        [labels.newline, ids.keyword],
+        [labels.unicode, ids.marks],
+        [labels.entity, 'ghöst/“missing”'],
+        ['', ids.backslash],
+      ],
+      { status: 'active' },
+    ),
     node(ids.quotes, [['again', ids.start]]),
     node(ids.unicode),
     node(ids.keyword),
     node(ids.marks),
-    node(ids.backslash, [['loop', ids.backslash], ['out', ids.keyword]]),
+    node(ids.backslash, [
+      ['loop', ids.backslash],
+      ['out', ids.keyword],
+    ]),
   ])
 
   test('mermaid accepts it and reads back every id and label', async () => {
@@ -175,7 +191,18 @@ describe('a tricky plan', () => {
       'ghöst/“missing” (missing)',
     ])
     expect(parsed.vertices.at(-1)!.classes).toEqual(['missing'])
-    expect(parsed.edges.map((edge) => edge.text)).toEqual(['', labels.pipes, labels.quotes, labels.newline, labels.unicode, labels.entity, '', 'again', 'loop', 'out'])
+    expect(parsed.edges.map((edge) => edge.text)).toEqual([
+      '',
+      labels.pipes,
+      labels.quotes,
+      labels.newline,
+      labels.unicode,
+      labels.entity,
+      '',
+      'again',
+      'loop',
+      'out',
+    ])
   })
 
   test('Graphviz renders it and draws every id and label as written', async () => {
@@ -193,18 +220,27 @@ describe('a tricky plan', () => {
     // Leading and trailing spaces are layout to both renderers; ids and labels are compared without them.
     const clean = (value: string) => value.replace(/ +/g, ' ').trim()
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(text.filter((value) => clean(value) !== ''), { minLength: 2, maxLength: 4, selector: clean }), fc.array(text.map(clean), { minLength: 2, maxLength: 4 }), async (names, words) => {
-        const nodes = names.map((name, index) => node(name, index + 1 < names.length ? [[words[index % words.length]!, names[index + 1]!]] : [], index === 0 ? { type: 'start' } : {}))
-        const plan = new PlanGraph(nodes)
-        const labels = nodes.flatMap((planNode) => planNode.edges.map((edge) => (edge.conditional ? edge.label : '')))
-        const parsed = await parseMermaid(toMermaid(plan))
-        expect(parsed.vertices.map((vertex) => clean(vertex.text))).toEqual(names.map(clean))
-        expect(parsed.edges.map((edge) => clean(edge.text))).toEqual(labels)
-        const rendered = await renderDot(toDot(plan))
-        expect(rendered.errors).toEqual([])
-        const drawn = (await parseSvg(rendered.svg!)).texts.map(clean)
-        for (const text of [...names.map(clean), ...labels.filter(Boolean)]) expect(drawn).toContain(text)
-      }),
+      fc.asyncProperty(
+        fc.uniqueArray(
+          text.filter((value) => clean(value) !== ''),
+          { minLength: 2, maxLength: 4, selector: clean },
+        ),
+        fc.array(text.map(clean), { minLength: 2, maxLength: 4 }),
+        async (names, words) => {
+          const nodes = names.map((name, index) =>
+            node(name, index + 1 < names.length ? [[words[index % words.length]!, names[index + 1]!]] : [], index === 0 ? { type: 'start' } : {}),
+          )
+          const plan = new PlanGraph(nodes)
+          const labels = nodes.flatMap((planNode) => planNode.edges.map((edge) => (edge.conditional ? edge.label : '')))
+          const parsed = await parseMermaid(toMermaid(plan))
+          expect(parsed.vertices.map((vertex) => clean(vertex.text))).toEqual(names.map(clean))
+          expect(parsed.edges.map((edge) => clean(edge.text))).toEqual(labels)
+          const rendered = await renderDot(toDot(plan))
+          expect(rendered.errors).toEqual([])
+          const drawn = (await parseSvg(rendered.svg!)).texts.map(clean)
+          for (const text of [...names.map(clean), ...labels.filter(Boolean)]) expect(drawn).toContain(text)
+        },
+      ),
       { numRuns: 40 },
     )
   })

@@ -28,13 +28,18 @@ function hasControls(text: string): boolean {
 
 describe('printable', () => {
   it('removes escape sequences and control characters, keeping the text, line feeds and tabs', () => {
-    expect(printable(`ok ${hostile.clipboard}then\t${hostile.hyperlink}\n${hostile.cursorUp}${hostile.colour}red ${hostile.c1}${hostile.bell}${hostile.overwrite} é 日本 🎉 ${hostile.bidi}`)).toBe(
-      'ok then\tclick\nred approved by a person é 日本 🎉 gnp.exe',
-    )
+    expect(
+      printable(
+        `ok ${hostile.clipboard}then\t${hostile.hyperlink}\n${hostile.cursorUp}${hostile.colour}red ${hostile.c1}${hostile.bell}${hostile.overwrite} é 日本 🎉 ${hostile.bidi}`,
+      ),
+    ).toBe('ok then\tclick\nred approved by a person é 日本 🎉 gnp.exe')
   })
 
   it('leaves no control character in any text, and changes no text without one', () => {
-    const piece = fc.oneof(fc.constantFrom(...Object.values(hostile), ESC, `${ESC}[`, `${ESC}]`, '\u009B', '\r\n', '\n', '\t', '[', ']', ';', 'a'), fc.string({ unit: 'binary', maxLength: 6 }))
+    const piece = fc.oneof(
+      fc.constantFrom(...Object.values(hostile), ESC, `${ESC}[`, `${ESC}]`, '\u009B', '\r\n', '\n', '\t', '[', ']', ';', 'a'),
+      fc.string({ unit: 'binary', maxLength: 6 }),
+    )
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 30 }), (pieces) => {
         const text = pieces.join('')
@@ -67,7 +72,12 @@ describe('the CLI prints no escape sequence a note or a model wrote', () => {
       'draft.md': note({ front: { type: 'start' }, title: `Draft ${hostile.cursorUp}`, next: [`[[${evil}]]`] }),
       [`${evil}.md`]: note({ title: 'Send', body: 'Send it.' }),
     })
-    await runPlan(dir, { query: `query ${hostile.hyperlink}`, work: scriptedWorker((step) => `done ${step.node.id} ${hostile.overwrite}${hostile.c1}`), llm: noJudge(), fsync: false })
+    await runPlan(dir, {
+      query: `query ${hostile.hyperlink}`,
+      work: scriptedWorker((step) => `done ${step.node.id} ${hostile.overwrite}${hostile.c1}`),
+      llm: noJudge(),
+      fsync: false,
+    })
     const [cwd, name] = [dirname(dir), basename(dir)]
     const status = await vaultplan(['status', name], { cwd })
     expect(status.code).toBe(0)
@@ -88,7 +98,10 @@ describe('the CLI prints no escape sequence a note or a model wrote', () => {
   it('validate, whose diagnostics quote note text', async () => {
     const dir = await writeVault({ 'a.md': note({ front: { type: 'start' }, title: 'A', next: [`[[gone\u009B2J${ESC}7]]`] }) })
     const [cwd, name] = [dirname(dir), basename(dir)]
-    for (const args of [['validate', name], ['validate', name, '--json']]) {
+    for (const args of [
+      ['validate', name],
+      ['validate', name, '--json'],
+    ]) {
       const run = await vaultplan(args, { cwd })
       expect(run.code).toBe(1)
       expect(run.stdout).toContain('gone')

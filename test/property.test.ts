@@ -6,12 +6,78 @@ import { parseNote } from '../src/vault/parse-note.js'
 
 /** Pieces of the markdown and YAML that notes are made of, so random notes hit the interesting paths. */
 const piece = fc.constantFrom(
-  '\n', '\r\n', '\uFEFF', ' ', '  ', '\t', 'a', 'Next', 'next', 'é', '\u0000', '\uD800',
-  '---\n', '---js\n', '----', '# ', '## ', '### ', '## Next\n', '## Feedback\n', '```\n', '~~~', '    ', '> ', '> [!note]\n',
-  '- ', '* ', '1. ', '[ ] ', '[x] ', '[[', ']]', '[', ']', '|', '#', '^', '@L12', '.md', '../', '/', '->', '→', '![[', '`', '*', '_', '<', '&amp;',
-  'type: start\n', 'status: ', 'pending', 'done', 'Draft', 'tools: [', 'max_visits: ', '3', 'role:', 'aliases:', '&a ', '*a', '"', "'", ': ', '{', '}', '%YAML 1.2\n',
+  '\n',
+  '\r\n',
+  '\uFEFF',
+  ' ',
+  '  ',
+  '\t',
+  'a',
+  'Next',
+  'next',
+  'é',
+  '\u0000',
+  '\uD800',
+  '---\n',
+  '---js\n',
+  '----',
+  '# ',
+  '## ',
+  '### ',
+  '## Next\n',
+  '## Feedback\n',
+  '```\n',
+  '~~~',
+  '    ',
+  '> ',
+  '> [!note]\n',
+  '- ',
+  '* ',
+  '1. ',
+  '[ ] ',
+  '[x] ',
+  '[[',
+  ']]',
+  '[',
+  ']',
+  '|',
+  '#',
+  '^',
+  '@L12',
+  '.md',
+  '../',
+  '/',
+  '->',
+  '→',
+  '![[',
+  '`',
+  '*',
+  '_',
+  '<',
+  '&amp;',
+  'type: start\n',
+  'status: ',
+  'pending',
+  'done',
+  'Draft',
+  'tools: [',
+  'max_visits: ',
+  '3',
+  'role:',
+  'aliases:',
+  '&a ',
+  '*a',
+  '"',
+  "'",
+  ': ',
+  '{',
+  '}',
+  '%YAML 1.2\n',
 )
-const noteText = fc.oneof(fc.string({ unit: 'binary', maxLength: 400 }), fc.array(piece, { maxLength: 80 }).map((pieces) => pieces.join('')))
+const noteText = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 400 }),
+  fc.array(piece, { maxLength: 80 }).map((pieces) => pieces.join('')),
+)
 
 function lineCount(text: string): number {
   return text.split('\n').length
@@ -126,7 +192,12 @@ describe('setFrontmatterStatus, any note that parses', () => {
       fc.constant(''),
     )
     const plainNote = fc
-      .record({ bom: fc.boolean(), crlf: fc.boolean(), frontmatter: fc.option(fc.array(plainLine, { maxLength: 8 }), { nil: undefined }), body: fc.constantFrom('# Step\n\nDo it.\n', '', 'text') })
+      .record({
+        bom: fc.boolean(),
+        crlf: fc.boolean(),
+        frontmatter: fc.option(fc.array(plainLine, { maxLength: 8 }), { nil: undefined }),
+        body: fc.constantFrom('# Step\n\nDo it.\n', '', 'text'),
+      })
       .map(({ bom, crlf, frontmatter, body }) => {
         const text = frontmatter === undefined ? body : `---\n${frontmatter.map((line) => `${line}\n`).join('')}---\n${body}`
         return `${bom ? '\uFEFF' : ''}${crlf ? text.replace(/\r?\n/g, '\r\n') : text}`

@@ -9,7 +9,8 @@ const QUERY = 'Write a post about tide pools'
 
 const V1 = '## research\ntype: start\nFind three sources on tide pools.\n### Next\n- [[draft]]\n\n## draft\nWrite the draft.\n'
 const V2 = '## outline\ntype: start\nOutline the post first.\n### Next\n- [[draft]]\n\n## draft\nWrite the draft from the outline.\n'
-const V3 = '## outline\ntype: start\nOutline the post, with a section on safety.\n### Next\n- [[draft]]\n\n## draft\nWrite the draft from the outline.\n### Next\n- [[edit]]\n\n## edit\nCut it to 800 words.\n'
+const V3 =
+  '## outline\ntype: start\nOutline the post, with a section on safety.\n### Next\n- [[draft]]\n\n## draft\nWrite the draft from the outline.\n### Next\n- [[edit]]\n\n## edit\nCut it to 800 words.\n'
 
 /** A planning model that writes the given documents in turn, and records the prompts it got. */
 function planner(...documents: string[]) {
@@ -87,7 +88,12 @@ describe('a pending proposal', () => {
     const before = await readTree(vault)
     const work = scriptedWorker()
     const events: string[] = []
-    const result = await runPlan(vault, { work, llm: planner(), fsync: false, onEvent: (event) => events.push(`${event.type} ${'node' in event ? event.node : ''}`) })
+    const result = await runPlan(vault, {
+      work,
+      llm: planner(),
+      fsync: false,
+      onEvent: (event) => events.push(`${event.type} ${'node' in event ? event.node : ''}`),
+    })
     expect(result).toMatchObject({ status: 'waiting', waiting: waitingOnProposal, steps: 0, runVault: vault })
     expect(result.reason).toContain('00_plan-trace/proposal.md')
     expect(events).toEqual(['waiting proposal'])
@@ -95,7 +101,13 @@ describe('a pending proposal', () => {
     expect(await runPlan(vault, { work, query: QUERY, fsync: false })).toMatchObject({ status: 'waiting', waiting: waitingOnProposal })
     expect(await nextStep(vault, { fsync: false })).toMatchObject({ kind: 'waiting', waiting: waitingOnProposal })
     const status = await readRunStatus(vault)
-    expect(status).toMatchObject({ phase: 'waiting', node: 'proposal', file: '00_plan-trace/proposal.md', next: { kind: 'waiting', node: 'proposal' }, proposal: { version: 1, status: 'pending' } })
+    expect(status).toMatchObject({
+      phase: 'waiting',
+      node: 'proposal',
+      file: '00_plan-trace/proposal.md',
+      next: { kind: 'waiting', node: 'proposal' },
+      proposal: { version: 1, status: 'pending' },
+    })
     expect(status.phase === 'waiting' && status.boxes.map((box) => `${box.label}:${box.checked}`)).toEqual(['approve:false', 'revise:false', 'decline:false'])
     expect(work.calls).toHaveLength(0)
     expect(await readTree(vault)).toEqual(before)
@@ -114,7 +126,9 @@ describe('a pending proposal', () => {
     expect((await readRunStatus(vault)).phase).toBe('completed')
     // Approved is approved: the next call resumes the run, and another query is refused.
     expect(await runPlan(vault, { work, fsync: false })).toMatchObject({ status: 'completed' })
-    await expect(runPlan(vault, { work, query: 'another post', fsync: false })).rejects.toSatisfy((error) => error instanceof RunStateError && error.code === 'query-mismatch')
+    await expect(runPlan(vault, { work, query: 'another post', fsync: false })).rejects.toSatisfy(
+      (error) => error instanceof RunStateError && error.code === 'query-mismatch',
+    )
     expect(work.calls).toHaveLength(2)
   })
 
@@ -125,7 +139,8 @@ describe('a pending proposal', () => {
     await decide(byCode, 'proposal', { edge: 'approve' })
     expect(await readFile(join(byCode, '00_plan-trace/proposal.md'), 'utf8')).toBe(await readFile(join(byHand, '00_plan-trace/proposal.md'), 'utf8'))
     expect((await readRunStatus(byHand)).next).toEqual({ kind: 'waiting', node: 'proposal', visit: 1 })
-    for (const vault of [byHand, byCode]) expect(await runPlan(vault, { work: scriptedWorker(), fsync: false })).toMatchObject({ status: 'completed', steps: 2 })
+    for (const vault of [byHand, byCode])
+      expect(await runPlan(vault, { work: scriptedWorker(), fsync: false })).toMatchObject({ status: 'completed', steps: 2 })
   })
 
   test('declined: every run rejects with `declined`, the notes untouched', async () => {
@@ -136,7 +151,9 @@ describe('a pending proposal', () => {
     for (let run = 0; run < 2; run++) {
       await expect(runPlan(vault, { work, fsync: false })).rejects.toSatisfy((error) => error instanceof RunStateError && error.code === 'declined')
     }
-    await expect(runPlan(vault, { work, fresh: true, query: QUERY, fsync: false })).rejects.toSatisfy((error) => error instanceof RunStateError && error.code === 'declined')
+    await expect(runPlan(vault, { work, fresh: true, query: QUERY, fsync: false })).rejects.toSatisfy(
+      (error) => error instanceof RunStateError && error.code === 'declined',
+    )
     expect(await readProposal(vault)).toEqual({ version: 1, status: 'declined' })
     expect(work.calls).toHaveLength(0)
     expect(await stat(join(vault, '00_plan-trace/trace.md')).catch(() => undefined)).toBeUndefined()
@@ -144,7 +161,7 @@ describe('a pending proposal', () => {
     await expect(decide(vault, 'proposal', { edge: 'approve' })).rejects.toSatisfy((error) => error instanceof RunStateError && error.code === 'not-waiting')
   })
 
-  test('revised twice: each version kept under proposals/v<n>/ and linked, a person\'s own notes never moved', async () => {
+  test("revised twice: each version kept under proposals/v<n>/ and linked, a person's own notes never moved", async () => {
     const { vault, llm } = await propose()
     const mine = '# My notes\n\nTide pools at Point Lobos, low tide 6am.\n'
     await writeFile(join(vault, 'my-notes.md'), mine)
@@ -176,7 +193,9 @@ describe('a pending proposal', () => {
     expect(tree['00_plan-trace/proposal.md']).toContain('- [[outline]]\n- [[draft]]\n')
 
     // The second revision is asked for by hand, in the note.
-    await edit(vault, '00_plan-trace/proposal.md', (text) => text.replace('- [ ] revise', '- [x] revise').replace(/## Feedback\n\n/, '## Feedback\n\nAdd a safety section, and an edit pass.\n'))
+    await edit(vault, '00_plan-trace/proposal.md', (text) =>
+      text.replace('- [ ] revise', '- [x] revise').replace(/## Feedback\n\n/, '## Feedback\n\nAdd a safety section, and an edit pass.\n'),
+    )
     expect((await readRunStatus(vault)).next).toEqual({ kind: 'plan', node: 'proposal', visit: 2 })
     expect(await runPlan(vault, { work, llm, fsync: false })).toMatchObject({ status: 'waiting' })
     expect(await readProposal(vault)).toEqual({ version: 3, status: 'pending', parent: '00_plan-trace/proposals/v2/proposal.md' })
@@ -201,9 +220,9 @@ describe('a pending proposal', () => {
     expect(await readFile(join(vault, 'my-notes.md'), 'utf8')).toBe(mine)
   })
 
-  test('a new note that would take the name of a person\'s note is renamed, its links following', async () => {
+  test("a new note that would take the name of a person's note is renamed, its links following", async () => {
     const { vault, llm } = await propose()
-    const theirs = '# Outline\n\nMy own outline, not the plan\'s.\n'
+    const theirs = "# Outline\n\nMy own outline, not the plan's.\n"
     await writeFile(join(vault, 'outline.md'), theirs)
     await decide(vault, 'proposal', { edge: 'revise', feedback: 'Start with an outline.' })
     await runPlan(vault, { work: scriptedWorker(), llm, fsync: false })
@@ -221,17 +240,30 @@ describe('a pending proposal', () => {
     await decide(vault, 'proposal', { edge: 'revise', feedback: 'Start with an outline.' })
     const research = await readFile(join(vault, 'research.md'), 'utf8')
     // Where a kill after the first move leaves it: v1's proposal and research kept, draft not yet.
-    await writeVault({ '00_plan-trace/proposals/v1/research.md': research, '00_plan-trace/proposals/v1/proposal.md': await readFile(join(vault, '00_plan-trace/proposal.md'), 'utf8') }, vault)
+    await writeVault(
+      {
+        '00_plan-trace/proposals/v1/research.md': research,
+        '00_plan-trace/proposals/v1/proposal.md': await readFile(join(vault, '00_plan-trace/proposal.md'), 'utf8'),
+      },
+      vault,
+    )
     await rm(join(vault, 'research.md'))
     expect(await runPlan(vault, { work: scriptedWorker(), llm, fsync: false })).toMatchObject({ status: 'waiting' })
     const tree = await readTree(vault)
-    expect(Object.keys(tree)).toEqual(['00_plan-trace/proposal.md', '00_plan-trace/proposals/v1/draft.md', '00_plan-trace/proposals/v1/proposal.md', '00_plan-trace/proposals/v1/research.md', 'draft.md', 'outline.md'])
+    expect(Object.keys(tree)).toEqual([
+      '00_plan-trace/proposal.md',
+      '00_plan-trace/proposals/v1/draft.md',
+      '00_plan-trace/proposals/v1/proposal.md',
+      '00_plan-trace/proposals/v1/research.md',
+      'draft.md',
+      'outline.md',
+    ])
     expect(tree['00_plan-trace/proposals/v1/research.md']).toBe(research)
     expect(tree['00_plan-trace/proposals/v1/draft.md']).toContain('Write the draft.')
     expect(await readProposal(vault)).toMatchObject({ version: 2, status: 'pending' })
   })
 
-  test('a revision cut short after writing the new notes is finished by the next run: its notes are not taken for a person\'s', async () => {
+  test("a revision cut short after writing the new notes is finished by the next run: its notes are not taken for a person's", async () => {
     const { vault, llm } = await propose(planner(V1, V2, V2))
     await decide(vault, 'proposal', { edge: 'revise', feedback: 'Start with an outline.' })
     const v1 = await readTree(vault)
@@ -250,7 +282,14 @@ describe('a pending proposal', () => {
     await rm(join(vault, 'research.md'))
     expect(await runPlan(vault, { work: scriptedWorker(), llm, fsync: false })).toMatchObject({ status: 'waiting' })
     const tree = await readTree(vault)
-    expect(Object.keys(tree)).toEqual(['00_plan-trace/proposal.md', '00_plan-trace/proposals/v1/draft.md', '00_plan-trace/proposals/v1/proposal.md', '00_plan-trace/proposals/v1/research.md', 'draft.md', 'outline.md'])
+    expect(Object.keys(tree)).toEqual([
+      '00_plan-trace/proposal.md',
+      '00_plan-trace/proposals/v1/draft.md',
+      '00_plan-trace/proposals/v1/proposal.md',
+      '00_plan-trace/proposals/v1/research.md',
+      'draft.md',
+      'outline.md',
+    ])
     expect(tree['00_plan-trace/proposals/v1/draft.md']).toBe(v1['draft.md'])
     expect(tree['00_plan-trace/proposal.md']).toContain('notes: ["outline.md","draft.md"]')
   })
@@ -265,7 +304,9 @@ describe('a pending proposal', () => {
     )
     const edited = await readFile(join(vault, '00_plan-trace/proposal.md'), 'utf8')
     expect(await runPlan(vault, { work: scriptedWorker(), fsync: false })).toMatchObject({ status: 'completed' })
-    expect(await readFile(join(vault, '00_plan-trace/proposal.md'), 'utf8')).toBe(edited.replace('status: pending # until I say so', 'status: approved # until I say so'))
+    expect(await readFile(join(vault, '00_plan-trace/proposal.md'), 'utf8')).toBe(
+      edited.replace('status: pending # until I say so', 'status: approved # until I say so'),
+    )
   })
 
   test('a proposal saved with CRLF line endings is read, decided and approved, its endings kept', async () => {
@@ -282,7 +323,9 @@ describe('a pending proposal', () => {
   test('two boxes ticked: an error naming both, nothing changed; decide refuses a second box', async () => {
     const { vault } = await propose()
     await decide(vault, 'proposal', { edge: 'approve' })
-    await expect(decide(vault, 'proposal', { edge: 'decline' })).rejects.toSatisfy((error) => error instanceof RunStateError && error.code === 'ambiguous-decision')
+    await expect(decide(vault, 'proposal', { edge: 'decline' })).rejects.toSatisfy(
+      (error) => error instanceof RunStateError && error.code === 'ambiguous-decision',
+    )
     await expect(decide(vault, 'proposal', { edge: 'maybe' })).rejects.toSatisfy((error) => error instanceof RunStateError && error.code === 'bad-choice')
     await edit(vault, '00_plan-trace/proposal.md', (text) => text.replace('- [ ] decline', '- [x] decline'))
     const before = await readTree(vault)

@@ -117,7 +117,14 @@ it('every error class shares the base, its name and one casing of codes', async 
     expect(error.code).toMatch(/^[a-z]+(-[a-z]+)*$/)
     if (!(error instanceof lib.ModelConfigError)) expect(error.cause).toBe(cause)
   }
-  expect(errors.map((error) => error.code)).toEqual(['plan-invalid', 'vault-locked', 'worker-failed', 'vault-missing', 'model-not-configured', 'llm-request-failed'])
+  expect(errors.map((error) => error.code)).toEqual([
+    'plan-invalid',
+    'vault-locked',
+    'worker-failed',
+    'vault-missing',
+    'model-not-configured',
+    'llm-request-failed',
+  ])
 })
 
 it('exports exactly these names from vaultplan/ai-sdk', async () => {

@@ -21,7 +21,8 @@ async function sequential(files: Record<string, string>): Promise<{ headings: st
   return { headings: await traceHeadings(vault), notes: await readNotes(vault) }
 }
 
-const approveNote = '---\njudge: human\nmax_visits: 3\n---\n# Approve the draft\n\nA person reads the draft.\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n'
+const approveNote =
+  '---\njudge: human\nmax_visits: 3\n---\n# Approve the draft\n\nA person reads the draft.\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n'
 const humanPlan = {
   'draft.md': note({ front: { type: 'start' }, title: 'Draft', body: 'Write the draft.', next: ['[[approve]]'] }),
   'approve.md': approveNote,
@@ -204,7 +205,11 @@ describe('runs through the queue', () => {
     const draftHops = () => [...lateReports, ...takeoverReports].filter((report) => report.worked?.node === 'draft' && report.worked.visit === 1)
     // The run can end before the losing attempt has reported.
     await waitFor(() => draftHops().length === 2)
-    expect(draftHops().map((report) => report.outcome).sort()).toEqual(['queued', 'superseded'])
+    expect(
+      draftHops()
+        .map((report) => report.outcome)
+        .sort(),
+    ).toEqual(['queued', 'superseded'])
     expect(await traceHeadings(vault)).toEqual(reference.headings)
     expect(await jobStates(queue)).toEqual({ completed: 5 })
   })

@@ -172,7 +172,8 @@ describe('resume after an interruption at each phase of each hop', async () => {
         const status = await readRunStatus(dir)
         const hopsBefore = (await traceEntries(dir, { complete: true }).catch(() => [])).length
         const step = await nextStep(dir, { ...options, llm: judge() })
-        if (status.next.kind === 'work') expect(step).toMatchObject({ kind: 'work', node: { id: status.next.node }, visit: status.next.visit, step: status.next.step })
+        if (status.next.kind === 'work')
+          expect(step).toMatchObject({ kind: 'work', node: { id: status.next.node }, visit: status.next.visit, step: status.next.step })
         if (status.next.kind === 'judge') {
           const entries = await traceEntries(dir, { complete: true })
           expect(entries).toHaveLength(hopsBefore + 1)
@@ -299,7 +300,13 @@ describe('what a re-run does with the vault as it finds it', () => {
     const archive = join(dir, '00_plan-trace/archive')
     expect(await readdir(archive)).toEqual([firstRun])
     expect(await read(archive, `${firstRun}/trace.md`)).toBe(oldTrace)
-    expect((await readdir(join(archive, firstRun, 'outputs'))).sort()).toEqual(['0001-draft.md', '0002-review.md', '0003-draft.md', '0004-review.md', '0005-send.md'])
+    expect((await readdir(join(archive, firstRun, 'outputs'))).sort()).toEqual([
+      '0001-draft.md',
+      '0002-review.md',
+      '0003-draft.md',
+      '0004-review.md',
+      '0005-send.md',
+    ])
     expect(await read(archive, `${firstRun}/final.md`)).toMatch(/\nsend v1$/)
     expect(await traceHeadings(dir)).toEqual(['Step 1 · [[draft]] · visit 1', 'Step 2 · [[review]] · visit 1', 'Step 3 · [[send]] · visit 1'])
     expect(await read(dir, '00_plan-trace/trace.md')).toContain(`run: ${runId}`)

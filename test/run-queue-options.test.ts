@@ -11,7 +11,9 @@ describe('vaultplan/queue refuses bad arguments at once', () => {
 
   test('a run without a vault', async () => {
     await expect(enqueueRun(nowhere, { vault: '' })).rejects.toThrow(new TypeError('Expected `vault` to be the path of a run vault, got ``'))
-    await expect(resumeRun(nowhere, undefined as unknown as string)).rejects.toThrow(new TypeError('Expected `vault` to be the path of a run vault, got `undefined`'))
+    await expect(resumeRun(nowhere, undefined as unknown as string)).rejects.toThrow(
+      new TypeError('Expected `vault` to be the path of a run vault, got `undefined`'),
+    )
   })
 
   test('a pg-boss `db` adapter, which cannot run a hop in one transaction', async () => {
@@ -20,7 +22,11 @@ describe('vaultplan/queue refuses bad arguments at once', () => {
   })
 
   test('a queue name pg-boss would refuse, and a hop timeout under a second', async () => {
-    await expect(RunQueue.open(nowhere, { queue: 'my queue' })).rejects.toThrow(new TypeError('Expected `queue` to be a name of letters, digits, `_`, `.` or `-`, got `my queue`'))
-    await expect(RunQueue.open(nowhere, { hopTimeoutSeconds: 0 })).rejects.toThrow(new TypeError('Expected `hopTimeoutSeconds` to be an integer from 1 up, got `0`'))
+    await expect(RunQueue.open(nowhere, { queue: 'my queue' })).rejects.toThrow(
+      new TypeError('Expected `queue` to be a name of letters, digits, `_`, `.` or `-`, got `my queue`'),
+    )
+    await expect(RunQueue.open(nowhere, { hopTimeoutSeconds: 0 })).rejects.toThrow(
+      new TypeError('Expected `hopTimeoutSeconds` to be an integer from 1 up, got `0`'),
+    )
   })
 })

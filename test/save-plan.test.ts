@@ -79,7 +79,16 @@ describe('savePlan', () => {
   it('a minimal graph built in code gains its file and the knobs it wrote, nothing else', async () => {
     const dir = await tempDir()
     const graph = new PlanGraph([
-      { id: 'a', title: 'A', body: 'Do a.', type: 'start', status: 'pending', maxVisits: 3, edges: [{ label: 'next', target: 'b', conditional: false }], frontmatter: {} },
+      {
+        id: 'a',
+        title: 'A',
+        body: 'Do a.',
+        type: 'start',
+        status: 'pending',
+        maxVisits: 3,
+        edges: [{ label: 'next', target: 'b', conditional: false }],
+        frontmatter: {},
+      },
       { id: 'b', title: 'b', body: '', type: 'step', status: 'pending', maxVisits: 2, edges: [], frontmatter: {} },
     ])
     await savePlan(graph, dir, { fsync: false })
@@ -133,7 +142,20 @@ describe('savePlan', () => {
   })
 
   it('titles and labels with markdown in them come back as the same text', async () => {
-    const labels = ['**approved**', '`npm test` passes', 'score > 0.8 && ok', '[x] already done', '- dash first', '1. numbered', '# hash first', '> quoted', 'a -> b', 'ends with #', 'C:\\path\\to', '&amp; entity']
+    const labels = [
+      '**approved**',
+      '`npm test` passes',
+      'score > 0.8 && ok',
+      '[x] already done',
+      '- dash first',
+      '1. numbered',
+      '# hash first',
+      '> quoted',
+      'a -> b',
+      'ends with #',
+      'C:\\path\\to',
+      '&amp; entity',
+    ]
     const nodes: PlanNode[] = [
       {
         id: 'start',
@@ -178,7 +200,9 @@ describe('savePlan', () => {
 
   it('refuses to write a note outside the vault', async () => {
     const dir = await tempDir()
-    const graph = new PlanGraph([{ id: 'x', title: 'x', body: '', type: 'start', status: 'pending', maxVisits: 3, edges: [], file: '../escape.md', frontmatter: {} }])
+    const graph = new PlanGraph([
+      { id: 'x', title: 'x', body: '', type: 'start', status: 'pending', maxVisits: 3, edges: [], file: '../escape.md', frontmatter: {} },
+    ])
     await expect(savePlan(graph, join(dir, 'vault'), { fsync: false })).rejects.toThrow('Refusing to write `../escape.md`: it is outside the vault')
     expect(await readdir(dir)).toEqual(['vault'])
   })
@@ -195,8 +219,14 @@ describe('savePlan', () => {
 
 describe('savePlan round trip, property-based', () => {
   // Text a person or a model plausibly writes, markdown punctuation included.
-  const words = fc.stringMatching(/^[A-Za-z0-9é→\[>+-][A-Za-z0-9é→ ,.;:!?'"()*_`#&<>|\\[\]{}~=+%$@^/-]{0,40}$/).filter((text) => text.trim() === text && !/\s{2}/.test(text))
-  const ids = fc.uniqueArray(fc.stringMatching(/^[a-z][a-z0-9-]{0,10}(\/[a-z][a-z0-9-]{0,10})?$/), { minLength: 1, maxLength: 5, selector: (id) => id.toLowerCase() })
+  const words = fc
+    .stringMatching(/^[A-Za-z0-9é→\[>+-][A-Za-z0-9é→ ,.;:!?'"()*_`#&<>|\\[\]{}~=+%$@^/-]{0,40}$/)
+    .filter((text) => text.trim() === text && !/\s{2}/.test(text))
+  const ids = fc.uniqueArray(fc.stringMatching(/^[a-z][a-z0-9-]{0,10}(\/[a-z][a-z0-9-]{0,10})?$/), {
+    minLength: 1,
+    maxLength: 5,
+    selector: (id) => id.toLowerCase(),
+  })
 
   it('a graph of plausible text loads back equal', { timeout: 60_000 }, async () => {
     await fc.assert(
@@ -208,7 +238,10 @@ describe('savePlan round trip, property-based', () => {
               fc.record({
                 title: fc.option(words, { nil: undefined }),
                 // An odd number of `%%` leaves an Obsidian comment open, which savePlan refuses (tested above).
-                body: fc.array(words, { maxLength: 3 }).map((lines) => lines.join('\n\n')).filter((body) => body.split('%%').length % 2 === 1),
+                body: fc
+                  .array(words, { maxLength: 3 })
+                  .map((lines) => lines.join('\n\n'))
+                  .filter((body) => body.split('%%').length % 2 === 1),
                 labels: fc.array(fc.tuple(fc.option(words, { nil: undefined }), fc.nat(idList.length - 1)), { maxLength: 3 }),
                 status: fc.constantFrom('pending' as const, 'active' as const, 'done' as const, 'waiting' as const),
               }),

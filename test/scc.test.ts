@@ -5,7 +5,13 @@ import { PlanGraph, type PlanNode } from 'vaultplan'
 import { stronglyConnectedComponents } from '../src/plan/validate.js'
 
 const node = (id: string, targets: string[], type: PlanNode['type'] = 'step'): PlanNode => ({
-  id, title: id, body: '', type, status: 'pending', maxVisits: 3, frontmatter: {},
+  id,
+  title: id,
+  body: '',
+  type,
+  status: 'pending',
+  maxVisits: 3,
+  frontmatter: {},
   edges: targets.map((target) => ({ label: '', target, conditional: false })),
 })
 
@@ -24,24 +30,33 @@ describe('strongly connected components', () => {
 
   it('agrees with a brute-force reachability check on random graphs', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 12 }).chain((n) => fc.tuple(fc.constant(n), fc.array(fc.tuple(fc.nat(n - 1), fc.nat(n - 1)), { maxLength: 30 }))), ([n, edges]) => {
-        const graph = new DirectedGraph()
-        for (let i = 0; i < n; i++) graph.addNode(String(i))
-        for (const [a, b] of edges) graph.mergeEdge(String(a), String(b))
-        const reach = (from: string) => {
-          const seen = new Set([from])
-          const queue = [from]
-          for (let at = queue.pop(); at !== undefined; at = queue.pop()) for (const next of graph.outNeighbors(at)) if (!seen.has(next)) (seen.add(next), queue.push(next))
-          return seen
-        }
-        const expected = new Set<string>()
-        for (let i = 0; i < n; i++) {
-          const a = String(i)
-          expected.add([...reach(a)].filter((b) => reach(b).has(a)).sort().join(','))
-        }
-        const found = new Set(stronglyConnectedComponents(graph).map((component) => [...component].sort().join(',')))
-        expect(found).toEqual(expected)
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 12 }).chain((n) => fc.tuple(fc.constant(n), fc.array(fc.tuple(fc.nat(n - 1), fc.nat(n - 1)), { maxLength: 30 }))),
+        ([n, edges]) => {
+          const graph = new DirectedGraph()
+          for (let i = 0; i < n; i++) graph.addNode(String(i))
+          for (const [a, b] of edges) graph.mergeEdge(String(a), String(b))
+          const reach = (from: string) => {
+            const seen = new Set([from])
+            const queue = [from]
+            for (let at = queue.pop(); at !== undefined; at = queue.pop())
+              for (const next of graph.outNeighbors(at)) if (!seen.has(next)) (seen.add(next), queue.push(next))
+            return seen
+          }
+          const expected = new Set<string>()
+          for (let i = 0; i < n; i++) {
+            const a = String(i)
+            expected.add(
+              [...reach(a)]
+                .filter((b) => reach(b).has(a))
+                .sort()
+                .join(','),
+            )
+          }
+          const found = new Set(stronglyConnectedComponents(graph).map((component) => [...component].sort().join(',')))
+          expect(found).toEqual(expected)
+        },
+      ),
     )
   })
 })

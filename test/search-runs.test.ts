@@ -62,13 +62,38 @@ describe('searchRuns', () => {
   it('searches archived runs, ledgers and the judges’ rationales too', async () => {
     const runs = await pastRuns()
     expect(await searchRuns(runs.root, 'zebra')).toEqual([
-      expect.objectContaining({ vault: 'gamma', runId: runs.gammaFirst, kind: 'output', node: 'b', step: 2, file: `gamma/00_plan-trace/archive/${runs.gammaFirst}/outputs/0002-b.md` }),
+      expect.objectContaining({
+        vault: 'gamma',
+        runId: runs.gammaFirst,
+        kind: 'output',
+        node: 'b',
+        step: 2,
+        file: `gamma/00_plan-trace/archive/${runs.gammaFirst}/outputs/0002-b.md`,
+      }),
     ])
     expect(await searchRuns(runs.root, 'hornbeam')).toEqual([
-      { vault: 'alpha', runId: runs.alpha, kind: 'ledger', node: 'a', step: 1, file: 'alpha/00_plan-trace/ledger.md', snippet: 'F1: The staging server is called hornbeam.', score: expect.any(Number) },
+      {
+        vault: 'alpha',
+        runId: runs.alpha,
+        kind: 'ledger',
+        node: 'a',
+        step: 1,
+        file: 'alpha/00_plan-trace/ledger.md',
+        snippet: 'F1: The staging server is called hornbeam.',
+        score: expect.any(Number),
+      },
     ])
     expect(await searchRuns(runs.root, 'changelog migration')).toEqual([
-      { vault: 'loop', runId: runs.loop, kind: 'rationale', node: 'review', step: 2, file: 'loop/00_plan-trace/trace.md', snippet: '1: NO 2: YES The changelog lacks a migration note.', score: expect.any(Number) },
+      {
+        vault: 'loop',
+        runId: runs.loop,
+        kind: 'rationale',
+        node: 'review',
+        step: 2,
+        file: 'loop/00_plan-trace/trace.md',
+        snippet: '1: NO 2: YES The changelog lacks a migration note.',
+        score: expect.any(Number),
+      },
     ])
   })
 
@@ -130,11 +155,17 @@ describe('searchRuns', () => {
     const before = await read(other, '00_plan-trace/ledger.md')
     await recordEntry(other, { kind: 'assumption', text: 'Gulls nest on the roof.' })
     await appendFile(join(runs.root, 'teams/beta/00_plan-trace/ledger.md'), (await read(other, '00_plan-trace/ledger.md')).slice(before.length))
-    expect(await searchRuns(runs.root, 'gulls')).toEqual([expect.objectContaining({ vault: 'teams/beta', kind: 'ledger', snippet: 'A2: Gulls nest on the roof.' })])
+    expect(await searchRuns(runs.root, 'gulls')).toEqual([
+      expect.objectContaining({ vault: 'teams/beta', kind: 'ledger', snippet: 'A2: Gulls nest on the roof.' }),
+    ])
 
     // A fresh start moves alpha's run into its archive: the hits follow the files.
     await runLinear(runs.root, 'alpha', { a: 'Nothing about limits now.' }, { fresh: true })
-    expect((await searchRuns(runs.root, 'vendor'))[0]).toMatchObject({ vault: 'alpha', runId: runs.alpha, file: `alpha/00_plan-trace/archive/${runs.alpha}/outputs/0001-a.md` })
+    expect((await searchRuns(runs.root, 'vendor'))[0]).toMatchObject({
+      vault: 'alpha',
+      runId: runs.alpha,
+      file: `alpha/00_plan-trace/archive/${runs.alpha}/outputs/0001-a.md`,
+    })
 
     await rm(join(runs.root, 'gamma'), { recursive: true })
     expect((await refreshRunIndex(runs.root)).report.removed).toBeGreaterThan(0)
@@ -168,7 +199,9 @@ describe('searchRuns', () => {
 
   it('searches a single vault as the root, and a root the cache cannot be written into', async () => {
     const runs = await pastRuns()
-    expect(await searchRuns(join(runs.root, 'alpha'), 'vendor')).toEqual([expect.objectContaining({ vault: '.', file: '00_plan-trace/outputs/0001-a.md', runId: runs.alpha })])
+    expect(await searchRuns(join(runs.root, 'alpha'), 'vendor')).toEqual([
+      expect.objectContaining({ vault: '.', file: '00_plan-trace/outputs/0001-a.md', runId: runs.alpha }),
+    ])
     await writeFile(join(runs.root, 'teams', '.vaultplan'), 'a file where the cache folder would go')
     expect(await searchRuns(join(runs.root, 'teams'), 'venue')).toHaveLength(3)
     expect(await searchRuns(join(runs.root, 'teams'), 'stage')).toEqual([expect.objectContaining({ vault: 'beta', node: 'a' })])

@@ -21,7 +21,12 @@ const index = fileURLToPath(new URL('../src/index.ts', import.meta.url))
 function chain(): Record<string, string> {
   const files: Record<string, string> = {}
   for (let i = 1; i <= 5; i++) {
-    files[`s${i}.md`] = note({ ...(i === 1 ? { front: { type: 'start' } } : {}), title: `S${i}`, body: `Do step ${i}.`, ...(i < 5 ? { next: [`[[s${i + 1}]]`] } : {}) })
+    files[`s${i}.md`] = note({
+      ...(i === 1 ? { front: { type: 'start' } } : {}),
+      title: `S${i}`,
+      body: `Do step ${i}.`,
+      ...(i < 5 ? { next: [`[[s${i + 1}]]`] } : {}),
+    })
   }
   return files
 }
@@ -40,7 +45,9 @@ function hopElsewhere(vault: string): Promise<string> {
     process.stdout.write(step.node.id)
   `
   return new Promise((done, fail) =>
-    execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], (error, stdout, stderr) => (error ? fail(new Error(stderr || error.message)) : done(stdout))),
+    execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], (error, stdout, stderr) =>
+      error ? fail(new Error(stderr || error.message)) : done(stdout),
+    ),
   )
 }
 
@@ -69,7 +76,7 @@ describe('the stepping calls never answer from a stale session', () => {
     expect(work(await nextStep(dir, options)).node.id).toBe('s4')
   })
 
-  it('an edit that keeps the note\'s size, inode and time (written in place within one clock tick) is seen by its bytes', async () => {
+  it("an edit that keeps the note's size, inode and time (written in place within one clock tick) is seen by its bytes", async () => {
     const dir = await writeVault(chain())
     const path = join(dir, 's3.md')
     // A time in whole seconds, which utimes sets exactly, and recent: as a note saved a moment ago.

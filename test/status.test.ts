@@ -11,7 +11,15 @@ const query = 'Announce the release'
 const shownAs = 'plans/announce'
 
 function nodes(...rows: [id: string, status: NodeState['status'], visits: number, maxVisits?: number][]): NodeState[] {
-  return rows.map(([id, status, visits, maxVisits = 3]) => ({ id, file: `${id}.md`, status, visits, maxVisits, start: id === 'draft', terminal: id === 'send' }))
+  return rows.map(([id, status, visits, maxVisits = 3]) => ({
+    id,
+    file: `${id}.md`,
+    status,
+    visits,
+    maxVisits,
+    start: id === 'draft',
+    terminal: id === 'send',
+  }))
 }
 
 /** The status with `next` worded as `vaultplan status` words it. */
@@ -111,9 +119,7 @@ describe('readRunStatus', () => {
     await edit(dir, 'review.md', (text) => text.replace('- [ ] approved', '- [x] approved'))
     expect((await readStatus(dir)).next).toBe('`approved -> [[send]]` is ticked: `vaultplan run plans/announce` to go on along it.')
     await edit(dir, 'review.md', (text) => text.replace('- [ ] needs revision', '- [x] needs revision'))
-    expect((await readStatus(dir)).next).toBe(
-      '2 boxes are ticked in `plans/announce/review.md`; untick all but one, then `vaultplan run plans/announce`.',
-    )
+    expect((await readStatus(dir)).next).toBe('2 boxes are ticked in `plans/announce/review.md`; untick all but one, then `vaultplan run plans/announce`.')
   })
 
   test('waiting on items a person wrote back without boxes: says how to tick one', async () => {
@@ -127,9 +133,17 @@ describe('readRunStatus', () => {
     expect(shown).toContain('- [ ] approved -> [[send]]')
     await writeFile(note, shown.replace(/- \[ \] /g, '- '))
     const status = await readStatus(dir)
-    expect(status).toMatchObject({ phase: 'waiting', boxes: [{ label: 'approved', box: false, checked: false }, { label: 'needs revision', box: false, checked: false }] })
+    expect(status).toMatchObject({
+      phase: 'waiting',
+      boxes: [
+        { label: 'approved', box: false, checked: false },
+        { label: 'needs revision', box: false, checked: false },
+      ],
+    })
     expect(status.next).toBe(
-      'Tick one box under `## Next` in `plans/announce/review.md`; an item without a box is ticked by writing one: `- [x] approved -> [[send]]` (write under `## Feedback` if you like), then `vaultplan run plans/announce`.',
+      'Tick one box under `## Next` in `plans/announce/review.md`; an item without a box is ticked ' +
+        'by writing one: `- [x] approved -> [[send]]` (write under `## Feedback` if you like), then ' +
+        '`vaultplan run plans/announce`.',
     )
   })
 
@@ -209,13 +223,17 @@ describe('readRunStatus', () => {
       ['warning', 'unreachable', 'send.md', undefined],
     ])
     expect(status.next).toBe(
-      "Fix the plan's 3 errors (start with `plans/announce/review.md` line 10: edge `approved` -> `[[sned]]` matches no note), then check with `vaultplan validate plans/announce`; a run refuses an invalid plan, and the vault stays resumable.",
+      "Fix the plan's 3 errors (start with `plans/announce/review.md` line 10: edge `approved` -> " +
+        '`[[sned]]` matches no note), then check with `vaultplan validate plans/announce`; a run refuses ' +
+        'an invalid plan, and the vault stays resumable.',
     )
   })
 
   test('a vault path with spaces is quoted for the shell', async () => {
     const dir = await writeVault(draftReview())
-    expect((await readStatus(dir, {}, "my plans/it's")).next).toBe(`Start the run: \`vaultplan run 'my plans/it'\\''s' --query "..."\`. It starts at \`draft\`.`)
+    expect((await readStatus(dir, {}, "my plans/it's")).next).toBe(
+      `Start the run: \`vaultplan run 'my plans/it'\\''s' --query "..."\`. It starts at \`draft\`.`,
+    )
   })
 
   test('hops must be a count', async () => {

@@ -42,7 +42,11 @@ describe('nextStep claims a visit, idempotently', () => {
     expect(await readTree(dir)).toEqual(await readTree(await writeVault(draftReview())))
     await nextStep(dir, { ...options, query })
     const tree = await readTree(dir)
-    await expect(nextStep(dir, { ...options, query: 'Something else' })).rejects.toMatchObject({ name: 'RunStateError', code: 'query-mismatch', message: expect.stringContaining('fresh: true') })
+    await expect(nextStep(dir, { ...options, query: 'Something else' })).rejects.toMatchObject({
+      name: 'RunStateError',
+      code: 'query-mismatch',
+      message: expect.stringContaining('fresh: true'),
+    })
     expect(await readTree(dir)).toEqual(tree)
   })
 
@@ -95,7 +99,11 @@ describe('completeStep', () => {
     const first = work(await nextStep(dir, { ...options, query }))
     const second = work(await completeStep(dir, first.key, { output: 'd' }, options))
     const tree = await readTree(dir)
-    await expect(completeStep(dir, first.key, { output: 'again' }, options)).rejects.toMatchObject({ name: 'RunStateError', code: 'stale-step', message: expect.stringContaining(second.key) })
+    await expect(completeStep(dir, first.key, { output: 'again' }, options)).rejects.toMatchObject({
+      name: 'RunStateError',
+      code: 'stale-step',
+      message: expect.stringContaining(second.key),
+    })
     await expect(completeStep(dir, 'made-up', { output: 'x' }, options)).rejects.toMatchObject({ code: 'stale-step' })
     expect(await readTree(dir)).toEqual(tree)
   })
@@ -113,7 +121,10 @@ describe('completeStep', () => {
     expect(await readTree(dir)).toEqual(tree)
     // At a terminal, any choice is refused.
     step = work(await completeStep(dir, step.key, { output: 'r', choice: 'approved' }, options))
-    await expect(completeStep(dir, step.key, { output: 's', choice: 'next' }, options)).rejects.toMatchObject({ code: 'bad-choice', message: expect.stringContaining('terminal') })
+    await expect(completeStep(dir, step.key, { output: 's', choice: 'next' }, options)).rejects.toMatchObject({
+      code: 'bad-choice',
+      message: expect.stringContaining('terminal'),
+    })
   })
 
   it('predicates decide before the caller: a holding predicate takes its edge, and its label is no choice', async () => {
@@ -136,7 +147,13 @@ describe('completeStep', () => {
     step = work(await completeStep(dir, step.key, { output: 'review v1' }, { ...options, llm }))
     expect(step.node.id).toBe('send')
     expect(llm.calls).toHaveLength(1)
-    expect((await records(dir)).at(-1)).toMatchObject({ decidedBy: 'llm', answers: [{ condition: 'approved', answer: 'YES' }, { condition: 'needs revision', answer: 'NO' }] })
+    expect((await records(dir)).at(-1)).toMatchObject({
+      decidedBy: 'llm',
+      answers: [
+        { condition: 'approved', answer: 'YES' },
+        { condition: 'needs revision', answer: 'NO' },
+      ],
+    })
   })
 
   it('without a choice and without a model, it fails before writing and lists the choices', async () => {
@@ -147,7 +164,10 @@ describe('completeStep', () => {
     const saved = { ...process.env }
     for (const name of Object.keys(process.env)) if (/^(LLM_|OPENAI_)/.test(name)) delete process.env[name]
     try {
-      await expect(completeStep(dir, step.key, { output: 'r' }, options)).rejects.toMatchObject({ name: 'ModelConfigError', message: expect.stringContaining('`approved`, `needs revision`') })
+      await expect(completeStep(dir, step.key, { output: 'r' }, options)).rejects.toMatchObject({
+        name: 'ModelConfigError',
+        message: expect.stringContaining('`approved`, `needs revision`'),
+      })
     } finally {
       Object.assign(process.env, saved)
     }
@@ -179,7 +199,12 @@ describe('people decide: a human note and decide()', () => {
     step = work(await completeStep(dir, step.key, { output: 'd' }, options))
     expect(step.conditions).toEqual([])
     const waiting = await completeStep(dir, step.key, { output: 'r', choice: 'ignored for a person' }, options)
-    expect(waiting).toEqual({ kind: 'waiting', runId: step.runId, waiting: [{ node: 'review', file: 'review.md', choices: ['approved', 'needs revision'] }], reason: expect.stringContaining('waits for a person') })
+    expect(waiting).toEqual({
+      kind: 'waiting',
+      runId: step.runId,
+      waiting: [{ node: 'review', file: 'review.md', choices: ['approved', 'needs revision'] }],
+      reason: expect.stringContaining('waits for a person'),
+    })
     expect(await nextStep(dir, options)).toEqual(waiting)
 
     const before = await read(dir, 'review.md')
@@ -248,7 +273,10 @@ describe('people decide: a human note and decide()', () => {
     step = work(await completeStep(dir, step.key, { output: 'd' }, options))
     await completeStep(dir, step.key, { output: 'r' }, options)
     const before = await read(dir, 'review.md')
-    await expect(decide(dir, 'review', { edge: 'ship' })).rejects.toMatchObject({ code: 'bad-choice', message: expect.stringContaining('`approved`, `needs revision`') })
+    await expect(decide(dir, 'review', { edge: 'ship' })).rejects.toMatchObject({
+      code: 'bad-choice',
+      message: expect.stringContaining('`approved`, `needs revision`'),
+    })
     await edit(dir, 'review.md', (text) => text.replace('- [ ] needs revision', '- [x] needs revision'))
     await expect(decide(dir, 'review', { edge: 'approved' })).rejects.toMatchObject({ code: 'ambiguous-decision' })
     expect(await read(dir, 'review.md')).toBe(before.replace('- [ ] needs revision', '- [x] needs revision'))

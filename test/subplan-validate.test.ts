@@ -26,7 +26,11 @@ describe('validation of subplans with the parent', () => {
 
   it('reports a missing folder as `invalid-subplan`', async () => {
     expect(await errors(withPlan('nowhere'))).toEqual([
-      { code: 'invalid-subplan', file: 'research.md', message: '`plan: nowhere`: the folder `nowhere/` is missing or holds no notes; create it with the subplan\'s notes (or write `plan: generate`)' },
+      {
+        code: 'invalid-subplan',
+        file: 'research.md',
+        message: "`plan: nowhere`: the folder `nowhere/` is missing or holds no notes; create it with the subplan's notes (or write `plan: generate`)",
+      },
     ])
   })
 
@@ -37,7 +41,13 @@ describe('validation of subplans with the parent', () => {
 
   it('reports a folder outside the vault as `invalid-subplan`', async () => {
     const found = await errors(withPlan('../elsewhere'))
-    expect(found).toEqual([{ code: 'invalid-subplan', file: 'research.md', message: '`plan: ../elsewhere` leads outside the vault; a subplan is a folder inside it, beside the note' }])
+    expect(found).toEqual([
+      {
+        code: 'invalid-subplan',
+        file: 'research.md',
+        message: '`plan: ../elsewhere` leads outside the vault; a subplan is a folder inside it, beside the note',
+      },
+    ])
   })
 
   it('reports a note nested in a subplan of itself as `invalid-subplan`', async () => {
@@ -45,14 +55,20 @@ describe('validation of subplans with the parent', () => {
     files['research/summarise.md'] = note({ front: { plan: '..' }, title: 'Summarise' })
     const found = await errors(files)
     expect(found.map((issue) => [issue.code, issue.file])).toEqual([['invalid-subplan', 'research/summarise.md']])
-    expect((await errors(withPlan('.'))).map((issue) => [issue.code, issue.file, issue.message.includes('holds this note itself')])).toEqual([['invalid-subplan', 'research.md', true]])
+    expect((await errors(withPlan('.'))).map((issue) => [issue.code, issue.file, issue.message.includes('holds this note itself')])).toEqual([
+      ['invalid-subplan', 'research.md', true],
+    ])
   })
 
   it('tells the subplan’s problems with paths from the top vault', async () => {
     const files = nestedPlan()
     files['research/summarise.md'] = note({ title: 'Summarise', next: ['[[nowhere]]'] })
     expect(await errors(files)).toEqual([
-      { code: 'no-reachable-terminal', file: 'research/find.md', message: 'no note without edges (a terminal) can be reached from the start; every path loops or ends in a dangling edge' },
+      {
+        code: 'no-reachable-terminal',
+        file: 'research/find.md',
+        message: 'no note without edges (a terminal) can be reached from the start; every path loops or ends in a dangling edge',
+      },
       { code: 'dangling-edge', file: 'research/summarise.md', message: 'edge `next` -> `[[nowhere]]` matches no note' },
     ])
     await expect(runPlan(await writeVault(files), { ...options, work: async () => 'never' })).rejects.toBeInstanceOf(PlanValidationError)
@@ -66,7 +82,8 @@ describe('validation of subplans with the parent', () => {
       {
         code: 'dangling-edge',
         file: 'outline.md',
-        message: "edge `skip` -> `[[research/summarise]]` points into a subplan's folder: that note belongs to the subplan, which runs on its own; link the note whose `plan:` names the folder",
+        message:
+          "edge `skip` -> `[[research/summarise]]` points into a subplan's folder: that note belongs to the subplan, which runs on its own; link the note whose `plan:` names the folder",
       },
     ])
   })

@@ -81,7 +81,13 @@ describe('a note with `plan: <folder>`', () => {
     const dir = await writeVault(nestedPlan())
     const events: RunEvent[] = []
     await runPlan(dir, { ...options, work: recordingWorker(), onEvent: (event) => events.push(event) })
-    expect(events.filter((event) => event.type === 'enter').map((event) => (event as { node: string }).node)).toEqual(['outline', 'research', 'research/find', 'research/summarise', 'write'])
+    expect(events.filter((event) => event.type === 'enter').map((event) => (event as { node: string }).node)).toEqual([
+      'outline',
+      'research',
+      'research/find',
+      'research/summarise',
+      'write',
+    ])
   })
 
   it('counts the works of the subplan against maxSteps, not the note that runs it, and names the nested note in the stop', async () => {
@@ -172,17 +178,22 @@ describe('the stepping calls on a subplan', () => {
 
   it('let the choice given with the subplan’s terminal decide the note that runs it', async () => {
     const files = nestedPlan()
-    files['research.md'] = note({ front: { plan: 'research' }, title: 'Research', body: 'Find the figures.', next: ['enough -> [[write]]', 'too little -> [[outline]]'] })
+    files['research.md'] = note({
+      front: { plan: 'research' },
+      title: 'Research',
+      body: 'Find the figures.',
+      next: ['enough -> [[write]]', 'too little -> [[outline]]'],
+    })
     const dir = await writeVault(files)
     let step = await nextStep(dir, { query, fsync: false })
-    while (step.kind === 'work' && !(step.plan === 'research' && step.node.id === 'summarise')) step = await completeStep(dir, step.key, { output: 'ok' }, { fsync: false })
+    while (step.kind === 'work' && !(step.plan === 'research' && step.node.id === 'summarise'))
+      step = await completeStep(dir, step.key, { output: 'ok' }, { fsync: false })
     expect(step).toMatchObject({ kind: 'work', conditions: ['enough', 'too little'] })
     step = await completeStep(dir, step.kind === 'work' ? step.key : '', { output: 'summary', choice: 'enough' }, { fsync: false })
     expect(step).toMatchObject({ kind: 'work', node: { id: 'write' } })
     expect((await hops(dir)).find((hop) => hop.node === 'research')).toMatchObject({ decidedBy: 'agent' })
   })
 })
-
 
 /** A fan-out: `gather` runs `web/` and `library/` at once; `library/` holds a note a person approves. */
 function fanOut(options: { approval?: boolean } = {}): Record<string, string> {
@@ -212,7 +223,8 @@ describe('parallel branches (`plan: [a, b]`)', () => {
       most = Math.max(most, inFlight)
       if (inFlight === 2) release()
       // The first visit of each branch waits for the other branch's (a timeout only so a lockstep bug fails instead of hanging).
-      if (step.plan && step.visit === 1 && (step.node.id === 'search' || step.node.id === 'borrow')) await Promise.race([bothIn, new Promise((resolve) => setTimeout(resolve, 2000))])
+      if (step.plan && step.visit === 1 && (step.node.id === 'search' || step.node.id === 'borrow'))
+        await Promise.race([bothIn, new Promise((resolve) => setTimeout(resolve, 2000))])
       inFlight--
       return `${step.plan ?? ''}/${step.node.id}`
     }
@@ -280,7 +292,8 @@ describe('the lock of a run with subplans', () => {
     const dir = await writeVault(nestedPlan())
     let refused: unknown
     const work = async (step: StepInput) => {
-      if (step.plan === 'research' && step.node.id === 'find') refused = await runPlan(`${dir}/research`, { query: 'on its own', fsync: false, work: async () => 'x' }).catch((error: unknown) => error)
+      if (step.plan === 'research' && step.node.id === 'find')
+        refused = await runPlan(`${dir}/research`, { query: 'on its own', fsync: false, work: async () => 'x' }).catch((error: unknown) => error)
       return step.node.id
     }
     expect(await runPlan(dir, { ...options, work })).toMatchObject({ status: 'completed' })

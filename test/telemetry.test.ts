@@ -13,7 +13,10 @@ afterAll(() => trace.disable())
 it('a run is one span, each hop a child span with work and judge spans under it, with node, visit, decidedBy, model and tokens', async () => {
   const dir = await writeVault(draftReview())
   // A judge that reports its usage, as the model client does for a real endpoint.
-  const llm = async (_prompt: string, options: { role: string; onUsage?: (usage: { role: string; model: string; input?: number; output?: number }) => void }) => {
+  const llm = async (
+    _prompt: string,
+    options: { role: string; onUsage?: (usage: { role: string; model: string; input?: number; output?: number }) => void },
+  ) => {
     options.onUsage?.({ role: options.role, model: 'judge-model', input: 120, output: 8 })
     return '1: YES\n2: NO'
   }

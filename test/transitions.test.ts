@@ -35,7 +35,11 @@ describe('chooseEdge decides in order: predicates, one judge call, the unconditi
 
   it('unconditional: a node with only an unconditional edge never calls the judge', async () => {
     const next = node([['next', 'send']])
-    expect(await chooseEdge(next, contextOf(next), noJudge())).toEqual({ edge: { label: 'next', target: 'send', conditional: false }, rationale: 'the only unconditional edge', decidedBy: 'unconditional' })
+    expect(await chooseEdge(next, contextOf(next), noJudge())).toEqual({
+      edge: { label: 'next', target: 'send', conditional: false },
+      rationale: 'the only unconditional edge',
+      decidedBy: 'unconditional',
+    })
     // ... not even when there is no judge at all.
     expect((await chooseEdge(next, contextOf(next))).decidedBy).toBe('unconditional')
   })
@@ -92,11 +96,18 @@ describe('chooseEdge decides in order: predicates, one judge call, the unconditi
 
   it('rework: no condition held and no unconditional edge', async () => {
     const subject = node([['approved', 'send']])
-    expect(await chooseEdge(subject, contextOf(subject), async () => '1: NO, not yet')).toEqual({ edge: null, rationale: '1: NO, not yet', decidedBy: 'rework', answers: [{ condition: 'approved', answer: 'NO' }] })
+    expect(await chooseEdge(subject, contextOf(subject), async () => '1: NO, not yet')).toEqual({
+      edge: null,
+      rationale: '1: NO, not yet',
+      decidedBy: 'rework',
+      answers: [{ condition: 'approved', answer: 'NO' }],
+    })
   })
 
   it('a condition left to a judge that is not given is a TypeError naming it', async () => {
-    await expect(chooseEdge(review, contextOf(review))).rejects.toThrow('Node `review` has conditions no predicate decides (`approved`, `needs revision`); pass `llm` or `predicates`')
+    await expect(chooseEdge(review, contextOf(review))).rejects.toThrow(
+      'Node `review` has conditions no predicate decides (`approved`, `needs revision`); pass `llm` or `predicates`',
+    )
   })
 })
 
@@ -114,7 +125,10 @@ describe('predicates: the option wins, labels match loosely, nothing leaks', () 
   })
 
   it('labels match ignoring case and surrounding white space', async () => {
-    const subject = node([['  Needs   Revision ', 'draft'], ['approved', 'send']])
+    const subject = node([
+      ['  Needs   Revision ', 'draft'],
+      ['approved', 'send'],
+    ])
     const unregister = registerPredicate(' NEEDS   revision', () => true)
     try {
       expect(await chooseEdge(subject, contextOf(subject), noJudge())).toMatchObject({ edge: subject.edges[0], decidedBy: 'predicate' })

@@ -17,16 +17,12 @@ const body = '# Review\n\nRead the draft.\n\n## Next\n- approved -> [[send]]\n'
 
 describe('updateStatus changes the status value and no other byte', () => {
   it('LF', async () => {
-    expect(await afterUpdate(`---\ntype: step\nstatus: pending\nrole: review\n---\n${body}`)).toBe(
-      `---\ntype: step\nstatus: done\nrole: review\n---\n${body}`,
-    )
+    expect(await afterUpdate(`---\ntype: step\nstatus: pending\nrole: review\n---\n${body}`)).toBe(`---\ntype: step\nstatus: done\nrole: review\n---\n${body}`)
   })
 
   it('CRLF', async () => {
     const crlf = (text: string) => text.replace(/\n/g, '\r\n')
-    expect(await afterUpdate(crlf(`---\nstatus: pending\nrole: review\n---\n${body}`), 'active')).toBe(
-      crlf(`---\nstatus: active\nrole: review\n---\n${body}`),
-    )
+    expect(await afterUpdate(crlf(`---\nstatus: pending\nrole: review\n---\n${body}`), 'active')).toBe(crlf(`---\nstatus: active\nrole: review\n---\n${body}`))
   })
 
   it('comments, odd spacing and key order', async () => {
@@ -62,9 +58,7 @@ describe('updateStatus changes the status value and no other byte', () => {
   })
 
   it('a frontmatter without `status` gains it as its last key', async () => {
-    expect(await afterUpdate(`---\ntype: start # entry\ntags: [x]\n---\n${body}`)).toBe(
-      `---\ntype: start # entry\ntags: [x]\nstatus: done\n---\n${body}`,
-    )
+    expect(await afterUpdate(`---\ntype: start # entry\ntags: [x]\n---\n${body}`)).toBe(`---\ntype: start # entry\ntags: [x]\nstatus: done\n---\n${body}`)
     expect(await afterUpdate(`---\r\ntype: start\r\n---\r\n# T\r\n`)).toBe(`---\r\ntype: start\r\nstatus: done\r\n---\r\n# T\r\n`)
   })
 

@@ -276,7 +276,14 @@ describe('validate()', () => {
   it('names the notes of a loop without claiming an order the edges do not have', async () => {
     // a -> c -> b -> a: listing them as `a -> b -> c` would describe edges that do not exist.
     const graph = new PlanGraph([
-      node('start', [['go', 'a'], ['stop', 'end']], { type: 'start' }),
+      node(
+        'start',
+        [
+          ['go', 'a'],
+          ['stop', 'end'],
+        ],
+        { type: 'start' },
+      ),
       node('a', [['', 'c']]),
       node('b', [['', 'a']]),
       node('c', [['', 'b']]),
@@ -358,7 +365,7 @@ describe('graph.check(): the same issues as validate(), without throwing', () =>
 })
 
 describe('validation reads only the graph it is given', () => {
-  it('a graph rebuilt from a loaded graph\'s nodes fails as the loaded one does, at the same places', async () => {
+  it("a graph rebuilt from a loaded graph's nodes fails as the loaded one does, at the same places", async () => {
     const vault = await writeVault({
       'start.md': '---\ntype: start\nmax_visits: lots\n---\n## Next\n- [[end]]\n- [[missing]]\n',
       'end.md': '# End\n',

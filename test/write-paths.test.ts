@@ -70,7 +70,14 @@ const writePaths: WritePath[] = [
     name: 'a run vault resumed (the copy of a template)',
     before: async (dir) => {
       const plan = await writeVault(linear())
-      await runPlan(plan, { query: 'q', runVault: join(dir, 'run'), work: scriptedWorker((step) => { if (step.node.id === 'b') throw new Error('not now') }), llm: noJudge() }).catch(() => undefined)
+      await runPlan(plan, {
+        query: 'q',
+        runVault: join(dir, 'run'),
+        work: scriptedWorker((step) => {
+          if (step.node.id === 'b') throw new Error('not now')
+        }),
+        llm: noJudge(),
+      }).catch(() => undefined)
     },
     parts: ['run/00_plan-trace/', 'run/00_plan-trace/outputs/'],
     write: (dir) => runPlan(join(dir, 'run'), { work: scriptedWorker(), llm: noJudge() }),

@@ -22,19 +22,23 @@ Exit codes: 0 forked, 1 no run to fork or DIR not empty, 2 bad usage.`
 export async function forkCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({ args, options: { step: { type: 'string' }, into: { type: 'string' } }, allowPositionals: true, strict: true })
   const vault = await vaultFolder(onlyPositional(positionals, 'the vault folder'), io)
-  if (values.step === undefined || !/^\d+$/.test(values.step)) throw new UsageError(`--step takes the step number to fork at, got ${values.step === undefined ? 'none' : `'${values.step}'`}`)
+  if (values.step === undefined || !/^\d+$/.test(values.step))
+    throw new UsageError(`--step takes the step number to fork at, got ${values.step === undefined ? 'none' : `'${values.step}'`}`)
   if (values.into === undefined) throw new UsageError('--into DIR is required: the folder the fork goes into')
   const { forkRun } = await import('../run/fork.js')
   try {
     const into = await forkRun(vault, { step: Number(values.step), into: resolve(io.cwd, values.into) })
-    io.stdout.write(`Forked ${displayPath(io.cwd, vault)} at step ${values.step} into ${displayPath(io.cwd, into)}; \`vaultplan run ${displayPath(io.cwd, into)}\` goes on from there.\n`)
+    io.stdout.write(
+      `Forked ${displayPath(io.cwd, vault)} at step ${values.step} into ${displayPath(io.cwd, into)}; \`vaultplan run ${displayPath(io.cwd, into)}\` goes on from there.\n`,
+    )
     return EXIT.ok
   } catch (error) {
     if (error instanceof RunStateError) {
       io.stderr.write(`vaultplan: ${error.message}\n`)
       return EXIT.invalid
     }
-    if (error instanceof TypeError && error.message.startsWith('Expected `step`')) throw new UsageError(error.message.replace('Expected `step` to be', '--step must be'))
+    if (error instanceof TypeError && error.message.startsWith('Expected `step`'))
+      throw new UsageError(error.message.replace('Expected `step` to be', '--step must be'))
     throw error
   }
 }

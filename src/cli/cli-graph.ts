@@ -78,7 +78,10 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
     format === 'canvas'
       ? [[GRAPH_FILES.canvas, text]]
       : format === 'svg'
-        ? [[GRAPH_FILES.svg, text], [GRAPH_FILES.note, graphNote(`![[${GRAPH_FILES.svg.split('/').at(-1)!}]]`, trace !== undefined)]]
+        ? [
+            [GRAPH_FILES.svg, text],
+            [GRAPH_FILES.note, graphNote(`![[${GRAPH_FILES.svg.split('/').at(-1)!}]]`, trace !== undefined)],
+          ]
         : [[GRAPH_FILES.note, graphNote(['```mermaid', text.trimEnd(), '```'].join('\n'), trace !== undefined)]]
   const { runFilePath } = await import('../vault/run-file-path.js')
   for (const [path, content] of files) {

@@ -124,7 +124,13 @@ async function assertEmptyFolder(folder: string, dir: string): Promise<void> {
   if (!info.isDirectory()) throw new VaultPathError('vault-not-folder', `\`${dir}\` is not a folder; pass a new or empty folder for the starter plan`)
   const entries = (await readdir(folder)).filter((name) => !name.startsWith('.'))
   if (entries.length > 0) {
-    const listed = entries.slice(0, 3).map((name) => `'${name}'`).join(', ')
-    throw new VaultPathError('vault-not-empty', `\`${dir}\` is not empty (${listed}${entries.length > 3 ? ', ...' : ''}); init writes only into a new or empty folder, so nothing of yours is overwritten`)
+    const listed = entries
+      .slice(0, 3)
+      .map((name) => `'${name}'`)
+      .join(', ')
+    throw new VaultPathError(
+      'vault-not-empty',
+      `\`${dir}\` is not empty (${listed}${entries.length > 3 ? ', ...' : ''}); init writes only into a new or empty folder, so nothing of yours is overwritten`,
+    )
   }
 }

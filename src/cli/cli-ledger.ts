@@ -39,7 +39,9 @@ export async function ledgerCommand(args: string[], io: Io): Promise<number> {
 
 function render(view: LedgerView, shown: string, paint: Paint): string {
   const valid = view.assumptions.filter((entry) => entry.valid).length
-  const out = [`${shown}: ${count(view.facts.length, 'fact')}, ${count(view.assumptions.length, 'assumption')} (${valid} valid), ${count(view.decisions.length, 'decision')}`]
+  const out = [
+    `${shown}: ${count(view.facts.length, 'fact')}, ${count(view.assumptions.length, 'assumption')} (${valid} valid), ${count(view.decisions.length, 'decision')}`,
+  ]
   if (view.facts.length + view.assumptions.length + view.decisions.length === 0) {
     out.push('', 'Nothing recorded yet: workers record with the tools record_fact, record_assumption and record_decision.')
     return `${out.join('\n')}\n`

@@ -55,7 +55,9 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
   } catch (error) {
     if (!isMissingSdk(error)) throw error
     io.stderr.write(
-      'vaultplan: `vaultplan mcp` needs the MCP SDK, which is not installed.\nInstall it beside vaultplan: npm install @modelcontextprotocol/sdk\n(or run it with npx: npx -p vaultplan -p @modelcontextprotocol/sdk vaultplan mcp)\n',
+      'vaultplan: `vaultplan mcp` needs the MCP SDK, which is not installed.\nInstall it beside vaultplan: ' +
+        'npm install @modelcontextprotocol/sdk\n(or run it with npx: npx -p vaultplan -p @modelcontextprotocol/sdk ' +
+        'vaultplan mcp)\n',
     )
     return EXIT.usage
   }

@@ -64,7 +64,9 @@ export async function proposeCommand(args: string[], io: Io): Promise<number> {
   else {
     io.stdout.write(
       printable(
-        `Proposal v${proposal?.version ?? 1} written to ${shown}.\n\nOpen ${join(shown, '00_plan-trace', 'proposal.md')} and tick approve, revise (with what must change under ## Feedback) or decline, then\n  vaultplan run ${shown}\n`,
+        `Proposal v${proposal?.version ?? 1} written to ${shown}.\n\nOpen ${join(shown, '00_plan-trace', 'proposal.md')} ` +
+          `and tick approve, revise (with what must change under ## Feedback) or decline, then\n  vaultplan ` +
+          `run ${shown}\n`,
       ),
     )
   }

@@ -62,7 +62,13 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
     const preview = await dryRun(runVault ?? vault, values.query === undefined ? {} : { query: values.query })
     if (json) io.stdout.write(`${printableJson({ type: 'dry-run', preview })}\n`)
     else if (!preview) io.stdout.write('The next hop asks no judge (no condition left for the model, a person decides, or the run is over).\n')
-    else io.stdout.write(printable(`Dry run: the judge prompt of ${preview.node} (visit ${preview.visit}, step ${preview.step})${preview.worked ? '' : ', before its work'}\n\n--- system\n${preview.system}\n\n--- prompt\n${preview.prompt}`) + '\n')
+    else
+      io.stdout.write(
+        printable(
+          `Dry run: the judge prompt of ${preview.node} (visit ${preview.visit}, step ${preview.step})${preview.worked ? '' : ', before its work'}\n\n--- ` +
+            `system\n${preview.system}\n\n--- prompt\n${preview.prompt}`,
+        ) + '\n',
+      )
     return EXIT.ok
   }
   const fail = (error: unknown, code: number, text: string) => {
@@ -70,7 +76,11 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
     io.stderr.write(printable(text))
     return code
   }
-  const [{ readRunStatus }, { createLLM, ModelConfigError, resolveModelConfig }, { runPlan }] = await Promise.all([import('../run/run-status.js'), import('../models/llm-client.js'), import('../run/executor.js')])
+  const [{ readRunStatus }, { createLLM, ModelConfigError, resolveModelConfig }, { runPlan }] = await Promise.all([
+    import('../run/run-status.js'),
+    import('../models/llm-client.js'),
+    import('../run/executor.js'),
+  ])
   // Where the run stands decides what is needed: a query for a new run, a model for one that works.
   const target = runVault !== undefined && (await stat(runVault).catch(() => undefined))?.isDirectory() ? runVault : vault
   let status
@@ -125,13 +135,18 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
       return finish(result, json, io)
     }
   } catch (error) {
-    if (controller.signal.aborted) return fail(error, EXIT.interrupted, `\nInterrupted. The vault is resumable: run \`vaultplan run ${shownVault}\` again to go on.\n`)
+    if (controller.signal.aborted)
+      return fail(error, EXIT.interrupted, `\nInterrupted. The vault is resumable: run \`vaultplan run ${shownVault}\` again to go on.\n`)
     if (error instanceof ModelConfigError) {
       // Only a run that needs a model asks for one: a completed vault answers without.
       return fail(error, EXIT.usage, `vaultplan: ${error.message}\nThe vault is resumable: set the variables and run again.\n`)
     }
     if (error instanceof PlanValidationError) {
-      return fail(error, EXIT.invalid, `${error.issues.map((issue) => `${formatIssue(issue)}\n`).join('')}vaultplan: the plan is invalid; fix the notes above and run again.\n`)
+      return fail(
+        error,
+        EXIT.invalid,
+        `${error.issues.map((issue) => `${formatIssue(issue)}\n`).join('')}vaultplan: the plan is invalid; fix the notes above and run again.\n`,
+      )
     }
     if (error instanceof StepError || error instanceof RunStateError || (error instanceof VaultplanError && error.code === 'llm-request-failed')) {
       return fail(error, EXIT.invalid, `vaultplan: ${error.message}\n`)
@@ -198,9 +213,15 @@ function reporter(out: Io['stdout']): { onEvent: (event: RunEvent) => void; stop
       case 'transition': {
         clear()
         if (event.tokens) tokens += event.tokens.input + event.tokens.output
-        const edge = event.edge ? `${event.edge.label ? `${event.edge.label} ` : ''}-> ${event.edge.target}` : event.decidedBy === 'terminal' ? 'end' : `-> ${event.node} (again)`
+        const edge = event.edge
+          ? `${event.edge.label ? `${event.edge.label} ` : ''}-> ${event.edge.target}`
+          : event.decidedBy === 'terminal'
+            ? 'end'
+            : `-> ${event.node} (again)`
         const seconds = ((Date.now() - entered) / 1000).toFixed(1)
-        out.write(printable(`  step ${String(event.step).padStart(3)}  ${event.node} (visit ${event.visit})  ${edge}  [${event.decidedBy}]  ${seconds}s`) + '\n')
+        out.write(
+          printable(`  step ${String(event.step).padStart(3)}  ${event.node} (visit ${event.visit})  ${edge}  [${event.decidedBy}]  ${seconds}s`) + '\n',
+        )
         draw()
         break
       }
@@ -214,11 +235,14 @@ function reporter(out: Io['stdout']): { onEvent: (event: RunEvent) => void; stop
   return { onEvent, stop }
 }
 
-
 function finish(result: RunResult, json: boolean, io: Io): number {
   if (json) io.stdout.write(`${printableJson({ type: 'result', ...result })}\n`)
   else {
-    io.stdout.write(printable(`\n${result.status} after ${result.steps} step${result.steps === 1 ? '' : 's'} at ${result.lastNode}${result.reason ? `\n${result.reason}` : ''}`) + '\n\n')
+    io.stdout.write(
+      printable(
+        `\n${result.status} after ${result.steps} step${result.steps === 1 ? '' : 's'} at ${result.lastNode}${result.reason ? `\n${result.reason}` : ''}`,
+      ) + '\n\n',
+    )
     if (result.status === 'waiting') {
       // The output of the note that waits is not a result: say what to decide, and where.
       for (const note of result.waiting ?? []) io.stdout.write(printable(`Waiting: ${note.file} (choices: ${note.choices.join(', ')})`) + '\n')
@@ -254,9 +278,13 @@ async function waitForEdit(result: RunResult, signal: AbortSignal, watching: () 
         done()
       }
     }, WAIT_POLL_MS)
-    signal.addEventListener('abort', () => {
-      clearInterval(timer)
-      fail(signal.reason)
-    }, { once: true })
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearInterval(timer)
+        fail(signal.reason)
+      },
+      { once: true },
+    )
   })
 }

@@ -1,6 +1,18 @@
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { count, displayPath, EXIT, onlyPositional, painter, printable, printableJson, vaultFolder, vaultReadFailure, type Io, type Paint } from './cli-support.js'
+import {
+  count,
+  displayPath,
+  EXIT,
+  onlyPositional,
+  painter,
+  printable,
+  printableJson,
+  vaultFolder,
+  vaultReadFailure,
+  type Io,
+  type Paint,
+} from './cli-support.js'
 import { formatIssue } from '../core/errors.js'
 import type { HopSummary, RunStatus } from '../run/run-status.js'
 import { FINAL_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
@@ -59,7 +71,11 @@ export function nextSentence(status: RunStatus, shown: string): string {
       const first = errors.find((issue) => issue.line !== undefined) ?? errors[0]
       const place = first?.file !== undefined ? `\`${join(shown, first.file)}\`${first.line !== undefined ? ` line ${first.line}` : ''}: ` : ''
       const where = first ? ` (start with ${place}${first.message})` : ''
-      return `Fix the plan's ${errors.length === 1 ? 'error' : `${errors.length} errors`}${where}, then check with \`vaultplan validate ${shellWord(shown)}\`; a run refuses an invalid plan, and the vault stays resumable.`
+      return (
+        `Fix the plan's ${errors.length === 1 ? 'error' : `${errors.length} errors`}${where}, then ` +
+        `check with \`vaultplan validate ${shellWord(shown)}\`; a run refuses an invalid plan, and ` +
+        `the vault stays resumable.`
+      )
     }
     case 'fresh':
       return `Start the run: \`${run} --query "..."\`.${next.node === undefined ? '' : ` It starts at \`${next.node}\`.`}`
@@ -69,23 +85,27 @@ export function nextSentence(status: RunStatus, shown: string): string {
     }
     case 'work':
     case 'judge':
-      if (next.missing) return `The run is at \`${next.node}\`, but the vault has no such note any more. Restore it, or set another note \`status: active\` to move the run there, then \`${run}\`.`
+      if (next.missing)
+        return `The run is at \`${next.node}\`, but the vault has no such note any more. Restore it, or set another note \`status: active\` to move the run there, then \`${run}\`.`
       if (status.phase === 'stopped' && status.budget === 'max_visits') {
         return `\`max_visits\` of \`${status.node}\` is ${status.nodes.find((node) => node.id === status.node)?.maxVisits} now, enough for visit ${status.visit}: \`${run}\` to go on.`
       }
       if (status.phase === 'stopped') return stepBudgetSentence(status, run)
-      if (status.phase === 'running') return `A run is working in the vault now, at \`${at}\` (visit ${next.visit}); watch it in your notes app, or ask for the status again later.`
+      if (status.phase === 'running')
+        return `A run is working in the vault now, at \`${at}\` (visit ${next.visit}); watch it in your notes app, or ask for the status again later.`
       return `Resume the run: \`${run}\` (it goes on at \`${at}\`, visit ${next.visit}).`
     case 'waiting': {
       // Inside a subplan: the note waits in its folder.
-      if (next.plan !== undefined) return `Tick one box under \`## Next\` in \`${join(shown, next.plan, `${next.node}.md`)}\` (write under \`## Feedback\` if you like), then \`${run}\`.`
+      if (next.plan !== undefined)
+        return `Tick one box under \`## Next\` in \`${join(shown, next.plan, `${next.node}.md`)}\` (write under \`## Feedback\` if you like), then \`${run}\`.`
       if (status.phase !== 'waiting') return `\`${run}\``
       const where = `\`${join(shown, status.file)}\``
       const ticked = status.boxes.filter((box) => box.checked)
       const unboxed = status.boxes.find((box) => !box.box)
       // An item written without a box is ticked by writing one: `- [x] approved -> [[send]]`.
       const how = unboxed ? `; an item without a box is ticked by writing one: \`- [x] ${boxLabel(unboxed)}\`` : ''
-      if (status.proposal && status.node === 'proposal' && ticked.length === 0) return `Tick \`approve\`, \`revise\` (with what must change under \`## Feedback\`) or \`decline\` in ${where}, then \`${run}\`.`
+      if (status.proposal && status.node === 'proposal' && ticked.length === 0)
+        return `Tick \`approve\`, \`revise\` (with what must change under \`## Feedback\`) or \`decline\` in ${where}, then \`${run}\`.`
       if (ticked.length === 0) return `Tick one box under \`## Next\` in ${where}${how} (write under \`## Feedback\` if you like), then \`${run}\`.`
       if (status.proposal && status.node === 'proposal' && ticked.length === 1) return `\`${ticked[0]!.label}\` is ticked: \`${run}\` to go on.`
       if (ticked.length === 1) return `\`${boxLabel(ticked[0]!)}\` is ticked: \`${run}\` to go on along it.`
@@ -136,7 +156,8 @@ function renderLines(status: RunStatus, shown: string): string[] {
     // A proposal's boxes sit under `## Decision` and lead to no note.
     const proposal = status.proposal !== undefined && status.node === 'proposal'
     out.push('', `Under ## ${proposal ? `Decision (proposal v${status.proposal!.version})` : 'Next'} in ${join(shown, status.file)}:`)
-    for (const box of status.boxes) out.push(`  ${box.box ? `[${box.checked ? 'x' : ' '}]` : '-  '} ${proposal ? box.label : `${box.label ? `${box.label} ` : ''}-> ${box.target}`}`)
+    for (const box of status.boxes)
+      out.push(`  ${box.box ? `[${box.checked ? 'x' : ' '}]` : '-  '} ${proposal ? box.label : `${box.label ? `${box.label} ` : ''}-> ${box.target}`}`)
   } else if (status.phase === 'stopped') {
     out.push('', status.reason)
   } else if (status.phase === 'completed') {
@@ -163,7 +184,8 @@ function headline(unsafe: RunStatus, paint: Paint): string {
     case 'interrupted':
       return `${paint('interrupted', 'yellow')} at ${status.node} (visit ${status.visit}, step ${status.step})`
     case 'waiting':
-      if (status.proposal && status.node === 'proposal') return `${paint('waiting', 'yellow')} for a person to approve, revise or decline proposal v${status.visit}`
+      if (status.proposal && status.node === 'proposal')
+        return `${paint('waiting', 'yellow')} for a person to approve, revise or decline proposal v${status.visit}`
       return `${paint('waiting', 'yellow')} for a person at ${status.node} (visit ${status.visit})`
     case 'stopped':
       return `${paint('stopped', 'yellow')} by ${status.budget} at ${status.node} (visit ${status.visit} refused)`
@@ -181,7 +203,12 @@ function table(status: RunStatus): string[] {
   const rows = tableRows(status, '', '')
   const header = [' ', 'NODE', 'STATUS', 'VISITS', '']
   const widths = header.map((cell, column) => Math.max(width(cell), ...rows.map((row) => width(row[column]!))))
-  return [header, ...rows].map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : pad(cell, widths[column]!))).join('  ').trimEnd())
+  return [header, ...rows].map((row) =>
+    row
+      .map((cell, column) => (column === row.length - 1 ? cell : pad(cell, widths[column]!)))
+      .join('  ')
+      .trimEnd(),
+  )
 }
 
 /** The rows of a vault's notes, each subplan's nested under its note (indented, by its path from the top vault, with its phase). */
@@ -193,7 +220,13 @@ function tableRows(status: RunStatus, prefix: string, indent: string): string[][
       indent + printable(prefix + node.id),
       node.status,
       `${node.visits}/${node.maxVisits}`,
-      [node.start ? 'start' : '', node.terminal ? 'terminal' : '', ...(node.subplans ?? []).map((sub) => `subplan ${printable(prefix + sub.folder)}/: ${sub.status.phase}`)].filter(Boolean).join(', '),
+      [
+        node.start ? 'start' : '',
+        node.terminal ? 'terminal' : '',
+        ...(node.subplans ?? []).map((sub) => `subplan ${printable(prefix + sub.folder)}/: ${sub.status.phase}`),
+      ]
+        .filter(Boolean)
+        .join(', '),
     ],
     ...(node.subplans ?? []).flatMap((sub) => tableRows(sub.status, `${prefix}${sub.folder}/`, `${indent}  `)),
   ])
@@ -201,7 +234,11 @@ function tableRows(status: RunStatus, prefix: string, indent: string): string[][
 
 function hopLines(hops: HopSummary[]): string[] {
   const rows = hops.map((hop) => {
-    const edge = hop.edge ? `${hop.edge.label ? `${hop.edge.label} ` : ''}-> ${hop.edge.target}` : hop.decidedBy === 'terminal' ? 'end' : `-> ${hop.node} (again)`
+    const edge = hop.edge
+      ? `${hop.edge.label ? `${hop.edge.label} ` : ''}-> ${hop.edge.target}`
+      : hop.decidedBy === 'terminal'
+        ? 'end'
+        : `-> ${hop.node} (again)`
     return [`step ${hop.step}`, printable(`${hop.node} (visit ${hop.visit})`), printable(edge), `[${hop.decidedBy}]`]
   })
   const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => width(row[column]!))))
@@ -211,7 +248,12 @@ function hopLines(hops: HopSummary[]): string[] {
 /** Columns as a terminal shows them: a wide character (CJK, emoji) takes two. */
 function width(text: string): number {
   let columns = 0
-  for (const char of text) columns += /[\u1100-\u115F\u2E80-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6]|\p{Extended_Pictographic}/u.test(char) ? 2 : /\p{M}/u.test(char) ? 0 : 1
+  for (const char of text)
+    columns += /[\u1100-\u115F\u2E80-\uA4CF\uAC00-\uD7A3\uF900-\uFAFF\uFE30-\uFE4F\uFF00-\uFF60\uFFE0-\uFFE6]|\p{Extended_Pictographic}/u.test(char)
+      ? 2
+      : /\p{M}/u.test(char)
+        ? 0
+        : 1
   return columns
 }
 

@@ -26,7 +26,6 @@ export class UsageError extends Error {
   override name = 'UsageError'
 }
 
-
 /** The one positional a command takes; a usage error when there is none or more. */
 export function onlyPositional(positionals: string[], what: string): string {
   if (positionals.length === 0) throw new UsageError(`missing ${what}`)
@@ -63,7 +62,8 @@ export function painter(io: Io): Paint {
 }
 
 /** Escape sequences a terminal acts on: CSI (colours, cursor moves, erasing), OSC (OSC 52 clipboard writes, OSC 8 hyperlinks, titles), DCS, SOS, PM, APC, and two-character escapes. */
-const ESCAPE_SEQUENCES = /(?:\u001B\[|\u009B)[0-?]*[ -/]*[@-~]|(?:\u001B[\]PX^_]|[\u0090\u0098\u009D-\u009F])[\s\S]*?(?:\u0007|\u001B\\|\u009C|$)|\u001B[ -/]*[0-~]/g
+const ESCAPE_SEQUENCES =
+  /(?:\u001B\[|\u009B)[0-?]*[ -/]*[@-~]|(?:\u001B[\]PX^_]|[\u0090\u0098\u009D-\u009F])[\s\S]*?(?:\u0007|\u001B\\|\u009C|$)|\u001B[ -/]*[0-~]/g
 /** Other control characters (line feed and tab kept), and the bidirectional overrides that can make text read backwards. */
 const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g
 
@@ -83,7 +83,10 @@ export function printable(text: string): string {
  * escapes, so the output parses to exactly the same value.
  */
 export function printableJson(value: unknown, space?: number): string {
-  return JSON.stringify(value, null, space).replace(/[\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return JSON.stringify(value, null, space).replace(
+    /[\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  )
 }
 
 /** `1 note`, `3 notes`. */

@@ -1,6 +1,18 @@
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { count, displayPath, EXIT, onlyPositional, painter, printable, printableJson, vaultFolder, vaultReadFailure, type Io, type Paint } from './cli-support.js'
+import {
+  count,
+  displayPath,
+  EXIT,
+  onlyPositional,
+  painter,
+  printable,
+  printableJson,
+  vaultFolder,
+  vaultReadFailure,
+  type Io,
+  type Paint,
+} from './cli-support.js'
 import { formatIssue } from '../core/errors.js'
 import type { PlanIssue } from '../core/types.js'
 
@@ -26,7 +38,10 @@ export async function validateCommand(args: string[], io: Io): Promise<number> {
     strict: true,
   })
   const dir = onlyPositional(positionals, 'the vault folder')
-  const tools = values.tools?.flatMap((list) => list.split(',')).map((tool) => tool.trim()).filter(Boolean)
+  const tools = values.tools
+    ?.flatMap((list) => list.split(','))
+    .map((tool) => tool.trim())
+    .filter(Boolean)
   const vault = await vaultFolder(dir, io)
   // Each command imports what it needs, so `--help` and the other commands do not pay for it.
   const { loadPlan } = await import('../plan/load-plan.js')

@@ -122,7 +122,9 @@ export async function queueCommand(args: string[], io: Io): Promise<number> {
     return EXIT.ok
   }
   io.stdout.write(
-    `queue ${status.queue}: ${status.queued} queued, ${status.inFlight} in flight, ${status.waiting} waiting for a person, ${status.failed} failed, ${status.completed} completed, ${status.stopped} stopped\n`,
+    `queue ${status.queue}: ${status.queued} queued, ${status.inFlight} in flight, ${status.waiting} ` +
+      `waiting for a person, ${status.failed} failed, ${status.completed} completed, ${status.stopped} ` +
+      `stopped\n`,
   )
   for (const failure of status.failures) io.stdout.write(`  failed: ${failure.vault}: ${failure.error.split('\n')[0]}\n`)
   return EXIT.ok

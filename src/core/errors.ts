@@ -97,7 +97,9 @@ export class StepError extends VaultplanError<'worker-failed'> {
 
   constructor(node: string, visit: number, cause: unknown) {
     const why = cause instanceof Error ? cause.message : String(cause)
-    super('worker-failed', `The worker failed at \`${node}\`, visit ${visit}: ${why}. The note stays active; run the vault again to retry this visit.`, { cause })
+    super('worker-failed', `The worker failed at \`${node}\`, visit ${visit}: ${why}. The note stays active; run the vault again to retry this visit.`, {
+      cause,
+    })
     this.node = node
     this.visit = visit
   }

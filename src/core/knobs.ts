@@ -41,7 +41,9 @@ export function checkKnob(key: KnobKey, value: unknown): unknown {
       return typeof value === 'string' && value !== '' ? value : undefined
     case 'folders': {
       const folders = ([] as unknown[]).concat(value)
-      return folders.length > 0 && folders.every((folder) => typeof folder === 'string' && folder.trim() !== '') ? folders.map((folder) => (folder as string).trim()) : undefined
+      return folders.length > 0 && folders.every((folder) => typeof folder === 'string' && folder.trim() !== '')
+        ? folders.map((folder) => (folder as string).trim())
+        : undefined
     }
     default:
       return Number.isSafeInteger(value) && (value as number) >= 1 ? value : undefined

@@ -113,17 +113,28 @@ export function allowedHosts(host: string, port: number, extra: readonly string[
 }
 
 /** Why a request is refused before it reaches MCP, if it is: a foreign `Host` or `Origin` (403), a missing token (401). */
-function refusal(request: IncomingMessage, allowed: ReadonlySet<string>, token: string | undefined): { status: number; message: string; headers?: Record<string, string> } | undefined {
+function refusal(
+  request: IncomingMessage,
+  allowed: ReadonlySet<string>,
+  token: string | undefined,
+): { status: number; message: string; headers?: Record<string, string> } | undefined {
   const host = request.headers.host?.toLowerCase()
   if (host === undefined || !allowed.has(host)) {
-    return { status: 403, message: `Forbidden: Host \`${host ?? ''}\` is not this server's address (DNS rebinding protection); start it with --allowed-host to accept another name` }
+    return {
+      status: 403,
+      message: `Forbidden: Host \`${host ?? ''}\` is not this server's address (DNS rebinding protection); start it with --allowed-host to accept another name`,
+    }
   }
   const origin = request.headers.origin
   if (origin !== undefined && !allowed.has(originHost(origin))) {
     return { status: 403, message: `Forbidden: Origin \`${origin}\` is not this server's address (DNS rebinding protection)` }
   }
   if (token !== undefined && !sameSecret(bearer(request.headers.authorization), token)) {
-    return { status: 401, message: 'Unauthorized: send the token of VAULTPLAN_MCP_TOKEN as `Authorization: Bearer <token>`', headers: { 'www-authenticate': 'Bearer realm="vaultplan"' } }
+    return {
+      status: 401,
+      message: 'Unauthorized: send the token of VAULTPLAN_MCP_TOKEN as `Authorization: Bearer <token>`',
+      headers: { 'www-authenticate': 'Bearer realm="vaultplan"' },
+    }
   }
   return undefined
 }

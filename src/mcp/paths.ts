@@ -26,7 +26,8 @@ export class PathRefusal extends Error {
  * path, `..`, `.`, an empty segment, a NUL byte.
  */
 export function segmentsOf(path: string, what: string): string[] {
-  if (typeof path !== 'string' || path === '') throw new PathRefusal('bad-path', `\`${what}\` is empty; pass a path relative to the root, like \`plans/release\``)
+  if (typeof path !== 'string' || path === '')
+    throw new PathRefusal('bad-path', `\`${what}\` is empty; pass a path relative to the root, like \`plans/release\``)
   if (path.includes('\0')) throw new PathRefusal('bad-path', `\`${what}\` contains a NUL byte`)
   if (/^([a-zA-Z]:|[\\/])/.test(path)) {
     throw new PathRefusal('outside-root', `\`${path}\` is absolute; pass ${what} relative to the root the server serves, like \`plans/release\``)
@@ -59,7 +60,8 @@ export async function confine(base: string, relativePath: string, what: string):
       return { path: join(next, ...segments.slice(index + 1)), exists: false }
     }
     real = await realpath(next).catch(() => next)
-    if (!isInside(base, real)) throw new PathRefusal('outside-root', `\`${relativePath}\` leads outside the root through a symlink; the server reads and writes only inside its root`)
+    if (!isInside(base, real))
+      throw new PathRefusal('outside-root', `\`${relativePath}\` leads outside the root through a symlink; the server reads and writes only inside its root`)
   }
   return { path: real, exists: true }
 }
@@ -82,7 +84,10 @@ export async function vaultPath(root: string, vault: string): Promise<string> {
 
 /** A vault's path relative to the root as the server names it: `/` between folders, whatever the platform. */
 export function vaultName(root: string, vault: string): string {
-  return vault.slice(root.length + 1).split(sep).join('/')
+  return vault
+    .slice(root.length + 1)
+    .split(sep)
+    .join('/')
 }
 
 /**

@@ -42,7 +42,8 @@ export function serveResources(server: Server, root: string): { close(): void } 
 
   server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
     const offset = request.params?.cursor === undefined ? 0 : Number.parseInt(request.params.cursor, 10)
-    if (!Number.isInteger(offset) || offset < 0) throw new McpError(ErrorCode.InvalidParams, `\`${request.params?.cursor}\` is no cursor of this server; list from the start`)
+    if (!Number.isInteger(offset) || offset < 0)
+      throw new McpError(ErrorCode.InvalidParams, `\`${request.params?.cursor}\` is no cursor of this server; list from the start`)
     const all = await listResources(root)
     const page = all.slice(offset, offset + PAGE)
     return offset + PAGE < all.length ? { resources: page, nextCursor: String(offset + PAGE) } : { resources: page }
@@ -52,7 +53,8 @@ export function serveResources(server: Server, root: string): { close(): void } 
       {
         uriTemplate: 'vaultplan://{vault}/{+path}',
         name: 'vault-file',
-        description: "Any markdown file of a vault: its notes, the trace, each step's output note (00_plan-trace/outputs/). `vault` is percent-encoded as one segment.",
+        description:
+          "Any markdown file of a vault: its notes, the trace, each step's output note (00_plan-trace/outputs/). `vault` is percent-encoded as one segment.",
         mimeType: 'text/markdown',
       },
     ],
@@ -121,7 +123,8 @@ async function resourceFile(root: string, uri: string, mustExist: boolean): Prom
   try {
     parsed = parseResourceUri(uri)
     if (!parsed) throw new McpError(RESOURCE_NOT_FOUND, `\`${uri}\` is no resource of this server; its URIs read vaultplan://<vault>/<note path>`)
-    if (!/\.md$/i.test(parsed.file)) throw new McpError(RESOURCE_NOT_FOUND, `\`${uri}\` is not a markdown note; this server serves the notes and traces of vaults`)
+    if (!/\.md$/i.test(parsed.file))
+      throw new McpError(RESOURCE_NOT_FOUND, `\`${uri}\` is not a markdown note; this server serves the notes and traces of vaults`)
     const vault = await vaultPath(root, parsed.vault)
     const found = await confine(vault, parsed.file, 'the note')
     if (!found.exists && mustExist) throw new McpError(RESOURCE_NOT_FOUND, `\`${uri}\` does not exist; resources/list shows the notes`)

@@ -27,19 +27,20 @@ export function ok(value: Record<string, unknown>): ToolResult {
  */
 const ADVICE: Record<string, string> = {
   'stale-step': 'Call plan_next: it returns the pending step with its key (it counts nothing again), then plan_finish that step.',
-  'bad-choice': 'Pass `choice` as one of the valid choices above (they are the `conditions` of the step plan_next returned), or leave it out at a terminal note.',
+  'bad-choice':
+    'Pass `choice` as one of the valid choices above (they are the `conditions` of the step plan_next returned), or leave it out at a terminal note.',
   'not-waiting': 'Only a note waiting for a person can be decided; plan_status says where the run stands.',
   'ambiguous-decision': 'A box is ticked in the note already: untick it in the note (or decide along it), then call plan_decide again.',
   'vault-locked': 'Another process is running this vault now; wait for it (plan_status shows it as running) and call again.',
   'query-mismatch': 'Leave `query` out (the run keeps the query it started with), or start over in a new vault.',
   'outside-root': 'Pass a path relative to the root, without `..`; plan_list shows the vaults.',
   'not-found': 'plan_list shows the vaults under the root.',
-  'exists': 'Pick a folder name that is not taken yet; plan_create writes only new vaults.',
+  exists: 'Pick a folder name that is not taken yet; plan_create writes only new vaults.',
   'bad-path': 'Pass a path relative to the root, like `plans/release`.',
   'plan-invalid': 'Fix these notes (plan_validate lists every problem), then call again; nothing was changed.',
   'query-needed': 'Call plan_next again with `query`: what the run is for (the trace keeps it for every later call).',
   'two-active': 'A person sets all but one of the active notes back to `done` or `pending`, then plan_next.',
-  'model-not-configured': 'Pass `choice` (one of the step\'s `conditions`), or configure a model for the judge (LLM_MODEL, LLM_BASE_URL) where the server runs.',
+  'model-not-configured': "Pass `choice` (one of the step's `conditions`), or configure a model for the judge (LLM_MODEL, LLM_BASE_URL) where the server runs.",
 }
 
 /**

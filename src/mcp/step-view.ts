@@ -36,7 +36,9 @@ const workView = z.object({
     terminal: z.boolean(),
   }),
   conditions: z.array(z.string()).describe('the valid values of `choice` for plan_finish'),
-  outputs: z.array(z.object({ node: z.string(), visit: z.number().int(), output: z.string(), ...clippedText })).describe('the freshest outputs of the run, newest first'),
+  outputs: z
+    .array(z.object({ node: z.string(), visit: z.number().int(), output: z.string(), ...clippedText }))
+    .describe('the freshest outputs of the run, newest first'),
   earlierOutputs: z.number().int().describe('outputs of the run not shown'),
   todo: z.string(),
 })
@@ -145,7 +147,13 @@ export async function viewStep(step: Step, vault: string, path: string): Promise
     case 'completed': {
       const final = resourceUri(vault, `${TRACE_FOLDER}/final.md`)
       return {
-        step: { kind: 'completed', runId: step.runId, node: step.node, ...renamed(clipText(step.output, LIMITS.body, `read ${final}`), 'output'), todo: 'Nothing to do: the run is complete.' },
+        step: {
+          kind: 'completed',
+          runId: step.runId,
+          node: step.node,
+          ...renamed(clipText(step.output, LIMITS.body, `read ${final}`), 'output'),
+          todo: 'Nothing to do: the run is complete.',
+        },
       }
     }
     case 'stopped':
@@ -175,13 +183,18 @@ function renamed<K extends string>(clipped: { text: string; more?: string }, key
 async function clipOutput(output: string, vault: string, path: string, node: string, visit: number): Promise<{ output: string; more?: string }> {
   if (output.length <= LIMITS.output) return { output }
   const file = await findOutputNote(path, node, visit)
-  const where = file ? `read ${resourceUri(vault, `${TRACE_FOLDER}/${file}`)}` : `the trace ${resourceUri(vault, `${TRACE_FOLDER}/trace.md`)} names the output note of each step`
+  const where = file
+    ? `read ${resourceUri(vault, `${TRACE_FOLDER}/${file}`)}`
+    : `the trace ${resourceUri(vault, `${TRACE_FOLDER}/trace.md`)} names the output note of each step`
   return renamed(clipText(output, LIMITS.output, where), 'output')
 }
 
 /** The saved output note of a visit, relative to the trace folder, newest run's first. */
 async function findOutputNote(vault: string, node: string, visit: number): Promise<string | undefined> {
-  const names = (await readdir(tracePaths(vault).outputs).catch(() => [] as string[])).filter((name) => name.endsWith('.md')).sort().reverse()
+  const names = (await readdir(tracePaths(vault).outputs).catch(() => [] as string[]))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .reverse()
   for (const name of names) {
     const file = `${OUTPUTS}/${name}`
     const saved = await readOutput(vault, file)

@@ -28,7 +28,10 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
       name,
       {
         title,
-        description: `${what} It goes into the vault's ledger (00_plan-trace/ledger.md, readable in Obsidian), gets an id (${kind === 'fact' ? 'F' : kind === 'assumption' ? 'A' : 'D'}<n>, never reused) and survives fresh runs; the judge of later hops sees facts and valid assumptions.`,
+        description:
+          `${what} It goes into the vault's ledger (00_plan-trace/ledger.md, readable in Obsidian), gets ` +
+          `an id (${kind === 'fact' ? 'F' : kind === 'assumption' ? 'A' : 'D'}<n>, never reused) and ` +
+          `survives fresh runs; the judge of later hops sees facts and valid assumptions.`,
         inputSchema: entryArgs,
         outputSchema: entryOut,
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -48,7 +51,8 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
     'plan_invalidate',
     {
       title: 'Withdraw an assumption',
-      description: 'Marks an assumption of the ledger (id A<n>) as invalid, with the reason; the judge no longer sees it. The entry stays in the ledger, with its history.',
+      description:
+        'Marks an assumption of the ledger (id A<n>) as invalid, with the reason; the judge no longer sees it. The entry stays in the ledger, with its history.',
       inputSchema: { vault: vaultArg, id: z.string().describe('the assumption, A<n>'), reason: z.string().min(1).describe('why it no longer holds') },
       outputSchema: { vault: z.string(), id: z.string(), valid: z.boolean() },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -67,11 +71,26 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
     {
       title: 'Search past runs',
       description:
-        'Searches what every run under the root produced (outputs, final answers, ledgers, the judges\' reasons; archived runs too), best first, so you can reuse an outcome instead of redoing it. `query` is plain words (quotes and operators are matched as text). Each hit names its vault, run, note, step and file (read it as the resource vaultplan://<vault>/<file>).',
-      inputSchema: { query: z.string().min(1).describe('words to look for'), limit: z.number().int().min(1).max(MAX_HITS).optional().describe(`hits at most (default 10, at most ${MAX_HITS})`) },
+        "Searches what every run under the root produced (outputs, final answers, ledgers, the judges' " +
+        'reasons; archived runs too), best first, so you can reuse an outcome instead of redoing it. ' +
+        '`query` is plain words (quotes and operators are matched as text). Each hit names its vault, ' +
+        'run, note, step and file (read it as the resource vaultplan://<vault>/<file>).',
+      inputSchema: {
+        query: z.string().min(1).describe('words to look for'),
+        limit: z.number().int().min(1).max(MAX_HITS).optional().describe(`hits at most (default 10, at most ${MAX_HITS})`),
+      },
       outputSchema: {
         hits: z.array(
-          z.object({ vault: z.string(), runId: z.string(), kind: z.string(), node: z.string().optional(), step: z.number().optional(), file: z.string(), snippet: z.string(), score: z.number() }),
+          z.object({
+            vault: z.string(),
+            runId: z.string(),
+            kind: z.string(),
+            node: z.string().optional(),
+            step: z.number().optional(),
+            file: z.string(),
+            snippet: z.string(),
+            score: z.number(),
+          }),
         ),
       },
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -43,7 +43,10 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
     {
       title: 'List plan vaults',
       description:
-        'Lists the plan vaults under the root: each vault folder (pass it as `vault` to the other tools), the phase of its run (fresh, running, interrupted, waiting, stopped, completed, invalid), its query and the note the run is at. A vault is a folder of markdown notes that holds a run or a note with a `## Next` list.',
+        'Lists the plan vaults under the root: each vault folder (pass it as `vault` to the other tools), ' +
+        'the phase of its run (fresh, running, interrupted, waiting, stopped, completed, invalid), ' +
+        'its query and the note the run is at. A vault is a folder of markdown notes that holds a run ' +
+        'or a note with a `## Next` list.',
       inputSchema: {},
       outputSchema: {
         vaults: z.array(
@@ -68,9 +71,18 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
     {
       title: 'Validate a plan',
       description:
-        'Checks the plan vault and returns every problem at once, as `vaultplan validate --json` does: each issue with its code (dangling-edge, cycle-without-exit, no-start, ...), severity, message, file and line. Errors stop a run; warnings do not. Reads only.',
+        'Checks the plan vault and returns every problem at once, as `vaultplan validate --json` does: ' +
+        'each issue with its code (dangling-edge, cycle-without-exit, no-start, ...), severity, message, ' +
+        'file and line. Errors stop a run; warnings do not. Reads only.',
       inputSchema: { vault: vaultArg },
-      outputSchema: { vault: z.string(), valid: z.boolean(), errors: z.number().int(), warnings: z.number().int(), issues: z.array(issueSchema), more: z.string().optional() },
+      outputSchema: {
+        vault: z.string(),
+        valid: z.boolean(),
+        errors: z.number().int(),
+        warnings: z.number().int(),
+        issues: z.array(issueSchema),
+        more: z.string().optional(),
+      },
       annotations: readOnly,
     },
     async ({ vault }) => guarded(context.root, () => validateVault(context, vault)),
@@ -82,9 +94,13 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
       title: 'Create a plan vault from a document',
       description: [
         'Writes a new plan vault (one markdown note per node) from one plan document, into a folder that does not exist yet.',
-        'The document has one `## <node-id>` section per node; in a section, optional knob lines first (`type: start`, `role: review`, `max_visits: 3`, `judge: human`, `tools: [a, b]`), then the step description, then the edges under `### Next`:',
+        'The document has one `## <node-id>` section per node; in a section, optional knob lines first ' +
+          '(`type: start`, `role: review`, `max_visits: 3`, `judge: human`, `tools: [a, b]`), then the ' +
+          'step description, then the edges under `### Next`:',
         '`- [[target]]` (unconditional) or `- <condition> -> [[target]]`. A section without edges is a terminal.',
-        'Example: "## draft\\ntype: start\\nWrite the draft.\\n### Next\\n- [[review]]\\n\\n## review\\nApprove it or ask for changes.\\n### Next\\n- approved -> [[send]]\\n- needs revision -> [[draft]]\\n\\n## send\\nSend it."',
+        'Example: "## draft\\ntype: start\\nWrite the draft.\\n### Next\\n- [[review]]\\n\\n## review\\nApprove ' +
+          'it or ask for changes.\\n### Next\\n- approved -> [[send]]\\n- needs revision -> [[draft]]\\n\\n## ' +
+          'send\\nSend it."',
         'An invalid document writes nothing and the error lists every problem. Then call plan_next with the vault and a query to start.',
       ].join('\n'),
       inputSchema: { vault: vaultArg.describe('the new folder, relative to the root; it must not exist'), document: z.string().describe('the plan document') },
@@ -105,7 +121,10 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
     {
       title: 'Where a run stands',
       description:
-        "Reads where the vault's run stands, changing nothing: `phase` (fresh, running, interrupted, waiting, stopped, completed, invalid) and its details (node, visit, step; the boxes of a note waiting for a person; the budget that ran out; the final output), each note's status and visits against its budget, the last hops and who decided them, and the plan's issues.",
+        "Reads where the vault's run stands, changing nothing: `phase` (fresh, running, interrupted, " +
+        'waiting, stopped, completed, invalid) and its details (node, visit, step; the boxes of a note ' +
+        "waiting for a person; the budget that ran out; the final output), each note's status and visits " +
+        "against its budget, the last hops and who decided them, and the plan's issues.",
       inputSchema: { vault: vaultArg },
       outputSchema: z.looseObject({ vault: z.string(), phase: z.enum(PHASES), nodes: z.array(z.looseObject({ id: z.string() })), todo: z.string() }),
       annotations: readOnly,
@@ -118,7 +137,11 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
     {
       title: 'Picture of a plan',
       description:
-        "The plan as a picture: `mermaid` (default; renders in markdown), `dot` (Graphviz's language), `svg` (drawn in-process) or `canvas` (an Obsidian .canvas document, JSON Canvas 1.0, one card per note). Edge labels on the arrows, the start and terminals marked; when the vault holds a run, each note shows its visits against its budget and its status as a colour. An invalid plan is pictured too.",
+        "The plan as a picture: `mermaid` (default; renders in markdown), `dot` (Graphviz's language), " +
+        '`svg` (drawn in-process) or `canvas` (an Obsidian .canvas document, JSON Canvas 1.0, one card ' +
+        'per note). Edge labels on the arrows, the start and terminals marked; when the vault holds ' +
+        'a run, each note shows its visits against its budget and its status as a colour. An invalid ' +
+        'plan is pictured too.',
       inputSchema: { vault: vaultArg, format: z.enum(PICTURES).optional().describe('default mermaid') },
       outputSchema: { vault: z.string(), format: z.string(), picture: z.string(), more: z.string().optional() },
       annotations: readOnly,
@@ -169,7 +192,10 @@ async function createVault(context: ToolContext, vault: string, document: string
   const graph = parsePlanDocument(document)
   for (let folder = dirname(path); folder.startsWith(context.root + sep); folder = dirname(folder)) {
     if (await isPlanFolder(folder)) {
-      throw new PathRefusal('exists', `\`${vault}\` would be inside the vault \`${vaultName(context.root, folder)}\`, whose notes would change that plan; put it beside that vault`)
+      throw new PathRefusal(
+        'exists',
+        `\`${vault}\` would be inside the vault \`${vaultName(context.root, folder)}\`, whose notes would change that plan; put it beside that vault`,
+      )
     }
   }
   await mkdir(dirname(path), { recursive: true })
@@ -194,7 +220,13 @@ async function createVault(context: ToolContext, vault: string, document: string
     return { id: node.id, file, uri: resourceUri(vault, file) }
   })
   const start = saved.startNode().id
-  return ok({ vault: relative(context.root, path).split(sep).join('/'), start, notes, warnings, todo: `Call plan_next with \`vault\` and a \`query\` (what the run is for) to start at \`${start}\`.` })
+  return ok({
+    vault: relative(context.root, path).split(sep).join('/'),
+    start,
+    notes,
+    warnings,
+    todo: `Call plan_next with \`vault\` and a \`query\` (what the run is for) to start at \`${start}\`.`,
+  })
 }
 
 async function statusOf(context: ToolContext, vault: string): Promise<ToolResult> {

@@ -16,7 +16,10 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
     {
       title: 'The note to work now',
       description: [
-        'Returns { step }: what the plan in the vault asks of you now. kind "work": the note to work, claimed for you, with everything to work it: note.title and note.body (the task), note.tools and note.role, visit and maxVisits (its budget), conditions (the valid `choice` values for plan_finish), the freshest outputs of the run, and `key`.',
+        'Returns { step }: what the plan in the vault asks of you now. kind "work": the note to work, ' +
+          'claimed for you, with everything to work it: note.title and note.body (the task), note.tools ' +
+          'and note.role, visit and maxVisits (its budget), conditions (the valid `choice` values for ' +
+          'plan_finish), the freshest outputs of the run, and `key`.',
         'Work it, then call plan_finish with the key. Until then plan_next returns the same step and counts nothing again, so call it whenever you lost track.',
         'Other kinds: "waiting" (a person decides a note: plan_decide), "completed" (the final output), "stopped" (a budget ran out).',
         'The first call on a vault that has not run needs `query`: what the run is for.',
@@ -49,7 +52,10 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
       title: 'Hand in the work of a note',
       description: [
         'Completes the step plan_next returned: saves `output` in the vault, marks the note done and follows an edge, then returns { step }, the next note, already claimed (so one call per hop).',
-        '`choice` picks the edge: one of the step\'s `conditions` (a condition label as written, `next` for the plain way on, or a target note). Give it when conditions are listed; without it a configured model judges. A terminal note takes no choice. A note decided by a person ends up waiting for them.',
+        "`choice` picks the edge: one of the step's `conditions` (a condition label as written, `next` " +
+          'for the plain way on, or a target note). Give it when conditions are listed; without it a ' +
+          'configured model judges. A terminal note takes no choice. A note decided by a person ends ' +
+          'up waiting for them.',
         '`key` must be the key of the pending step; an old key is refused and nothing is written.',
       ].join('\n'),
       inputSchema: {
@@ -74,7 +80,9 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
     {
       title: "Record a person's decision",
       description: [
-        'Decides a note that waits for a person (judge: human), as ticking a box under its ## Next would: `edge` names one of its edges by condition label, target note, or `next`; `feedback` is added under the note\'s ## Feedback and handed to the next note.',
+        'Decides a note that waits for a person (judge: human), as ticking a box under its ## Next ' +
+          'would: `edge` names one of its edges by condition label, target note, or `next`; `feedback` ' +
+          "is added under the note's ## Feedback and handed to the next note.",
         'Only for a decision a person made: ask them first. Then call plan_next to go on.',
       ].join('\n'),
       inputSchema: {

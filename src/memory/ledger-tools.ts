@@ -17,7 +17,12 @@ const ENTRY_CHARS = 500
 export function ledgerTools(step: StepInput & { vault: string }, options: { fsync?: boolean } = {}): Tool[] {
   const where = { node: step.node.id, step: step.step }
   const write = options.fsync === undefined ? {} : { fsync: options.fsync }
-  const record = (kind: LedgerKind, name: string, description: string, schema: z.ZodObject<{ text: typeof TEXT; reason: z.ZodType<string | undefined> }>): Tool => ({
+  const record = (
+    kind: LedgerKind,
+    name: string,
+    description: string,
+    schema: z.ZodObject<{ text: typeof TEXT; reason: z.ZodType<string | undefined> }>,
+  ): Tool => ({
     name,
     description,
     schema,
@@ -28,8 +33,18 @@ export function ledgerTools(step: StepInput & { vault: string }, options: { fsyn
     },
   })
   const tools = [
-    record('fact', 'record_fact', 'Record a fact this step established (checked, not guessed), so later steps and runs can rely on it.', z.object({ text: TEXT, reason: TEXT.optional() })),
-    record('assumption', 'record_assumption', 'Record an assumption this step rests on without having checked it; it can be invalidated later.', z.object({ text: TEXT, reason: TEXT.optional() })),
+    record(
+      'fact',
+      'record_fact',
+      'Record a fact this step established (checked, not guessed), so later steps and runs can rely on it.',
+      z.object({ text: TEXT, reason: TEXT.optional() }),
+    ),
+    record(
+      'assumption',
+      'record_assumption',
+      'Record an assumption this step rests on without having checked it; it can be invalidated later.',
+      z.object({ text: TEXT, reason: TEXT.optional() }),
+    ),
     record('decision', 'record_decision', 'Record a decision taken in this step, with its reason.', z.object({ text: TEXT, reason: TEXT })),
   ]
   if (step.ledger === undefined || step.ledger.assumptions.some((entry) => entry.valid)) {

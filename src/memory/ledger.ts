@@ -45,7 +45,14 @@ export interface StandingOptions extends LedgerWriteOptions {
 
 const place = { at: z.string(), node: z.string().optional(), step: z.number().int().min(0).optional(), run: z.string().optional() }
 const recordSchema = z.discriminatedUnion('op', [
-  z.object({ op: z.literal('record'), kind: z.enum(['fact', 'assumption', 'decision']), id: z.string(), text: z.string(), reason: z.string().optional(), ...place }),
+  z.object({
+    op: z.literal('record'),
+    kind: z.enum(['fact', 'assumption', 'decision']),
+    id: z.string(),
+    text: z.string(),
+    reason: z.string().optional(),
+    ...place,
+  }),
   z.object({ op: z.literal('invalidate'), id: z.string(), reason: z.string(), ...place }),
   z.object({ op: z.literal('revalidate'), id: z.string(), reason: z.string().optional(), ...place }),
 ])
@@ -62,7 +69,8 @@ type LedgerRecord = z.infer<typeof recordSchema>
  */
 export async function recordEntry(vault: string, entry: NewLedgerEntry, options: LedgerWriteOptions = {}): Promise<string> {
   checkVault(vault)
-  if (typeof entry !== 'object' || entry === null) throw new TypeError(`Expected \`entry\` to be an object { kind, text, reason?, node?, step? }, got \`${String(entry)}\``)
+  if (typeof entry !== 'object' || entry === null)
+    throw new TypeError(`Expected \`entry\` to be an object { kind, text, reason?, node?, step? }, got \`${String(entry)}\``)
   if (!Object.hasOwn(LEDGER_KINDS, entry.kind)) {
     throw new TypeError(`Expected \`kind\` to be one of \`fact\`, \`assumption\`, \`decision\`, got \`${String(entry.kind)}\``)
   }
@@ -71,7 +79,16 @@ export async function recordEntry(vault: string, entry: NewLedgerEntry, options:
   if (entry.reason !== undefined) checkText('reason', entry.reason)
   return withLedger(vault, options, async (ledger) => {
     const id = `${LEDGER_KINDS[entry.kind]}${ledger.next[entry.kind]}`
-    const record: LedgerRecord = { op: 'record', kind: entry.kind, id, text: entry.text, ...(entry.reason === undefined ? {} : { reason: entry.reason }), ...where, ...(await runOf(vault)), at: now() }
+    const record: LedgerRecord = {
+      op: 'record',
+      kind: entry.kind,
+      id,
+      text: entry.text,
+      ...(entry.reason === undefined ? {} : { reason: entry.reason }),
+      ...where,
+      ...(await runOf(vault)),
+      at: now(),
+    }
     await ledger.append(record)
     return id
   })
@@ -112,7 +129,12 @@ export async function readLedger(vault: string): Promise<LedgerView> {
   return text === undefined ? emptyView() : replayLedger(text, vault).view
 }
 
-async function changeStanding(vault: string, id: string, change: { op: 'invalidate'; reason: string } | { op: 'revalidate'; reason?: string }, options: StandingOptions): Promise<void> {
+async function changeStanding(
+  vault: string,
+  id: string,
+  change: { op: 'invalidate'; reason: string } | { op: 'revalidate'; reason?: string },
+  options: StandingOptions,
+): Promise<void> {
   checkVault(vault)
   if (typeof id !== 'string' || !/^A[1-9]\d*$/.test(id)) {
     throw new TypeError(`Expected \`id\` to name an assumption (\`A1\`, \`A2\`, ...), got \`${String(id)}\`; only assumptions can be invalidated`)
@@ -121,7 +143,9 @@ async function changeStanding(vault: string, id: string, change: { op: 'invalida
   await withLedger(vault, options, async (ledger) => {
     if (!ledger.view.assumptions.some((entry) => entry.id === id)) {
       const known = ledger.view.assumptions.map((entry) => entry.id)
-      throw new TypeError(`Expected \`id\` to be an assumption of the ledger of \`${vault}\`, got \`${id}\`; it has ${known.length === 0 ? 'none' : known.slice(0, 20).join(', ')}`)
+      throw new TypeError(
+        `Expected \`id\` to be an assumption of the ledger of \`${vault}\`, got \`${id}\`; it has ${known.length === 0 ? 'none' : known.slice(0, 20).join(', ')}`,
+      )
     }
     await ledger.append({ ...change, id, ...where, ...(await runOf(vault)), at: now() })
   })
@@ -216,7 +240,10 @@ export function replayLedger(text: string, vault: string): { view: LedgerView; n
     throw new RunStateError('ledger-unreadable', `The ledger \`${join(vault, LEDGER_FILE)}\` has no vaultplan header; move it away to start a new one`)
   }
   if (format > LEDGER_FORMAT) {
-    throw new RunStateError('ledger-too-new', `The ledger of \`${vault}\` was written in format ${format} by a newer vaultplan; this version reads format ${LEDGER_FORMAT}. Upgrade vaultplan to use it.`)
+    throw new RunStateError(
+      'ledger-too-new',
+      `The ledger of \`${vault}\` was written in format ${format} by a newer vaultplan; this version reads format ${LEDGER_FORMAT}. Upgrade vaultplan to use it.`,
+    )
   }
   const view = emptyView()
   const next: Record<LedgerKind, number> = { fact: 1, assumption: 1, decision: 1 }
@@ -239,9 +266,14 @@ export function replayLedger(text: string, vault: string): { view: LedgerView; n
     } catch {
       return // an entry torn by a crash
     }
-    const bad = (why: string) => new RunStateError('ledger-unreadable', `Line ${index + 1} of the ledger \`${join(vault, LEDGER_FILE)}\` ${why}; this version cannot read it. Move the ledger away or fix that line.`)
+    const bad = (why: string) =>
+      new RunStateError(
+        'ledger-unreadable',
+        `Line ${index + 1} of the ledger \`${join(vault, LEDGER_FILE)}\` ${why}; this version cannot read it. Move the ledger away or fix that line.`,
+      )
     const parsed = recordSchema.safeParse(json)
-    if (!parsed.success) throw bad(`is no entry this version knows (${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'entry'}: ${issue.message}`).join('; ')})`)
+    if (!parsed.success)
+      throw bad(`is no entry this version knows (${parsed.error.issues.map((issue) => `${issue.path.join('.') || 'entry'}: ${issue.message}`).join('; ')})`)
     const record = parsed.data
     if (record.op === 'record') {
       const match = /^([FAD])([1-9]\d*)$/.exec(record.id)
@@ -286,7 +318,12 @@ function renderRecord(record: LedgerRecord): string {
     lines.push(`## ${record.id} · ${record.op === 'invalidate' ? 'invalidated' : 'valid again'}`)
   }
   if (record.reason !== undefined) lines.push('', 'Because:', ...quote(record.reason))
-  const where = [record.node === undefined ? '' : `[[${oneLine(record.node)}]]`, record.step === undefined ? '' : `step ${record.step}`, record.run === undefined ? '' : `run \`${oneLine(record.run).replace(/`/g, "'")}\``, record.at]
+  const where = [
+    record.node === undefined ? '' : `[[${oneLine(record.node)}]]`,
+    record.step === undefined ? '' : `step ${record.step}`,
+    record.run === undefined ? '' : `run \`${oneLine(record.run).replace(/`/g, "'")}\``,
+    record.at,
+  ]
   lines.push('', `- ${record.op === 'record' ? 'Recorded' : 'Changed'}: ${where.filter(Boolean).join(', ')}`)
   // `<` and `>` escaped: nothing in the JSON can end the comment early.
   const json = JSON.stringify(record).replace(/</g, '\\u003c').replace(/>/g, '\\u003e')
@@ -335,7 +372,8 @@ function checkVault(vault: unknown): void {
 }
 
 function checkText(name: string, value: unknown): void {
-  if (typeof value !== 'string' || value.trim() === '') throw new TypeError(`Expected \`${name}\` to be a non-empty string, got \`${typeof value === 'string' ? value : String(value)}\``)
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new TypeError(`Expected \`${name}\` to be a non-empty string, got \`${typeof value === 'string' ? value : String(value)}\``)
 }
 
 function checkPlace(where: { node?: unknown; step?: unknown }): { node?: string; step?: number } {
@@ -345,7 +383,8 @@ function checkPlace(where: { node?: unknown; step?: unknown }): { node?: string;
     out.node = where.node
   }
   if (where.step !== undefined) {
-    if (typeof where.step !== 'number' || !Number.isInteger(where.step) || where.step < 0) throw new TypeError(`Expected \`step\` to be an integer from 0 up, got \`${String(where.step)}\``)
+    if (typeof where.step !== 'number' || !Number.isInteger(where.step) || where.step < 0)
+      throw new TypeError(`Expected \`step\` to be an integer from 0 up, got \`${String(where.step)}\``)
     out.step = where.step
   }
   return out

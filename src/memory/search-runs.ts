@@ -52,7 +52,13 @@ const MAX_NOTE_BYTES = 8 * 1024 * 1024
  */
 export async function searchRuns(root: string, query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
   const { limit } = { ...DEFAULTS, ...options }
-  if (typeof root !== 'string' || !(await stat(root).then((info) => info.isDirectory(), () => false))) {
+  if (
+    typeof root !== 'string' ||
+    !(await stat(root).then(
+      (info) => info.isDirectory(),
+      () => false,
+    ))
+  ) {
     throw new TypeError(`Expected \`root\` to be a folder holding vaults, got \`${String(root)}\``)
   }
   if (typeof query !== 'string') throw new TypeError(`Expected \`query\` to be a string of words, got \`${String(query)}\``)
@@ -74,7 +80,14 @@ export async function searchRuns(root: string, query: string, options: SearchOpt
     batch.forEach((stored, n) => {
       const text = texts[n]
       if (text === undefined) return
-      const hit: SearchHit = { vault: stored.vault, runId: stored.runId, kind: stored.kind, file: stored.file, snippet: snippet(text, words), score: stored.score }
+      const hit: SearchHit = {
+        vault: stored.vault,
+        runId: stored.runId,
+        kind: stored.kind,
+        file: stored.file,
+        snippet: snippet(text, words),
+        score: stored.score,
+      }
       if (stored.node !== undefined) hit.node = stored.node
       if (stored.step !== undefined) hit.step = stored.step
       hits.push(hit)

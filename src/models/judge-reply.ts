@@ -12,7 +12,13 @@ export function parseGridReply(reply: string, rows: number): boolean[] {
   const yes = new Set<number>()
   const no = new Set<number>()
   // White space collapsed and lines cut, so that no pattern below can backtrack over a long run of it.
-  const lines = reply.split('\n').map((line) => line.replace(/[*_`#>|]/g, ' ').replace(/\s+/g, ' ').trim().slice(0, MAX_ROW_CHARS))
+  const lines = reply.split('\n').map((line) =>
+    line
+      .replace(/[*_`#>|]/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, MAX_ROW_CHARS),
+  )
   const read = (pattern: RegExp, only?: (row: number) => boolean) => {
     for (const line of lines) {
       const match = pattern.exec(line)
@@ -36,9 +42,11 @@ export function parseGridReply(reply: string, rows: number): boolean[] {
 const MAX_ROW_CHARS = 400
 
 /** `1: YES`, `1. yes - because`, `1) No`, `Condition 2: NO`, `(3) true`. */
-const ROW = /^(?:[-+•]\s*)?(?:(?:condition|row|question|tool|item|q)\s*)?\(?\[?(\d{1,4})(?!\d)\]?\)?\s*(?:[:.)=\-—–]\s*)*(?:(?:answer|verdict|result)\s*[:=]?\s*)?(yes|no|true|false|y|n)\b/i
+const ROW =
+  /^(?:[-+•]\s*)?(?:(?:condition|row|question|tool|item|q)\s*)?\(?\[?(\d{1,4})(?!\d)\]?\)?\s*(?:[:.)=\-—–]\s*)*(?:(?:answer|verdict|result)\s*[:=]?\s*)?(yes|no|true|false|y|n)\b/i
 /** `1. approved: YES`, `1 (approved): NO`, `2. needs revision — yes`, `1. Approved? Yes.` */
-const ROW_WITH_LABEL = /^(?:[-+•]\s*)?(?:(?:condition|row|question|tool|item|q)\s*)?\(?\[?(\d{1,4})(?!\d)\]?\)?\s*[:.)\-—–]?\s*[^:=?"'“”]{1,80}?(?:\s+[-—–]|\s*[:=?])\s*(yes|no|true|false)\b/i
+const ROW_WITH_LABEL =
+  /^(?:[-+•]\s*)?(?:(?:condition|row|question|tool|item|q)\s*)?\(?\[?(\d{1,4})(?!\d)\]?\)?\s*[:.)\-—–]?\s*[^:=?"'“”]{1,80}?(?:\s+[-—–]|\s*[:=?])\s*(yes|no|true|false)\b/i
 
 function isYes(word: string): boolean {
   return /^(yes|true|y)$/i.test(word)

@@ -147,7 +147,11 @@ export function createLLM(options: CreateLLMOptions = {}): CallLLM {
     const message = completion?.choices?.[0]?.message
     if (typeof message?.content === 'string') {
       const usage = completion?.usage
-      onUsage?.({ role, model: typeof completion?.model === 'string' && completion.model ? completion.model : config.model, ...(usage && { input: usage.prompt_tokens, output: usage.completion_tokens }) })
+      onUsage?.({
+        role,
+        model: typeof completion?.model === 'string' && completion.model ? completion.model : config.model,
+        ...(usage && { input: usage.prompt_tokens, output: usage.completion_tokens }),
+      })
       return message.content
     }
     const detail = message?.refusal

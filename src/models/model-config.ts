@@ -47,8 +47,7 @@ export function resolveModelConfig(role: string, env: NodeJS.ProcessEnv = proces
     throw new TypeError(`Expected \`role\` to be a non-empty string, got \`${String(role)}\``)
   }
   const prefix = `LLM_${role.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_`
-  const read = (...names: string[]) =>
-    names.map((name) => ({ name, value: env[name]?.trim() ?? '' })).find(({ value }) => value !== '')
+  const read = (...names: string[]) => names.map((name) => ({ name, value: env[name]?.trim() ?? '' })).find(({ value }) => value !== '')
   const model = read(`${prefix}MODEL`, 'LLM_MODEL')
   const key = read(`${prefix}API_KEY`, 'LLM_API_KEY', 'OPENAI_API_KEY')
   const base = read(`${prefix}BASE_URL`, 'LLM_BASE_URL', 'OPENAI_BASE_URL')
@@ -65,11 +64,13 @@ export function resolveModelConfig(role: string, env: NodeJS.ProcessEnv = proces
   if (!model) throw fail(`No model configured for role \`${role}\`: set LLM_MODEL (or ${roleAlone('MODEL')}).`)
   if (!base) {
     // An OPENAI_API_KEY left in a shell must not send notes meant for a local model to OpenAI.
-    const openAIKey = key?.name === 'OPENAI_API_KEY'
-      ? ` OPENAI_API_KEY is set, but a key does not say where the notes go: to use the OpenAI API, set OPENAI_BASE_URL=${OPENAI_BASE_URL}.`
-      : ''
+    const openAIKey =
+      key?.name === 'OPENAI_API_KEY'
+        ? ` OPENAI_API_KEY is set, but a key does not say where the notes go: to use the OpenAI API, set OPENAI_BASE_URL=${OPENAI_BASE_URL}.`
+        : ''
     throw fail(
-      `No endpoint configured for role \`${role}\` (model \`${model.value}\`): set LLM_BASE_URL (or ${roleAlone('BASE_URL')}), such as http://127.0.0.1:11434/v1 for Ollama or ${OPENAI_BASE_URL}.${openAIKey}`,
+      `No endpoint configured for role \`${role}\` (model \`${model.value}\`): set LLM_BASE_URL (or ` +
+        `${roleAlone('BASE_URL')}), such as http://127.0.0.1:11434/v1 for Ollama or ${OPENAI_BASE_URL}.${openAIKey}`,
     )
   }
   const url = URL.canParse(base.value) ? new URL(base.value) : undefined
@@ -78,11 +79,14 @@ export function resolveModelConfig(role: string, env: NodeJS.ProcessEnv = proces
     throw fail(`${base.name} must be an http(s) URL such as http://127.0.0.1:11434/v1, got a value of ${base.value.length} characters.`)
   }
   if (url.username !== '' || url.password !== '') {
-    throw fail(`${base.name} holds a user name or password (${describeEndpoint(base.value)} with credentials): remove them from the URL and put the key in LLM_API_KEY (or ${roleAlone('API_KEY')}).`)
+    throw fail(
+      `${base.name} holds a user name or password (${describeEndpoint(base.value)} with credentials): remove them from the URL and put the key in LLM_API_KEY (or ${roleAlone('API_KEY')}).`,
+    )
   }
   if (!key && !isLoopback(url)) {
     throw fail(
-      `No API key for role \`${role}\` at ${describeEndpoint(base.value)}: set LLM_API_KEY (or ${roleAlone('API_KEY')}, or OPENAI_API_KEY). Only an endpoint on this machine (127.0.0.1, localhost, [::1]) needs none.`,
+      `No API key for role \`${role}\` at ${describeEndpoint(base.value)}: set LLM_API_KEY (or ${roleAlone('API_KEY')}, ` +
+        `or OPENAI_API_KEY). Only an endpoint on this machine (127.0.0.1, localhost, [::1]) needs none.`,
     )
   }
   const temperature = temperatureVar ? Number(temperatureVar.value) : undefined

@@ -123,7 +123,15 @@ function isPlainCopyable(value: object): boolean {
   if (value instanceof Error) return true
   const tag = Object.prototype.toString.call(value)
   if (tag !== '[object Object]') return false
-  const slots = [globalThis.Response, globalThis.Request, globalThis.ReadableStream, globalThis.WritableStream, globalThis.Blob, globalThis.AbortSignal, globalThis.FormData]
+  const slots = [
+    globalThis.Response,
+    globalThis.Request,
+    globalThis.ReadableStream,
+    globalThis.WritableStream,
+    globalThis.Blob,
+    globalThis.AbortSignal,
+    globalThis.FormData,
+  ]
   return !slots.some((type) => typeof type === 'function' && value instanceof type)
 }
 

@@ -71,12 +71,7 @@ export function registerPredicate(label: string, fn: Predicate): () => void {
  *
  * @throws {TypeError} when a condition needs the LLM and no `callLLM` is given.
  */
-export async function chooseEdge(
-  node: PlanNode,
-  context: TransitionContext,
-  callLLM?: CallLLM,
-  options: ChooseEdgeOptions = {},
-): Promise<Decision> {
+export async function chooseEdge(node: PlanNode, context: TransitionContext, callLLM?: CallLLM, options: ChooseEdgeOptions = {}): Promise<Decision> {
   if (node.edges.length === 0) return { edge: null, rationale: 'terminal: the node has no edges', decidedBy: 'terminal' }
   const predicates = predicatesOf(options.predicates)
   const undecided: Edge[] = []
@@ -94,9 +89,15 @@ export async function chooseEdge(
   let rationale = ''
   if (undecided.length > 0) {
     if (!callLLM) {
-      throw new TypeError(`Node \`${node.id}\` has conditions no predicate decides (${undecided.map((e) => `\`${e.label}\``).join(', ')}); pass \`llm\` or \`predicates\``)
+      throw new TypeError(
+        `Node \`${node.id}\` has conditions no predicate decides (${undecided.map((e) => `\`${e.label}\``).join(', ')}); pass \`llm\` or \`predicates\``,
+      )
     }
-    const { prompt, system } = judgePrompt(node, context, undecided.map((edge) => edge.label))
+    const { prompt, system } = judgePrompt(
+      node,
+      context,
+      undecided.map((edge) => edge.label),
+    )
     const call: { role: string; system: string; signal?: AbortSignal } = { role: node.role ?? 'transition', system }
     if (options.signal) call.signal = options.signal
     rationale = await callLLM(prompt, call)

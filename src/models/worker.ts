@@ -110,9 +110,13 @@ function context(step: StepInput, fence?: DataFence): string[] {
   const ledger = step.ledger ? ledgerAsText(step.ledger) : ''
   return [
     part('The overall task:', step.query, Number.POSITIVE_INFINITY),
-    fence ? fence.wrap(`This step: ${oneLine(step.node.title)}`, step.node.body, Number.POSITIVE_INFINITY) : `This step: ${step.node.title}\n\n${step.node.body}`,
+    fence
+      ? fence.wrap(`This step: ${oneLine(step.node.title)}`, step.node.body, Number.POSITIVE_INFINITY)
+      : `This step: ${step.node.title}\n\n${step.node.body}`,
     ...(ledger === '' ? [] : [part("Recorded in the plan's ledger so far:", ledger, LEDGER_CHARS)]),
-    ...recentOutputs(step.outputs, RECENT_OUTPUTS).map((entry) => part(`Output of an earlier step (${oneLine(entry.node)}, visit ${entry.visit}):`, entry.output, OUTPUT_CHARS)),
+    ...recentOutputs(step.outputs, RECENT_OUTPUTS).map((entry) =>
+      part(`Output of an earlier step (${oneLine(entry.node)}, visit ${entry.visit}):`, entry.output, OUTPUT_CHARS),
+    ),
   ]
 }
 
@@ -120,7 +124,9 @@ function describeCalls(calls: ToolCall[], fence?: DataFence): string[] {
   return calls.map((entry, index) => {
     const title = `Tool call ${index + 1}: ${entry.tool}`
     const text = `Arguments: ${JSON.stringify(entry.args)}\nResult:\n${clip(entry.result, RESULT_CHARS)}`
-    return fence ? fence.wrap(`${title}, its arguments and result:`, text, Number.POSITIVE_INFINITY) : `${title}(${JSON.stringify(entry.args)})\nResult:\n${clip(entry.result, RESULT_CHARS)}`
+    return fence
+      ? fence.wrap(`${title}, its arguments and result:`, text, Number.POSITIVE_INFINITY)
+      : `${title}(${JSON.stringify(entry.args)})\nResult:\n${clip(entry.result, RESULT_CHARS)}`
   })
 }
 
@@ -157,12 +163,20 @@ async function chooseArguments(
   let raw: unknown
   for (let attempt = 0; attempt < ARGUMENT_ATTEMPTS; attempt++) {
     const fence = dataFence()
-    const prompt = [...context(step, fence), ...describeCalls(calls, fence), `Call the tool \`${tool.name}\` (${tool.description}). Its arguments' JSON Schema:\n${schema}`, feedback, 'Reply with the arguments as one JSON object.']
+    const prompt = [
+      ...context(step, fence),
+      ...describeCalls(calls, fence),
+      `Call the tool \`${tool.name}\` (${tool.description}). Its arguments' JSON Schema:\n${schema}`,
+      feedback,
+      'Reply with the arguments as one JSON object.',
+    ]
     const reply = await call(prompt.filter(Boolean).join('\n\n'), `${ARGUMENTS_SYSTEM} ${fence.rule}`)
     raw = extractJson(reply)
     const parsed = tool.schema.safeParse(raw)
     if (parsed.success) return { ok: true, value: parsed.data }
-    feedback = `Your previous arguments ${JSON.stringify(raw)?.slice(0, 500)} were rejected: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}. Fix them.`
+    feedback =
+      `Your previous arguments ${JSON.stringify(raw)?.slice(0, 500)} were rejected: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}. ` +
+      `Fix them.`
   }
   return { ok: false, raw, error: feedback }
 }
@@ -170,7 +184,7 @@ async function chooseArguments(
 async function runTool(tool: Tool, args: unknown): Promise<string> {
   try {
     const result = await tool.execute(args)
-    return typeof result === 'string' ? result : JSON.stringify(result) ?? String(result)
+    return typeof result === 'string' ? result : (JSON.stringify(result) ?? String(result))
   } catch (error) {
     return `error: ${error instanceof Error ? error.message : String(error)}`
   }

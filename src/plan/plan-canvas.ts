@@ -18,9 +18,7 @@ interface CanvasNodeBase {
 
 /** One node of a JSON Canvas 1.0 document: a note (`file`), a text card or a group around other nodes. */
 export type CanvasNode =
-  | (CanvasNodeBase & { type: 'file'; file: string })
-  | (CanvasNodeBase & { type: 'text'; text: string })
-  | (CanvasNodeBase & { type: 'group'; label: string })
+  (CanvasNodeBase & { type: 'file'; file: string }) | (CanvasNodeBase & { type: 'text'; text: string }) | (CanvasNodeBase & { type: 'group'; label: string })
 
 /** One edge of a JSON Canvas 1.0 document, from one node's side to another's. */
 export interface CanvasEdge {
@@ -107,7 +105,8 @@ export function toCanvas(graph: PlanGraph, state?: PictureState, options: Canvas
   for (const box of boxes) {
     const label = box.node && options.group ? options.group(box.node) : undefined
     if (label === undefined) continue
-    if (typeof label !== 'string') throw new TypeError(`Expected \`group\` to return a label (a string) or undefined, got \`${String(label)}\` for \`${box.node!.id}\``)
+    if (typeof label !== 'string')
+      throw new TypeError(`Expected \`group\` to return a label (a string) or undefined, got \`${String(label)}\` for \`${box.node!.id}\``)
     const key = [...labels].find(([, known]) => known === label)?.[0] ?? `g${labels.size}`
     labels.set(key, label)
     groupOf.set(box.key, key)
@@ -147,13 +146,18 @@ export function toCanvas(graph: PlanGraph, state?: PictureState, options: Canvas
       continue
     }
     groups.push({ id: unit.key, type: 'group', label: unit.label!, x: at.x, y: at.y, width: unit.width, height: unit.height })
-    for (const [key, offset] of unit.inner) frames.set(key, { x: at.x + GROUP_PADDING + offset.x, y: at.y + GROUP_PADDING + offset.y, ...(byKey.get(key)!.node ? CARD : MISSING_CARD) })
+    for (const [key, offset] of unit.inner)
+      frames.set(key, { x: at.x + GROUP_PADDING + offset.x, y: at.y + GROUP_PADDING + offset.y, ...(byKey.get(key)!.node ? CARD : MISSING_CARD) })
   }
   for (const box of boxes) {
     const frame = frames.get(box.key)!
     const colour = colourOf(box, state)
     const geometry = { ...frame, ...(colour === undefined ? {} : { color: colour }) }
-    cards.push(box.node ? { id: box.key, type: 'file', file: posix.join(folder, box.node.file ?? `${box.node.id}.md`), ...geometry } : { id: box.key, type: 'text', text: box.label, ...geometry })
+    cards.push(
+      box.node
+        ? { id: box.key, type: 'file', file: posix.join(folder, box.node.file ?? `${box.node.id}.md`), ...geometry }
+        : { id: box.key, type: 'text', text: box.label, ...geometry },
+    )
   }
   const canvasEdges = edges.map((edge, index): CanvasEdge => {
     const sides = sidesOf(frames.get(edge.from)!, frames.get(edge.to)!, edge.from === edge.to)
@@ -173,7 +177,10 @@ function cardUnit(box: Box): Unit {
  */
 function arrange(units: Unit[], links: [string, string][], start: string | undefined): Unit[][] {
   const byKey = new Map(units.map((unit) => [unit.key, unit]))
-  const layer = breadthFirst(links.filter(([from, to]) => byKey.has(from) && byKey.has(to)), start !== undefined && byKey.has(start) ? start : undefined)
+  const layer = breadthFirst(
+    links.filter(([from, to]) => byKey.has(from) && byKey.has(to)),
+    start !== undefined && byKey.has(start) ? start : undefined,
+  )
   const rows: Unit[][] = []
   for (const [key, depth] of layer) (rows[depth] ??= []).push(byKey.get(key)!)
   return [...rows, units.filter((unit) => !layer.has(unit.key))].filter((row) => row.length > 0)
@@ -236,7 +243,13 @@ function colourOf(box: Box, state: PictureState | undefined): CanvasColor | unde
 
 /** `folder` as a clean relative POSIX path; a TypeError for one that leaves the Obsidian vault. */
 function vaultFolder(folder: unknown): string {
-  const clean = typeof folder === 'string' ? posix.normalize(folder.replace(/\\/g, '/')).replace(/^\.\/?$/, '').replace(/\/$/, '') : undefined
+  const clean =
+    typeof folder === 'string'
+      ? posix
+          .normalize(folder.replace(/\\/g, '/'))
+          .replace(/^\.\/?$/, '')
+          .replace(/\/$/, '')
+      : undefined
   if (clean === undefined || posix.isAbsolute(clean) || clean === '..' || clean.startsWith('../')) {
     throw new TypeError(`Expected \`folder\` to be the plan vault's path inside the Obsidian vault, like \`Plans/blog\`, got \`${String(folder)}\``)
   }

@@ -34,7 +34,14 @@ export interface Cluster<L extends Laid = Laid> {
  * Visits and statuses in `state` name nested notes by their path from the top
  * vault (`research/find`), as a run reports them.
  */
-export function clustersOf<S extends State, L extends Laid>(graph: PlanGraph, parent: L, state: S | undefined, layout: (graph: PlanGraph, state: S | undefined) => L, prefix = '', keyPrefix = ''): Cluster<L>[] {
+export function clustersOf<S extends State, L extends Laid>(
+  graph: PlanGraph,
+  parent: L,
+  state: S | undefined,
+  layout: (graph: PlanGraph, state: S | undefined) => L,
+  prefix = '',
+  keyPrefix = '',
+): Cluster<L>[] {
   const clusters: Cluster<L>[] = []
   let index = 0
   for (const [folder, subplan] of graph.subplans ?? []) {
@@ -49,13 +56,20 @@ export function clustersOf<S extends State, L extends Laid>(graph: PlanGraph, pa
       boxes: inner.boxes.map((box) => ({ ...box, key: rename(box.key) })),
       edges: inner.edges.map((edge) => ({ ...edge, from: rename(edge.from), to: rename(edge.to) })),
     }
-    clusters.push({ key, label: `${prefix}${folder}/`, from, layout: prefixed, clusters: clustersOf(subplan, prefixed, state, layout, `${prefix}${folder}/`, `${key}_`) })
+    clusters.push({
+      key,
+      label: `${prefix}${folder}/`,
+      from,
+      layout: prefixed,
+      clusters: clustersOf(subplan, prefixed, state, layout, `${prefix}${folder}/`, `${key}_`),
+    })
   }
   return clusters
 }
 
 /** The part of a state about one subplan, its notes named by their id inside it. */
 function within(state: State, prefix: string): State {
-  const strip = <T>(record: Readonly<Record<string, T>>) => Object.fromEntries(Object.entries(record).flatMap(([id, value]) => (id.startsWith(prefix) ? [[id.slice(prefix.length), value]] : [])))
+  const strip = <T>(record: Readonly<Record<string, T>>) =>
+    Object.fromEntries(Object.entries(record).flatMap(([id, value]) => (id.startsWith(prefix) ? [[id.slice(prefix.length), value]] : [])))
   return { visits: strip(state.visits), ...(state.statuses && { statuses: strip(state.statuses) }) }
 }

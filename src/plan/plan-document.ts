@@ -31,7 +31,11 @@ export function parsePlanDocument(text: string): PlanGraph {
     const rest = lines.slice(index)
     const next = rest.findIndex(({ text: line }) => NEXT_LINE.test(line.trim()))
     const note: DocumentLine[] = []
-    if (knobs.length > 0) note.push({ text: '---', line }, ...knobs.map((knob) => ({ ...knob, text: knob.text.replace(/^(\w+)/, (key) => key.toLowerCase()) })), { text: '---', line })
+    if (knobs.length > 0)
+      note.push({ text: '---', line }, ...knobs.map((knob) => ({ ...knob, text: knob.text.replace(/^(\w+)/, (key) => key.toLowerCase()) })), {
+        text: '---',
+        line,
+      })
     note.push(...(next === -1 ? rest : rest.slice(0, next)))
     if (next !== -1) note.push({ text: '', line: rest[next]!.line }, { text: '## Next', line: rest[next]!.line }, ...rest.slice(next + 1))
     const parsed = parseNote(`${id}.md`, `${note.map((entry) => entry.text).join('\n')}\n`)
@@ -67,7 +71,12 @@ export function pathGraphFromSteps(steps: string[]): PlanGraph {
   const texts = steps.map((step) => String(step).trim()).filter((step) => step !== '')
   if (texts.length === 0) throw new TypeError('Expected at least one step, got none')
   const ids = texts.map((text, index) => {
-    const slug = text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40).replace(/-+$/, '')
+    const slug = text
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 40)
+      .replace(/-+$/, '')
     return `${String(index + 1).padStart(2, '0')}${slug ? `-${slug}` : ''}`
   })
   return new PlanGraph(
@@ -100,7 +109,13 @@ export async function planGraph(query: string, llm: CallLLM, options: { signal?:
   try {
     return parsePlanDocument(document)
   } catch (error) {
-    const why = error instanceof PlanValidationError ? error.issues.filter((issue) => issue.severity === 'error').map((issue) => issue.code).join(', ') : String(error)
+    const why =
+      error instanceof PlanValidationError
+        ? error.issues
+            .filter((issue) => issue.severity === 'error')
+            .map((issue) => issue.code)
+            .join(', ')
+        : String(error)
     const steps = stepsOf(document)
     const graph = pathGraphFromSteps(steps.length > 0 ? steps : [query])
     graph.degraded = `The planner's document was not a valid plan (${why}); running ${steps.length > 0 ? `its ${steps.length} steps` : 'the query as one step'} in order instead.`
@@ -174,7 +189,11 @@ function stepsOf(document: string): string[] {
   const sections = splitSections(document)
   if (sections.length > 0) {
     return sections.map(({ id, lines }) => {
-      const body = lines.map((entry) => entry.text).filter((line) => !KNOB_LINE.test(line) && !NEXT_LINE.test(line.trim()) && !/^\s*[-*]\s.*\[\[/.test(line)).join('\n').trim()
+      const body = lines
+        .map((entry) => entry.text)
+        .filter((line) => !KNOB_LINE.test(line) && !NEXT_LINE.test(line.trim()) && !/^\s*[-*]\s.*\[\[/.test(line))
+        .join('\n')
+        .trim()
       return body ? `${id}: ${body}` : id
     })
   }

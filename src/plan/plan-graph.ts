@@ -38,7 +38,13 @@ export class PlanGraph {
    */
   node(id: string): PlanNode {
     const node = this.nodes.get(id)
-    if (!node) throw new Error(`Unknown node \`${id}\`; the plan has ${[...this.nodes.keys()].slice(0, 5).map((n) => `\`${n}\``).join(', ')}${this.nodes.size > 5 ? ', ...' : ''}`)
+    if (!node)
+      throw new Error(
+        `Unknown node \`${id}\`; the plan has ${[...this.nodes.keys()]
+          .slice(0, 5)
+          .map((n) => `\`${n}\``)
+          .join(', ')}${this.nodes.size > 5 ? ', ...' : ''}`,
+      )
     return node
   }
 

@@ -71,7 +71,8 @@ export function toMermaid(graph: PlanGraph, state?: PictureState): string {
   draw(top, '  ')
   drawClusters(clusters, '  ')
   const all = [top, ...flatten(clusters).map((cluster) => cluster.layout)]
-  for (const edge of all.flatMap((layout) => layout.edges)) lines.push(`  ${edge.from} -->${edge.label === '' ? '' : `|"${mermaidText(edge.label)}"|`} ${edge.to}`)
+  for (const edge of all.flatMap((layout) => layout.edges))
+    lines.push(`  ${edge.from} -->${edge.label === '' ? '' : `|"${mermaidText(edge.label)}"|`} ${edge.to}`)
   for (const cluster of flatten(clusters)) lines.push(`  ${cluster.from} -.-> ${cluster.key}`)
   const boxes = all.flatMap((layout) => layout.boxes)
   const classes = new Map<string, string[]>()
@@ -125,7 +126,12 @@ export function toDot(graph: PlanGraph, state?: PictureState): string {
   // A subplan is a cluster, reached by a dashed arrow from the note that runs it.
   const drawClusters = (list: Cluster<Layout>[], indent: string) => {
     for (const cluster of list) {
-      lines.push(`${indent}subgraph cluster_${cluster.key} {`, `${indent}  label=${dotString(cluster.label)}`, `${indent}  style="rounded,dashed"`, `${indent}  color="${PALETTE.pending.stroke}"`)
+      lines.push(
+        `${indent}subgraph cluster_${cluster.key} {`,
+        `${indent}  label=${dotString(cluster.label)}`,
+        `${indent}  style="rounded,dashed"`,
+        `${indent}  color="${PALETTE.pending.stroke}"`,
+      )
       for (const box of cluster.layout.boxes) drawBox(box, `${indent}  `)
       drawClusters(cluster.clusters, `${indent}  `)
       lines.push(`${indent}}`)

@@ -37,7 +37,9 @@ export async function savePlan(graph: PlanGraph, dir: string, options: WriteOpti
     let text = renderNote(node)
     // A body that leaves a code fence or an Obsidian `%%` comment open hides the `## Next` written after it.
     if (parseNote(file, text).edges.length !== node.edges.length) {
-      throw new Error(`Cannot save \`${node.id}\`: its body leaves a code fence or an Obsidian \`%%\` comment open, which would hide the \`## Next\` written after it; close it in the body`)
+      throw new Error(
+        `Cannot save \`${node.id}\`: its body leaves a code fence or an Obsidian \`%%\` comment open, which would hide the \`## Next\` written after it; close it in the body`,
+      )
     }
     if (existing !== undefined) {
       const before = nodeFromNote(parseNote(file, existing), resolver)
@@ -86,7 +88,10 @@ function renderNote(node: PlanNode): string {
  * open a list, quote or heading at the start of a list item.
  */
 function escapeInline(text: string): string {
-  return text.replace(/[\\`*_[\]<>&#%]/g, '\\$&').replace(/^[-+]/, '\\$&').replace(/^(\d{1,9})([.)])/, '$1\\$2')
+  return text
+    .replace(/[\\`*_[\]<>&#%]/g, '\\$&')
+    .replace(/^[-+]/, '\\$&')
+    .replace(/^(\d{1,9})([.)])/, '$1\\$2')
 }
 
 function sameNode(a: PlanNode, b: PlanNode): boolean {

@@ -109,7 +109,9 @@ export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): Plan
     }
     const terminal = [...reachable].some((id) => graph.nodes.get(id)!.edges.length === 0)
     if (!terminal) {
-      planIssues.push(issue(start, 'no-reachable-terminal', 'no note without edges (a terminal) can be reached from the start; every path loops or ends in a dangling edge'))
+      planIssues.push(
+        issue(start, 'no-reachable-terminal', 'no note without edges (a terminal) can be reached from the start; every path loops or ends in a dangling edge'),
+      )
     }
   }
 
@@ -118,8 +120,9 @@ export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): Plan
     if (reachable && !reachable.has(node.id)) {
       nodeIssues.push({ ...issue(node, 'unreachable', 'cannot be reached from the start node'), severity: 'warning' })
     }
-    for (const tool of known ? node.tools ?? [] : []) {
-      if (!known!.has(tool)) nodeIssues.push({ ...issue(node, 'unknown-tool', `names tool \`${tool}\`, which is not among the tools supplied`), severity: 'warning' })
+    for (const tool of known ? (node.tools ?? []) : []) {
+      if (!known!.has(tool))
+        nodeIssues.push({ ...issue(node, 'unknown-tool', `names tool \`${tool}\`, which is not among the tools supplied`), severity: 'warning' })
     }
   }
   // A note the run can never enter cannot break it: its problems are only warnings.

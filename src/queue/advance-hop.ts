@@ -94,7 +94,17 @@ export async function advanceHop(context: HopContext, job: PgBoss.JobWithMetadat
 
 /** What a worker gets for a claimed visit, as `runPlan` hands it: the vault and its ledger included. */
 async function stepInput(step: Extract<Step, { kind: 'work' }>, vault: string, signal: AbortSignal): Promise<StepInput> {
-  return { node: step.node, query: step.query, visit: step.visit, step: step.step, outputs: step.outputs, key: step.key, signal, vault, ledger: await readLedger(vault) }
+  return {
+    node: step.node,
+    query: step.query,
+    visit: step.visit,
+    step: step.step,
+    outputs: step.outputs,
+    key: step.key,
+    signal,
+    vault,
+    ledger: await readLedger(vault),
+  }
 }
 
 /**
@@ -118,7 +128,10 @@ async function completeOrFollow(vault: string, key: string, output: string, opti
  * decision is missed.
  */
 async function settleWaiting(vault: string, step: Extract<Step, { kind: 'waiting' }>, options: StepOptions): Promise<{ step: Step; stamps?: WaitingStamp[] }> {
-  const stamps = await stampsOf(vault, step.waiting.map((note) => note.file))
+  const stamps = await stampsOf(
+    vault,
+    step.waiting.map((note) => note.file),
+  )
   const again = await nextStep(vault, options)
   if (again.kind !== 'waiting') return { step: again }
   const files = new Set(step.waiting.map((note) => note.file))
@@ -155,7 +168,17 @@ async function commitHop(
       const record = (state: string, fields: { node?: string; jobId?: string | null; waiting?: WaitingStamp[]; error?: string }) =>
         sql.query(
           `UPDATE ${queue.runs} SET state = $3, job_id = $4, run_id = $5, node = $6, waiting = $7, error = $8, hops = hops + $9, updated_on = now() WHERE queue = $1 AND vault = $2`,
-          [queue.name, vault, state, fields.jobId ?? null, after.runId, fields.node ?? null, fields.waiting ? JSON.stringify(fields.waiting) : null, fields.error ?? null, worked ? 1 : 0],
+          [
+            queue.name,
+            vault,
+            state,
+            fields.jobId ?? null,
+            after.runId,
+            fields.node ?? null,
+            fields.waiting ? JSON.stringify(fields.waiting) : null,
+            fields.error ?? null,
+            worked ? 1 : 0,
+          ],
         )
       switch (after.kind) {
         case 'work': {
@@ -201,7 +224,9 @@ async function recordFailure(queue: RunQueue, job: PgBoss.JobWithMetadata<HopJob
   const vault = job.data.vault
   try {
     return await queue.transaction(async (sql, db) => {
-      const done = needsPerson ? await queue.boss.complete(queue.name, job.id, { failed: message }, { db }) : await queue.boss.fail(queue.name, job.id, { message }, { db })
+      const done = needsPerson
+        ? await queue.boss.complete(queue.name, job.id, { failed: message }, { db })
+        : await queue.boss.fail(queue.name, job.id, { message }, { db })
       if (affected(done) !== 1) throw new Superseded()
       const failed = needsPerson || last
       await sql.query(`UPDATE ${queue.runs} SET state = $3, job_id = $4, error = $5, updated_on = now() WHERE queue = $1 AND vault = $2`, [

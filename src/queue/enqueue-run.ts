@@ -44,8 +44,15 @@ export async function enqueueRun(connection: QueueConnection | RunQueue, options
   return withQueue(connection, queueOptions, (queue) =>
     queue.transaction(async (sql, db) => {
       // The row first, so that two calls for one new vault queue behind each other here.
-      await sql.query(`INSERT INTO ${queue.runs} (queue, vault, state, query) VALUES ($1, $2, 'queued', $3) ON CONFLICT DO NOTHING`, [queue.name, vault, query ?? null])
-      const { rows } = await sql.query<{ state: string; job_id: string | null }>(`SELECT state, job_id FROM ${queue.runs} WHERE queue = $1 AND vault = $2 FOR UPDATE`, [queue.name, vault])
+      await sql.query(`INSERT INTO ${queue.runs} (queue, vault, state, query) VALUES ($1, $2, 'queued', $3) ON CONFLICT DO NOTHING`, [
+        queue.name,
+        vault,
+        query ?? null,
+      ])
+      const { rows } = await sql.query<{ state: string; job_id: string | null }>(
+        `SELECT state, job_id FROM ${queue.runs} WHERE queue = $1 AND vault = $2 FOR UPDATE`,
+        [queue.name, vault],
+      )
       const row = rows[0]
       if (row?.state === 'queued' && row.job_id !== null && (await hasLiveJob(queue, row.job_id, db))) return { vault, jobId: row.job_id, alreadyQueued: true }
       const jobId = await sendHop(queue, { vault, ...(query === undefined ? {} : { query }) }, db)
@@ -76,7 +83,11 @@ export async function resumeRun(connection: QueueConnection | RunQueue, vault: s
 /** Sends a job for a run in one of `from` states, in one transaction with the row's change; whether it did. */
 export function resumeInQueue(queue: RunQueue, vault: string, from: string[]): Promise<boolean> {
   return queue.transaction(async (sql, db) => {
-    const { rows } = await sql.query<{ state: string }>(`SELECT state FROM ${queue.runs} WHERE queue = $1 AND vault = $2 AND state = ANY($3) FOR UPDATE`, [queue.name, vault, from])
+    const { rows } = await sql.query<{ state: string }>(`SELECT state FROM ${queue.runs} WHERE queue = $1 AND vault = $2 AND state = ANY($3) FOR UPDATE`, [
+      queue.name,
+      vault,
+      from,
+    ])
     if (rows.length === 0) return false
     const jobId = await sendHop(queue, { vault }, db)
     await setQueued(sql, queue, vault, jobId)
@@ -93,7 +104,11 @@ export async function sendHop(queue: RunQueue, data: HopJobData, db: PgBoss.Db):
 
 /** Records that a run has a job now. */
 export async function setQueued(sql: Sql, queue: RunQueue, vault: string, jobId: string): Promise<void> {
-  await sql.query(`UPDATE ${queue.runs} SET state = 'queued', job_id = $3, waiting = NULL, error = NULL, updated_on = now() WHERE queue = $1 AND vault = $2`, [queue.name, vault, jobId])
+  await sql.query(`UPDATE ${queue.runs} SET state = 'queued', job_id = $3, waiting = NULL, error = NULL, updated_on = now() WHERE queue = $1 AND vault = $2`, [
+    queue.name,
+    vault,
+    jobId,
+  ])
 }
 
 /** Whether a job is still to be done or being done (not completed, failed, cancelled or gone). */

@@ -60,7 +60,10 @@ export async function readQueueStatus(connection: QueueConnection | RunQueue, op
       completed: counts.completed ?? 0,
       stopped: counts.stopped ?? 0,
       failed: counts.failed ?? 0,
-      failures: failures.rows.map((row) => ({ vault: row.vault, error: row.error ?? (row.job_state === 'failed' ? 'its hop failed on every retry (the worker died or timed out)' : 'its job is gone') })),
+      failures: failures.rows.map((row) => ({
+        vault: row.vault,
+        error: row.error ?? (row.job_state === 'failed' ? 'its hop failed on every retry (the worker died or timed out)' : 'its job is gone'),
+      })),
     }
   })
 }

@@ -83,7 +83,9 @@ export class RunQueue {
     }
     const fields: Record<string, unknown> = typeof connection === 'string' ? { connectionString: connection } : { ...connection }
     if ('db' in fields) {
-      throw new TypeError('Expected connection fields or a URL, got a `db` adapter: a hop runs its own transaction on a pg client, which an adapter cannot give')
+      throw new TypeError(
+        'Expected connection fields or a URL, got a `db` adapter: a hop runs its own transaction on a pg client, which an adapter cannot give',
+      )
     }
     const { PgBossClass, Pool } = await loadPgBoss()
     const poolConfig: Record<string, unknown> = { application_name: 'vaultplan' }
@@ -150,7 +152,9 @@ export class RunQueue {
 export async function withQueue<T>(connection: QueueConnection | RunQueue, options: RunQueueOptions, fn: (queue: RunQueue) => Promise<T>): Promise<T> {
   if (connection instanceof RunQueue) {
     if (options.queue !== undefined && options.queue !== connection.name) {
-      throw new TypeError(`Expected no \`queue\` option with an open RunQueue of \`${connection.name}\`, got \`${options.queue}\`; open one with RunQueue.open(connection, { queue })`)
+      throw new TypeError(
+        `Expected no \`queue\` option with an open RunQueue of \`${connection.name}\`, got \`${options.queue}\`; open one with RunQueue.open(connection, { queue })`,
+      )
     }
     return fn(connection)
   }
@@ -183,7 +187,11 @@ function checkSettings(settings: Required<RunQueueOptions>): void {
   if (typeof settings.queue !== 'string' || !/^[\w.-]+$/.test(settings.queue)) {
     throw new TypeError(`Expected \`queue\` to be a name of letters, digits, \`_\`, \`.\` or \`-\`, got \`${String(settings.queue)}\``)
   }
-  for (const [key, least] of [['hopTimeoutSeconds', 1], ['retryLimit', 0], ['retryDelaySeconds', 0]] as const) {
+  for (const [key, least] of [
+    ['hopTimeoutSeconds', 1],
+    ['retryLimit', 0],
+    ['retryDelaySeconds', 0],
+  ] as const) {
     const value = settings[key]
     if (!Number.isInteger(value) || value < least) throw new TypeError(`Expected \`${key}\` to be an integer from ${least} up, got \`${String(value)}\``)
   }

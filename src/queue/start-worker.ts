@@ -85,11 +85,16 @@ const DEFAULTS = { concurrency: 1, pollIntervalMs: 500, watchIntervalMs: 2000, s
  */
 export async function startWorker(connection: QueueConnection, options: StartWorkerOptions = {}): Promise<QueueWorker> {
   const { concurrency, pollIntervalMs, watchIntervalMs } = { ...DEFAULTS, ...options }
-  for (const [key, value, least] of [['concurrency', concurrency, 1], ['pollIntervalMs', pollIntervalMs, 10], ['watchIntervalMs', watchIntervalMs, 10]] as const) {
+  for (const [key, value, least] of [
+    ['concurrency', concurrency, 1],
+    ['pollIntervalMs', pollIntervalMs, 10],
+    ['watchIntervalMs', watchIntervalMs, 10],
+  ] as const) {
     if (!Number.isInteger(value) || value < least) throw new TypeError(`Expected \`${key}\` to be an integer from ${least} up, got \`${String(value)}\``)
   }
   const queueOptions: RunQueueOptions = {}
-  for (const key of ['queue', 'hopTimeoutSeconds', 'retryLimit', 'retryDelaySeconds'] as const) if (options[key] !== undefined) Object.assign(queueOptions, { [key]: options[key] })
+  for (const key of ['queue', 'hopTimeoutSeconds', 'retryLimit', 'retryDelaySeconds'] as const)
+    if (options[key] !== undefined) Object.assign(queueOptions, { [key]: options[key] })
   const work = options.work ?? createWorker(options.llm ?? createLLM())
   const stepOptions: StepOptions = {}
   if (options.llm) stepOptions.llm = options.llm

@@ -13,7 +13,10 @@ import type { WaitingStamp } from './runs-table.js'
  * vaults queued again.
  */
 export async function watchWaiting(queue: RunQueue): Promise<string[]> {
-  const { rows } = await queue.query<{ vault: string; waiting: WaitingStamp[] | null }>(`SELECT vault, waiting FROM ${queue.runs} WHERE queue = $1 AND state = 'waiting'`, [queue.name])
+  const { rows } = await queue.query<{ vault: string; waiting: WaitingStamp[] | null }>(
+    `SELECT vault, waiting FROM ${queue.runs} WHERE queue = $1 AND state = 'waiting'`,
+    [queue.name],
+  )
   const resumed: string[] = []
   for (const row of rows) {
     const recorded = row.waiting ?? []

@@ -38,16 +38,21 @@ const ATTEMPTS = 3
 export async function decide(vault: string, node: string, decision: Decision): Promise<void> {
   if (typeof node !== 'string' || node === '') throw new TypeError(`Expected \`node\` to be a note id, got \`${String(node)}\``)
   if (!decision || typeof decision.edge !== 'string') throw new TypeError(`Expected \`decision.edge\` to be a string, got \`${typeof decision?.edge}\``)
-  if (decision.feedback !== undefined && typeof decision.feedback !== 'string') throw new TypeError(`Expected \`decision.feedback\` to be a string, got \`${typeof decision.feedback}\``)
+  if (decision.feedback !== undefined && typeof decision.feedback !== 'string')
+    throw new TypeError(`Expected \`decision.feedback\` to be a string, got \`${typeof decision.feedback}\``)
   // While a proposal is pending, `proposal` means it, not a note of that name.
   if (node === PROPOSAL_NODE && (await decideProposal(vault, decision))) return
   for (let attempt = 1; ; attempt++) {
     const graph = await loadPlan(vault)
     const all = notesOfTree(graph)
     const planNode = all.get(node.normalize('NFC')) ?? all.get(node.replace(/\.md$/i, '').normalize('NFC'))
-    if (!planNode) throw new RunStateError('not-waiting', `The vault \`${vault}\` has no note \`${node}\`; the notes waiting for a person are ${waitingOf(all.values())}.`)
+    if (!planNode)
+      throw new RunStateError('not-waiting', `The vault \`${vault}\` has no note \`${node}\`; the notes waiting for a person are ${waitingOf(all.values())}.`)
     if (planNode.status !== 'waiting') {
-      throw new RunStateError('not-waiting', `\`${planNode.file ?? node}\` is \`status: ${planNode.status}\`, not waiting for a person; the notes waiting are ${waitingOf(all.values())}.`)
+      throw new RunStateError(
+        'not-waiting',
+        `\`${planNode.file ?? node}\` is \`status: ${planNode.status}\`, not waiting for a person; the notes waiting are ${waitingOf(all.values())}.`,
+      )
     }
     const index = edgeIndex(planNode, decision.edge)
     const path = join(vault, planNode.file ?? `${planNode.id}.md`)
@@ -60,7 +65,10 @@ export async function decide(vault: string, node: string, decision: Decision): P
     const other = raw.findIndex((edge, at) => edge.checked === true && at !== index)
     if (other !== -1) {
       const edge = planNode.edges[other]!
-      throw new RunStateError('ambiguous-decision', `\`${planNode.file}\` has \`${edge.label || 'next'} -> [[${edge.target}]]\` ticked already; untick it first, or decide that edge.`)
+      throw new RunStateError(
+        'ambiguous-decision',
+        `\`${planNode.file}\` has \`${edge.label || 'next'} -> [[${edge.target}]]\` ticked already; untick it first, or decide that edge.`,
+      )
     }
     let updated = item.checked === true ? text : tickBox(text, item.itemLine)
     if (decision.feedback !== undefined && decision.feedback.trim() !== '') updated = addFeedback(updated, decision.feedback)
@@ -77,13 +85,15 @@ export async function decide(vault: string, node: string, decision: Decision): P
 
 function edgeIndex(node: PlanNode, choice: string): number {
   const wanted = choice.trim().toLowerCase()
-  const matches = (edge: Edge) =>
-    wanted === 'next' ? !edge.conditional : edge.label.trim().toLowerCase() === wanted
+  const matches = (edge: Edge) => (wanted === 'next' ? !edge.conditional : edge.label.trim().toLowerCase() === wanted)
   let found = node.edges.flatMap((edge, index) => (matches(edge) ? [index] : []))
   if (found.length === 0) found = node.edges.flatMap((edge, index) => (edge.target.toLowerCase() === wanted ? [index] : []))
   if (found.length !== 1) {
     const choices = node.edges.map((edge) => `\`${edge.label || 'next'}\``).join(', ')
-    throw new RunStateError('bad-choice', `\`${choice}\` ${found.length === 0 ? 'names no edge' : 'names several edges'} of \`${node.id}\`; its choices are ${choices}. Nothing was changed.`)
+    throw new RunStateError(
+      'bad-choice',
+      `\`${choice}\` ${found.length === 0 ? 'names no edge' : 'names several edges'} of \`${node.id}\`; its choices are ${choices}. Nothing was changed.`,
+    )
   }
   return found[0]!
 }
@@ -91,7 +101,8 @@ function edgeIndex(node: PlanNode, choice: string): number {
 /** The notes of a plan and of its subplans, by their path from the vault (`research/approve`), files likewise. */
 function notesOfTree(graph: PlanGraph, folder = '', into = new Map<string, PlanNode>()): Map<string, PlanNode> {
   const prefix = folder ? `${folder}/` : ''
-  for (const node of graph.nodes.values()) into.set(prefix + node.id, folder ? { ...node, id: prefix + node.id, file: prefix + (node.file ?? `${node.id}.md`) } : node)
+  for (const node of graph.nodes.values())
+    into.set(prefix + node.id, folder ? { ...node, id: prefix + node.id, file: prefix + (node.file ?? `${node.id}.md`) } : node)
   for (const [inner, subgraph] of graph.subplans ?? []) notesOfTree(subgraph, prefix + inner, into)
   return into
 }

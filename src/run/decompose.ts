@@ -17,7 +17,11 @@ import type { CallLLM, PlanNode } from '../core/types.js'
  *
  * @returns why the planner's reply fell back to a path graph, when it did (for the subplan's trace header)
  */
-export async function decompose(vault: string, node: PlanNode, options: { llm?: CallLLM | undefined; signal?: AbortSignal | undefined; fsync: boolean }): Promise<string | undefined> {
+export async function decompose(
+  vault: string,
+  node: PlanNode,
+  options: { llm?: CallLLM | undefined; signal?: AbortSignal | undefined; fsync: boolean },
+): Promise<string | undefined> {
   const folder = subplanFoldersOf(node)[0]!.folder
   const target = join(vault, folder)
   const notes = await listNotes(target, []).catch(() => [])

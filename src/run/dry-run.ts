@@ -33,7 +33,10 @@ const NOT_YET = '(the output of this visit: not worked yet)'
  *   the model, a person decides, the run completed or stopped)
  * @throws {PlanValidationError} when the plan is invalid
  */
-export async function dryRun(vault: string, options: { query?: string; predicates?: Record<string, Predicate>; maxSteps?: number } = {}): Promise<JudgePreview | null> {
+export async function dryRun(
+  vault: string,
+  options: { query?: string; predicates?: Record<string, Predicate>; maxSteps?: number } = {},
+): Promise<JudgePreview | null> {
   const dir = resolve(vault)
   await assertFolder(dir, vault)
   const graph = await loadPlan(dir)

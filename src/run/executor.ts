@@ -43,7 +43,13 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
   let failure: unknown
   try {
     // A pending proposal is decided (or waited for) before the plan is even read: a revision rewrites its notes.
-    const gate = await proposalGate(prepared.vault, { query: options.query, fresh: options.fresh ?? DEFAULTS.fresh, llm: options.llm, fsync, signal: options.signal })
+    const gate = await proposalGate(prepared.vault, {
+      query: options.query,
+      fresh: options.fresh ?? DEFAULTS.fresh,
+      llm: options.llm,
+      fsync,
+      signal: options.signal,
+    })
     if (gate.kind === 'waiting') return proposalResult(gate.step, prepared.vault, options.onEvent)
     const sessionOptions: { fsync: boolean; tools?: string[] } = { fsync }
     // The built-in worker's ledger tools are known names too: `tools: [record_fact]` is no unknown tool.
@@ -94,11 +100,23 @@ function worker(top: () => RunDriver, options: RunOptions): NonNullable<TreeSett
   let llm = options.llm
   return async (step, driver, plan) => {
     // The worker's model calls count for the hop's record, like the judge's.
-    const model = countedModel(() => (llm ??= createLLM()), (usage) => driver.noteUsage(usage))
+    const model = countedModel(
+      () => (llm ??= createLLM()),
+      (usage) => driver.noteUsage(usage),
+    )
     const run = options.work ?? createWorker(model, options.tools ? { tools: options.tools } : {})
     // The ledger is the top vault's: a run's facts are one record, subplans included.
     const vault = top().vault
-    const input: StepInput = { node: step.node, query: step.query, visit: step.visit, step: step.step, outputs: step.outputs, key: step.key, vault, ledger: await readLedger(vault) }
+    const input: StepInput = {
+      node: step.node,
+      query: step.query,
+      visit: step.visit,
+      step: step.step,
+      outputs: step.outputs,
+      key: step.key,
+      vault,
+      ledger: await readLedger(vault),
+    }
     if (plan) input.plan = plan
     if (options.signal) input.signal = options.signal
     const id = plan ? `${plan}/${step.node.id}` : step.node.id

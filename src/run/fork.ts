@@ -39,14 +39,16 @@ const MARKER = /^<!-- vaultplan:(?:hop|ledger) (.*) -->$/
  * @throws {RunStateError} `no-run` when the source holds no run; `run-vault-not-empty` when `into` holds anything
  */
 export async function forkRun(vault: string, options: ForkOptions): Promise<string> {
-  if (!options || typeof options.into !== 'string' || options.into === '') throw new TypeError(`Expected \`into\` to be a folder path, got \`${String(options?.into)}\``)
+  if (!options || typeof options.into !== 'string' || options.into === '')
+    throw new TypeError(`Expected \`into\` to be a folder path, got \`${String(options?.into)}\``)
   const source = resolve(vault)
   await assertFolder(source, vault)
   const trace = await readTrace(source)
   if (!trace) throw new RunStateError('no-run', `\`${vault}\` holds no run to fork (no \`00_plan-trace/trace.md\`); run it first.`)
   const steps = trace.records.reduce((most, record) => Math.max(most, record.step), 0)
   const { step } = options
-  if (!Number.isInteger(step) || step < 0 || step > steps) throw new TypeError(`Expected \`step\` to be an integer from 0 to ${steps} (the steps of run \`${trace.header.run}\`), got \`${String(step)}\``)
+  if (!Number.isInteger(step) || step < 0 || step > steps)
+    throw new TypeError(`Expected \`step\` to be an integer from 0 to ${steps} (the steps of run \`${trace.header.run}\`), got \`${String(step)}\``)
   const target = resolve(options.into)
   const entries = await readdir(target).catch(() => [] as string[])
   if (entries.length > 0) throw new RunStateError('run-vault-not-empty', `\`${options.into}\` is not empty; fork into a new or empty folder.`)

@@ -212,7 +212,13 @@ const COMPACT_BYTES = 2 * 1024 * 1024
 const MAX_READ = 256 * 1024 * 1024
 
 /** The journal's complete entries, the last per file; a torn or garbled line ends it. */
-function parse(text: string): { notes: Map<string, string>; files: Map<string, string>; statuses: Map<string, string>; boot: string | undefined; valid: string } {
+function parse(text: string): {
+  notes: Map<string, string>
+  files: Map<string, string>
+  statuses: Map<string, string>
+  boot: string | undefined
+  valid: string
+} {
   const notes = new Map<string, string>()
   const files = new Map<string, string>()
   const statuses = new Map<string, string>()

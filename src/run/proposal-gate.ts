@@ -25,7 +25,10 @@ export type ProposalGate = { kind: 'run'; query: string | undefined } | { kind: 
  *
  * @throws {RunStateError} `declined` for a declined proposal; `ambiguous-decision` for more than one box ticked; `query-mismatch` for another query than the approved one
  */
-export async function proposalGate(vault: string, options: { query?: string | undefined; fresh: boolean; llm?: CallLLM | undefined; fsync: boolean; signal?: AbortSignal | undefined }): Promise<ProposalGate> {
+export async function proposalGate(
+  vault: string,
+  options: { query?: string | undefined; fresh: boolean; llm?: CallLLM | undefined; fsync: boolean; signal?: AbortSignal | undefined },
+): Promise<ProposalGate> {
   const note = await readProposalNote(vault)
   if (!note) return { kind: 'run', query: options.query }
   const stand = proposalStand(note)
@@ -33,7 +36,10 @@ export async function proposalGate(vault: string, options: { query?: string | un
     case 'waiting':
       return { kind: 'waiting', step: proposalWaiting(note) }
     case 'ambiguous':
-      throw new RunStateError('ambiguous-decision', `\`${PROPOSAL_FILE}\` has ${stand.ticked.map((each) => `\`${each}\``).join(' and ')} ticked; tick exactly one, then run the vault again.`)
+      throw new RunStateError(
+        'ambiguous-decision',
+        `\`${PROPOSAL_FILE}\` has ${stand.ticked.map((each) => `\`${each}\``).join(' and ')} ticked; tick exactly one, then run the vault again.`,
+      )
     case 'decline':
       await setProposalStatus(vault, 'declined')
       throw declined(vault, note)
@@ -50,7 +56,9 @@ export async function proposalGate(vault: string, options: { query?: string | un
   if (options.query !== undefined && options.query !== note.query && !options.fresh) {
     throw new RunStateError(
       'query-mismatch',
-      `The proposal in \`${vault}\` was approved for the query ${JSON.stringify(clipLine(note.query))}, not ${JSON.stringify(clipLine(options.query))}. Nothing was changed: leave the query out to run the approved plan, or pass \`fresh: true\` to run it for another query.`,
+      `The proposal in \`${vault}\` was approved for the query ${JSON.stringify(clipLine(note.query))}, ` +
+        `not ${JSON.stringify(clipLine(options.query))}. Nothing was changed: leave the query out to ` +
+        `run the approved plan, or pass \`fresh: true\` to run it for another query.`,
     )
   }
   if (stand.kind === 'approve') await setProposalStatus(vault, 'approved')
@@ -59,7 +67,9 @@ export async function proposalGate(vault: string, options: { query?: string | un
 
 /** The step of a proposal waiting for a person: node `proposal`, its note, its three choices. */
 export function proposalWaiting(note: ProposalNote): Extract<Step, { kind: 'waiting' }> {
-  const reason = `Proposal v${note.version} waits for a person: tick \`approve\`, \`revise\` (with what must change under \`## Feedback\`) or \`decline\` in \`${PROPOSAL_FILE}\`, then run the vault again.`
+  const reason =
+    `Proposal v${note.version} waits for a person: tick \`approve\`, \`revise\` (with what must ` +
+    `change under \`## Feedback\`) or \`decline\` in \`${PROPOSAL_FILE}\`, then run the vault again.`
   return { kind: 'waiting', runId: '', waiting: [{ node: PROPOSAL_NODE, file: PROPOSAL_FILE, choices: [...PROPOSAL_CHOICES] }], reason }
 }
 

@@ -49,8 +49,10 @@ export interface ProposeOptions {
  */
 export async function proposePlan(query: string, options: ProposeOptions): Promise<string> {
   if (typeof query !== 'string' || query.trim() === '') throw new TypeError(`Expected \`query\` to be a non-empty string, got \`${String(query)}\``)
-  if (!options || typeof options.into !== 'string' || options.into === '') throw new TypeError(`Expected \`options.into\` to be a folder path, got \`${String(options?.into)}\``)
-  if (options.llm !== undefined && typeof options.llm !== 'function') throw new TypeError(`Expected \`options.llm\` to be a function, got \`${typeof options.llm}\``)
+  if (!options || typeof options.into !== 'string' || options.into === '')
+    throw new TypeError(`Expected \`options.into\` to be a folder path, got \`${String(options?.into)}\``)
+  if (options.llm !== undefined && typeof options.llm !== 'function')
+    throw new TypeError(`Expected \`options.llm\` to be a function, got \`${typeof options.llm}\``)
   const target = resolve(options.into)
   await assertEmptyFolder(target)
   const fsync = options.fsync ?? true
@@ -74,7 +76,11 @@ export async function proposePlan(query: string, options: ProposeOptions): Promi
  *
  * @returns the new proposal
  */
-export async function reviseProposal(vault: string, note: ProposalNote, options: { llm: CallLLM; fsync: boolean; signal?: AbortSignal | undefined }): Promise<ProposalNote> {
+export async function reviseProposal(
+  vault: string,
+  note: ProposalNote,
+  options: { llm: CallLLM; fsync: boolean; signal?: AbortSignal | undefined },
+): Promise<ProposalNote> {
   const version = note.version
   const earlierNotes = await Promise.all(note.notes.map(async (file) => ({ file, text: await readFile(join(vault, file), 'utf8').catch(() => undefined) })))
   const fence = dataFence("an earlier plan and a person's feedback on it")
@@ -86,7 +92,11 @@ export async function reviseProposal(vault: string, note: ProposalNote, options:
     '',
     fence.wrap('The feedback:', note.feedback ?? '(none given)', 8_000),
     '',
-    fence.wrap(`Version ${version}, note by note:`, earlierNotes.flatMap(({ file, text }) => (text === undefined ? [] : [`### ${file}\n${text.trim()}`])).join('\n\n'), 24_000),
+    fence.wrap(
+      `Version ${version}, note by note:`,
+      earlierNotes.flatMap(({ file, text }) => (text === undefined ? [] : [`### ${file}\n${text.trim()}`])).join('\n\n'),
+      24_000,
+    ),
   ].join('\n')
   const planned = await planGraph(request, options.llm, signalOf(options.signal))
   const folder = `${PROPOSALS_FOLDER}/v${version}`
@@ -109,7 +119,13 @@ export async function reviseProposal(vault: string, note: ProposalNote, options:
   for (const file of note.notes) {
     const to = join(vault, folder, file)
     // Kept already by a revision cut short: what now holds the name stays where it is, never overwriting the kept one.
-    if (await stat(to).then(() => true, () => false)) continue
+    if (
+      await stat(to).then(
+        () => true,
+        () => false,
+      )
+    )
+      continue
     await mkdir(dirname(to), { recursive: true })
     await rename(join(vault, file), to).catch((error: NodeJS.ErrnoException) => {
       // Deleted by a person: nothing to keep.
@@ -194,7 +210,11 @@ async function assertEmptyFolder(target: string): Promise<void> {
   const info = await stat(target).catch(() => undefined)
   if (!info) return
   if (!info.isDirectory()) throw new VaultPathError('vault-not-folder', `\`${target}\` is a file; propose into a new or empty folder.`)
-  if ((await readdir(target)).length > 0) throw new VaultPathError('vault-not-empty', `\`${target}\` is not empty; propose into a new or empty folder, so the proposal's notes do not mix with others.`)
+  if ((await readdir(target)).length > 0)
+    throw new VaultPathError(
+      'vault-not-empty',
+      `\`${target}\` is not empty; propose into a new or empty folder, so the proposal's notes do not mix with others.`,
+    )
 }
 
 function signalOf(signal: AbortSignal | undefined): { signal?: AbortSignal } {

@@ -37,7 +37,18 @@ export interface Replay {
  * @param outputOf - the text of a saved output note by its file (`outputs/0003-review.md`), if it exists
  */
 export function replay(records: readonly TraceRecord[], outputOf: (file: string) => string | undefined): Replay {
-  const state: Replay = { steps: 0, extraWorks: 0, visits: new Map(), outputs: [], lastRecord: undefined, lastHop: undefined, lastNode: '', lastOutput: '', feedback: new Map(), waited: new Set() }
+  const state: Replay = {
+    steps: 0,
+    extraWorks: 0,
+    visits: new Map(),
+    outputs: [],
+    lastRecord: undefined,
+    lastHop: undefined,
+    lastNode: '',
+    lastOutput: '',
+    feedback: new Map(),
+    waited: new Set(),
+  }
   for (const record of records) applyRecord(state, record, outputOf(record.kind === 'hop' ? record.output : outputFile(record.step, record.node)))
   return state
 }
@@ -125,11 +136,19 @@ export type Position =
  * boxes, a terminal hop is the result, a hop enters its target; no record
  * enters the start node. Entering a note checks its budgets first.
  */
-export function locate(run: { runId: string; replay: Replay; pending: (SavedOutput & { file: string }) | undefined; maxSteps: number; spent?: number | undefined }, notes: NotesView): Position {
+export function locate(
+  run: { runId: string; replay: Replay; pending: (SavedOutput & { file: string }) | undefined; maxSteps: number; spent?: number | undefined },
+  notes: NotesView,
+): Position {
   const { replay: state, pending } = run
   if (notes.active.length > 1) return { kind: 'two-active', nodes: notes.active }
   const active = notes.active[0]
-  const expected = pending && pending.run === run.runId && pending.step === state.steps + 1 && notes.has(pending.node) && pending.visit === (state.visits.get(pending.node) ?? 0) + 1
+  const expected =
+    pending &&
+    pending.run === run.runId &&
+    pending.step === state.steps + 1 &&
+    notes.has(pending.node) &&
+    pending.visit === (state.visits.get(pending.node) ?? 0) + 1
   if (pending && expected && (active === undefined || active === pending.node)) {
     return { kind: 'judge', node: pending.node, visit: pending.visit, step: pending.step, saved: pending }
   }

@@ -146,7 +146,8 @@ export class RunDriver {
         case 'two-active':
           throw new RunStateError(
             'two-active',
-            `Two notes are \`status: active\` (${position.nodes.map((id) => `\`${this.fileOf(id)}\``).join(', ')}); a run is at one node at a time. Set all but one to \`done\` or \`pending\`, then run again.`,
+            `Two notes are \`status: active\` (${position.nodes.map((id) => `\`${this.fileOf(id)}\``).join(', ')}); ` +
+              `a run is at one node at a time. Set all but one to \`done\` or \`pending\`, then run again.`,
           )
         case 'no-start':
           this.session.graph.startNode()
@@ -189,8 +190,13 @@ export class RunDriver {
     // A completion cut short after its output was saved is finished by judging what was saved.
     if (position.kind === 'judge' && visitKey(this.runId, position.node, position.visit) === key) return this.next()
     if (!claimed || visitKey(this.runId, claimed.node, claimed.visit) !== key) {
-      const now = claimed ? ` The pending step is \`${claimed.node}\`, visit ${claimed.visit}, key \`${visitKey(this.runId, claimed.node, claimed.visit)}\`.` : ''
-      throw new RunStateError('stale-step', `The key \`${key}\` is not the pending step of \`${this.vault}\`; nothing was written.${now} Call nextStep to get the current step.`)
+      const now = claimed
+        ? ` The pending step is \`${claimed.node}\`, visit ${claimed.visit}, key \`${visitKey(this.runId, claimed.node, claimed.visit)}\`.`
+        : ''
+      throw new RunStateError(
+        'stale-step',
+        `The key \`${key}\` is not the pending step of \`${this.vault}\`; nothing was written.${now} Call nextStep to get the current step.`,
+      )
     }
     // No refresh here: an edit that breaks the plan during the work must not cost the work (the judge refreshes).
     const node = this.nodeOrFail(claimed.node)
@@ -228,7 +234,10 @@ export class RunDriver {
     const active = this.session.withStatus('active')
     let start: string | undefined
     if (active.length === 0 && !this.state.lastRecord && !this.pending) start = graph.startNode().id
-    return locate({ runId: this.runId, replay: this.state, pending: this.pending, maxSteps: this.options.maxSteps, spent: this.options.spent?.() }, notesOf(graph, active, start))
+    return locate(
+      { runId: this.runId, replay: this.state, pending: this.pending, maxSteps: this.options.maxSteps, spent: this.options.spent?.() },
+      notesOf(graph, active, start),
+    )
   }
 
   /** Claims a visit: the trace header for a new run, then `status: active`, persisted before any work. */
@@ -259,7 +268,16 @@ export class RunDriver {
   }
 
   /** Judges the transition of a worked visit and records the hop. */
-  private async judge(id: string, visit: number, step: number, output: string, file: string, choice: string | undefined, checked: boolean, works?: number): Promise<void> {
+  private async judge(
+    id: string,
+    visit: number,
+    step: number,
+    output: string,
+    file: string,
+    choice: string | undefined,
+    checked: boolean,
+    works?: number,
+  ): Promise<void> {
     // Writing `done` just compared the note with what we knew, and read it again if a person had edited it.
     await this.session.refresh(checked ? [] : [id])
     const node = this.nodeOrFail(id)
@@ -317,7 +335,8 @@ export class RunDriver {
     if (ticked.length > 1) {
       throw new RunStateError(
         'ambiguous-decision',
-        `\`${this.fileOf(id)}\` has ${ticked.length} boxes ticked (${ticked.map((edge) => `\`${edge.label || 'next'} -> [[${edge.target}]]\``).join(', ')}); tick exactly one, then run the vault again.`,
+        `\`${this.fileOf(id)}\` has ${ticked.length} boxes ticked (${ticked.map((edge) => `\`${edge.label || 'next'} -> [[${edge.target}]]\``).join(', ')}); ` +
+          `tick exactly one, then run the vault again.`,
       )
     }
     const edge = ticked[0]
@@ -328,7 +347,17 @@ export class RunDriver {
     }
     const feedback = this.session.feedbackOf(id)
     const handed = feedbackToHandOn(this.state.feedback.get(id), feedback)
-    const record: HopRecord = { kind: 'hop', step, node: id, visit, edge, decidedBy: 'human', next: edge.target, output: outputFile(step, id), at: new Date().toISOString() }
+    const record: HopRecord = {
+      kind: 'hop',
+      step,
+      node: id,
+      visit,
+      edge,
+      decidedBy: 'human',
+      next: edge.target,
+      output: outputFile(step, id),
+      at: new Date().toISOString(),
+    }
     if (feedback) record.feedback = feedback
     const rationale = handed ? `Feedback:\n${handed}` : 'A person ticked this edge.'
     await this.record(record, rationale, this.state.lastOutput)
@@ -346,7 +375,8 @@ export class RunDriver {
     const loop = reworking ? [id] : graph.nodes.has(id) ? loopOf(graph, id) : []
     const stop: StopInfo = { budget, node: id, visit, loop }
     const reason = budgetReason(stop, { reworking, maxVisits: graph.nodes.get(id)?.maxVisits ?? 0, maxSteps: this.options.maxSteps, file: this.fileOf(id) })
-    if (!position.recorded) await this.record({ kind: 'stop', step: this.state.steps, node: id, visit, budget, reason, at: new Date().toISOString() }, reason, undefined)
+    if (!position.recorded)
+      await this.record({ kind: 'stop', step: this.state.steps, node: id, visit, budget, reason, at: new Date().toISOString() }, reason, undefined)
     this.emit({ type: 'stop', node: id, reason })
     return { kind: 'stopped', runId: this.runId, stop, reason }
   }
@@ -375,12 +405,19 @@ export class RunDriver {
 
   /** The judge's model, its calls counted for the hop's record. */
   private model(): CallLLM {
-    return countedModel(() => this.llm ?? (this.envLLM ??= createLLM()), (usage) => this.noteUsage(usage))
+    return countedModel(
+      () => this.llm ?? (this.envLLM ??= createLLM()),
+      (usage) => this.noteUsage(usage),
+    )
   }
 
   private nodeOrFail(id: string): PlanNode {
     const node = this.session.graph.nodes.get(id)
-    if (!node) throw new RunStateError('node-missing', `The run is at \`${id}\`, but the vault has no such note any more. Restore it, or set another note \`status: active\` to move the run there.`)
+    if (!node)
+      throw new RunStateError(
+        'node-missing',
+        `The run is at \`${id}\`, but the vault has no such note any more. Restore it, or set another note \`status: active\` to move the run there.`,
+      )
     return node
   }
 

@@ -2,7 +2,17 @@ import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { removeStaleTempFiles } from '../vault/fs-atomic.js'
 import type { RunFiles } from './run-files.js'
-import { archiveInterrupted, archiveTrace, findOutputOfStep, outputFile, readOutput, tracePaths, type SavedOutput, type TraceHeader, type TraceRecord } from './trace.js'
+import {
+  archiveInterrupted,
+  archiveTrace,
+  findOutputOfStep,
+  outputFile,
+  readOutput,
+  tracePaths,
+  type SavedOutput,
+  type TraceHeader,
+  type TraceRecord,
+} from './trace.js'
 import { clipLine } from './run-words.js'
 import { OUTPUTS_FOLDER, TRACE_FOLDER } from '../vault/run-folder.js'
 import { runFolder } from '../vault/run-file-path.js'
@@ -38,7 +48,10 @@ export async function openRun(
   } else if (trace && options.query !== undefined && options.query !== trace.header.query) {
     throw new RunStateError(
       'query-mismatch',
-      `The vault \`${vault}\` holds a run for the query ${JSON.stringify(clipLine(trace.header.query))}, not ${JSON.stringify(clipLine(options.query))}. Nothing was changed: leave the query out (or pass the same one) to go on with that run, or pass \`fresh: true\` to start over with the new query.`,
+      `The vault \`${vault}\` holds a run for the query ${JSON.stringify(clipLine(trace.header.query))}, ` +
+        `not ${JSON.stringify(clipLine(options.query))}. Nothing was changed: leave the query out (or ` +
+        `pass the same one) to go on with that run, or pass \`fresh: true\` to start over with the ` +
+        `new query.`,
     )
   }
   if (!trace && options.query === undefined) throw new TypeError('Expected `query` for a new run (the vault holds no run to resume), got `undefined`')
@@ -63,7 +76,11 @@ export async function outputsOf(vault: string, records: readonly TraceRecord[], 
 }
 
 /** The output saved for the step after the last recorded one, if a crash left one (its hop not recorded). */
-export async function pendingOutput(vault: string, steps: number, files: OutputReader = readerOf(vault)): Promise<(SavedOutput & { file: string }) | undefined> {
+export async function pendingOutput(
+  vault: string,
+  steps: number,
+  files: OutputReader = readerOf(vault),
+): Promise<(SavedOutput & { file: string }) | undefined> {
   const file = await findOutputOfStep(vault, steps + 1)
   const saved = file === undefined ? undefined : await files.readOutput(file)
   return file !== undefined && saved ? { ...saved, file } : undefined
@@ -79,4 +96,3 @@ async function removeStaleTempFilesIn(vault: string, session: VaultSession): Pro
   for (const node of session.graph.nodes.values()) if (node.file?.includes('/')) folders.add(join(vault, node.file.slice(0, node.file.lastIndexOf('/'))))
   await Promise.all([...folders].map((folder) => removeStaleTempFiles(folder)))
 }
-

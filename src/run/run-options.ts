@@ -89,12 +89,14 @@ export function checkOptions(plan: unknown, options: RunOptions): void {
     throw new TypeError(`Expected \`plan\` to be a vault folder or a PlanGraph, got \`${String(plan)}\``)
   }
   if (!options || typeof options !== 'object') throw new TypeError(`Expected \`options\` to be an object, got \`${String(options)}\``)
-  if (options.query !== undefined && typeof options.query !== 'string') throw new TypeError(`Expected \`options.query\` to be a string, got \`${typeof options.query}\``)
+  if (options.query !== undefined && typeof options.query !== 'string')
+    throw new TypeError(`Expected \`options.query\` to be a string, got \`${typeof options.query}\``)
   const { maxSteps } = options
   if (maxSteps !== undefined && !(Number.isInteger(maxSteps) && maxSteps >= 1)) {
     throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${maxSteps}\``)
   }
-  if (options.work !== undefined && typeof options.work !== 'function') throw new TypeError(`Expected \`work\` to be a function, got \`${typeof options.work}\``)
+  if (options.work !== undefined && typeof options.work !== 'function')
+    throw new TypeError(`Expected \`work\` to be a function, got \`${typeof options.work}\``)
 }
 
 /** Options of the stepping calls (`nextStep`, `completeStep`). */

@@ -7,7 +7,15 @@ import { isVaultLocked } from '../vault/lock.js'
 import { loadPlan } from '../plan/load-plan.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { locate, notesOf, replay, type Replay } from './run-core.js'
-import { PROPOSAL_CHOICES, PROPOSAL_NODE, proposalStand, readProposalNote, toProposalInfo, type ProposalInfo, type ProposalNote } from '../vault/proposal-note.js'
+import {
+  PROPOSAL_CHOICES,
+  PROPOSAL_NODE,
+  proposalStand,
+  readProposalNote,
+  toProposalInfo,
+  type ProposalInfo,
+  type ProposalNote,
+} from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
 import { pendingOutput } from './run-open.js'
 import { readOutput, readTrace, tracePaths, type HopRecord, type TraceRecord } from './trace.js'
@@ -178,9 +186,7 @@ export async function readRunStatus(vault: string, options: RunStatusOptions = {
       if (node.file !== undefined) entry.file = node.file
       return entry
     }),
-    hops: hopRecords
-      .slice(Math.max(0, hopRecords.length - hopCount))
-      .map(({ step, node, visit, edge, decidedBy }) => ({ step, node, visit, edge, decidedBy })),
+    hops: hopRecords.slice(Math.max(0, hopRecords.length - hopCount)).map(({ step, node, visit, edge, decidedBy }) => ({ step, node, visit, edge, decidedBy })),
     issues,
   }
   if (proposal) base.proposal = toProposalInfo(proposal)
@@ -200,7 +206,14 @@ async function addSubplans(vault: string, graph: PlanGraph, status: RunStatus, o
     if (!node?.plan) continue
     entry.subplans = []
     for (const { folder, outside } of subplanFoldersOf(node)) {
-      if (outside || !(await stat(join(vault, folder)).then((info) => info.isDirectory(), () => false))) continue
+      if (
+        outside ||
+        !(await stat(join(vault, folder)).then(
+          (info) => info.isDirectory(),
+          () => false,
+        ))
+      )
+        continue
       const inner = await readRunStatus(join(vault, folder), options)
       entry.subplans.push({ folder, status: inner })
       const next = status.next
@@ -221,26 +234,42 @@ export function visitsOf(records: readonly TraceRecord[]): Record<string, number
 }
 
 /** The phase, from the same decision `runPlan` and `nextStep` resume by. */
-async function phaseOf(vault: string, graph: PlanGraph, runId: string | undefined, state: Replay, start: PlanNode | undefined, maxSteps: number): Promise<Phase> {
+async function phaseOf(
+  vault: string,
+  graph: PlanGraph,
+  runId: string | undefined,
+  state: Replay,
+  start: PlanNode | undefined,
+  maxSteps: number,
+): Promise<Phase> {
   const active = [...graph.nodes.values()].filter((node) => node.status === 'active').map((node) => node.id)
   if (runId === undefined) {
     const at = active[0] ?? start?.id
     return at === undefined ? { phase: 'fresh', next: { kind: 'fresh' } } : { phase: 'fresh', node: at, next: { kind: 'fresh', node: at } }
   }
   const pending = await pendingOutput(vault, state.steps)
-  const position = locate(
-    { runId, replay: state, pending, maxSteps },
-    notesOf(graph, active, start?.id),
-  )
+  const position = locate({ runId, replay: state, pending, maxSteps }, notesOf(graph, active, start?.id))
   const moving = (await isVaultLocked(vault)) ? 'running' : 'interrupted'
   const last = state.lastRecord
   switch (position.kind) {
     case 'two-active':
-      return { phase: moving, node: position.nodes[0]!, visit: (state.visits.get(position.nodes[0]!) ?? 0) + 1, step: state.steps + 1, next: { kind: 'two-active', nodes: position.nodes } }
+      return {
+        phase: moving,
+        node: position.nodes[0]!,
+        visit: (state.visits.get(position.nodes[0]!) ?? 0) + 1,
+        step: state.steps + 1,
+        next: { kind: 'two-active', nodes: position.nodes },
+      }
     case 'no-start':
       return { phase: 'invalid', next: { kind: 'invalid' } }
     case 'judge':
-      return { phase: moving, node: position.node, visit: position.visit, step: position.step, next: { kind: 'judge', node: position.node, visit: position.visit, step: position.step } }
+      return {
+        phase: moving,
+        node: position.node,
+        visit: position.visit,
+        step: position.step,
+        next: { kind: 'judge', node: position.node, visit: position.visit, step: position.step },
+      }
     case 'work': {
       const next: RunNext = { kind: 'work', node: position.node, visit: position.visit, step: position.step }
       if (!graph.nodes.has(position.node)) next.missing = true
@@ -251,9 +280,17 @@ async function phaseOf(vault: string, graph: PlanGraph, runId: string | undefine
     case 'decide':
       return waitingPhase(graph, position.node, position.visit)
     case 'stopped':
-      return { ...stoppedOf(last?.kind === 'stop' ? last : { node: position.node, visit: position.visit, budget: position.budget, reason: '' }), next: { kind: 'stopped', node: position.node, visit: position.visit } }
+      return {
+        ...stoppedOf(last?.kind === 'stop' ? last : { node: position.node, visit: position.visit, budget: position.budget, reason: '' }),
+        next: { kind: 'stopped', node: position.node, visit: position.visit },
+      }
     case 'completed':
-      return { phase: 'completed', node: position.hop.node, output: await finalExcerpt(vault, position.hop), next: { kind: 'completed', node: position.hop.node } }
+      return {
+        phase: 'completed',
+        node: position.hop.node,
+        output: await finalExcerpt(vault, position.hop),
+        next: { kind: 'completed', node: position.hop.node },
+      }
   }
 }
 
@@ -276,7 +313,12 @@ function proposalPhase(note: ProposalNote): Phase | undefined {
   const stand = proposalStand(note)
   if (stand.kind === 'run') return undefined
   if (stand.kind === 'declined' || stand.kind === 'decline') return { phase: 'fresh', next: { kind: 'declined', node: PROPOSAL_NODE } }
-  const boxes: DecisionBox[] = PROPOSAL_CHOICES.map((choice) => ({ label: choice, target: '', box: note.boxes[choice] !== undefined, checked: note.ticked.includes(choice) }))
+  const boxes: DecisionBox[] = PROPOSAL_CHOICES.map((choice) => ({
+    label: choice,
+    target: '',
+    box: note.boxes[choice] !== undefined,
+    checked: note.ticked.includes(choice),
+  }))
   // A ticked `revise` has the planner write the next version on the next call.
   const next: RunNext = { kind: stand.kind === 'revise' ? 'plan' : 'waiting', node: PROPOSAL_NODE, visit: note.version }
   return { phase: 'waiting', node: PROPOSAL_NODE, visit: note.version, file: PROPOSAL_FILE, boxes, next }

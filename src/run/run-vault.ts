@@ -21,7 +21,10 @@ import { readTrace, tracePaths } from './trace.js'
  *
  * @throws {RunStateError} `run-vault-other-plan` when the run vault holds a run of another plan
  */
-export async function prepareRunVault(plan: string | PlanGraph, options: { query?: string | undefined; runVault?: string | undefined; fsync: boolean }): Promise<{ vault: string; source?: string }> {
+export async function prepareRunVault(
+  plan: string | PlanGraph,
+  options: { query?: string | undefined; runVault?: string | undefined; fsync: boolean },
+): Promise<{ vault: string; source?: string }> {
   if (typeof plan === 'string') {
     if (options.runVault === undefined || resolve(options.runVault) === resolve(plan)) return { vault: resolve(plan) }
     const target = resolve(options.runVault)
@@ -39,7 +42,18 @@ export async function prepareRunVault(plan: string | PlanGraph, options: { query
 
 /** A hash of what a graph says (not its statuses): two emitted plans with the same ids still differ. */
 function graphHash(graph: PlanGraph): string {
-  const nodes = [...graph.nodes.values()].map(({ id, title, body, type, tools, role, maxVisits, judge, edges, file }) => [id, title, body, type, tools, role, maxVisits, judge, edges, file])
+  const nodes = [...graph.nodes.values()].map(({ id, title, body, type, tools, role, maxVisits, judge, edges, file }) => [
+    id,
+    title,
+    body,
+    type,
+    tools,
+    role,
+    maxVisits,
+    judge,
+    edges,
+    file,
+  ])
   return createHash('sha256').update(JSON.stringify(nodes)).digest('hex')
 }
 
@@ -87,7 +101,13 @@ async function holdsPlan(folder: string, planFiles: string[], source: string): P
     }
     return true
   }
-  if (await stat(tracePaths(folder).trace).then(() => true, () => false)) return true
+  if (
+    await stat(tracePaths(folder).trace).then(
+      () => true,
+      () => false,
+    )
+  )
+    return true
   const notes = await listNotes(folder, []).catch(() => [] as string[])
   if (notes.length === 0) return false
   const expected = new Set(planFiles)
@@ -127,7 +147,6 @@ export async function copyVault(from: string, to: string, skip: string[]): Promi
   }
   await walk('')
 }
-
 
 /** A symlink of the plan that leads to a file inside it, made again in the copy relative to where it sits. */
 async function copyLink(root: string, path: string, to: string): Promise<void> {

@@ -26,7 +26,9 @@ export function budgetReason(stop: StopInfo, context: { reworking: boolean; maxV
       ? `It sits in the loop ${[...loop, loop[0]].map((each) => `\`${each}\``).join(' -> ')}.`
       : 'It is not in a loop.'
   return stop.budget === 'max_visits'
-    ? `Budget stop: \`${id}\` was refused visit ${visit}; its budget is max_visits ${context.maxVisits} and it has been visited ${visit - 1} time${visit === 2 ? '' : 's'}. ${where} Raise \`max_visits\` in \`${context.file}\` (or change the plan), then run the vault again to go on.`
+    ? `Budget stop: \`${id}\` was refused visit ${visit}; its budget is max_visits ${context.maxVisits} ` +
+        `and it has been visited ${visit - 1} time${visit === 2 ? '' : 's'}. ${where} Raise \`max_visits\` ` +
+        `in \`${context.file}\` (or change the plan), then run the vault again to go on.`
     : `Budget stop: the run used its maxSteps budget of ${context.maxSteps} steps before entering \`${id}\` (visit ${visit}). ${where} Pass a larger \`maxSteps\` and run the vault again to go on.`
 }
 
@@ -38,7 +40,8 @@ export function usageFields(usage: ModelUsage[]): Pick<HopRecord, 'role' | 'mode
     model: [...new Set(usage.map((each) => each.model))].join(', '),
   }
   const counted = usage.filter((each) => each.input !== undefined || each.output !== undefined)
-  if (counted.length > 0) fields.tokens = { input: counted.reduce((sum, each) => sum + (each.input ?? 0), 0), output: counted.reduce((sum, each) => sum + (each.output ?? 0), 0) }
+  if (counted.length > 0)
+    fields.tokens = { input: counted.reduce((sum, each) => sum + (each.input ?? 0), 0), output: counted.reduce((sum, each) => sum + (each.output ?? 0), 0) }
   return fields
 }
 
@@ -72,7 +75,10 @@ let reported = false
 export function reportListenerError(error: unknown): void {
   if (reported) return
   reported = true
-  process.emitWarning(`An onEvent listener threw (the run goes on; further errors of listeners are not reported): ${error instanceof Error ? error.message : String(error)}`, { code: 'VAULTPLAN_LISTENER' })
+  process.emitWarning(
+    `An onEvent listener threw (the run goes on; further errors of listeners are not reported): ${error instanceof Error ? error.message : String(error)}`,
+    { code: 'VAULTPLAN_LISTENER' },
+  )
 }
 
 /** A text on one line, cut at 80 characters, for a message. */
@@ -89,7 +95,8 @@ export function clipLine(text: string): string {
 export function checkChoice(node: PlanNode, choice: string, predicates: Record<string, Predicate> | undefined): void {
   if (typeof choice === 'string' && matchChoice(node, choice, predicates)) return
   const conditions = conditionsOf(node, predicates)
-  const valid = conditions.length > 0 ? `the valid choices are ${conditions.map((each) => `\`${each}\``).join(', ')}` : 'the note is a terminal and takes no choice'
+  const valid =
+    conditions.length > 0 ? `the valid choices are ${conditions.map((each) => `\`${each}\``).join(', ')}` : 'the note is a terminal and takes no choice'
   throw new RunStateError('bad-choice', `\`${String(choice)}\` is not a choice of \`${node.id}\`: ${valid}. Nothing was written.`)
 }
 
@@ -105,12 +112,18 @@ export function checkJudgeModel(node: PlanNode, predicates: Record<string, Predi
     resolveModelConfig(node.role ?? 'transition')
   } catch (error) {
     if (!(error instanceof ModelConfigError)) throw error
-    throw new ModelConfigError(error.role, `${error.message} Or pass a \`choice\`: one of ${conditions.map((each) => `\`${each}\``).join(', ')}. Nothing was written.`)
+    throw new ModelConfigError(
+      error.role,
+      `${error.message} Or pass a \`choice\`: one of ${conditions.map((each) => `\`${each}\``).join(', ')}. Nothing was written.`,
+    )
   }
 }
 
 /** A run's outcome as `runPlan` returns it, for a step that is not `work`. */
-export function toRunResult(step: Exclude<Step, { kind: 'work' }>, run: { runId: string; replay: Replay; vault: string; degraded: string | undefined }): RunResult {
+export function toRunResult(
+  step: Exclude<Step, { kind: 'work' }>,
+  run: { runId: string; replay: Replay; vault: string; degraded: string | undefined },
+): RunResult {
   const result: RunResult = {
     status: step.kind,
     output: step.kind === 'completed' ? step.output : run.replay.lastOutput,
@@ -133,9 +146,26 @@ export function toRunResult(step: Exclude<Step, { kind: 'work' }>, run: { runId:
 }
 
 /** The step of a claimed visit, as `nextStep` returns it: a person's note takes no choice. */
-export function workStep(runId: string, node: PlanNode, at: { visit: number; step: number }, query: string, outputs: StepOutput[], predicates: Record<string, Predicate> | undefined): Extract<Step, { kind: 'work' }> {
+export function workStep(
+  runId: string,
+  node: PlanNode,
+  at: { visit: number; step: number },
+  query: string,
+  outputs: StepOutput[],
+  predicates: Record<string, Predicate> | undefined,
+): Extract<Step, { kind: 'work' }> {
   const human = node.judge === 'human' && node.edges.length > 0
-  return { kind: 'work', runId, key: visitKey(runId, node.id, at.visit), step: at.step, visit: at.visit, node, query, outputs, conditions: human ? [] : conditionsOf(node, predicates) }
+  return {
+    kind: 'work',
+    runId,
+    key: visitKey(runId, node.id, at.visit),
+    step: at.step,
+    visit: at.visit,
+    node,
+    query,
+    outputs,
+    conditions: human ? [] : conditionsOf(node, predicates),
+  }
 }
 
 /** The step of a note waiting for a person, with the reason in words and the choices as data. */

@@ -44,7 +44,8 @@ export async function completeStep(vault: string, key: string, result: { output:
   if (options.fresh !== undefined) throw new TypeError('Expected no `fresh` for `completeStep` (it completes the pending step); pass `fresh` to `nextStep`')
   if (typeof key !== 'string') throw new TypeError(`Expected \`key\` to be the step's key string, got \`${typeof key}\``)
   if (!result || typeof result.output !== 'string') throw new TypeError(`Expected \`result.output\` to be a string, got \`${typeof result?.output}\``)
-  if (result.choice !== undefined && typeof result.choice !== 'string') throw new TypeError(`Expected \`result.choice\` to be a string, got \`${typeof result.choice}\``)
+  if (result.choice !== undefined && typeof result.choice !== 'string')
+    throw new TypeError(`Expected \`result.choice\` to be a string, got \`${typeof result.choice}\``)
   return withDriver(vault, options, (driver) => driver.complete(key, result))
 }
 
@@ -89,6 +90,7 @@ function checkStepOptions(vault: string, options: StepOptions): void {
   if (typeof vault !== 'string' || vault === '') throw new TypeError(`Expected \`vault\` to be a folder path, got \`${String(vault)}\``)
   if (!options || typeof options !== 'object') throw new TypeError(`Expected \`options\` to be an object, got \`${String(options)}\``)
   const { maxSteps, query } = options
-  if (maxSteps !== undefined && !(Number.isInteger(maxSteps) && maxSteps >= 1)) throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${maxSteps}\``)
+  if (maxSteps !== undefined && !(Number.isInteger(maxSteps) && maxSteps >= 1))
+    throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${maxSteps}\``)
   if (query !== undefined && typeof query !== 'string') throw new TypeError(`Expected \`query\` to be a string, got \`${typeof query}\``)
 }

@@ -225,7 +225,9 @@ function parseRecords(vault: string, part: string, format: number, before: numbe
     else if (format >= 2) {
       throw new RunStateError(
         'trace-format',
-        `The trace \`${tracePaths(vault).trace}\` line ${lineNumber} holds a record this vaultplan does not know (${parsed.error.issues[0]?.message ?? 'unknown fields'}); it was written by another version, or edited. Move the trace away, or run with \`fresh: true\`.`,
+        `The trace \`${tracePaths(vault).trace}\` line ${lineNumber} holds a record this vaultplan ` +
+          `does not know (${parsed.error.issues[0]?.message ?? 'unknown fields'}); it was written by ` +
+          `another version, or edited. Move the trace away, or run with \`fresh: true\`.`,
       )
     }
   }
@@ -294,23 +296,39 @@ function renderRecord(record: TraceRecord, rationale: string): string {
   const within = record.plan === undefined ? '' : ` · in \`${safe(record.plan)}\``
   if (record.kind === 'hop') {
     lines.push(`## Step ${record.step} · ${link} · visit ${record.visit}${within}`, '')
-    lines.push(`- Edge: ${record.edge ? `${safe(record.edge.label) || 'next'} → [[${safe(record.edge.target)}]]` : record.decidedBy === 'terminal' ? 'none (terminal)' : 'none (work again)'}`)
+    lines.push(
+      `- Edge: ${record.edge ? `${safe(record.edge.label) || 'next'} → [[${safe(record.edge.target)}]]` : record.decidedBy === 'terminal' ? 'none (terminal)' : 'none (work again)'}`,
+    )
     lines.push(`- Decided by: ${record.decidedBy}${record.choice === undefined ? '' : ` (choice \`${safe(record.choice)}\`)`}`)
     if (record.answers?.length) lines.push(`- Answers: ${record.answers.map((entry) => `${safe(entry.condition)}: ${entry.answer}`).join(' · ')}`)
     const when = [record.at && `started ${record.at}`, record.ms !== undefined && `took ${formatMs(record.ms)}`].filter(Boolean)
     if (when.length > 0) lines.push(`- Time: ${when.join(', ')}`)
-    const model = [record.role && `role ${safe(record.role)}`, record.model && `model ${safe(record.model)}`, record.tokens && `${record.tokens.input} tokens in, ${record.tokens.output} out`].filter(Boolean)
+    const model = [
+      record.role && `role ${safe(record.role)}`,
+      record.model && `model ${safe(record.model)}`,
+      record.tokens && `${record.tokens.input} tokens in, ${record.tokens.output} out`,
+    ].filter(Boolean)
     if (model.length > 0) lines.push(`- Model: ${model.join(', ')}`)
     const output = safe(record.output)
     lines.push(`- Output: [[${TRACE_FOLDER}/${output.replace(/\.md$/, '')}|${output.replace(/^outputs\/|\.md$/g, '')}]]`)
   } else if (record.kind === 'stop') {
     lines.push(`## Stopped before step ${record.step + 1} · ${link} · visit ${record.visit}${within}`, '', `- Budget: ${record.budget}`)
   } else {
-    lines.push(`## Waiting after step ${record.step} · ${link} · visit ${record.visit}${within}`, '', '- A person decides: tick one box under `## Next` in the note, then run the vault again.')
+    lines.push(
+      `## Waiting after step ${record.step} · ${link} · visit ${record.visit}${within}`,
+      '',
+      '- A person decides: tick one box under `## Next` in the note, then run the vault again.',
+    )
   }
   if (rationale.trim() !== '') {
     // Every line of the model's text is quoted, so nothing in it can pass for a marker line or a heading.
-    lines.push('', ...rationale.trimEnd().split(LINE_BREAKS).map((line) => `> ${line}`))
+    lines.push(
+      '',
+      ...rationale
+        .trimEnd()
+        .split(LINE_BREAKS)
+        .map((line) => `> ${line}`),
+    )
   }
   const json = JSON.stringify(record).replace(/</g, '\\u003c').replace(/>/g, '\\u003e')
   lines.push('', `${MARKER}hop ${json} -->`, '')
@@ -372,7 +390,13 @@ export async function readOutput(vault: string, file: string): Promise<SavedOutp
 export function parseOutput(text: string): SavedOutput | undefined {
   const { data, split } = parseFrontmatter(text)
   if (data.vaultplan !== 'output') return undefined
-  const saved: SavedOutput = { node: String(data.id ?? data.node), visit: Number(data.visit), step: Number(data.step), run: String(data.run), output: text.slice(split.contentStart) }
+  const saved: SavedOutput = {
+    node: String(data.id ?? data.node),
+    visit: Number(data.visit),
+    step: Number(data.step),
+    run: String(data.run),
+    output: text.slice(split.contentStart),
+  }
   if (typeof data.choice === 'string') saved.choice = data.choice
   if (Number.isSafeInteger(data.works)) saved.works = data.works as number
   return saved
@@ -418,4 +442,3 @@ export async function archiveInterrupted(vault: string, run: string): Promise<bo
 export async function writeFinal(vault: string, node: string, output: string, options: WriteOptions): Promise<void> {
   writeFileAtomicSync(tracePaths(vault).final, `---\nvaultplan: final\nnode: ${JSON.stringify(node)}\n---\n${output}`, options)
 }
-

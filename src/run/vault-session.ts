@@ -104,7 +104,14 @@ export class VaultSession {
     }
     if (options.watch ?? true) {
       const folders = new Set(['', ...[...session.notes.keys()].map((file) => dirname(file)).filter((folder) => folder !== '.')])
-      session.watchers.push(...watchFolders(real, folders, (file) => session.dirty.add(file), () => (session.relist = true)))
+      session.watchers.push(
+        ...watchFolders(
+          real,
+          folders,
+          (file) => session.dirty.add(file),
+          () => (session.relist = true),
+        ),
+      )
     }
     return session
   }
@@ -185,12 +192,17 @@ export class VaultSession {
         this.journal.commit()
       }
     } catch (error) {
-      throw new RunStateError('status-unwritable', `Cannot write \`status: ${status}\` into \`${file}\`: ${(error as Error).message}. The note is unchanged; fix its frontmatter and run again.`, { cause: error })
+      throw new RunStateError(
+        'status-unwritable',
+        `Cannot write \`status: ${status}\` into \`${file}\`: ${(error as Error).message}. The note is unchanged; fix its frontmatter and run again.`,
+        { cause: error },
+      )
     }
     // The folder is not flushed: the trace, not the statuses, says where a run is, and the
     // note's data is flushed before the rename, so a power cut leaves its old bytes or its new ones.
     // With the journal holding the note's bytes, the rewrite needs no flush of its own.
-    const stamp = updated === text ? before : writeFileAtomicSync(path, updated, { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode })
+    const stamp =
+      updated === text ? before : writeFileAtomicSync(path, updated, { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode })
     this.stamps.set(file, stamp)
     this.texts.set(file, updated)
     if (stamp !== before) this.checked.delete(file)
@@ -237,9 +249,15 @@ export class VaultSession {
     this.relist = true
     await this.refresh([])
     if (this.notes.has(file)) return id
-    const moved = [...this.notes.keys()].find((each) => !before.has(each) && ((ino !== undefined && this.stamps.get(each)?.ino === ino) || (text !== undefined && this.texts.get(each) === text)))
+    const moved = [...this.notes.keys()].find(
+      (each) => !before.has(each) && ((ino !== undefined && this.stamps.get(each)?.ino === ino) || (text !== undefined && this.texts.get(each) === text)),
+    )
     const node = moved === undefined ? undefined : [...this.graph.nodes.values()].find((each) => each.file === moved)
-    if (!node) throw new RunStateError('node-missing', `The run is at \`${id}\`, but its note \`${file}\` was deleted. Restore it, or set another note \`status: active\` to move the run there.`)
+    if (!node)
+      throw new RunStateError(
+        'node-missing',
+        `The run is at \`${id}\`, but its note \`${file}\` was deleted. Restore it, or set another note \`status: active\` to move the run there.`,
+      )
     return node.id
   }
 
@@ -252,10 +270,13 @@ export class VaultSession {
     const node = this.graph.node(id)
     const file = node.file ?? `${id}.md`
     const path = await this.writePath(file).catch(() => undefined)
-    const text = path === undefined ? undefined : await readNoteForRewrite(file, path, !sameStamp(stampOrNothing(path), this.stamps.get(file))).catch(() => undefined)
+    const text =
+      path === undefined ? undefined : await readNoteForRewrite(file, path, !sameStamp(stampOrNothing(path), this.stamps.get(file))).catch(() => undefined)
     if (path === undefined || text === undefined) return this.emptyBoxes(await this.follow(id))
     // Lines from the text as it is now: writing a status can have added a frontmatter line since the graph was built.
-    const lines = parseNote(file, text).edges.filter((edge) => edge.checked !== false).map((edge) => edge.itemLine)
+    const lines = parseNote(file, text)
+      .edges.filter((edge) => edge.checked !== false)
+      .map((edge) => edge.itemLine)
     if (lines.length === 0) return id
     const updated = emptyTaskBoxes(text, lines)
     if (updated === text) return id
@@ -406,7 +427,7 @@ export class VaultSession {
     const inListing = new Set(listed)
     let changed = false
     // As readNotes lists: a subplan folder that ran holds a run of its own, and is listed once a `plan:` claims it.
-    for (let batch = listed; batch.length > 0; ) {
+    for (let batch = listed; batch.length > 0;) {
       for (const file of batch) {
         if (this.notes.has(file) && this.confirm(file, now)) continue
         changed = (await this.reread(file, this.notes.has(file))) || changed
@@ -451,7 +472,8 @@ export class VaultSession {
     const folders: NoteFolders = { claimed: new Set(), skipped: [] }
     const listed = new Set(await listNotes(this.root, [], folders))
     // Subplan folders that ran hold a run of their own; their notes are still read with the parent.
-    for (const folder of claimedRunFolders(folders, [...this.notes.values()])) for (const file of await listNotes(this.root, [], folders, folder)) listed.add(file)
+    for (const folder of claimedRunFolders(folders, [...this.notes.values()]))
+      for (const file of await listNotes(this.root, [], folders, folder)) listed.add(file)
     let changed = false
     for (const file of listed) if (!this.notes.has(file)) changed = (await this.reread(file)) || changed
     for (const file of this.notes.keys()) if (!listed.has(file)) files.add(file)

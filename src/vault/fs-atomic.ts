@@ -121,7 +121,7 @@ export function writeFileAtomicSync(path: string, data: string, options: WriteOp
 
 /** Writes every byte of `buffer` at the file's current position (a write may be short). */
 export function writeAllSync(fd: number, buffer: Buffer): void {
-  for (let written = 0; written < buffer.length; ) written += writeSync(fd, buffer, written, buffer.length - written)
+  for (let written = 0; written < buffer.length;) written += writeSync(fd, buffer, written, buffer.length - written)
 }
 
 /**
@@ -264,7 +264,8 @@ export async function assertFolder(dir: string, shownAs = dir): Promise<void> {
     info = await stat(dir)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT') throw new VaultPathError('vault-missing', `\`${shownAs}\` does not exist; pass the folder that holds the plan's notes`, { cause: error })
+    if (code === 'ENOENT')
+      throw new VaultPathError('vault-missing', `\`${shownAs}\` does not exist; pass the folder that holds the plan's notes`, { cause: error })
     throw new VaultPathError('vault-unreadable', `cannot read \`${shownAs}\`: ${(error as Error).message}`, { cause: error })
   }
   if (!info.isDirectory()) throw new VaultPathError('vault-not-folder', `\`${shownAs}\` is not a folder; pass the folder that holds the plan's notes`)

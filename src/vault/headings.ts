@@ -32,7 +32,7 @@ export function scanHeadings(content: string): { headings: HeadingLine[]; view: 
   let inHtml = false
   let inObsidian = false
   let line = 0
-  for (let start = 0; start <= content.length; ) {
+  for (let start = 0; start <= content.length;) {
     let end = content.indexOf('\n', start)
     if (end === -1) end = content.length
     let text = content.slice(start, end)

@@ -47,7 +47,9 @@ function orphanTime(options: LockOptions): number {
   if (raw === undefined || raw === '') return ORPHAN_MS
   const value = Number(raw)
   if (!Number.isSafeInteger(value) || value <= UPDATE_MS) {
-    throw new TypeError(`Expected the lock's orphan time (\`orphanMs\` or VAULTPLAN_LOCK_ORPHAN_MS) to be a whole number of milliseconds over ${UPDATE_MS}, the refresh interval, got \`${String(raw)}\``)
+    throw new TypeError(
+      `Expected the lock's orphan time (\`orphanMs\` or VAULTPLAN_LOCK_ORPHAN_MS) to be a whole number of milliseconds over ${UPDATE_MS}, the refresh interval, got \`${String(raw)}\``,
+    )
   }
   return value
 }
@@ -77,14 +79,16 @@ const queues = new Map<string, Promise<unknown>>()
 export async function withVaultLock<T>(vault: string, fn: (lock: VaultLock) => Promise<T>): Promise<T> {
   const key = await realpath(vault).catch(() => vault)
   const before = queues.get(key) ?? Promise.resolve()
-  const run = before.catch(() => undefined).then(async () => {
-    const lock = await lockVault(vault)
-    try {
-      return await fn(lock)
-    } finally {
-      await lock.release()
-    }
-  })
+  const run = before
+    .catch(() => undefined)
+    .then(async () => {
+      const lock = await lockVault(vault)
+      try {
+        return await fn(lock)
+      } finally {
+        await lock.release()
+      }
+    })
   queues.set(key, run)
   try {
     return await run
@@ -124,14 +128,23 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
     if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
     const holder = await readHolder(holderPath)
     const refused = (who: string) =>
-      new RunStateError('vault-locked', `The vault \`${vault}\` is being run by ${who}. Wait for it to finish, or stop it; a lock left by a killed process is taken over once it is ${orphanMs / 1000} s old.`, { cause: error })
+      new RunStateError(
+        'vault-locked',
+        `The vault \`${vault}\` is being run by ${who}. Wait for it to finish, or stop it; a lock left by a killed process is taken over once it is ${orphanMs / 1000} s old.`,
+        { cause: error },
+      )
     const named = holder ? `process ${holder.pid} on ${holder.host}, since ${holder.since}` : 'another process'
     // A live holder on this machine keeps its lock however long it was paused (SIGSTOP, swapping, a blocked event loop).
     if (holder && holder.host === hostname() && isAlive(holder.pid)) throw refused(named)
     // Another machine's runner is gone once its lock has not been refreshed for STALE_MS; a runner of this
     // machine killed before it wrote its name, or one that died, once the orphan time passed without a refresh.
     const age = holder && holder.host !== hostname() ? STALE_MS : orphanMs
-    release = await takeOverAbandoned(lockPath, age, () => lockfile.lock(vault, lockOptions), () => refused(named))
+    release = await takeOverAbandoned(
+      lockPath,
+      age,
+      () => lockfile.lock(vault, lockOptions),
+      () => refused(named),
+    )
   }
   const holder: Holder = { pid: process.pid, host: hostname(), since: new Date().toISOString() }
   await writeFileAtomic(holderPath, `${JSON.stringify(holder)}\n`, { fsync: false })
@@ -143,7 +156,9 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
     await release().catch(() => undefined)
     throw new RunStateError(
       'vault-locked',
-      `The vault \`${vault}\` ${nested.above ? 'is inside' : 'holds'} \`${nested.vault}\`, which is being run by process ${nested.holder.pid} on ${nested.holder.host}, since ${nested.holder.since}; both would write the same notes. Wait for it to finish, or stop it.`,
+      `The vault \`${vault}\` ${nested.above ? 'is inside' : 'holds'} \`${nested.vault}\`, which ` +
+        `is being run by process ${nested.holder.pid} on ${nested.holder.host}, since ${nested.holder.since}; ` +
+        `both would write the same notes. Wait for it to finish, or stop it.`,
     )
   }
   heldHere.add(real)
@@ -155,7 +170,10 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
       const now = readHolderNow(holderPath)
       if (now !== ours) {
         lost = new Error(now === undefined ? 'its holder file is gone' : `it is held by ${now.trim()} now`)
-        throw new RunStateError('vault-lock-lost', `Lost the lock of \`${vault}\`: ${lost.message}. Nothing more is written; run the vault again once the other run is done.`)
+        throw new RunStateError(
+          'vault-lock-lost',
+          `Lost the lock of \`${vault}\`: ${lost.message}. Nothing more is written; run the vault again once the other run is done.`,
+        )
       }
     },
     async release() {
@@ -217,7 +235,12 @@ async function takeOverAbandoned(lockPath: string, age: number, lock: () => Prom
     const info = await stat(lockPath).catch(() => undefined)
     if (!info || Date.now() - info.mtimeMs > age) {
       const aside = `${lockPath}.abandoned-${process.pid}-${Date.now()}`
-      const moved = info ? await rename(lockPath, aside).then(() => true, () => false) : true
+      const moved = info
+        ? await rename(lockPath, aside).then(
+            () => true,
+            () => false,
+          )
+        : true
       if (!moved) throw refused()
       await rm(aside, { recursive: true, force: true })
       try {

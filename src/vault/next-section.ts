@@ -61,7 +61,12 @@ export interface RawEdge {
  * note's folder, as Obsidian writes links in its relative-path format.
  */
 export function normalizeLink(raw: string, folder = ''): { link: string; outside: boolean } {
-  let link = raw.split('|')[0]!.split('#')[0]!.replace(/@L?\d+(C\d+)?$/i, '').trim().replace(/\\/g, '/')
+  let link = raw
+    .split('|')[0]!
+    .split('#')[0]!
+    .replace(/@L?\d+(C\d+)?$/i, '')
+    .trim()
+    .replace(/\\/g, '/')
   link = link.replace(/\.md$/i, '').normalize('NFC')
   const parts: string[] = /^\.\.?(\/|$)/.test(link) ? folder.split('/').filter(Boolean) : []
   for (const part of link.replace(/^\/+/, '').split('/')) {
@@ -111,9 +116,10 @@ export function readEdges(
 function sectionProblem(section: string): { message: string; line: number } | undefined {
   if (section.length > MAX_NEXT_CHARS) return { message: `is over ${MAX_NEXT_CHARS} characters, too long to read`, line: 0 }
   const marks = section.replace(WIKILINK, '').replace(/[^*_]+/g, '').length
-  if (marks > MAX_NEXT_EMPHASIS_MARKS) return { message: `has ${marks} emphasis marks (\`*\`, \`_\`), over the ${MAX_NEXT_EMPHASIS_MARKS} it can read`, line: 0 }
+  if (marks > MAX_NEXT_EMPHASIS_MARKS)
+    return { message: `has ${marks} emphasis marks (\`*\`, \`_\`), over the ${MAX_NEXT_EMPHASIS_MARKS} it can read`, line: 0 }
   let line = 0
-  for (let start = 0; start < section.length; ) {
+  for (let start = 0; start < section.length;) {
     let end = section.indexOf('\n', start)
     if (end === -1) end = section.length
     line++
@@ -204,7 +210,7 @@ function readItems(
       const beforeText = plainText({ type: 'paragraph', children: before })
       // The box as written, one character between brackets and a space after: an escaped `\[x]` is part of the label.
       const box = /^\s*\[([^\]\n])\][ \t]+/.exec(section.slice(paragraph.position!.start.offset!, linkStart))
-      const checked = box ? /[xX]/.test(box[1]!) : item.checked ?? undefined
+      const checked = box ? /[xX]/.test(box[1]!) : (item.checked ?? undefined)
       let label = withoutArrow(box ? beforeText.replace(/^\s*\[[^\]\n]\][ \t]+/, '') : beforeText)
       const itemLine = item.position!.start.line + lineOffset
       const { link, outside } = normalizeLink(String(first.value ?? ''), folder)

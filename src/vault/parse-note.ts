@@ -76,7 +76,13 @@ export function parseNote(file: string, text: string): ParsedNote {
     const value = checkKnob(key, data[key])
     const position = frontmatter.positions.get(key)
     if (value !== undefined) knobs[KNOBS[key].field] = value
-    else report('invalid-frontmatter', `\`${key}\` must be ${knobExpects(key)}, got \`${JSON.stringify(data[key])?.slice(0, 60)}\``, position?.line, position?.column)
+    else
+      report(
+        'invalid-frontmatter',
+        `\`${key}\` must be ${knobExpects(key)}, got \`${JSON.stringify(data[key])?.slice(0, 60)}\``,
+        position?.line,
+        position?.column,
+      )
   }
 
   const contentStart = frontmatter.split.contentStart
@@ -110,8 +116,7 @@ export function parseNote(file: string, text: string): ParsedNote {
     if (name === 'feedback') {
       feedback += sectionText.trim()
       feedbackEnd = contentStart + end
-    }
-    else edges.push(...readEdges(view.slice(heading.bodyStart, end), id.slice(0, id.lastIndexOf('/') + 1), lineOffset + heading.line, report))
+    } else edges.push(...readEdges(view.slice(heading.bodyStart, end), id.slice(0, id.lastIndexOf('/') + 1), lineOffset + heading.line, report))
   }
   let body = ''
   let from = 0

@@ -90,12 +90,21 @@ export async function readProposalNote(vault: string, forRewrite = false): Promi
 export function parseProposal(text: string, vault = '.'): ProposalNote {
   const { data, problems } = parseFrontmatter(text)
   const unreadable = (why: string) =>
-    new RunStateError('proposal-unreadable', `\`${PROPOSAL_FILE}\` in \`${vault}\` ${why}; restore it (the previous versions are under \`${PROPOSALS_FOLDER}/\`), or remove it to run the plan unapproved.`)
+    new RunStateError(
+      'proposal-unreadable',
+      `\`${PROPOSAL_FILE}\` in \`${vault}\` ${why}; restore it (the previous versions are under \`${PROPOSALS_FOLDER}/\`), or remove it to run the plan unapproved.`,
+    )
   if (problems.length > 0) throw unreadable(`has frontmatter that cannot be read (${problems[0]!.message})`)
   const version = data.version
   if (!(Number.isInteger(version) && (version as number) >= 1)) throw unreadable(`has no \`version:\` from 1 up (got \`${JSON.stringify(version)}\`)`)
   if (typeof data.query !== 'string' || data.query.trim() === '') throw unreadable('has no `query:`')
-  const status = PROPOSAL_STATUSES.find((each) => each === String(data.status ?? 'pending').trim().toLowerCase())
+  const status = PROPOSAL_STATUSES.find(
+    (each) =>
+      each ===
+      String(data.status ?? 'pending')
+        .trim()
+        .toLowerCase(),
+  )
   if (status === undefined) throw unreadable(`has \`status: ${String(data.status)}\`, not one of ${PROPOSAL_STATUSES.map((each) => `\`${each}\``).join(', ')}`)
   const notes = Array.isArray(data.notes) ? data.notes.filter((file): file is string => typeof file === 'string') : []
   const { ticked, boxes } = readBoxes(text)
@@ -231,10 +240,14 @@ export async function decideProposal(vault: string, decision: { edge: string; fe
     const line = choice === undefined ? undefined : note.boxes[choice]
     if (choice === undefined || line === undefined) {
       const missing = choice === undefined ? 'is not a choice of the proposal' : 'has no box in the proposal (was its line removed?)'
-      throw new RunStateError('bad-choice', `\`${decision.edge}\` ${missing}; its choices are ${PROPOSAL_CHOICES.map((each) => `\`${each}\``).join(', ')}. Nothing was changed.`)
+      throw new RunStateError(
+        'bad-choice',
+        `\`${decision.edge}\` ${missing}; its choices are ${PROPOSAL_CHOICES.map((each) => `\`${each}\``).join(', ')}. Nothing was changed.`,
+      )
     }
     const other = note.ticked.find((each) => each !== choice)
-    if (other !== undefined) throw new RunStateError('ambiguous-decision', `\`${PROPOSAL_FILE}\` has \`${other}\` ticked already; untick it first, or decide \`${other}\`.`)
+    if (other !== undefined)
+      throw new RunStateError('ambiguous-decision', `\`${PROPOSAL_FILE}\` has \`${other}\` ticked already; untick it first, or decide \`${other}\`.`)
     let updated = note.ticked.includes(choice) ? note.text : tickBox(note.text, line)
     if (decision.feedback !== undefined && decision.feedback.trim() !== '') updated = addFeedback(updated, decision.feedback)
     if (updated === note.text) return true

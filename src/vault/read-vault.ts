@@ -25,7 +25,7 @@ export async function readNotes(dir: string): Promise<VaultNotes> {
   const issues: PlanIssue[] = []
   const folders: NoteFolders = { claimed: new Set(), skipped: [] }
   const notes: ParsedNote[] = []
-  for (let files = await listNotes(root, issues, folders); files.length > 0; ) {
+  for (let files = await listNotes(root, issues, folders); files.length > 0;) {
     notes.push(...(await readFiles(root, files, issues)))
     // A subplan folder holds a run of its own once it ran: its notes are still the subplan's, read with the parent.
     const wanted = claimedRunFolders(folders, notes)
@@ -80,7 +80,12 @@ export async function readNote(root: string, file: string, issues: PlanIssue[], 
     (read) => settleWindow(path, { text: read.value.text ?? '', stamp: read.stamp }, options.changed === true),
   )
   if (found === 'busy') {
-    issues.push({ code: 'unreadable-note', severity: 'warning', message: `kept changing for ${MAX_SETTLE_MS / 1000} s (an editor saving it?); it is not read`, file })
+    issues.push({
+      code: 'unreadable-note',
+      severity: 'warning',
+      message: `kept changing for ${MAX_SETTLE_MS / 1000} s (an editor saving it?); it is not read`,
+      file,
+    })
     return undefined
   }
   return found
@@ -99,8 +104,15 @@ async function readNoteOnce(root: string, file: string, issues: PlanIssue[]): Pr
   let buffer: Buffer
   let stamp: FileStamp
   let complete: boolean
-  const notRegular = () => issues.push({ code: 'not-a-note', severity: 'warning', message: 'is not a regular file (a FIFO, socket, device or folder); it is not read', file })
-  const tooLarge = (size: number) => issues.push({ code: 'note-too-large', severity: 'warning', message: `is ${size} bytes, over the ${MAX_NOTE_BYTES}-byte limit of a plan note; it is not read`, file })
+  const notRegular = () =>
+    issues.push({ code: 'not-a-note', severity: 'warning', message: 'is not a regular file (a FIFO, socket, device or folder); it is not read', file })
+  const tooLarge = (size: number) =>
+    issues.push({
+      code: 'note-too-large',
+      severity: 'warning',
+      message: `is ${size} bytes, over the ${MAX_NOTE_BYTES}-byte limit of a plan note; it is not read`,
+      file,
+    })
   try {
     const path = join(root, file)
     const before = await stat(path)
@@ -176,7 +188,13 @@ export async function listNotes(root: string, issues: PlanIssue[], folders?: Not
           const real = await realpath(join(root, path)).catch(() => undefined)
           const info = real ? await stat(real) : undefined
           if (real && info?.isFile() && isInside(root, real)) files.push(path)
-          else issues.push({ code: 'outside-vault', severity: 'warning', message: 'is a symlink that leads outside the vault (or nowhere); it is not read', file: path })
+          else
+            issues.push({
+              code: 'outside-vault',
+              severity: 'warning',
+              message: 'is a symlink that leads outside the vault (or nowhere); it is not read',
+              file: path,
+            })
         }
       }
     }
@@ -192,4 +210,3 @@ export async function holdsRun(folder: string): Promise<boolean> {
     () => false,
   )
 }
-

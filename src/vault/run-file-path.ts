@@ -28,10 +28,16 @@ export function runFolder(vault: string, folder: string): string {
       continue
     }
     if (info.isSymbolicLink()) {
-      throw new RunStateError('trace-outside-vault', `\`${path}\` is a symlink; a run writes its files only into real folders of its vault. Remove it (or put a folder in its place), then run again.`)
+      throw new RunStateError(
+        'trace-outside-vault',
+        `\`${path}\` is a symlink; a run writes its files only into real folders of its vault. Remove it (or put a folder in its place), then run again.`,
+      )
     }
     if (!info.isDirectory()) {
-      throw new RunStateError('trace-not-folder', `\`${path}\` is a file, not a folder; move it away (a run writes its trace, outputs and lock under \`${folder.split('/')[0]}\`), then run again.`)
+      throw new RunStateError(
+        'trace-not-folder',
+        `\`${path}\` is a file, not a folder; move it away (a run writes its trace, outputs and lock under \`${folder.split('/')[0]}\`), then run again.`,
+      )
     }
   }
   return path

@@ -36,7 +36,10 @@ export interface FileRead<T> {
  * @param window - the settle window of a read, in ms (see {@link settleWindow})
  * @returns the settled read's value, `undefined` as `read` said, or `busy` when the file kept changing for {@link MAX_SETTLE_MS}
  */
-export async function readSettled<T>(read: () => Promise<FileRead<T> | undefined> | FileRead<T> | undefined, window: (found: FileRead<T>) => number): Promise<T | undefined | 'busy'> {
+export async function readSettled<T>(
+  read: () => Promise<FileRead<T> | undefined> | FileRead<T> | undefined,
+  window: (found: FileRead<T>) => number,
+): Promise<T | undefined | 'busy'> {
   const started = Date.now()
   let previous: FileStamp | undefined
   for (;;) {
@@ -107,7 +110,10 @@ export async function readNoteForRewrite(file: string, path: string, changed: bo
     (read) => settleWindow(path, { text: read.value, stamp: read.stamp }, changed),
   )
   if (found === 'busy' || found === undefined) {
-    throw new RunStateError('note-busy', `\`${file}\` kept changing for ${MAX_SETTLE_MS / 1000} s (an editor saving it?); nothing was written into it. Run again once it is saved.`)
+    throw new RunStateError(
+      'note-busy',
+      `\`${file}\` kept changing for ${MAX_SETTLE_MS / 1000} s (an editor saving it?); nothing was written into it. Run again once it is saved.`,
+    )
   }
   return found
 }

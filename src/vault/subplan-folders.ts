@@ -76,13 +76,16 @@ export function splitSubplans(notes: readonly ParsedNote[]): SplitNotes {
     for (const { written, folder, outside } of subplanFoldersOf(note)) {
       const named = `\`plan: ${written}\``
       if (outside) report(note, `${named} leads outside the vault; a subplan is a folder inside it, beside the note`)
-      else if (folder === '' || isInFolder(note.file, folder)) report(note, `${named} is a folder that holds this note itself: a plan cannot be nested in a subplan of itself; name a folder beside the note`)
+      else if (folder === '' || isInFolder(note.file, folder))
+        report(note, `${named} is a folder that holds this note itself: a plan cannot be nested in a subplan of itself; name a folder beside the note`)
       else if (folders.has(folder)) report(note, `${named} is already the subplan of \`${folders.get(folder)!.file}\`; a folder is the subplan of one note`)
-      else if ([...folders.keys()].some((other) => isInFolder(other, folder) || isInFolder(folder, other))) report(note, `${named} overlaps another note's subplan folder; give each subplan a folder of its own`)
+      else if ([...folders.keys()].some((other) => isInFolder(other, folder) || isInFolder(folder, other)))
+        report(note, `${named} overlaps another note's subplan folder; give each subplan a folder of its own`)
       else {
         folders.set(folder, note)
         const generate = isGenerate(note.plan)
-        if (!generate && !notes.some((other) => isInFolder(other.file, folder))) report(note, `${named}: the folder \`${folder}/\` is missing or holds no notes; create it with the subplan's notes (or write \`plan: generate\`)`)
+        if (!generate && !notes.some((other) => isInFolder(other.file, folder)))
+          report(note, `${named}: the folder \`${folder}/\` is missing or holds no notes; create it with the subplan's notes (or write \`plan: generate\`)`)
       }
     }
   }
@@ -99,7 +102,16 @@ export function splitSubplans(notes: readonly ParsedNote[]): SplitNotes {
 /** A note of a subplan folder as the subplan reads it: its id and file relative to the folder. */
 export function rerooted(note: ParsedNote, folder: string): ParsedNote {
   const cut = (path: string) => (path.startsWith(`${folder}/`) ? path.slice(folder.length + 1) : path)
-  return { ...note, id: cut(note.id), file: cut(note.file), issues: note.issues.map((issue) => ({ ...issue, ...(issue.file !== undefined && { file: cut(issue.file) }), ...(issue.node !== undefined && { node: cut(issue.node) }) })) }
+  return {
+    ...note,
+    id: cut(note.id),
+    file: cut(note.file),
+    issues: note.issues.map((issue) => ({
+      ...issue,
+      ...(issue.file !== undefined && { file: cut(issue.file) }),
+      ...(issue.node !== undefined && { node: cut(issue.node) }),
+    })),
+  }
 }
 
 /** An issue of a subplan, told with paths relative to the vault that holds the subplan's folder. */

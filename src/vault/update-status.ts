@@ -25,7 +25,8 @@ export async function updateStatus(dir: string, nodeId: string, status: NodeStat
   const id = String(nodeId).normalize('NFC')
   const files = (await listNotes(root, [])).filter((file) => idFromFile(file) === id)
   if (files.length === 0) throw new Error(`Cannot set the status of \`${nodeId}\`: no note \`${nodeId}.md\` (nor any note with that id) in \`${dir}\``)
-  if (files.length > 1) throw new Error(`Cannot set the status of \`${nodeId}\`: ${files.map((file) => `\`${file}\``).join(' and ')} both have that id; rename one`)
+  if (files.length > 1)
+    throw new Error(`Cannot set the status of \`${nodeId}\`: ${files.map((file) => `\`${file}\``).join(' and ')} both have that id; rename one`)
   const path = await pathInVault(root, files[0]!)
   let text: string
   try {

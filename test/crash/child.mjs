@@ -86,7 +86,8 @@ function checkWriteOpen(path, flags) {
   const inVault = !relative(config.vault, String(path)).startsWith('..')
   // The trace and journal of the vault, or of a subplan's folder (a nested plan).
   const appendToTrace = /^(?:[^/]+\/)?00_plan-trace\/(?:trace\.md|\.journal)$/.test(rel(path)) && appending(flags)
-  if (inVault && !name.startsWith(TEMP_PREFIX) && !appendToTrace) side({ t: 'violation', what: `non-atomic write: open(\`${rel(path)}\`, ${JSON.stringify(flags)})` })
+  if (inVault && !name.startsWith(TEMP_PREFIX) && !appendToTrace)
+    side({ t: 'violation', what: `non-atomic write: open(\`${rel(path)}\`, ${JSON.stringify(flags)})` })
 }
 
 promises.open = async function open(path, flags = 'r', mode) {
@@ -175,7 +176,14 @@ function cutPower() {
   }
 }
 
-const originalSync = { writeFileSync: fs.writeFileSync, truncateSync: fs.truncateSync, rmSync: fs.rmSync, statSync: fs.statSync, readFileSync: fs.readFileSync, existsSync: fs.existsSync }
+const originalSync = {
+  writeFileSync: fs.writeFileSync,
+  truncateSync: fs.truncateSync,
+  rmSync: fs.rmSync,
+  statSync: fs.statSync,
+  readFileSync: fs.readFileSync,
+  existsSync: fs.existsSync,
+}
 
 // The synchronous calls the library's hop path uses (writeFileAtomicSync, the trace appender, the journal).
 {
@@ -277,7 +285,15 @@ try {
     let step = await nextStep(config.vault, { ...options, query: QUERY })
     while (step.kind === 'work') {
       line(`EV claim ${step.node.id}#${step.visit}`)
-      const output = await work({ node: step.node, query: step.query, visit: step.visit, step: step.step, outputs: step.outputs, key: step.key, ...(step.plan !== undefined && { plan: step.plan }) })
+      const output = await work({
+        node: step.node,
+        query: step.query,
+        visit: step.visit,
+        step: step.step,
+        outputs: step.outputs,
+        key: step.key,
+        ...(step.plan !== undefined && { plan: step.plan }),
+      })
       step = await completeStep(config.vault, step.key, { output }, options)
     }
   }

@@ -67,7 +67,11 @@ export function snapshot(vault) {
     }
   }
   const outputsDir = join(vault, TRACE_FOLDER, 'outputs')
-  const outputs = existsSync(outputsDir) ? readdirSync(outputsDir).filter((name) => name.endsWith('.md') && !name.startsWith(TEMP_PREFIX)).sort() : []
+  const outputs = existsSync(outputsDir)
+    ? readdirSync(outputsDir)
+        .filter((name) => name.endsWith('.md') && !name.startsWith(TEMP_PREFIX))
+        .sort()
+    : []
   return {
     files,
     temps,
@@ -149,7 +153,10 @@ export async function checkVault(vault, reference, { final, loadPlan, powerCut =
     const status = statusIn(text) ?? 'pending'
     if (!STATUSES.includes(status)) fail('data-loss', `\`${file}\` has status \`${status}\``)
     if (!STATUSES.some((value) => withStatus(contents, value) === text) && text !== contents) {
-      fail('data-loss', `\`${file}\` changed beyond its status value:\n--- expected (status ${status})\n${JSON.stringify(withStatus(contents, status))}\n--- found\n${JSON.stringify(text)}`)
+      fail(
+        'data-loss',
+        `\`${file}\` changed beyond its status value:\n--- expected (status ${status})\n${JSON.stringify(withStatus(contents, status))}\n--- found\n${JSON.stringify(text)}`,
+      )
     }
   }
   const extra = state.files.filter((file) => !file.startsWith(`${TRACE_FOLDER}/`) && !(file in FILES) && !file.split('/').pop().startsWith(TEMP_PREFIX))
@@ -169,7 +176,8 @@ export async function checkVault(vault, reference, { final, loadPlan, powerCut =
     // Statuses agree with the trace: a node with a recorded hop was entered (never `pending` again),
     // and the last hop's node is `done`, or `active` when it is worked again.
     // After a power cut a status rewrite may be undone (it is not flushed): a status may show an earlier value.
-    if (!powerCut) for (const hop of trace.hops) if (state.statuses[hop.node] === 'pending') fail('data-loss', `\`${hop.node}\` has a hop in the trace but is \`pending\``)
+    if (!powerCut)
+      for (const hop of trace.hops) if (state.statuses[hop.node] === 'pending') fail('data-loss', `\`${hop.node}\` has a hop in the trace but is \`pending\``)
     const last = trace.hops.at(-1)
     if (!powerCut && last && !(state.statuses[last.node] === 'done' || (state.statuses[last.node] === 'active' && last.next === last.node))) {
       fail('other', `the last hop is \`${last.node}\` -> ${last.next}, but \`${last.node}\` is \`${state.statuses[last.node]}\``)
@@ -177,7 +185,8 @@ export async function checkVault(vault, reference, { final, loadPlan, powerCut =
     for (const record of trace.records) {
       if (record.kind === 'stop') fail('budget', `a budget stop was recorded: ${record.reason}`)
       else if (record.kind !== 'hop') fail('other', `unexpected trace record ${JSON.stringify(record)}`)
-      if (record.visit > (MAX_VISITS[record.node] ?? 3)) fail('budget', `\`${record.node}\` visit ${record.visit} is beyond max_visits ${MAX_VISITS[record.node] ?? 3}`)
+      if (record.visit > (MAX_VISITS[record.node] ?? 3))
+        fail('budget', `\`${record.node}\` visit ${record.visit} is beyond max_visits ${MAX_VISITS[record.node] ?? 3}`)
       if (record.step > MAX_STEPS) fail('budget', `step ${record.step} is beyond maxSteps ${MAX_STEPS}`)
     }
   } else if (final) {
@@ -187,12 +196,16 @@ export async function checkVault(vault, reference, { final, loadPlan, powerCut =
   if (final) {
     if (state.temps.length > 0) fail('other', `temp files left after the final run: ${state.temps.join(', ')}`)
     // A branch of a nested plan keeps the lock of a runner killed inside it when no later run entered it again (a run taking it over then).
-    if ((state.lock || state.holder) && !(branch && lockOfTheDead(vault))) fail('other', `the runner lock was not released (${[state.lock && '.lock', state.holder && '.lock-holder.json'].filter(Boolean).join(', ')})`)
-    if (!powerCut && JSON.stringify(state.statuses) !== JSON.stringify(reference.statuses)) fail('data-loss', `final statuses ${JSON.stringify(state.statuses)}, expected ${JSON.stringify(reference.statuses)}`)
-    if (JSON.stringify(state.outputs) !== JSON.stringify(reference.outputs)) fail('data-loss', `output notes ${state.outputs.join(', ')}, expected ${reference.outputs.join(', ')}`)
+    if ((state.lock || state.holder) && !(branch && lockOfTheDead(vault)))
+      fail('other', `the runner lock was not released (${[state.lock && '.lock', state.holder && '.lock-holder.json'].filter(Boolean).join(', ')})`)
+    if (!powerCut && JSON.stringify(state.statuses) !== JSON.stringify(reference.statuses))
+      fail('data-loss', `final statuses ${JSON.stringify(state.statuses)}, expected ${JSON.stringify(reference.statuses)}`)
+    if (JSON.stringify(state.outputs) !== JSON.stringify(reference.outputs))
+      fail('data-loss', `output notes ${state.outputs.join(', ')}, expected ${reference.outputs.join(', ')}`)
     for (const name of state.outputs) {
       const body = outputBody(readFileSync(join(vault, TRACE_FOLDER, 'outputs', name), 'utf8'))
-      if (body !== reference.outputBodies[name]) fail('data-loss', `output note \`${name}\` is ${JSON.stringify(body)}, expected ${JSON.stringify(reference.outputBodies[name])}`)
+      if (body !== reference.outputBodies[name])
+        fail('data-loss', `output note \`${name}\` is ${JSON.stringify(body)}, expected ${JSON.stringify(reference.outputBodies[name])}`)
     }
     const finalNote = state.final ? readFileSync(join(vault, TRACE_FOLDER, 'final.md'), 'utf8') : undefined
     if (finalNote !== reference.finalNote) fail('data-loss', `final.md is ${JSON.stringify(finalNote)}, expected ${JSON.stringify(reference.finalNote)}`)
@@ -256,7 +269,8 @@ export function checkNested(vault, reference, { final }) {
       fail('data-loss', `\`${file}\` is gone: ${error.code}`)
       continue
     }
-    if (text !== contents && !STATUSES.some((value) => withStatus(contents, value) === text)) fail('data-loss', `\`${file}\` changed beyond its status value: ${JSON.stringify(text)}`)
+    if (text !== contents && !STATUSES.some((value) => withStatus(contents, value) === text))
+      fail('data-loss', `\`${file}\` changed beyond its status value: ${JSON.stringify(text)}`)
   }
   for (const folder of NESTED_FOLDERS) {
     const where = folder || 'the top plan'
@@ -269,7 +283,8 @@ export function checkNested(vault, reference, { final }) {
     if (trace && trace.headers !== 1) fail('data-loss', `${where}: the trace has ${trace.headers} headers`)
     const locked = existsSync(join(vault, folder, TRACE_FOLDER, '.lock')) || existsSync(join(vault, folder, TRACE_FOLDER, '.lock-holder.json'))
     if (final && locked && !(folder !== '' && lockOfTheDead(join(vault, folder)))) fail('other', `${where}: the runner lock was not released`)
-    if (final && listFiles(join(vault, folder, TRACE_FOLDER)).some((file) => file.split('/').pop().startsWith(TEMP_PREFIX))) fail('other', `${where}: temp files left`)
+    if (final && listFiles(join(vault, folder, TRACE_FOLDER)).some((file) => file.split('/').pop().startsWith(TEMP_PREFIX)))
+      fail('other', `${where}: temp files left`)
   }
   return problems
 }

@@ -69,7 +69,8 @@ export async function runCrashTrials(options = {}) {
   const jobs = Math.max(1, options.jobs ?? Math.min(4, 2 * availableParallelism()))
   const log = options.log ?? ((line) => console.log(line))
   const modes = options.mode ?? 'mixed'
-  if (!['mixed', 'event', 'pause', 'power'].includes(modes)) throw new TypeError(`Expected \`mode\` to be \`mixed\`, \`event\`, \`pause\` or \`power\`, got \`${modes}\``)
+  if (!['mixed', 'event', 'pause', 'power'].includes(modes))
+    throw new TypeError(`Expected \`mode\` to be \`mixed\`, \`event\`, \`pause\` or \`power\`, got \`${modes}\``)
   const plan = options.plan ?? 'flat'
   if (!['flat', 'nested'].includes(plan)) throw new TypeError(`Expected \`plan\` to be \`flat\` or \`nested\`, got \`${plan}\``)
   const built = resolve(options.dist ?? BUILT)
@@ -106,7 +107,9 @@ async function trialsWith(distPath, options) {
   }
   const context = { root, fixture, reference, calibration, seed, lib, dist: pathToFileURL(distPath).href, modes, nested }
   const indexes = options.only !== undefined ? [options.only] : Array.from({ length: trials }, (_, index) => index)
-  log(`crash: seed ${seed}, ${indexes.length} trials, ${jobs} at a time,${nested ? ` nested plan (the path is branch \`${BRANCH}/\`'s),` : ''} reference path ${EXPECTED_PATH.join(' ')} (${calibration.ops} kill points of a full run)`)
+  log(
+    `crash: seed ${seed}, ${indexes.length} trials, ${jobs} at a time,${nested ? ` nested plan (the path is branch \`${BRANCH}/\`'s),` : ''} reference path ${EXPECTED_PATH.join(' ')} (${calibration.ops} kill points of a full run)`,
+  )
 
   const results = []
   let next = 0
@@ -117,7 +120,9 @@ async function trialsWith(distPath, options) {
         // Every tenth trial from the 4th kills a `fresh: true` start as it archives, every tenth from the 8th the copy into a run vault.
         // The scenarios check the flat fixture; the nested plan runs the kill trials only.
         const scenario = modes === 'power' || nested ? undefined : { 3: 'fresh', 7: 'copy' }[index % 10]
-        const trial = await (scenario ? runScenarioTrial(index, scenario, context, { runChild, comparable, seedOf: (i) => hash(seed, i) }) : runTrial(index, context)).catch((error) => ({ index, kills: [], resumes: 0, staleLocks: [], problems: [{ kind: 'other', message: `harness error: ${error.stack}` }] }))
+        const trial = await (
+          scenario ? runScenarioTrial(index, scenario, context, { runChild, comparable, seedOf: (i) => hash(seed, i) }) : runTrial(index, context)
+        ).catch((error) => ({ index, kills: [], resumes: 0, staleLocks: [], problems: [{ kind: 'other', message: `harness error: ${error.stack}` }] }))
         results.push(trial)
         if (trial.problems.length === 0 && !options.keep) await rm(join(root, `trial-${index}`), { recursive: true, force: true })
       }
@@ -136,21 +141,39 @@ async function trialsWith(distPath, options) {
 
   for (const trial of failed.slice(0, 3)) {
     const flags = `${options.mode ? ` --mode ${options.mode}` : ''}${options.dist ? ` --dist ${options.dist}` : ''}${nested ? ' --plan nested' : ''}`
-    log(`\nFAILED trial ${trial.index} (reproduce: npm run test:crash -- --seed ${seed} --only ${trial.index}${flags} --keep; vault kept in ${join(root, `trial-${trial.index}`)})`)
+    log(
+      `\nFAILED trial ${trial.index} (reproduce: npm run test:crash -- --seed ${seed} --only ${trial.index}${flags} --keep; vault kept in ${join(root, `trial-${trial.index}`)})`,
+    )
     trial.kills.forEach((kill, k) => log(`  kill ${k + 1} (child run ${kill.attempt}): ${kill.point}, ${kill.how}`))
     for (const problem of trial.problems.slice(0, 5)) log(`  [${problem.kind}] ${problem.message}`)
   }
-  if (failed.length > 3) log(`\n... and ${failed.length - 3} more failed trials: ${failed.slice(3).map((trial) => trial.index).join(', ')}`)
+  if (failed.length > 3)
+    log(
+      `\n... and ${failed.length - 3} more failed trials: ${failed
+        .slice(3)
+        .map((trial) => trial.index)
+        .join(', ')}`,
+    )
   const steppingKills = results.reduce((sum, trial) => sum + trial.kills.filter((kill) => kill.stepping).length, 0)
-  log(`kill points: ${[...points].sort((a, b) => b[1] - a[1]).map(([point, count]) => `${point} ${count}`).join(', ')} (${kills} kills, ${steppingKills} of them in runs driven by nextStep/completeStep)`)
+  log(
+    `kill points: ${[...points]
+      .sort((a, b) => b[1] - a[1])
+      .map(([point, count]) => `${point} ${count}`)
+      .join(', ')} (${kills} kills, ${steppingKills} of them in runs driven by nextStep/completeStep)`,
+  )
   if (staleLocks.length > 0) {
     const after = new Map()
     for (const stale of staleLocks) after.set(stale.after, (after.get(stale.after) ?? 0) + 1)
-    log(`stale locks: ${staleLocks.length} resumes were refused (\`vault-locked\`) by the lock of a killed runner and went on once it was stale; killed at ${[...after].map(([label, count]) => `${label} ${count}`).join(', ')}`)
+    log(
+      `stale locks: ${staleLocks.length} resumes were refused (\`vault-locked\`) by the lock of a killed runner and went on once it was stale; killed at ${[...after].map(([label, count]) => `${label} ${count}`).join(', ')}`,
+    )
   }
   for (const scenario of ['fresh', 'copy']) {
     const ran = results.filter((trial) => trial.scenario === scenario)
-    if (ran.length > 0) log(`${scenario} trials: ${ran.length}, ${ran.reduce((sum, trial) => sum + trial.kills.length, 0)} kills ${scenario === 'fresh' ? 'while a `fresh: true` start archived the last run' : 'while the template was copied into a run vault'}`)
+    if (ran.length > 0)
+      log(
+        `${scenario} trials: ${ran.length}, ${ran.reduce((sum, trial) => sum + trial.kills.length, 0)} kills ${scenario === 'fresh' ? 'while a `fresh: true` start archived the last run' : 'while the template was copied into a run vault'}`,
+      )
   }
   const wall = (Date.now() - started) / 1000
   log(`wall time ${wall.toFixed(1)} s`)
@@ -158,7 +181,20 @@ async function trialsWith(distPath, options) {
   log(summary)
   if (failed.length > 0) log(`crash: ${failed.length} trials failed a check (seed ${seed})`)
   if ((failed.length === 0 || options.keepFailed === false) && !options.keep) await rm(root, { recursive: true, force: true })
-  return { ok: failed.length === 0, seed, summary, trials: results.length, killPoints: Object.fromEntries(points), kills, resumes, dataLosses, budgetViolations, staleLocks, failed, wall }
+  return {
+    ok: failed.length === 0,
+    seed,
+    summary,
+    trials: results.length,
+    killPoints: Object.fromEntries(points),
+    kills,
+    resumes,
+    dataLosses,
+    budgetViolations,
+    staleLocks,
+    failed,
+    wall,
+  }
 }
 
 /** The uninterrupted run, in this process: the path and the inputs every trial must reproduce. */
@@ -171,7 +207,9 @@ async function referenceRun(lib, root, fixture, nested) {
   const finished = describeFinished(nested ? join(vault, BRANCH) : vault)
   const path = finished.hops.map((hop) => `${hop.node}#${hop.visit}`)
   if (result.status !== 'completed' || path.join(' ') !== EXPECTED_PATH.join(' ')) {
-    throw new Error(`the uninterrupted run took ${path.join(' ')} (${result.status}: ${result.reason ?? ''}), expected ${EXPECTED_PATH.join(' ')}: fix the fixture or the library first`)
+    throw new Error(
+      `the uninterrupted run took ${path.join(' ')} (${result.status}: ${result.reason ?? ''}), expected ${EXPECTED_PATH.join(' ')}: fix the fixture or the library first`,
+    )
   }
   const violations = entries.filter((entry) => entry.t === 'violation' || (entry.t === 'work-start' && entry.status !== 'active'))
   if (violations.length > 0) throw new Error(`the uninterrupted run broke the harness's expectations: ${JSON.stringify(violations)}`)
@@ -242,7 +280,8 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
       try {
         utimesSync(join(vault, TRACE_FOLDER, '.lock'), past, past)
         // A killed runner of a nested plan also held its branches' locks.
-        for (const folder of nested ? [BRANCH, 'side'] : []) if (existsSync(join(vault, folder, TRACE_FOLDER, '.lock'))) utimesSync(join(vault, folder, TRACE_FOLDER, '.lock'), past, past)
+        for (const folder of nested ? [BRANCH, 'side'] : [])
+          if (existsSync(join(vault, folder, TRACE_FOLDER, '.lock'))) utimesSync(join(vault, folder, TRACE_FOLDER, '.lock'), past, past)
       } catch (error) {
         return { ...outcome, attempt: attempt - 1, stderr: `${outcome.stderr}\n(no lock to make stale: ${error.code})` }
       }
@@ -256,8 +295,17 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
     const mode = modes === 'mixed' ? (coin < 0.5 ? 'event' : 'pause') : modes === 'power' ? 'pause' : modes
     // A power cut: a placed kill that first drops what was not flushed (a fifth of the placed kills when mixed).
     const power = modes === 'power' || (modes === 'mixed' && mode === 'pause' && random() < 0.2)
-    const config = { mode, power, seed: Math.floor(random() * 2 ** 32), torn: random() < 0.25, pauseAt: 1 + Math.floor(random() * Math.ceil(calibration.ops * remaining)) }
-    const kill = mode === 'event' ? { afterLine: 1 + Math.floor(random() * Math.ceil(calibration.lines * remaining)), delayUs: Math.floor(random() ** 2 * 3000) } : undefined
+    const config = {
+      mode,
+      power,
+      seed: Math.floor(random() * 2 ** 32),
+      torn: random() < 0.25,
+      pauseAt: 1 + Math.floor(random() * Math.ceil(calibration.ops * remaining)),
+    }
+    const kill =
+      mode === 'event'
+        ? { afterLine: 1 + Math.floor(random() * Math.ceil(calibration.lines * remaining)), delayUs: Math.floor(random() ** 2 * 3000) }
+        : undefined
     const outcome = await run(config, kill)
     if (outcome.killed) {
       killed = true
@@ -271,7 +319,20 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
       traceAppendedOnly(`after kill ${trial.kills.length + 1}`)
       const point = killPoint(state, attemptLog)
       const how = mode === 'pause' ? `placed at ${outcome.pause}` : `timed: ${kill.delayUs} µs after line ${kill.afterLine} \`${outcome.killLine ?? ''}\``
-      trial.kills.push({ attempt: outcome.attempt, stepping: outcome.attempt % 2 === 1, mode: power ? 'power' : mode, point: power ? `${point} (power cut)` : point, how, label: mode === 'pause' ? outcome.pause?.replace(/^\d+ /, '').replace(/\/[^ ]*?\.vaultplan-tmp-\S+/, '/<temp>').replace(/\.vaultplan-tmp-\S+/, '<temp>') : undefined })
+      trial.kills.push({
+        attempt: outcome.attempt,
+        stepping: outcome.attempt % 2 === 1,
+        mode: power ? 'power' : mode,
+        point: power ? `${point} (power cut)` : point,
+        how,
+        label:
+          mode === 'pause'
+            ? outcome.pause
+                ?.replace(/^\d+ /, '')
+                .replace(/\/[^ ]*?\.vaultplan-tmp-\S+/, '/<temp>')
+                .replace(/\.vaultplan-tmp-\S+/, '<temp>')
+            : undefined,
+      })
       for (const found of problems) problem(found.kind, `after kill ${trial.kills.length} (${point}, ${how}): ${found.message}`)
     } else if (outcome.result) {
       completed = outcome.result
@@ -300,9 +361,11 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
   // Running a finished vault again returns the recorded result and works nothing.
   const again = await run({ mode: 'none', seed: 0 }, undefined, { resume: false })
   if (!again.result) problem('other', `running the finished vault again failed: ${JSON.stringify(again.error)}`)
-  else if (JSON.stringify(comparable(again.result)) !== JSON.stringify(reference.result)) problem('data-loss', `running the finished vault again returned ${JSON.stringify(comparable(again.result))}`)
+  else if (JSON.stringify(comparable(again.result)) !== JSON.stringify(reference.result))
+    problem('data-loss', `running the finished vault again returned ${JSON.stringify(comparable(again.result))}`)
   const entries = readSideLog(sideLog)
-  if (entries.some((entry) => entry.a === again.attempt && /^(work|judge)-start$/.test(entry.t))) problem('other', 'running the finished vault again called the worker or the judge')
+  if (entries.some((entry) => entry.a === again.attempt && /^(work|judge)-start$/.test(entry.t)))
+    problem('other', 'running the finished vault again called the worker or the judge')
   if ((snapshot(branch).trace?.text ?? '') !== traceSeen) problem('other', 'running the finished vault again changed its trace')
   for (const found of (await check(true)).problems) problem(found.kind, `after running the finished vault again: ${found.message}`)
   return trial
@@ -319,17 +382,27 @@ function checkCalls(entries, reference, runOf, problem) {
       const expected = reference.works[visit]
       if (!expected) problem('other', `child ${entry.a} worked \`${visit}\`, a visit the uninterrupted run never made`)
       else if (entry.step !== expected.step || entry.inputs !== expected.inputs) {
-        problem('other', `child ${entry.a} worked \`${visit}\` as step ${entry.step} with outputs [${entry.inputs}], expected step ${expected.step} with [${expected.inputs}]`)
+        problem(
+          'other',
+          `child ${entry.a} worked \`${visit}\` as step ${entry.step} with outputs [${entry.inputs}], expected step ${expected.step} with [${expected.inputs}]`,
+        )
       }
       const run = runOf(entry.plan ?? '')
-      if (entry.key !== `${run}:${entry.node}:${entry.visit}`) problem('other', `child ${entry.a} worked \`${visit}\` with key \`${entry.key}\`, expected \`${run}:${entry.node}:${entry.visit}\` (the trace's run id)`)
+      if (entry.key !== `${run}:${entry.node}:${entry.visit}`)
+        problem(
+          'other',
+          `child ${entry.a} worked \`${visit}\` with key \`${entry.key}\`, expected \`${run}:${entry.node}:${entry.visit}\` (the trace's run id)`,
+        )
       if (entry.status !== 'active') problem('other', `child ${entry.a} worked \`${visit}\` while its note said \`status: ${entry.status}\``)
     }
     if (entry.t === 'judge-start') {
       const expected = reference.judges[visit]
       if (!expected) problem('other', `child ${entry.a} judged \`${visit}\`, which the uninterrupted run never judged`)
       else if (entry.role !== expected.role || entry.earlier !== expected.earlier || entry.promptVisit !== entry.visit) {
-        problem('other', `child ${entry.a} judged \`${visit}\` as role ${entry.role} with earlier outputs [${entry.earlier}], expected ${expected.role} with [${expected.earlier}]`)
+        problem(
+          'other',
+          `child ${entry.a} judged \`${visit}\` as role ${entry.role} with earlier outputs [${entry.earlier}], expected ${expected.role} with [${expected.earlier}]`,
+        )
       }
     }
   }
@@ -409,7 +482,8 @@ async function reboot(vault, dist) {
   const { NoteJournal } = await import(new URL('run/note-journal.js', dist).href)
   NoteJournal.open(realpathSync(vault)).close()
   // The next run repairs a branch when it enters it; the checks look before that, so repair them here as it would.
-  for (const folder of [BRANCH, 'side']) if (existsSync(join(vault, folder, TRACE_FOLDER, '.journal'))) NoteJournal.open(realpathSync(join(vault, folder))).close()
+  for (const folder of [BRANCH, 'side'])
+    if (existsSync(join(vault, folder, TRACE_FOLDER, '.journal'))) NoteJournal.open(realpathSync(join(vault, folder))).close()
 }
 
 async function delay(microseconds) {
@@ -431,7 +505,6 @@ function comparable(result) {
   const { runVault: _runVault, runId: _runId, ...rest } = result
   return rest
 }
-
 
 function hash(seed, index) {
   let h = 2166136261 ^ seed
@@ -456,7 +529,10 @@ function parseArgs(argv) {
     else if (arg === '--dist') options.dist = argv[++i]
     else if (arg === '--mode') options.mode = argv[++i]
     else if (arg === '--plan') options.plan = argv[++i]
-    else throw new Error(`Unknown option \`${arg}\`; use --trials N, --seed S, --jobs J, --only I, --keep, --dist PATH, --mode event|pause|power|mixed, --plan flat|nested`)
+    else
+      throw new Error(
+        `Unknown option \`${arg}\`; use --trials N, --seed S, --jobs J, --only I, --keep, --dist PATH, --mode event|pause|power|mixed, --plan flat|nested`,
+      )
   }
   return options
 }

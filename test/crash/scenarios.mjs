@@ -53,7 +53,9 @@ export async function runScenarioTrial(index, scenario, context, { runChild, com
     // A fresh start resets the statuses before it moves the trace: killed in between, they show `pending` under the old trace, which
     // overrules them (as after a power cut); a run of the vault returns the recorded result, a fresh one starts over.
     const relaxed = scenario === 'fresh' && when.startsWith('after kill')
-    if (existsSync(vault)) for (const found of (await checkVault(vault, reference, { final: false, loadPlan: lib.loadPlan, powerCut: relaxed })).problems) problem(found.kind, `${when}: ${found.message}`)
+    if (existsSync(vault))
+      for (const found of (await checkVault(vault, reference, { final: false, loadPlan: lib.loadPlan, powerCut: relaxed })).problems)
+        problem(found.kind, `${when}: ${found.message}`)
   }
 
   const kills = 1 + Math.floor(random() * KILLS)
@@ -65,7 +67,11 @@ export async function runScenarioTrial(index, scenario, context, { runChild, com
       if (!outcome.result) problem('other', `child run ${attempt - 1} failed: ${JSON.stringify(outcome.error) ?? outcome.stderr}`)
       break
     }
-    trial.kills.push({ attempt: attempt - 1, point: `${scenario}: ${outcome.pause?.replace(/^\d+ /, '').replace(/\.vaultplan-tmp-\S+/, '<temp>')}`, how: `placed at ${outcome.pause}` })
+    trial.kills.push({
+      attempt: attempt - 1,
+      point: `${scenario}: ${outcome.pause?.replace(/^\d+ /, '').replace(/\.vaultplan-tmp-\S+/, '<temp>')}`,
+      how: `placed at ${outcome.pause}`,
+    })
     trial.resumes += 1
     await check(`after kill ${k + 1} (${outcome.pause})`)
   }
@@ -73,9 +79,11 @@ export async function runScenarioTrial(index, scenario, context, { runChild, com
   // The person runs it again: the fresh start they asked for, or the template into the same run vault.
   const last = await child({ ...config, mode: 'none' })
   if (!last.result) return { ...trial, problems: [{ kind: 'other', message: `the last run failed: ${JSON.stringify(last.error) ?? last.stderr}` }] }
-  if (JSON.stringify(comparable(last.result)) !== JSON.stringify(reference.result)) problem('data-loss', `the result is ${JSON.stringify(comparable(last.result))}, expected ${JSON.stringify(reference.result)}`)
+  if (JSON.stringify(comparable(last.result)) !== JSON.stringify(reference.result))
+    problem('data-loss', `the result is ${JSON.stringify(comparable(last.result))}, expected ${JSON.stringify(reference.result)}`)
   await check('after the last run')
-  for (const found of (await checkVault(vault, reference, { final: true, loadPlan: lib.loadPlan })).problems) problem(found.kind, `after the last run: ${found.message}`)
+  for (const found of (await checkVault(vault, reference, { final: true, loadPlan: lib.loadPlan })).problems)
+    problem(found.kind, `after the last run: ${found.message}`)
   return trial
 }
 

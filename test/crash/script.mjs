@@ -50,7 +50,7 @@ export function makeScript({ vault, log, hook }) {
   const llm = async (prompt, options) => {
     const match = /The output of this visit \(visit (\d+)\):\n<<<DATA-[0-9a-f]+\nWORK node=(\S+) visit=(\d+) step=(\d+)/.exec(prompt)
     if (!match) {
-      log({ t: 'violation', what: 'judge prompt without this visit\'s output', prompt: prompt.slice(0, 400) })
+      log({ t: 'violation', what: "judge prompt without this visit's output", prompt: prompt.slice(0, 400) })
       return '1: NO'
     }
     const [, promptVisit, node, visit] = match

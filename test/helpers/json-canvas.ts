@@ -39,7 +39,8 @@ export function canvasProblems(document: unknown): string[] {
     for (const key of own[0]) if (typeof node[key] !== 'string') problems.push(`${where}: a ${node.type} node needs a string \`${key}\``)
     for (const key of own[1]) if (key in node && typeof node[key] !== 'string') problems.push(`${where}: \`${key}\` is not a string`)
     if (node.type === 'file' && typeof node.subpath === 'string' && !node.subpath.startsWith('#')) problems.push(`${where}: \`subpath\` does not start with #`)
-    if (node.type === 'group' && 'backgroundStyle' in node && !['cover', 'ratio', 'repeat'].includes(node.backgroundStyle as string)) problems.push(`${where}: bad \`backgroundStyle\``)
+    if (node.type === 'group' && 'backgroundStyle' in node && !['cover', 'ratio', 'repeat'].includes(node.backgroundStyle as string))
+      problems.push(`${where}: bad \`backgroundStyle\``)
     const known = new Set(['id', 'type', 'x', 'y', 'width', 'height', 'color', ...own[0], ...own[1]])
     for (const key of Object.keys(node)) if (!known.has(key)) problems.push(`${where}: unknown key \`${key}\``)
     colour(where, node, problems)
@@ -51,7 +52,8 @@ export function canvasProblems(document: unknown): string[] {
     for (const key of ['fromNode', 'toNode']) {
       if (typeof edge[key] !== 'string' || !nodeIds.has(edge[key])) problems.push(`${where}: \`${key}\` \`${String(edge[key])}\` is no node`)
     }
-    for (const key of ['fromSide', 'toSide']) if (key in edge && !['top', 'right', 'bottom', 'left'].includes(edge[key] as string)) problems.push(`${where}: bad \`${key}\``)
+    for (const key of ['fromSide', 'toSide'])
+      if (key in edge && !['top', 'right', 'bottom', 'left'].includes(edge[key] as string)) problems.push(`${where}: bad \`${key}\``)
     for (const key of ['fromEnd', 'toEnd']) if (key in edge && !['none', 'arrow'].includes(edge[key] as string)) problems.push(`${where}: bad \`${key}\``)
     if ('label' in edge && typeof edge.label !== 'string') problems.push(`${where}: \`label\` is not a string`)
     const known = new Set(['id', 'fromNode', 'fromSide', 'fromEnd', 'toNode', 'toSide', 'toEnd', 'color', 'label'])

@@ -46,7 +46,8 @@ function wrap(client: Client, close: () => Promise<void>): TestClient {
     async call(tool, args = {}) {
       const { result, text } = await invoke(tool, args)
       if (result.isError) throw new Error(`${tool} failed: ${text}`)
-      if (JSON.stringify(JSON.parse(text)) !== JSON.stringify(result.structuredContent)) throw new Error(`${tool}: the text block is not the structured content`)
+      if (JSON.stringify(JSON.parse(text)) !== JSON.stringify(result.structuredContent))
+        throw new Error(`${tool}: the text block is not the structured content`)
       return result.structuredContent
     },
     async refuse(tool, args = {}) {

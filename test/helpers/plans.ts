@@ -26,6 +26,11 @@ export function linear(): Record<string, string> {
 export function humanReview(): Record<string, string> {
   return {
     ...draftReview(),
-    'review.md': note({ front: { judge: 'human' }, title: 'Review', body: 'Review the draft.', next: ['[ ] approved -> [[send]]', '[ ] needs revision -> [[draft]]'] }),
+    'review.md': note({
+      front: { judge: 'human' },
+      title: 'Review',
+      body: 'Review the draft.',
+      next: ['[ ] approved -> [[send]]', '[ ] needs revision -> [[draft]]'],
+    }),
   }
 }

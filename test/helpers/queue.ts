@@ -29,7 +29,10 @@ afterEach(async () => {
 })
 
 /** Opens a queue for the test (closed after it). */
-export async function openQueue(queue: string, options: { hopTimeoutSeconds?: number; retryLimit?: number; retryDelaySeconds?: number } = {}): Promise<RunQueue> {
+export async function openQueue(
+  queue: string,
+  options: { hopTimeoutSeconds?: number; retryLimit?: number; retryDelaySeconds?: number } = {},
+): Promise<RunQueue> {
   const handle = await RunQueue.open(testConnection(), { queue, ...options })
   opened.push({ stop: () => handle.close() })
   return handle
@@ -56,6 +59,9 @@ export async function waitForStatus(queue: RunQueue, done: (status: QueueStatus)
 
 /** The hop jobs of a queue by state, from pg-boss's table. */
 export async function jobStates(queue: RunQueue): Promise<Record<string, number>> {
-  const { rows } = await queue.query<{ state: string; count: string }>(`SELECT state, count(*) AS count FROM ${queue.schema}.job WHERE name = $1 GROUP BY state`, [queue.name])
+  const { rows } = await queue.query<{ state: string; count: string }>(
+    `SELECT state, count(*) AS count FROM ${queue.schema}.job WHERE name = $1 GROUP BY state`,
+    [queue.name],
+  )
   return Object.fromEntries(rows.map((row) => [row.state, Number(row.count)]))
 }

@@ -40,7 +40,9 @@ export async function parseSvg(svg: string): Promise<SvgPicture> {
     namespace: root.namespaceURI,
     nodes: all('g.node > title').map((title) => title.textContent ?? ''),
     texts: all('text').map((text) => (text.textContent ?? '').replace(/\u00A0/g, ' ')),
-    fills: all('g.node path, g.node polygon, g.node ellipse').map((shape) => shape.getAttribute('fill') ?? 'none').filter((fill) => fill !== 'none'),
+    fills: all('g.node path, g.node polygon, g.node ellipse')
+      .map((shape) => shape.getAttribute('fill') ?? 'none')
+      .filter((fill) => fill !== 'none'),
   }
 }
 
@@ -60,7 +62,9 @@ let dom: Promise<{ window: JsdomWindow }> | undefined
 
 /** A jsdom window, made once (jsdom ships no types and the tests use this much of it). */
 function jsdomWindow(): Promise<{ window: JsdomWindow }> {
-  dom ??= (import('jsdom' as string) as Promise<{ JSDOM: new (html: string) => { window: JsdomWindow } }>).then(({ JSDOM }) => new JSDOM('<!doctype html><html><body></body></html>'))
+  dom ??= (import('jsdom' as string) as Promise<{ JSDOM: new (html: string) => { window: JsdomWindow } }>).then(
+    ({ JSDOM }) => new JSDOM('<!doctype html><html><body></body></html>'),
+  )
   return dom
 }
 
@@ -121,7 +125,5 @@ export async function parseMermaid(text: string): Promise<MermaidFlowchart> {
 }
 
 function decode(text: string): string {
-  return text
-    .replace(/ﬂ°°(\d+)¶ß/g, (_, code: string) => String.fromCodePoint(Number(code)))
-    .replace(/<br\s*\/?>/g, '\n')
+  return text.replace(/ﬂ°°(\d+)¶ß/g, (_, code: string) => String.fromCodePoint(Number(code))).replace(/<br\s*\/?>/g, '\n')
 }

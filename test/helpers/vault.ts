@@ -116,7 +116,12 @@ export async function traceHeadings(dir: string): Promise<string[]> {
 
 /** A small note: frontmatter from `front`, a title, a body and `## Next` items. */
 export function note(options: { front?: Record<string, string | number>; title?: string; body?: string; next?: string[] }): string {
-  const front = options.front && Object.keys(options.front).length > 0 ? `---\n${Object.entries(options.front).map(([key, value]) => `${key}: ${value}`).join('\n')}\n---\n` : ''
+  const front =
+    options.front && Object.keys(options.front).length > 0
+      ? `---\n${Object.entries(options.front)
+          .map(([key, value]) => `${key}: ${value}`)
+          .join('\n')}\n---\n`
+      : ''
   const title = options.title ? `# ${options.title}\n\n` : ''
   const body = options.body ? `${options.body}\n` : ''
   const next = options.next ? `\n## Next\n${options.next.map((item) => `- ${item}`).join('\n')}\n` : ''

@@ -48,7 +48,8 @@ export async function runScaleTest(options) {
   const problem = (message) => problems.length < 50 && problems.push(message)
 
   const reference = await referenceRun(lib, root)
-  if (reference.path.join(' ') !== EXPECTED_PATH.join(' ')) throw new Error(`the plan run in one process took ${reference.path.join(' ')}, expected ${EXPECTED_PATH.join(' ')}: fix the plan or the library first`)
+  if (reference.path.join(' ') !== EXPECTED_PATH.join(' '))
+    throw new Error(`the plan run in one process took ${reference.path.join(' ')}, expected ${EXPECTED_PATH.join(' ')}: fix the plan or the library first`)
 
   const vaults = []
   for (let index = 0; index < runs; index++) {
@@ -66,7 +67,11 @@ export async function runScaleTest(options) {
   let spawned = 0
   const startChild = () =>
     new Promise((ready, fail) => {
-      const child = spawn(process.execPath, [CHILD, JSON.stringify({ dist: DIST, url, queue: name, concurrency, sleepMs: [5, 40], log: join(logs, `worker-${spawned++}.log`) })], { stdio: ['ignore', 'pipe', 'pipe'] })
+      const child = spawn(
+        process.execPath,
+        [CHILD, JSON.stringify({ dist: DIST, url, queue: name, concurrency, sleepMs: [5, 40], log: join(logs, `worker-${spawned++}.log`) })],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      )
       child.stderr.on('data', (chunk) => process.stderr.write(chunk))
       child.stdout.on('data', (chunk) => chunk.toString().includes('READY') && ready(child))
       child.on('exit', (code, signal) => signal !== 'SIGKILL' && code !== 0 && fail(new Error(`worker ${child.pid} exited with ${code ?? signal}`)))
@@ -117,7 +122,9 @@ export async function runScaleTest(options) {
     }
     if (Date.now() - lastShown > 10_000) {
       lastShown = Date.now()
-      log(`  ${((Date.now() - started) / 1000).toFixed(0)} s: ${status.completed} completed, ${status.queued} queued, ${status.inFlight} in flight, ${status.waiting} waiting, ${status.failed} failed, ${killed.size} kills`)
+      log(
+        `  ${((Date.now() - started) / 1000).toFixed(0)} s: ${status.completed} completed, ${status.queued} queued, ${status.inFlight} in flight, ${status.waiting} waiting, ${status.failed} failed, ${killed.size} kills`,
+      )
     }
     await sleep(250)
   }
@@ -155,8 +162,7 @@ export async function runScaleTest(options) {
       if (file.split('/').some((part) => part.startsWith('.vaultplan-tmp-')) || /(^|\/)\.lock($|\/)/.test(file)) {
         leftOver += 1
         problem(`${vault}: ${file} is left over`)
-      }
-      else if (!(file in reference.tree) && file !== '00_plan-trace/trace.md') problem(`${vault}: ${file} is there, but not in the run in one process`)
+      } else if (!(file in reference.tree) && file !== '00_plan-trace/trace.md') problem(`${vault}: ${file} is there, but not in the run in one process`)
     }
   }
 
@@ -189,7 +195,7 @@ export async function runScaleTest(options) {
       }
     }
   }
-  if (starts.size !== runs * (EXPECTED_PATH.length)) problem(`${starts.size} visits were worked, expected ${runs * EXPECTED_PATH.length}`)
+  if (starts.size !== runs * EXPECTED_PATH.length) problem(`${starts.size} visits were worked, expected ${runs * EXPECTED_PATH.length}`)
   if (decideErrors > 0) problem(`${decideErrors} decisions failed`)
 
   for (const line of problems.slice(0, 10)) log(`  PROBLEM ${line}`)

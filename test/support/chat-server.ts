@@ -31,7 +31,13 @@ export async function startChatServer(respond: (request: ChatRequest) => Reply |
     }
     const system = body.messages.find((message) => message.role === 'system')?.content ?? ''
     const prompt = body.messages.filter((message) => message.role === 'user').at(-1)?.content ?? ''
-    const kind = /judge conditions/i.test(system) ? 'judge' : /which tools/i.test(system) ? 'tool-choice' : /arguments of one tool call/i.test(system) ? 'arguments' : 'work'
+    const kind = /judge conditions/i.test(system)
+      ? 'judge'
+      : /which tools/i.test(system)
+        ? 'tool-choice'
+        : /arguments of one tool call/i.test(system)
+          ? 'arguments'
+          : 'work'
     const request: ChatRequest = { path: incoming.url ?? '', model: body.model, temperature: body.temperature, system, prompt, headers: incoming.headers, kind }
     requests.push(request)
     const reply = await respond(request)
@@ -45,7 +51,11 @@ export async function startChatServer(respond: (request: ChatRequest) => Reply |
           model: body.model,
           choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }],
           // A count as a real endpoint reports it: a quarter of the characters stands in for a tokenizer.
-          usage: { prompt_tokens: Math.ceil((system.length + prompt.length) / 4), completion_tokens: Math.ceil(reply.length / 4), total_tokens: Math.ceil((system.length + prompt.length + reply.length) / 4) },
+          usage: {
+            prompt_tokens: Math.ceil((system.length + prompt.length) / 4),
+            completion_tokens: Math.ceil(reply.length / 4),
+            total_tokens: Math.ceil((system.length + prompt.length + reply.length) / 4),
+          },
         }),
       )
     } else {
