@@ -2,12 +2,14 @@ import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync } from 
 import { readdir, readFile, rename, stat } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { join, relative, sep } from 'node:path'
-import { z } from 'zod'
 import { RunStateError } from '../core/errors.js'
 import { parseFrontmatter } from '../vault/frontmatter.js'
 import { syncFolder, writeAllSync, writeFileAtomic, writeFileAtomicSync, type WriteOptions } from '../vault/fs-atomic.js'
 import { ARCHIVE_FOLDER, FINAL_FILE, GRAPH_FILES, OUTPUTS_FOLDER as OUTPUTS, TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
-import { DECIDED_BY, type StepOutput } from '../core/types.js'
+import type { StepOutput } from '../core/types.js'
+import { recordSchemaV1, recordSchemaV2, TRACE_FORMAT, type HopRecord, type TraceRecord } from './trace-records.js'
+
+export { TRACE_FORMAT, type HopRecord, type TraceRecord }
 import { lazyModule } from '../core/lazy-module.js'
 import { stringifyFlat } from '../vault/plain-yaml.js'
 import { runFolder } from '../vault/run-file-path.js'
@@ -15,95 +17,7 @@ import { runFolder } from '../vault/run-file-path.js'
 /** The YAML writer, for the trace's header (once a run). */
 const yaml = lazyModule<typeof import('yaml')>('yaml')
 
-/** The trace format this version writes; format 1 is still read. */
-export const TRACE_FORMAT = 2
 const MARKER = '<!-- vaultplan:'
-
-const edgeSchema = z.object({ label: z.string(), target: z.string(), conditional: z.boolean() })
-
-/**
- * Format 1, read as it was written: unknown fields are ignored and a record
- * that does not fit is passed over.
- */
-const recordSchemaV1 = z.discriminatedUnion('kind', [
-  z.object({
-    kind: z.literal('hop'),
-    step: z.number().int().min(1),
-    node: z.string(),
-    visit: z.number().int().min(1),
-    edge: edgeSchema.nullable(),
-    decidedBy: z.enum(['predicate', 'llm', 'human', 'unconditional', 'rework', 'terminal']),
-    next: z.string().nullable(),
-    output: z.string(),
-    feedback: z.string().optional(),
-  }),
-  z.object({
-    kind: z.literal('stop'),
-    step: z.number().int().min(0),
-    node: z.string(),
-    visit: z.number().int().min(1),
-    budget: z.enum(['max_visits', 'maxSteps']),
-    reason: z.string(),
-  }),
-  z.object({ kind: z.literal('waiting'), step: z.number().int().min(1), node: z.string(), visit: z.number().int().min(1) }),
-])
-
-/** What every format-2 record may carry: when it happened and, inside a subplan, the subplan's folder. */
-const common = {
-  /** ISO time the record's work (or wait, or stop) began. */
-  at: z.string().optional(),
-  /** The subplan folder relative to the top vault, for a record written by a subplan's run. */
-  plan: z.string().optional(),
-  /** A subplan note's record: the works its subplans did (counted against `maxSteps` instead of the note itself). */
-  works: z.number().int().min(0).optional(),
-}
-const tokensSchema = z.strictObject({ input: z.number().int().min(0), output: z.number().int().min(0) })
-
-/**
- * Format 2: every record and field this release writes, and nothing else.
- * A complete marker line whose record does not fit is a format error, never
- * taken for an entry torn by a crash.
- */
-const recordSchemaV2 = z.discriminatedUnion('kind', [
-  z.strictObject({
-    kind: z.literal('hop'),
-    step: z.number().int().min(1),
-    node: z.string(),
-    visit: z.number().int().min(1),
-    edge: edgeSchema.strict().nullable(),
-    decidedBy: z.enum(DECIDED_BY),
-    next: z.string().nullable(),
-    output: z.string(),
-    /** What a person wrote under `## Feedback` at the decision, as it stood then. */
-    feedback: z.string().optional(),
-    /** The caller's choice (`decidedBy: 'agent'`), as given. */
-    choice: z.string().optional(),
-    /** Milliseconds from the start of the work to the recorded transition. */
-    ms: z.number().min(0).optional(),
-    /** The role and model of the LLM calls of the hop, and the tokens the endpoint reported. */
-    role: z.string().optional(),
-    model: z.string().optional(),
-    tokens: tokensSchema.optional(),
-    /** The judge's answers, one per condition asked. */
-    answers: z.array(z.strictObject({ condition: z.string(), answer: z.enum(['YES', 'NO']) })).optional(),
-    ...common,
-  }),
-  z.strictObject({
-    kind: z.literal('stop'),
-    step: z.number().int().min(0),
-    node: z.string(),
-    visit: z.number().int().min(1),
-    budget: z.enum(['max_visits', 'maxSteps']),
-    reason: z.string(),
-    ...common,
-  }),
-  z.strictObject({ kind: z.literal('waiting'), step: z.number().int().min(1), node: z.string(), visit: z.number().int().min(1), ...common }),
-])
-
-/** One entry of the trace: a hop, a budget stop or a wait for a person. */
-export type TraceRecord = z.infer<typeof recordSchemaV2>
-/** A hop entry of the trace: a node worked and the edge it took. */
-export type HopRecord = Extract<TraceRecord, { kind: 'hop' }>
 
 /** What the trace header records about the run. */
 export interface TraceHeader {

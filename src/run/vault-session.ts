@@ -4,20 +4,20 @@ import { dirname, join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { watchFolders } from '../vault/folder-watch.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
-import { pathInVault, sameStamp, stampOfSync, writeFileAtomic, writeFileAtomicSync, type FileStamp } from '../vault/fs-atomic.js'
+import { pathInVault, sameStamp, writeFileAtomic, writeFileAtomicSync } from '../vault/fs-atomic.js'
 import { graphFromNotes } from '../plan/load-plan.js'
 import { claimedRunFolders, listNotes, readNote, readNotes, type NoteFolders } from '../vault/read-vault.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { NoteJournal } from './note-journal.js'
-import { isHeldVersion } from '../vault/note-version.js'
-import { runFolder } from '../vault/run-file-path.js'
 import { readNoteForRewrite, rememberWrite } from '../vault/settled-read.js'
 import { parseNote, type ParsedNote } from '../vault/parse-note.js'
 import { RunFiles } from './run-files.js'
+import { HeldVersions, StatusIndex, stampOrNothing } from './held-versions.js'
+import { saveOutputNote } from './output-note.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { emptyTaskBoxes } from '../vault/note-edits.js'
 import { countLines } from '../core/text.js'
-import { renderOutput, tracePaths, type OutputMeta } from './trace.js'
+import { renderOutput, type OutputMeta } from './trace.js'
 import type { NodeStatus, PlanIssue } from '../core/types.js'
 import type { SessionCache } from './session-cache.js'
 
@@ -46,11 +46,7 @@ export interface SessionOptions {
 export class VaultSession {
   graph: PlanGraph
   private readonly notes = new Map<string, ParsedNote>()
-  private readonly stamps = new Map<string, FileStamp>()
-  /** When a note's stamp was last confirmed with its bytes (see `resync`); a note we wrote has none until then. */
-  private readonly checked = new Map<string, number>()
-  /** The text of a note as we last wrote it, valid while its stamp is unchanged. */
-  private readonly texts = new Map<string, string>()
+  private readonly held = new HeldVersions()
   /** Where a note's writes go (a symlink inside the vault resolved), checked once per version of the file. */
   private readonly writePaths = new Map<string, string>()
   private readonly dirty = new Set<string>()
@@ -59,7 +55,7 @@ export class VaultSession {
   private relist = false
   /** A note whose stamp `refresh` has just compared: the status write that follows needs no second look. */
   private verified: string | undefined
-  private statusCache: { graph: PlanGraph; status: NodeStatus; ids: string[] } | undefined
+  private readonly statuses = new StatusIndex()
 
   private constructor(
     /** The vault's real path. */
@@ -92,15 +88,13 @@ export class VaultSession {
     let session: VaultSession
     if (kept) {
       session = new VaultSession(real, options, [...kept.notes.values()], kept.readIssues, journal, kept.runFiles, kept.graph)
-      for (const [file, stamp] of kept.stamps) session.stamps.set(file, stamp)
-      for (const [file, text] of kept.texts) session.texts.set(file, text)
-      for (const [file, at] of kept.checked) session.checked.set(file, at)
+      session.held.copyFrom(kept.held)
       await session.resync()
     } else {
       const at = Date.now()
       const { notes, issues } = await readNotes(real)
       session = new VaultSession(real, options, notes, issues, journal, new RunFiles(real))
-      for (const note of notes) session.remember(note, at)
+      for (const note of notes) session.held.remember(note, at)
     }
     if (options.watch ?? true) {
       const folders = new Set(['', ...[...session.notes.keys()].map((file) => dirname(file)).filter((folder) => folder !== '.')])
@@ -123,11 +117,7 @@ export class VaultSession {
 
   /** Ids of the notes with this status now, in vault order; kept until a status or a note changes. */
   withStatus(status: NodeStatus): string[] {
-    if (this.statusCache?.graph !== this.graph || this.statusCache.status !== status) {
-      const ids = [...this.graph.nodes.values()].filter((node) => node.status === status).map((node) => node.id)
-      this.statusCache = { graph: this.graph, status, ids }
-    }
-    return this.statusCache.ids
+    return this.statuses.withStatus(this.graph, status)
   }
 
   /** Validates the plan as it is now; throws `PlanValidationError` on errors. */
@@ -168,7 +158,7 @@ export class VaultSession {
   async setStatus(id: string, status: NodeStatus, options: { justRefreshed?: boolean } = {}): Promise<string> {
     const node = this.graph.node(id)
     const file = node.file ?? `${id}.md`
-    const known = this.stamps.get(file)
+    const known = this.held.stamp(file)
     // Trusting the stamp `refresh` just compared saves a stat, but only with nothing awaited in between:
     // a person may edit the note while a worker runs.
     const trusted = options.justRefreshed === true && this.verified === file && known !== undefined
@@ -181,7 +171,7 @@ export class VaultSession {
     if (path === undefined || before === undefined) return this.setStatus(await this.follow(id), status)
     const editedMeanwhile = !sameStamp(before, known)
     if (editedMeanwhile) path = await this.writePath(file)
-    const text = (!editedMeanwhile && this.texts.get(file)) || (await readNoteForRewrite(file, path, editedMeanwhile))
+    const text = (!editedMeanwhile && this.held.text(file)) || (await readNoteForRewrite(file, path, editedMeanwhile))
     let updated: string
     try {
       updated = setFrontmatterStatus(text, status)
@@ -203,9 +193,7 @@ export class VaultSession {
     // With the journal holding the note's bytes, the rewrite needs no flush of its own.
     const stamp =
       updated === text ? before : writeFileAtomicSync(path, updated, { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode })
-    this.stamps.set(file, stamp)
-    this.texts.set(file, updated)
-    if (stamp !== before) this.checked.delete(file)
+    this.held.wrote(file, stamp, updated, before)
     if (updated !== text) rememberWrite(path, stamp)
     this.dirty.delete(file)
     const note = this.notes.get(file)
@@ -224,7 +212,7 @@ export class VaultSession {
     }
     note.status = status
     note.frontmatter.status = status
-    this.moveInStatusCache(id, node.status, status)
+    this.statuses.move(this.graph, id, node.status, status)
     node.status = status
     node.frontmatter.status = status
     return id
@@ -242,15 +230,16 @@ export class VaultSession {
    */
   async follow(id: string): Promise<string> {
     const file = this.graph.node(id).file ?? `${id}.md`
-    const ino = this.stamps.get(file)?.ino
-    const text = this.texts.get(file)
+    // Taken before the refresh, which forgets the file once it is gone.
+    const was = { ino: this.held.stamp(file)?.ino, text: this.held.text(file) }
     const before = new Set(this.notes.keys())
     this.dirty.add(file)
     this.relist = true
     await this.refresh([])
     if (this.notes.has(file)) return id
-    const moved = [...this.notes.keys()].find(
-      (each) => !before.has(each) && ((ino !== undefined && this.stamps.get(each)?.ino === ino) || (text !== undefined && this.texts.get(each) === text)),
+    const moved = this.held.movedFrom(
+      was,
+      [...this.notes.keys()].filter((each) => !before.has(each)),
     )
     const node = moved === undefined ? undefined : [...this.graph.nodes.values()].find((each) => each.file === moved)
     if (!node)
@@ -270,8 +259,7 @@ export class VaultSession {
     const node = this.graph.node(id)
     const file = node.file ?? `${id}.md`
     const path = await this.writePath(file).catch(() => undefined)
-    const text =
-      path === undefined ? undefined : await readNoteForRewrite(file, path, !sameStamp(stampOrNothing(path), this.stamps.get(file))).catch(() => undefined)
+    const text = path === undefined ? undefined : await readNoteForRewrite(file, path, !this.held.unchanged(path, file)).catch(() => undefined)
     if (path === undefined || text === undefined) return this.emptyBoxes(await this.follow(id))
     // Lines from the text as it is now: writing a status can have added a frontmatter line since the graph was built.
     const lines = parseNote(file, text)
@@ -280,44 +268,20 @@ export class VaultSession {
     if (lines.length === 0) return id
     const updated = emptyTaskBoxes(text, lines)
     if (updated === text) return id
-    this.stamps.set(file, await writeFileAtomic(path, updated, { fsync: this.options.fsync, syncFolder: false }))
-    this.texts.set(file, updated)
-    this.checked.delete(file)
+    this.held.wrote(file, await writeFileAtomic(path, updated, { fsync: this.options.fsync, syncFolder: false }), updated)
     this.notes.set(file, parseNote(file, updated))
     this.rebuild()
     return id
   }
 
-  /**
-   * Saves a step's output note (`file` relative to the trace folder) in one
-   * flush: with `fsync`, its bytes go to the journal together with the
-   * images of the notes the hop may rewrite next (the node's and its edges'
-   * targets'), and the note itself is written without a flush of its own.
-   */
+  /** Saves a step's output note in one flush with the journal (see `saveOutputNote`). */
   saveOutput(id: string, file: string, meta: OutputMeta, output: string): void {
-    const text = renderOutput(meta, output)
-    const path = join(tracePaths(this.root).folder, file)
-    if (this.journal) {
-      const node = this.graph.nodes.get(id)
-      for (const target of new Set([id, ...(node?.edges.map((edge) => edge.target) ?? [])])) {
-        const note = this.graph.nodes.get(target)?.file
-        const known = note === undefined ? undefined : this.texts.get(note)
-        if (note !== undefined && known !== undefined) this.journal.cover(note, known)
-      }
-      this.journal.file(`${TRACE_FOLDER}/${file}`, text)
-      // `done` follows at once: flushed with the output, so a power cut cannot leave the note looking claimed.
-      if (node?.file !== undefined) this.journal.status(node.file, 'done')
-      this.journal.commit()
-    }
-    const write = () => writeFileAtomicSync(path, text, { mode: 0o644, fsync: this.options.fsync && !this.journal })
-    try {
-      write()
-    } catch (error) {
-      // The outputs folder deleted while the run went on: made again (checked as every run folder is), then written.
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-      runFolder(this.root, `${TRACE_FOLDER}/${dirname(file)}`)
-      write()
-    }
+    saveOutputNote(
+      { root: this.root, graph: this.graph, held: this.held, journal: this.journal, fsync: this.options.fsync },
+      id,
+      file,
+      renderOutput(meta, output),
+    )
   }
 
   /** What a person wrote under the node's `## Feedback` heading. */
@@ -330,21 +294,6 @@ export class VaultSession {
   close(): void {
     this.journal?.close()
     for (const watcher of this.watchers.splice(0)) watcher.close()
-  }
-
-  /**
-   * Keeps the ids of `withStatus` true when one note's status moves, without
-   * a walk over every note (which a hop in a 10,000-note vault would feel).
-   */
-  private moveInStatusCache(id: string, from: NodeStatus, to: NodeStatus): void {
-    const cache = this.statusCache
-    if (!cache || cache.graph !== this.graph || from === to) return
-    if (cache.status === from) cache.ids = cache.ids.filter((each) => each !== id)
-    else if (cache.status === to) {
-      // In vault order: easy only when it is the one note with that status.
-      if (cache.ids.length === 0) cache.ids = [id]
-      else this.statusCache = undefined
-    }
   }
 
   /** Resolves where a note's writes go, refusing a path that leaves the vault (through a symlink too). */
@@ -376,36 +325,23 @@ export class VaultSession {
     const at = Date.now()
     const stamp = stampOrNothing(path)
     if (stamp === undefined) {
-      this.stamps.delete(file)
-      this.texts.delete(file)
-      this.checked.delete(file)
+      this.held.forget(file)
       return this.notes.delete(file)
     }
-    if (!force && sameStamp(stamp, this.stamps.get(file))) {
+    if (!force && sameStamp(stamp, this.held.stamp(file))) {
       this.verified = file
       return false
     }
-    this.stamps.delete(file)
-    this.texts.delete(file)
-    this.checked.delete(file)
+    this.held.forget(file)
     this.writePaths.delete(file)
     const issues: PlanIssue[] = []
     const note = await readNote(this.root, file, issues, { changed: true })
     this.readIssues = [...this.readIssues.filter((issue) => issue.file !== file), ...issues]
     if (note) {
       this.notes.set(file, note)
-      this.remember(note, at)
+      this.held.remember(note, at)
     } else this.notes.delete(file)
     return true
-  }
-
-  /** Keeps the text and stamp a note was read with (at `at`, taken before the read), then lets the note go of them. */
-  private remember(note: ParsedNote, at: number): void {
-    if (note.stamp) this.stamps.set(note.file, note.stamp)
-    if (note.text !== undefined) this.texts.set(note.file, note.text)
-    if (note.stamp && note.text !== undefined) this.checked.set(note.file, at)
-    delete note.stamp
-    delete note.text
   }
 
   /**
@@ -429,7 +365,7 @@ export class VaultSession {
     // As readNotes lists: a subplan folder that ran holds a run of its own, and is listed once a `plan:` claims it.
     for (let batch = listed; batch.length > 0;) {
       for (const file of batch) {
-        if (this.notes.has(file) && this.confirm(file, now)) continue
+        if (this.notes.has(file) && this.held.confirm(join(this.root, file), file, now)) continue
         changed = (await this.reread(file, this.notes.has(file))) || changed
       }
       const claiming = [...this.notes.values()].filter((note) => inListing.has(note.file))
@@ -441,9 +377,7 @@ export class VaultSession {
     for (const file of [...this.notes.keys()]) {
       if (inListing.has(file)) continue
       this.notes.delete(file)
-      this.stamps.delete(file)
-      this.texts.delete(file)
-      this.checked.delete(file)
+      this.held.forget(file)
       changed = true
     }
     this.readIssues = [...this.readIssues.filter((issue) => issue.file !== undefined && inListing.has(issue.file)), ...listIssues]
@@ -458,14 +392,6 @@ export class VaultSession {
     if (changed || JSON.stringify(this.readIssues) !== issuesBefore) this.rebuild()
   }
 
-  /** Whether a note is as the session holds it (`isHeldVersion`); its stamp then counts as confirmed at `now`. */
-  private confirm(file: string, now: number): boolean {
-    const held = { stamp: this.stamps.get(file), text: this.texts.get(file), checkedAt: this.checked.get(file) }
-    if (!isHeldVersion(join(this.root, file), held)) return false
-    this.checked.set(file, now)
-    return true
-  }
-
   /** Lists the vault again to find notes added or removed; reads the new ones. */
   private async relistFiles(files: Set<string>): Promise<boolean> {
     this.relist = false
@@ -478,14 +404,6 @@ export class VaultSession {
     for (const file of listed) if (!this.notes.has(file)) changed = (await this.reread(file)) || changed
     for (const file of this.notes.keys()) if (!listed.has(file)) files.add(file)
     return changed
-  }
-}
-
-function stampOrNothing(path: string): FileStamp | undefined {
-  try {
-    return stampOfSync(path)
-  } catch {
-    return undefined
   }
 }
 

@@ -1,0 +1,116 @@
+import { sameStamp, stampOfSync, type FileStamp } from '../vault/fs-atomic.js'
+import { isHeldVersion } from '../vault/note-version.js'
+import type { ParsedNote } from '../vault/parse-note.js'
+import type { PlanGraph } from '../plan/plan-graph.js'
+import type { NodeStatus } from '../core/types.js'
+
+/**
+ * What a vault session holds of each note's version on disk: its stamp, its
+ * text as last read or written (valid while the stamp is unchanged), and when
+ * the stamp was last confirmed with the bytes (git's "racy" rule, see
+ * `isHeldVersion`; a version we wrote has none until then).
+ */
+export class HeldVersions {
+  private readonly stamps = new Map<string, FileStamp>()
+  private readonly texts = new Map<string, string>()
+  private readonly checked = new Map<string, number>()
+
+  /** The stamp of the version held. */
+  stamp(file: string): FileStamp | undefined {
+    return this.stamps.get(file)
+  }
+
+  /** The text of the version held. */
+  text(file: string): string | undefined {
+    return this.texts.get(file)
+  }
+
+  /** Whether the file on disk has the stamp held (a stat; a file gone has none). */
+  unchanged(path: string, file: string): boolean {
+    return sameStamp(stampOrNothing(path), this.stamps.get(file))
+  }
+
+  /** Keeps the text and stamp a note was read with (at `at`, taken before the read), then lets the note go of them. */
+  remember(note: ParsedNote, at: number): void {
+    if (note.stamp) this.stamps.set(note.file, note.stamp)
+    if (note.text !== undefined) this.texts.set(note.file, note.text)
+    if (note.stamp && note.text !== undefined) this.checked.set(note.file, at)
+    delete note.stamp
+    delete note.text
+  }
+
+  /** A version this session wrote; still confirmed when the write left the stamp as it was (nothing changed). */
+  wrote(file: string, stamp: FileStamp, text: string, before?: FileStamp): void {
+    this.stamps.set(file, stamp)
+    this.texts.set(file, text)
+    if (stamp !== before) this.checked.delete(file)
+  }
+
+  /** Forgets what is held of a file. */
+  forget(file: string): void {
+    this.stamps.delete(file)
+    this.texts.delete(file)
+    this.checked.delete(file)
+  }
+
+  /** Whether the note at `path` is the version held (`isHeldVersion`); its stamp then counts as confirmed at `now`. */
+  confirm(path: string, file: string, now: number): boolean {
+    if (!isHeldVersion(path, { stamp: this.stamps.get(file), text: this.texts.get(file), checkedAt: this.checked.get(file) })) return false
+    this.checked.set(file, now)
+    return true
+  }
+
+  /** The file among `files` that is the file `was` described (its inode) or holds its text: where a rename took it. */
+  movedFrom(was: { ino: number | undefined; text: string | undefined }, files: Iterable<string>): string | undefined {
+    for (const each of files) {
+      if ((was.ino !== undefined && this.stamps.get(each)?.ino === was.ino) || (was.text !== undefined && this.texts.get(each) === was.text)) return each
+    }
+    return undefined
+  }
+
+  /** Takes over what another session held (a session kept between stepping calls). */
+  copyFrom(other: HeldVersions): void {
+    for (const [file, stamp] of other.stamps) this.stamps.set(file, stamp)
+    for (const [file, text] of other.texts) this.texts.set(file, text)
+    for (const [file, at] of other.checked) this.checked.set(file, at)
+  }
+}
+
+/** The file's stamp now, or nothing when it is gone. */
+export function stampOrNothing(path: string): FileStamp | undefined {
+  try {
+    return stampOfSync(path)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The ids of the notes with one status, in vault order, kept until the graph
+ * changes; a status moving is applied without a walk over every note (which a
+ * hop in a 10,000-note vault would feel).
+ */
+export class StatusIndex {
+  private cache: { graph: PlanGraph; status: NodeStatus; ids: string[] } | undefined
+
+  /** Ids of the notes of `graph` with this status. */
+  withStatus(graph: PlanGraph, status: NodeStatus): string[] {
+    if (this.cache?.graph !== graph || this.cache.status !== status) {
+      const ids = [...graph.nodes.values()].filter((node) => node.status === status).map((node) => node.id)
+      this.cache = { graph, status, ids }
+    }
+    return this.cache.ids
+  }
+
+  /** One note's status moved from `from` to `to` in `graph`. */
+  move(graph: PlanGraph, id: string, from: NodeStatus, to: NodeStatus): void {
+    const cache = this.cache
+    if (!cache || cache.graph !== graph || from === to) return
+    if (cache.status === from) cache.ids = cache.ids.filter((each) => each !== id)
+    else if (cache.status === to) {
+      // In vault order: easy only when it is the one note with that status.
+      if (cache.ids.length === 0) cache.ids = [id]
+      else this.cache = undefined
+    }
+  }
+}

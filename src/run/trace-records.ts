@@ -1,0 +1,96 @@
+import { z } from 'zod'
+import { DECIDED_BY } from '../core/types.js'
+
+/*
+ * The records of a run's trace, defined once: format 2 strictly (an unknown
+ * field is `trace-format`, never a torn entry), format 1 as it was written.
+ */
+
+/** The trace format this version writes; format 1 is still read. */
+export const TRACE_FORMAT = 2
+
+const edgeSchema = z.object({ label: z.string(), target: z.string(), conditional: z.boolean() })
+
+/**
+ * Format 1, read as it was written: unknown fields are ignored and a record
+ * that does not fit is passed over.
+ */
+export const recordSchemaV1 = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('hop'),
+    step: z.number().int().min(1),
+    node: z.string(),
+    visit: z.number().int().min(1),
+    edge: edgeSchema.nullable(),
+    decidedBy: z.enum(['predicate', 'llm', 'human', 'unconditional', 'rework', 'terminal']),
+    next: z.string().nullable(),
+    output: z.string(),
+    feedback: z.string().optional(),
+  }),
+  z.object({
+    kind: z.literal('stop'),
+    step: z.number().int().min(0),
+    node: z.string(),
+    visit: z.number().int().min(1),
+    budget: z.enum(['max_visits', 'maxSteps']),
+    reason: z.string(),
+  }),
+  z.object({ kind: z.literal('waiting'), step: z.number().int().min(1), node: z.string(), visit: z.number().int().min(1) }),
+])
+
+/** What every format-2 record may carry: when it happened and, inside a subplan, the subplan's folder. */
+const common = {
+  /** ISO time the record's work (or wait, or stop) began. */
+  at: z.string().optional(),
+  /** The subplan folder relative to the top vault, for a record written by a subplan's run. */
+  plan: z.string().optional(),
+  /** A subplan note's record: the works its subplans did (counted against `maxSteps` instead of the note itself). */
+  works: z.number().int().min(0).optional(),
+}
+const tokensSchema = z.strictObject({ input: z.number().int().min(0), output: z.number().int().min(0) })
+
+/**
+ * Format 2: every record and field this release writes, and nothing else.
+ * A complete marker line whose record does not fit is a format error, never
+ * taken for an entry torn by a crash.
+ */
+export const recordSchemaV2 = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('hop'),
+    step: z.number().int().min(1),
+    node: z.string(),
+    visit: z.number().int().min(1),
+    edge: edgeSchema.strict().nullable(),
+    decidedBy: z.enum(DECIDED_BY),
+    next: z.string().nullable(),
+    output: z.string(),
+    /** What a person wrote under `## Feedback` at the decision, as it stood then. */
+    feedback: z.string().optional(),
+    /** The caller's choice (`decidedBy: 'agent'`), as given. */
+    choice: z.string().optional(),
+    /** Milliseconds from the start of the work to the recorded transition. */
+    ms: z.number().min(0).optional(),
+    /** The role and model of the LLM calls of the hop, and the tokens the endpoint reported. */
+    role: z.string().optional(),
+    model: z.string().optional(),
+    tokens: tokensSchema.optional(),
+    /** The judge's answers, one per condition asked. */
+    answers: z.array(z.strictObject({ condition: z.string(), answer: z.enum(['YES', 'NO']) })).optional(),
+    ...common,
+  }),
+  z.strictObject({
+    kind: z.literal('stop'),
+    step: z.number().int().min(0),
+    node: z.string(),
+    visit: z.number().int().min(1),
+    budget: z.enum(['max_visits', 'maxSteps']),
+    reason: z.string(),
+    ...common,
+  }),
+  z.strictObject({ kind: z.literal('waiting'), step: z.number().int().min(1), node: z.string(), visit: z.number().int().min(1), ...common }),
+])
+
+/** One entry of the trace: a hop, a budget stop or a wait for a person. */
+export type TraceRecord = z.infer<typeof recordSchemaV2>
+/** A hop entry of the trace: a node worked and the edge it took. */
+export type HopRecord = Extract<TraceRecord, { kind: 'hop' }>
