@@ -1,7 +1,8 @@
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { lockVault, type VaultLock } from '../vault/lock.js'
-import { RunDriver, type DriverOptions } from './run-driver.js'
+import { RunDriver } from './run-driver.js'
+import type { DriverOptions } from './run-options.js'
 import type { RunResult } from './run-options.js'
 import type { Step, StopInfo, WaitingNote } from './run-options.js'
 import { decompose } from './decompose.js'
@@ -10,7 +11,8 @@ import { visitsOf } from './run-status.js'
 import { readTrace } from './trace.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import type { RunEvent } from '../core/types.js'
-import { VaultSession, type SessionOptions } from './vault-session.js'
+import { VaultSession } from './vault-session.js'
+import type { SessionOptions } from './run-options.js'
 
 /** A visit to work, as a step says it. */
 export type WorkStep = Extract<Step, { kind: 'work' }>

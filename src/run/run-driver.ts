@@ -6,7 +6,7 @@ import { newRunId } from './run-id.js'
 import { openRun, pendingOutput } from './run-open.js'
 import { budgetReason, checkChoice, checkJudgeModel, countedModel, tell, toRunResult, usageFields, waitingStep, workStep } from './run-words.js'
 import { applyRecord, feedbackToHandOn, locate, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
-import type { RunResult, Step, StopInfo } from './run-options.js'
+import type { Claim, DriverOptions, RunResult, Step, StopInfo } from './run-options.js'
 import {
   outputFile,
   TRACE_FORMAT,
@@ -21,38 +21,10 @@ import {
   type TraceRecord,
 } from './trace.js'
 import { chooseEdge, conditionsOf } from '../models/transitions.js'
-import type { CallLLM, ModelUsage, PlanNode, Predicate, RunEvent, TransitionContext } from '../core/types.js'
+import type { CallLLM, ModelUsage, PlanNode, RunEvent, TransitionContext } from '../core/types.js'
 import { readLedger } from '../memory/ledger.js'
 import { loopOf } from '../plan/validate.js'
 import type { VaultSession } from './vault-session.js'
-
-/** What a driver needs to know of the call it serves. */
-export interface DriverOptions {
-  query?: string | undefined
-  llm?: CallLLM | undefined
-  predicates?: Record<string, Predicate> | undefined
-  maxSteps: number
-  fsync: boolean
-  fresh: boolean
-  signal?: AbortSignal | undefined
-  onEvent?: ((event: RunEvent) => void) | undefined
-  /** Set when an LLM-emitted plan fell back to a path graph. */
-  degraded?: string | undefined
-  /** The plan's source identity, recorded in a new trace's header. */
-  source?: string | undefined
-  /** Called before a visit is claimed (before anything is written for it); may throw to refuse. */
-  beforeClaim?: ((node: PlanNode) => void) | undefined
-  /** The works of the whole run against `maxSteps`, when this vault is one of a tree (a subplan shares its parent's budget). */
-  spent?: (() => number) | undefined
-}
-
-/** A claimed visit, as the driver remembers it within one call. */
-interface Claim {
-  node: string
-  visit: number
-  step: number
-  at: number
-}
 
 /**
  * The effects of a run on one locked vault: it asks the pure core
@@ -123,7 +95,7 @@ export class RunDriver {
 
   /** Says the run starts or resumes (`start` event); a new run says it at its first claim. */
   begin(): void {
-    if (this.traced) this.emit({ type: 'start', runId: this.runId, resumed: true })
+    if (this.traced) tell(this.options.onEvent, { type: 'start', runId: this.runId, resumed: true })
   }
 
   /** What the run has done, as replayed and recorded so far (read only). */
@@ -212,7 +184,7 @@ export class RunDriver {
     if (result.works !== undefined) meta.works = result.works
     // One flush with fsync: the output's bytes, journaled with the notes this hop may rewrite (VaultSession.saveOutput).
     this.session.saveOutput(node.id, file, meta, result.output)
-    this.emit({ type: 'work', node: node.id, visit: claimed.visit, output: result.output })
+    tell(this.options.onEvent, { type: 'work', node: node.id, visit: claimed.visit, output: result.output })
     // The note may have been renamed during the work: the hop is recorded under the name it has now.
     const id = await this.session.setStatus(node.id, 'done')
     await this.judge(id, claimed.visit, claimed.step, result.output, file, meta.choice, true, meta.works)
@@ -251,7 +223,7 @@ export class RunDriver {
       this.usage = []
     }
     if (!position.claimed) {
-      this.emit({ type: 'enter', node: node.id, visit: position.visit, step: position.step, maxVisits: node.maxVisits })
+      tell(this.options.onEvent, { type: 'enter', node: node.id, visit: position.visit, step: position.step, maxVisits: node.maxVisits })
       if (node.status !== 'active') await this.session.setStatus(node.id, 'active', { justRefreshed: true })
     }
     return workStep(this.runId, node, position, this.query, this.state.outputs.slice(), this.options.predicates)
@@ -264,7 +236,7 @@ export class RunDriver {
     if (this.options.source !== undefined) header.source = this.options.source
     await writeTraceHeader(this.vault, header, { fsync: this.options.fsync })
     this.traced = true
-    this.emit({ type: 'start', runId: this.runId, resumed: false })
+    tell(this.options.onEvent, { type: 'start', runId: this.runId, resumed: false })
   }
 
   /** Judges the transition of a worked visit and records the hop. */
@@ -323,7 +295,7 @@ export class RunDriver {
     const event: RunEvent = { type: 'transition', node: id, visit, step, edge: decision.edge, decidedBy: decision.decidedBy, rationale: decision.rationale }
     if (record.tokens) event.tokens = record.tokens
     if (record.model) event.model = record.model
-    this.emit(event)
+    tell(this.options.onEvent, event)
     if (record.next === null) await writeFinal(this.vault, id, output, { fsync: this.options.fsync })
   }
 
@@ -342,7 +314,7 @@ export class RunDriver {
     const edge = ticked[0]
     if (!edge) {
       const step = waitingStep(this.runId, node, this.fileOf(id))
-      this.emit({ type: 'waiting', node: id, reason: step.reason })
+      tell(this.options.onEvent, { type: 'waiting', node: id, reason: step.reason })
       return step
     }
     const feedback = this.session.feedbackOf(id)
@@ -363,7 +335,7 @@ export class RunDriver {
     await this.record(record, rationale, this.state.lastOutput)
     await this.session.emptyBoxes(id)
     await this.session.setStatus(id, 'done')
-    this.emit({ type: 'transition', node: id, visit, step, edge, decidedBy: 'human', rationale })
+    tell(this.options.onEvent, { type: 'transition', node: id, visit, step, edge, decidedBy: 'human', rationale })
     return undefined
   }
 
@@ -377,7 +349,7 @@ export class RunDriver {
     const reason = budgetReason(stop, { reworking, maxVisits: graph.nodes.get(id)?.maxVisits ?? 0, maxSteps: this.options.maxSteps, file: this.fileOf(id) })
     if (!position.recorded)
       await this.record({ kind: 'stop', step: this.state.steps, node: id, visit, budget, reason, at: new Date().toISOString() }, reason, undefined)
-    this.emit({ type: 'stop', node: id, reason })
+    tell(this.options.onEvent, { type: 'stop', node: id, reason })
     return { kind: 'stopped', runId: this.runId, stop, reason }
   }
 
@@ -386,7 +358,7 @@ export class RunDriver {
     const saved = await this.session.runFiles.readOutput(last.output)
     const output = saved?.output ?? this.state.lastOutput
     if (!(await stat(tracePaths(this.vault).final).catch(() => undefined))) await writeFinal(this.vault, last.node, output, { fsync: this.options.fsync })
-    this.emit({ type: 'end', node: last.node })
+    tell(this.options.onEvent, { type: 'end', node: last.node })
     return { kind: 'completed', runId: this.runId, node: last.node, output }
   }
 
@@ -423,9 +395,5 @@ export class RunDriver {
 
   private fileOf(id: string): string {
     return this.session.graph.nodes.get(id)?.file ?? `${id}.md`
-  }
-
-  private emit(event: RunEvent): void {
-    tell(this.options.onEvent, event)
   }
 }

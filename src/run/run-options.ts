@@ -153,3 +153,46 @@ export type Step =
   | { kind: 'waiting'; runId: string; waiting: WaitingNote[]; reason: string }
   | { kind: 'completed'; runId: string; node: string; output: string }
   | { kind: 'stopped'; runId: string; stop: StopInfo; reason: string }
+
+/** What a driver needs to know of the call it serves. */
+export interface DriverOptions {
+  query?: string | undefined
+  llm?: CallLLM | undefined
+  predicates?: Record<string, Predicate> | undefined
+  maxSteps: number
+  fsync: boolean
+  fresh: boolean
+  signal?: AbortSignal | undefined
+  onEvent?: ((event: RunEvent) => void) | undefined
+  /** Set when an LLM-emitted plan fell back to a path graph. */
+  degraded?: string | undefined
+  /** The plan's source identity, recorded in a new trace's header. */
+  source?: string | undefined
+  /** Called before a visit is claimed (before anything is written for it); may throw to refuse. */
+  beforeClaim?: ((node: PlanNode) => void) | undefined
+  /** The works of the whole run against `maxSteps`, when this vault is one of a tree (a subplan shares its parent's budget). */
+  spent?: (() => number) | undefined
+}
+
+/** A claimed visit, as the driver remembers it within one call. */
+export interface Claim {
+  node: string
+  visit: number
+  step: number
+  at: number
+}
+
+/** Options of a vault session. */
+export interface SessionOptions {
+  fsync: boolean
+  /** Tool names the caller supplies, for validation warnings. */
+  tools?: string[]
+  /**
+   * Watch the vault's folders for edits during the session (a run's whole
+   * walk); a short call that is brought up to date by `resync` next time
+   * (the stepping calls) need not.
+   *
+   * @default true
+   */
+  watch?: boolean
+}

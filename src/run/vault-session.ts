@@ -6,8 +6,8 @@ import { watchFolders } from '../vault/folder-watch.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { pathInVault, sameStamp, writeFileAtomic, writeFileAtomicSync } from '../vault/fs-atomic.js'
 import { graphFromNotes } from '../plan/load-plan.js'
-import { claimedRunFolders, listNotes, readNote, readNotes, type NoteFolders } from '../vault/read-vault.js'
-import { TRACE_FOLDER } from '../vault/run-folder.js'
+import { listVault, readNote, readNotes } from '../vault/read-vault.js'
+import { hasTraceFolder, TRACE_FOLDER } from '../vault/run-folder.js'
 import { NoteJournal } from './note-journal.js'
 import { readNoteForRewrite, rememberWrite } from '../vault/settled-read.js'
 import { parseNote, type ParsedNote } from '../vault/parse-note.js'
@@ -20,21 +20,7 @@ import { countLines } from '../core/text.js'
 import { renderOutput, type OutputMeta } from './trace.js'
 import type { NodeStatus, PlanIssue } from '../core/types.js'
 import type { SessionCache } from './session-cache.js'
-
-/** Options of a vault session. */
-export interface SessionOptions {
-  fsync: boolean
-  /** Tool names the caller supplies, for validation warnings. */
-  tools?: string[]
-  /**
-   * Watch the vault's folders for edits during the session (a run's whole
-   * walk); a short call that is brought up to date by `resync` next time
-   * (the stepping calls) need not.
-   *
-   * @default true
-   */
-  watch?: boolean
-}
+import type { SessionOptions } from './run-options.js'
 
 /**
  * A plan vault kept in memory while a run walks it. Edits people make in
@@ -97,7 +83,7 @@ export class VaultSession {
       for (const note of notes) session.held.remember(note, at)
     }
     if (options.watch ?? true) {
-      const folders = new Set(['', ...[...session.notes.keys()].map((file) => dirname(file)).filter((folder) => folder !== '.')])
+      const folders = ['', ...[...session.notes.keys()].map((file) => dirname(file))]
       session.watchers.push(
         ...watchFolders(
           real,
@@ -358,22 +344,17 @@ export class VaultSession {
     const now = Date.now()
     const issuesBefore = JSON.stringify(this.readIssues)
     const listIssues: PlanIssue[] = []
-    const folders: NoteFolders = { claimed: new Set(), skipped: [] }
-    const listed = await listNotes(this.root, listIssues, folders)
-    const inListing = new Set(listed)
     let changed = false
-    // As readNotes lists: a subplan folder that ran holds a run of its own, and is listed once a `plan:` claims it.
-    for (let batch = listed; batch.length > 0;) {
-      for (const file of batch) {
-        if (this.notes.has(file) && this.held.confirm(join(this.root, file), file, now)) continue
+    const inListing = await listVault(
+      this.root,
+      listIssues,
+      () => this.notes.values(),
+      async (file) => {
+        if (this.notes.has(file) && this.held.confirm(join(this.root, file), file, now)) return
         changed = (await this.reread(file, this.notes.has(file))) || changed
-      }
-      const claiming = [...this.notes.values()].filter((note) => inListing.has(note.file))
-      batch = []
-      for (const folder of claimedRunFolders(folders, claiming)) batch.push(...(await listNotes(this.root, listIssues, folders, folder)))
-      for (const file of batch) inListing.add(file)
-      listed.push(...batch)
-    }
+      },
+    )
+    const listed = [...inListing]
     for (const file of [...this.notes.keys()]) {
       if (inListing.has(file)) continue
       this.notes.delete(file)
@@ -395,22 +376,16 @@ export class VaultSession {
   /** Lists the vault again to find notes added or removed; reads the new ones. */
   private async relistFiles(files: Set<string>): Promise<boolean> {
     this.relist = false
-    const folders: NoteFolders = { claimed: new Set(), skipped: [] }
-    const listed = new Set(await listNotes(this.root, [], folders))
-    // Subplan folders that ran hold a run of their own; their notes are still read with the parent.
-    for (const folder of claimedRunFolders(folders, [...this.notes.values()]))
-      for (const file of await listNotes(this.root, [], folders, folder)) listed.add(file)
     let changed = false
-    for (const file of listed) if (!this.notes.has(file)) changed = (await this.reread(file)) || changed
+    const listed = await listVault(
+      this.root,
+      [],
+      () => this.notes.values(),
+      async (file) => {
+        if (!this.notes.has(file)) changed = (await this.reread(file)) || changed
+      },
+    )
     for (const file of this.notes.keys()) if (!listed.has(file)) files.add(file)
     return changed
-  }
-}
-
-function hasTraceFolder(root: string): boolean {
-  try {
-    return lstatSync(join(root, TRACE_FOLDER)).isDirectory()
-  } catch {
-    return false
   }
 }

@@ -12,7 +12,8 @@ import { TRACE_FOLDER } from './run-folder.js'
  */
 export function watchFolders(root: string, folders: Iterable<string>, onNote: (file: string) => void, onRelist: () => void): FSWatcher[] {
   const watchers: FSWatcher[] = []
-  for (const folder of folders) {
+  // Each folder once; `.` (the `dirname` of a note at the top) is the vault itself.
+  for (const folder of new Set([...folders].map((each) => (each === '.' ? '' : each)))) {
     try {
       const watcher = watch(join(root, folder), { persistent: false }, (_event, name) => {
         if (name === null) return onRelist()

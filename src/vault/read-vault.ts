@@ -48,6 +48,31 @@ async function readFiles(root: string, files: string[], issues: PlanIssue[]): Pr
   return notes.filter(Boolean)
 }
 
+/**
+ * Lists a vault as `readNotes` does, `visit`ing each file listed: a subplan
+ * folder that ran holds a run of its own, and is listed once a `plan:` of a
+ * note listed (and visited) before claims it; `notes` gives the notes known.
+ */
+export async function listVault(
+  root: string,
+  issues: PlanIssue[],
+  notes: () => Iterable<Pick<ParsedNote, 'id' | 'file' | 'plan'>>,
+  visit: (file: string) => Promise<void>,
+): Promise<Set<string>> {
+  const folders: NoteFolders = { claimed: new Set(), skipped: [] }
+  const listed = new Set<string>()
+  for (let batch = await listNotes(root, issues, folders); batch.length > 0;) {
+    for (const file of batch) {
+      listed.add(file)
+      await visit(file)
+    }
+    const claiming = [...notes()].filter((note) => listed.has(note.file))
+    batch = []
+    for (const folder of claimedRunFolders(folders, claiming)) batch.push(...(await listNotes(root, issues, folders, folder)))
+  }
+  return listed
+}
+
 /** Folders the listing passed over because they hold a run, and those a `plan:` claims as subplans (listed all the same). */
 export interface NoteFolders {
   claimed: Set<string>

@@ -1,3 +1,6 @@
+import { lstatSync } from 'node:fs'
+import { join } from 'node:path'
+
 /**
  * The names of a run's folder inside a vault, in one place: the folder itself, never part of the plan,
  * and what a run writes into it.
@@ -19,3 +22,12 @@ export const PROPOSAL_FILE = `${TRACE_FOLDER}/proposal.md`
 export const PROPOSALS_FOLDER = `${TRACE_FOLDER}/proposals`
 /** The pictures `vaultplan graph --write` keeps, relative to the vault. */
 export const GRAPH_FILES = { note: `${TRACE_FOLDER}/plan-graph.md`, svg: `${TRACE_FOLDER}/plan-graph.svg`, canvas: `${TRACE_FOLDER}/plan.canvas` } as const
+
+/** Whether a vault has its run folder (a real folder, not a symlink): a run has begun in it. */
+export function hasTraceFolder(root: string): boolean {
+  try {
+    return lstatSync(join(root, TRACE_FOLDER)).isDirectory()
+  } catch {
+    return false
+  }
+}
