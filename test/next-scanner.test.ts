@@ -62,3 +62,9 @@ describe('the line reader of `## Next` sections', () => {
     )
   })
 })
+
+it('an item that opens a heading holds no edge, by either reader (found by the property above, seed 719820439)', () => {
+  const { fast, parser } = both('\n- # [[send]]\n')
+  expect(fast).toEqual(parser)
+  expect(parser).toEqual(expect.objectContaining({ edges: [] }))
+})

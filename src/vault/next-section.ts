@@ -158,6 +158,8 @@ function readSimpleItems(
     const item = SIMPLE_ITEM.exec(text)
     if (!item) return false
     const rest = trimBlanks(item[5]!)
+    // An item that opens a heading (`- # [[x]]`) holds a heading, not a paragraph: markdown reads no edge from it.
+    if (/^#{1,6}(?:[ \t]|$)/.test(rest)) return false
     const links = [...rest.matchAll(WIKILINK)]
     // Plain text, `->` and wikilinks only: anything markdown could read as markup goes to the parser.
     if (/[`\\<>&*_!~[\]]/.test(rest.replace(WIKILINK, ' ').replace(/->/g, ' '))) return false
