@@ -28,7 +28,8 @@ function stampTag(stamp: FileStamp): string {
   return `${stamp.ino.toString(36)}-${stamp.size.toString(36)}-${Math.round(stamp.mtimeMs * 1000).toString(36)}`
 }
 
-function oldVersionPath(path: string, expected: FileStamp): string | undefined {
+/** The second name of a note's version `expected` while it is replaced; `undefined` when the name would be too long. */
+export function oldVersionPath(path: string, expected: FileStamp): string | undefined {
   const name = `${OLD_VERSION_PREFIX}${stampTag(expected)}-${basename(path)}`
   return Buffer.byteLength(name) <= NAME_MAX ? join(dirname(path), name) : undefined
 }
