@@ -1,7 +1,7 @@
 import { readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { PlanValidationError, runPlan, RunStateError } from 'vaultplan'
+import { completeStep, nextStep, PlanValidationError, runPlan, RunStateError } from 'vaultplan'
 import { linear } from './helpers/plans.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
 import { statuses, traceEntries, writeVault } from './helpers/vault.js'
@@ -36,6 +36,39 @@ describe('a person renames or deletes the note being worked', () => {
       'Step 2 · [[bee]] · visit 1',
       'Step 3 · [[c]] · visit 1',
     ])
+  })
+
+  it('renamed between two stepping calls: completeStep with the key nextStep handed out finishes it under its new name', async () => {
+    const dir = await writeVault(linear())
+    const first = await nextStep(dir, options)
+    const second = first.kind === 'work' ? await completeStep(dir, first.key, { output: 'a v1' }, options) : first
+    expect(second).toMatchObject({ kind: 'work', node: { id: 'b' }, visit: 1 })
+    if (second.kind !== 'work') return
+    await obsidianRename(dir, 'b', 'bee', ['a.md'])
+    const third = await completeStep(dir, second.key, { output: 'bee v1' }, options)
+    expect(third).toMatchObject({ kind: 'work', node: { id: 'c' }, visit: 1 })
+    if (third.kind !== 'work') return
+    expect(await completeStep(dir, third.key, { output: 'c v1' }, options)).toMatchObject({ kind: 'completed' })
+    expect(await statuses(dir)).toEqual({ a: 'done', bee: 'done', c: 'done' })
+    expect((await traceEntries(dir)).map((entry) => entry.heading)).toEqual([
+      'Step 1 · [[a]] · visit 1',
+      'Step 2 · [[bee]] · visit 1',
+      'Step 3 · [[c]] · visit 1',
+    ])
+  })
+
+  it('deleted between two stepping calls, another note set active by a person: the old key is `stale-step`, nothing written', async () => {
+    const dir = await writeVault(linear())
+    const first = await nextStep(dir, options)
+    const second = first.kind === 'work' ? await completeStep(dir, first.key, { output: 'a v1' }, options) : first
+    if (second.kind !== 'work') throw new Error('expected a work step')
+    // b's text moved into a new note that is not b (another inode, other words): no rename to follow.
+    await rm(join(dir, 'b.md'))
+    await writeFile(join(dir, 'bee.md'), '---\nstatus: active\n---\n# Bee\n\nSomething else.\n\n## Next\n- [[c]]\n')
+    await writeFile(join(dir, 'a.md'), (await readFile(join(dir, 'a.md'), 'utf8')).replace('[[b]]', '[[bee]]'))
+    const error = await completeStep(dir, second.key, { output: 'b v1' }, options).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(RunStateError)
+    expect((error as RunStateError).code).toBe('stale-step')
   })
 
   it('renamed with the links left as they were: a PlanValidationError naming the dangling link, and the run goes on once they are fixed', async () => {

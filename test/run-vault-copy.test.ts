@@ -1,4 +1,5 @@
-import { lstat, mkdir, readlink, rename, symlink } from 'node:fs/promises'
+import { spawnSync } from 'node:child_process'
+import { lstat, mkdir, readdir, readlink, rename, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadPlan, runPlan } from 'vaultplan'
@@ -33,5 +34,19 @@ describe('the copy of a template into a run vault is the plan it was', () => {
     const runVault = join(await tempDir(), 'run')
     await runPlan(plan, { ...options, runVault, work: scriptedWorker() })
     await expect(lstat(join(runVault, 'secret.md'))).rejects.toMatchObject({ code: 'ENOENT' })
+  })
+
+  it("a killed copy's temporary folder is removed at the next copy beside it; a live process's copy is left alone", async () => {
+    const plan = await writeVault(linear())
+    const parent = await tempDir()
+    const runVault = join(parent, 'run')
+    // A pid that was alive a moment ago and is gone now: a copy killed mid-way.
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout
+    for (const pid of [dead, String(process.ppid)]) {
+      await mkdir(join(parent, `run.vaultplan-tmp-${pid}`))
+      await writeFile(join(parent, `run.vaultplan-tmp-${pid}`, 'a.md'), 'half a copy')
+    }
+    await runPlan(plan, { ...options, runVault, work: scriptedWorker() })
+    expect((await readdir(parent)).sort()).toEqual(['run', `run.vaultplan-tmp-${process.ppid}`])
   })
 })

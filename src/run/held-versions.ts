@@ -4,6 +4,9 @@ import type { ParsedNote } from '../vault/parse-note.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import type { NodeStatus } from '../core/types.js'
 
+/** How many forgotten files a session keeps what they were of. */
+const GONE_KEPT = 100
+
 /**
  * What a vault session holds of each note's version on disk: its stamp, its
  * text as last read or written (valid while the stamp is unchanged), and when
@@ -14,6 +17,7 @@ export class HeldVersions {
   private readonly stamps = new Map<string, FileStamp>()
   private readonly texts = new Map<string, string>()
   private readonly checked = new Map<string, number>()
+  private readonly gone = new Map<string, { ino: number | undefined; text: string | undefined }>()
 
   /** The stamp of the version held. */
   stamp(file: string): FileStamp | undefined {
@@ -46,8 +50,10 @@ export class HeldVersions {
     if (stamp !== before) this.checked.delete(file)
   }
 
-  /** Forgets what is held of a file. */
+  /** Forgets what is held of a file; what it was is kept a while, to follow a rename found later (see {@link renamedInto}). */
   forget(file: string): void {
+    this.gone.set(file, { ino: this.stamps.get(file)?.ino, text: this.texts.get(file) })
+    if (this.gone.size > GONE_KEPT) this.gone.delete(this.gone.keys().next().value!)
     this.stamps.delete(file)
     this.texts.delete(file)
     this.checked.delete(file)
@@ -68,8 +74,22 @@ export class HeldVersions {
     return undefined
   }
 
+  /**
+   * Whether the visit key `key` of run `runId` names a note that is gone
+   * from `graph` and that a rename made `file` (the same inode, or its
+   * text): a step handed out before a person renamed its note, between
+   * two stepping calls of this process.
+   */
+  renamedInto(key: string, runId: string, file: string, graph: PlanGraph): boolean {
+    if (!key.startsWith(`${runId}:`) || key.lastIndexOf(':') <= runId.length) return false
+    const id = key.slice(runId.length + 1, key.lastIndexOf(':'))
+    const was = this.gone.get(`${id}.md`) ?? [...this.gone].find(([gone]) => gone.normalize('NFC').replace(/\.md$/i, '') === id)?.[1]
+    return !graph.nodes.has(id) && was !== undefined && this.movedFrom(was, [file]) === file
+  }
+
   /** Takes over what another session held (a session kept between stepping calls). */
   copyFrom(other: HeldVersions): void {
+    for (const [file, was] of other.gone) this.gone.set(file, was)
     for (const [file, stamp] of other.stamps) this.stamps.set(file, stamp)
     for (const [file, text] of other.texts) this.texts.set(file, text)
     for (const [file, at] of other.checked) this.checked.set(file, at)

@@ -161,7 +161,8 @@ export class RunDriver {
     const claimed = position.kind === 'work' && position.claimed ? position : undefined
     // A completion cut short after its output was saved is finished by judging what was saved.
     if (position.kind === 'judge' && visitKey(this.runId, position.node, position.visit) === key) return this.next()
-    if (!claimed || visitKey(this.runId, claimed.node, claimed.visit) !== key) {
+    const renamed = claimed && this.session.held.renamedInto(key, this.runId, this.nodeOrFail(claimed.node).file ?? `${claimed.node}.md`, this.session.graph) // a note renamed since its step was handed out
+    if (!claimed || (visitKey(this.runId, claimed.node, claimed.visit) !== key && !renamed)) {
       const now = claimed
         ? ` The pending step is \`${claimed.node}\`, visit ${claimed.visit}, key \`${visitKey(this.runId, claimed.node, claimed.visit)}\`.`
         : ''

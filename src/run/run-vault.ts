@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { copyFile, mkdir, readdir, realpath, rename, rm, rmdir, stat, symlink } from 'node:fs/promises'
-import { dirname, join, relative, resolve, sep } from 'node:path'
+import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import { isInside } from '../vault/fs-atomic.js'
 import { holdsRun, listNotes, readNotes } from '../vault/read-vault.js'
 import { subplanFoldersOf } from '../vault/subplan-folders.js'
@@ -57,16 +57,43 @@ function graphHash(graph: PlanGraph): string {
   return createHash('sha256').update(JSON.stringify(nodes)).digest('hex')
 }
 
-/** Fills a temporary folder beside `target`, then renames it into place (over a missing or empty folder). */
+/**
+ * Fills a temporary folder beside `target`, then renames it into place (over
+ * a missing or empty folder). The temporary folders of copies whose process
+ * is gone (killed mid-copy) are removed first.
+ */
 export async function intoPlace(target: string, fill: (temp: string) => Promise<void>): Promise<void> {
   await mkdir(dirname(target), { recursive: true })
-  const temp = `${target}.vaultplan-tmp-${process.pid}`
+  const temp = `${target}${COPY_TEMP}${process.pid}`
+  await removeDeadCopies(target)
   await rm(temp, { recursive: true, force: true })
   await fill(temp)
   await rmdir(target).catch((error: NodeJS.ErrnoException) => {
     if (error.code !== 'ENOENT') throw error
   })
   await rename(temp, target)
+}
+
+const COPY_TEMP = '.vaultplan-tmp-'
+
+/** Removes `<target>.vaultplan-tmp-<pid>` folders whose process is no longer alive on this machine. */
+async function removeDeadCopies(target: string): Promise<void> {
+  const prefix = `${basename(target)}${COPY_TEMP}`
+  const names = await readdir(dirname(target)).catch(() => [] as string[])
+  for (const name of names) {
+    const pid = name.startsWith(prefix) ? Number(name.slice(prefix.length)) : NaN
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !alive(pid)) await rm(join(dirname(target), name), { recursive: true, force: true })
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    // EPERM: alive, someone else's.
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
 }
 
 /** `runs/20261129-214500-write-a-post` for the query "Write a post". */

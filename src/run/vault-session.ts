@@ -33,7 +33,7 @@ import type { SessionOptions } from './run-options.js'
 export class VaultSession {
   graph: PlanGraph
   private readonly notes = new Map<string, ParsedNote>()
-  private readonly held = new HeldVersions()
+  readonly held = new HeldVersions()
   /** Where a note's writes go (a symlink inside the vault resolved), checked once per version of the file. */
   private readonly writePaths = new Map<string, string>()
   private readonly dirty = new Set<string>()
