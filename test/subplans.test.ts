@@ -393,6 +393,8 @@ describe('pictures of a plan with subplans', () => {
     expect(group('s0').y).toBe(group('s1').y)
     expect(group('s0').y).toBeGreaterThan(card('gather.md').y + card('gather.md').height)
     expect(group('s0').x + group('s0').width).toBeLessThan(group('s1').x)
+    // The note after the one that runs them comes below both branches.
+    for (const id of ['s0', 's1']) expect(card('report.md').y).toBeGreaterThan(group(id).y + group(id).height)
 
     // Statuses of nested notes colour their cards; an edge runs from each running note to its subplan's group.
     expect([card('web/search.md').color, card('web/deep/dig.md').color, card('library/borrow.md').color]).toEqual(['4', '3', undefined])

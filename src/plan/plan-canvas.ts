@@ -157,9 +157,7 @@ function canvasOf(graph: PlanGraph, state: PictureState | undefined, group: Canv
       label: labels.get(unitKey)!,
     })
   }
-  const unitLinks = links.map(([from, to]): [string, string] => [unitOf(from), unitOf(to)]).filter(([from, to]) => from !== to)
-
-  // Each subplan: laid out on its own, then placed as one unit linked from the unit of the note that runs it.
+  // Each subplan: laid out on its own, then placed as one unit below the note that runs it, and the note's next notes below the subplan.
   const subplans: { key: string; from: string; laid: Laid }[] = []
   for (const [index, part] of subplansOf(graph, state).entries()) {
     const from = boxes.find((box) => box.node !== undefined && box.node === part.note)?.key
@@ -169,8 +167,18 @@ function canvasOf(graph: PlanGraph, state: PictureState | undefined, group: Canv
     const laid = canvasOf(part.subplan, part.state, group, { folder: posix.join(at.folder, part.folder), plan, key: `${subKey}_` })
     subplans.push({ key: subKey, from, laid })
     units.set(subKey, { key: subKey, width: laid.width + 2 * GROUP_PADDING, height: laid.height + 2 * GROUP_PADDING, label: plan })
-    unitLinks.push([unitOf(from), subKey])
   }
+  // For the rows, a link from a note that runs subplans starts below them instead.
+  const below = (from: string) => {
+    const run = subplans.filter((subplan) => subplan.from === from).map((subplan) => subplan.key)
+    return run.length > 0 ? run : [from]
+  }
+  const unitLinks = [
+    ...subplans.map((subplan): [string, string] => [subplan.from, subplan.key]),
+    ...links.flatMap(([from, to]) => below(from).map((each): [string, string] => [each, to])),
+  ]
+    .map(([from, to]): [string, string] => [unitOf(from), unitOf(to)])
+    .filter(([from, to]) => from !== to)
   const outer = place(arrange([...units.values()], unitLinks, start === undefined ? undefined : unitOf(start)))
 
   const groups: CanvasNode[] = []
