@@ -1,0 +1,42 @@
+import { execFile } from 'node:child_process'
+import { readFile, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { root } from './helpers/cli.js'
+
+/** Run vaults the scripts made under runs/, removed after each test. */
+const made: string[] = []
+afterEach(async () => {
+  await Promise.all(made.splice(0).map((dir) => rm(join(root, dir), { recursive: true, force: true })))
+})
+
+/** Runs an example script as the README says, with no model configured (so with the stand-in); the run vault it names is noted for removal. */
+function example(script: string): Promise<{ code: number | null; stdout: string; runVault: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [script], { cwd: root, env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' } }, (error, stdout) => {
+      const runVault = /runs\/[a-z]+-\d{8}-\d{6}/.exec(stdout)?.[0] ?? ''
+      if (runVault) made.push(runVault)
+      done({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, runVault })
+    })
+  })
+}
+
+describe('the example scripts (the README’s main job)', () => {
+  it('`npm run demo` runs vaults/draft-review to the end with the stand-in model and leaves the plan untouched', async () => {
+    const before = await readFile(join(root, 'vaults/draft-review/draft.md'), 'utf8')
+    const run = await example('examples/demo.mjs')
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('No LLM_BASE_URL set: using the scripted stand-in model at http://127.0.0.1:')
+    expect(run.stdout).toMatch(/completed after \d+ steps at send/)
+    expect(await readFile(join(root, run.runVault, '00_plan-trace/final.md'), 'utf8')).not.toBe('')
+    expect(await readFile(join(root, 'vaults/draft-review/draft.md'), 'utf8')).toBe(before)
+  })
+
+  it('examples/research-fanout.mjs waits inside a branch, ticks the approval and completes', async () => {
+    const run = await example('examples/research-fanout.mjs')
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('Waiting: papers/approve.md')
+    expect(run.stdout).toContain('(ticked "approved" in')
+    expect(run.stdout).toContain('completed after 7 steps at report')
+  })
+})
