@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process'
-import { readFile, rm } from 'node:fs/promises'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { root } from './helpers/cli.js'
+import { root, vaultplan } from './helpers/cli.js'
+import { tempDir } from './helpers/vault.js'
 
 /** Run vaults the scripts made under runs/, removed after each test. */
 const made: string[] = []
@@ -38,5 +39,28 @@ describe('the example scripts (the README’s main job)', () => {
     expect(run.stdout).toContain('Waiting: papers/approve.md')
     expect(run.stdout).toContain('(ticked "approved" in')
     expect(run.stdout).toContain('completed after 7 steps at report')
+  })
+
+  it('with the stand-in model, `vaultplan propose` writes a plan of four notes that validates, and runs once approved', async () => {
+    const { startStandInModel } = (await import('../examples/stand-in-model.mjs' as string)) as {
+      startStandInModel(): Promise<{ url: string; close(): Promise<void> }>
+    }
+    const model = await startStandInModel()
+    try {
+      const cwd = await tempDir()
+      const env = { LLM_BASE_URL: model.url, LLM_MODEL: 'stand-in', NO_COLOR: '1' }
+      expect(await vaultplan(['propose', 'Write a post about tide pools', '--into', 'post'], { cwd, env })).toMatchObject({ code: 0 })
+      const proposal = join(cwd, 'post/00_plan-trace/proposal.md')
+      const text = await readFile(proposal, 'utf8')
+      expect(text).toContain('notes: ["research.md","draft.md","review.md","publish.md"]')
+      expect(text).not.toMatch(/degraded|not a valid plan/)
+      await writeFile(proposal, text.replace('- [ ] approve', '- [x] approve'))
+      const run = await vaultplan(['run', 'post'], { cwd, env })
+      expect(run.code).toBe(0)
+      expect(run.stdout).toContain('review (visit 1)  the draft needs work -> draft')
+      expect(run.stdout).toContain('completed after 6 steps at publish')
+    } finally {
+      await model.close()
+    }
   })
 })
