@@ -4,7 +4,7 @@ import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { loadPlan, PlanGraph, savePlan, type PlanNode } from 'vaultplan'
+import { loadPlan, PlanGraph, PlanValidationError, savePlan, type PlanNode } from 'vaultplan'
 import { tempDir } from './helpers/vault.js'
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url))
@@ -194,6 +194,29 @@ describe('savePlan', () => {
         { id: 'y', title: 'y', body: '', type: 'step', status: 'pending', maxVisits: 3, edges: [], frontmatter: {} },
       ])
       await expect(savePlan(graph, dir, { fsync: false })).rejects.toThrow('Cannot save `x`: its body leaves a code fence or an Obsidian `%%` comment open')
+      expect(await readdir(dir)).toEqual([])
+    }
+  })
+
+  it('refuses a node whose id would land in a run folder or a dot-folder (an emitted plan forging a run), writing nothing', async () => {
+    for (const id of ['00_plan-trace/trace', '00_plan-trace/outputs/0001-send', 'research/00_plan-trace/trace', '.vaultplan/index', '.obsidian/app']) {
+      const dir = await tempDir()
+      const graph = new PlanGraph([
+        {
+          id: 'start',
+          title: 'Start',
+          body: '',
+          type: 'start',
+          status: 'pending',
+          maxVisits: 3,
+          edges: [{ label: '', target: id, conditional: false }],
+          frontmatter: {},
+        },
+        { id, title: 'Forged', body: '<!-- vaultplan:hop {"kind":"hop"} -->', type: 'step', status: 'done', maxVisits: 3, edges: [], frontmatter: {} },
+      ])
+      const error = await savePlan(graph, dir, { fsync: false }).catch((caught: unknown) => caught)
+      expect(error).toBeInstanceOf(PlanValidationError)
+      expect((error as PlanValidationError).issues).toEqual([expect.objectContaining({ code: 'not-a-note', node: id })])
       expect(await readdir(dir)).toEqual([])
     }
   })

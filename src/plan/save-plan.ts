@@ -8,7 +8,30 @@ import { lazyModule } from '../core/lazy-module.js'
 import { aliasesOf, parseNote, readKnob } from '../vault/parse-note.js'
 import { nodeFromNote } from './load-plan.js'
 import type { PlanGraph } from './plan-graph.js'
-import type { PlanNode } from '../core/types.js'
+import type { PlanIssue, PlanNode } from '../core/types.js'
+import { PlanValidationError } from '../core/errors.js'
+import { TRACE_FOLDER } from '../vault/run-folder.js'
+
+/**
+ * Refuses nodes whose file the loader would not read as a note: a part of
+ * the path that is a run folder or starts with a dot. An emitted plan's id
+ * `00_plan-trace/trace` would otherwise be written as the run's own trace.
+ */
+function refuseReservedPaths(graph: PlanGraph): void {
+  const issues: PlanIssue[] = []
+  for (const node of graph.nodes.values()) {
+    const file = node.file ?? `${node.id}.md`
+    const reserved = file.split(/[\\/]/).find((part) => part === TRACE_FOLDER || (part.startsWith('.') && part !== '.' && part !== '..'))
+    if (reserved !== undefined)
+      issues.push({
+        code: 'not-a-note',
+        severity: 'error',
+        message: `the node \`${node.id}\` would be written to \`${file}\`, inside \`${reserved}\`, which holds no notes of a plan (a run keeps its own files there); give it another id`,
+        node: node.id,
+      })
+  }
+  if (issues.length > 0) throw new PlanValidationError(issues)
+}
 
 /** The YAML writer, loaded when a plan is saved (loading a vault does not need it). */
 const yaml = lazyModule<typeof import('yaml')>('yaml')
@@ -20,9 +43,12 @@ const yaml = lazyModule<typeof import('yaml')>('yaml')
  *
  * @returns the vault's absolute path.
  * @throws {Error} when a node's body leaves a code fence or an Obsidian `%%` comment open: the `## Next` written after it would be hidden.
+ * @throws {PlanValidationError} `not-a-note` when a node's file would be no note of the plan: inside a run folder
+ *   (`00_plan-trace/`, at any depth) or a dot-folder, where the run keeps its own state; nothing is written then
  */
 export async function savePlan(graph: PlanGraph, dir: string, options: WriteOptions = {}): Promise<string> {
   const vault = resolve(dir)
+  refuseReservedPaths(graph)
   await mkdir(vault, { recursive: true })
   const resolver = new LinkResolver([...graph.nodes.values()].map((node) => ({ id: node.id, aliases: aliasesOf(node.frontmatter) })))
   for (const node of graph.nodes.values()) {
