@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync } from 'node:fs'
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readSync } from 'node:fs'
 import { readdir, readFile, rename, stat } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { join, relative, sep } from 'node:path'
@@ -189,6 +189,7 @@ export class TraceAppender {
       closeSync(fd)
       throw refuse()
     }
+    closeTornEntry(path, fd)
     return new TraceAppender(fd, options.fsync ?? true)
   }
 
@@ -202,6 +203,30 @@ export class TraceAppender {
   async close(): Promise<void> {
     closeSync(this.fd)
   }
+}
+
+/** How much of a trace's end is looked at for an entry a crash cut short. */
+const TAIL_BYTES = 64 * 1024
+
+/**
+ * Ends what a crash cut short at the trace's end before anything is
+ * appended: a marker line cut before its `-->` (an open HTML comment, which
+ * would hide the entries after it from every reader of the note) is closed
+ * by a line `-->` of its own, which no record reads as the end of the cut one.
+ */
+function closeTornEntry(path: string, fd: number): void {
+  const size = fstatSync(fd).size
+  if (size === 0) return
+  const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW)
+  const buffer = Buffer.alloc(Math.min(size, TAIL_BYTES))
+  try {
+    readSync(reader, buffer, 0, buffer.length, size - buffer.length)
+  } finally {
+    closeSync(reader)
+  }
+  const tail = buffer.toString('utf8')
+  // A cut line is ended by the next entry's leading line break; an open comment needs its end.
+  if (tail.lastIndexOf('<!--') > tail.lastIndexOf('-->')) writeAllSync(fd, Buffer.from(`${tail.endsWith('\n') ? '' : '\n'}-->\n`, 'utf8'))
 }
 
 function renderRecord(record: TraceRecord, rationale: string): string {
@@ -235,16 +260,19 @@ function renderRecord(record: TraceRecord, rationale: string): string {
     )
   }
   if (rationale.trim() !== '') {
-    // Every line of the model's text is quoted, so nothing in it can pass for a marker line or a heading.
+    // Every line of the model's text is quoted, so nothing in it can pass for a marker line or a heading;
+    // a control character (an escape sequence, a NUL) shows as U+FFFD.
     lines.push(
       '',
       ...rationale
         .trimEnd()
         .split(LINE_BREAKS)
-        .map((line) => `> ${line}`),
+        // eslint-disable-next-line no-control-regex
+        .map((line) => `> ${line.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\ufffd')}`),
     )
   }
-  const json = JSON.stringify(record).replace(/</g, '\\u003c').replace(/>/g, '\\u003e')
+  // Escaped beyond JSON's own: `<`/`>` (no comment end inside), and every character a renderer may take for a line break.
+  const json = JSON.stringify(record).replace(/[<>\u007f-\u009f\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
   lines.push('', `${MARKER}hop ${json} -->`, '')
   return lines.join('\n')
 }
