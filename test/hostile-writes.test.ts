@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadPlan, RunStateError, runPlan, updateStatus } from 'vaultplan'
-import { writeVault } from './helpers/vault.js'
+import { tempDir, writeVault } from './helpers/vault.js'
 
 describe('hostile input stays data', () => {
   it('a YAML merge key merges nothing: `<<` stays a key of its own and the knobs keep their values', async () => {
@@ -77,5 +77,36 @@ describe('updateStatus on frontmatter it cannot read back', () => {
       /cannot set `status`: the frontmatter has a problem \(invalid YAML: Map keys must be unique/,
     )
     expect(await readFile(join(vault, 'twice.md'), 'utf8')).toBe(text)
+  })
+})
+
+describe('where a run keeps what it made', () => {
+  it('a note at a long but legal path runs: its output note gets a name within the 255-byte limit, kept apart by a hash', async () => {
+    const deep = Array.from({ length: 5 }, (_, index) => `a-folder-with-a-long-name-${'x'.repeat(30)}-${index}`).join('/')
+    const dir = await writeVault({
+      'a.md': `---\ntype: start\n---\n# A\n\n## Next\n- [[${deep}/b]]\n`,
+      [`${deep}/b.md`]: '# B\n',
+    })
+    const result = await runPlan(dir, { query: 'q', fsync: false, work: async (step) => `output of ${step.node.id}`, llm: async () => '' })
+    expect(result).toMatchObject({ status: 'completed', output: `output of ${deep}/b` })
+    const names = await readdir(join(dir, '00_plan-trace', 'outputs'))
+    expect(names.map((name) => Buffer.byteLength(name) <= 255)).toEqual([true, true])
+    expect(names.find((name) => name.startsWith('0002-'))).toMatch(/^0002-a-folder-with-a-long-name-x+-0__.*-[0-9a-f]{12}\.md$/)
+  })
+
+  it('plan B with the run vault of a finished run of plan A is refused, naming both, and nothing of the run changes', async () => {
+    const base = await tempDir()
+    const options = { query: 'q', fsync: false, work: async () => 'done', llm: async () => '' } as const
+    for (const plan of ['A', 'B']) await writeVault({ 'x.md': `---\ntype: start\n---\n# Plan ${plan}\n` }, join(base, plan))
+    const runVault = join(base, 'run')
+    await expect(runPlan(join(base, 'A'), { ...options, runVault })).resolves.toMatchObject({ status: 'completed' })
+    const before = await readFile(join(runVault, '00_plan-trace', 'trace.md'), 'utf8')
+    const error = await runPlan(join(base, 'B'), { ...options, runVault }).catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(RunStateError)
+    expect(error).toMatchObject({ code: 'run-vault-other-plan' })
+    expect((error as Error).message).toContain(join(base, 'A'))
+    expect(await readFile(join(runVault, '00_plan-trace', 'trace.md'), 'utf8')).toBe(before)
+    // The same plan again returns its recorded result.
+    await expect(runPlan(join(base, 'A'), { ...options, runVault })).resolves.toMatchObject({ status: 'completed' })
   })
 })

@@ -3,7 +3,9 @@ import { open, readFile, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { loadPlan, PlanValidationError, updateStatus } from 'vaultplan'
+import { loadPlan, PlanValidationError, runPlan, updateStatus } from 'vaultplan'
+import { linear } from './helpers/plans.js'
+import { noJudge, scriptedWorker } from './helpers/scripted.js'
 import { readNote } from '../src/vault/read-vault.js'
 import { parseNote } from '../src/vault/parse-note.js'
 import { note, tempDir, writeVault } from './helpers/vault.js'
@@ -50,6 +52,17 @@ describe('files that are not regular notes', () => {
     await symlink('pipe.md', join(dir, 'link.md'))
     const graph = await loadPlan(dir)
     expect([...graph.nodes.keys()]).toEqual(['start'])
+  })
+
+  it('a FIFO named *.md that appears while the run goes (its folder watched) never stalls the run', async () => {
+    const dir = await writeVault(linear())
+    const work = scriptedWorker((step) => {
+      // Made while `a` is worked: the watcher reports it, and the next hop looks at it.
+      if (step.node.id === 'a') execFileSync('mkfifo', [join(dir, 'pipe.md')])
+    })
+    // A blocking open of the FIFO with no writer would never return: the test would time out.
+    const result = await runPlan(dir, { query: 'q', fsync: false, work, llm: noJudge() })
+    expect(result).toMatchObject({ status: 'completed', lastNode: 'c' })
   })
 
   it('a note over the size limit is reported from its size, not read', async () => {

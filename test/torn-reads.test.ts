@@ -7,6 +7,7 @@ import { noJudge, scriptedWorker } from './helpers/scripted.js'
 import { readFile } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { readNotes, writeVault } from './helpers/vault.js'
+import { SETTLE_CUT_MS, SETTLE_MS, settleWindow } from '../src/vault/settled-read.js'
 
 /**
  * An editor that saves in place (Obsidian, VS Code, `cp`): it truncates the
@@ -130,4 +131,23 @@ describe('decide while an editor saves the waiting note in place', () => {
     expect(text).toContain('- [x] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n')
     expect(saves.length).toBeGreaterThan(10)
   }, 60_000)
+})
+
+describe('which cut of a save in place a reader doubts (every byte offset of a note)', () => {
+  const whole =
+    '---\nstatus: active\nmax_visits: 3\n---\n# Draft\n\nThe words a person wrote.\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n'
+  const stamp = { mtimeMs: 0, size: 0, ino: 1, mode: 0o644 }
+  const closed = whole.indexOf('\n---\n') + 5
+
+  it('a reader that saw the note change doubts every cut; any reader doubts a cut inside a line or inside the frontmatter', () => {
+    for (let cut = 0; cut < whole.length; cut++) {
+      const text = whole.slice(0, cut)
+      // Empty, or frontmatter opened and not closed ('-', '--', '---' may be a person's text: doubted as any other).
+      const cutShort = cut === 0 || (cut >= 4 && cut < closed)
+      expect(settleWindow(`/nowhere/${cut}`, { text, stamp: { ...stamp, size: cut } }, true)).toBe(cutShort ? SETTLE_CUT_MS : SETTLE_MS)
+      // The loader, with no earlier version: only a cut at a line break after the frontmatter passes for whole (the README says so).
+      const expected = cutShort ? SETTLE_CUT_MS : text.endsWith('\n') ? 0 : SETTLE_MS
+      expect(settleWindow(`/nowhere/${cut}`, { text, stamp: { ...stamp, size: cut } }, false)).toBe(expected)
+    }
+  })
 })
