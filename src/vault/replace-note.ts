@@ -5,7 +5,7 @@ import { RunStateError } from '../core/errors.js'
 import { readRegularFileSync, sameStamp, toStamp, writeFileAtomic, writeFileAtomicSync, type FileStamp, type WriteOptions } from './fs-atomic.js'
 import { setFrontmatterStatus } from './frontmatter.js'
 import { parseNote } from './parse-note.js'
-import { MAX_SETTLE_MS, readSettled, SETTLE_CUT_MS, SETTLE_MS } from './settled-read.js'
+import { MAX_SETTLE_MS, readSettled, SETTLE_CUT_MS } from './settled-read.js'
 
 /**
  * The prefix of the second name a note's old version keeps while the run
@@ -99,8 +99,8 @@ export async function recoverCaughtSave(
       const read = readRegularFileSync(caught, MAX_NOTE_BYTES)
       return read && { value: read.text, stamp: read.stamp, complete: read.complete }
     },
-    // An editor is writing it: always doubted, and longer while it looks cut short.
-    (read) => (read.value === '' ? SETTLE_CUT_MS : SETTLE_MS),
+    // An editor is writing it: doubted for the longer window, whatever it looks like.
+    () => SETTLE_CUT_MS,
   )
   if (saved === 'busy')
     throw new RunStateError(
