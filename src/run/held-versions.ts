@@ -50,13 +50,19 @@ export class HeldVersions {
     if (stamp !== before) this.checked.delete(file)
   }
 
-  /** Forgets what is held of a file; what it was is kept a while, to follow a rename found later (see {@link renamedInto}). */
-  forget(file: string): void {
-    this.gone.set(file, { ino: this.stamps.get(file)?.ino, text: this.texts.get(file) })
+  /**
+   * Forgets what is held of a file; what it was is kept a while, to follow a rename found later (see {@link renamedInto}).
+   *
+   * @returns the stamp that was held
+   */
+  forget(file: string): FileStamp | undefined {
+    const stamp = this.stamps.get(file)
+    this.gone.set(file, { ino: stamp?.ino, text: this.texts.get(file) })
     if (this.gone.size > GONE_KEPT) this.gone.delete(this.gone.keys().next().value!)
     this.stamps.delete(file)
     this.texts.delete(file)
     this.checked.delete(file)
+    return stamp
   }
 
   /** Whether the note at `path` is the version held (`isHeldVersion`); its stamp then counts as confirmed at `now`. */

@@ -158,7 +158,7 @@ export class VaultSession {
     if (path === undefined || before === undefined) return this.setStatus(await this.follow(id), status)
     const editedMeanwhile = !sameStamp(before, known)
     if (editedMeanwhile) path = await this.writePath(file)
-    const text = (!editedMeanwhile && this.held.text(file)) || (await readNoteForRewrite(file, path, editedMeanwhile))
+    const text = (!editedMeanwhile && this.held.text(file)) || (await readNoteForRewrite(file, path, editedMeanwhile && (known ?? true)))
     // Flushed before the rename when the journal does not hold this version yet (the first rewrite, a person's edit).
     // Also the rewrite of a person's save that the replace caught going into the old version (see replaceNote).
     const rewrite = (from: string) => {
@@ -327,10 +327,10 @@ export class VaultSession {
       this.verified = file
       return false
     }
-    this.held.forget(file)
+    const seen = this.held.forget(file)
     this.writePaths.delete(file)
     const issues: PlanIssue[] = []
-    const note = await readNote(this.root, file, issues, { changed: true })
+    const note = await readNote(this.root, file, issues, { changed: seen ?? true })
     this.readIssues = [...this.readIssues.filter((issue) => issue.file !== file), ...issues]
     if (note) {
       this.notes.set(file, note)

@@ -98,11 +98,16 @@ export function claimedRunFolders(folders: NoteFolders, notes: Iterable<Pick<Par
  * parsed as it was (see `settleWindow`: `changed` when a running session
  * re-reads a note it saw change).
  */
-export async function readNote(root: string, file: string, issues: PlanIssue[], options: { changed?: boolean } = {}): Promise<ParsedNote | undefined> {
+export async function readNote(
+  root: string,
+  file: string,
+  issues: PlanIssue[],
+  options: { changed?: boolean | FileStamp } = {},
+): Promise<ParsedNote | undefined> {
   const path = join(root, file)
   const found = await readSettled(
     () => readNoteOnce(root, file, issues),
-    (read) => settleWindow(path, { text: read.value.text ?? '', stamp: read.stamp }, options.changed === true),
+    (read) => settleWindow(path, { text: read.value.text ?? '', stamp: read.stamp }, options.changed ?? false),
   )
   if (found === 'busy') {
     issues.push({

@@ -73,19 +73,20 @@ export function rememberWrite(path: string, stamp: FileStamp): void {
 /**
  * The settle window of a note's read, in ms: 0 for a version this process
  * wrote itself; {@link SETTLE_CUT_MS} when it looks cut short (empty,
- * frontmatter unclosed), or when it `changed` since the reader last looked
- * (a running session re-reads only those) and does not end with a line
- * break; {@link SETTLE_MS} when it `changed`, or does not end with a line
- * break (a save may stop anywhere); else 0. A save cut exactly at a line
+ * frontmatter unclosed), or when it changed since the version the reader
+ * last saw (`changed`, that version's stamp) and is shorter than it and
+ * does not end with a line break; {@link SETTLE_MS} when it `changed` (a
+ * running session re-reads only those), or does not end with a line break
+ * (a save may stop anywhere); else 0. A save cut exactly at a line
  * break, read by a reader with no earlier version to compare with (the
  * loader), passes for whole.
  */
-export function settleWindow(path: string, read: { text: string; stamp: FileStamp }, changed: boolean): number {
+export function settleWindow(path: string, read: { text: string; stamp: FileStamp }, changed: boolean | FileStamp): number {
   if (sameStamp(ownWrites.get(path), read.stamp)) return 0
   if (looksCut(read.text)) return SETTLE_CUT_MS
-  // A note a reader saw change that stops inside a line: an editor's save caught part way, perhaps descheduled
-  // on a busy machine (the crash harness's editor trials found a pause past 100 ms).
-  if (!read.text.endsWith('\n')) return changed ? SETTLE_CUT_MS : SETTLE_MS
+  // Shorter than the version the reader saw, and stopping inside a line: an editor's save caught part way, perhaps
+  // descheduled on a busy machine (the crash harness's editor trials found a pause past 100 ms).
+  if (!read.text.endsWith('\n')) return typeof changed === 'object' && read.stamp.size < changed.size ? SETTLE_CUT_MS : SETTLE_MS
   return changed ? SETTLE_MS : 0
 }
 
@@ -96,13 +97,13 @@ const MAX_SYNC_READ = 8 * 1024 * 1024
  * A note's text read for a rewrite (a status, a cleared box), once it has
  * settled: a note caught between an editor's truncate and its write is
  * never patched and renamed over the person's note. `changed`: it changed
- * since the reader last looked, so any read of it saved a moment ago is
- * doubted. A small regular file is read with the synchronous calls.
+ * since the reader last looked (the stamp of the version it saw, when
+ * known), so any read of it saved a moment ago is doubted. A small regular file is read with the synchronous calls.
  *
  * @param file - the note as the message names it
  * @throws {RunStateError} `note-busy` when it kept changing; nothing is written
  */
-export async function readNoteForRewrite(file: string, path: string, changed: boolean): Promise<string> {
+export async function readNoteForRewrite(file: string, path: string, changed: boolean | FileStamp): Promise<string> {
   const found = await readSettled(
     async () => {
       const read = readRegularFileSync(path, MAX_SYNC_READ)
