@@ -54,13 +54,23 @@ export interface RawEdge {
   column: number
 }
 
+/** A link path with nothing to normalise: words of letters, digits, `_` and `-` between single `/`. */
+const PLAIN_PATH = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*$/
+
 /**
  * Normalises the inside of a wikilink to a vault path: drops `|alias`,
  * `#heading`, `^block`, SilverBullet's `@L12` / `@12` position and `.md`.
  * A link starting with `./` or `../` is relative to `folder`, the linking
  * note's folder, as Obsidian writes links in its relative-path format.
+ * `fast`: a plain path is returned as it is, without the steps that leave it unchanged.
  */
-export function normalizeLink(raw: string, folder = ''): { link: string; outside: boolean } {
+export function normalizeLink(raw: string, folder = '', fast = true): { link: string; outside: boolean } {
+  // The usual link, a plain path (`area-02/n00212|skip ahead`), is already normal: no dot, space, `@` or `\`.
+  const bar = raw.indexOf('|')
+  const hash = raw.indexOf('#')
+  const cut = bar === -1 ? hash : hash === -1 ? bar : Math.min(bar, hash)
+  const path = cut === -1 ? raw : raw.slice(0, cut)
+  if (fast && PLAIN_PATH.test(path)) return { link: path, outside: false }
   let link = raw
     .split('|')[0]!
     .split('#')[0]!
