@@ -273,6 +273,23 @@ function readSimpleLine(line: string): { key: string; valueStart: number; raw: s
   while (end > 0 && (value[end - 1] === ' ' || value[end - 1] === '\t')) end--
   return { key: match[1]!, valueStart, raw: value.slice(0, end) }
 }
+/** A plain scalar the fast reader reads as YAML does: a small integer, a quoted string without escapes, a date (a string in YAML 1.2) or a plain word. */
+function scalar(raw: string): string | number | undefined {
+  const first = raw.charCodeAt(0)
+  if (first >= 0x30 && first <= 0x39) {
+    if (SIMPLE_INT.test(raw)) return Number(raw)
+    return /^\d{4}-\d{2}-\d{2}$/.test(raw) ? raw : undefined
+  }
+  if (first === 0x22) return /^"[^"\\]*"$/.test(raw) ? raw.slice(1, -1) : undefined
+  if (first === 0x27) return /^'[^']*'$/.test(raw) ? raw.slice(1, -1) : undefined
+  return SIMPLE_STRING.test(raw) && !RESERVED.test(raw) ? raw : undefined
+}
+
+/** Whether a character (by code) can open a plain key: a letter or `_`. */
+function isKeyStart(code: number): boolean {
+  return (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || code === 0x5f
+}
+
 const SIMPLE_STRING = /^[A-Za-z][A-Za-z0-9_ ./-]*$/
 const SIMPLE_INT = /^\d{1,9}$/
 const RESERVED = /^(true|false|null)$/i
@@ -286,18 +303,12 @@ const RESERVED = /^(true|false|null)$/i
 function readSimpleYaml(split: FrontmatterSplit, result: Frontmatter): boolean {
   const data: Record<string, unknown> = {}
   const positions = new Map<string, { line: number; column: number }>()
-  const scalar = (raw: string): string | number | undefined => {
-    if (SIMPLE_INT.test(raw)) return Number(raw)
-    if (/^"[^"\\]*"$/.test(raw) || /^'[^']*'$/.test(raw)) return raw.slice(1, -1)
-    // YAML 1.2 has no timestamps: a date is a string.
-    if (/^\d{4}-\d{2}-\d{2}$/.test(raw)) return raw
-    return SIMPLE_STRING.test(raw) && !RESERVED.test(raw) ? raw : undefined
-  }
   const lines = split.yaml!.split('\n')
   if (lines.at(-1) === '') lines.pop()
-  for (const [index, line] of lines.entries()) {
-    // A comment line, or a blank one, holds no key.
-    if (/^[ \t]*(#.*)?\r?$/.test(line) && !/[\u2028\u2029]/.test(line)) continue
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index]!
+    // A comment line, or a blank one, holds no key (a key line opens with a letter or `_`).
+    if (!isKeyStart(line.charCodeAt(0)) && /^[ \t]*(#.*)?\r?$/.test(line) && !/[\u2028\u2029]/.test(line)) continue
     const simple = readSimpleLine(line)
     if (!simple) return false
     const { key, valueStart, raw } = simple

@@ -162,7 +162,8 @@ function readSimpleItems(
   const lines = section.split('\n')
   const problems: [line: number, count: number][] = []
   const found: RawEdge[] = []
-  for (const [index, text] of lines.entries()) {
+  for (let index = 0; index < lines.length; index++) {
+    const text = lines[index]!
     // Blank lines, and headings (of level 3 and up: the section ends at the others), hold no edges.
     if (text.trim() === '' || /^ {0,3}#{1,6}(?:[ \t]|\r?$)/.test(text)) continue
     const item = SIMPLE_ITEM.exec(text)
@@ -172,7 +173,11 @@ function readSimpleItems(
     if (/^#{1,6}(?:[ \t]|$)/.test(rest)) return false
     const links = [...rest.matchAll(WIKILINK)]
     // Plain text, `->` and wikilinks only: anything markdown could read as markup goes to the parser.
-    if (/[`\\<>&*_!~[\]]/.test(rest.replace(WIKILINK, ' ').replace(/->/g, ' '))) return false
+    for (let from = 0, at = 0; at <= links.length; at++) {
+      const to = at < links.length ? links[at]!.index : rest.length
+      if (hasMarkup(rest, from, to)) return false
+      if (at < links.length) from = to + links[at]![0].length
+    }
     if (links.some((link) => link[1]!.trim() === '' || /[`\\<>&*_~]/.test(link[1]!))) return false
     if (links.length === 0) continue
     const prefix = item[1]!.length + item[2]!.length + (item[3]?.length ?? 0)
@@ -193,6 +198,27 @@ function readSimpleItems(
   edges.push(...found)
   return true
 }
+
+/**
+ * Whether `text` between `from` and `to` (no wikilink in it) holds a character
+ * markdown could read as markup: `` ` \ < > & * _ ! ~ [ ] ``, a `>` that ends
+ * an arrow (`->`) excepted.
+ */
+function hasMarkup(text: string, from: number, to: number): boolean {
+  for (let at = from; at < to; at++) {
+    const code = text.charCodeAt(at)
+    if (code === GREATER_THAN) {
+      if (at === from || text.charCodeAt(at - 1) !== HYPHEN) return true
+    } else if (code < 128 && MARKUP[code] === 1) return true
+  }
+  return false
+}
+
+const GREATER_THAN = 0x3e
+const HYPHEN = 0x2d
+/** The ASCII characters of markup, by code. */
+const MARKUP = new Uint8Array(128)
+for (const char of '`\\<&*_!~[]') MARKUP[char.charCodeAt(0)] = 1
 
 function readItems(
   section: string,
