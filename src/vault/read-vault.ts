@@ -140,7 +140,8 @@ export async function readNote(root: string, file: string, issues: PlanIssue[], 
  */
 function readNoteAtOnce(root: string, file: string, issues: PlanIssue[]): ParsedNote | undefined | 'careful' {
   const path = join(root, file)
-  const quick = readRegularFileSync(path, MAX_NOTE_BYTES)
+  // Just listed as a regular file (a symlink is listed too, and the open refuses it: read the careful way).
+  const quick = readRegularFileSync(path, MAX_NOTE_BYTES, true)
   if (!quick) return 'careful'
   if (isBinary(quick.text)) return void binary(file, issues)
   if (!isSettled(quick, settleWindow(path, quick, false), Date.now())) return 'careful'
