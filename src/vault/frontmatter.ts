@@ -57,17 +57,20 @@ export function splitFrontmatter(text: string): FrontmatterSplit {
   if (!opening) return none
   const language = (opening[1] ?? '').trim()
   const yamlStart = bom + opening[0].length
-  let lineStart = yamlStart
-  while (lineStart < text.length) {
-    let lineEnd = text.indexOf('\n', lineStart)
-    if (lineEnd === -1) lineEnd = text.length
-    const line = text.slice(lineStart, lineEnd).replace(/\r$/, '')
-    if (FENCE.test(line)) {
-      const contentStart = Math.min(lineEnd + 1, text.length)
-      if (language !== '') return { ...none, foreignLanguage: language, contentStart }
-      return { yaml: text.slice(yamlStart, lineStart), yamlStart, yamlLine: 2, contentStart, eol }
+  // Only a line that opens with `---` can close it: the scan jumps from one to the next.
+  for (let lineStart = yamlStart; lineStart < text.length;) {
+    if (text.startsWith('---', lineStart)) {
+      let lineEnd = text.indexOf('\n', lineStart)
+      if (lineEnd === -1) lineEnd = text.length
+      if (FENCE.test(text.slice(lineStart, text[lineEnd - 1] === '\r' ? lineEnd - 1 : lineEnd))) {
+        const contentStart = Math.min(lineEnd + 1, text.length)
+        if (language !== '') return { ...none, foreignLanguage: language, contentStart }
+        return { yaml: text.slice(yamlStart, lineStart), yamlStart, yamlLine: 2, contentStart, eol }
+      }
     }
-    lineStart = lineEnd + 1
+    const next = text.indexOf('\n---', lineStart)
+    if (next === -1) break
+    lineStart = next + 1
   }
   return none
 }

@@ -125,7 +125,7 @@ export function readEdges(
 /** Why a `## Next` section is too big or too deep to hand to the parser, and where; `undefined` when it is fine. */
 function sectionProblem(section: string): { message: string; line: number } | undefined {
   if (section.length > MAX_NEXT_CHARS) return { message: `is over ${MAX_NEXT_CHARS} characters, too long to read`, line: 0 }
-  const marks = section.replace(WIKILINK, '').replace(/[^*_]+/g, '').length
+  const marks = section.includes('*') || section.includes('_') ? section.replace(WIKILINK, '').replace(/[^*_]+/g, '').length : 0
   if (marks > MAX_NEXT_EMPHASIS_MARKS)
     return { message: `has ${marks} emphasis marks (\`*\`, \`_\`), over the ${MAX_NEXT_EMPHASIS_MARKS} it can read`, line: 0 }
   let line = 0
@@ -133,9 +133,9 @@ function sectionProblem(section: string): { message: string; line: number } | un
     let end = section.indexOf('\n', start)
     if (end === -1) end = section.length
     line++
-    const text = section.slice(start, end)
-    if (text.length > MAX_NEXT_LINE_CHARS) return { message: `has a line over ${MAX_NEXT_LINE_CHARS} characters, too long to read`, line }
-    if (CONTAINER_PREFIX.exec(text)![0].length > MAX_NEXT_NESTING_CHARS) {
+    if (end - start > MAX_NEXT_LINE_CHARS) return { message: `has a line over ${MAX_NEXT_LINE_CHARS} characters, too long to read`, line }
+    // A line no longer than the bound cannot nest past it.
+    if (end - start > MAX_NEXT_NESTING_CHARS && CONTAINER_PREFIX.exec(section.slice(start, end))![0].length > MAX_NEXT_NESTING_CHARS) {
       return { message: `nests too deeply to read (a line is indented or nested over ${MAX_NEXT_NESTING_CHARS} characters deep)`, line }
     }
     start = end + 1
@@ -170,8 +170,10 @@ function readSimpleItems(
     if (!item) return false
     const rest = trimBlanks(item[5]!)
     // An item that opens a heading (`- # [[x]]`) holds a heading, not a paragraph: markdown reads no edge from it.
-    if (/^#{1,6}(?:[ \t]|$)/.test(rest)) return false
-    const links = [...rest.matchAll(WIKILINK)]
+    if (rest.startsWith('#') && /^#{1,6}(?:[ \t]|$)/.test(rest)) return false
+    const links: RegExpExecArray[] = []
+    WIKILINK.lastIndex = 0
+    for (let link = WIKILINK.exec(rest); link; link = WIKILINK.exec(rest)) links.push(link)
     // Plain text, `->` and wikilinks only: anything markdown could read as markup goes to the parser.
     for (let from = 0, at = 0; at <= links.length; at++) {
       const to = at < links.length ? links[at]!.index : rest.length

@@ -118,19 +118,21 @@ export function parseNote(file: string, text: string): ParsedNote {
       feedbackEnd = contentStart + end
     } else edges.push(...readEdges(view.slice(heading.bodyStart, end), id.slice(0, id.lastIndexOf('/') + 1), lineOffset + heading.line, report))
   }
-  let body = ''
+  // The pieces between the cuts; the usual note (title, text, `## Next`) leaves one, taken as a slice, not copied.
+  const pieces: string[] = []
   let from = 0
   for (const [start, end] of cut) {
-    body += content.slice(from, start)
+    if (start > from) pieces.push(content.slice(from, start))
     from = end
   }
-  body += content.slice(from)
+  if (from < content.length) pieces.push(content.slice(from))
+  const body = pieces.length === 1 ? pieces[0]! : pieces.join('')
 
   const note: ParsedNote = {
     id,
     file,
     title: title || id,
-    body: body.replace(/\r\n/g, '\n').trim(),
+    body: (body.includes('\r') ? body.replace(/\r\n/g, '\n') : body).trim(),
     type: (knobs.type as NodeType | undefined) ?? KNOBS.type.fallback,
     status: (knobs.status as NodeStatus | undefined) ?? KNOBS.status.fallback,
     maxVisits: (knobs.maxVisits as number | undefined) ?? DEFAULT_MAX_VISITS,
