@@ -254,27 +254,40 @@ function firstLine(message: string): string {
   return message.split('\n')[0]!.slice(0, 200)
 }
 
-const SIMPLE_KEY = /^([A-Za-z_][A-Za-z0-9_-]*):( +)/
-
 /**
- * A `key: value` line: the key, where the value starts and the value as
- * written, without a trailing `# comment` and white space. `undefined` for
- * any other line. A scan, not one pattern: `(.*?)[ \t]*$` is quadratic in a
- * long run of white space.
+ * A `key: value` line: the key (`[A-Za-z_][A-Za-z0-9_-]*`, then `:` and at
+ * least one space), where the value starts and the value as written,
+ * without a trailing `# comment` and white space. `undefined` for any other
+ * line. A scan of character codes, not a pattern: `(.*?)[ \t]*$` is
+ * quadratic in a long run of white space, and a load reads every line.
  */
 function readSimpleLine(line: string): { key: string; valueStart: number; raw: string } | undefined {
-  const match = SIMPLE_KEY.exec(line)
-  if (!match) return undefined
-  const valueStart = match[0].length
-  let value = line.endsWith('\r') ? line.slice(valueStart, -1) : line.slice(valueStart)
-  // `.` stops at these: the pattern this replaces did not read such lines.
-  if (/[\r\u2028\u2029]/.test(value)) return undefined
-  // A comment starts at a `#` after white space; a `#` inside quotes is left to the YAML parser (the value then does not read as simple).
-  const comment = /[ \t]#/.exec(value)
-  if (comment) value = value.slice(0, comment.index)
-  let end = value.length
-  while (end > 0 && (value[end - 1] === ' ' || value[end - 1] === '\t')) end--
-  return { key: match[1]!, valueStart, raw: value.slice(0, end) }
+  if (!isKeyStart(line.charCodeAt(0))) return undefined
+  let colon = 1
+  while (isKeyChar(line.charCodeAt(colon))) colon++
+  if (line.charCodeAt(colon) !== 0x3a || line.charCodeAt(colon + 1) !== 0x20) return undefined
+  let valueStart = colon + 2
+  while (line.charCodeAt(valueStart) === 0x20) valueStart++
+  const end = line.endsWith('\r') ? Math.max(valueStart, line.length - 1) : line.length
+  let valueEnd = end
+  for (let at = valueStart; at < end; at++) {
+    const code = line.charCodeAt(at)
+    // `.` stops at these: the pattern this replaces did not read such lines.
+    if (code === 0x0d || code === 0x2028 || code === 0x2029) return undefined
+    // A comment starts at a `#` after white space; a `#` inside quotes is left to the YAML parser (the value then does not read as simple).
+    if (code === 0x23 && valueEnd === end && at > valueStart && isBlank(line.charCodeAt(at - 1))) valueEnd = at - 1
+  }
+  while (valueEnd > valueStart && isBlank(line.charCodeAt(valueEnd - 1))) valueEnd--
+  return { key: line.slice(0, colon), valueStart, raw: line.slice(valueStart, valueEnd) }
+}
+
+/** Whether a character (by code) can follow in a plain key: a letter, a digit, `_` or `-`. */
+function isKeyChar(code: number): boolean {
+  return isKeyStart(code) || (code >= 0x30 && code <= 0x39) || code === 0x2d
+}
+
+function isBlank(code: number): boolean {
+  return code === 0x20 || code === 0x09
 }
 /** A plain scalar the fast reader reads as YAML does: a small integer, a quoted string without escapes, a date (a string in YAML 1.2) or a plain word. */
 function scalar(raw: string): string | number | undefined {

@@ -1,6 +1,6 @@
 import { constants } from 'node:fs'
 import { open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises'
-import { join } from 'node:path'
+import { join, sep } from 'node:path'
 import { assertFolder, isInside, readRegularFileSync, toStamp, type FileStamp } from './fs-atomic.js'
 import { parseNote, type ParsedNote } from './parse-note.js'
 import { isSettled, MAX_SETTLE_MS, readSettled, settleWindow, type FileRead } from './settled-read.js'
@@ -139,7 +139,8 @@ export async function readNote(root: string, file: string, issues: PlanIssue[], 
  * is binary, `careful` when it is to be read the careful way (see `readNote`).
  */
 function readNoteAtOnce(root: string, file: string, issues: PlanIssue[]): ParsedNote | undefined | 'careful' {
-  const path = join(root, file)
+  // `root` is a real path and `file` a listed one (`/` between names): joined as `join` would, without its normalising.
+  const path = sep === '/' && !root.endsWith('/') ? `${root}/${file}` : join(root, file)
   // Just listed as a regular file (a symlink is listed too, and the open refuses it: read the careful way).
   const quick = readRegularFileSync(path, MAX_NOTE_BYTES, true)
   if (!quick) return 'careful'
