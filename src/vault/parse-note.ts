@@ -102,7 +102,8 @@ export function parseNote(file: string, text: string): ParsedNote {
     sectionEnds[index] = end
     if (headings[index]!.depth <= 2) end = headings[index]!.start
   }
-  for (const [index, heading] of headings.entries()) {
+  for (let index = 0; index < headings.length; index++) {
+    const heading = headings[index]!
     if (heading.depth === 1 && title === undefined) {
       title = heading.text.length > MAX_TITLE_CHARS ? heading.text.trim() : inlineText(heading.text)
       // The title line leaves the body only when it opens the note, so nothing around it moves.
@@ -112,9 +113,8 @@ export function parseNote(file: string, text: string): ParsedNote {
     if (name !== 'next' && name !== 'feedback') continue
     const end = sectionEnds[index]!
     cut.push([heading.start, end])
-    const sectionText = content.slice(heading.bodyStart, end)
     if (name === 'feedback') {
-      feedback += sectionText.trim()
+      feedback += content.slice(heading.bodyStart, end).trim()
       feedbackEnd = contentStart + end
     } else edges.push(...readEdges(view.slice(heading.bodyStart, end), id.slice(0, id.lastIndexOf('/') + 1), lineOffset + heading.line, report))
   }
