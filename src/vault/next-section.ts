@@ -165,7 +165,8 @@ function readSimpleItems(
   for (let index = 0; index < lines.length; index++) {
     const text = lines[index]!
     // Blank lines, and headings (of level 3 and up: the section ends at the others), hold no edges.
-    if (text.trim() === '' || /^ {0,3}#{1,6}(?:[ \t]|\r?$)/.test(text)) continue
+    // (A line opening with `-` is neither: the usual item is not looked at twice.)
+    if (text.charCodeAt(0) !== 0x2d && (text.trim() === '' || /^ {0,3}#{1,6}(?:[ \t]|\r?$)/.test(text))) continue
     const item = SIMPLE_ITEM.exec(text)
     if (!item) return false
     const rest = trimBlanks(item[5]!)

@@ -29,10 +29,14 @@ export function readKnob(key: KnobKey, value: unknown): unknown {
 
 /** The `aliases:` (or `alias:`) a note's frontmatter gives it, trimmed and in NFC, as links are compared. */
 export function aliasesOf(frontmatter: Record<string, unknown>): string[] {
-  return ([] as unknown[])
-    .concat(frontmatter.aliases ?? frontmatter.alias ?? [])
-    .filter((alias): alias is string => typeof alias === 'string' && alias.trim() !== '')
-    .map((alias) => alias.trim().normalize('NFC'))
+  const written = frontmatter.aliases ?? frontmatter.alias ?? []
+  const aliases: string[] = []
+  for (const alias of Array.isArray(written) ? (written as unknown[]) : [written]) {
+    if (typeof alias !== 'string') continue
+    const trimmed = alias.trim()
+    if (trimmed !== '') aliases.push(trimmed.normalize('NFC'))
+  }
+  return aliases
 }
 
 /** Default visit budget of a node. */
