@@ -70,7 +70,8 @@ export function replaceNoteSync(path: string, expected: FileStamp, data: string,
   const stamp = writeFileAtomicSync(path, data, { ...options, mode: options.mode ?? expected.mode })
   if (!linked) return { kind: 'replaced', stamp }
   const after = statOrNothing(old!)
-  if (after !== undefined && sameStamp(after, expected)) {
+  // Unchanged, or one file with the note (a write that went into the note itself, not a new file): nothing was caught.
+  if (after !== undefined && (sameStamp(after, expected) || after.ino === stamp.ino)) {
     rmSync(old!, { force: true })
     return { kind: 'replaced', stamp }
   }
