@@ -1,10 +1,9 @@
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
-import { stampOf } from '../vault/fs-atomic.js'
 import { replaceNote } from '../vault/replace-note.js'
 import { loadPlan } from '../plan/load-plan.js'
 import { addFeedback, tickBox } from '../vault/note-edits.js'
-import { readNoteForRewrite } from '../vault/settled-read.js'
+import { readSettledNote } from '../vault/settled-read.js'
 import { parseNote } from '../vault/parse-note.js'
 import { decideProposal, PROPOSAL_NODE } from '../vault/proposal-note.js'
 import type { Edge, PlanNode } from '../core/types.js'
@@ -58,9 +57,9 @@ export async function decide(vault: string, node: string, decision: Decision): P
     const index = edgeIndex(planNode, decision.edge)
     const file = planNode.file ?? `${planNode.id}.md`
     const path = join(vault, file)
-    const before = await stampOf(path)
     // Settled: a note caught between an editor's truncate and its write (a person ticking in Obsidian) is read again, never written from.
-    const text = await readNoteForRewrite(file, path, true)
+    // The stamp is the version's read, so the write below replaces exactly what was read.
+    const { text, stamp: before } = await readSettledNote(file, path, true)
     const updated = decided(planNode, file, text, index, decision)
     if (updated === undefined) continue
     if (updated === text) return

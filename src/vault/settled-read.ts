@@ -114,15 +114,26 @@ const MAX_SYNC_READ = 8 * 1024 * 1024
  * @throws {RunStateError} `note-busy` when it kept changing; nothing is written
  */
 export async function readNoteForRewrite(file: string, path: string, changed: boolean | FileStamp): Promise<string> {
+  return (await readSettledNote(file, path, changed)).text
+}
+
+/**
+ * {@link readNoteForRewrite}, with the stamp of the version read: a write
+ * compared against it replaces exactly that version.
+ *
+ * @throws {RunStateError} `note-busy` when it kept changing; nothing is written
+ */
+export async function readSettledNote(file: string, path: string, changed: boolean | FileStamp): Promise<{ text: string; stamp: FileStamp }> {
   const found = await readSettled(
     async () => {
       const read = readRegularFileSync(path, MAX_SYNC_READ)
-      if (read) return { value: read.text, stamp: read.stamp, complete: read.complete }
+      if (read) return { value: { text: read.text, stamp: read.stamp }, stamp: read.stamp, complete: read.complete }
       // Not a small regular file (a symlink inside the vault): read the slow way, the stamp taken after.
       const text = await readFile(path, 'utf8')
-      return { value: text, stamp: stampOfSync(path), complete: true }
+      const stamp = stampOfSync(path)
+      return { value: { text, stamp }, stamp, complete: true }
     },
-    (read) => settleWindow(path, { text: read.value, stamp: read.stamp }, changed),
+    (read) => settleWindow(path, { text: read.value.text, stamp: read.stamp }, changed),
   )
   if (found === 'busy' || found === undefined) {
     throw new RunStateError(

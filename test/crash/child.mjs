@@ -313,6 +313,8 @@ try {
   process.exit(0)
 } catch (error) {
   line(`OPS ${ops}`)
-  line(`ERROR ${JSON.stringify({ name: error?.name, code: error?.code, message: String(error?.message ?? error), stack: String(error?.stack ?? '') })}`)
+  // The issues of a PlanValidationError too: a warning that a note kept changing (an editor trial) says why it was left out.
+  const issues = Array.isArray(error?.issues) ? error.issues.map(({ code, severity, message }) => ({ code, severity, message })) : undefined
+  line(`ERROR ${JSON.stringify({ name: error?.name, code: error?.code, message: String(error?.message ?? error), stack: String(error?.stack ?? ''), issues })}`)
   process.exit(1)
 }
