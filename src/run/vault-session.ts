@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { watchFolders } from '../vault/folder-watch.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
-import { pathInVault, sameStamp, writeFileAtomic, writeFileAtomicSync } from '../vault/fs-atomic.js'
+import { pathInVault, replacedFilesFreed, sameStamp, writeFileAtomic, writeFileAtomicSync } from '../vault/fs-atomic.js'
 import { graphFromNotes } from '../plan/load-plan.js'
 import { listVault, readNote, readNotes } from '../vault/read-vault.js'
 import { hasTraceFolder, TRACE_FOLDER } from '../vault/run-folder.js'
@@ -178,7 +178,9 @@ export class VaultSession {
     // note's data is flushed before the rename, so a power cut leaves its old bytes or its new ones.
     // With the journal holding the note's bytes, the rewrite needs no flush of its own.
     const stamp =
-      updated === text ? before : writeFileAtomicSync(path, updated, { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode })
+      updated === text
+        ? before
+        : writeFileAtomicSync(path, updated, { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode, deferFree: true })
     this.held.wrote(file, stamp, updated, before)
     if (updated !== text) rememberWrite(path, stamp)
     this.dirty.delete(file)
@@ -276,10 +278,11 @@ export class VaultSession {
     return (file !== undefined && this.notes.get(file)?.feedback) || ''
   }
 
-  /** Stops watching, and closes the journal. */
-  close(): void {
+  /** Stops watching, closes the journal, and waits until the note versions the statuses replaced are unlinked. */
+  async close(): Promise<void> {
     this.journal?.close()
     for (const watcher of this.watchers.splice(0)) watcher.close()
+    await replacedFilesFreed()
   }
 
   /** Resolves where a note's writes go, refusing a path that leaves the vault (through a symlink too). */
