@@ -3,7 +3,9 @@
 // script, not a model: it writes placeholder step outputs and judges
 // conditions by a fixed rule (the first visit of a step picks its last
 // condition, later visits its first), so the draft/review loop goes round
-// once and then leaves. Point LLM_BASE_URL at a real endpoint to use a model.
+// once and then leaves. Asked for a plan (the planning role), it writes the same
+// small one for any task: research, draft, a review that loops back once, and
+// publish. Point LLM_BASE_URL at a real endpoint to use a model.
 import { createServer } from 'node:http'
 
 /** Starts the stand-in on a free port; resolves to `{ url, close }`. */
@@ -51,6 +53,7 @@ export async function startStandInModel({ port = 0, log = () => {} } = {}) {
 }
 
 function reply(system, prompt) {
+  if (/You write plans as one markdown document/.test(system)) return plan(/Write a plan for this task:\n\n([^\n]*)/.exec(prompt)?.[1] ?? 'the task')
   const conditions = [...(prompt.split('\nConditions:\n')[1] ?? '').matchAll(/^(\d+)\. (.*)$/gm)]
   if (/judge conditions/i.test(system) && conditions.length > 0) {
     const visit = Number(/\(visit (\d+)\)/.exec(prompt)?.[1] ?? 1)
@@ -66,4 +69,31 @@ function reply(system, prompt) {
   const step = /This step: (.*)/.exec(prompt)?.[1] ?? 'the step'
   const revised = /Output of an earlier step/.test(prompt) ? ' It takes the earlier outputs into account.' : ''
   return `[stand-in model] Placeholder result for "${step}".${revised} A real model would do the work described in the note here.`
+}
+
+/** The stand-in's plan for any task, in the planner's document format. */
+function plan(task) {
+  return [
+    '## research',
+    'type: start',
+    `Find what is needed for: ${task}`,
+    '### Next',
+    '- [[draft]]',
+    '',
+    '## draft',
+    'Write a first version from the research.',
+    '### Next',
+    '- [[review]]',
+    '',
+    '## review',
+    'role: review',
+    'Check the draft against the task.',
+    '### Next',
+    '- the draft is ready -> [[publish]]',
+    '- the draft needs work -> [[draft]]',
+    '',
+    '## publish',
+    'Put the final version together.',
+    '',
+  ].join('\n')
 }

@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process'
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { RunStateError } from 'vaultplan'
 import { VaultSession } from '../src/run/vault-session.js'
-import { readRegularFileSync, replacedFilesFreed, writeFileAtomicSync } from '../src/vault/fs-atomic.js'
+import { readRegularFileSync, writeFileAtomicSync } from '../src/vault/fs-atomic.js'
 import { TraceAppender } from '../src/run/trace.js'
 import { writeVault } from './helpers/vault.js'
 
@@ -46,32 +46,7 @@ describe('synchronous reads and writes of the hop path', () => {
     }
   })
 
-  it('with deferFree, the replaced version keeps a second name until the rename is done and is unlinked after it', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'vaultplan-sync-'))
-    try {
-      const path = join(dir, 'note.md')
-      await writeFile(path, 'old\n', { mode: 0o640 })
-      const before = await stat(path)
-      writeFileAtomicSync(path, 'new\n', { fsync: false, deferFree: true })
-      // Looked at at once (the unlink runs in the thread pool): not freed by the rename, still named, under a temporary name.
-      const spare = readdirSync(dir).filter((name) => name !== 'note.md')
-      expect(spare).toHaveLength(1)
-      expect(spare[0]).toMatch(/^\.vaultplan-tmp-/)
-      expect(statSync(join(dir, spare[0]!)).ino).toBe(before.ino)
-      expect(readFileSync(path, 'utf8')).toBe('new\n')
-      expect(statSync(path).mode & 0o777).toBe(0o640)
-      await replacedFilesFreed()
-      expect(await readdir(dir)).toEqual(['note.md'])
-      // A new file has no old version to keep.
-      writeFileAtomicSync(join(dir, 'other.md'), 'x\n', { fsync: false, deferFree: true })
-      await replacedFilesFreed()
-      expect((await readdir(dir)).sort()).toEqual(['note.md', 'other.md'])
-    } finally {
-      await rm(dir, { recursive: true, force: true })
-    }
-  })
-
-  it('a session, once closed, has left no temporary name of the statuses it wrote', async () => {
+  it('a session, once closed, has left no second name of the note versions its status rewrites replaced', async () => {
     const vault = await writeVault({ 'a.md': '---\ntype: start\n---\n# A\n\n## Next\n- [[b]]\n', 'b.md': '# B\n' })
     try {
       const session = await VaultSession.open(vault, { fsync: false, watch: false })

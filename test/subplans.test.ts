@@ -1,8 +1,22 @@
 import { readdir } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { completeStep, decide, loadPlan, nextStep, readRunStatus, runPlan, toDot, toMermaid, type RunEvent, type StepInput } from 'vaultplan'
+import {
+  completeStep,
+  decide,
+  loadPlan,
+  nextStep,
+  readRunStatus,
+  runPlan,
+  toCanvas,
+  toDot,
+  toMermaid,
+  type CanvasNode,
+  type RunEvent,
+  type StepInput,
+} from 'vaultplan'
 import { noJudge } from './helpers/scripted.js'
 import { vaultplan } from './helpers/cli.js'
+import { canvasProblems } from './helpers/json-canvas.js'
 import { parseMermaid, renderDot } from './helpers/renderers.js'
 import { nestedPlan } from './helpers/subplans.js'
 import { edit, note, read, statuses, tempDir, writeVault } from './helpers/vault.js'
@@ -351,4 +365,43 @@ describe('pictures of a plan with subplans', () => {
     expect(parsed.edges.map((edge) => `${edge.start}->${edge.end}`)).toContain('s1_n0->s1_n1')
     expect(await renderDot(dot)).toMatchObject({ status: 'success', errors: [] })
   }, 60_000)
+
+  it('draw each subplan as a canvas group below its note, nested subplans inside, each note a card that opens it', async () => {
+    const vault = fanOut()
+    vault['web/notes.md'] = `---\nplan: deep\n---\n# Notes\n\nTake notes.\n`
+    vault['web/deep/dig.md'] = note({ front: { type: 'start' }, title: 'Dig', body: 'Dig deeper.' })
+    const graph = await loadPlan(await writeVault(vault))
+    const canvas = toCanvas(graph, { visits: {}, statuses: { 'web/search': 'done', 'web/deep/dig': 'active' } }, { folder: 'Plans/fan' })
+    expect(canvasProblems(canvas)).toEqual([])
+
+    const groups = canvas.nodes.filter((node) => node.type === 'group')
+    expect(groups.map((group) => [group.id, group.label])).toEqual([
+      ['s0', 'web/'],
+      ['s1', 'library/'],
+      ['s0_s0', 'web/deep/'],
+    ])
+    const card = (file: string) => canvas.nodes.find((node) => node.type === 'file' && node.file === `Plans/fan/${file}`)!
+    const group = (id: string) => groups.find((each) => each.id === id)!
+    const inside = (inner: CanvasNode, outer: CanvasNode) =>
+      inner.x >= outer.x && inner.y >= outer.y && inner.x + inner.width <= outer.x + outer.width && inner.y + inner.height <= outer.y + outer.height
+    for (const file of ['web/search.md', 'web/notes.md', 'web/deep/dig.md']) expect(inside(card(file), group('s0'))).toBe(true)
+    expect(inside(card('web/deep/dig.md'), group('s0_s0'))).toBe(true)
+    expect(inside(group('s0_s0'), group('s0'))).toBe(true)
+    for (const file of ['library/borrow.md', 'library/read.md']) expect(inside(card(file), group('s1'))).toBe(true)
+    for (const file of ['brief.md', 'gather.md', 'report.md', 'library/read.md']) expect(inside(card(file), group('s0'))).toBe(false)
+    // The two branches sit side by side in the row below the note that runs them.
+    expect(group('s0').y).toBe(group('s1').y)
+    expect(group('s0').y).toBeGreaterThan(card('gather.md').y + card('gather.md').height)
+    expect(group('s0').x + group('s0').width).toBeLessThan(group('s1').x)
+    // The note after the one that runs them comes below both branches.
+    for (const id of ['s0', 's1']) expect(card('report.md').y).toBeGreaterThan(group(id).y + group(id).height)
+
+    // Statuses of nested notes colour their cards; an edge runs from each running note to its subplan's group.
+    expect([card('web/search.md').color, card('web/deep/dig.md').color, card('library/borrow.md').color]).toEqual(['4', '3', undefined])
+    const links = canvas.edges.map((edge) => `${edge.fromNode}->${edge.toNode}`)
+    const id = (file: string) => card(file).id
+    expect(links).toEqual(expect.arrayContaining([`${id('gather.md')}->s0`, `${id('gather.md')}->s1`, `${id('web/notes.md')}->s0_s0`]))
+    expect(links).toContain(`${id('web/search.md')}->${id('web/notes.md')}`)
+    expect(links.filter((link) => link.endsWith('->s0'))).toHaveLength(1)
+  })
 })

@@ -2,8 +2,10 @@ import { spawn } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { runPlan } from 'vaultplan'
+import { decide, runPlan } from 'vaultplan'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
+import { readFile } from 'node:fs/promises'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { readNotes, writeVault } from './helpers/vault.js'
 
 /**
@@ -70,5 +72,62 @@ describe('an editor saving in place while the run goes (torn reads)', () => {
     // A torn read written from would leave a note without the person's last words.
     const notes = await readNotes(dir)
     for (let index = 0; index < NOTES; index++) expect(notes[`n${index}.md`]).toContain(words(index))
+  }, 60_000)
+})
+
+/**
+ * An editor saving one note in place again and again: the bytes it read, cut
+ * exactly at the line `cutBefore` opens, the rest after a pause. The first
+ * part ends with a line break and has its frontmatter closed, so only a read
+ * that doubts a note saved a moment ago waits for the rest.
+ */
+const ONE_NOTE_EDITOR = `
+const fs = require('node:fs')
+const [path, stop, cutBefore] = process.argv.slice(1)
+const pause = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
+while (!fs.existsSync(stop)) {
+  const text = fs.readFileSync(path)
+  const cut = text.indexOf(cutBefore)
+  const fd = fs.openSync(path, 'w')
+  fs.writeSync(fd, text, 0, cut === -1 ? text.length : cut)
+  pause(80)
+  if (cut !== -1) fs.writeSync(fd, text, cut)
+  fs.closeSync(fd)
+  fs.writeSync(1, '.')
+  pause(250)
+}
+`
+
+const JOURNAL = `## Journal\n\n${'What the person wrote about the draft, while they decided. '.repeat(20)}\nTHE END OF THE JOURNAL\n`
+
+describe('decide while an editor saves the waiting note in place', () => {
+  it("a decision is never written from a note caught between the editor's truncate and its write", async () => {
+    const approve = `---\njudge: human\nstatus: waiting\n---\n# Approve the draft\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n\n${JOURNAL}`
+    const dir = await writeVault({
+      'draft.md': '---\ntype: start\nstatus: done\n---\n# Draft\n\n## Next\n- [[approve]]\n',
+      'approve.md': approve,
+      'send.md': '# Send\n',
+    })
+    const path = join(dir, 'approve.md')
+    const editor = spawn(process.execPath, ['-e', ONE_NOTE_EDITOR, path, join(dir, 'stop'), '## Journal'], { stdio: ['ignore', 'pipe', 'inherit'] })
+    let saves = ''
+    editor.stdout.on('data', (chunk: Buffer) => (saves += chunk.toString()))
+    const ended = new Promise((resolve) => editor.once('close', resolve))
+    try {
+      while (saves.length === 0) await sleep(10)
+      // Each decision adds feedback, so each one writes the note; they come at random moments of the editor's saves.
+      for (let call = 1; call <= 20; call++) {
+        await decide(dir, 'approve', { edge: 'approved', feedback: `Feedback ${call}.` })
+        await sleep(Math.random() * 330)
+      }
+    } finally {
+      await writeFile(join(dir, 'stop'), '')
+      await ended
+    }
+    // Written from the editor's first part, the note would end at its `## Next` list, the journal gone.
+    const text = await readFile(path, 'utf8')
+    expect(text).toContain(JOURNAL)
+    expect(text).toContain('- [x] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n')
+    expect(saves.length).toBeGreaterThan(10)
   }, 60_000)
 })

@@ -1,6 +1,7 @@
 import { posix } from 'node:path'
 import type { PlanGraph } from './plan-graph.js'
 import { pictureOf, statusOf, type Box, type PictureState } from './plan-picture.js'
+import { subplansOf } from './plan-clusters.js'
 import type { NodeStatus, PlanNode } from '../core/types.js'
 
 /** A JSON Canvas colour: one of the six presets (red, orange, yellow, green, cyan, purple) or a hex colour. */
@@ -85,13 +86,36 @@ interface Unit {
  * without, the start is purple and the terminals cyan. Links to notes that
  * do not exist are red text cards, so an invalid plan can be pictured too.
  * With `options.group`, the notes of a group are laid out together inside a
- * `group` node (drawn first, so below the cards).
+ * `group` node (drawn first, so below the cards). Each subplan is a group
+ * labelled with its folder (`research/`), laid out like a plan of its own
+ * in the row below the note that runs it, with an edge from that note to it.
  *
  * @throws {TypeError} when `options.folder` is not a relative path inside the Obsidian vault.
  */
 export function toCanvas(graph: PlanGraph, state?: PictureState, options: CanvasOptions = {}): CanvasDocument {
-  const folder = vaultFolder(options.folder ?? '')
-  const { boxes, edges } = pictureOf(graph, state)
+  const { groups, cards, edges } = canvasOf(graph, state, options.group, { folder: vaultFolder(options.folder ?? ''), plan: '', key: '' })
+  return { nodes: [...groups, ...cards], edges }
+}
+
+/** A plan laid out from (0, 0): its groups (outer first), its cards, its edges and its size. */
+interface Laid {
+  groups: CanvasNode[]
+  cards: CanvasNode[]
+  edges: CanvasEdge[]
+  width: number
+  height: number
+}
+
+/**
+ * Lays out one plan: `at.folder` is its folder from the Obsidian vault's
+ * root, `at.plan` from the top plan vault (`''`, `research/`), and `at.key`
+ * prefixes its ids so a subplan's never clash with its parent's.
+ */
+function canvasOf(graph: PlanGraph, state: PictureState | undefined, group: CanvasOptions['group'], at: { folder: string; plan: string; key: string }): Laid {
+  const picture = pictureOf(graph, state)
+  const key = (each: string) => `${at.key}${each}`
+  const boxes = picture.boxes.map((box) => ({ ...box, key: key(box.key) }))
+  const edges = picture.edges.map((edge) => ({ ...edge, from: key(edge.from), to: key(edge.to) }))
   const byKey = new Map(boxes.map((box) => [box.key, box]))
   const links = edges.map((edge): [string, string] => [edge.from, edge.to])
   const start = boxes[0]?.start ? boxes[0].key : undefined
@@ -103,51 +127,78 @@ export function toCanvas(graph: PlanGraph, state?: PictureState, options: Canvas
   const members = new Map<string, Box[]>()
   const labels = new Map<string, string>()
   for (const box of boxes) {
-    const label = box.node && options.group ? options.group(box.node) : undefined
+    const label = box.node && group ? group(box.node) : undefined
     if (label === undefined) continue
     if (typeof label !== 'string')
       throw new TypeError(`Expected \`group\` to return a label (a string) or undefined, got \`${String(label)}\` for \`${box.node!.id}\``)
-    const key = [...labels].find(([, known]) => known === label)?.[0] ?? `g${labels.size}`
-    labels.set(key, label)
-    groupOf.set(box.key, key)
-    members.set(key, [...(members.get(key) ?? []), box])
+    const groupKey = [...labels].find(([, known]) => known === label)?.[0] ?? key(`g${labels.size}`)
+    labels.set(groupKey, label)
+    groupOf.set(box.key, groupKey)
+    members.set(groupKey, [...(members.get(groupKey) ?? []), box])
   }
-  const unitOf = (key: string) => groupOf.get(key) ?? key
+  const unitOf = (each: string) => groupOf.get(each) ?? each
   const units = new Map<string, Unit>()
   for (const box of boxes) {
-    const key = unitOf(box.key)
-    if (units.has(key)) continue
-    const inside = members.get(key)
+    const unitKey = unitOf(box.key)
+    if (units.has(unitKey)) continue
+    const inside = members.get(unitKey)
     if (inside === undefined) {
-      units.set(key, cardUnit(box))
+      units.set(unitKey, cardUnit(box))
       continue
     }
     const keys = new Set(inside.map((member) => member.key))
-    const entry = met.find((key) => keys.has(key)) ?? inside[0]!.key
+    const entry = met.find((each) => keys.has(each)) ?? inside[0]!.key
     const inner = place(arrange(inside.map(cardUnit), links, entry))
-    units.set(key, {
-      key,
+    units.set(unitKey, {
+      key: unitKey,
       width: inner.width + 2 * GROUP_PADDING,
       height: inner.height + 2 * GROUP_PADDING,
       inner: inner.at,
-      label: labels.get(key)!,
+      label: labels.get(unitKey)!,
     })
   }
-  const unitLinks = links.map(([from, to]): [string, string] => [unitOf(from), unitOf(to)]).filter(([from, to]) => from !== to)
+  // Each subplan: laid out on its own, then placed as one unit below the note that runs it, and the note's next notes below the subplan.
+  const subplans: { key: string; from: string; laid: Laid }[] = []
+  for (const [index, part] of subplansOf(graph, state).entries()) {
+    const from = boxes.find((box) => box.node !== undefined && box.node === part.note)?.key
+    if (from === undefined) continue
+    const subKey = key(`s${index}`)
+    const plan = `${at.plan}${part.folder}/`
+    const laid = canvasOf(part.subplan, part.state, group, { folder: posix.join(at.folder, part.folder), plan, key: `${subKey}_` })
+    subplans.push({ key: subKey, from, laid })
+    units.set(subKey, { key: subKey, width: laid.width + 2 * GROUP_PADDING, height: laid.height + 2 * GROUP_PADDING, label: plan })
+  }
+  // For the rows, a link from a note that runs subplans starts below them instead.
+  const below = (from: string) => {
+    const run = subplans.filter((subplan) => subplan.from === from).map((subplan) => subplan.key)
+    return run.length > 0 ? run : [from]
+  }
+  const unitLinks = [
+    ...subplans.map((subplan): [string, string] => [subplan.from, subplan.key]),
+    ...links.flatMap(([from, to]) => below(from).map((each): [string, string] => [each, to])),
+  ]
+    .map(([from, to]): [string, string] => [unitOf(from), unitOf(to)])
+    .filter(([from, to]) => from !== to)
   const outer = place(arrange([...units.values()], unitLinks, start === undefined ? undefined : unitOf(start)))
 
   const groups: CanvasNode[] = []
   const cards: CanvasNode[] = []
-  const frames = new Map<string, { x: number; y: number; width: number; height: number }>()
+  const nested: Laid[] = []
+  const frames = new Map<string, Frame>()
   for (const unit of units.values()) {
-    const at = outer.at.get(unit.key)!
-    if (!unit.inner) {
-      frames.set(unit.key, { ...at, width: unit.width, height: unit.height })
-      continue
-    }
-    groups.push({ id: unit.key, type: 'group', label: unit.label!, x: at.x, y: at.y, width: unit.width, height: unit.height })
-    for (const [key, offset] of unit.inner)
-      frames.set(key, { x: at.x + GROUP_PADDING + offset.x, y: at.y + GROUP_PADDING + offset.y, ...(byKey.get(key)!.node ? CARD : MISSING_CARD) })
+    const corner = outer.at.get(unit.key)!
+    const frame = { ...corner, width: unit.width, height: unit.height }
+    frames.set(unit.key, frame)
+    if (unit.label === undefined) continue
+    groups.push({ id: unit.key, type: 'group', label: unit.label, ...frame })
+    for (const [cardKey, offset] of unit.inner ?? [])
+      frames.set(cardKey, {
+        x: corner.x + GROUP_PADDING + offset.x,
+        y: corner.y + GROUP_PADDING + offset.y,
+        ...(byKey.get(cardKey)!.node ? CARD : MISSING_CARD),
+      })
+    const subplan = subplans.find((each) => each.key === unit.key)
+    if (subplan) nested.push(moved(subplan.laid, corner.x + GROUP_PADDING, corner.y + GROUP_PADDING))
   }
   for (const box of boxes) {
     const frame = frames.get(box.key)!
@@ -155,15 +206,28 @@ export function toCanvas(graph: PlanGraph, state?: PictureState, options: Canvas
     const geometry = { ...frame, ...(colour === undefined ? {} : { color: colour }) }
     cards.push(
       box.node
-        ? { id: box.key, type: 'file', file: posix.join(folder, box.node.file ?? `${box.node.id}.md`), ...geometry }
+        ? { id: box.key, type: 'file', file: posix.join(at.folder, box.node.file ?? `${box.node.id}.md`), ...geometry }
         : { id: box.key, type: 'text', text: box.label, ...geometry },
     )
   }
-  const canvasEdges = edges.map((edge, index): CanvasEdge => {
+  const drawn = [...edges, ...subplans.map((subplan) => ({ from: subplan.from, to: subplan.key, label: '' }))]
+  const canvasEdges = drawn.map((edge, index): CanvasEdge => {
     const sides = sidesOf(frames.get(edge.from)!, frames.get(edge.to)!, edge.from === edge.to)
-    return { id: `e${index}`, fromNode: edge.from, toNode: edge.to, ...sides, ...(edge.label === '' ? {} : { label: edge.label }) }
+    return { id: key(`e${index}`), fromNode: edge.from, toNode: edge.to, ...sides, ...(edge.label === '' ? {} : { label: edge.label }) }
   })
-  return { nodes: [...groups, ...cards], edges: canvasEdges }
+  return {
+    groups: [...groups, ...nested.flatMap((laid) => laid.groups)],
+    cards: [...cards, ...nested.flatMap((laid) => laid.cards)],
+    edges: [...canvasEdges, ...nested.flatMap((laid) => laid.edges)],
+    width: outer.width,
+    height: outer.height,
+  }
+}
+
+/** A laid-out plan moved right by `dx` and down by `dy`. */
+function moved(laid: Laid, dx: number, dy: number): Laid {
+  const move = (node: CanvasNode): CanvasNode => ({ ...node, x: node.x + dx, y: node.y + dy })
+  return { ...laid, groups: laid.groups.map(move), cards: laid.cards.map(move) }
 }
 
 function cardUnit(box: Box): Unit {

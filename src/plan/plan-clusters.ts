@@ -43,13 +43,11 @@ export function clustersOf<S extends State, L extends Laid>(
   keyPrefix = '',
 ): Cluster<L>[] {
   const clusters: Cluster<L>[] = []
-  let index = 0
-  for (const [folder, subplan] of graph.subplans ?? []) {
-    const key = `${keyPrefix}s${index++}`
-    const note = [...graph.nodes.values()].find((node) => subplanFoldersOf(node).some((each) => each.folder === folder))
+  for (const [index, { folder, subplan, note, state: inside }] of subplansOf(graph, state, prefix).entries()) {
+    const key = `${keyPrefix}s${index}`
     const from = parent.boxes.find((box) => box.node === note)?.key
     if (from === undefined) continue
-    const inner = layout(subplan, state && (within(state, `${prefix}${folder}/`) as S))
+    const inner = layout(subplan, inside)
     const rename = (each: string) => `${key}_${each}`
     const prefixed: L = {
       ...inner,
@@ -65,6 +63,33 @@ export function clustersOf<S extends State, L extends Laid>(
     })
   }
   return clusters
+}
+
+/** One subplan of a graph, as every picture needs it. */
+export interface SubplanPart<S> {
+  /** The folder, relative to the graph's vault. */
+  folder: string
+  subplan: PlanGraph
+  /** The note that runs it, if the graph still has one. */
+  note: PlanNode | undefined
+  /** The part of the state about the subplan, its notes named by their id inside it. */
+  state: S | undefined
+}
+
+/**
+ * The subplans of a graph in the order they were read, each with the note
+ * that runs it and the part of `state` about it. `prefix` is the graph's own
+ * folder from the top vault (`''` for the top), as the state names nested
+ * notes by their path from there.
+ */
+export function subplansOf<S extends State>(graph: PlanGraph, state: S | undefined, prefix = ''): SubplanPart<S>[] {
+  const notes = [...graph.nodes.values()]
+  return [...(graph.subplans ?? [])].map(([folder, subplan]) => ({
+    folder,
+    subplan,
+    note: notes.find((node) => subplanFoldersOf(node).some((each) => each.folder === folder)),
+    state: state && (within(state, `${prefix}${folder}/`) as S),
+  }))
 }
 
 /** The part of a state about one subplan, its notes named by their id inside it. */

@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
-import { sameStamp, stampOf, writeFileAtomic } from '../vault/fs-atomic.js'
+import { replacedFilesFreed, stampOf } from '../vault/fs-atomic.js'
+import { replaceNote } from '../vault/replace-note.js'
 import { loadPlan } from '../plan/load-plan.js'
 import { addFeedback, tickBox } from '../vault/note-edits.js'
 import { readNoteForRewrite } from '../vault/settled-read.js'
@@ -55,32 +56,42 @@ export async function decide(vault: string, node: string, decision: Decision): P
       )
     }
     const index = edgeIndex(planNode, decision.edge)
-    const path = join(vault, planNode.file ?? `${planNode.id}.md`)
+    const file = planNode.file ?? `${planNode.id}.md`
+    const path = join(vault, file)
     const before = await stampOf(path)
     // Settled: a note caught between an editor's truncate and its write (a person ticking in Obsidian) is read again, never written from.
-    const text = await readNoteForRewrite(planNode.file ?? `${planNode.id}.md`, path, true)
-    const raw = parseNote(planNode.file ?? `${planNode.id}.md`, text).edges
-    const item = raw[index]
-    if (!item || raw.length !== planNode.edges.length) continue
-    const other = raw.findIndex((edge, at) => edge.checked === true && at !== index)
-    if (other !== -1) {
-      const edge = planNode.edges[other]!
-      throw new RunStateError(
-        'ambiguous-decision',
-        `\`${planNode.file}\` has \`${edge.label || 'next'} -> [[${edge.target}]]\` ticked already; untick it first, or decide that edge.`,
-      )
-    }
-    let updated = item.checked === true ? text : tickBox(text, item.itemLine)
-    if (decision.feedback !== undefined && decision.feedback.trim() !== '') updated = addFeedback(updated, decision.feedback)
+    const text = await readNoteForRewrite(file, path, true)
+    const updated = decided(planNode, file, text, index, decision)
+    if (updated === undefined) continue
     if (updated === text) return
-    // Compared just before the write: an edit saved meanwhile is read again, never overwritten.
-    if (!sameStamp(await stampOf(path), before)) {
-      if (attempt < ATTEMPTS) continue
-      throw new RunStateError('note-busy', `\`${planNode.file}\` kept changing while the decision was written; nothing was changed. Try again.`)
+    // Compared just before the rename, and a save in place caught meanwhile gets the same decision (see replaceNote):
+    // an edit saved meanwhile is read again, never overwritten.
+    const replaced = await replaceNote(path, before, updated, (saved) => decided(planNode, file, saved, index, decision) ?? saved, { mode: before.mode })
+    if (replaced !== 'changed') {
+      // The old version's second name goes off the event loop (replaceNoteSync): gone before the call returns.
+      await replacedFilesFreed()
+      return
     }
-    await writeFileAtomic(path, updated, { mode: before.mode })
-    return
+    if (attempt >= ATTEMPTS)
+      throw new RunStateError('note-busy', `\`${planNode.file}\` kept changing while the decision was written; nothing was changed. Try again.`)
   }
+}
+
+/** `text` with the box of edge `index` ticked and the feedback added; `undefined` when its edges are not the plan's. */
+function decided(planNode: PlanNode, file: string, text: string, index: number, decision: Decision): string | undefined {
+  const raw = parseNote(file, text).edges
+  const item = raw[index]
+  if (!item || raw.length !== planNode.edges.length) return undefined
+  const other = raw.findIndex((edge, at) => edge.checked === true && at !== index)
+  if (other !== -1) {
+    const edge = planNode.edges[other]!
+    throw new RunStateError(
+      'ambiguous-decision',
+      `\`${planNode.file}\` has \`${edge.label || 'next'} -> [[${edge.target}]]\` ticked already; untick it first, or decide that edge.`,
+    )
+  }
+  const updated = item.checked === true ? text : tickBox(text, item.itemLine)
+  return decision.feedback !== undefined && decision.feedback.trim() !== '' ? addFeedback(updated, decision.feedback) : updated
 }
 
 function edgeIndex(node: PlanNode, choice: string): number {

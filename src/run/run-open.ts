@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { removeStaleTempFiles } from '../vault/fs-atomic.js'
+import { recoverOldVersions } from '../vault/replace-note.js'
 import type { RunFiles } from './run-files.js'
 import {
   archiveInterrupted,
@@ -90,9 +91,10 @@ function readerOf(vault: string): OutputReader {
   return { readOutput: (file) => readOutput(vault, file) }
 }
 
-/** Temp files a killed write left behind (every call may follow a kill: runPlan's and the stepping calls alike). */
+/** Temp files and old versions a killed write left behind (every call may follow a kill: runPlan's and the stepping calls alike). */
 async function removeStaleTempFilesIn(vault: string, session: VaultSession): Promise<void> {
   const folders = new Set([vault, tracePaths(vault).folder, tracePaths(vault).outputs])
   for (const node of session.graph.nodes.values()) if (node.file?.includes('/')) folders.add(join(vault, node.file.slice(0, node.file.lastIndexOf('/'))))
-  await Promise.all([...folders].map((folder) => removeStaleTempFiles(folder)))
+  // And a person's save that a killed run caught going into a note's old version goes back into the note.
+  await Promise.all([...folders].map(async (folder) => (await removeStaleTempFiles(folder), await recoverOldVersions(folder))))
 }

@@ -4,7 +4,8 @@ import { dirname, join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { watchFolders } from '../vault/folder-watch.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
-import { pathInVault, replacedFilesFreed, sameStamp, writeFileAtomic, writeFileAtomicSync } from '../vault/fs-atomic.js'
+import { pathInVault, replacedFilesFreed, sameStamp, writeFileAtomic } from '../vault/fs-atomic.js'
+import { replaceNote } from '../vault/replace-note.js'
 import { graphFromNotes } from '../plan/load-plan.js'
 import { listVault, readNote, readNotes } from '../vault/read-vault.js'
 import { hasTraceFolder, TRACE_FOLDER } from '../vault/run-folder.js'
@@ -158,15 +159,20 @@ export class VaultSession {
     const editedMeanwhile = !sameStamp(before, known)
     if (editedMeanwhile) path = await this.writePath(file)
     const text = (!editedMeanwhile && this.held.text(file)) || (await readNoteForRewrite(file, path, editedMeanwhile))
-    let updated: string
-    try {
-      updated = setFrontmatterStatus(text, status)
-      // Flushed before the rename when the journal does not hold this version yet (the first rewrite, a person's edit).
-      if (updated !== text && this.journal) {
-        this.journal.cover(file, text)
+    // Flushed before the rename when the journal does not hold this version yet (the first rewrite, a person's edit).
+    // Also the rewrite of a person's save that the replace caught going into the old version (see replaceNote).
+    const rewrite = (from: string) => {
+      const patched = setFrontmatterStatus(from, status)
+      if (patched !== from && this.journal) {
+        this.journal.cover(file, from)
         this.journal.status(file, status)
         this.journal.commit()
       }
+      return patched
+    }
+    let updated: string
+    try {
+      updated = rewrite(text)
     } catch (error) {
       throw new RunStateError(
         'status-unwritable',
@@ -177,15 +183,16 @@ export class VaultSession {
     // The folder is not flushed: the trace, not the statuses, says where a run is, and the
     // note's data is flushed before the rename, so a power cut leaves its old bytes or its new ones.
     // With the journal holding the note's bytes, the rewrite needs no flush of its own.
-    const stamp =
-      updated === text
-        ? before
-        : writeFileAtomicSync(path, updated, { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode, deferFree: true })
+    const write = { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode }
+    const replaced = updated === text ? { stamp: before } : await replaceNote(path, before, updated, rewrite, write)
+    if (replaced === 'changed') return this.setStatus(id, status)
+    const stamp = replaced.stamp
+    if (replaced.text !== undefined) updated = replaced.text
     this.held.wrote(file, stamp, updated, before)
     if (updated !== text) rememberWrite(path, stamp)
     this.dirty.delete(file)
     const note = this.notes.get(file)
-    if (editedMeanwhile || !note) {
+    if (editedMeanwhile || replaced.text !== undefined || !note) {
       this.notes.set(file, parseNote(file, updated))
       await this.rebuildAndValidate()
       return id
@@ -278,7 +285,7 @@ export class VaultSession {
     return (file !== undefined && this.notes.get(file)?.feedback) || ''
   }
 
-  /** Stops watching, closes the journal, and waits until the note versions the statuses replaced are unlinked. */
+  /** Stops watching, closes the journal, and waits until the second names of the note versions it replaced are removed. */
   async close(): Promise<void> {
     this.journal?.close()
     for (const watcher of this.watchers.splice(0)) watcher.close()

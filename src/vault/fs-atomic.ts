@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, fsyncSync, linkSync, lstatSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs'
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs'
 import { lstat, open, readdir, realpath, rename, rm, stat, unlink } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import { VaultPathError } from '../core/errors.js'
@@ -21,18 +21,6 @@ export interface WriteOptions {
   syncFolder?: boolean
   /** Permissions of the file; when absent, those of the file being replaced (0o644 for a new one). */
   mode?: number
-  /**
-   * Free the replaced version off the event loop ({@link writeFileAtomicSync}
-   * only): it keeps a second name until the rename is done and is unlinked
-   * through the thread pool after it. On ext4 the rename that drops a file's
-   * last name waits for that file's pending disk writes (its blocks are
-   * freed there), which costs a hop more than all its other file work. A
-   * file system without hard links just renames. {@link replacedFilesFreed}
-   * waits for the unlinks.
-   *
-   * @default false
-   */
-  deferFree?: boolean
 }
 
 /** What identifies a version of a file: changes whenever its bytes may have. */
@@ -121,55 +109,39 @@ export function writeFileAtomicSync(path: string, data: string, options: WriteOp
   } finally {
     closeSync(fd)
   }
-  const spare = options.deferFree === true ? secondName(path, folder) : undefined
   try {
     renameSync(temp, path)
   } catch (error) {
     rmSync(temp, { force: true })
     throw error
-  } finally {
-    if (spare !== undefined) unlinkLater(spare)
   }
   if (options.syncFolder ?? fsync) syncFolderSync(folder)
   return stamp
 }
 
-/** Unlinks of replaced versions still under way (see `deferFree`). */
-const freeing = new Set<Promise<void>>()
-/** Cleared at the first file system that refuses a hard link: no second try per write. */
-let hardLinks = true
-
-/** A second (temporary) name for the file at `path`, so that replacing it does not free it; `undefined` when there is none to give. */
-function secondName(path: string, folder: string): string | undefined {
-  if (!hardLinks) return undefined
-  const spare = tempPath(folder)
-  try {
-    linkSync(path, spare)
-    return spare
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    // No file there yet (nothing to free) or a passing failure: rename as usual. Anything else: links do not work here.
-    if (code !== 'ENOENT' && code !== 'EEXIST' && code !== 'EMLINK') hardLinks = false
-    return undefined
-  }
-}
-
-function unlinkLater(spare: string): void {
-  // A kill before the unlink leaves a temporary name, which the next call removes (removeStaleTempFiles).
-  // After the hop's synchronous work, in the thread pool: the unlink's wait falls outside the event loop.
-  const done: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
-    .then(() => unlink(spare))
-    .catch(() => undefined)
-    .finally(() => freeing.delete(done))
-  freeing.add(done)
-}
+/** Unlinks still under way (see {@link removeLater}). */
+const removing = new Set<Promise<void>>()
 
 /**
- * Waits until the versions replaced by writes with `deferFree` are unlinked,
- * so no temporary name of theirs is left when a call returns.
+ * Removes a file's name after the synchronous work of the moment, in the
+ * thread pool, so that the wait it may cost is not the event loop's: on
+ * ext4 the unlink that drops a file's last name frees its blocks and waits
+ * for its pending writes, which costs a hop more than all its other file
+ * work. For the second name of a note's replaced version (see
+ * `replaceNoteSync`). {@link replacedFilesFreed} waits for these unlinks.
  */
+export function removeLater(path: string): void {
+  // A kill before the unlink leaves the name, which the next call settles.
+  const done: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+    .then(() => unlink(path))
+    .catch(() => undefined)
+    .finally(() => removing.delete(done))
+  removing.add(done)
+}
+
+/** Waits until every {@link removeLater} is done, so no name it was given is left when a call returns. */
 export async function replacedFilesFreed(): Promise<void> {
-  while (freeing.size > 0) await Promise.all([...freeing])
+  while (removing.size > 0) await Promise.all([...removing])
 }
 
 /** Writes every byte of `buffer` at the file's current position (a write may be short). */

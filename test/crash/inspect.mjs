@@ -3,11 +3,13 @@
 // the status values, temp files, the user's bytes.
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { PERSON_LINE } from './editor.mjs'
 import { FILES, MAX_STEPS, MAX_VISITS, NESTED_FILES, STATUSES, statusIn, withStatus } from './vault.mjs'
 
 export const TRACE_FOLDER = '00_plan-trace'
 const MARKER = '<!-- vaultplan:hop '
 const TEMP_PREFIX = '.vaultplan-tmp-'
+const OLD_VERSION_PREFIX = '.vaultplan-old-'
 const NOTES = Object.keys(FILES).filter((file) => file.endsWith('.md'))
 
 /** Every file under `dir`, relative, `/`-separated (directories end with `/` when empty). */
@@ -57,7 +59,8 @@ export function hopKey(hop) {
 /** A snapshot of the vault's state, for checks and for naming the kill point. */
 export function snapshot(vault) {
   const files = listFiles(vault)
-  const temps = files.filter((file) => file.split('/').pop().startsWith(TEMP_PREFIX))
+  // A note's old version under a second name (while the run replaces it) counts as a temp file: it is settled at the next call.
+  const temps = files.filter((file) => file.split('/').pop().startsWith(TEMP_PREFIX) || file.split('/').pop().startsWith(OLD_VERSION_PREFIX))
   const statuses = {}
   for (const note of NOTES) {
     try {
@@ -117,12 +120,14 @@ export function killPoint(state, attemptLog) {
 /**
  * Checks a vault against the uninterrupted run. `final` adds the checks of a
  * finished run. `powerCut`: the vault went through a power cut, so statuses
- * may show earlier values than the trace's (every other check stands). Returns problems as { kind, message }; kind is `data-loss`,
+ * may show earlier values than the trace's (every other check stands). `edited`: a person's editor added lines to the notes
+ * (editor.mjs), which are taken out before the notes are compared (editorProblems checks them). Returns problems as { kind, message }; kind is `data-loss`,
  * `budget` or `other`.
  */
-export async function checkVault(vault, reference, { final, loadPlan, powerCut = false, branch = false }) {
+export async function checkVault(vault, reference, { final, loadPlan, powerCut = false, branch = false, edited = false }) {
   const problems = []
-  const fail = (kind, message) => problems.push({ kind, message })
+  // `bytes`: a problem with the user's bytes (the rest are about the run's path and state).
+  const fail = (kind, message, bytes = false) => problems.push({ kind, message, ...(bytes && { bytes }) })
   const state = snapshot(vault)
 
   // Every note parses and the plan is still valid.
@@ -142,24 +147,25 @@ export async function checkVault(vault, reference, { final, loadPlan, powerCut =
     try {
       now = readFileSync(join(vault, file))
     } catch (error) {
-      fail('data-loss', `\`${file}\` is gone: ${error.code}`)
+      fail('data-loss', `\`${file}\` is gone: ${error.code}`, true)
       continue
     }
     if (!file.endsWith('.md')) {
-      if (!now.equals(Buffer.from(contents))) fail('data-loss', `\`${file}\` changed`)
+      if (!now.equals(Buffer.from(contents))) fail('data-loss', `\`${file}\` changed`, true)
       continue
     }
-    const text = now.toString('utf8')
+    const text = edited ? now.toString('utf8').replace(PERSON_LINE, '') : now.toString('utf8')
     const status = statusIn(text) ?? 'pending'
     if (!STATUSES.includes(status)) fail('data-loss', `\`${file}\` has status \`${status}\``)
     if (!STATUSES.some((value) => withStatus(contents, value) === text) && text !== contents) {
       fail(
         'data-loss',
         `\`${file}\` changed beyond its status value:\n--- expected (status ${status})\n${JSON.stringify(withStatus(contents, status))}\n--- found\n${JSON.stringify(text)}`,
+        true,
       )
     }
   }
-  const extra = state.files.filter((file) => !file.startsWith(`${TRACE_FOLDER}/`) && !(file in FILES) && !file.split('/').pop().startsWith(TEMP_PREFIX))
+  const extra = state.files.filter((file) => !file.startsWith(`${TRACE_FOLDER}/`) && !(file in FILES) && !state.temps.includes(file))
   if (extra.length > 0) fail('other', `unexpected files in the vault: ${extra.join(', ')}`)
   const active = Object.entries(state.statuses).filter(([, status]) => status === 'active')
   if (active.length > 1) fail('other', `two notes are active: ${active.map(([id]) => id).join(', ')}`)

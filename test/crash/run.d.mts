@@ -14,8 +14,8 @@ export interface CrashOptions {
   keepFailed?: boolean
   /** The library build to test. @default dist/index.js */
   dist?: string
-  /** Kills timed after the child's k-th line (`event`), placed at its n-th file operation (`pause`), placed power cuts (`power`), or all three (a fifth of the placed kills cut the power). @default 'mixed' */
-  mode?: 'mixed' | 'event' | 'pause' | 'power'
+  /** Kills timed after the child's k-th line (`event`), placed at its n-th file operation (`pause`), placed power cuts (`power`), timed and placed kills with a person's editor saving notes in place beside every trial (`editor`), or all of them (a fifth of the placed kills cut the power, every tenth trial from the 6th has the editor). @default 'mixed' */
+  mode?: 'mixed' | 'event' | 'pause' | 'power' | 'editor'
   /** The vault: the flat fixture, or a plan inside a plan whose branches run at once (kills land inside a branch). @default 'flat' */
   plan?: 'flat' | 'nested'
   /** Where progress and the summary line go. @default console.log */
@@ -25,6 +25,8 @@ export interface CrashOptions {
 export interface CrashProblem {
   kind: 'data-loss' | 'budget' | 'other'
   message: string
+  /** A problem with the user's bytes (kept in an editor trial whose path is not compared). */
+  bytes?: true
 }
 
 export interface CrashTrial {
@@ -33,6 +35,8 @@ export interface CrashTrial {
   resumes: number
   staleLocks: { after: string; message: string }[]
   problems: CrashProblem[]
+  /** An editor trial's saves, and how many wrote back a status the run had moved on from. */
+  editor?: { saves: number; stale: number }
 }
 
 export interface CrashReport {

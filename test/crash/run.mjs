@@ -3,7 +3,7 @@
 // SIGKILL at random points, resumes until the run completes, and checks
 // that nothing a user would care about was lost.
 //
-//   npm run test:crash -- --trials 200 [--seed S] [--jobs J] [--only I] [--keep] [--dist PATH] [--mode event|pause|power|mixed] [--plan flat|nested]
+//   npm run test:crash -- --trials 200 [--seed S] [--jobs J] [--only I] [--keep] [--dist PATH] [--mode event|pause|power|editor|mixed] [--plan flat|nested]
 //
 // `--plan nested`: the vault is a plan inside a plan (vault.mjs): the top plan's `fanout` note runs
 // `post/` (the flat fixture, whose path is checked as below) and `side/` as parallel branches, so
@@ -25,6 +25,16 @@
 // Every tenth trial from the 4th instead kills a `fresh: true` start while it archives the last run,
 // every tenth from the 8th the copy of the plan into a run vault (see scenarios.mjs).
 //
+// Every tenth trial from the 6th (every trial with `--mode editor`) runs a person's editor beside it in
+// a process of its own (editor.mjs): it saves notes of the plan in place (truncate, then write in small
+// chunks with pauses), each save adding a line under the note's title, while the run goes and while it
+// is killed and resumed. The checks then take the person's lines out before comparing a note with its
+// original, and check that every line the editor saved is in its note, in order, none lost. The
+// editor's lines change no edge, status or budget, so the path must still equal the uninterrupted one.
+// The one edit a person's editor can make that moves the run: a save whose read came just before the
+// run rewrote the note's status and whose truncate just after writes the old status back (`STALE`, a
+// status a person set); such a trial checks the person's bytes only, not the path, and is counted.
+//
 // After every kill: every note parses and the plan validates, statuses are
 // valid values, the user's bytes are unchanged outside the status value,
 // the trace's hops are a prefix of the uninterrupted path, no budget is
@@ -39,9 +49,10 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { checkNested, checkVault, describeFinished, describeNested, killPoint, snapshot, TRACE_FOLDER } from './inspect.mjs'
+import { editorProblems, startEditor } from './editor.mjs'
 import { runScenarioTrial } from './scenarios.mjs'
 import { makeScript, mulberry32 } from './script.mjs'
-import { BRANCH, MAX_STEPS, NESTED_MAX_STEPS, QUERY, writeVault } from './vault.mjs'
+import { BRANCH, FILES, MAX_STEPS, NESTED_MAX_STEPS, QUERY, writeVault } from './vault.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const BUILT = resolve(HERE, '../../dist/index.js')
@@ -69,8 +80,8 @@ export async function runCrashTrials(options = {}) {
   const jobs = Math.max(1, options.jobs ?? Math.min(4, 2 * availableParallelism()))
   const log = options.log ?? ((line) => console.log(line))
   const modes = options.mode ?? 'mixed'
-  if (!['mixed', 'event', 'pause', 'power'].includes(modes))
-    throw new TypeError(`Expected \`mode\` to be \`mixed\`, \`event\`, \`pause\` or \`power\`, got \`${modes}\``)
+  if (!['mixed', 'event', 'pause', 'power', 'editor'].includes(modes))
+    throw new TypeError(`Expected \`mode\` to be \`mixed\`, \`event\`, \`pause\`, \`power\` or \`editor\`, got \`${modes}\``)
   const plan = options.plan ?? 'flat'
   if (!['flat', 'nested'].includes(plan)) throw new TypeError(`Expected \`plan\` to be \`flat\` or \`nested\`, got \`${plan}\``)
   const built = resolve(options.dist ?? BUILT)
@@ -119,7 +130,7 @@ async function trialsWith(distPath, options) {
         const index = indexes[next++]
         // Every tenth trial from the 4th kills a `fresh: true` start as it archives, every tenth from the 8th the copy into a run vault.
         // The scenarios check the flat fixture; the nested plan runs the kill trials only.
-        const scenario = modes === 'power' || nested ? undefined : { 3: 'fresh', 7: 'copy' }[index % 10]
+        const scenario = modes === 'power' || modes === 'editor' || nested ? undefined : { 3: 'fresh', 7: 'copy' }[index % 10]
         const trial = await (
           scenario ? runScenarioTrial(index, scenario, context, { runChild, comparable, seedOf: (i) => hash(seed, i) }) : runTrial(index, context)
         ).catch((error) => ({ index, kills: [], resumes: 0, staleLocks: [], problems: [{ kind: 'other', message: `harness error: ${error.stack}` }] }))
@@ -175,6 +186,11 @@ async function trialsWith(distPath, options) {
         `${scenario} trials: ${ran.length}, ${ran.reduce((sum, trial) => sum + trial.kills.length, 0)} kills ${scenario === 'fresh' ? 'while a `fresh: true` start archived the last run' : 'while the template was copied into a run vault'}`,
       )
   }
+  const edited = results.filter((trial) => trial.editor)
+  if (edited.length > 0)
+    log(
+      `editor trials: ${edited.length}, ${edited.reduce((sum, trial) => sum + trial.kills.length, 0)} kills while a person's editor saved notes in place (${edited.reduce((sum, trial) => sum + trial.editor.saves, 0)} saves, ${edited.reduce((sum, trial) => sum + trial.editor.caught, 0)} of them caught by a status rewrite mid-save and put back; ${edited.filter((trial) => trial.editor.stale > 0).length} trials had a save write back a status the run had moved on from, their path not compared)`,
+    )
   const wall = (Date.now() - started) / 1000
   log(`wall time ${wall.toFixed(1)} s`)
   const summary = `crash: ${results.length} trials${nested ? ' of a nested plan' : ''}, ${points.size} kill points covered, ${resumes} resumes, ${dataLosses} data losses, ${budgetViolations} budget violations`
@@ -238,21 +254,56 @@ async function calibrate(root, fixture, reference, lib, dist, nested) {
   return { ops: outcome.ops, lines: outcome.lines }
 }
 
-async function runTrial(index, { root, fixture, reference, calibration, seed, lib, dist, modes, nested }) {
+/** The notes the editor of an editor trial saves: every note of the plan. */
+const EDITED_NOTES = Object.keys(FILES).filter((file) => file.endsWith('.md'))
+
+/** A kill trial; with a person's editor saving notes beside it, in an editor trial. */
+async function runTrial(index, context) {
+  const { seed, modes, nested } = context
+  const editing = !nested && (modes === 'editor' || (modes === 'mixed' && index % 10 === 5))
+  let editor
+  const startEditing = (vault) => (editor = startEditor({ vault, notes: EDITED_NOTES, seed: hash(seed, index) ^ 0x5eed }))
+  try {
+    const trial = await killTrial(index, context, editing ? startEditing : undefined)
+    if (!editor) return trial
+    const { stale, saves, caught } = editor.state
+    trial.editor = { saves, stale: stale.length, caught: caught.length }
+    // A save that wrote back a status the run had moved on from is a person setting a status: the run may legally take
+    // another path, so only the person's bytes are checked.
+    if (stale.length > 0) trial.problems = trial.problems.filter((problem) => problem.bytes)
+    return trial
+  } finally {
+    editor?.kill()
+  }
+}
+
+async function killTrial(index, { root, fixture, reference, calibration, seed, lib, dist, modes, nested }, startEditing) {
   const random = mulberry32(hash(seed, index))
   const dir = join(root, `trial-${index}`)
   const vault = join(dir, 'vault')
   // The folder whose path and notes checkVault looks at: the branch, in a nested plan (checkNested looks at the rest).
   const branch = nested ? join(vault, BRANCH) : vault
+  let editor
+  /** The checks of a kill (`final`: of the finished run). A person's editor is paused while they look, stopped before the final look. */
   const check = async (final) => {
-    const found = await checkVault(branch, reference, { final, loadPlan: lib.loadPlan, powerCut: trial.powerCut, branch: nested })
-    if (nested) found.problems.push(...checkNested(vault, reference, { final }))
-    return found
+    if (editor && final) await editor.stop()
+    else if (editor) await editor.pause()
+    try {
+      const found = await checkVault(branch, reference, { final, loadPlan: lib.loadPlan, powerCut: trial.powerCut, branch: nested, edited: !!editor })
+      if (nested) found.problems.push(...checkNested(vault, reference, { final }))
+      if (editor)
+        for (const message of editorProblems((note) => readFileSync(join(vault, note), 'utf8'), editor.state))
+          found.problems.push({ kind: 'data-loss', bytes: true, message: `the editor's saves: ${message}` })
+      return found
+    } finally {
+      if (editor && !final) editor.resume()
+    }
   }
   const sideLog = join(dir, 'side.log')
   await cp(fixture, vault, { recursive: true })
   const trial = { index, kills: [], resumes: 0, staleLocks: [], problems: [], powerCut: false }
-  const problem = (kind, message) => trial.problems.push({ kind, message })
+  const problem = (kind, message, bytes = false) => trial.problems.push({ kind, message, ...(bytes && { bytes }) })
+  if (startEditing) editor = startEditing(vault)
   const plannedKills = 1 + Math.floor(random() * MAX_KILLS)
   let attempt = 0
   let killed = false
@@ -292,9 +343,10 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
     const hopsDone = snapshot(branch).trace?.hops.length ?? 0
     const remaining = (reference.hops.length - hopsDone + 1) / (reference.hops.length + 1)
     const coin = random()
-    const mode = modes === 'mixed' ? (coin < 0.5 ? 'event' : 'pause') : modes === 'power' ? 'pause' : modes
+    const mode = modes === 'mixed' || modes === 'editor' ? (coin < 0.5 ? 'event' : 'pause') : modes === 'power' ? 'pause' : modes
     // A power cut: a placed kill that first drops what was not flushed (a fifth of the placed kills when mixed).
-    const power = modes === 'power' || (modes === 'mixed' && mode === 'pause' && random() < 0.2)
+    // Not beside an editor: its own unflushed writes would be lost too, which the child's model does not know.
+    const power = modes === 'power' || (modes === 'mixed' && !editor && mode === 'pause' && random() < 0.2)
     const config = {
       mode,
       power,
@@ -333,7 +385,7 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
                 .replace(/\.vaultplan-tmp-\S+/, '<temp>')
             : undefined,
       })
-      for (const found of problems) problem(found.kind, `after kill ${trial.kills.length} (${point}, ${how}): ${found.message}`)
+      for (const found of problems) problem(found.kind, `after kill ${trial.kills.length} (${point}, ${how}): ${found.message}`, found.bytes)
     } else if (outcome.result) {
       completed = outcome.result
     } else {
@@ -350,7 +402,7 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
   if (JSON.stringify(comparable(completed)) !== JSON.stringify(reference.result)) {
     problem('data-loss', `the result is ${JSON.stringify(comparable(completed))}, expected ${JSON.stringify(reference.result)}`)
   }
-  for (const found of (await check(true)).problems) problem(found.kind, `after the run completed: ${found.message}`)
+  for (const found of (await check(true)).problems) problem(found.kind, `after the run completed: ${found.message}`, found.bytes)
   traceAppendedOnly('after the run completed')
 
   // Each visit's key names the run of the folder it belongs to.
@@ -367,7 +419,7 @@ async function runTrial(index, { root, fixture, reference, calibration, seed, li
   if (entries.some((entry) => entry.a === again.attempt && /^(work|judge)-start$/.test(entry.t)))
     problem('other', 'running the finished vault again called the worker or the judge')
   if ((snapshot(branch).trace?.text ?? '') !== traceSeen) problem('other', 'running the finished vault again changed its trace')
-  for (const found of (await check(true)).problems) problem(found.kind, `after running the finished vault again: ${found.message}`)
+  for (const found of (await check(true)).problems) problem(found.kind, `after running the finished vault again: ${found.message}`, found.bytes)
   return trial
 }
 
@@ -531,7 +583,7 @@ function parseArgs(argv) {
     else if (arg === '--plan') options.plan = argv[++i]
     else
       throw new Error(
-        `Unknown option \`${arg}\`; use --trials N, --seed S, --jobs J, --only I, --keep, --dist PATH, --mode event|pause|power|mixed, --plan flat|nested`,
+        `Unknown option \`${arg}\`; use --trials N, --seed S, --jobs J, --only I, --keep, --dist PATH, --mode event|pause|power|editor|mixed, --plan flat|nested`,
       )
   }
   return options

@@ -35,11 +35,16 @@ export function makeScript({ vault, log, hook }) {
     const { node, visit, step, key } = input
     const plan = input.plan ?? ''
     let status
-    try {
-      // A subplan's note is in its folder (\`plan\`, relative to the top vault).
-      status = statusIn(readFileSync(join(vault, plan, node.file ?? `${node.id}.md`), 'utf8'))
-    } catch (error) {
-      status = `unreadable: ${error.message}`
+    // A person's editor (an editor trial) may be saving the note in place right now: a status that is not `active` is
+    // looked at again for a while, as what a torn read shows passes, and a wrong status stays.
+    for (let look = 0; look < 50 && status !== 'active'; look++) {
+      if (look > 0) await new Promise((resolve) => setTimeout(resolve, 20))
+      try {
+        // A subplan's note is in its folder (\`plan\`, relative to the top vault).
+        status = statusIn(readFileSync(join(vault, plan, node.file ?? `${node.id}.md`), 'utf8'))
+      } catch (error) {
+        status = `unreadable: ${error.message}`
+      }
     }
     const inputs = input.outputs.map((output) => `${output.node}#${output.visit}`).join(',')
     log({ t: 'work-start', node: node.id, plan, visit, step, key, inputs, status })

@@ -1,0 +1,184 @@
+import { linkSync, rmSync, statSync } from 'node:fs'
+import { readdir, rm, stat } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
+import { RunStateError } from '../core/errors.js'
+import { readRegularFileSync, removeLater, sameStamp, toStamp, writeFileAtomic, writeFileAtomicSync, type FileStamp, type WriteOptions } from './fs-atomic.js'
+import { setFrontmatterStatus } from './frontmatter.js'
+import { parseNote } from './parse-note.js'
+import { MAX_SETTLE_MS, readSettled, SETTLE_CUT_MS, SETTLE_MS } from './settled-read.js'
+
+/**
+ * The prefix of the second name a note's old version keeps while the run
+ * replaces it (see {@link replaceNoteSync}); the name goes on with the old
+ * version's stamp and the note's file name.
+ */
+export const OLD_VERSION_PREFIX = '.vaultplan-old-'
+const NAME_MAX = 255
+const MAX_NOTE_BYTES = 8 * 1024 * 1024
+
+/** What {@link replaceNoteSync} did. */
+export type NoteReplacement =
+  /** The note had changed since `expected`: nothing was written. */
+  | { kind: 'changed' }
+  /** Replaced. `caught`: a save in place was under way into the old version, kept at this path (see {@link recoverCaughtSave}). */
+  | { kind: 'replaced'; stamp: FileStamp; caught?: string }
+
+/** A stamp in a file name: inode, size and modification time in µs, base 36. */
+function stampTag(stamp: FileStamp): string {
+  return `${stamp.ino.toString(36)}-${stamp.size.toString(36)}-${Math.round(stamp.mtimeMs * 1000).toString(36)}`
+}
+
+/** The second name of a note's version `expected` while it is replaced; `undefined` when the name would be too long. */
+export function oldVersionPath(path: string, expected: FileStamp): string | undefined {
+  const name = `${OLD_VERSION_PREFIX}${stampTag(expected)}-${basename(path)}`
+  return Buffer.byteLength(name) <= NAME_MAX ? join(dirname(path), name) : undefined
+}
+
+/**
+ * Replaces a note by a rename, as {@link writeFileAtomicSync} does, only
+ * when it still is the version `expected`, without losing a save in place
+ * that an editor in another process makes meanwhile. An editor that saves
+ * in place (Obsidian, VS Code, `cp`) truncates the note and writes it; one
+ * that does so between the comparison and the rename would write its bytes
+ * into the replaced file, gone with it. So the old version first gets a
+ * second name (a hard link), the comparison is made on it, and after the
+ * rename it is looked at again: unchanged, the second name is removed;
+ * changed, a save went there, and `caught` names it for
+ * {@link recoverCaughtSave}. A kill in between leaves the second name for
+ * the next run to settle ({@link recoverOldVersions}). On a file system
+ * without hard links (or a name too long for a second one) the note is
+ * compared just before the rename, and a save landing in the microseconds
+ * between is not caught.
+ */
+export function replaceNoteSync(path: string, expected: FileStamp, data: string, options: WriteOptions = {}): NoteReplacement {
+  const old = oldVersionPath(path, expected)
+  let linked = false
+  if (old !== undefined) {
+    rmSync(old, { force: true })
+    try {
+      linkSync(path, old)
+      linked = true
+    } catch {
+      // No hard links here (FAT, some network file systems): the plain comparison below.
+    }
+  }
+  const now = statOrNothing(linked ? old! : path)
+  if (now === undefined || !sameStamp(now, expected)) {
+    if (linked) rmSync(old!, { force: true })
+    return { kind: 'changed' }
+  }
+  const stamp = writeFileAtomicSync(path, data, { ...options, mode: options.mode ?? expected.mode })
+  if (!linked) return { kind: 'replaced', stamp }
+  const after = statOrNothing(old!)
+  if (after !== undefined && sameStamp(after, expected)) {
+    // Its last name: removed off the event loop (the unlink waits for the old version's pending writes).
+    removeLater(old!)
+    return { kind: 'replaced', stamp }
+  }
+  return { kind: 'replaced', stamp, caught: old! }
+}
+
+/**
+ * Puts back a save in place that {@link replaceNoteSync} caught going into
+ * the old version: once that save has settled, `redo` makes the note from
+ * it (the same edit the run made, on the person's bytes) and it replaces
+ * the run's version `ours`, the same careful way.
+ *
+ * @returns the note's stamp and text now, or `changed` when the note was
+ *   saved again meanwhile (a newer save of the person's: read it again)
+ * @throws {RunStateError} `note-busy` when the save kept changing; its bytes stay under the second name for the next run
+ */
+export async function recoverCaughtSave(
+  path: string,
+  caught: string,
+  ours: FileStamp,
+  redo: (saved: string) => string,
+  options: WriteOptions = {},
+): Promise<{ kind: 'recovered'; stamp: FileStamp; text: string } | { kind: 'changed' }> {
+  const saved = await readSettled(
+    () => {
+      const read = readRegularFileSync(caught, MAX_NOTE_BYTES)
+      return read && { value: read.text, stamp: read.stamp, complete: read.complete }
+    },
+    // An editor is writing it: always doubted, and longer while it looks cut short.
+    (read) => (read.value === '' ? SETTLE_CUT_MS : SETTLE_MS),
+  )
+  if (saved === 'busy')
+    throw new RunStateError(
+      'note-busy',
+      `\`${basename(path)}\` kept changing for ${MAX_SETTLE_MS / 1000} s while it was replaced (an editor saving it?); the save is kept in \`${basename(caught)}\` for the next run.`,
+    )
+  if (saved === undefined) return { kind: 'changed' }
+  const text = redo(saved)
+  const replaced = replaceNoteSync(path, ours, text, options)
+  rmSync(caught, { force: true })
+  if (replaced.kind === 'changed') return replaced
+  if (replaced.caught === undefined) return { kind: 'recovered', stamp: replaced.stamp, text }
+  return recoverCaughtSave(path, replaced.caught, replaced.stamp, redo, options)
+}
+
+/**
+ * {@link replaceNoteSync} and, when it caught a save in place, {@link recoverCaughtSave}:
+ * the note replaced by `data`, or by `redo` of the person's save it caught.
+ *
+ * @returns `changed` when the note was not (or no longer) the version `expected`: read it again; else the stamp, and the text when it is `redo`'s
+ */
+export async function replaceNote(
+  path: string,
+  expected: FileStamp,
+  data: string,
+  redo: (saved: string) => string,
+  options: WriteOptions = {},
+): Promise<'changed' | { stamp: FileStamp; text?: string }> {
+  const replaced = replaceNoteSync(path, expected, data, options)
+  if (replaced.kind === 'changed') return 'changed'
+  if (replaced.caught === undefined) return { stamp: replaced.stamp }
+  const recovered = await recoverCaughtSave(path, replaced.caught, replaced.stamp, redo, options)
+  return recovered.kind === 'changed' ? 'changed' : { stamp: recovered.stamp, text: recovered.text }
+}
+
+/**
+ * Settles the old versions a killed run left in `folder` (see
+ * {@link replaceNoteSync}): one that is still the version its name records
+ * is removed; one an editor saved into, newer than its note, goes back into
+ * the note with the note's status value now. A note saved after it (by a
+ * person) stays as it is.
+ */
+export async function recoverOldVersions(folder: string): Promise<void> {
+  let names: string[]
+  try {
+    names = (await readdir(folder)).filter((name) => name.startsWith(OLD_VERSION_PREFIX))
+  } catch {
+    return
+  }
+  for (const name of names) {
+    const match = /^([0-9a-z]+)-([0-9a-z]+)-([0-9a-z]+)-(.+)$/.exec(name.slice(OLD_VERSION_PREFIX.length))
+    const old = join(folder, name)
+    const info = await stat(old).catch(() => undefined)
+    if (!match || !info) continue
+    const [, ino, size, mtime, file] = match as unknown as [string, string, string, string, string]
+    const unchanged = info.ino.toString(36) === ino && info.size.toString(36) === size && Math.round(info.mtimeMs * 1000).toString(36) === mtime
+    const note = join(folder, file)
+    const current = readRegularFileSync(note, MAX_NOTE_BYTES)
+    const saved = unchanged || (current && current.stamp.mtimeMs > info.mtimeMs) ? undefined : readRegularFileSync(old, MAX_NOTE_BYTES)
+    if (saved) {
+      const status = current ? parseNote(file, current.text).status : undefined
+      let text = saved.text
+      try {
+        if (status !== undefined && parseNote(file, text).status !== status) text = setFrontmatterStatus(text, status)
+      } catch {
+        // A frontmatter the patch cannot handle: the person's bytes as they saved them.
+      }
+      await writeFileAtomic(note, text, { mode: info.mode & 0o7777 })
+    }
+    await rm(old, { force: true })
+  }
+}
+
+function statOrNothing(path: string): FileStamp | undefined {
+  try {
+    return toStamp(statSync(path))
+  } catch {
+    return undefined
+  }
+}

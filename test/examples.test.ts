@@ -1,0 +1,66 @@
+import { execFile } from 'node:child_process'
+import { readFile, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { root, vaultplan } from './helpers/cli.js'
+import { tempDir } from './helpers/vault.js'
+
+/** Run vaults the scripts made under runs/, removed after each test. */
+const made: string[] = []
+afterEach(async () => {
+  await Promise.all(made.splice(0).map((dir) => rm(join(root, dir), { recursive: true, force: true })))
+})
+
+/** Runs an example script as the README says, with no model configured (so with the stand-in); the run vault it names is noted for removal. */
+function example(script: string): Promise<{ code: number | null; stdout: string; runVault: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [script], { cwd: root, env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' } }, (error, stdout) => {
+      const runVault = /runs\/[a-z]+-\d{8}-\d{6}/.exec(stdout)?.[0] ?? ''
+      if (runVault) made.push(runVault)
+      done({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, runVault })
+    })
+  })
+}
+
+describe('the example scripts (the README’s main job)', () => {
+  it('`npm run demo` runs vaults/draft-review to the end with the stand-in model and leaves the plan untouched', async () => {
+    const before = await readFile(join(root, 'vaults/draft-review/draft.md'), 'utf8')
+    const run = await example('examples/demo.mjs')
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('No LLM_BASE_URL set: using the scripted stand-in model at http://127.0.0.1:')
+    expect(run.stdout).toMatch(/completed after \d+ steps at send/)
+    expect(await readFile(join(root, run.runVault, '00_plan-trace/final.md'), 'utf8')).not.toBe('')
+    expect(await readFile(join(root, 'vaults/draft-review/draft.md'), 'utf8')).toBe(before)
+  })
+
+  it('examples/research-fanout.mjs waits inside a branch, ticks the approval and completes', async () => {
+    const run = await example('examples/research-fanout.mjs')
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('Waiting: papers/approve.md')
+    expect(run.stdout).toContain('(ticked "approved" in')
+    expect(run.stdout).toContain('completed after 7 steps at report')
+  })
+
+  it('with the stand-in model, `vaultplan propose` writes a plan of four notes that validates, and runs once approved', async () => {
+    const { startStandInModel } = (await import('../examples/stand-in-model.mjs' as string)) as {
+      startStandInModel(): Promise<{ url: string; close(): Promise<void> }>
+    }
+    const model = await startStandInModel()
+    try {
+      const cwd = await tempDir()
+      const env = { LLM_BASE_URL: model.url, LLM_MODEL: 'stand-in', NO_COLOR: '1' }
+      expect(await vaultplan(['propose', 'Write a post about tide pools', '--into', 'post'], { cwd, env })).toMatchObject({ code: 0 })
+      const proposal = join(cwd, 'post/00_plan-trace/proposal.md')
+      const text = await readFile(proposal, 'utf8')
+      expect(text).toContain('notes: ["research.md","draft.md","review.md","publish.md"]')
+      expect(text).not.toMatch(/degraded|not a valid plan/)
+      await writeFile(proposal, text.replace('- [ ] approve', '- [x] approve'))
+      const run = await vaultplan(['run', 'post'], { cwd, env })
+      expect(run.code).toBe(0)
+      expect(run.stdout).toContain('review (visit 1)  the draft needs work -> draft')
+      expect(run.stdout).toContain('completed after 6 steps at publish')
+    } finally {
+      await model.close()
+    }
+  })
+})

@@ -1,0 +1,139 @@
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises'
+import * as fs from 'node:fs'
+import { basename, join } from 'node:path'
+import { describe, expect, it, vi } from 'vitest'
+import { runPlan } from 'vaultplan'
+import { replacedFilesFreed, stampOf } from '../src/vault/fs-atomic.js'
+import { OLD_VERSION_PREFIX, oldVersionPath, recoverOldVersions, replaceNote, replaceNoteSync } from '../src/vault/replace-note.js'
+import { noJudge, scriptedWorker } from './helpers/scripted.js'
+import { writeVault } from './helpers/vault.js'
+
+/**
+ * A person's editor saving in place at the worst moment: right before the
+ * run's rename, after every comparison the run can make. `renameSync` of
+ * node:fs is wrapped so that a test can slip the save in exactly there.
+ */
+const between = vi.hoisted(() => ({ path: '', save: undefined as (() => void) | undefined }))
+vi.mock('node:fs', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:fs')>()
+  const renameSync: typeof real.renameSync = (from, to) => {
+    const save = String(to) === between.path ? between.save : undefined
+    if (save) between.save = undefined
+    save?.()
+    return real.renameSync(from, to)
+  }
+  return { ...real, default: { ...real, renameSync }, renameSync }
+})
+
+/** What an editor's save in place does: truncate the file by its name, then write it. */
+function saveInPlace(path: string, text: string): void {
+  const fd = fs.openSync(path, 'w')
+  fs.writeSync(fd, text)
+  fs.closeSync(fd)
+}
+
+const NOTE = '---\nstatus: pending\n---\n# Draft\n\nThe words a person wrote.\n'
+const SAVED = '---\nstatus: pending\n---\n# Draft\n\nThe words a person wrote.\nAnd a line they typed while the run wrote the status.\n'
+const withStatus = (text: string, status: string) => text.replace('status: pending', `status: ${status}`)
+
+describe('replacing a note while a person saves it in place', () => {
+  it('a save landing between the last comparison and the rename is put back, with the status the run wrote', async () => {
+    const dir = await writeVault({ 'draft.md': NOTE })
+    const path = join(dir, 'draft.md')
+    const expected = await stampOf(path)
+    between.path = path
+    between.save = () => saveInPlace(path, SAVED)
+    const replaced = await replaceNote(path, expected, withStatus(NOTE, 'active'), (saved) => withStatus(saved, 'active'), { fsync: false })
+    expect(replaced).toMatchObject({ text: withStatus(SAVED, 'active') })
+    expect(await readFile(path, 'utf8')).toBe(withStatus(SAVED, 'active'))
+    // Nothing left beside the note.
+    expect(await readdir(dir)).toEqual(['draft.md'])
+  })
+
+  it('without a save meanwhile, the note is replaced and no second name is left', async () => {
+    const dir = await writeVault({ 'draft.md': NOTE })
+    const path = join(dir, 'draft.md')
+    const expected = await stampOf(path)
+    const replaced = replaceNoteSync(path, expected, withStatus(NOTE, 'done'), { fsync: false })
+    expect(replaced).toMatchObject({ kind: 'replaced' })
+    expect('caught' in replaced && replaced.caught).toBeFalsy()
+    // Looked at at once: the old version is not freed by the rename or on the event loop (on ext4 that waits for
+    // its pending writes); its second name is removed in the thread pool right after.
+    expect(fs.readdirSync(dir).sort()).toEqual([basename(oldVersionPath(path, expected)!), 'draft.md'])
+    expect(fs.statSync(oldVersionPath(path, expected)!).ino).toBe(expected.ino)
+    await replacedFilesFreed()
+    expect(await readFile(path, 'utf8')).toBe(withStatus(NOTE, 'done'))
+    expect(await readdir(dir)).toEqual(['draft.md'])
+  })
+
+  it('a note saved since the version the run read is not written (`changed`)', async () => {
+    const dir = await writeVault({ 'draft.md': NOTE })
+    const path = join(dir, 'draft.md')
+    const expected = await stampOf(path)
+    saveInPlace(path, SAVED)
+    expect(replaceNoteSync(path, expected, withStatus(NOTE, 'done'), { fsync: false })).toEqual({ kind: 'changed' })
+    expect(await readFile(path, 'utf8')).toBe(SAVED)
+    expect(await readdir(dir)).toEqual(['draft.md'])
+  })
+
+  it("a run killed before it put a caught save back: the next open puts the person's bytes back, with the note's status", async () => {
+    const dir = await writeVault({ 'draft.md': NOTE })
+    const path = join(dir, 'draft.md')
+    const expected = await stampOf(path)
+    // What a kill right after the rename leaves: the old version under its second name, the person's save in it.
+    const old = oldVersionPath(path, expected)!
+    fs.linkSync(path, old)
+    fs.writeFileSync(join(dir, 'new.tmp'), withStatus(NOTE, 'active'))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    fs.renameSync(join(dir, 'new.tmp'), path)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    saveInPlace(old, SAVED)
+    await recoverOldVersions(dir)
+    expect(await readFile(path, 'utf8')).toBe(withStatus(SAVED, 'active'))
+    expect((await readdir(dir)).filter((name) => name.startsWith(OLD_VERSION_PREFIX))).toEqual([])
+  })
+
+  it('an old version nobody saved into is only removed; a note saved after it by a person stays as it is', async () => {
+    const dir = await writeVault({ 'draft.md': NOTE, 'review.md': NOTE })
+    const untouched = oldVersionPath(join(dir, 'draft.md'), await stampOf(join(dir, 'draft.md')))!
+    fs.linkSync(join(dir, 'draft.md'), untouched)
+    const review = join(dir, 'review.md')
+    const superseded = oldVersionPath(review, await stampOf(review))!
+    fs.renameSync(review, superseded)
+    saveInPlace(superseded, SAVED)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    await writeFile(review, withStatus(SAVED, 'done') + 'And a later save of theirs.\n')
+    await recoverOldVersions(dir)
+    expect(await readFile(join(dir, 'draft.md'), 'utf8')).toBe(NOTE)
+    expect(await readFile(review, 'utf8')).toBe(withStatus(SAVED, 'done') + 'And a later save of theirs.\n')
+    expect((await readdir(dir)).sort()).toEqual(['draft.md', 'review.md'])
+  })
+
+  it("a run's status rewrite that catches a save under way keeps the person's line, and the run goes on", async () => {
+    const dir = await writeVault({
+      'a.md': '---\ntype: start\n---\n# A\n\nThe first note.\n\n## Next\n- [[b]]\n',
+      'b.md': '# B\n\nThe last note, which a person is editing.\n',
+    })
+    const path = join(dir, 'b.md')
+    let armed = true
+    const work = scriptedWorker((input) => {
+      // While `a` is worked, arm the save to land in the middle of the next note rewrite of `b`.
+      if (input.node.id === 'a' && armed) {
+        armed = false
+        between.path = path
+        between.save = () => {
+          const now = fs.readFileSync(path, 'utf8')
+          saveInPlace(path, now.replace('editing.\n', 'editing.\nTheir line, saved as the run wrote the status.\n'))
+        }
+      }
+      return `output of ${input.node.id}`
+    })
+    const result = await runPlan(dir, { query: 'Walk', fsync: false, work, llm: noJudge() })
+    expect(result).toMatchObject({ status: 'completed', lastNode: 'b' })
+    const text = await readFile(path, 'utf8')
+    expect(text).toContain('Their line, saved as the run wrote the status.\n')
+    expect(text).toMatch(/^---\nstatus: done\n---\n/)
+    expect((await readdir(dir)).filter((name) => name.startsWith('.'))).toEqual([])
+    expect((await stat(path)).isFile()).toBe(true)
+  })
+})
