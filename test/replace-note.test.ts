@@ -66,6 +66,22 @@ describe('replacing a note while a person saves it in place', () => {
     expect(await readdir(dir)).toEqual(['draft.md'])
   })
 
+  it("with a park folder, the old version leaves the note's folder at once and is unlinked from the park", async () => {
+    const dir = await writeVault({ 'draft.md': NOTE, '00_plan-trace/trace.md': '' })
+    const path = join(dir, 'draft.md')
+    const expected = await stampOf(path)
+    replaceNoteSync(path, expected, withStatus(NOTE, 'done'), { fsync: false, park: join(dir, '00_plan-trace') })
+    // Looked at at once: nothing beside the note; the old version (still not freed) waits in the park under a temporary name.
+    expect(fs.readdirSync(dir).sort()).toEqual(['00_plan-trace', 'draft.md'])
+    const parked = fs.readdirSync(join(dir, '00_plan-trace')).filter((name) => name !== 'trace.md')
+    expect(parked).toHaveLength(1)
+    expect(parked[0]).toMatch(/^\.vaultplan-tmp-/)
+    expect(fs.statSync(join(dir, '00_plan-trace', parked[0]!)).ino).toBe(expected.ino)
+    await replacedFilesFreed()
+    expect(await readdir(join(dir, '00_plan-trace'))).toEqual(['trace.md'])
+    expect(await readFile(path, 'utf8')).toBe(withStatus(NOTE, 'done'))
+  })
+
   it('a note saved since the version the run read is not written (`changed`)', async () => {
     const dir = await writeVault({ 'draft.md': NOTE })
     const path = join(dir, 'draft.md')

@@ -18,7 +18,7 @@ import { saveOutputNote } from './output-note.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { emptyTaskBoxes } from '../vault/note-edits.js'
 import { countLines } from '../core/text.js'
-import { renderOutput, type OutputMeta } from './trace.js'
+import { renderOutput, tracePaths, type OutputMeta } from './trace.js'
 import type { NodeStatus, PlanIssue } from '../core/types.js'
 import type { SessionCache } from './session-cache.js'
 import type { SessionOptions } from './run-options.js'
@@ -183,7 +183,8 @@ export class VaultSession {
     // The folder is not flushed: the trace, not the statuses, says where a run is, and the
     // note's data is flushed before the rename, so a power cut leaves its old bytes or its new ones.
     // With the journal holding the note's bytes, the rewrite needs no flush of its own.
-    const write = { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode }
+    // The old version leaves the note's folder at once and is unlinked in the trace folder, off the event loop.
+    const write = { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode, park: tracePaths(this.root).folder }
     const replaced = updated === text ? { stamp: before } : await replaceNote(path, before, updated, rewrite, write)
     if (replaced === 'changed') return this.setStatus(id, status)
     const stamp = replaced.stamp

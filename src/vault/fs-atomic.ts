@@ -123,17 +123,31 @@ export function writeFileAtomicSync(path: string, data: string, options: WriteOp
 const removing = new Set<Promise<void>>()
 
 /**
- * Removes a file's name after the synchronous work of the moment, in the
- * thread pool, so that the wait it may cost is not the event loop's: on
+ * Removes a file's name without the wait it may cost on the event loop: on
  * ext4 the unlink that drops a file's last name frees its blocks and waits
  * for its pending writes, which costs a hop more than all its other file
- * work. For the second name of a note's replaced version (see
- * `replaceNoteSync`). {@link replacedFilesFreed} waits for these unlinks.
+ * work. The name is first moved into `park` (a run folder; a rename that
+ * replaces nothing costs no such wait), so it is gone from its own folder at
+ * once, then unlinked in the thread pool after the synchronous work of the
+ * moment. For the second name of a note's replaced version (see
+ * `replaceNoteSync`). Where it cannot be moved (no `park`, another file
+ * system) it is unlinked where it is, just as late. {@link replacedFilesFreed}
+ * waits for these unlinks.
  */
-export function removeLater(path: string): void {
-  // A kill before the unlink leaves the name, which the next call settles.
+export function removeLater(path: string, park?: string): void {
+  let target = path
+  if (park !== undefined) {
+    try {
+      const parked = tempPath(park)
+      renameSync(path, parked)
+      // A kill before the unlink leaves a temporary name in `park`, which the next call removes (removeStaleTempFiles).
+      target = parked
+    } catch {
+      // unlinked where it is
+    }
+  }
   const done: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
-    .then(() => unlink(path))
+    .then(() => unlink(target))
     .catch(() => undefined)
     .finally(() => removing.delete(done))
   removing.add(done)

@@ -16,6 +16,12 @@ export const OLD_VERSION_PREFIX = '.vaultplan-old-'
 const NAME_MAX = 255
 const MAX_NOTE_BYTES = 8 * 1024 * 1024
 
+/** Options of {@link replaceNoteSync}: those of the write, and where the old version's second name goes to be removed. */
+export interface ReplaceOptions extends WriteOptions {
+  /** A run folder of the same vault (the trace folder) the old version is moved into once replaced, to be unlinked there off the event loop (see `removeLater`). */
+  park?: string
+}
+
 /** What {@link replaceNoteSync} did. */
 export type NoteReplacement =
   /** The note had changed since `expected`: nothing was written. */
@@ -50,7 +56,7 @@ export function oldVersionPath(path: string, expected: FileStamp): string | unde
  * compared just before the rename, and a save landing in the microseconds
  * between is not caught.
  */
-export function replaceNoteSync(path: string, expected: FileStamp, data: string, options: WriteOptions = {}): NoteReplacement {
+export function replaceNoteSync(path: string, expected: FileStamp, data: string, options: ReplaceOptions = {}): NoteReplacement {
   const old = oldVersionPath(path, expected)
   let linked = false
   if (old !== undefined) {
@@ -71,8 +77,8 @@ export function replaceNoteSync(path: string, expected: FileStamp, data: string,
   if (!linked) return { kind: 'replaced', stamp }
   const after = statOrNothing(old!)
   if (after !== undefined && sameStamp(after, expected)) {
-    // Its last name: removed off the event loop (the unlink waits for the old version's pending writes).
-    removeLater(old!)
+    // Its last name: removed without the wait on the event loop (the unlink waits for the old version's pending writes).
+    removeLater(old!, options.park)
     return { kind: 'replaced', stamp }
   }
   return { kind: 'replaced', stamp, caught: old! }
@@ -93,7 +99,7 @@ export async function recoverCaughtSave(
   caught: string,
   ours: FileStamp,
   redo: (saved: string) => string,
-  options: WriteOptions = {},
+  options: ReplaceOptions = {},
 ): Promise<{ kind: 'recovered'; stamp: FileStamp; text: string } | { kind: 'changed' }> {
   const saved = await readSettled(
     () => {
@@ -128,7 +134,7 @@ export async function replaceNote(
   expected: FileStamp,
   data: string,
   redo: (saved: string) => string,
-  options: WriteOptions = {},
+  options: ReplaceOptions = {},
 ): Promise<'changed' | { stamp: FileStamp; text?: string }> {
   const replaced = replaceNoteSync(path, expected, data, options)
   if (replaced.kind === 'changed') return 'changed'
