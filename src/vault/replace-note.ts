@@ -76,7 +76,8 @@ export function replaceNoteSync(path: string, expected: FileStamp, data: string,
   const stamp = writeFileAtomicSync(path, data, { ...options, mode: options.mode ?? expected.mode })
   if (!linked) return { kind: 'replaced', stamp }
   const after = statOrNothing(old!)
-  if (after !== undefined && sameStamp(after, expected)) {
+  // Unchanged, or one file with the note (a write that went into the note itself, not a new file): nothing was caught.
+  if (after !== undefined && (sameStamp(after, expected) || after.ino === stamp.ino)) {
     // Its last name: removed without the wait on the event loop (the unlink waits for the old version's pending writes).
     removeLater(old!, options.park)
     return { kind: 'replaced', stamp }
