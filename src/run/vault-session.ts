@@ -180,10 +180,8 @@ export class VaultSession {
         { cause: error },
       )
     }
-    // The folder is not flushed: the trace, not the statuses, says where a run is, and the
-    // note's data is flushed before the rename, so a power cut leaves its old bytes or its new ones.
-    // With the journal holding the note's bytes, the rewrite needs no flush of its own.
-    // The old version leaves the note's folder at once and is unlinked in the trace folder, off the event loop.
+    // The folder is not flushed: the trace, not the statuses, says where a run is; the note's data is flushed before the rename
+    // (or the journal holds its bytes). The old version leaves the note's folder at once, unlinked in the trace folder later.
     const write = { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode, park: tracePaths(this.root).folder }
     const replaced = updated === text ? { stamp: before } : await replaceNote(path, before, updated, rewrite, write)
     if (replaced === 'changed') return this.setStatus(id, status)
