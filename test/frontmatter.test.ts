@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { parseFrontmatter, splitFrontmatter } from '../src/vault/frontmatter.js'
 import { parseNote } from '../src/vault/parse-note.js'
@@ -116,5 +117,31 @@ describe('knobs of a note', () => {
       aliases: ['Check'],
       issues: [],
     })
+  })
+})
+
+describe('splitFrontmatter, the closing fence', () => {
+  /** The closing fence found by looking at every line, as the splitter did before it jumped between lines opening with `---`. */
+  function closingByEveryLine(text: string, yamlStart: number): number | undefined {
+    for (let lineStart = yamlStart; lineStart < text.length;) {
+      let lineEnd = text.indexOf('\n', lineStart)
+      if (lineEnd === -1) lineEnd = text.length
+      if (/^---[ \t]*$/.test(text.slice(lineStart, lineEnd).replace(/\r$/, ''))) return lineStart
+      lineStart = lineEnd + 1
+    }
+    return undefined
+  }
+
+  it('is the first line of only `---` (and blanks) after the opening one, on any text', () => {
+    const line = fc.constantFrom('---', '--- ', '---\t', '----', '--', ' ---', '---x', 'a: b', '', '\r', '---\r', '---\r\r', 'x---')
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 12 }), fc.boolean(), (lines, crlf) => {
+        const text = `---${crlf ? '\r\n' : '\n'}${lines.join(crlf ? '\r\n' : '\n')}`
+        const split = splitFrontmatter(text)
+        const closing = closingByEveryLine(text, crlf ? 5 : 4)
+        expect(split.yaml === undefined ? undefined : split.yamlStart + split.yaml.length).toBe(closing)
+      }),
+      { numRuns: 3000 },
+    )
   })
 })

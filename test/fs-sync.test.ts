@@ -31,6 +31,27 @@ describe('synchronous reads and writes of the hop path', () => {
     }
   })
 
+  it('refuses the same without the look before the open, for a file just listed as regular (the loader)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'vaultplan-sync-'))
+    try {
+      await writeFile(join(dir, 'note.md'), '---\nstatus: pending\n---\n# Note\n')
+      expect(readRegularFileSync(join(dir, 'note.md'), 1024, true)).toEqual({
+        text: '---\nstatus: pending\n---\n# Note\n',
+        stamp: expect.objectContaining({ size: 31 }),
+        complete: true,
+      })
+      // Listed as a file, then swapped for a FIFO: the open does not block, and the descriptor's look refuses it.
+      execFileSync('mkfifo', [join(dir, 'fifo.md')])
+      expect(readRegularFileSync(join(dir, 'fifo.md'), 1024, true)).toBeUndefined()
+      await symlink(join(dir, 'note.md'), join(dir, 'link.md'))
+      expect(readRegularFileSync(join(dir, 'link.md'), 1024, true)).toBeUndefined()
+      expect(readRegularFileSync(join(dir, 'note.md'), 10, true)).toBeUndefined()
+      expect(readRegularFileSync(join(dir, 'missing.md'), 1024, true)).toBeUndefined()
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
   it('replaces a file in one step, keeping its permissions, and leaves no temp file', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'vaultplan-sync-'))
     try {

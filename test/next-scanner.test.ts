@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { readEdges } from '../src/vault/next-section.js'
+import { normalizeLink, readEdges } from '../src/vault/next-section.js'
 
 /** Both readers of a `## Next` section, with the diagnostics each reports. */
 function both(section: string) {
@@ -67,4 +67,47 @@ it('an item that opens a heading holds no edge, by either reader (found by the p
   const { fast, parser } = both('\n- # [[send]]\n')
   expect(fast).toEqual(parser)
   expect(parser).toEqual(expect.objectContaining({ edges: [] }))
+})
+
+describe('normalizeLink', () => {
+  it('gives a plain path as the full normalisation does, on any link', () => {
+    const part = fc.constantFrom(
+      'a',
+      'B',
+      'n00212',
+      'area-02',
+      '_x',
+      '/',
+      '//',
+      '.',
+      '..',
+      './',
+      '../',
+      '|',
+      '|alias',
+      '#',
+      '#top',
+      '^b',
+      '@L12',
+      '@3',
+      '.md',
+      '.MD',
+      ' ',
+      '\\',
+      'é',
+      'e\u0301',
+    )
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 8 }), fc.constantFrom('', 'plans/', 'a/b/'), (parts, folder) => {
+        const raw = parts.join('')
+        expect(normalizeLink(raw, folder)).toEqual(normalizeLink(raw, folder, false))
+      }),
+      { numRuns: 3000 },
+    )
+  })
+
+  it('takes plain paths as they are', () => {
+    expect(normalizeLink('area-02/n00212|skip ahead', 'x/')).toEqual({ link: 'area-02/n00212', outside: false })
+    expect(normalizeLink('../draft#top', 'plans/')).toEqual({ link: 'draft', outside: false })
+  })
 })

@@ -53,11 +53,18 @@ export function graphFromNotes(notes: ParsedNote[], issues: PlanIssue[] = []): P
  */
 function withoutDuplicateIds(notes: ParsedNote[]): ParsedNote[] {
   const first = new Map<string, ParsedNote>()
+  // The notes given are left as they are: a first note that gains an issue is a copy.
+  const copies = new Set<ParsedNote>()
   for (const note of notes) {
-    const earlier = first.get(note.id)
+    let earlier = first.get(note.id)
     if (!earlier) {
-      first.set(note.id, { ...note, issues: [...note.issues] })
+      first.set(note.id, note)
       continue
+    }
+    if (!copies.has(earlier)) {
+      earlier = { ...earlier, issues: [...earlier.issues] }
+      copies.add(earlier)
+      first.set(note.id, earlier)
     }
     earlier.issues.push({
       code: 'duplicate-id',
@@ -72,7 +79,7 @@ function withoutDuplicateIds(notes: ParsedNote[]): ParsedNote[] {
 
 /** The node a parsed note describes, its links resolved to ids; the note's issues (an ambiguous link among them) go with it. */
 export function nodeFromNote(note: ParsedNote, resolver: LinkResolver, innerResolver?: LinkResolver): PlanNode {
-  const issues = [...note.issues]
+  const issues: PlanIssue[] = []
   const edges = note.edges.map((raw) => {
     const origin: EdgeOrigin = { line: raw.line, column: raw.column }
     if (raw.checked !== undefined) origin.checked = raw.checked
@@ -112,6 +119,6 @@ export function nodeFromNote(note: ParsedNote, resolver: LinkResolver, innerReso
   if (note.role !== undefined) node.role = note.role
   if (note.judge !== undefined) node.judge = note.judge
   if (note.plan !== undefined) node.plan = note.plan
-  if (issues.length > 0) node.issues = issues
+  if (note.issues.length > 0 || issues.length > 0) node.issues = issues.length > 0 ? [...note.issues, ...issues] : [...note.issues]
   return node
 }

@@ -1,6 +1,6 @@
-import { DirectedGraph } from 'graphology'
 import { PlanValidationError } from '../core/errors.js'
 import type { PlanIssue, PlanIssueCode, PlanNode } from '../core/types.js'
+import { planEdges, stronglyConnectedComponents, type PlanEdges } from './plan-edges.js'
 
 /** What validation reads of a plan: its nodes (each with the issues of its note) and the issues of no node. `PlanGraph` is one. */
 export interface PlanShape {
@@ -17,6 +17,16 @@ export interface ValidateOptions {
 /** Finds the start node: the one marked `type: start`, or the only node without incoming edges. */
 export function findStart(graph: PlanShape): { start: PlanNode | undefined; issues: PlanIssue[] } {
   const nodes = [...graph.nodes.values()]
+  const entered = (): ((node: PlanNode) => boolean) => {
+    const targets = new Set<string>()
+    for (const node of nodes) for (const edge of node.edges) if (edge.target !== node.id) targets.add(edge.target)
+    return (node) => targets.has(node.id)
+  }
+  return startOf(nodes, entered)
+}
+
+/** {@link findStart} with the nodes in order and a way to learn which have an incoming edge (from another node), asked only when no node is marked. */
+function startOf(nodes: readonly PlanNode[], entered: () => (node: PlanNode) => boolean): { start: PlanNode | undefined; issues: PlanIssue[] } {
   const marked = nodes.filter((node) => node.type === 'start')
   if (marked.length === 1) return { start: marked[0], issues: [] }
   if (marked.length > 1) {
@@ -26,9 +36,8 @@ export function findStart(graph: PlanShape): { start: PlanNode | undefined; issu
       issues: marked.map((node) => issue(node, 'multiple-starts', `${marked.length} notes are marked \`type: start\` (${names}); keep one`)),
     }
   }
-  const entered = new Set<string>()
-  for (const node of nodes) for (const edge of node.edges) if (edge.target !== node.id) entered.add(edge.target)
-  const roots = nodes.filter((node) => !entered.has(node.id))
+  const hasIncoming = entered()
+  const roots = nodes.filter((node) => !hasIncoming(node))
   if (roots.length === 1) return { start: roots[0], issues: [] }
   const message =
     nodes.length === 0
@@ -51,21 +60,20 @@ export function findStart(graph: PlanShape): { start: PlanNode | undefined; issu
  * @throws {PlanValidationError} carrying every issue, when there is at least one error.
  */
 export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): PlanIssue[] {
-  const nodeIssues: PlanIssue[] = [...(graph.issues ?? []), ...[...graph.nodes.values()].flatMap((node) => node.issues ?? [])]
+  const nodeIssues: PlanIssue[] = [...(graph.issues ?? [])]
+  for (const node of graph.nodes.values()) if (node.issues) for (const found of node.issues) nodeIssues.push(found)
   const planIssues: PlanIssue[] = []
-  const directed = new DirectedGraph()
-  for (const id of graph.nodes.keys()) directed.addNode(id)
+  const edges = planEdges(graph.nodes)
+  const { nodes, out } = edges
 
-  for (const node of graph.nodes.values()) {
+  for (const node of nodes) {
     let unconditional = 0
     for (const edge of node.edges) {
       const origin = edge.at
       if (!edge.conditional && ++unconditional === 2) {
         nodeIssues.push(issue(node, 'ambiguous-unconditional', 'has two unconditional edges; label all but one with a condition', origin))
       }
-      if (graph.nodes.has(edge.target)) {
-        directed.mergeEdge(node.id, edge.target)
-      } else if (origin?.problem !== 'ambiguous') {
+      if (!edges.numberOf.has(edge.target) && origin?.problem !== 'ambiguous') {
         const why =
           origin?.problem === 'outside'
             ? 'points outside the vault'
@@ -77,37 +85,41 @@ export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): Plan
     }
   }
 
-  for (const component of stronglyConnectedComponents(directed)) {
-    const members = new Set(component)
-    const first = graph.nodes.get(component[0]!)!
-    if (members.size === 1 && !directed.hasEdge(first.id, first.id)) continue
-    const hasExit = component.some((id) => directed.outNeighbors(id).some((target) => !members.has(target)))
-    if (hasExit) continue
-    const ordered = [...graph.nodes.values()].filter((node) => members.has(node.id))
+  for (const component of exitlessLoops(edges)) {
     // File order, not edge order: arrows between them would claim edges that may not exist.
+    const ordered = component.map((n) => nodes[n]!)
     const loop = ordered.map((node) => `\`${node.id}\``).join(', ')
     const message =
-      members.size === 1
+      ordered.length === 1
         ? 'links only to itself and has no other way out; add an edge that leaves it'
         : `is in a loop with no way out (${loop}); add an edge that leaves the loop`
     nodeIssues.push(issue(ordered[0]!, 'cycle-without-exit', message))
   }
 
-  const { start, issues: startIssues } = findStart(graph)
+  const { start, issues: startIssues } = startOf(nodes, () => {
+    const entered = new Uint8Array(nodes.length)
+    for (let n = 0; n < out.length; n++) for (const target of out[n]!) if (target !== n) entered[target] = 1
+    return (node) => entered[edges.numberOf.get(node.id)!] === 1
+  })
   planIssues.push(...startIssues)
-  let reachable: Set<string> | undefined
+  // Whether the start reaches a node; `undefined` when there is no start.
+  let reaches: ((id: string) => boolean) | undefined
   if (start) {
-    reachable = new Set([start.id])
-    const queue = [start.id]
-    for (let id = queue.pop(); id !== undefined; id = queue.pop()) {
-      for (const target of directed.outNeighbors(id)) {
-        if (!reachable.has(target)) {
-          reachable.add(target)
+    const seen = new Uint8Array(nodes.length)
+    const first = edges.numberOf.get(start.id)!
+    seen[first] = 1
+    const queue = [first]
+    let terminal = false
+    for (let n = queue.pop(); n !== undefined; n = queue.pop()) {
+      if (nodes[n]!.edges.length === 0) terminal = true
+      for (const target of out[n]!) {
+        if (seen[target] === 0) {
+          seen[target] = 1
           queue.push(target)
         }
       }
     }
-    const terminal = [...reachable].some((id) => graph.nodes.get(id)!.edges.length === 0)
+    reaches = (id) => seen[edges.numberOf.get(id)!] === 1
     if (!terminal) {
       planIssues.push(
         issue(start, 'no-reachable-terminal', 'no note without edges (a terminal) can be reached from the start; every path loops or ends in a dangling edge'),
@@ -116,8 +128,8 @@ export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): Plan
   }
 
   const known = options.tools ? new Set(options.tools) : undefined
-  for (const node of graph.nodes.values()) {
-    if (reachable && !reachable.has(node.id)) {
+  for (const node of nodes) {
+    if (reaches && !reaches(node.id)) {
       nodeIssues.push({ ...issue(node, 'unreachable', 'cannot be reached from the start node'), severity: 'warning' })
     }
     for (const tool of known ? (node.tools ?? []) : []) {
@@ -129,7 +141,7 @@ export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): Plan
   const all = [
     ...planIssues,
     ...nodeIssues.map((found) =>
-      reachable && found.node !== undefined && !reachable.has(found.node) && graph.nodes.has(found.node) ? { ...found, severity: 'warning' as const } : found,
+      reaches && found.node !== undefined && graph.nodes.has(found.node) && !reaches(found.node) ? { ...found, severity: 'warning' as const } : found,
     ),
   ].sort(byPlace)
   return all
@@ -158,59 +170,26 @@ function byPlace(a: PlanIssue, b: PlanIssue): number {
 
 /** The nodes of the loop (strongly connected component) that `id` sits in, in file order; empty when it is in none. */
 export function loopOf(graph: PlanShape, id: string): string[] {
-  const directed = new DirectedGraph()
-  for (const nodeId of graph.nodes.keys()) directed.addNode(nodeId)
-  for (const node of graph.nodes.values()) for (const edge of node.edges) if (graph.nodes.has(edge.target)) directed.mergeEdge(node.id, edge.target)
-  const component = stronglyConnectedComponents(directed).find((members) => members.includes(id)) ?? []
-  if (component.length === 1 && !directed.hasEdge(id, id)) return []
-  const members = new Set(component)
-  return [...graph.nodes.keys()].filter((nodeId) => members.has(nodeId))
+  const { ids, numberOf, out } = planEdges(graph.nodes)
+  const at = numberOf.get(id)
+  if (at === undefined) return []
+  const component = stronglyConnectedComponents(out).find((members) => members.includes(at)) ?? []
+  if (component.length === 1 && !out[at]!.includes(at)) return []
+  return component.sort((a, b) => a - b).map((n) => ids[n]!)
 }
 
-/**
- * Tarjan's strongly connected components, iterative: graphology-components
- * recurses once per node and overflows the stack on a long chain (a
- * 10,000-step path plan).
- */
-export function stronglyConnectedComponents(graph: DirectedGraph): string[][] {
-  const index = new Map<string, number>()
-  const low = new Map<string, number>()
-  const onStack = new Set<string>()
-  const stack: string[] = []
-  const components: string[][] = []
-  let counter = 0
-  for (const root of graph.nodes()) {
-    if (index.has(root)) continue
-    const work: { node: string; neighbours: string[]; next: number }[] = []
-    const open = (node: string) => {
-      index.set(node, counter)
-      low.set(node, counter++)
-      stack.push(node)
-      onStack.add(node)
-      work.push({ node, neighbours: graph.outNeighbors(node), next: 0 })
-    }
-    open(root)
-    while (work.length > 0) {
-      const frame = work[work.length - 1]!
-      if (frame.next < frame.neighbours.length) {
-        const neighbour = frame.neighbours[frame.next++]!
-        if (!index.has(neighbour)) open(neighbour)
-        else if (onStack.has(neighbour)) low.set(frame.node, Math.min(low.get(frame.node)!, index.get(neighbour)!))
-        continue
-      }
-      work.pop()
-      const parent = work[work.length - 1]
-      if (parent) low.set(parent.node, Math.min(low.get(parent.node)!, low.get(frame.node)!))
-      if (low.get(frame.node) === index.get(frame.node)) {
-        const component: string[] = []
-        for (let member = stack.pop(); member !== undefined; member = stack.pop()) {
-          onStack.delete(member)
-          component.push(member)
-          if (member === frame.node) break
-        }
-        components.push(component)
-      }
-    }
+/** The loops no edge leaves (a node linking only to itself among them), each as its node numbers in file order. */
+function exitlessLoops({ out }: PlanEdges): number[][] {
+  const loops: number[][] = []
+  const component = new Int32Array(out.length)
+  const components = stronglyConnectedComponents(out)
+  for (let c = 0; c < components.length; c++) for (const n of components[c]!) component[n] = c
+  for (let c = 0; c < components.length; c++) {
+    const members = components[c]!
+    const only = members[0]!
+    if (members.length === 1 && !out[only]!.includes(only)) continue
+    if (members.some((n) => out[n]!.some((target) => component[target] !== c))) continue
+    loops.push(members.sort((a, b) => a - b))
   }
-  return components
+  return loops
 }

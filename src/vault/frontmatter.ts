@@ -57,17 +57,20 @@ export function splitFrontmatter(text: string): FrontmatterSplit {
   if (!opening) return none
   const language = (opening[1] ?? '').trim()
   const yamlStart = bom + opening[0].length
-  let lineStart = yamlStart
-  while (lineStart < text.length) {
-    let lineEnd = text.indexOf('\n', lineStart)
-    if (lineEnd === -1) lineEnd = text.length
-    const line = text.slice(lineStart, lineEnd).replace(/\r$/, '')
-    if (FENCE.test(line)) {
-      const contentStart = Math.min(lineEnd + 1, text.length)
-      if (language !== '') return { ...none, foreignLanguage: language, contentStart }
-      return { yaml: text.slice(yamlStart, lineStart), yamlStart, yamlLine: 2, contentStart, eol }
+  // Only a line that opens with `---` can close it: the scan jumps from one to the next.
+  for (let lineStart = yamlStart; lineStart < text.length;) {
+    if (text.startsWith('---', lineStart)) {
+      let lineEnd = text.indexOf('\n', lineStart)
+      if (lineEnd === -1) lineEnd = text.length
+      if (FENCE.test(text.slice(lineStart, text[lineEnd - 1] === '\r' ? lineEnd - 1 : lineEnd))) {
+        const contentStart = Math.min(lineEnd + 1, text.length)
+        if (language !== '') return { ...none, foreignLanguage: language, contentStart }
+        return { yaml: text.slice(yamlStart, lineStart), yamlStart, yamlLine: 2, contentStart, eol }
+      }
     }
-    lineStart = lineEnd + 1
+    const next = text.indexOf('\n---', lineStart)
+    if (next === -1) break
+    lineStart = next + 1
   }
   return none
 }
@@ -272,28 +275,58 @@ function firstLine(message: string): string {
   return message.split('\n')[0]!.slice(0, 200)
 }
 
-const SIMPLE_KEY = /^([A-Za-z_][A-Za-z0-9_-]*):( +)/
-
 /**
- * A `key: value` line: the key, where the value starts and the value as
- * written, without a trailing `# comment` and white space. `undefined` for
- * any other line. A scan, not one pattern: `(.*?)[ \t]*$` is quadratic in a
- * long run of white space.
+ * A `key: value` line: the key (`[A-Za-z_][A-Za-z0-9_-]*`, then `:` and at
+ * least one space), where the value starts and the value as written,
+ * without a trailing `# comment` and white space. `undefined` for any other
+ * line. A scan of character codes, not a pattern: `(.*?)[ \t]*$` is
+ * quadratic in a long run of white space, and a load reads every line.
  */
 function readSimpleLine(line: string): { key: string; valueStart: number; raw: string } | undefined {
-  const match = SIMPLE_KEY.exec(line)
-  if (!match) return undefined
-  const valueStart = match[0].length
-  let value = line.endsWith('\r') ? line.slice(valueStart, -1) : line.slice(valueStart)
-  // `.` stops at these: the pattern this replaces did not read such lines.
-  if (/[\r\u2028\u2029]/.test(value)) return undefined
-  // A comment starts at a `#` after white space; a `#` inside quotes is left to the YAML parser (the value then does not read as simple).
-  const comment = /[ \t]#/.exec(value)
-  if (comment) value = value.slice(0, comment.index)
-  let end = value.length
-  while (end > 0 && (value[end - 1] === ' ' || value[end - 1] === '\t')) end--
-  return { key: match[1]!, valueStart, raw: value.slice(0, end) }
+  if (!isKeyStart(line.charCodeAt(0))) return undefined
+  let colon = 1
+  while (isKeyChar(line.charCodeAt(colon))) colon++
+  if (line.charCodeAt(colon) !== 0x3a || line.charCodeAt(colon + 1) !== 0x20) return undefined
+  let valueStart = colon + 2
+  while (line.charCodeAt(valueStart) === 0x20) valueStart++
+  const end = line.endsWith('\r') ? Math.max(valueStart, line.length - 1) : line.length
+  let valueEnd = end
+  for (let at = valueStart; at < end; at++) {
+    const code = line.charCodeAt(at)
+    // `.` stops at these: the pattern this replaces did not read such lines.
+    if (code === 0x0d || code === 0x2028 || code === 0x2029) return undefined
+    // A comment starts at a `#` after white space; a `#` inside quotes is left to the YAML parser (the value then does not read as simple).
+    if (code === 0x23 && valueEnd === end && at > valueStart && isBlank(line.charCodeAt(at - 1))) valueEnd = at - 1
+  }
+  while (valueEnd > valueStart && isBlank(line.charCodeAt(valueEnd - 1))) valueEnd--
+  return { key: line.slice(0, colon), valueStart, raw: line.slice(valueStart, valueEnd) }
 }
+
+/** Whether a character (by code) can follow in a plain key: a letter, a digit, `_` or `-`. */
+function isKeyChar(code: number): boolean {
+  return isKeyStart(code) || (code >= 0x30 && code <= 0x39) || code === 0x2d
+}
+
+function isBlank(code: number): boolean {
+  return code === 0x20 || code === 0x09
+}
+/** A plain scalar the fast reader reads as YAML does: a small integer, a quoted string without escapes, a date (a string in YAML 1.2) or a plain word. */
+function scalar(raw: string): string | number | undefined {
+  const first = raw.charCodeAt(0)
+  if (first >= 0x30 && first <= 0x39) {
+    if (SIMPLE_INT.test(raw)) return Number(raw)
+    return /^\d{4}-\d{2}-\d{2}$/.test(raw) ? raw : undefined
+  }
+  if (first === 0x22) return /^"[^"\\]*"$/.test(raw) ? raw.slice(1, -1) : undefined
+  if (first === 0x27) return /^'[^']*'$/.test(raw) ? raw.slice(1, -1) : undefined
+  return SIMPLE_STRING.test(raw) && !RESERVED.test(raw) ? raw : undefined
+}
+
+/** Whether a character (by code) can open a plain key: a letter or `_`. */
+function isKeyStart(code: number): boolean {
+  return (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || code === 0x5f
+}
+
 const SIMPLE_STRING = /^[A-Za-z][A-Za-z0-9_ ./-]*$/
 const SIMPLE_INT = /^\d{1,9}$/
 const RESERVED = /^(true|false|null)$/i
@@ -307,18 +340,12 @@ const RESERVED = /^(true|false|null)$/i
 function readSimpleYaml(split: FrontmatterSplit, result: Frontmatter): boolean {
   const data: Record<string, unknown> = {}
   const positions = new Map<string, { line: number; column: number }>()
-  const scalar = (raw: string): string | number | undefined => {
-    if (SIMPLE_INT.test(raw)) return Number(raw)
-    if (/^"[^"\\]*"$/.test(raw) || /^'[^']*'$/.test(raw)) return raw.slice(1, -1)
-    // YAML 1.2 has no timestamps: a date is a string.
-    if (/^\d{4}-\d{2}-\d{2}$/.test(raw)) return raw
-    return SIMPLE_STRING.test(raw) && !RESERVED.test(raw) ? raw : undefined
-  }
   const lines = split.yaml!.split('\n')
   if (lines.at(-1) === '') lines.pop()
-  for (const [index, line] of lines.entries()) {
-    // A comment line, or a blank one, holds no key.
-    if (/^[ \t]*(#.*)?\r?$/.test(line) && !/[\u2028\u2029]/.test(line)) continue
+  for (let index = 0; index < lines.length; index++) {
+    const line = lines[index]!
+    // A comment line, or a blank one, holds no key (a key line opens with a letter or `_`).
+    if (!isKeyStart(line.charCodeAt(0)) && /^[ \t]*(#.*)?\r?$/.test(line) && !/[\u2028\u2029]/.test(line)) continue
     const simple = readSimpleLine(line)
     if (!simple) return false
     const { key, valueStart, raw } = simple

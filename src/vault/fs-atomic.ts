@@ -172,16 +172,22 @@ export function writeAllSync(fd: number, buffer: Buffer): void {
  * slow way (or not at all). So a blocking read never stalls the event loop
  * (and the lock's refresh timer with it).
  *
+ * @param listed - the caller has just listed the file as a regular one (the type `readdir` gives): the look
+ *   before the open is skipped, a third of the cost of a small file's read. The open still never blocks nor
+ *   follows a symlink, and the look through the descriptor still refuses anything but a regular file; what a
+ *   swap after the listing could slip in is a device node, which only a privileged user can create.
  * @returns the text and the stamp of the version read (`complete` when all its bytes were), or `undefined`
  */
-export function readRegularFileSync(path: string, maxBytes: number): { text: string; stamp: FileStamp; complete: boolean } | undefined {
+export function readRegularFileSync(path: string, maxBytes: number, listed = false): { text: string; stamp: FileStamp; complete: boolean } | undefined {
   let info
-  try {
-    info = lstatSync(path)
-  } catch {
-    return undefined
+  if (!listed) {
+    try {
+      info = lstatSync(path)
+    } catch {
+      return undefined
+    }
+    if (!info.isFile() || info.size > maxBytes) return undefined
   }
-  if (!info.isFile() || info.size > maxBytes) return undefined
   let fd: number
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW)
@@ -191,7 +197,7 @@ export function readRegularFileSync(path: string, maxBytes: number): { text: str
   try {
     // Replaced by something else between the look and the open: not ours to read here.
     const opened = fstatSync(fd)
-    if (!opened.isFile() || opened.ino !== info.ino || opened.size > maxBytes) return undefined
+    if (!opened.isFile() || (info && opened.ino !== info.ino) || opened.size > maxBytes) return undefined
     const buffer = Buffer.allocUnsafe(opened.size)
     let length = 0
     while (length < buffer.length) {

@@ -35,30 +35,50 @@ export function scanHeadings(content: string): { headings: HeadingLine[]; view: 
   for (let start = 0; start <= content.length;) {
     let end = content.indexOf('\n', start)
     if (end === -1) end = content.length
-    let text = content.slice(start, end)
     line++
+    // A line is cut out of the note only when it could matter: a fence, an HTML comment or a heading opens
+    // with one of `` ` ~ < # `` after at most three spaces, and so does a closing fence (with its own).
+    const lead = leadOf(content, start, end)
+    let text = hasObsidianComments ? content.slice(start, end) : undefined
     if (inObsidian) {
-      ;[text, inObsidian] = blankObsidianComments(text, true)
+      ;[text, inObsidian] = blankObsidianComments(text!, true)
     } else if (fence !== undefined) {
-      const close = FENCE_OPEN.exec(text)
-      if (close && close[1]![0] === fence[0] && close[1]!.length >= fence.length && text.trim() === close[1]) fence = undefined
+      if (lead === fence.charCodeAt(0)) {
+        text ??= content.slice(start, end)
+        const close = FENCE_OPEN.exec(text)
+        if (close && close[1]![0] === fence[0] && close[1]!.length >= fence.length && text.trim() === close[1]) fence = undefined
+      }
     } else if (inHtml) {
+      text ??= content.slice(start, end)
       if (text.includes('-->')) inHtml = false
-    } else {
+    } else if (hasObsidianComments || lead === HASH || lead === BACKTICK || lead === TILDE || lead === LESS_THAN) {
+      text ??= content.slice(start, end)
       const open = FENCE_OPEN.exec(text)
       if (open && !(open[1]![0] === '`' && text.slice(open[0].length).includes('`'))) fence = open[1]
       else if (HTML_COMMENT_OPEN.test(text)) inHtml = !text.slice(text.indexOf('<!--') + 4).includes('-->')
       else {
         if (hasObsidianComments) [text, inObsidian] = blankObsidianComments(text, false)
         const atx = readAtx(text)
-        if (atx) headings.push({ ...atx, start, bodyStart: Math.min(end + 1, content.length), line })
+        if (atx) headings.push({ depth: atx.depth, text: atx.text, start, bodyStart: Math.min(end + 1, content.length), line })
       }
     }
-    if (hasObsidianComments) viewLines.push(text)
+    if (hasObsidianComments) viewLines.push(text!)
     if (end === content.length) break
     start = end + 1
   }
   return { headings, view: hasObsidianComments ? viewLines.join('\n') : content }
+}
+
+const HASH = 0x23
+const BACKTICK = 0x60
+const TILDE = 0x7e
+const LESS_THAN = 0x3c
+
+/** The code of the first character of the line `start`-`end` after at most three spaces; -1 when there is none. */
+function leadOf(content: string, start: number, end: number): number {
+  let at = start
+  while (at < end && at - start < 3 && content.charCodeAt(at) === 0x20) at++
+  return at < end ? content.charCodeAt(at) : -1
 }
 
 /** One line with its `%%` comments blanked, starting inside one or not; and whether a comment is still open at its end. */

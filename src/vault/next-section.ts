@@ -54,13 +54,23 @@ export interface RawEdge {
   column: number
 }
 
+/** A link path with nothing to normalise: words of letters, digits, `_` and `-` between single `/`. */
+const PLAIN_PATH = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*$/
+
 /**
  * Normalises the inside of a wikilink to a vault path: drops `|alias`,
  * `#heading`, `^block`, SilverBullet's `@L12` / `@12` position and `.md`.
  * A link starting with `./` or `../` is relative to `folder`, the linking
  * note's folder, as Obsidian writes links in its relative-path format.
+ * `fast`: a plain path is returned as it is, without the steps that leave it unchanged.
  */
-export function normalizeLink(raw: string, folder = ''): { link: string; outside: boolean } {
+export function normalizeLink(raw: string, folder = '', fast = true): { link: string; outside: boolean } {
+  // The usual link, a plain path (`area-02/n00212|skip ahead`), is already normal: no dot, space, `@` or `\`.
+  const bar = raw.indexOf('|')
+  const hash = raw.indexOf('#')
+  const cut = bar === -1 ? hash : hash === -1 ? bar : Math.min(bar, hash)
+  const path = cut === -1 ? raw : raw.slice(0, cut)
+  if (fast && PLAIN_PATH.test(path)) return { link: path, outside: false }
   let link = raw
     .split('|')[0]!
     .split('#')[0]!
@@ -115,7 +125,7 @@ export function readEdges(
 /** Why a `## Next` section is too big or too deep to hand to the parser, and where; `undefined` when it is fine. */
 function sectionProblem(section: string): { message: string; line: number } | undefined {
   if (section.length > MAX_NEXT_CHARS) return { message: `is over ${MAX_NEXT_CHARS} characters, too long to read`, line: 0 }
-  const marks = section.replace(WIKILINK, '').replace(/[^*_]+/g, '').length
+  const marks = section.includes('*') || section.includes('_') ? section.replace(WIKILINK, '').replace(/[^*_]+/g, '').length : 0
   if (marks > MAX_NEXT_EMPHASIS_MARKS)
     return { message: `has ${marks} emphasis marks (\`*\`, \`_\`), over the ${MAX_NEXT_EMPHASIS_MARKS} it can read`, line: 0 }
   let line = 0
@@ -123,9 +133,9 @@ function sectionProblem(section: string): { message: string; line: number } | un
     let end = section.indexOf('\n', start)
     if (end === -1) end = section.length
     line++
-    const text = section.slice(start, end)
-    if (text.length > MAX_NEXT_LINE_CHARS) return { message: `has a line over ${MAX_NEXT_LINE_CHARS} characters, too long to read`, line }
-    if (CONTAINER_PREFIX.exec(text)![0].length > MAX_NEXT_NESTING_CHARS) {
+    if (end - start > MAX_NEXT_LINE_CHARS) return { message: `has a line over ${MAX_NEXT_LINE_CHARS} characters, too long to read`, line }
+    // A line no longer than the bound cannot nest past it.
+    if (end - start > MAX_NEXT_NESTING_CHARS && CONTAINER_PREFIX.exec(section.slice(start, end))![0].length > MAX_NEXT_NESTING_CHARS) {
       return { message: `nests too deeply to read (a line is indented or nested over ${MAX_NEXT_NESTING_CHARS} characters deep)`, line }
     }
     start = end + 1
@@ -152,17 +162,25 @@ function readSimpleItems(
   const lines = section.split('\n')
   const problems: [line: number, count: number][] = []
   const found: RawEdge[] = []
-  for (const [index, text] of lines.entries()) {
+  for (let index = 0; index < lines.length; index++) {
+    const text = lines[index]!
     // Blank lines, and headings (of level 3 and up: the section ends at the others), hold no edges.
-    if (text.trim() === '' || /^ {0,3}#{1,6}(?:[ \t]|\r?$)/.test(text)) continue
+    // (A line opening with `-` is neither: the usual item is not looked at twice.)
+    if (text.charCodeAt(0) !== 0x2d && (text.trim() === '' || /^ {0,3}#{1,6}(?:[ \t]|\r?$)/.test(text))) continue
     const item = SIMPLE_ITEM.exec(text)
     if (!item) return false
     const rest = trimBlanks(item[5]!)
     // An item that opens a heading (`- # [[x]]`) holds a heading, not a paragraph: markdown reads no edge from it.
-    if (/^#{1,6}(?:[ \t]|$)/.test(rest)) return false
-    const links = [...rest.matchAll(WIKILINK)]
+    if (rest.startsWith('#') && /^#{1,6}(?:[ \t]|$)/.test(rest)) return false
+    const links: RegExpExecArray[] = []
+    WIKILINK.lastIndex = 0
+    for (let link = WIKILINK.exec(rest); link; link = WIKILINK.exec(rest)) links.push(link)
     // Plain text, `->` and wikilinks only: anything markdown could read as markup goes to the parser.
-    if (/[`\\<>&*_!~[\]]/.test(rest.replace(WIKILINK, ' ').replace(/->/g, ' '))) return false
+    for (let from = 0, at = 0; at <= links.length; at++) {
+      const to = at < links.length ? links[at]!.index : rest.length
+      if (hasMarkup(rest, from, to)) return false
+      if (at < links.length) from = to + links[at]![0].length
+    }
     if (links.some((link) => link[1]!.trim() === '' || /[`\\<>&*_~]/.test(link[1]!))) return false
     if (links.length === 0) continue
     const prefix = item[1]!.length + item[2]!.length + (item[3]?.length ?? 0)
@@ -183,6 +201,27 @@ function readSimpleItems(
   edges.push(...found)
   return true
 }
+
+/**
+ * Whether `text` between `from` and `to` (no wikilink in it) holds a character
+ * markdown could read as markup: `` ` \ < > & * _ ! ~ [ ] ``, a `>` that ends
+ * an arrow (`->`) excepted.
+ */
+function hasMarkup(text: string, from: number, to: number): boolean {
+  for (let at = from; at < to; at++) {
+    const code = text.charCodeAt(at)
+    if (code === GREATER_THAN) {
+      if (at === from || text.charCodeAt(at - 1) !== HYPHEN) return true
+    } else if (code < 128 && MARKUP[code] === 1) return true
+  }
+  return false
+}
+
+const GREATER_THAN = 0x3e
+const HYPHEN = 0x2d
+/** The ASCII characters of markup, by code. */
+const MARKUP = new Uint8Array(128)
+for (const char of '`\\<&*_!~[]') MARKUP[char.charCodeAt(0)] = 1
 
 function readItems(
   section: string,

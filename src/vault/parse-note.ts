@@ -29,10 +29,14 @@ export function readKnob(key: KnobKey, value: unknown): unknown {
 
 /** The `aliases:` (or `alias:`) a note's frontmatter gives it, trimmed and in NFC, as links are compared. */
 export function aliasesOf(frontmatter: Record<string, unknown>): string[] {
-  return ([] as unknown[])
-    .concat(frontmatter.aliases ?? frontmatter.alias ?? [])
-    .filter((alias): alias is string => typeof alias === 'string' && alias.trim() !== '')
-    .map((alias) => alias.trim().normalize('NFC'))
+  const written = frontmatter.aliases ?? frontmatter.alias ?? []
+  const aliases: string[] = []
+  for (const alias of Array.isArray(written) ? (written as unknown[]) : [written]) {
+    if (typeof alias !== 'string') continue
+    const trimmed = alias.trim()
+    if (trimmed !== '') aliases.push(trimmed.normalize('NFC'))
+  }
+  return aliases
 }
 
 /** Default visit budget of a node. */
@@ -102,7 +106,8 @@ export function parseNote(file: string, text: string): ParsedNote {
     sectionEnds[index] = end
     if (headings[index]!.depth <= 2) end = headings[index]!.start
   }
-  for (const [index, heading] of headings.entries()) {
+  for (let index = 0; index < headings.length; index++) {
+    const heading = headings[index]!
     if (heading.depth === 1 && title === undefined) {
       title = heading.text.length > MAX_TITLE_CHARS ? heading.text.trim() : inlineText(heading.text)
       // The title line leaves the body only when it opens the note, so nothing around it moves.
@@ -112,25 +117,26 @@ export function parseNote(file: string, text: string): ParsedNote {
     if (name !== 'next' && name !== 'feedback') continue
     const end = sectionEnds[index]!
     cut.push([heading.start, end])
-    const sectionText = content.slice(heading.bodyStart, end)
     if (name === 'feedback') {
-      feedback += sectionText.trim()
+      feedback += content.slice(heading.bodyStart, end).trim()
       feedbackEnd = contentStart + end
     } else edges.push(...readEdges(view.slice(heading.bodyStart, end), id.slice(0, id.lastIndexOf('/') + 1), lineOffset + heading.line, report))
   }
-  let body = ''
+  // The pieces between the cuts; the usual note (title, text, `## Next`) leaves one, taken as a slice, not copied.
+  const pieces: string[] = []
   let from = 0
   for (const [start, end] of cut) {
-    body += content.slice(from, start)
+    if (start > from) pieces.push(content.slice(from, start))
     from = end
   }
-  body += content.slice(from)
+  if (from < content.length) pieces.push(content.slice(from))
+  const body = pieces.length === 1 ? pieces[0]! : pieces.join('')
 
   const note: ParsedNote = {
     id,
     file,
     title: title || id,
-    body: body.replace(/\r\n/g, '\n').trim(),
+    body: (body.includes('\r') ? body.replace(/\r\n/g, '\n') : body).trim(),
     type: (knobs.type as NodeType | undefined) ?? KNOBS.type.fallback,
     status: (knobs.status as NodeStatus | undefined) ?? KNOBS.status.fallback,
     maxVisits: (knobs.maxVisits as number | undefined) ?? DEFAULT_MAX_VISITS,

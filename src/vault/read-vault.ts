@@ -1,9 +1,9 @@
-import { constants } from 'node:fs'
-import { open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises'
-import { join } from 'node:path'
+import { constants, readdirSync, statSync } from 'node:fs'
+import { open, realpath, stat, type FileHandle } from 'node:fs/promises'
+import { join, sep } from 'node:path'
 import { assertFolder, isInside, readRegularFileSync, toStamp, type FileStamp } from './fs-atomic.js'
 import { parseNote, type ParsedNote } from './parse-note.js'
-import { MAX_SETTLE_MS, readSettled, settleWindow, type FileRead } from './settled-read.js'
+import { isSettled, MAX_SETTLE_MS, readSettled, settleWindow, type FileRead } from './settled-read.js'
 import { TRACE_FILE, TRACE_FOLDER } from './run-folder.js'
 import { subplanFoldersOf } from './subplan-folders.js'
 import type { PlanIssue } from '../core/types.js'
@@ -35,17 +35,34 @@ export async function readNotes(dir: string): Promise<VaultNotes> {
   return { notes, issues }
 }
 
+/** How long the loader reads notes at once before it lets the event loop run (timers such as the lock's refresh). */
+const YIELD_EVERY_MS = 50
+
+/**
+ * Reads the notes `files` names: a regular note that reads as settled at
+ * once, the usual case, in this loop with the synchronous calls; any other
+ * (a symlink, a FIFO, one saved a moment ago) afterwards through
+ * {@link readNote}, 32 at a time.
+ */
 async function readFiles(root: string, files: string[], issues: PlanIssue[]): Promise<ParsedNote[]> {
-  const notes: ParsedNote[] = []
-  let next = 0
-  const worker = async () => {
-    for (let index = next++; index < files.length; index = next++) {
-      const note = await readNote(root, files[index]!, issues)
-      if (note) notes[index] = note
+  const notes: (ParsedNote | undefined)[] = new Array(files.length)
+  const careful: number[] = []
+  let yielded = Date.now()
+  for (let index = 0; index < files.length; index++) {
+    const note = readNoteAtOnce(root, files[index]!, issues)
+    if (note === 'careful') careful.push(index)
+    else notes[index] = note
+    if (Date.now() - yielded >= YIELD_EVERY_MS) {
+      await new Promise(setImmediate)
+      yielded = Date.now()
     }
   }
-  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, files.length) }, worker))
-  return notes.filter(Boolean)
+  let next = 0
+  const worker = async () => {
+    for (let at = next++; at < careful.length; at = next++) notes[careful[at]!] = await readNote(root, files[careful[at]!]!, issues)
+  }
+  await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, careful.length) }, worker))
+  return notes.filter((note) => note !== undefined)
 }
 
 /**
@@ -116,15 +133,43 @@ export async function readNote(root: string, file: string, issues: PlanIssue[], 
   return found
 }
 
+/**
+ * A regular note read with the synchronous calls and parsed, when that read
+ * is settled at once (see `isSettled`): `undefined` (with a warning) when it
+ * is binary, `careful` when it is to be read the careful way (see `readNote`).
+ */
+function readNoteAtOnce(root: string, file: string, issues: PlanIssue[]): ParsedNote | undefined | 'careful' {
+  // `root` is a real path and `file` a listed one (`/` between names): joined as `join` would, without its normalising.
+  const path = sep === '/' && !root.endsWith('/') ? `${root}/${file}` : join(root, file)
+  // Just listed as a regular file (a symlink is listed too, and the open refuses it: read the careful way).
+  const quick = readRegularFileSync(path, MAX_NOTE_BYTES, true)
+  if (!quick) return 'careful'
+  if (isBinary(quick.text)) return void binary(file, issues)
+  if (!isSettled(quick, settleWindow(path, quick, false), Date.now())) return 'careful'
+  return withText(parseNote(file, quick.text), quick.text, quick.stamp)
+}
+
+/** Whether a note's text has a NUL byte in its first 8 KB: a binary file, not a note. */
+function isBinary(text: string): boolean {
+  const nul = text.indexOf('\0')
+  return nul !== -1 && Buffer.byteLength(text.slice(0, nul)) < 8192
+}
+
+/** The note with the text it was parsed from and the stamp of that version. */
+function withText(note: ParsedNote, text: string, stamp: FileStamp): ParsedNote {
+  note.text = text
+  note.stamp = stamp
+  return note
+}
+
 async function readNoteOnce(root: string, file: string, issues: PlanIssue[]): Promise<FileRead<ParsedNote> | undefined> {
   // A regular note, the usual case, is read with synchronous system calls rather than round trips
   // through the thread pool; anything else (a symlink, a FIFO, a file too large, an error) is read
   // the careful way below, which says why it is not read.
   const quick = readRegularFileSync(join(root, file), MAX_NOTE_BYTES)
   if (quick) {
-    const nul = quick.text.indexOf('\0')
-    if (nul !== -1 && Buffer.byteLength(quick.text.slice(0, nul)) < 8192) return void binary(file, issues)
-    return { value: { ...parseNote(file, quick.text), text: quick.text, stamp: quick.stamp }, stamp: quick.stamp, complete: quick.complete }
+    if (isBinary(quick.text)) return void binary(file, issues)
+    return { value: withText(parseNote(file, quick.text), quick.text, quick.stamp), stamp: quick.stamp, complete: quick.complete }
   }
   let buffer: Buffer
   let stamp: FileStamp
@@ -162,7 +207,7 @@ async function readNoteOnce(root: string, file: string, issues: PlanIssue[]): Pr
   }
   if (buffer.subarray(0, 8192).includes(0)) return void binary(file, issues)
   const text = buffer.toString('utf8')
-  return { value: { ...parseNote(file, text), text, stamp }, stamp, complete }
+  return { value: withText(parseNote(file, text), text, stamp), stamp, complete }
 }
 
 /** Says a file named `*.md` is binary (a NUL byte in its first 8 KB), so it is not read. */
@@ -195,8 +240,10 @@ async function readAll(handle: FileHandle, size: number): Promise<Buffer> {
  */
 export async function listNotes(root: string, issues: PlanIssue[], folders?: NoteFolders, from = ''): Promise<string[]> {
   const files: string[] = []
+  // Folders are listed and looked at with the synchronous calls: a listing never blocks, and a round
+  // trip through the thread pool per folder cost a 10,000-note load more than the listing itself.
   const walk = async (folder: string) => {
-    const entries = await readdir(join(root, folder), { withFileTypes: true })
+    const entries = readdirSync(join(root, folder), { withFileTypes: true })
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
     for (const entry of entries) {
       if (entry.name.startsWith('.')) continue
@@ -205,7 +252,7 @@ export async function listNotes(root: string, issues: PlanIssue[], folders?: Not
       // (a run vault kept inside the plan, a subplan's folder) is a vault of its own.
       if (entry.name === TRACE_FOLDER) continue
       if (entry.isDirectory()) {
-        if (folders?.claimed.has(path) || !(await holdsRun(join(root, path)))) await walk(path)
+        if (folders?.claimed.has(path) || !holdsRunSync(join(root, path))) await walk(path)
         else folders?.skipped.push(path)
       } else if (/\.md$/i.test(entry.name)) {
         if (entry.isFile()) files.push(path)
@@ -230,8 +277,13 @@ export async function listNotes(root: string, issues: PlanIssue[], folders?: Not
 
 /** Whether a folder is a vault with a run of its own (it has a `00_plan-trace/trace.md`). */
 export async function holdsRun(folder: string): Promise<boolean> {
-  return stat(join(folder, TRACE_FOLDER, TRACE_FILE)).then(
-    (info) => info.isFile(),
-    () => false,
-  )
+  return holdsRunSync(folder)
+}
+
+function holdsRunSync(folder: string): boolean {
+  try {
+    return statSync(join(folder, TRACE_FOLDER, TRACE_FILE), { throwIfNoEntry: false })?.isFile() === true
+  } catch {
+    return false
+  }
 }

@@ -47,11 +47,21 @@ export async function readSettled<T>(
     if (found === undefined) return undefined
     const now = Date.now()
     const wait = window(found)
-    if (found.complete && (wait === 0 || now - found.stamp.mtimeMs >= wait || sameStamp(previous, found.stamp))) return found.value
+    if (isSettled(found, wait, now, previous)) return found.value
     if (now - started >= MAX_SETTLE_MS) return 'busy'
     previous = found.complete ? found.stamp : undefined
     await sleep(Math.max(wait, SETTLE_MS))
   }
+}
+
+/**
+ * Whether one read is of a settled version (see {@link readSettled}): it got
+ * every byte its stamp promised, and its settle window `wait` is 0, has
+ * passed since the file changed, or `previous` (an earlier read that far
+ * back) found the same stamp.
+ */
+export function isSettled(found: Pick<FileRead<unknown>, 'stamp' | 'complete'>, wait: number, now: number, previous?: FileStamp): boolean {
+  return found.complete && (wait === 0 || now - found.stamp.mtimeMs >= wait || sameStamp(previous, found.stamp))
 }
 
 /** Empty, or with its frontmatter opened and not closed: what a save caught part way leaves, and a person rarely does. */

@@ -91,6 +91,7 @@ export function splitSubplans(notes: readonly ParsedNote[]): SplitNotes {
   }
   const own: ParsedNote[] = []
   const inner = new Map<string, ParsedNote[]>([...folders.keys()].map((folder) => [folder, []]))
+  if (folders.size === 0) return { own: [...notes], inner, issues }
   for (const note of notes) {
     const folder = [...folders.keys()].find((each) => isInFolder(note.file, each))
     if (folder === undefined) own.push(note)
