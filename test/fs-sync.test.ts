@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { RunStateError } from 'vaultplan'
+import { VaultSession } from '../src/run/vault-session.js'
 import { readRegularFileSync, writeFileAtomicSync } from '../src/vault/fs-atomic.js'
 import { TraceAppender } from '../src/run/trace.js'
 import { writeVault } from './helpers/vault.js'
@@ -62,6 +64,20 @@ describe('synchronous reads and writes of the hop path', () => {
       expect(await readdir(dir)).toEqual(['note.md'])
     } finally {
       await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('a session, once closed, has left no second name of the note versions its status rewrites replaced', async () => {
+    const vault = await writeVault({ 'a.md': '---\ntype: start\n---\n# A\n\n## Next\n- [[b]]\n', 'b.md': '# B\n' })
+    try {
+      const session = await VaultSession.open(vault, { fsync: false, watch: false })
+      await session.setStatus('a', 'active')
+      await session.setStatus('a', 'done')
+      await session.close()
+      expect(readdirSync(vault).sort()).toEqual(['a.md', 'b.md'])
+      expect(readFileSync(join(vault, 'a.md'), 'utf8')).toBe('---\ntype: start\nstatus: done\n---\n# A\n\n## Next\n- [[b]]\n')
+    } finally {
+      await rm(vault, { recursive: true, force: true })
     }
   })
 

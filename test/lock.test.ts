@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdir, readFile, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rename, utimes, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -89,6 +89,23 @@ describe('takeovers: only of a holder that is gone, by one runner only', () => {
     await expect(runPlan(vault, { query: 'q', work: stolen, fsync: false })).rejects.toMatchObject({ name: 'RunStateError', code: 'vault-lock-lost' })
     const trace = await readFile(join(vault, '00_plan-trace/trace.md'), 'utf8')
     expect(trace).not.toMatch(/^## Step /m)
+  })
+
+  it('a takeover whose holder file has the same size as ours is still found (a new file renamed into place)', async () => {
+    const vault = await writeVault({ 'a.md': '---\ntype: start\n---\n# A\n\n## Next\n- [[b]]\n', 'b.md': '# B\n' })
+    const holder = join(vault, '00_plan-trace/.lock-holder.json')
+    const stolen = async () => {
+      const ours = await readFile(holder, 'utf8')
+      // Another runner's holder, byte for byte as long as ours: only the file's identity tells them apart.
+      const theirs = ours.replace(/"pid":\d+/, (pid) => pid.replace(/\d/g, '7'))
+      expect(theirs).not.toBe(ours)
+      expect(theirs.length).toBe(ours.length)
+      await writeFile(`${holder}.new`, theirs)
+      await rename(`${holder}.new`, holder)
+      return 'done'
+    }
+    await expect(runPlan(vault, { query: 'q', work: stolen, fsync: false })).rejects.toMatchObject({ name: 'RunStateError', code: 'vault-lock-lost' })
+    expect(await readFile(join(vault, '00_plan-trace/trace.md'), 'utf8')).not.toMatch(/^## Step /m)
   })
 
   it('a file named 00_plan-trace is named as the problem, never a raw EEXIST', async () => {

@@ -1,9 +1,9 @@
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import * as fs from 'node:fs'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { runPlan } from 'vaultplan'
-import { stampOf } from '../src/vault/fs-atomic.js'
+import { replacedFilesFreed, stampOf } from '../src/vault/fs-atomic.js'
 import { OLD_VERSION_PREFIX, oldVersionPath, recoverOldVersions, replaceNote, replaceNoteSync } from '../src/vault/replace-note.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
 import { writeVault } from './helpers/vault.js'
@@ -53,11 +53,33 @@ describe('replacing a note while a person saves it in place', () => {
   it('without a save meanwhile, the note is replaced and no second name is left', async () => {
     const dir = await writeVault({ 'draft.md': NOTE })
     const path = join(dir, 'draft.md')
-    const replaced = replaceNoteSync(path, await stampOf(path), withStatus(NOTE, 'done'), { fsync: false })
+    const expected = await stampOf(path)
+    const replaced = replaceNoteSync(path, expected, withStatus(NOTE, 'done'), { fsync: false })
     expect(replaced).toMatchObject({ kind: 'replaced' })
     expect('caught' in replaced && replaced.caught).toBeFalsy()
+    // Looked at at once: the old version is not freed by the rename or on the event loop (on ext4 that waits for
+    // its pending writes); its second name is removed in the thread pool right after.
+    expect(fs.readdirSync(dir).sort()).toEqual([basename(oldVersionPath(path, expected)!), 'draft.md'])
+    expect(fs.statSync(oldVersionPath(path, expected)!).ino).toBe(expected.ino)
+    await replacedFilesFreed()
     expect(await readFile(path, 'utf8')).toBe(withStatus(NOTE, 'done'))
     expect(await readdir(dir)).toEqual(['draft.md'])
+  })
+
+  it("with a park folder, the old version leaves the note's folder at once and is unlinked from the park", async () => {
+    const dir = await writeVault({ 'draft.md': NOTE, '00_plan-trace/trace.md': '' })
+    const path = join(dir, 'draft.md')
+    const expected = await stampOf(path)
+    replaceNoteSync(path, expected, withStatus(NOTE, 'done'), { fsync: false, park: join(dir, '00_plan-trace') })
+    // Looked at at once: nothing beside the note; the old version (still not freed) waits in the park under a temporary name.
+    expect(fs.readdirSync(dir).sort()).toEqual(['00_plan-trace', 'draft.md'])
+    const parked = fs.readdirSync(join(dir, '00_plan-trace')).filter((name) => name !== 'trace.md')
+    expect(parked).toHaveLength(1)
+    expect(parked[0]).toMatch(/^\.vaultplan-tmp-/)
+    expect(fs.statSync(join(dir, '00_plan-trace', parked[0]!)).ino).toBe(expected.ino)
+    await replacedFilesFreed()
+    expect(await readdir(join(dir, '00_plan-trace'))).toEqual(['trace.md'])
+    expect(await readFile(path, 'utf8')).toBe(withStatus(NOTE, 'done'))
   })
 
   it('a note saved since the version the run read is not written (`changed`)', async () => {

@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
+import { replacedFilesFreed } from '../vault/fs-atomic.js'
 import { replaceNote } from '../vault/replace-note.js'
 import { loadPlan } from '../plan/load-plan.js'
 import { addFeedback, tickBox } from '../vault/note-edits.js'
@@ -66,7 +67,11 @@ export async function decide(vault: string, node: string, decision: Decision): P
     // Compared just before the rename, and a save in place caught meanwhile gets the same decision (see replaceNote):
     // an edit saved meanwhile is read again, never overwritten.
     const replaced = await replaceNote(path, before, updated, (saved) => decided(planNode, file, saved, index, decision) ?? saved, { mode: before.mode })
-    if (replaced !== 'changed') return
+    if (replaced !== 'changed') {
+      // The old version's second name goes off the event loop (replaceNoteSync): gone before the call returns.
+      await replacedFilesFreed()
+      return
+    }
     if (attempt >= ATTEMPTS)
       throw new RunStateError('note-busy', `\`${planNode.file}\` kept changing while the decision was written; nothing was changed. Try again.`)
   }

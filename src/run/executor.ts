@@ -81,7 +81,7 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
       return await tree.resultOf(step)
     } finally {
       await tree?.close()
-      session.close()
+      await session.close()
     }
   } catch (error) {
     failure = error

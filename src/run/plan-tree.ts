@@ -245,7 +245,7 @@ export class PlanTree {
     } finally {
       this.open.delete(top)
       await driver?.close()
-      session.close()
+      await session.close()
     }
   }
 }

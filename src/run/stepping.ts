@@ -76,7 +76,7 @@ async function withDriver(vault: string, options: StepOptions, call: (tree: Plan
       return step
     } finally {
       await tree?.close()
-      session.close()
+      await session.close()
       // Only after a call that went through: one that threw may have left the notes half known.
       if (kept) sessions.keep(session)
     }

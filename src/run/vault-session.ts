@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { watchFolders } from '../vault/folder-watch.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
-import { pathInVault, sameStamp, writeFileAtomic } from '../vault/fs-atomic.js'
+import { pathInVault, replacedFilesFreed, sameStamp, writeFileAtomic } from '../vault/fs-atomic.js'
 import { replaceNote } from '../vault/replace-note.js'
 import { graphFromNotes } from '../plan/load-plan.js'
 import { listVault, readNote, readNotes } from '../vault/read-vault.js'
@@ -18,7 +18,7 @@ import { saveOutputNote } from './output-note.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { emptyTaskBoxes } from '../vault/note-edits.js'
 import { countLines } from '../core/text.js'
-import { renderOutput, type OutputMeta } from './trace.js'
+import { renderOutput, tracePaths, type OutputMeta } from './trace.js'
 import type { NodeStatus, PlanIssue } from '../core/types.js'
 import type { SessionCache } from './session-cache.js'
 import type { SessionOptions } from './run-options.js'
@@ -180,10 +180,9 @@ export class VaultSession {
         { cause: error },
       )
     }
-    // The folder is not flushed: the trace, not the statuses, says where a run is, and the
-    // note's data is flushed before the rename, so a power cut leaves its old bytes or its new ones.
-    // With the journal holding the note's bytes, the rewrite needs no flush of its own.
-    const write = { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode }
+    // The folder is not flushed: the trace, not the statuses, says where a run is; the note's data is flushed before the rename
+    // (or the journal holds its bytes). The old version leaves the note's folder at once, unlinked in the trace folder later.
+    const write = { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode, park: tracePaths(this.root).folder }
     const replaced = updated === text ? { stamp: before } : await replaceNote(path, before, updated, rewrite, write)
     if (replaced === 'changed') return this.setStatus(id, status)
     const stamp = replaced.stamp
@@ -285,10 +284,11 @@ export class VaultSession {
     return (file !== undefined && this.notes.get(file)?.feedback) || ''
   }
 
-  /** Stops watching, and closes the journal. */
-  close(): void {
+  /** Stops watching, closes the journal, and waits until the second names of the note versions it replaced are removed. */
+  async close(): Promise<void> {
     this.journal?.close()
     for (const watcher of this.watchers.splice(0)) watcher.close()
+    await replacedFilesFreed()
   }
 
   /** Resolves where a note's writes go, refusing a path that leaves the vault (through a symlink too). */

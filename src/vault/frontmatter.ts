@@ -156,16 +156,37 @@ function duplicateKeys(doc: Document): { message: string; offset: number }[] {
  */
 export function setFrontmatterStatus(text: string, status: string): string {
   const updated = patchStatus(text, status)
-  const before = parseFrontmatter(text)
+  const before = readBack(text)
   // A patch that cannot be read back and compared is not made: duplicate keys, an alias bomb ...
-  if (before.problems.length > 0) throw new Error(`cannot set \`status\`: the frontmatter has a problem (${before.problems[0]!.message}); fix it first`)
+  if (before.problem !== undefined) throw new Error(`cannot set \`status\`: the frontmatter has a problem (${before.problem}); fix it first`)
   // The patch works on bytes; reading it back catches YAML it cannot handle
   // (a `...` end marker, a status value that an alias elsewhere refers to).
-  const after = parseFrontmatter(updated)
-  if (after.problems.length > 0 || JSON.stringify({ ...before.data, status }) !== JSON.stringify({ ...after.data, status }) || after.data.status !== status) {
+  const after = readBack(updated)
+  if (after.problem !== undefined || before.others !== after.others || after.status !== status) {
     throw new Error('cannot set `status`: this frontmatter cannot be patched in place without changing other values; set `status:` by hand')
   }
   return updated
+}
+
+/** A note's frontmatter as `setFrontmatterStatus` compares it: its first problem, its status and every other value (as JSON). */
+interface ReadBack {
+  problem: string | undefined
+  status: unknown
+  others: string
+}
+
+/** The last texts read back: a run rewrites the same notes over and over, so the text before a patch is mostly the one after the last. */
+const readBacks = new Map<string, ReadBack>()
+const READ_BACKS_KEPT = 16
+
+function readBack(text: string): ReadBack {
+  const known = readBacks.get(text)
+  if (known) return known
+  const { data, problems } = parseFrontmatter(text)
+  const result = { problem: problems[0]?.message, status: data.status, others: JSON.stringify({ ...data, status: undefined }) }
+  readBacks.set(text, result)
+  if (readBacks.size > READ_BACKS_KEPT) readBacks.delete(readBacks.keys().next().value!)
+  return result
 }
 
 function patchStatus(text: string, status: string): string {

@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs'
-import { lstat, open, readdir, realpath, rename, rm, stat } from 'node:fs/promises'
+import { lstat, open, readdir, realpath, rename, rm, stat, unlink } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import { VaultPathError } from '../core/errors.js'
 
@@ -117,6 +117,45 @@ export function writeFileAtomicSync(path: string, data: string, options: WriteOp
   }
   if (options.syncFolder ?? fsync) syncFolderSync(folder)
   return stamp
+}
+
+/** Unlinks still under way (see {@link removeLater}). */
+const removing = new Set<Promise<void>>()
+
+/**
+ * Removes a file's name without the wait it may cost on the event loop: on
+ * ext4 the unlink that drops a file's last name frees its blocks and waits
+ * for its pending writes, which costs a hop more than all its other file
+ * work. The name is first moved into `park` (a run folder; a rename that
+ * replaces nothing costs no such wait), so it is gone from its own folder at
+ * once, then unlinked in the thread pool after the synchronous work of the
+ * moment. For the second name of a note's replaced version (see
+ * `replaceNoteSync`). Where it cannot be moved (no `park`, another file
+ * system) it is unlinked where it is, just as late. {@link replacedFilesFreed}
+ * waits for these unlinks.
+ */
+export function removeLater(path: string, park?: string): void {
+  let target = path
+  if (park !== undefined) {
+    try {
+      const parked = tempPath(park)
+      renameSync(path, parked)
+      // A kill before the unlink leaves a temporary name in `park`, which the next call removes (removeStaleTempFiles).
+      target = parked
+    } catch {
+      // unlinked where it is
+    }
+  }
+  const done: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+    .then(() => unlink(target))
+    .catch(() => undefined)
+    .finally(() => removing.delete(done))
+  removing.add(done)
+}
+
+/** Waits until every {@link removeLater} is done, so no name it was given is left when a call returns. */
+export async function replacedFilesFreed(): Promise<void> {
+  while (removing.size > 0) await Promise.all([...removing])
 }
 
 /** Writes every byte of `buffer` at the file's current position (a write may be short). */

@@ -4,7 +4,7 @@ import { readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import lockfile from 'proper-lockfile'
 import { RunStateError } from '../core/errors.js'
-import { isInside, writeFileAtomic } from './fs-atomic.js'
+import { isInside, sameStamp, stampOfSync, writeFileAtomic, type FileStamp } from './fs-atomic.js'
 import { runFolder } from './run-file-path.js'
 import { TRACE_FOLDER } from './run-folder.js'
 
@@ -147,7 +147,7 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
     )
   }
   const holder: Holder = { pid: process.pid, host: hostname(), since: new Date().toISOString() }
-  await writeFileAtomic(holderPath, `${JSON.stringify(holder)}\n`, { fsync: false })
+  let confirmed: FileStamp | undefined = await writeFileAtomic(holderPath, `${JSON.stringify(holder)}\n`, { fsync: false })
   const real = await realpath(vault)
   // Checked once this lock is held, so of two runners started together on nested folders neither misses the other.
   const nested = await nestedRunner(real)
@@ -166,9 +166,13 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
   return {
     check() {
       if (lost) throw new RunStateError('vault-lock-lost', `Lost the lock of \`${vault}\`: ${lost.message}`, { cause: lost })
-      // Read each time, not only when the refresh timer runs: a runner paused past a takeover must not write on waking.
+      // Looked at each time, not only when the refresh timer runs: a runner paused past a takeover must not write on waking.
+      // A takeover renames a new holder file into place (another inode), so the version we wrote needs a stat, not a read.
+      const stamp = stampOrNothing(holderPath)
+      if (sameStamp(stamp, confirmed)) return
       const now = readHolderNow(holderPath)
-      if (now !== ours) {
+      if (now === ours) confirmed = stamp
+      else {
         lost = new Error(now === undefined ? 'its holder file is gone' : `it is held by ${now.trim()} now`)
         throw new RunStateError(
           'vault-lock-lost',
@@ -212,6 +216,14 @@ export async function isVaultLocked(vault: string): Promise<boolean> {
   if (!locked) return false
   const holder = await readHolder(join(folder, '.lock-holder.json'))
   return !holder || holder.host !== hostname() || isAlive(holder.pid)
+}
+
+function stampOrNothing(path: string): FileStamp | undefined {
+  try {
+    return stampOfSync(path)
+  } catch {
+    return undefined
+  }
 }
 
 /** The holder file as it is on disk now: a small regular file of our own, read synchronously. */

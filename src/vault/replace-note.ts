@@ -2,7 +2,7 @@ import { linkSync, rmSync, statSync } from 'node:fs'
 import { readdir, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
-import { readRegularFileSync, sameStamp, toStamp, writeFileAtomic, writeFileAtomicSync, type FileStamp, type WriteOptions } from './fs-atomic.js'
+import { readRegularFileSync, removeLater, sameStamp, toStamp, writeFileAtomic, writeFileAtomicSync, type FileStamp, type WriteOptions } from './fs-atomic.js'
 import { setFrontmatterStatus } from './frontmatter.js'
 import { parseNote } from './parse-note.js'
 import { MAX_SETTLE_MS, readSettled, SETTLE_CUT_MS } from './settled-read.js'
@@ -15,6 +15,12 @@ import { MAX_SETTLE_MS, readSettled, SETTLE_CUT_MS } from './settled-read.js'
 export const OLD_VERSION_PREFIX = '.vaultplan-old-'
 const NAME_MAX = 255
 const MAX_NOTE_BYTES = 8 * 1024 * 1024
+
+/** Options of {@link replaceNoteSync}: those of the write, and where the old version's second name goes to be removed. */
+export interface ReplaceOptions extends WriteOptions {
+  /** A run folder of the same vault (the trace folder) the old version is moved into once replaced, to be unlinked there off the event loop (see `removeLater`). */
+  park?: string
+}
 
 /** What {@link replaceNoteSync} did. */
 export type NoteReplacement =
@@ -50,7 +56,7 @@ export function oldVersionPath(path: string, expected: FileStamp): string | unde
  * compared just before the rename, and a save landing in the microseconds
  * between is not caught.
  */
-export function replaceNoteSync(path: string, expected: FileStamp, data: string, options: WriteOptions = {}): NoteReplacement {
+export function replaceNoteSync(path: string, expected: FileStamp, data: string, options: ReplaceOptions = {}): NoteReplacement {
   const old = oldVersionPath(path, expected)
   let linked = false
   if (old !== undefined) {
@@ -72,7 +78,8 @@ export function replaceNoteSync(path: string, expected: FileStamp, data: string,
   const after = statOrNothing(old!)
   // Unchanged, or one file with the note (a write that went into the note itself, not a new file): nothing was caught.
   if (after !== undefined && (sameStamp(after, expected) || after.ino === stamp.ino)) {
-    rmSync(old!, { force: true })
+    // Its last name: removed without the wait on the event loop (the unlink waits for the old version's pending writes).
+    removeLater(old!, options.park)
     return { kind: 'replaced', stamp }
   }
   return { kind: 'replaced', stamp, caught: old! }
@@ -93,7 +100,7 @@ export async function recoverCaughtSave(
   caught: string,
   ours: FileStamp,
   redo: (saved: string) => string,
-  options: WriteOptions = {},
+  options: ReplaceOptions = {},
 ): Promise<{ kind: 'recovered'; stamp: FileStamp; text: string } | { kind: 'changed' }> {
   const saved = await readSettled(
     () => {
@@ -128,7 +135,7 @@ export async function replaceNote(
   expected: FileStamp,
   data: string,
   redo: (saved: string) => string,
-  options: WriteOptions = {},
+  options: ReplaceOptions = {},
 ): Promise<'changed' | { stamp: FileStamp; text?: string }> {
   const replaced = replaceNoteSync(path, expected, data, options)
   if (replaced.kind === 'changed') return 'changed'

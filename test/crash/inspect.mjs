@@ -37,6 +37,8 @@ export function readTraceFile(vault) {
     const end = offset + line.length + 1
     offset = end
     if (!line.startsWith(MARKER)) continue
+    // A marker line cut before its end is torn even when its JSON is whole (a power cut right after the `}`): the library ignores it.
+    if (!line.trimEnd().endsWith(' -->')) continue
     try {
       records.push(JSON.parse(line.slice(MARKER.length).replace(/\s*-->\s*$/, '')))
       lastComplete = end
