@@ -66,6 +66,17 @@ describe('replacing a note while a person saves it in place', () => {
     expect(await readdir(dir)).toEqual(['draft.md'])
   })
 
+  it("a second name a killed run left behind (the same version's) is taken over: the note is replaced, no second name stays", async () => {
+    const dir = await writeVault({ 'draft.md': NOTE })
+    const path = join(dir, 'draft.md')
+    const expected = await stampOf(path)
+    fs.linkSync(path, oldVersionPath(path, expected)!)
+    expect(replaceNoteSync(path, expected, withStatus(NOTE, 'done'), { fsync: false })).toMatchObject({ kind: 'replaced' })
+    await replacedFilesFreed()
+    expect(await readFile(path, 'utf8')).toBe(withStatus(NOTE, 'done'))
+    expect(await readdir(dir)).toEqual(['draft.md'])
+  })
+
   it("with a park folder, the old version leaves the note's folder at once and is unlinked from the park", async () => {
     const dir = await writeVault({ 'draft.md': NOTE, '00_plan-trace/trace.md': '' })
     const path = join(dir, 'draft.md')

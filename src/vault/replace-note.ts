@@ -60,10 +60,8 @@ export function replaceNoteSync(path: string, expected: FileStamp, data: string,
   const old = oldVersionPath(path, expected)
   let linked = false
   if (old !== undefined) {
-    rmSync(old, { force: true })
     try {
-      linkSync(path, old)
-      linked = true
+      linked = linkTo(path, old)
     } catch {
       // No hard links here (FAT, some network file systems): the plain comparison below.
     }
@@ -180,6 +178,18 @@ export async function recoverOldVersions(folder: string): Promise<void> {
     }
     await rm(old, { force: true })
   }
+}
+
+/** A hard link `old` to `path`; a stale `old` (a killed run's) is replaced. */
+function linkTo(path: string, old: string): true {
+  try {
+    linkSync(path, old)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    rmSync(old, { force: true })
+    linkSync(path, old)
+  }
+  return true
 }
 
 function statOrNothing(path: string): FileStamp | undefined {
