@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { copyFile, mkdir, readdir, realpath, rename, rm, rmdir, stat, symlink } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import { isInside } from '../vault/fs-atomic.js'
+import { isAlive } from '../vault/lock.js'
 import { holdsRun, listNotes, readNotes } from '../vault/read-vault.js'
 import { subplanFoldersOf } from '../vault/subplan-folders.js'
 import { savePlan } from '../plan/save-plan.js'
@@ -82,17 +83,7 @@ async function removeDeadCopies(target: string): Promise<void> {
   const names = await readdir(dirname(target)).catch(() => [] as string[])
   for (const name of names) {
     const pid = name.startsWith(prefix) ? Number(name.slice(prefix.length)) : NaN
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !alive(pid)) await rm(join(dirname(target), name), { recursive: true, force: true })
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    // EPERM: alive, someone else's.
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !isAlive(pid)) await rm(join(dirname(target), name), { recursive: true, force: true })
   }
 }
 

@@ -197,7 +197,8 @@ async function readHolder(path: string): Promise<Holder | undefined> {
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process `pid` runs on this machine (EPERM: it does, as someone else's). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
     return true
