@@ -11,6 +11,17 @@ export const TRACE_FORMAT = 2
 
 const edgeSchema = z.object({ label: z.string(), target: z.string(), conditional: z.boolean() })
 
+/** A budget stop and a wait for a person: the same fields in both formats. */
+const stopFields = {
+  kind: z.literal('stop'),
+  step: z.number().int().min(0),
+  node: z.string(),
+  visit: z.number().int().min(1),
+  budget: z.enum(['max_visits', 'maxSteps']),
+  reason: z.string(),
+}
+const waitingFields = { kind: z.literal('waiting'), step: z.number().int().min(1), node: z.string(), visit: z.number().int().min(1) }
+
 /**
  * Format 1, read as it was written: unknown fields are ignored and a record
  * that does not fit is passed over.
@@ -27,15 +38,8 @@ export const recordSchemaV1 = z.discriminatedUnion('kind', [
     output: z.string(),
     feedback: z.string().optional(),
   }),
-  z.object({
-    kind: z.literal('stop'),
-    step: z.number().int().min(0),
-    node: z.string(),
-    visit: z.number().int().min(1),
-    budget: z.enum(['max_visits', 'maxSteps']),
-    reason: z.string(),
-  }),
-  z.object({ kind: z.literal('waiting'), step: z.number().int().min(1), node: z.string(), visit: z.number().int().min(1) }),
+  z.object(stopFields),
+  z.object(waitingFields),
 ])
 
 /** What every format-2 record may carry: when it happened and, inside a subplan, the subplan's folder. */
@@ -78,16 +82,8 @@ export const recordSchemaV2 = z.discriminatedUnion('kind', [
     answers: z.array(z.strictObject({ condition: z.string(), answer: z.enum(['YES', 'NO']) })).optional(),
     ...common,
   }),
-  z.strictObject({
-    kind: z.literal('stop'),
-    step: z.number().int().min(0),
-    node: z.string(),
-    visit: z.number().int().min(1),
-    budget: z.enum(['max_visits', 'maxSteps']),
-    reason: z.string(),
-    ...common,
-  }),
-  z.strictObject({ kind: z.literal('waiting'), step: z.number().int().min(1), node: z.string(), visit: z.number().int().min(1), ...common }),
+  z.strictObject({ ...stopFields, ...common }),
+  z.strictObject({ ...waitingFields, ...common }),
 ])
 
 /** One entry of the trace: a hop, a budget stop or a wait for a person. */
