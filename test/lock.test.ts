@@ -89,6 +89,8 @@ describe('takeovers: only of a holder that is gone, by one runner only', () => {
     await expect(runPlan(vault, { query: 'q', work: stolen, fsync: false })).rejects.toMatchObject({ name: 'RunStateError', code: 'vault-lock-lost' })
     const trace = await readFile(join(vault, '00_plan-trace/trace.md'), 'utf8')
     expect(trace).not.toMatch(/^## Step /m)
+    // Letting go, it leaves the new holder's name in place (removing it would stop the new holder's run).
+    expect(JSON.parse(await readFile(holder, 'utf8'))).toMatchObject({ host: 'elsewhere' })
   })
 
   it('a takeover whose holder file has the same size as ours is still found (a new file renamed into place)', async () => {
