@@ -96,6 +96,17 @@ describe('takeovers: only of a holder that is gone, by one runner only', () => {
     expect(JSON.parse(await readFile(holder, 'utf8'))).toMatchObject({ host: 'elsewhere' })
   })
 
+  it('a runner whose lock was taken over while its judge decided records no hop', async () => {
+    const vault = await writeVault({ 'a.md': '---\ntype: start\n---\n# A\n\n## Next\n- approved -> [[b]]\n- [[c]]\n', 'b.md': '# B\n', 'c.md': '# C\n' })
+    const holder = join(vault, '00_plan-trace/.lock-holder.json')
+    const judge = async () => {
+      await writeFile(holder, `${JSON.stringify({ pid: 1, host: 'elsewhere', since: 'now' })}\n`)
+      return 'YES'
+    }
+    await expect(runPlan(vault, { query: 'q', work, llm: judge, fsync: false })).rejects.toMatchObject({ name: 'RunStateError', code: 'vault-lock-lost' })
+    expect(await readFile(join(vault, '00_plan-trace/trace.md'), 'utf8')).not.toMatch(/^## Step /m)
+  })
+
   it('a takeover whose holder file has the same size as ours is still found (a new file renamed into place)', async () => {
     const vault = await writeVault({ 'a.md': '---\ntype: start\n---\n# A\n\n## Next\n- [[b]]\n', 'b.md': '# B\n' })
     const holder = join(vault, '00_plan-trace/.lock-holder.json')
