@@ -106,7 +106,9 @@ export class PlanTree {
     const step = await this.drive(this.root, '')
     if (this.completion.done) return step
     const now =
-      step.kind === 'work' ? ` The pending step is \`${step.plan ? `${step.plan}/` : ''}${step.node.id}\`, visit ${step.visit}, key \`${step.key}\`.` : ''
+      step.kind === 'work'
+        ? ` The pending step is \`${step.plan === undefined ? '' : `${step.plan}/`}${step.node.id}\`, visit ${step.visit}, key \`${step.key}\`.`
+        : ''
     throw new RunStateError(
       'stale-step',
       `The key \`${key}\` is not the pending step of \`${this.root.vault}\`; nothing was written.${now} Call nextStep to get the current step.`,
