@@ -4,7 +4,7 @@ import { basename, join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { runPlan } from 'vaultplan'
 import { replacedFilesFreed, stampOf } from '../src/vault/fs-atomic.js'
-import { OLD_VERSION_PREFIX, oldVersionPath, recoverOldVersions, replaceNote, replaceNoteSync } from '../src/vault/replace-note.js'
+import { editNote, OLD_VERSION_PREFIX, oldVersionPath, recoverOldVersions, replaceNote, replaceNoteSync } from '../src/vault/replace-note.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
 import { writeVault } from './helpers/vault.js'
 
@@ -37,18 +37,24 @@ const SAVED = '---\nstatus: pending\n---\n# Draft\n\nThe words a person wrote.\n
 const withStatus = (text: string, status: string) => text.replace('status: pending', `status: ${status}`)
 
 describe('replacing a note while a person saves it in place', () => {
-  it('a save landing between the last comparison and the rename is put back, with the status the run wrote', async () => {
+  it('a save landing between the last comparison and the rename is put back as the note at once, and the edit is redone on it', async () => {
     const dir = await writeVault({ 'draft.md': NOTE })
     const path = join(dir, 'draft.md')
     const expected = await stampOf(path)
     between.path = path
     between.save = () => saveInPlace(path, SAVED)
-    const replaced = await replaceNote(path, expected, withStatus(NOTE, 'active'), (saved) => withStatus(saved, 'active'), { fsync: false })
-    expect(replaced).toMatchObject({ text: withStatus(SAVED, 'active') })
-    expect(await readFile(path, 'utf8')).toBe(withStatus(SAVED, 'active'))
-    // Nothing left beside the note.
+    // The person's save, the very file their editor wrote into, is the note again: read it again.
+    expect(await replaceNote(path, expected, withStatus(NOTE, 'active'), (saved) => withStatus(saved, 'active'), { fsync: false })).toBe('changed')
+    expect(await readFile(path, 'utf8')).toBe(SAVED)
+    expect((await stat(path)).ino).toBe(expected.ino)
     expect(await readdir(dir)).toEqual(['draft.md'])
-  })
+    // editNote reads it again and writes the status into the person's save.
+    between.save = () => saveInPlace(path, `${SAVED}Another line.\n`)
+    const edited = await editNote('draft.md', path, (text) => withStatus(text, 'active'), { fsync: false })
+    expect(edited).toMatchObject({ text: withStatus(`${SAVED}Another line.\n`, 'active'), written: true })
+    expect(await readFile(path, 'utf8')).toBe(withStatus(`${SAVED}Another line.\n`, 'active'))
+    expect(await readdir(dir)).toEqual(['draft.md'])
+  }, 20_000)
 
   it('without a save meanwhile, the note is replaced and no second name is left', async () => {
     const dir = await writeVault({ 'draft.md': NOTE })

@@ -1,4 +1,4 @@
-import { linkSync, rmSync, statSync } from 'node:fs'
+import { linkSync, renameSync, rmSync, statSync } from 'node:fs'
 import { readdir, rm, stat } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { basename, dirname, join } from 'node:path'
@@ -62,8 +62,9 @@ export function oldVersionPath(path: string, expected: FileStamp): string | unde
  * into the replaced file, gone with it. So the old version first gets a
  * second name (a hard link), the comparison is made on it, and after the
  * rename it is looked at again: unchanged, the second name is removed;
- * changed, a save went there, and `caught` names it for
- * {@link recoverCaughtSave}. A kill in between leaves the second name for
+ * changed, a save went there: it is renamed back over ours and the answer
+ * is `changed` (read it again), or, when the note changed meanwhile too,
+ * `caught` names it for {@link recoverCaughtSave}. A kill in between leaves the second name for
  * the next run to settle ({@link recoverOldVersions}). On a file system
  * without hard links (or a name too long for a second one) the note is
  * compared just before the rename, and a save landing in the microseconds
@@ -94,7 +95,26 @@ export function replaceNoteSync(path: string, expected: FileStamp, data: string,
     removeLater(old!, options.park)
     return { kind: 'replaced', stamp }
   }
-  return { kind: 'replaced', stamp, caught: old! }
+  return putBack(path, old!, stamp) ? { kind: 'changed' } : { kind: 'replaced', stamp, caught: old! }
+}
+
+/**
+ * Puts a save caught going into the old version back as the note, by
+ * renaming the old version over ours while the note is still ours: the
+ * editor's writes still under way land in the note, and the note never
+ * lacks the person's save for a reader (their editor's next save among
+ * them). The caller reads the note again and redoes its edit.
+ *
+ * @returns whether it was put back (else the note changed since our write: the caught save is recovered the slow way)
+ */
+function putBack(path: string, old: string, ours: FileStamp): boolean {
+  if (!sameStamp(statOrNothing(path), ours)) return false
+  try {
+    renameSync(old, path)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -114,14 +134,7 @@ export async function recoverCaughtSave(
   redo: (saved: string) => string,
   options: ReplaceOptions = {},
 ): Promise<{ kind: 'recovered'; stamp: FileStamp; text: string } | { kind: 'changed' }> {
-  const saved = await readSettled(
-    () => {
-      const read = readRegularFileSync(caught, MAX_NOTE_BYTES)
-      return read && { value: read.text, stamp: read.stamp, complete: read.complete }
-    },
-    // An editor is writing it: doubted for the longer window, whatever it looks like.
-    () => SETTLE_CUT_MS,
-  )
+  const saved = await readCaught(caught)
   if (saved === 'busy')
     throw new RunStateError(
       'note-busy',
@@ -161,6 +174,7 @@ export async function replaceNote(
     await sleep(watchUntil - Date.now())
     const after = statOrNothing(replaced.old)
     if (after === undefined || sameStamp(after, expected) || after.ino === replaced.stamp.ino) removeLater(replaced.old, write.park)
+    else if (putBack(path, replaced.old, replaced.stamp)) return 'changed'
     else caught = replaced.old
   }
   if (caught === undefined) return { stamp: replaced.stamp }
@@ -239,10 +253,13 @@ export async function recoverOldVersions(folder: string): Promise<void> {
     const unchanged = info.ino.toString(36) === ino && info.size.toString(36) === size && Math.round(info.mtimeMs * 1000).toString(36) === mtime
     const note = join(folder, file)
     const current = readRegularFileSync(note, MAX_NOTE_BYTES)
-    const saved = unchanged || (current && current.stamp.mtimeMs > info.mtimeMs) ? undefined : readRegularFileSync(old, MAX_NOTE_BYTES)
-    if (saved) {
+    // The editor may still be writing into it (the run was killed, the editor not): read once its save has settled.
+    const saved = unchanged || (current && current.stamp.mtimeMs > info.mtimeMs) ? undefined : await readCaught(old)
+    // Still being written after 3 s: kept for the next run.
+    if (saved === 'busy') continue
+    if (saved !== undefined) {
       const status = current ? parseNote(file, current.text).status : undefined
-      let text = saved.text
+      let text = saved
       try {
         if (status !== undefined && parseNote(file, text).status !== status) text = setFrontmatterStatus(text, status)
       } catch {
@@ -252,6 +269,17 @@ export async function recoverOldVersions(folder: string): Promise<void> {
     }
     await rm(old, { force: true })
   }
+}
+
+/** An old version a save went into, once that save has settled: an editor is writing it, so doubted for the longer window, whatever it looks like. */
+function readCaught(path: string): Promise<string | undefined | 'busy'> {
+  return readSettled(
+    () => {
+      const read = readRegularFileSync(path, MAX_NOTE_BYTES)
+      return read && { value: read.text, stamp: read.stamp, complete: read.complete }
+    },
+    () => SETTLE_CUT_MS,
+  )
 }
 
 /** A hard link `old` to `path`; a stale `old` (a killed run's) is replaced. */
