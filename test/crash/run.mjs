@@ -48,7 +48,7 @@ import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { availableParallelism, tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { checkNested, checkVault, describeFinished, describeNested, killPoint, snapshot, TRACE_FOLDER } from './inspect.mjs'
+import { checkNested, checkVault, describeFinished, describeNested, killPoint, lostFlushedHops, snapshot, TRACE_FOLDER } from './inspect.mjs'
 import { editorProblems, startEditor } from './editor.mjs'
 import { runScenarioTrial } from './scenarios.mjs'
 import { makeScript, mulberry32 } from './script.mjs'
@@ -130,9 +130,9 @@ async function trialsWith(distPath, options) {
         const index = indexes[next++]
         // Every tenth trial from the 4th kills a `fresh: true` start as it archives, every tenth from the 8th the copy into a run vault.
         // The scenarios check the flat fixture; the nested plan runs the kill trials only.
-        const scenario = modes === 'power' || modes === 'editor' || nested ? undefined : { 3: 'fresh', 7: 'copy' }[index % 10]
+        const scenario = modes === 'editor' || nested ? undefined : { 3: 'fresh', 7: 'copy' }[index % 10]
         const trial = await (
-          scenario ? runScenarioTrial(index, scenario, context, { runChild, comparable, seedOf: (i) => hash(seed, i) }) : runTrial(index, context)
+          scenario ? runScenarioTrial(index, scenario, context, { runChild, comparable, seedOf: (i) => hash(seed, i), reboot }) : runTrial(index, context)
         ).catch((error) => ({ index, kills: [], resumes: 0, staleLocks: [], problems: [{ kind: 'other', message: `harness error: ${error.stack}` }] }))
         results.push(trial)
         if (trial.problems.length === 0 && !options.keep) await rm(join(root, `trial-${index}`), { recursive: true, force: true })
@@ -374,6 +374,13 @@ async function killTrial(index, { root, fixture, reference, calibration, seed, l
       }
       const attemptLog = readSideLog(sideLog).filter((entry) => entry.a === outcome.attempt)
       const { problems, state } = await check(false)
+      if (power)
+        problems.push(
+          ...lostFlushedHops(
+            vault,
+            attemptLog.find((entry) => entry.t === 'power-cut'),
+          ),
+        )
       traceAppendedOnly(`after kill ${trial.kills.length + 1}`)
       const point = killPoint(state, attemptLog)
       const how = mode === 'pause' ? `placed at ${outcome.pause}` : `timed: ${kill.delayUs} µs after line ${kill.afterLine} \`${outcome.killLine ?? ''}\``
@@ -543,7 +550,8 @@ async function reboot(vault, dist) {
     writeFileSync(journal, text.replace(/\{"k":"boot","id":"[^"]*"\}/g, '{"k":"boot","id":"before-the-power-cut"}'))
   }
   const { NoteJournal } = await import(new URL('run/note-journal.js', dist).href)
-  NoteJournal.open(realpathSync(vault)).close()
+  // As a run opens a vault: the journal only where a run began (the copy into a run vault may not be there yet).
+  if (existsSync(join(vault, TRACE_FOLDER))) NoteJournal.open(realpathSync(vault)).close()
   // The next run repairs a branch when it enters it; the checks look before that, so repair them here as it would.
   for (const folder of [BRANCH, 'side'])
     if (existsSync(join(vault, folder, TRACE_FOLDER, '.journal'))) NoteJournal.open(realpathSync(join(vault, folder))).close()

@@ -11,7 +11,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { cp } from 'node:fs/promises'
 import { join } from 'node:path'
-import { checkVault, listFiles, TRACE_FOLDER } from './inspect.mjs'
+import { checkVault, listFiles, lostFlushedHops, TRACE_FOLDER } from './inspect.mjs'
 import { mulberry32 } from './script.mjs'
 
 const KILLS = 3
@@ -25,8 +25,8 @@ export const SCENARIOS = ['fresh', 'copy']
  *
  * @returns a trial report as the harness counts them
  */
-export async function runScenarioTrial(index, scenario, context, { runChild, comparable, seedOf }) {
-  const { root, fixture, reference, lib, dist } = context
+export async function runScenarioTrial(index, scenario, context, { runChild, comparable, seedOf, reboot }) {
+  const { root, fixture, reference, lib, dist, modes } = context
   const random = mulberry32(seedOf(index))
   const dir = join(root, `trial-${index}`)
   const vault = join(dir, 'vault')
@@ -47,33 +47,50 @@ export async function runScenarioTrial(index, scenario, context, { runChild, com
   const templateBefore = scenario === 'copy' ? tree(template) : undefined
 
   const config = scenario === 'fresh' ? { fresh: true } : { template }
-  const check = async (when) => {
+  const check = async (when, power = false) => {
     if (old) for (const message of lostOfOldRun(vault, old)) problem('data-loss', `${when}: ${message}`)
     if (templateBefore && JSON.stringify(tree(template)) !== JSON.stringify(templateBefore)) problem('data-loss', `${when}: the template changed`)
     // A fresh start resets the statuses before it moves the trace: killed in between, they show `pending` under the old trace, which
     // overrules them (as after a power cut); a run of the vault returns the recorded result, a fresh one starts over.
     const relaxed = scenario === 'fresh' && when.startsWith('after kill')
     if (existsSync(vault))
-      for (const found of (await checkVault(vault, reference, { final: false, loadPlan: lib.loadPlan, powerCut: relaxed })).problems)
+      for (const found of (await checkVault(vault, reference, { final: false, loadPlan: lib.loadPlan, powerCut: relaxed || power })).problems)
         problem(found.kind, `${when}: ${found.message}`)
   }
 
   const kills = 1 + Math.floor(random() * KILLS)
+  let powerCuts = false
   for (let k = 0; k < kills && trial.problems.length === 0; k++) {
     // The phase's operations come first in the child: archiving (and the statuses reset) or the copy.
     const pauseAt = 1 + Math.floor(random() * (scenario === 'fresh' ? 40 : 30))
-    const outcome = await child({ ...config, mode: 'pause', pauseAt, torn: random() < 0.25 })
+    // A power cut: all of them with `--mode power`, a fifth when mixed.
+    const power = modes === 'power' || (modes === 'mixed' && random() < 0.2)
+    const outcome = await child({ ...config, mode: 'pause', pauseAt, torn: random() < 0.25, power })
     if (!outcome.killed) {
       if (!outcome.result) problem('other', `child run ${attempt - 1} failed: ${JSON.stringify(outcome.error) ?? outcome.stderr}`)
       break
     }
+    // The machine comes back: a new boot, and the next run's first act, the journal's repair.
+    if (power) {
+      await reboot(vault, dist)
+      powerCuts = true
+    }
     trial.kills.push({
       attempt: attempt - 1,
-      point: `${scenario}: ${outcome.pause?.replace(/^\d+ /, '').replace(/\.vaultplan-tmp-\S+/, '<temp>')}`,
+      point: `${scenario}: ${outcome.pause
+        ?.replace(/^\d+ /, '')
+        .replace(/\.vaultplan-tmp-\S+/, '<temp>')
+        .replace(/ \(power cut\)$/, '')}${power ? ' (power cut)' : ''}`,
       how: `placed at ${outcome.pause}`,
     })
     trial.resumes += 1
-    await check(`after kill ${k + 1} (${outcome.pause})`)
+    await check(`after kill ${k + 1} (${outcome.pause})`, powerCuts)
+    if (power)
+      for (const found of lostFlushedHops(
+        vault,
+        sideLogOf(sideLog).find((entry) => entry.t === 'power-cut' && entry.a === attempt - 1),
+      ))
+        problem(found.kind, `after kill ${k + 1} (${outcome.pause}): ${found.message}`)
   }
   if (trial.problems.length > 0) return trial
   // The person runs it again: the fresh start they asked for, or the template into the same run vault.
@@ -81,8 +98,8 @@ export async function runScenarioTrial(index, scenario, context, { runChild, com
   if (!last.result) return { ...trial, problems: [{ kind: 'other', message: `the last run failed: ${JSON.stringify(last.error) ?? last.stderr}` }] }
   if (JSON.stringify(comparable(last.result)) !== JSON.stringify(reference.result))
     problem('data-loss', `the result is ${JSON.stringify(comparable(last.result))}, expected ${JSON.stringify(reference.result)}`)
-  await check('after the last run')
-  for (const found of (await checkVault(vault, reference, { final: true, loadPlan: lib.loadPlan })).problems)
+  await check('after the last run', powerCuts)
+  for (const found of (await checkVault(vault, reference, { final: true, loadPlan: lib.loadPlan, powerCut: powerCuts })).problems)
     problem(found.kind, `after the last run: ${found.message}`)
   return trial
 }
@@ -109,6 +126,14 @@ function lostOfOldRun(vault, old) {
     if (!kept) lost.push(`the old run's output \`${name}\` is lost`)
   }
   return lost
+}
+
+function sideLogOf(path) {
+  if (!existsSync(path)) return []
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line))
 }
 
 function tree(dir) {
