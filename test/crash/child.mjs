@@ -218,19 +218,19 @@ promises.symlink = async function symlink(target, path, type) {
 
 /**
  * Applies a power cut to the vault's files with the original calls, then the machine is off. First it
- * tells the parent how many hops of each trace were flushed where no cut can take them (`durable`,
- * by folder): with `fsync` on, the trace's entry is a hop's commit point, so those must survive.
+ * tells the parent how many hops of each trace were flushed (`flushed`, by folder): with `fsync` on,
+ * the trace's entry is a hop's commit point, so those must survive the cut.
  */
 function powerCut() {
   unwatched(() => {
-    const durable = {}
+    const flushed = {}
     for (const folder of config.nested ? ['', 'post', 'side'] : ['']) {
       const trace = `${config.vault}${folder ? `/${folder}` : ''}/00_plan-trace/trace.md`
-      const length = model.durableLength(trace)
+      const length = model.flushedLength(trace)
       const text = length > 0 ? originalSync.readFileSync(trace).subarray(0, length).toString('utf8') : ''
-      durable[folder] = text.split('\n').filter((line) => line.startsWith('<!-- vaultplan:hop {"kind":"hop"') && line.endsWith(' -->')).length
+      flushed[folder] = text.split('\n').filter((line) => line.startsWith('<!-- vaultplan:hop {"kind":"hop"') && line.endsWith(' -->')).length
     }
-    side({ t: 'power-cut', durable })
+    side({ t: 'power-cut', flushed })
     model.cut()
   })
 }

@@ -131,12 +131,11 @@ export function powerModel(fs, random) {
       for (const known of [...files.keys()]) if (under(known, path)) files.delete(known)
     },
     /**
-     * How many bytes of `path` no cut can take: none while a change of its name, or of a folder's on
-     * the way, is not flushed; else what its last fsync covered (all of a file the child did not write).
+     * How many bytes of `path` an fsync covered (all of a file the child did not write): what the
+     * library was told is on the disk. Whether its name is too is the library's to make sure of.
      */
-    durableLength(path) {
+    flushedLength(path) {
       if (!exists(path)) return 0
-      if (events.some((event) => !event.durable && namesOf(event).some((name) => under(path, name)))) return 0
       return files.get(path)?.durable ?? fs.statSync(path).size
     },
     /** Leaves the files as the cut would: unflushed bytes torn, unflushed names undone. */

@@ -62,7 +62,8 @@ export async function runScenarioTrial(index, scenario, context, { runChild, com
   let powerCuts = false
   for (let k = 0; k < kills && trial.problems.length === 0; k++) {
     // The phase's operations come first in the child: archiving (and the statuses reset) or the copy.
-    const pauseAt = 1 + Math.floor(random() * (scenario === 'fresh' ? 40 : 30))
+    // Half of them also after the phase, in the run's first hops: what the run then relies on must be on the disk.
+    const pauseAt = 1 + Math.floor(random() * (random() < 0.5 ? (scenario === 'fresh' ? 40 : 30) : 90))
     // A power cut: all of them with `--mode power`, a fifth when mixed.
     const power = modes === 'power' || (modes === 'mixed' && random() < 0.2)
     const outcome = await child({ ...config, mode: 'pause', pauseAt, torn: random() < 0.25, power })
