@@ -102,7 +102,7 @@ describe('completeStep', () => {
     await expect(completeStep(dir, first.key, { output: 'again' }, options)).rejects.toMatchObject({
       name: 'RunStateError',
       code: 'stale-step',
-      message: expect.stringContaining(second.key),
+      message: expect.stringContaining(`The pending step is \`${second.node.id}\`, visit 1, key \`${second.key}\``),
     })
     await expect(completeStep(dir, 'made-up', { output: 'x' }, options)).rejects.toMatchObject({ code: 'stale-step' })
     expect(await readTree(dir)).toEqual(tree)

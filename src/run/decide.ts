@@ -1,10 +1,8 @@
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
-import { replacedFilesFreed } from '../vault/fs-atomic.js'
-import { replaceNote } from '../vault/replace-note.js'
+import { editNote } from '../vault/replace-note.js'
 import { loadPlan } from '../plan/load-plan.js'
 import { addFeedback, tickBox } from '../vault/note-edits.js'
-import { readSettledNote } from '../vault/settled-read.js'
 import { parseNote } from '../vault/parse-note.js'
 import { decideProposal, PROPOSAL_NODE } from '../vault/proposal-note.js'
 import type { Edge, PlanNode } from '../core/types.js'
@@ -57,21 +55,11 @@ export async function decide(vault: string, node: string, decision: Decision): P
     }
     const index = edgeIndex(planNode, decision.edge)
     const file = planNode.file ?? `${planNode.id}.md`
-    const path = join(vault, file)
-    // Settled: a note caught between an editor's truncate and its write (a person ticking in Obsidian) is read again, never written from.
-    // The stamp is the version's read, so the write below replaces exactly what was read.
-    const { text, stamp: before } = await readSettledNote(file, path, true)
-    const updated = decided(planNode, file, text, index, decision)
-    if (updated === undefined) continue
-    if (updated === text) return
-    // Compared just before the rename, and a save in place caught meanwhile gets the same decision (see replaceNote):
-    // an edit saved meanwhile is read again, never overwritten.
-    const replaced = await replaceNote(path, before, updated, (saved) => decided(planNode, file, saved, index, decision) ?? saved, { mode: before.mode })
-    if (replaced !== 'changed') {
-      // The old version's second name goes off the event loop (replaceNoteSync): gone before the call returns.
-      await replacedFilesFreed()
-      return
-    }
+    // The careful rewrite (see editNote): a note caught between an editor's truncate and its write (a person ticking in
+    // Obsidian) is read again, never written from; a save made meanwhile is read again and decided in turn.
+    const edited = await editNote(file, join(vault, file), (text) => decided(planNode, file, text, index, decision))
+    // Its edges are no longer the plan's (a person edited them): the plan is loaded again.
+    if (edited !== undefined) return
     if (attempt >= ATTEMPTS)
       throw new RunStateError('note-busy', `\`${planNode.file}\` kept changing while the decision was written; nothing was changed. Try again.`)
   }

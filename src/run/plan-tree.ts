@@ -105,7 +105,10 @@ export class PlanTree {
     this.completion = { key, result, done: false }
     const step = await this.drive(this.root, '')
     if (this.completion.done) return step
-    const now = step.kind === 'work' ? ` The pending step is \`${step.plan}/${step.node.id}\`, visit ${step.visit}, key \`${step.key}\`.` : ''
+    const now =
+      step.kind === 'work'
+        ? ` The pending step is \`${step.plan === undefined ? '' : `${step.plan}/`}${step.node.id}\`, visit ${step.visit}, key \`${step.key}\`.`
+        : ''
     throw new RunStateError(
       'stale-step',
       `The key \`${key}\` is not the pending step of \`${this.root.vault}\`; nothing was written.${now} Call nextStep to get the current step.`,

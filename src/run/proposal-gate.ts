@@ -1,8 +1,7 @@
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
-import { sameStamp, stampOf, writeFileAtomic } from '../vault/fs-atomic.js'
-import { readNoteForRewrite } from '../vault/settled-read.js'
+import { editNote } from '../vault/replace-note.js'
 import { createLLM } from '../models/llm-client.js'
 import { PROPOSAL_CHOICES, PROPOSAL_NODE, proposalStand, readProposalNote, type ProposalNote, type ProposalStatus } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
@@ -83,18 +82,7 @@ function declined(vault: string, note: ProposalNote): RunStateError {
   return new RunStateError('declined', `The proposal in \`${vault}\` (v${note.version}) was declined: its plan never runs. Propose again for a new plan.`)
 }
 
-/** Sets the proposal's `status:`, every other byte kept; an edit saved meanwhile is read again. */
+/** Sets the proposal's `status:`, every other byte kept; an edit saved meanwhile is read again (see `editNote`). */
 async function setProposalStatus(vault: string, status: ProposalStatus): Promise<void> {
-  const path = join(vault, PROPOSAL_FILE)
-  for (let attempt = 1; ; attempt++) {
-    const before = await stampOf(path)
-    const text = await readNoteForRewrite(PROPOSAL_FILE, path, true)
-    const updated = setFrontmatterStatus(text, status)
-    if (!sameStamp(await stampOf(path), before)) {
-      if (attempt < 3) continue
-      throw new RunStateError('note-busy', `\`${PROPOSAL_FILE}\` kept changing while its status was written; nothing was changed. Run the vault again.`)
-    }
-    await writeFileAtomic(path, updated, { mode: before.mode })
-    return
-  }
+  await editNote(PROPOSAL_FILE, join(vault, PROPOSAL_FILE), (text) => setFrontmatterStatus(text, status))
 }

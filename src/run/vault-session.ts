@@ -4,8 +4,8 @@ import { dirname, join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { watchFolders } from '../vault/folder-watch.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
-import { pathInVault, replacedFilesFreed, sameStamp, writeFileAtomic } from '../vault/fs-atomic.js'
-import { replaceNote } from '../vault/replace-note.js'
+import { pathInVault, replacedFilesFreed, sameStamp } from '../vault/fs-atomic.js'
+import { editNote, replaceNote } from '../vault/replace-note.js'
 import { graphFromNotes } from '../plan/load-plan.js'
 import { listVault, readNote, readNotes } from '../vault/read-vault.js'
 import { hasTraceFolder, TRACE_FOLDER } from '../vault/run-folder.js'
@@ -253,17 +253,14 @@ export class VaultSession {
     const node = this.graph.node(id)
     const file = node.file ?? `${id}.md`
     const path = await this.writePath(file).catch(() => undefined)
-    const text = path === undefined ? undefined : await readNoteForRewrite(file, path, !this.held.unchanged(path, file)).catch(() => undefined)
-    if (path === undefined || text === undefined) return this.emptyBoxes(await this.follow(id))
-    // Lines from the text as it is now: writing a status can have added a frontmatter line since the graph was built.
-    const lines = parseNote(file, text)
-      .edges.filter((edge) => edge.checked !== false)
-      .map((edge) => edge.itemLine)
-    if (lines.length === 0) return id
-    const updated = emptyTaskBoxes(text, lines)
-    if (updated === text) return id
-    this.held.wrote(file, await writeFileAtomic(path, updated, { fsync: this.options.fsync, syncFolder: false }), updated)
-    this.notes.set(file, parseNote(file, updated))
+    const write = { fsync: this.options.fsync, syncFolder: false, park: tracePaths(this.root).folder, doubt: !path || !this.held.unchanged(path, file) }
+    // The items of the text as it is when written (a status written may have added a line). Renamed or deleted meanwhile: followed.
+    const gone = (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(error))
+    const edited = path && (await editNote(file, path, (text) => emptyTaskBoxes(file, text), write).catch(gone))
+    if (!edited) return this.emptyBoxes(await this.follow(id))
+    if (!edited.written) return id
+    this.held.wrote(file, edited.stamp, edited.text)
+    this.notes.set(file, parseNote(file, edited.text))
     this.rebuild()
     return id
   }

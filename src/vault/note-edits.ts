@@ -1,14 +1,19 @@
 import { parseNote } from './parse-note.js'
 
 /**
- * Puts an empty task box on the list items whose markers sit at the given
- * 1-based lines of a note: a ticked box is emptied (`- [x]` -> `- [ ]`), an
+ * Puts an empty task box on the `## Next` items of a note (`file` names it
+ * for the parse): a ticked box is emptied (`- [x]` -> `- [ ]`), an
  * item without a box gains one (`- approved` -> `- [ ] approved`), any other
  * box (Obsidian's `[-]`, `[/]` ...) is left as the person wrote it. No other
  * byte changes.
  */
-export function emptyTaskBoxes(text: string, lines: number[]): string {
-  const wanted = new Set(lines)
+export function emptyTaskBoxes(file: string, text: string): string {
+  const wanted = new Set(
+    parseNote(file, text)
+      .edges.filter((edge) => edge.checked !== false)
+      .map((edge) => edge.itemLine),
+  )
+  if (wanted.size === 0) return text
   let line = 1
   let start = 0
   let result = ''

@@ -1,10 +1,10 @@
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { parseFrontmatter } from './frontmatter.js'
-import { sameStamp, stampOf, writeFileAtomic } from './fs-atomic.js'
 import { PROPOSAL_FILE, PROPOSALS_FOLDER } from './run-folder.js'
 import { addFeedback, tickBox } from './note-edits.js'
 import { parseNote } from './parse-note.js'
+import { editNote } from './replace-note.js'
 import { readNoteForRewrite } from './settled-read.js'
 import { countLines } from '../core/text.js'
 
@@ -219,23 +219,22 @@ export function renderProposal(content: ProposalContent): string {
   return lines.join('\n')
 }
 
-/** How often `decideProposal` reads again when the note changed between its read and its write. */
-const ATTEMPTS = 3
-
 /**
  * Ticks one box of a pending proposal (and adds `feedback` under its
  * `## Feedback`), the way a person does in their notes app; no other byte
- * changes. Resolves to `false`, writing nothing, when the vault has no
- * pending proposal.
+ * changes, and a save made meanwhile is read again (see `editNote`).
+ * Resolves to `false`, writing nothing, when the vault has no pending
+ * proposal.
  *
  * @throws {RunStateError} `bad-choice` for another choice than `approve`, `revise`, `decline` (or a box the person removed); `ambiguous-decision` when another box is ticked; `note-busy` when the note kept changing
  */
 export async function decideProposal(vault: string, decision: { edge: string; feedback?: string }): Promise<boolean> {
-  for (let attempt = 1; ; attempt++) {
-    const path = join(vault, PROPOSAL_FILE)
-    const before = await stampOf(path).catch(() => undefined)
-    const note = before && (await readProposalNote(vault, true))
-    if (!note || note.status !== 'pending') return false
+  const first = await readProposalNote(vault, true)
+  if (!first || first.status !== 'pending') return false
+  // Decided on the note as it is when written: the checks below run again on a save made meanwhile.
+  const edited = await editNote(PROPOSAL_FILE, join(vault, PROPOSAL_FILE), (text) => {
+    const note = parseProposal(text, vault)
+    if (note.status !== 'pending') return undefined
     const choice = PROPOSAL_CHOICES.find((each) => each === decision.edge.trim().toLowerCase())
     const line = choice === undefined ? undefined : note.boxes[choice]
     if (choice === undefined || line === undefined) {
@@ -248,15 +247,8 @@ export async function decideProposal(vault: string, decision: { edge: string; fe
     const other = note.ticked.find((each) => each !== choice)
     if (other !== undefined)
       throw new RunStateError('ambiguous-decision', `\`${PROPOSAL_FILE}\` has \`${other}\` ticked already; untick it first, or decide \`${other}\`.`)
-    let updated = note.ticked.includes(choice) ? note.text : tickBox(note.text, line)
-    if (decision.feedback !== undefined && decision.feedback.trim() !== '') updated = addFeedback(updated, decision.feedback)
-    if (updated === note.text) return true
-    // Compared just before the write: an edit saved meanwhile is read again, never overwritten.
-    if (!sameStamp(await stampOf(path).catch(() => undefined), before)) {
-      if (attempt < ATTEMPTS) continue
-      throw new RunStateError('note-busy', `\`${PROPOSAL_FILE}\` kept changing while the decision was written; nothing was changed. Try again.`)
-    }
-    await writeFileAtomic(path, updated, { mode: before.mode })
-    return true
-  }
+    const updated = note.ticked.includes(choice) ? text : tickBox(text, line)
+    return decision.feedback !== undefined && decision.feedback.trim() !== '' ? addFeedback(updated, decision.feedback) : updated
+  })
+  return edited !== undefined
 }

@@ -2,10 +2,20 @@ import { linkSync, rmSync, statSync } from 'node:fs'
 import { readdir, rm, stat } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
-import { readRegularFileSync, removeLater, sameStamp, toStamp, writeFileAtomic, writeFileAtomicSync, type FileStamp, type WriteOptions } from './fs-atomic.js'
+import {
+  readRegularFileSync,
+  removeLater,
+  replacedFilesFreed,
+  sameStamp,
+  toStamp,
+  writeFileAtomic,
+  writeFileAtomicSync,
+  type FileStamp,
+  type WriteOptions,
+} from './fs-atomic.js'
 import { setFrontmatterStatus } from './frontmatter.js'
 import { parseNote } from './parse-note.js'
-import { MAX_SETTLE_MS, readSettled, SETTLE_CUT_MS } from './settled-read.js'
+import { MAX_SETTLE_MS, readSettled, readSettledNote, SETTLE_CUT_MS } from './settled-read.js'
 
 /**
  * The prefix of the second name a note's old version keeps while the run
@@ -140,6 +150,52 @@ export async function replaceNote(
   if (replaced.caught === undefined) return { stamp: replaced.stamp }
   const recovered = await recoverCaughtSave(path, replaced.caught, replaced.stamp, redo, options)
   return recovered.kind === 'changed' ? 'changed' : { stamp: recovered.stamp, text: recovered.text }
+}
+
+/** How often {@link editNote} reads again when the note changed between its read and its write. */
+const EDIT_ATTEMPTS = 3
+
+/**
+ * Edits a note a person may be saving at the same moment, the one careful
+ * way every rewrite of a person's note takes: a settled read (a note caught
+ * between an editor's truncate and its write is read again, never written
+ * from), `edit` of what was read, and {@link replaceNote} against the stamp
+ * of that read, so a save made meanwhile is read again and edited in turn
+ * (or, caught going into the old version, gets the same edit). `edit`
+ * returns the text unchanged when there is nothing to do, and `undefined`
+ * when the note is no longer what the caller expected (nothing is written).
+ * Without `park`, the old version's second name is gone when this returns.
+ *
+ * @param file - the note as messages name it
+ * @param doubt - whether the note may have changed since the caller last looked (see `readSettledNote`)
+ * @returns the note's text and stamp now and whether it was written, or `undefined` when `edit` said so
+ * @throws {RunStateError} `note-busy` when the note kept changing; nothing was changed
+ */
+export async function editNote(
+  file: string,
+  path: string,
+  edit: (text: string) => string | undefined,
+  options: ReplaceOptions & { doubt?: boolean | FileStamp } = {},
+): Promise<{ text: string; stamp: FileStamp; written: boolean } | undefined> {
+  const { doubt = true, ...write } = options
+  for (let attempt = 1; attempt <= EDIT_ATTEMPTS; attempt++) {
+    const { text, stamp } = await readSettledNote(file, path, attempt > 1 || doubt)
+    const updated = edit(text)
+    if (updated === undefined || updated === text) return updated === undefined ? undefined : { text, stamp, written: false }
+    // A save caught going into the old version gets the same edit; one the edit refuses is kept as the person saved it.
+    const redo = (saved: string) => {
+      try {
+        return edit(saved) ?? saved
+      } catch {
+        return saved
+      }
+    }
+    const replaced = await replaceNote(path, stamp, updated, redo, write)
+    if (replaced === 'changed') continue
+    if (write.park === undefined) await replacedFilesFreed()
+    return { text: replaced.text ?? updated, stamp: replaced.stamp, written: true }
+  }
+  throw new RunStateError('note-busy', `\`${file}\` kept changing while it was written; nothing was changed. Try again.`)
 }
 
 /**

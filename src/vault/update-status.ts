@@ -1,8 +1,10 @@
-import { readFile, realpath } from 'node:fs/promises'
+import { realpath } from 'node:fs/promises'
+import { RunStateError } from '../core/errors.js'
 import { setFrontmatterStatus } from './frontmatter.js'
-import { assertFolder, pathInVault, writeFileAtomic, type WriteOptions } from './fs-atomic.js'
+import { assertFolder, pathInVault, type WriteOptions } from './fs-atomic.js'
 import { idFromFile } from './parse-note.js'
 import { listNotes } from './read-vault.js'
+import { editNote } from './replace-note.js'
 import { NODE_STATUSES as STATUSES } from '../core/knobs.js'
 import type { NodeStatus } from '../core/types.js'
 
@@ -10,10 +12,13 @@ import type { NodeStatus } from '../core/types.js'
  * Sets one node's `status:` in its note, changing no other byte: comments,
  * key order, quoting, body and line endings stay as they are. A note without
  * frontmatter gains one. The note is found by listing the vault, so its file
- * name need not be the id plus `.md` (`Review.MD`, a name in NFD).
+ * name need not be the id plus `.md` (`Review.MD`, a name in NFD). A save
+ * an editor is making at that moment is waited for, and one made meanwhile
+ * is kept (see `editNote`).
  *
  * @throws {TypeError} on a status that is not one of `pending`, `active`, `done`, `waiting`.
  * @throws {Error} when no note has the id, two notes have it, or its frontmatter cannot be patched.
+ * @throws {RunStateError} `note-busy` when the note kept changing while it was written; nothing was changed.
  */
 export async function updateStatus(dir: string, nodeId: string, status: NodeStatus, options: WriteOptions = {}): Promise<void> {
   if (!STATUSES.includes(status)) {
@@ -28,12 +33,12 @@ export async function updateStatus(dir: string, nodeId: string, status: NodeStat
   if (files.length > 1)
     throw new Error(`Cannot set the status of \`${nodeId}\`: ${files.map((file) => `\`${file}\``).join(' and ')} both have that id; rename one`)
   const path = await pathInVault(root, files[0]!)
-  let text: string
+  // The careful rewrite of a person's note: a save in place under way is waited for, and one made meanwhile is kept.
   try {
-    text = await readFile(path, 'utf8')
+    await editNote(files[0]!, path, (text) => setFrontmatterStatus(text, status), options)
   } catch (error) {
-    throw new Error(`Cannot set the status of \`${nodeId}\`: \`${files[0]}\` cannot be read (${(error as Error).message})`)
+    // A system error of the read (a folder by that name, no permission); a frontmatter that cannot be patched says so itself.
+    if (error instanceof RunStateError || (error as NodeJS.ErrnoException).code === undefined) throw error
+    throw new Error(`Cannot set the status of \`${nodeId}\`: \`${files[0]}\` cannot be read (${(error as Error).message})`, { cause: error })
   }
-  const updated = setFrontmatterStatus(text, status)
-  if (updated !== text) await writeFileAtomic(path, updated, options)
 }
