@@ -2,7 +2,7 @@
 //
 //   node test/crash/child.mjs '<json config>'
 //
-// Config: { dist, vault, sideLog, attempt, mode, pauseAt, torn, power, seed, stepping, fresh, template, nested, listPoints }.
+// Config: { dist, vault, sideLog, attempt, mode, pauseAt, torn, power, seed, stepping, fresh, template, graph, nested, listPoints }.
 // `listPoints`: print each kill point's number and label to stderr (to see where a phase's points are).
 // `nested`: the vault is the nested plan (vault.mjs), run with its larger step budget.
 // `power`: at the paused point, first do to the files what a power cut does to unflushed data.
@@ -327,7 +327,7 @@ function spin(microseconds) {
   while (process.hrtime.bigint() < end);
 }
 
-const { runPlan, nextStep, completeStep } = await import(config.dist)
+const { runPlan, nextStep, completeStep, loadPlan } = await import(config.dist)
 const maxSteps = config.nested ? NESTED_MAX_STEPS : MAX_STEPS
 const { work, llm } = makeScript({
   vault: config.vault,
@@ -367,8 +367,10 @@ try {
       step = await completeStep(config.vault, step.key, { output }, options)
     }
   }
-  // `fresh`: a fresh start over a finished run (its archiving); `template`: the plan copied into the vault first.
-  const result = await runPlan(config.template ?? config.vault, {
+  // `fresh`: a fresh start over a finished run (its archiving); `template`: the plan copied into the vault first,
+  // or, with `graph`, loaded and written out there as an in-memory plan (savePlan).
+  const plan = config.graph ? await loadPlan(config.template) : (config.template ?? config.vault)
+  const result = await runPlan(plan, {
     ...(config.fresh && { fresh: true }),
     ...(config.template && { runVault: config.vault }),
     query: QUERY,
