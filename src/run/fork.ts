@@ -57,30 +57,27 @@ export async function forkRun(vault: string, options: ForkOptions): Promise<stri
   // Budget stops are left out: the fork checks its budgets again as it goes.
   const kept = entriesOf(text).filter(({ record }) => record.kind !== 'stop' && record.step <= step)
   const last = kept.at(-1)?.record
-  await intoPlace(
-    target,
-    async (temp) => {
-      await copyVault(source, temp, [target])
-      // Statuses are the run's, not the person's: the fork's trace says where it stands.
-      const graph = await loadPlan(temp)
-      for (const node of graph.nodes.values()) {
-        const wanted = last?.kind === 'waiting' && last.node === node.id ? 'waiting' : 'pending'
-        if (node.status !== wanted) await updateStatus(temp, node.id, wanted, { fsync })
-      }
-      const header = { ...trace.header, run: newRunId(), format: TRACE_FORMAT, started: new Date().toISOString(), fork: { run: trace.header.run, step } }
-      await writeTraceHeader(temp, header, { fsync })
-      await appendFile(tracePaths(temp).trace, kept.map((entry) => entry.text).join(''))
-      for (const { record } of kept) {
-        const file = record.kind === 'hop' ? record.output : outputFile(record.step, record.node)
-        const from = join(tracePaths(source).folder, file)
-        if (!(await stat(from).catch(() => undefined))?.isFile()) continue
-        await mkdir(dirname(join(tracePaths(temp).folder, file)), { recursive: true })
-        await copyFile(from, join(tracePaths(temp).folder, file))
-      }
-      await copyLedger(source, temp, trace.header.run, step, last, fsync)
-    },
-    { fsync },
-  )
+  const fill = async (temp: string) => {
+    await copyVault(source, temp, [target])
+    // Statuses are the run's, not the person's: the fork's trace says where it stands.
+    const graph = await loadPlan(temp)
+    for (const node of graph.nodes.values()) {
+      const wanted = last?.kind === 'waiting' && last.node === node.id ? 'waiting' : 'pending'
+      if (node.status !== wanted) await updateStatus(temp, node.id, wanted, { fsync })
+    }
+    const header = { ...trace.header, run: newRunId(), format: TRACE_FORMAT, started: new Date().toISOString(), fork: { run: trace.header.run, step } }
+    await writeTraceHeader(temp, header, { fsync })
+    await appendFile(tracePaths(temp).trace, kept.map((entry) => entry.text).join(''))
+    for (const { record } of kept) {
+      const file = record.kind === 'hop' ? record.output : outputFile(record.step, record.node)
+      const from = join(tracePaths(source).folder, file)
+      if (!(await stat(from).catch(() => undefined))?.isFile()) continue
+      await mkdir(dirname(join(tracePaths(temp).folder, file)), { recursive: true })
+      await copyFile(from, join(tracePaths(temp).folder, file))
+    }
+    await copyLedger(source, temp, trace.header.run, step, last, fsync)
+  }
+  await intoPlace(target, fill, { fsync })
   return target
 }
 
