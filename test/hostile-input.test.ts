@@ -118,6 +118,21 @@ describe('markdown built to exhaust the reader gives a diagnostic, never a crash
     ])
   })
 
+  it('a `## Next` of short lines holding over 1,000 emphasis marks is an error, not handed to the parser (its emphasis pairing is super-linear)', () => {
+    const section = '- *a _b **c __d [[x]] ~e\n  *f_ **g\n'.repeat(300)
+    expect(section.length).toBeLessThan(50_000)
+    const note = parseNote('runs.md', `# Runs\n\n## Next\n${section}`)
+    expect(note.edges).toEqual([])
+    expect(note.issues).toEqual([
+      expect.objectContaining({
+        code: 'unreadable-next',
+        severity: 'error',
+        message: expect.stringContaining('the `## Next` section has 3000 emphasis marks (`*`, `_`), over the 1000 it can read'),
+        line: 3,
+      }),
+    ])
+  })
+
   it('a normally nested `## Next` is read', () => {
     const note = parseNote('ok.md', `## Next\n> [!note]\n> - ok -> [[a]]\n- [ ] fine -> [[b]]\n  - a sub-point about it\n    - and another\n`)
     expect(note.issues).toEqual([])

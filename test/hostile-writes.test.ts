@@ -109,4 +109,17 @@ describe('where a run keeps what it made', () => {
     // The same plan again returns its recorded result.
     await expect(runPlan(join(base, 'A'), { ...options, runVault })).resolves.toMatchObject({ status: 'completed' })
   })
+
+  it('two emitted plans with the same ids: the second, run in the run vault of the first, is refused, and the first again returns its result', async () => {
+    const base = await tempDir()
+    const options = { query: 'q', fsync: false, work: async () => 'done', llm: async () => '' } as const
+    const graphs = []
+    for (const plan of ['A', 'B']) graphs.push(await loadPlan(await writeVault({ 'x.md': `---\ntype: start\n---\n# Plan ${plan}\n` }, join(base, plan))))
+    const runVault = join(base, 'run')
+    await expect(runPlan(graphs[0]!, { ...options, runVault })).resolves.toMatchObject({ status: 'completed' })
+    const before = await readFile(join(runVault, '00_plan-trace', 'trace.md'), 'utf8')
+    await expect(runPlan(graphs[1]!, { ...options, runVault })).rejects.toMatchObject({ name: 'RunStateError', code: 'run-vault-other-plan' })
+    expect(await readFile(join(runVault, '00_plan-trace', 'trace.md'), 'utf8')).toBe(before)
+    await expect(runPlan(graphs[0]!, { ...options, runVault })).resolves.toMatchObject({ status: 'completed', output: 'done' })
+  })
 })

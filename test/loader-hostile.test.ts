@@ -56,9 +56,12 @@ describe('files that are not regular notes', () => {
 
   it('a FIFO named *.md that appears while the run goes (its folder watched) never stalls the run', async () => {
     const dir = await writeVault(linear())
-    const work = scriptedWorker((step) => {
-      // Made while `a` is worked: the watcher reports it, and the next hop looks at it.
-      if (step.node.id === 'a') execFileSync('mkfifo', [join(dir, 'pipe.md')])
+    const work = scriptedWorker(async (step) => {
+      // Made while `a` is worked: the watcher reports it (given the moment its event takes), and the next hop looks at it.
+      if (step.node.id === 'a') {
+        execFileSync('mkfifo', [join(dir, 'pipe.md')])
+        await new Promise((resolve) => setTimeout(resolve, 300))
+      }
     })
     // A blocking open of the FIFO with no writer would never return: the test would time out.
     const result = await runPlan(dir, { query: 'q', fsync: false, work, llm: noJudge() })

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdir, readFile, rename, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, utimes, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -89,6 +89,22 @@ describe('takeovers: only of a holder that is gone, by one runner only', () => {
     await expect(runPlan(vault, { query: 'q', work: stolen, fsync: false })).rejects.toMatchObject({ name: 'RunStateError', code: 'vault-lock-lost' })
     const trace = await readFile(join(vault, '00_plan-trace/trace.md'), 'utf8')
     expect(trace).not.toMatch(/^## Step /m)
+    // Nor the work's output, nor the note's `done`: what the run wrote after the work is the new holder's to write.
+    expect(await readdir(join(vault, '00_plan-trace/outputs'))).toEqual([])
+    expect(await readFile(join(vault, 'a.md'), 'utf8')).toContain('status: active')
+    // Letting go, it leaves the new holder's name in place (removing it would stop the new holder's run).
+    expect(JSON.parse(await readFile(holder, 'utf8'))).toMatchObject({ host: 'elsewhere' })
+  })
+
+  it('a runner whose lock was taken over while its judge decided records no hop', async () => {
+    const vault = await writeVault({ 'a.md': '---\ntype: start\n---\n# A\n\n## Next\n- approved -> [[b]]\n- [[c]]\n', 'b.md': '# B\n', 'c.md': '# C\n' })
+    const holder = join(vault, '00_plan-trace/.lock-holder.json')
+    const judge = async () => {
+      await writeFile(holder, `${JSON.stringify({ pid: 1, host: 'elsewhere', since: 'now' })}\n`)
+      return 'YES'
+    }
+    await expect(runPlan(vault, { query: 'q', work, llm: judge, fsync: false })).rejects.toMatchObject({ name: 'RunStateError', code: 'vault-lock-lost' })
+    expect(await readFile(join(vault, '00_plan-trace/trace.md'), 'utf8')).not.toMatch(/^## Step /m)
   })
 
   it('a takeover whose holder file has the same size as ours is still found (a new file renamed into place)', async () => {

@@ -69,6 +69,8 @@ describe('a person renames or deletes the note being worked', () => {
     const error = await completeStep(dir, second.key, { output: 'b v1' }, options).catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(RunStateError)
     expect((error as RunStateError).code).toBe('stale-step')
+    // The step to go on with, named as a person finds it: the note of the vault, no folder of a subplan before it.
+    expect((error as RunStateError).message).toContain(`The pending step is \`bee\`, visit 1`)
   })
 
   it('renamed with the links left as they were: a PlanValidationError naming the dangling link, and the run goes on once they are fixed', async () => {

@@ -146,7 +146,7 @@ describe('decide while an editor saves the waiting note in place', () => {
     expect(text).toContain(JOURNAL)
     expect(text).toContain('- [x] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n')
     expect(saves).toBeGreaterThan(10)
-  }, 60_000)
+  }, 120_000)
 })
 
 describe('every other rewrite of a note while an editor saves it in place', () => {
@@ -165,7 +165,7 @@ ${JOURNAL}`,
     // Written from the editor's first part, the note would end at its heading, the journal gone.
     expect(await readFile(path, 'utf8')).toContain(JOURNAL)
     expect(saves).toBeGreaterThan(10)
-  }, 60_000)
+  }, 120_000)
 
   it('a decision on a proposal is never written from a proposal caught between the truncate and the write', async () => {
     const llm = scriptedJudge(() => '## research\ntype: start\nFind three sources.\n### Next\n- [[draft]]\n\n## draft\nWrite the draft.\n')
@@ -177,7 +177,35 @@ ${JOURNAL}`,
     expect(text).toContain(JOURNAL)
     expect(text).toMatch(/- \[x\] approve/)
     expect(saves).toBeGreaterThan(10)
-  }, 60_000)
+  }, 120_000)
+})
+
+describe('a save paused at a line break for longer than the settle window', () => {
+  it('is caught going into the old version and kept, with the status patched into it', async () => {
+    const note = `---\nstatus: pending\n---\n# Draft\n\n${JOURNAL}`
+    const dir = await writeVault({ 'draft.md': note })
+    const path = join(dir, 'draft.md')
+    // An editor descheduled for 400 ms between its two writes, the first ending at a line break: a read in the pause passes for whole.
+    const PAUSED = `
+const fs = require('node:fs')
+const [path, cutBefore] = process.argv.slice(1)
+const text = fs.readFileSync(path)
+const cut = text.indexOf(cutBefore)
+const fd = fs.openSync(path, 'w')
+fs.writeSync(fd, text, 0, cut)
+fs.writeSync(1, 'cut')
+Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 400)
+fs.writeSync(fd, text, cut)
+fs.closeSync(fd)
+`
+    const editor = spawn(process.execPath, ['-e', PAUSED, path, '## Journal'], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const ended = new Promise((resolve) => editor.once('close', resolve))
+    await new Promise((resolve) => editor.stdout.once('data', resolve))
+    await sleep(150)
+    await updateStatus(dir, 'draft', 'done')
+    await ended
+    expect(await readFile(path, 'utf8')).toBe(note.replace('status: pending', 'status: done'))
+  })
 })
 
 describe('which cut of a save in place a reader doubts (every byte offset of a note)', () => {

@@ -111,7 +111,6 @@ export class RunDriver {
   async next(): Promise<Step> {
     await this.finishDecision()
     for (;;) {
-      this.lock.check()
       this.options.signal?.throwIfAborted()
       const position = this.position()
       switch (position.kind) {
@@ -203,6 +202,7 @@ export class RunDriver {
   }
 
   private position(): Position {
+    this.lock.check() // Looked up before anything is written: a runner paused past a takeover (in its work, between calls) writes nothing on waking.
     const graph = this.session.graph
     const active = this.session.withStatus('active')
     let start: string | undefined

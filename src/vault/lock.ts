@@ -182,7 +182,8 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
     },
     async release() {
       heldHere.delete(real)
-      await rm(holderPath, { force: true })
+      // A runner that lost its lock leaves the new holder's name alone.
+      if (readHolderNow(holderPath) === ours) await rm(holderPath, { force: true })
       await release().catch(() => undefined)
     },
   }
@@ -255,6 +256,11 @@ async function takeOverAbandoned(lockPath: string, age: number, lock: () => Prom
           )
         : true
       if (!moved) throw refused()
+      // A look at the lock that was old by the time of the rename may have moved the lock a faster runner just took: put that one back.
+      if (await movedLive(aside, age)) {
+        await rename(aside, lockPath).catch(() => rm(aside, { recursive: true, force: true }))
+        throw refused()
+      }
       await rm(aside, { recursive: true, force: true })
       try {
         return await lock()
@@ -266,6 +272,12 @@ async function takeOverAbandoned(lockPath: string, age: number, lock: () => Prom
     if (Date.now() > deadline) throw refused()
     await new Promise((resolve) => setTimeout(resolve, UPDATE_MS / 4))
   }
+}
+
+/** Whether the lock moved aside to `aside` had been refreshed within `age`: a live runner's, not the abandoned one. */
+async function movedLive(aside: string, age: number): Promise<boolean> {
+  const info = await stat(aside).catch(() => undefined)
+  return info !== undefined && Date.now() - info.mtimeMs <= age
 }
 
 /**

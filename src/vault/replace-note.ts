@@ -1,5 +1,6 @@
 import { linkSync, rmSync, statSync } from 'node:fs'
 import { readdir, rm, stat } from 'node:fs/promises'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { basename, dirname, join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import {
@@ -30,6 +31,8 @@ const MAX_NOTE_BYTES = 8 * 1024 * 1024
 export interface ReplaceOptions extends WriteOptions {
   /** A run folder of the same vault (the trace folder) the old version is moved into once replaced, to be unlinked there off the event loop (see `removeLater`). */
   park?: string
+  /** Keep the old version's second name when nothing was caught, for the caller to watch (`old` in the result); the caller removes it. */
+  keepOld?: boolean
 }
 
 /** What {@link replaceNoteSync} did. */
@@ -37,7 +40,7 @@ export type NoteReplacement =
   /** The note had changed since `expected`: nothing was written. */
   | { kind: 'changed' }
   /** Replaced. `caught`: a save in place was under way into the old version, kept at this path (see {@link recoverCaughtSave}). */
-  | { kind: 'replaced'; stamp: FileStamp; caught?: string }
+  | { kind: 'replaced'; stamp: FileStamp; caught?: string; old?: string }
 
 /** A stamp in a file name: inode, size and modification time in µs, base 36. */
 function stampTag(stamp: FileStamp): string {
@@ -86,6 +89,7 @@ export function replaceNoteSync(path: string, expected: FileStamp, data: string,
   const after = statOrNothing(old!)
   // Unchanged, or one file with the note (a write that went into the note itself, not a new file): nothing was caught.
   if (after !== undefined && (sameStamp(after, expected) || after.ino === stamp.ino)) {
+    if (options.keepOld === true) return { kind: 'replaced', stamp, old: old! }
     // Its last name: removed without the wait on the event loop (the unlink waits for the old version's pending writes).
     removeLater(old!, options.park)
     return { kind: 'replaced', stamp }
@@ -135,6 +139,10 @@ export async function recoverCaughtSave(
 /**
  * {@link replaceNoteSync} and, when it caught a save in place, {@link recoverCaughtSave}:
  * the note replaced by `data`, or by `redo` of the person's save it caught.
+ * `watchUntil` (a time in ms): the old version is watched until then, so a
+ * save that was paused mid-way when the note was read (an editor
+ * descheduled between two writes) and writes its rest into the old version
+ * afterwards is caught too.
  *
  * @returns `changed` when the note was not (or no longer) the version `expected`: read it again; else the stamp, and the text when it is `redo`'s
  */
@@ -143,12 +151,20 @@ export async function replaceNote(
   expected: FileStamp,
   data: string,
   redo: (saved: string) => string,
-  options: ReplaceOptions = {},
+  options: ReplaceOptions & { watchUntil?: number } = {},
 ): Promise<'changed' | { stamp: FileStamp; text?: string }> {
-  const replaced = replaceNoteSync(path, expected, data, options)
+  const { watchUntil = 0, ...write } = options
+  const replaced = replaceNoteSync(path, expected, data, { ...write, keepOld: watchUntil > Date.now() })
   if (replaced.kind === 'changed') return 'changed'
-  if (replaced.caught === undefined) return { stamp: replaced.stamp }
-  const recovered = await recoverCaughtSave(path, replaced.caught, replaced.stamp, redo, options)
+  let caught = replaced.caught
+  if (replaced.old !== undefined) {
+    await sleep(watchUntil - Date.now())
+    const after = statOrNothing(replaced.old)
+    if (after === undefined || sameStamp(after, expected) || after.ino === replaced.stamp.ino) removeLater(replaced.old, write.park)
+    else caught = replaced.old
+  }
+  if (caught === undefined) return { stamp: replaced.stamp }
+  const recovered = await recoverCaughtSave(path, caught, replaced.stamp, redo, write)
   return recovered.kind === 'changed' ? 'changed' : { stamp: recovered.stamp, text: recovered.text }
 }
 
@@ -161,7 +177,8 @@ const EDIT_ATTEMPTS = 3
  * between an editor's truncate and its write is read again, never written
  * from), `edit` of what was read, and {@link replaceNote} against the stamp
  * of that read, so a save made meanwhile is read again and edited in turn
- * (or, caught going into the old version, gets the same edit). `edit`
+ * (or, caught going into the old version, gets the same edit, also one
+ * paused mid-way when the note was read: see `watchUntil`). `edit`
  * returns the text unchanged when there is nothing to do, and `undefined`
  * when the note is no longer what the caller expected (nothing is written).
  * Without `park`, the old version's second name is gone when this returns.
@@ -190,7 +207,8 @@ export async function editNote(
         return saved
       }
     }
-    const replaced = await replaceNote(path, stamp, updated, redo, write)
+    // Saved less than SETTLE_CUT_MS before the read: a save paused mid-way (perhaps at a line break) may still write its rest.
+    const replaced = await replaceNote(path, stamp, updated, redo, { ...write, watchUntil: stamp.mtimeMs + SETTLE_CUT_MS })
     if (replaced === 'changed') continue
     if (write.park === undefined) await replacedFilesFreed()
     return { text: replaced.text ?? updated, stamp: replaced.stamp, written: true }

@@ -1,0 +1,74 @@
+import { mkdir, readFile, utimes, writeFile } from 'node:fs/promises'
+import { hostname } from 'node:os'
+import { join, sep } from 'node:path'
+import { describe, expect, it, vi } from 'vitest'
+import { RunStateError, runPlan } from 'vaultplan'
+import { writeVault } from './helpers/vault.js'
+
+/**
+ * The second look at the lock's age is answered late, with what it found
+ * when it asked: that runner saw the abandoned lock, and acts on it only
+ * after the first runner took it over (the worst interleavings of two
+ * processes started together).
+ */
+const race = vi.hoisted(() => ({ on: false, looks: 0, gone: false }))
+
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:fs/promises')>()
+  const stat = (async (...args: Parameters<typeof actual.stat>) => {
+    const found = actual.stat(...args)
+    if (!race.on || !String(args[0]).endsWith(`${sep}00_plan-trace${sep}.lock`)) return found
+    const late = race.looks++ === 1
+    const info = await found
+    if (late) await new Promise((resolve) => setTimeout(resolve, 400))
+    // `gone`: the late look came in the instant the first runner had moved the old lock aside and not yet made its own.
+    if (late && race.gone) throw Object.assign(new Error(`ENOENT: no such file or directory, stat '${String(args[0])}'`), { code: 'ENOENT' })
+    return info
+  }) as typeof actual.stat
+  return { ...actual, stat, default: { ...actual, stat } }
+})
+
+describe('two runners on an abandoned lock, the second acting on an old look at it', () => {
+  it('exactly one takes it and works the hop once; the other is refused naming the vault', async () => {
+    const { outcomes, works, trace } = await raceOnAbandonedLock(false)
+    expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected'])
+    const refused = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult
+    expect(refused.reason).toBeInstanceOf(RunStateError)
+    expect(refused.reason).toMatchObject({ code: 'vault-locked' })
+    expect(works).toBe(1)
+    expect(trace.match(/^## Step /gm)).toHaveLength(1)
+  })
+
+  it('the other, having found no lock at all, loses the race to make one: a RunStateError naming the vault, never a raw ELOCKED', async () => {
+    const { outcomes, works } = await raceOnAbandonedLock(true)
+    const refused = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult
+    expect(refused.reason).toBeInstanceOf(RunStateError)
+    expect(refused.reason).toMatchObject({ code: 'vault-locked', message: expect.stringContaining('is being run by') })
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1)
+    expect(works).toBe(1)
+  })
+})
+
+/** Two runs started together on a vault whose lock a killed runner left, the second one's look at the lock answered late. */
+async function raceOnAbandonedLock(gone: boolean) {
+  const vault = await writeVault({ 'a.md': '---\ntype: start\n---\n# Only step\n' })
+  const lock = join(vault, '00_plan-trace/.lock')
+  await mkdir(lock, { recursive: true })
+  await writeFile(join(vault, '00_plan-trace/.lock-holder.json'), JSON.stringify({ pid: 999_999_999, host: hostname(), since: 'yesterday' }))
+  const old = new Date(Date.now() - 60_000)
+  await utimes(lock, old, old)
+  let works = 0
+  const slow = async () => {
+    works += 1
+    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    return 'done'
+  }
+  Object.assign(race, { on: true, looks: 0, gone })
+  const outcomes = await Promise.allSettled([
+    runPlan(vault, { query: 'q', work: slow, fsync: false }),
+    runPlan(vault, { query: 'q', work: slow, fsync: false }),
+  ])
+  race.on = false
+  expect(race.looks).toBeGreaterThanOrEqual(2)
+  return { outcomes, works, trace: await readFile(join(vault, '00_plan-trace/trace.md'), 'utf8') }
+}
