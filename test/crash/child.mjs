@@ -95,6 +95,8 @@ const model = powerModel(originalSync, random)
  * (`<vault>.vaultplan-tmp-<pid>`), and the folder holding both (its names: the copy's rename into place).
  */
 const watched = (path) =>
+  // Only a child whose kill is a power cut keeps the model (the others go as fast as without it).
+  config.power === true &&
   !quiet &&
   (!relative(config.vault, String(path)).startsWith('..') || String(path).startsWith(`${config.vault}${TEMP_PREFIX}`) || String(path) === dirname(config.vault))
 /** What opening `path` for writing does to it, for the model: it creates it, truncates it, or appends to it. */
