@@ -65,6 +65,12 @@ try {
       `  ${name.padEnd(5)} wall median ${median(walls).toFixed(3)} (min ${Math.min(...walls).toFixed(3)}), CPU median ${median(list.map((each) => each.cpu)).toFixed(3)}`,
     )
   }
+  // Each pair and its floor ran seconds apart: their ratios round by round move less than the medians do.
+  const ratios = (x, y) => figures[x].map((each, run) => each.wall / figures[y][run].wall)
+  const range = (values) => `${median(values).toFixed(2)} (${Math.min(...values).toFixed(2)}-${Math.max(...values).toFixed(2)})`
+  console.log(
+    `  per-run ratios, median (range): B/A ${range(ratios('B', 'A'))}, A/floor ${range(ratios('A', 'floor'))}, B/floor ${range(ratios('B', 'floor'))}`,
+  )
   console.log(
     `A: ${a}\nB: ${b}\nload average ${loadavg()
       .map((value) => value.toFixed(2))

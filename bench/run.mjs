@@ -18,9 +18,10 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { langgraphLoop, langgraphPath, runFloor, runFloorSync, runLangGraph, runVaultplan } from './lib/contenders.mjs'
 import { loadAndValidate, readOnly, readOnlySync } from './lib/load.mjs'
+import { print } from './lib/print.mjs'
 import { measureStartup, writeTinyVault } from './lib/startup.mjs'
 import { straceWorks, syscallsPerHop } from './lib/syscalls.mjs'
-import { measureInTurns, now, summarize } from './lib/stats.mjs'
+import { measureInTurns, now, ratioInRounds, summarize } from './lib/stats.mjs'
 import { writeBigVault, writeLoopVault, writePathVault } from './lib/vaults.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -51,7 +52,7 @@ const CONFIG = quick
       warmHops: 201,
       fsyncHops: 30,
       warmup: 1,
-      reps: 3,
+      reps: 7,
       bigNotes: 10_000,
       bigHops: 601,
       window: 100,
@@ -106,74 +107,77 @@ async function main() {
     // Warm-up rounds run the same plans for fewer hops.
     const hopsOf = (warm) => (warm ? CONFIG.warmHops - 1 : CONFIG.pathNodes)
     const reviewsOf = (warm) => ((warm ? CONFIG.warmHops : CONFIG.loopHops) - 1) / 2
-    const noSync = await measureInTurns(
-      [
-        {
-          name: 'vaultplan path, fsync false',
-          run: async (warm) => track('vaultplan path, fsync false', await vpPath({ fsync: false, maxSteps: hopsOf(warm) })),
-        },
-        {
-          name: 'LangGraph path, synchronous=NORMAL',
-          run: async (warm) =>
-            track('LangGraph path, synchronous=NORMAL', await runLangGraph(pathBuilder, { dbPath: `${fresh('lg')}.db`, maxHops: hopsOf(warm) })),
-        },
-        {
-          name: 'vaultplan loop, fsync false',
-          run: async (warm) => track('vaultplan loop, fsync false', await vpLoop({ fsync: false, maxSteps: 100_000, yesAt: reviewsOf(warm) })),
-        },
-        {
-          name: 'LangGraph loop, synchronous=NORMAL',
-          run: async (warm) =>
-            track('LangGraph loop, synchronous=NORMAL', await runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, limit: reviewsOf(warm) })),
-        },
-        {
-          name: 'floor (sync), no fsync',
-          run: async (warm) => track('floor (sync), no fsync', await runFloorSync(fresh('floor'), { hops: hopsOf(warm), fsync: false })),
-        },
-        {
-          name: 'floor (async), no fsync',
-          run: async (warm) => track('floor (async), no fsync', await runFloor(fresh('floor'), { hops: hopsOf(warm), fsync: false })),
-        },
-      ],
-      { warmup: CONFIG.warmup, reps: CONFIG.reps, log },
-    )
-    for (const [name, summary] of Object.entries(noSync)) record(name, summary, { unit: 'ms/hop', hops: hops[name] })
+    // Each shape in rounds of its own: vaultplan, LangGraph, the synchronous floor one right after the other
+    // (the order reversed every other round), each target the median of its per-round ratios.
+    const floorSync = (fsync, count) => async (warm) =>
+      track(`floor (sync), ${fsync ? 'fsync' : 'no fsync'}`, await runFloorSync(fresh('floor'), { hops: count(warm), fsync }))
+    const turns = { warmup: CONFIG.warmup, reps: CONFIG.reps, log, alternate: true }
+    const measureShape = async (shape, contenders) => {
+      log(`  ${shape}: ${contenders.map((contender) => contender.name).join(', ')}`)
+      const summaries = await measureInTurns(contenders, turns)
+      for (const [name, summary] of Object.entries(summaries)) record(name, summary, { unit: 'ms/hop', hops: hops[name.replace(/ \([a-z]+ rounds\)$/, '')] })
+    }
+    await measureShape('path', [
+      {
+        name: 'vaultplan path, fsync false',
+        run: async (warm) => track('vaultplan path, fsync false', await vpPath({ fsync: false, maxSteps: hopsOf(warm) })),
+      },
+      {
+        name: 'LangGraph path, synchronous=NORMAL',
+        run: async (warm) =>
+          track('LangGraph path, synchronous=NORMAL', await runLangGraph(pathBuilder, { dbPath: `${fresh('lg')}.db`, maxHops: hopsOf(warm) })),
+      },
+      { name: 'floor (sync), no fsync (path rounds)', run: floorSync(false, hopsOf) },
+    ])
+    await measureShape('loop', [
+      {
+        name: 'vaultplan loop, fsync false',
+        run: async (warm) => track('vaultplan loop, fsync false', await vpLoop({ fsync: false, maxSteps: 100_000, yesAt: reviewsOf(warm) })),
+      },
+      {
+        name: 'LangGraph loop, synchronous=NORMAL',
+        run: async (warm) =>
+          track('LangGraph loop, synchronous=NORMAL', await runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, limit: reviewsOf(warm) })),
+      },
+      { name: 'floor (sync), no fsync (loop rounds)', run: floorSync(false, hopsOf) },
+      {
+        name: 'floor (async), no fsync',
+        run: async (warm) => track('floor (async), no fsync', await runFloor(fresh('floor'), { hops: hopsOf(warm), fsync: false })),
+      },
+    ])
 
     // 1-3: per hop, with fsync (fewer hops: every hop waits for the disk several times).
     log(`per hop with fsync: first ${CONFIG.fsyncHops} hops of the ${CONFIG.pathNodes}-node path, loop of ${CONFIG.fsyncHops + 1} hops`)
     const KF = CONFIG.fsyncHops / 2
-    const synced = await measureInTurns(
-      [
-        { name: 'vaultplan path, fsync true', run: async () => track('vaultplan path, fsync true', await vpPath({ fsync: true, maxSteps: CONFIG.fsyncHops })) },
-        {
-          name: 'LangGraph path, synchronous=FULL',
-          run: async () =>
-            track(
-              'LangGraph path, synchronous=FULL',
-              await runLangGraph(pathBuilder, { dbPath: `${fresh('lg')}.db`, synchronous: 'FULL', maxHops: CONFIG.fsyncHops }),
-            ),
-        },
-        {
-          name: 'vaultplan loop, fsync true',
-          run: async () => track('vaultplan loop, fsync true', await vpLoop({ fsync: true, maxSteps: 100_000, yesAt: KF })),
-        },
-        {
-          name: 'LangGraph loop, synchronous=FULL',
-          run: async () =>
-            track('LangGraph loop, synchronous=FULL', await runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, synchronous: 'FULL', limit: KF })),
-        },
-        {
-          name: 'floor (sync), fsync',
-          run: async () => track('floor (sync), fsync', await runFloorSync(fresh('floor'), { hops: CONFIG.fsyncHops, fsync: true })),
-        },
-        {
-          name: 'floor (async), fsync',
-          run: async () => track('floor (async), fsync', await runFloor(fresh('floor'), { hops: CONFIG.fsyncHops, fsync: true })),
-        },
-      ],
-      { warmup: CONFIG.warmup, reps: CONFIG.reps, log },
-    )
-    for (const [name, summary] of Object.entries(synced)) record(name, summary, { unit: 'ms/hop', hops: hops[name] })
+    const fsyncHops = () => CONFIG.fsyncHops
+    await measureShape('path, fsync', [
+      { name: 'vaultplan path, fsync true', run: async () => track('vaultplan path, fsync true', await vpPath({ fsync: true, maxSteps: CONFIG.fsyncHops })) },
+      {
+        name: 'LangGraph path, synchronous=FULL',
+        run: async () =>
+          track(
+            'LangGraph path, synchronous=FULL',
+            await runLangGraph(pathBuilder, { dbPath: `${fresh('lg')}.db`, synchronous: 'FULL', maxHops: CONFIG.fsyncHops }),
+          ),
+      },
+      { name: 'floor (sync), fsync (path rounds)', run: floorSync(true, fsyncHops) },
+    ])
+    await measureShape('loop, fsync', [
+      {
+        name: 'vaultplan loop, fsync true',
+        run: async () => track('vaultplan loop, fsync true', await vpLoop({ fsync: true, maxSteps: 100_000, yesAt: KF })),
+      },
+      {
+        name: 'LangGraph loop, synchronous=FULL',
+        run: async () =>
+          track('LangGraph loop, synchronous=FULL', await runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, synchronous: 'FULL', limit: KF })),
+      },
+      { name: 'floor (sync), fsync (loop rounds)', run: floorSync(true, fsyncHops) },
+      {
+        name: 'floor (async), fsync',
+        run: async () => track('floor (async), fsync', await runFloor(fresh('floor'), { hops: CONFIG.fsyncHops, fsync: true })),
+      },
+    ])
     const modes = await Promise.all([
       runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, limit: 1 }),
       runLangGraph(loopBuilder, { dbPath: `${fresh('lg')}.db`, synchronous: 'FULL', limit: 1 }),
@@ -326,8 +330,20 @@ function ratios(figures, checks, searchOutputs) {
   const rows = [
     ['LangGraph (NORMAL) / vaultplan (fsync false), path', 'LangGraph path, synchronous=NORMAL', 'vaultplan path, fsync false', '>= 2', (r) => r >= 2],
     ['LangGraph (NORMAL) / vaultplan (fsync false), loop', 'LangGraph loop, synchronous=NORMAL', 'vaultplan loop, fsync false', '>= 2', (r) => r >= 2],
-    [`vaultplan (fsync false) / floor ${floor} (no fsync), path`, 'vaultplan path, fsync false', `floor ${floor}, no fsync`, '<= 1.6', (r) => r <= 1.6],
-    [`vaultplan (fsync false) / floor ${floor} (no fsync), loop`, 'vaultplan loop, fsync false', `floor ${floor}, no fsync`, '<= 1.6', (r) => r <= 1.6],
+    [
+      `vaultplan (fsync false) / floor ${floor} (no fsync), path`,
+      'vaultplan path, fsync false',
+      `floor ${floor}, no fsync (path rounds)`,
+      '<= 1.6',
+      (r) => r <= 1.6,
+    ],
+    [
+      `vaultplan (fsync false) / floor ${floor} (no fsync), loop`,
+      'vaultplan loop, fsync false',
+      `floor ${floor}, no fsync (loop rounds)`,
+      '<= 1.6',
+      (r) => r <= 1.6,
+    ],
     ['LangGraph (FULL) / vaultplan (fsync true), path', 'LangGraph path, synchronous=FULL', 'vaultplan path, fsync true', '> 1', (r) => r > 1],
     ['LangGraph (FULL) / vaultplan (fsync true), loop', 'LangGraph loop, synchronous=FULL', 'vaultplan loop, fsync true', '> 1', (r) => r > 1],
     [
@@ -344,10 +360,10 @@ function ratios(figures, checks, searchOutputs) {
   ]
   const round = (value) => (Number.isFinite(value) ? +value.toFixed(2) : null)
   const out = rows.map(([name, a, b, target, pass]) => {
-    const value = b === undefined ? figures[a]?.median : figures[a]?.median / figures[b]?.median
-    const cpu = b === undefined ? undefined : figures[a]?.cpu?.median / figures[b]?.cpu?.median
-    const row = { name, value: round(value), target, pass: Number.isFinite(value) && pass(value) }
-    if (Number.isFinite(cpu)) row.cpuRatio = round(cpu)
+    const ratio = b === undefined ? { value: figures[a]?.median, rounds: 0 } : ratioInRounds(figures[a], figures[b])
+    const row = { name, value: round(ratio.value), target, pass: Number.isFinite(ratio.value) && pass(ratio.value) }
+    if (ratio.rounds > 0) Object.assign(row, { min: round(ratio.min), max: round(ratio.max), rounds: ratio.rounds })
+    if (Number.isFinite(ratio.cpu)) row.cpuRatio = round(ratio.cpu)
     return row
   })
   const tokens = checks.judgeTokens
@@ -372,81 +388,6 @@ function child(vault, mode) {
   return promisify(execFile)(process.execPath, [join(here, 'lib', 'load-child.mjs'), vault, mode], { maxBuffer: 1 << 20 }).then(({ stdout }) =>
     JSON.parse(stdout),
   )
-}
-
-function print(results) {
-  const format = (value) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(3))
-  const rows = Object.entries(results.figures).map(([name, figure]) => [
-    name,
-    format(figure.median),
-    format(figure.min),
-    format(figure.max),
-    figure.unit,
-    figure.cpu ? format(figure.cpu.median) : '',
-    measuredAs(figure),
-  ])
-  table(['figure', 'median', 'min', 'max', 'unit', 'CPU median', 'measured'], rows)
-  console.log('')
-  table(
-    ['target (ratio of medians above)', 'value', 'target', '', 'same ratio of CPU time'],
-    results.ratios.map((ratio) => [
-      ratio.name,
-      ratio.value === null ? 'n/a' : String(ratio.value),
-      ratio.target,
-      ratio.pass ? 'PASS' : 'MISS',
-      ratio.cpuRatio === undefined ? '' : String(ratio.cpuRatio),
-    ]),
-  )
-  console.log(
-    'Times are wall-clock. CPU median: CPU time of the whole process (all threads) per hop or per load, for reading figures on a busy machine; the targets use wall-clock time.',
-  )
-  const { checks } = results
-  console.log('')
-  if (checks.syscalls) {
-    const show = (counts) =>
-      `${counts.total} (${Object.entries(counts.perHop)
-        .sort((a, b) => b[1] - a[1])
-        .map(([name, value]) => `${name} ${value}`)
-        .join(', ')})`
-    console.log(
-      `System calls per hop (strace -f -c, loop of ${checks.syscalls.noFsync.hops} hops more than another): fsync false ${show(checks.syscalls.noFsync)}`,
-    )
-    console.log(`  fsync true ${show(checks.syscalls.fsync)}`)
-  } else console.log('System calls per hop: strace is not installed (or may not trace here); not counted.')
-  console.log(
-    `${checks.bigVault.notes}-note vault: ${(checks.bigVault.bytes / 2 ** 20).toFixed(1)} MB, ${checks.bigVault.averageBytes} bytes a note on average; a bare node process peaks at ${checks.processBaselineMB} MB before loading.`,
-  )
-  console.log(
-    `LangGraph: SqliteSaver on a fresh file per run, journal ${checks.sqliteSynchronous.journal}, synchronous ${checks.sqliteSynchronous.default} by default and ${checks.sqliteSynchronous.full} when set; durability ${checks.sqliteSynchronous.durability}.`,
-  )
-  console.log(
-    checks.longChain.ok
-      ? `Check: a ${results.config.bigNotes}-node path loads and validates (${checks.longChain.ms} ms).`
-      : `Check FAILED: a ${results.config.bigNotes}-node path does not validate: ${checks.longChain.error}`,
-  )
-  console.log(
-    `Floors: (sync) uses readFileSync/writeFileSync-style calls (openSync, writeSync, fsyncSync, renameSync, appendFileSync), the baseline of the targets; (async) the same I/O through fs/promises, an extra row.`,
-  )
-  console.log(
-    `Hops of the fsync runs: ${results.config.fsyncHops} (path: the first ${results.config.fsyncHops} of the ${results.config.pathNodes}-node plan, then a budget stop), ${results.config.fsyncHops + 1} (loop); per-hop figures compare with the 1,000-hop runs.`,
-  )
-  console.log(
-    `Node ${results.node}, ${results.cpus}; load average ${results.loadAverageAtStart.join(' ')} at start, ${results.loadAverageAtEnd.join(' ')} at end; ${results.wallSeconds} s. Written to bench/results.json.`,
-  )
-}
-
-function measuredAs(figure) {
-  if (figure.measured) return figure.measured
-  if (figure.hops !== undefined) return `${figure.runs} runs x ${figure.hops} hops`
-  return figure.processes ? `${figure.runs} process${figure.runs === 1 ? '' : 'es'}` : `${figure.runs} runs`
-}
-
-function table(head, rows) {
-  const widths = head.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)))
-  const line = (cells) => `| ${cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[column]) : cell.padStart(widths[column]))).join(' | ')} |`
-  console.log(line(head))
-  console.log(`|${widths.map((width, column) => (column === 0 ? ':' : '') + '-'.repeat(width + 1) + (column === 0 ? '' : ':')).join('|')}|`)
-  for (const row of rows) console.log(line(row))
 }
 
 await main()

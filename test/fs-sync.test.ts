@@ -81,6 +81,24 @@ describe('synchronous reads and writes of the hop path', () => {
     }
   })
 
+  it('a status rewrite without a look at the note first still keeps what a person wrote since the session read it', async () => {
+    const vault = await writeVault({ 'a.md': '---\ntype: start\nstatus: pending\n---\n# A\n\n## Next\n- [[b]]\n', 'b.md': '# B\n', 'c.md': '# C\n' })
+    try {
+      const session = await VaultSession.open(vault, { fsync: false, watch: false })
+      // Edited after the session read it, as a person does while a worker runs.
+      await writeFile(join(vault, 'a.md'), '---\ntype: start\nstatus: pending\n---\n# A\n\nMy line.\n\n## Next\n- [[b]]\n')
+      await session.setStatus('a', 'active')
+      expect(readFileSync(join(vault, 'a.md'), 'utf8')).toBe('---\ntype: start\nstatus: active\n---\n# A\n\nMy line.\n\n## Next\n- [[b]]\n')
+      // The status it already has: nothing to replace, so the note is looked at, and the edit (a new edge) is picked up.
+      await writeFile(join(vault, 'a.md'), '---\ntype: start\nstatus: active\n---\n# A\n\nMy line.\n\n## Next\n- [[b]]\n- done -> [[c]]\n')
+      await session.setStatus('a', 'active')
+      expect(session.graph.node('a').edges.map((edge) => edge.target)).toEqual(['b', 'c'])
+      await session.close()
+    } finally {
+      await rm(vault, { recursive: true, force: true })
+    }
+  })
+
   it('the trace appender refuses a trace that is a FIFO instead of blocking on it', async () => {
     const vault = await writeVault({ 'a.md': '# A\n' })
     await mkdir(join(vault, '00_plan-trace'), { recursive: true })

@@ -140,18 +140,18 @@ export class VaultSession {
    * before the write (it is read again when a person changed it) and only
    * the status value is patched, so an edit made a moment earlier survives.
    * `justRefreshed`: `refresh([id])` ran right before, with nothing awaited
-   * since, so its stamp comparison stands.
+   * since, so its stamp comparison stands. `checked`: look at the note first.
    */
-  async setStatus(id: string, status: NodeStatus, options: { justRefreshed?: boolean } = {}): Promise<string> {
+  async setStatus(id: string, status: NodeStatus, options: { justRefreshed?: boolean; checked?: boolean } = {}): Promise<string> {
     const node = this.graph.node(id)
     const file = node.file ?? `${id}.md`
     const known = this.held.stamp(file)
-    // Trusting the stamp `refresh` just compared saves a stat, but only with nothing awaited in between:
-    // a person may edit the note while a worker runs.
-    const trusted = options.justRefreshed === true && this.verified === file && known !== undefined
+    // The stamp we hold is taken as the note's, a stat less: `replaceNote` compares it with the note's own before it replaces anything
+    // (a person may edit the note while a worker runs); `changed`, or nothing to replace (nothing compared), is looked at (`checked`).
+    const refreshed = options.justRefreshed === true && this.verified === file && known !== undefined
+    const trusted = refreshed || (known !== undefined && options.checked !== true)
     this.verified = undefined
-    // The hop's file work is a few small calls: synchronous ones, each a system call and no thread-pool
-    // round trip. Only a regular note of bounded size is read that way (see readRegularFileSync).
+    // Synchronous calls on the hop path: a system call each, no thread-pool round trip (a regular note only: readRegularFileSync).
     let path = this.writePaths.get(file) ?? (await this.writePath(file).catch(() => undefined))
     const before = trusted ? known : path === undefined ? undefined : stampOrNothing(path)
     // Renamed (Obsidian moves the file and rewrites the links) or deleted while the run went on.
@@ -183,8 +183,8 @@ export class VaultSession {
     // The folder is not flushed: the trace, not the statuses, says where a run is; the note's data is flushed before the rename
     // (or the journal holds its bytes). The old version leaves the note's folder at once, unlinked in the trace folder later.
     const write = { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode, park: tracePaths(this.root).folder }
-    const replaced = updated === text ? { stamp: before } : await replaceNote(path, before, updated, rewrite, write)
-    if (replaced === 'changed') return this.setStatus(id, status)
+    const replaced = updated !== text ? await replaceNote(path, before, updated, rewrite, write) : trusted && !refreshed ? 'changed' : { stamp: before }
+    if (replaced === 'changed') return this.setStatus(id, status, { checked: true })
     const stamp = replaced.stamp
     if (replaced.text !== undefined) updated = replaced.text
     this.held.wrote(file, stamp, updated, before)
