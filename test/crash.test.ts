@@ -88,6 +88,20 @@ describe('the harness catches a broken library', () => {
     expect(report.kills).toBeGreaterThanOrEqual(3)
   }, 120_000)
 
+  it('copies the template into a run vault without flushing it before its rename (a power cut leaves a run vault of torn notes)', async () => {
+    const dist = await mutant('unflushed-copy', 'run/run-vault.js', [['    if (options.fsync)\n        await syncTree(temp);\n', '']])
+    // Trial 7 of seed 1 is a copy trial: its power cuts land in the copy and in the run's first hops.
+    const report = await runCrashTrials({ trials: 1, only: 7, seed: 1, jobs: 1, mode: 'power', dist, keepFailed: false, log: () => {} })
+    expect(report.failed.map((trial) => trial.scenario)).toEqual(['copy'])
+    expect(report.dataLosses).toBeGreaterThan(0)
+  }, 60_000)
+
+  it('a power cut during the copy into a run vault, or in the run just after, leaves no run vault or a whole one', async () => {
+    const report = await runCrashTrials({ trials: 1, only: 7, seed: 1, jobs: 1, mode: 'power', log: () => {} })
+    expect(problemsOf(report)).toEqual([])
+    expect(report.kills).toBeGreaterThanOrEqual(1)
+  }, 60_000)
+
   it('a power cut loses no byte of a note when the journal is kept', async () => {
     const report = await runCrashTrials({ trials: 2, seed: 7, jobs: 2, mode: 'power', log: () => {} })
     expect(problemsOf(report)).toEqual([])

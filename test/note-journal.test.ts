@@ -1,4 +1,4 @@
-import { readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runPlan } from 'vaultplan'
@@ -52,6 +52,23 @@ describe('the journal repairs what a power cut tore', () => {
     const result = await runPlan(vault, { ...options, maxSteps: 10 })
     expect(result.status).toBe('completed')
     expect(await readFile(output, 'utf8')).toBe(saved)
+  })
+
+  it('a `fresh: true` start cut off by a power cut after it moved the outputs into the archive, before the trace: the outputs stay archived, the archive is finished', async () => {
+    const vault = await writeVault(PLAN)
+    const first = await runPlan(vault, { ...options, maxSteps: 10 })
+    expect(first.status).toBe('completed')
+    const folder = join(vault, '00_plan-trace')
+    const saved = await readFile(join(folder, 'outputs', '0001-draft.md'), 'utf8')
+    // What a power cut after the archive's first moves leaves: the outputs moved, the trace still in place.
+    const archive = join(folder, 'archive', first.runId.replace(/[^\w.-]+/g, '_'))
+    await mkdir(archive, { recursive: true })
+    await rename(join(folder, 'outputs'), join(archive, 'outputs'))
+    await reboot(vault)
+    const again = await runPlan(vault, { ...options, fresh: true, maxSteps: 10 })
+    expect(again.status).toBe('completed')
+    expect(await readFile(join(archive, 'outputs', '0001-draft.md'), 'utf8')).toBe(saved)
+    expect(await readFile(join(archive, 'trace.md'), 'utf8')).toMatch(first.runId)
   })
 
   it('a status rename the power cut undid (a note back at `active`) gets its last status back, so nothing is worked twice', async () => {

@@ -1,7 +1,7 @@
-import { mkdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
-import { pathInVault, writeFileAtomic, type WriteOptions } from '../vault/fs-atomic.js'
+import { makeFolder, pathInVault, writeFileAtomic, type WriteOptions } from '../vault/fs-atomic.js'
 import { LinkResolver } from '../vault/links.js'
 import { KNOB_KEYS, KNOBS, type KnobKey } from '../core/knobs.js'
 import { lazyModule } from '../core/lazy-module.js'
@@ -49,7 +49,7 @@ const yaml = lazyModule<typeof import('yaml')>('yaml')
 export async function savePlan(graph: PlanGraph, dir: string, options: WriteOptions = {}): Promise<string> {
   const vault = resolve(dir)
   refuseReservedPaths(graph)
-  await mkdir(vault, { recursive: true })
+  await makeFolder(vault, options)
   const resolver = new LinkResolver([...graph.nodes.values()].map((node) => ({ id: node.id, aliases: aliasesOf(node.frontmatter) })))
   for (const node of graph.nodes.values()) {
     const file = node.file ?? `${node.id}.md`
@@ -78,7 +78,7 @@ export async function savePlan(graph: PlanGraph, dir: string, options: WriteOpti
         }
       }
     }
-    await mkdir(dirname(path), { recursive: true })
+    await makeFolder(dirname(path), options)
     await writeFileAtomic(path, text, options)
   }
   return vault

@@ -28,6 +28,6 @@ export async function decompose(
   if (notes.length > 0) return undefined
   const task = [node.title, node.body].filter((part) => part.trim() !== '').join('\n\n')
   const graph = await planGraph(task, options.llm ?? createLLM(), options.signal ? { signal: options.signal } : {})
-  await intoPlace(target, (temp) => savePlan(graph, temp, { fsync: options.fsync }).then(() => undefined))
+  await intoPlace(target, (temp) => savePlan(graph, temp, { fsync: options.fsync }).then(() => undefined), options)
   return graph.degraded
 }

@@ -57,7 +57,7 @@ export async function forkRun(vault: string, options: ForkOptions): Promise<stri
   // Budget stops are left out: the fork checks its budgets again as it goes.
   const kept = entriesOf(text).filter(({ record }) => record.kind !== 'stop' && record.step <= step)
   const last = kept.at(-1)?.record
-  await intoPlace(target, async (temp) => {
+  const fill = async (temp: string) => {
     await copyVault(source, temp, [target])
     // Statuses are the run's, not the person's: the fork's trace says where it stands.
     const graph = await loadPlan(temp)
@@ -76,7 +76,8 @@ export async function forkRun(vault: string, options: ForkOptions): Promise<stri
       await copyFile(from, join(tracePaths(temp).folder, file))
     }
     await copyLedger(source, temp, trace.header.run, step, last, fsync)
-  })
+  }
+  await intoPlace(target, fill, { fsync })
   return target
 }
 

@@ -173,7 +173,9 @@ export class NoteJournal {
       if (current === text) continue
       // Only an output the trace records (its hop was committed): another is from an unfinished hop, or an archived run.
       const name = file.slice(TRACE_FOLDER.length + 1).replace(/\.md$/, '')
-      if (current === undefined ? trace.includes(`[[${TRACE_FOLDER}/${name}|`) : torn(current)) {
+      // No outputs folder: a `fresh` start moved it into the archive (the trace follows it there next), or a person deleted it.
+      const missing = current === undefined && trace.includes(`[[${TRACE_FOLDER}/${name}|`) && isFolder(dirname(join(this.root, file)))
+      if (missing || (current !== undefined && torn(current))) {
         writeFileAtomicSync(join(this.root, file), text, { fsync: true, mode: 0o644 })
       }
     }
@@ -203,6 +205,14 @@ export class NoteJournal {
       fsyncSync(fd)
     })
     this.size = 0
+  }
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory()
+  } catch {
+    return false
   }
 }
 

@@ -57,11 +57,12 @@ export async function proposePlan(query: string, options: ProposeOptions): Promi
   await assertEmptyFolder(target)
   const fsync = options.fsync ?? true
   const graph = await planGraph(query, options.llm ?? createLLM(), signalOf(options.signal))
-  await intoPlace(target, async (temp) => {
+  const fill = async (temp: string) => {
     await savePlan(graph, temp, { fsync })
     await mkdir(join(temp, TRACE_FOLDER), { recursive: true })
     await writeFileAtomic(join(temp, PROPOSAL_FILE), renderProposal(contentOf(graph, query, 1, [])), { fsync })
-  })
+  }
+  await intoPlace(target, fill, { fsync })
   return target
 }
 

@@ -32,19 +32,19 @@ import type { VaultSession } from './vault-session.js'
 export async function openRun(
   vault: string,
   session: VaultSession,
-  options: { fresh: boolean; query?: string | undefined },
+  options: { fresh: boolean; query?: string | undefined; fsync: boolean },
 ): Promise<{ trace: { header: TraceHeader; records: TraceRecord[] } | undefined; outputs: Map<string, string> }> {
   session.validate()
   await removeStaleTempFilesIn(vault, session)
   let trace = await session.runFiles.readTrace(vault)
   // A `fresh` start killed while it archived the old run: finish the archive; the old run is over.
   if (trace && (await archiveInterrupted(vault, trace.header.run))) {
-    await archiveTrace(vault, trace.header.run)
+    await archiveTrace(vault, trace.header.run, options)
     trace = undefined
   }
   if (options.fresh) {
     for (const node of session.graph.nodes.values()) if (node.status !== 'pending') await session.setStatus(node.id, 'pending')
-    if (trace) await archiveTrace(vault, trace.header.run)
+    if (trace) await archiveTrace(vault, trace.header.run, options)
     trace = undefined
   } else if (trace && options.query !== undefined && options.query !== trace.header.query) {
     throw new RunStateError(

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { copyFile, mkdir, readdir, realpath, rename, rm, rmdir, stat, symlink } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
-import { isInside } from '../vault/fs-atomic.js'
+import { isInside, makeFolder, syncFolder, syncTree } from '../vault/fs-atomic.js'
 import { isAlive } from '../vault/lock.js'
 import { holdsRun, listNotes, readNotes } from '../vault/read-vault.js'
 import { subplanFoldersOf } from '../vault/subplan-folders.js'
@@ -31,13 +31,14 @@ export async function prepareRunVault(
     const target = resolve(options.runVault)
     const source = await realpath(plan).catch(() => resolve(plan))
     const planFiles = await listNotes(resolve(plan), []).catch(() => [])
-    if (!(await holdsPlan(target, planFiles, source))) await intoPlace(target, (temp) => copyVault(resolve(plan), temp, [target]))
+    if (!(await holdsPlan(target, planFiles, source))) await intoPlace(target, (temp) => copyVault(resolve(plan), temp, [target]), options)
     return { vault: target, source }
   }
   const target = resolve(options.runVault ?? defaultRunVault(options.query ?? 'run'))
   const source = `sha256:${graphHash(plan)}`
   const planFiles = [...plan.nodes.values()].map((node) => node.file ?? `${node.id}.md`)
-  if (!(await holdsPlan(target, planFiles, source))) await intoPlace(target, (temp) => savePlan(plan, temp, { fsync: options.fsync }).then(() => undefined))
+  if (!(await holdsPlan(target, planFiles, source)))
+    await intoPlace(target, (temp) => savePlan(plan, temp, { fsync: options.fsync }).then(() => undefined), options)
   return { vault: target, source }
 }
 
@@ -61,18 +62,24 @@ function graphHash(graph: PlanGraph): string {
 /**
  * Fills a temporary folder beside `target`, then renames it into place (over
  * a missing or empty folder). The temporary folders of copies whose process
- * is gone (killed mid-copy) are removed first.
+ * is gone (killed mid-copy) are removed first. With `fsync`, every file and
+ * folder of the filled folder is flushed before the rename, and the folder
+ * holding `target` after it: a power cut then leaves no run vault or a whole
+ * one, and the rename is on the disk before anything is written into it.
  */
-export async function intoPlace(target: string, fill: (temp: string) => Promise<void>): Promise<void> {
-  await mkdir(dirname(target), { recursive: true })
+export async function intoPlace(target: string, fill: (temp: string) => Promise<void>, options: { fsync: boolean }): Promise<void> {
+  const parent = dirname(target)
+  await makeFolder(parent, options)
   const temp = `${target}${COPY_TEMP}${process.pid}`
   await removeDeadCopies(target)
   await rm(temp, { recursive: true, force: true })
   await fill(temp)
+  if (options.fsync) await syncTree(temp)
   await rmdir(target).catch((error: NodeJS.ErrnoException) => {
     if (error.code !== 'ENOENT') throw error
   })
   await rename(temp, target)
+  if (options.fsync) await syncFolder(parent)
 }
 
 const COPY_TEMP = '.vaultplan-tmp-'

@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readSync } from 'node:fs'
 import { readdir, readFile, rename, stat } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
-import { join, relative, sep } from 'node:path'
+import { dirname, join, relative, sep } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { parseFrontmatter } from '../vault/frontmatter.js'
 import { syncFolder, writeAllSync, writeFileAtomic, writeFileAtomicSync, type WriteOptions } from '../vault/fs-atomic.js'
@@ -357,15 +357,27 @@ export async function findOutputOfStep(vault: string, step: number): Promise<str
  * `00_plan-trace/archive/<run>/`. The trace moves last: a kill part way
  * leaves the trace in place with its archive folder begun, which
  * {@link archiveInterrupted} tells and a second call finishes, so nothing is
- * lost or overwritten. The ledger stays: it outlives runs.
+ * lost or overwritten. The ledger stays: it outlives runs. With `fsync`, the
+ * archive folder and the moves before the trace's are on the disk before the
+ * trace moves, and the trace's move before the call returns: after a power
+ * cut the trace is still in place, with its archive begun, or archived
+ * whole.
  */
-export async function archiveTrace(vault: string, run: string): Promise<void> {
+export async function archiveTrace(vault: string, run: string, options: { fsync: boolean }): Promise<void> {
+  const folder = tracePaths(vault).folder
   const target = runFolder(vault, relative(vault, archiveFolder(vault, run)).split(sep).join('/'))
+  // The folders whose names changed: the one left, the one entered (and, first, the one the archive folder was made in).
+  const flush = async (folders: string[] = [target, folder]) => {
+    if (options.fsync) for (const each of folders) await syncFolder(each)
+  }
+  await flush([dirname(target), folder])
   for (const name of [OUTPUTS, FINAL_FILE, GRAPH_FILES.note.slice(TRACE_FOLDER.length + 1), TRACE_FILE]) {
-    await rename(join(tracePaths(vault).folder, name), join(target, name)).catch((error: NodeJS.ErrnoException) => {
+    if (name === TRACE_FILE) await flush()
+    await rename(join(folder, name), join(target, name)).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT') throw error
     })
   }
+  await flush()
 }
 
 function archiveFolder(vault: string, run: string): string {

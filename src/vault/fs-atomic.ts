@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs'
-import { lstat, open, readdir, realpath, rename, rm, stat, unlink } from 'node:fs/promises'
+import { lstat, mkdir, open, readdir, realpath, rename, rm, stat, unlink } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import { VaultPathError } from '../core/errors.js'
 
@@ -255,6 +255,39 @@ export async function syncFolder(folder: string): Promise<void> {
   } finally {
     await handle.close()
   }
+}
+
+/**
+ * Makes a folder and the folders missing on the way (`mkdir -p`); with
+ * `fsync` (default true), flushes the name of each new one in the folder
+ * above it, so the files later flushed into it are not lost with it at a
+ * power cut.
+ */
+export async function makeFolder(folder: string, options: Pick<WriteOptions, 'fsync'> = {}): Promise<void> {
+  const created = await mkdir(folder, { recursive: true })
+  if (!(options.fsync ?? true) || created === undefined) return
+  for (let made = folder; made !== dirname(created); made = dirname(made)) await syncFolder(dirname(made))
+}
+
+/**
+ * Flushes every file and folder under `folder`, and `folder` itself, to the
+ * disk (symlinks are not followed): a tree written without flushes, such as
+ * a copy, is whole on the disk before it is renamed into place.
+ */
+export async function syncTree(folder: string): Promise<void> {
+  for (const entry of await readdir(folder, { withFileTypes: true })) {
+    const path = join(folder, entry.name)
+    if (entry.isDirectory()) await syncTree(path)
+    else if (entry.isFile()) {
+      const handle = await open(path, 'r')
+      try {
+        await handle.sync()
+      } finally {
+        await handle.close()
+      }
+    }
+  }
+  await syncFolder(folder)
 }
 
 /** Removes temporary files left in a folder by a write that a crash interrupted. */

@@ -2,7 +2,8 @@
 //
 //   node test/crash/child.mjs '<json config>'
 //
-// Config: { dist, vault, sideLog, attempt, mode, pauseAt, torn, power, seed, stepping, fresh, template, nested }.
+// Config: { dist, vault, sideLog, attempt, mode, pauseAt, torn, power, seed, stepping, fresh, template, graph, nested, listPoints }.
+// `listPoints`: print each kill point's number and label to stderr (to see where a phase's points are).
 // `nested`: the vault is the nested plan (vault.mjs), run with its larger step budget.
 // `power`: at the paused point, first do to the files what a power cut does to unflushed data.
 // `stepping`: walk with nextStep/completeStep first (then runPlan returns the result).
@@ -18,6 +19,7 @@
 import fs from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import { basename, dirname, relative } from 'node:path'
+import { powerModel } from './power.mjs'
 import { makeScript, mulberry32 } from './script.mjs'
 import { MAX_STEPS, NESTED_MAX_STEPS, QUERY } from './vault.mjs'
 
@@ -31,11 +33,12 @@ const line = (text) => writeSyncOriginal(1, `${text}\n`)
 /** Set while the harness writes files of its own: the wrappers below pass those calls through untouched. */
 let quiet = false
 const unwatched = (fn) => {
+  const was = quiet
   quiet = true
   try {
     return fn()
   } finally {
-    quiet = false
+    quiet = was
   }
 }
 const side = (entry) => unwatched(() => appendFileSyncOriginal(config.sideLog, `${JSON.stringify({ a: config.attempt, ...entry })}\n`))
@@ -51,6 +54,7 @@ const rel = (path) => relative(config.vault, String(path)) || '.'
  */
 async function point(label, tear) {
   ops += 1
+  if (config.listPoints) writeSyncOriginal(2, `${ops} ${label}\n`)
   if (config.mode !== 'pause' || ops !== config.pauseAt) return
   const torn = config.torn && tear ? await tear() : false
   stopDead(ops, label, torn)
@@ -59,6 +63,7 @@ async function point(label, tear) {
 /** {@link point} for the synchronous calls: the same count, and `tear` is synchronous. */
 function pointSync(label, tear) {
   ops += 1
+  if (config.listPoints) writeSyncOriginal(2, `${ops} ${label}\n`)
   if (config.mode !== 'pause' || ops !== config.pauseAt) return
   stopDead(ops, label, config.torn && tear ? tear() : false)
 }
@@ -72,10 +77,55 @@ function stopDead(at, label, torn) {
 }
 
 // Wrap the file operations the library uses for its writes. The library
-// imports them by name from `node:fs/promises`; syncBuiltinESMExports makes
-// those bindings see the wrappers.
+// imports them by name from `node:fs` and `node:fs/promises`;
+// syncBuiltinESMExports makes those bindings see the wrappers. Each write
+// is also told to the power model (power.mjs), which a power cut asks what
+// was not flushed.
+const originalSync = {
+  lstatSync: fs.lstatSync,
+  statSync: fs.statSync,
+  readFileSync: fs.readFileSync,
+  writeFileSync: fs.writeFileSync,
+  rmSync: fs.rmSync,
+  renameSync: fs.renameSync,
+}
+const model = powerModel(originalSync, random)
+/**
+ * The files the model follows: the vault's, the temp folder its copy is made in beside it
+ * (`<vault>.vaultplan-tmp-<pid>`), and the folder holding both (its names: the copy's rename into place).
+ */
+const watched = (path) =>
+  // Only a child whose kill is a power cut keeps the model (the others go as fast as without it).
+  config.power === true &&
+  !quiet &&
+  (!relative(config.vault, String(path)).startsWith('..') || String(path).startsWith(`${config.vault}${TEMP_PREFIX}`) || String(path) === dirname(config.vault))
+/** What opening `path` for writing does to it, for the model: it creates it, truncates it, or appends to it. */
+function opening(path, flags) {
+  const existed = model.exists(String(path))
+  const truncating = flags === 'w' || flags === 'w+' || (typeof flags === 'number' && (flags & fs.constants.O_TRUNC) !== 0)
+  return () => {
+    if (!existed) model.created(String(path), { file: true })
+    else model.opened(String(path), { truncate: truncating, append: appending(flags) })
+  }
+}
+function renaming(from, to, rename) {
+  const token = watched(to) ? model.renaming(String(from), String(to)) : undefined
+  const done = rename()
+  const record = () => token && model.renamed(token)
+  return done instanceof Promise ? done.then((value) => (record(), value)) : (record(), done)
+}
+
 const promises = fs.promises
-const original = { open: promises.open, rename: promises.rename, rm: promises.rm, copyFile: promises.copyFile, mkdir: promises.mkdir }
+const original = {
+  open: promises.open,
+  rename: promises.rename,
+  rm: promises.rm,
+  rmdir: promises.rmdir,
+  unlink: promises.unlink,
+  copyFile: promises.copyFile,
+  mkdir: promises.mkdir,
+  symlink: promises.symlink,
+}
 const paths = new WeakMap()
 const writing = (flags) => (typeof flags === 'number' ? (flags & 3) !== 0 : typeof flags === 'string' && /[wa+]/.test(flags))
 
@@ -91,36 +141,58 @@ function checkWriteOpen(path, flags) {
 }
 
 promises.open = async function open(path, flags = 'r', mode) {
+  let opened
   if (writing(flags)) {
     checkWriteOpen(path, flags)
     await point(`open ${rel(path)}`)
+    if (watched(path)) opened = opening(path, flags)
   }
   const handle = await original.open.call(this, path, flags, mode)
+  opened?.()
   paths.set(handle, String(path))
   return handle
 }
 promises.rename = async function rename(from, to) {
   await point(`rename ${rel(from)} -> ${rel(to)}`)
-  return original.rename.call(this, from, to)
+  return renaming(from, to, () => original.rename.call(this, from, to))
 }
 promises.rm = async function rm(path, options) {
   await point(`rm ${rel(path)}`)
-  return original.rm.call(this, path, options)
+  await original.rm.call(this, path, options)
+  if (watched(path)) model.removed(String(path))
+}
+promises.rmdir = async function rmdir(path, options) {
+  await original.rmdir.call(this, path, options)
+  if (watched(path)) model.removed(String(path))
+}
+promises.unlink = async function unlink(path) {
+  await original.unlink.call(this, path)
+  if (watched(path)) model.removed(String(path))
 }
 // The copy of a template into a run vault (`template` in the config).
 promises.copyFile = async function copyFile(from, to, mode) {
   await point(`copy ${rel(to)}`)
-  return original.copyFile.call(this, from, to, mode)
+  const opened = watched(to) ? opening(to, 'w') : undefined
+  await original.copyFile.call(this, from, to, mode)
+  opened?.()
 }
 promises.mkdir = async function mkdir(path, options) {
   await point(`mkdir ${rel(path)}`)
-  return original.mkdir.call(this, path, options)
+  const missing = watched(path) ? (options?.recursive ? model.missingFolders(String(path)) : model.exists(String(path)) ? [] : [String(path)]) : []
+  const done = await original.mkdir.call(this, path, options)
+  for (const folder of missing) model.created(folder)
+  return done
+}
+promises.symlink = async function symlink(target, path, type) {
+  await point(`symlink ${rel(path)}`)
+  await original.symlink.call(this, target, path, type)
+  if (watched(path)) model.created(String(path))
 }
 {
   const probe = await original.open(process.execPath, 'r')
   const proto = Object.getPrototypeOf(probe)
   await probe.close()
-  const { writeFile, appendFile, sync } = proto
+  const { writeFile, appendFile, sync, truncate } = proto
   /** Writes a random non-empty part of `data`, short of all of it. */
   const tearing = (handle, write, data, options) => async () => {
     if (typeof data !== 'string' || data.length < 2) return false
@@ -137,77 +209,59 @@ promises.mkdir = async function mkdir(path, options) {
   }
   proto.sync = async function () {
     await point(`fsync ${rel(paths.get(this))}`)
-    return sync.call(this)
+    await sync.call(this)
+    if (watched(paths.get(this))) model.synced(paths.get(this))
+  }
+  proto.truncate = async function (length = 0) {
+    await truncate.call(this, length)
+    if (watched(paths.get(this))) model.truncated(paths.get(this), length)
   }
 }
-// What a power cut would take away, for `power`: per file renamed into place since the child began,
-// its bytes before and whether the data and the folder entry of the latest rename were flushed; per
-// file appended to, its size at the last flush. The model is the pessimistic one of ext4/XFS: unflushed
-// data may be missing (an empty or zero-filled file, an append cut anywhere), an unflushed rename may
-// be undone; flushed data and flushed folders stay.
-const unflushed = { temps: new Map(), renamed: new Map(), appends: new Map(), folders: new Map() }
 
-/** Applies a power cut to the vault's files with the original calls, then the machine is off. */
+/**
+ * Applies a power cut to the vault's files with the original calls, then the machine is off. First it
+ * tells the parent how many hops of each trace were flushed (`flushed`, by folder): with `fsync` on,
+ * the trace's entry is a hop's commit point, so those must survive the cut.
+ */
 function powerCut() {
-  unwatched(cutPower)
-}
-
-function cutPower() {
-  const { writeFileSync, truncateSync, rmSync, statSync, readFileSync } = originalSync
-  for (const [path, entry] of unflushed.renamed) {
-    const r = random()
-    if (!entry.folderSynced && r < 0.25) {
-      if (entry.before === null) rmSync(path, { force: true })
-      else writeFileSync(path, entry.before)
-    } else if (!entry.dataSynced) {
-      const s = random()
-      if (s < 0.4) writeFileSync(path, '')
-      else if (s < 0.8) writeFileSync(path, Buffer.alloc(entry.size))
+  unwatched(() => {
+    const flushed = {}
+    for (const folder of config.nested ? ['', 'post', 'side'] : ['']) {
+      const trace = `${config.vault}${folder ? `/${folder}` : ''}/00_plan-trace/trace.md`
+      const length = model.flushedLength(trace)
+      const text = length > 0 ? originalSync.readFileSync(trace).subarray(0, length).toString('utf8') : ''
+      flushed[folder] = text.split('\n').filter((line) => line.startsWith('<!-- vaultplan:hop {"kind":"hop"') && line.endsWith(' -->')).length
     }
-  }
-  for (const [path, durable] of unflushed.appends) {
-    const size = statSync(path).size
-    if (size <= durable) continue
-    const keep = durable + Math.floor(random() * (size - durable + 1))
-    const bytes = readFileSync(path).subarray(0, keep)
-    if (random() < 0.3) bytes.fill(0, durable)
-    writeFileSync(path, bytes)
-    truncateSync(path, keep)
-  }
+    side({ t: 'power-cut', flushed })
+    model.cut()
+  })
 }
 
-const originalSync = {
-  writeFileSync: fs.writeFileSync,
-  truncateSync: fs.truncateSync,
-  rmSync: fs.rmSync,
-  statSync: fs.statSync,
-  readFileSync: fs.readFileSync,
-  existsSync: fs.existsSync,
-}
-
-// The synchronous calls the library's hop path uses (writeFileAtomicSync, the trace appender, the journal).
+// The synchronous calls the library uses: the hop path (writeFileAtomicSync, the trace appender, the journal),
+// its run folders (mkdirSync) and the second name of a note's replaced version (linkSync).
 {
-  const { openSync, writeSync, fsyncSync, renameSync, closeSync, fstatSync } = fs
+  const { openSync, writeSync, fsyncSync, renameSync, closeSync, mkdirSync, linkSync, rmSync, unlinkSync, ftruncateSync } = fs
+  /** The files opened for writing, for the labels of their writes. */
   const fdPaths = new Map()
-  const folderFds = new Map()
+  /** Every descriptor's path, for the model's flushes (a folder's, a file's opened to flush it). */
+  const fdAll = new Map()
   fs.openSync = function (path, flags = 'r', mode) {
     if (quiet) return openSync.call(this, path, flags, mode)
+    let opened
     if (writing(flags)) {
       checkWriteOpen(path, flags)
       pointSync(`open ${rel(path)}`)
+      if (watched(path)) opened = opening(path, flags)
     }
     const fd = openSync.call(this, path, flags, mode)
-    if (writing(flags)) {
-      fdPaths.set(fd, String(path))
-      if (appending(flags)) {
-        if (!unflushed.appends.has(String(path))) unflushed.appends.set(String(path), fstatSync(fd).size)
-      } else unflushed.temps.set(String(path), { synced: false })
-    } else if (typeof flags === 'number' && (flags & fs.constants.O_DIRECTORY) !== 0) folderFds.set(fd, String(path))
+    opened?.()
+    if (writing(flags)) fdPaths.set(fd, String(path))
+    fdAll.set(fd, String(path))
     return fd
   }
   fs.closeSync = function (fd) {
     fdPaths.delete(fd)
-    folderFds.delete(fd)
+    fdAll.delete(fd)
     return closeSync.call(this, fd)
   }
   fs.writeSync = function (fd, data, ...rest) {
@@ -226,26 +280,44 @@ const originalSync = {
   }
   fs.fsyncSync = function (fd) {
     if (quiet) return fsyncSync.call(this, fd)
-    const path = fdPaths.get(fd)
+    const path = fdAll.get(fd)
     pointSync(`fsync ${path === undefined ? 'folder' : rel(path)}`)
     const done = fsyncSync.call(this, fd)
-    if (path !== undefined && unflushed.appends.has(path)) unflushed.appends.set(path, fstatSync(fd).size)
-    else if (path !== undefined && unflushed.temps.has(path)) unflushed.temps.get(path).synced = true
-    const folder = folderFds.get(fd)
-    if (folder !== undefined) for (const [file, entry] of unflushed.renamed) if (dirname(file) === folder) entry.folderSynced = true
+    if (path !== undefined && watched(path)) model.synced(path)
+    return done
+  }
+  fs.ftruncateSync = function (fd, length = 0) {
+    const done = ftruncateSync.call(this, fd, length)
+    const path = fdAll.get(fd)
+    if (path !== undefined && watched(path)) model.truncated(path, length)
     return done
   }
   fs.renameSync = function (from, to) {
     if (quiet) return renameSync.call(this, from, to)
     pointSync(`rename ${rel(from)} -> ${rel(to)}`)
-    const temp = unflushed.temps.get(String(from))
-    const known = unflushed.renamed.get(String(to))
-    const before = known ? known.before : unwatched(() => (originalSync.existsSync(to) ? originalSync.readFileSync(to) : null))
-    const done = renameSync.call(this, from, to)
-    if (temp) {
-      unflushed.temps.delete(String(from))
-      unflushed.renamed.set(String(to), { before, size: unwatched(() => originalSync.statSync(to).size), dataSynced: temp.synced, folderSynced: false })
-    }
+    return renaming(from, to, () => renameSync.call(this, from, to))
+  }
+  fs.mkdirSync = function (path, options) {
+    if (quiet) return mkdirSync.call(this, path, options)
+    pointSync(`mkdir ${rel(path)}`)
+    const missing = watched(path) ? (options?.recursive ? model.missingFolders(String(path)) : model.exists(String(path)) ? [] : [String(path)]) : []
+    const done = mkdirSync.call(this, path, options)
+    for (const folder of missing) model.created(folder)
+    return done
+  }
+  fs.linkSync = function (existing, path) {
+    const done = linkSync.call(this, existing, path)
+    if (watched(path)) model.created(String(path))
+    return done
+  }
+  fs.rmSync = function (path, options) {
+    const done = rmSync.call(this, path, options)
+    if (watched(path)) model.removed(String(path))
+    return done
+  }
+  fs.unlinkSync = function (path) {
+    const done = unlinkSync.call(this, path)
+    if (watched(path)) model.removed(String(path))
     return done
   }
 }
@@ -257,7 +329,7 @@ function spin(microseconds) {
   while (process.hrtime.bigint() < end);
 }
 
-const { runPlan, nextStep, completeStep } = await import(config.dist)
+const { runPlan, nextStep, completeStep, loadPlan } = await import(config.dist)
 const maxSteps = config.nested ? NESTED_MAX_STEPS : MAX_STEPS
 const { work, llm } = makeScript({
   vault: config.vault,
@@ -297,8 +369,10 @@ try {
       step = await completeStep(config.vault, step.key, { output }, options)
     }
   }
-  // `fresh`: a fresh start over a finished run (its archiving); `template`: the plan copied into the vault first.
-  const result = await runPlan(config.template ?? config.vault, {
+  // `fresh`: a fresh start over a finished run (its archiving); `template`: the plan copied into the vault first,
+  // or, with `graph`, loaded and written out there as an in-memory plan (savePlan).
+  const plan = config.graph ? await loadPlan(config.template) : (config.template ?? config.vault)
+  const result = await runPlan(plan, {
     ...(config.fresh && { fresh: true }),
     ...(config.template && { runVault: config.vault }),
     query: QUERY,

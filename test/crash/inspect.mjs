@@ -296,3 +296,21 @@ export function checkNested(vault, reference, { final }) {
   }
   return problems
 }
+
+/**
+ * After a power cut: the hops whose trace entries the child had flushed (its `power-cut` side-log
+ * entry, per folder) are all still in their trace. With `fsync` on, a trace entry is a hop's commit
+ * point: its file's name, and its folders', must be on the disk by then too.
+ */
+export function lostFlushedHops(vault, entry) {
+  const problems = []
+  for (const [folder, flushed] of Object.entries(entry?.flushed ?? {})) {
+    const hops = readTraceFile(join(vault, folder))?.hops.length ?? 0
+    if (hops < flushed)
+      problems.push({
+        kind: 'data-loss',
+        message: `${folder || 'the vault'}: the trace has ${hops} hops after the power cut; ${flushed} were flushed before it`,
+      })
+  }
+  return problems
+}

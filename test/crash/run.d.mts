@@ -35,6 +35,8 @@ export interface CrashTrial {
   resumes: number
   staleLocks: { after: string; message: string }[]
   problems: CrashProblem[]
+  /** A scenario trial: kills while a `fresh: true` start archives the last run, while the template is copied into a run vault, or while an in-memory plan is written out into one. */
+  scenario?: 'fresh' | 'copy' | 'save'
   /** An editor trial's saves, and how many wrote back a status the run had moved on from. */
   editor?: { saves: number; stale: number }
 }

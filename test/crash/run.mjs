@@ -23,7 +23,8 @@
 // run that must return the recorded result without working anything.
 //
 // Every tenth trial from the 4th instead kills a `fresh: true` start while it archives the last run,
-// every tenth from the 8th the copy of the plan into a run vault (see scenarios.mjs).
+// every tenth from the 8th the copy of the plan into a run vault, every tenth from the 10th the writing
+// out of the plan, loaded as an in-memory graph, into a run vault (savePlan; see scenarios.mjs).
 //
 // Every tenth trial from the 6th (every trial with `--mode editor`) runs a person's editor beside it in
 // a process of its own (editor.mjs): it saves notes of the plan in place (truncate, then write in small
@@ -48,7 +49,7 @@ import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { availableParallelism, tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { checkNested, checkVault, describeFinished, describeNested, killPoint, snapshot, TRACE_FOLDER } from './inspect.mjs'
+import { checkNested, checkVault, describeFinished, describeNested, killPoint, lostFlushedHops, snapshot, TRACE_FOLDER } from './inspect.mjs'
 import { editorProblems, startEditor } from './editor.mjs'
 import { runScenarioTrial } from './scenarios.mjs'
 import { makeScript, mulberry32 } from './script.mjs'
@@ -128,11 +129,12 @@ async function trialsWith(distPath, options) {
     Array.from({ length: Math.min(jobs, indexes.length) }, async () => {
       while (next < indexes.length) {
         const index = indexes[next++]
-        // Every tenth trial from the 4th kills a `fresh: true` start as it archives, every tenth from the 8th the copy into a run vault.
+        // Every tenth trial from the 4th kills a `fresh: true` start as it archives, every tenth from the 8th the copy into a run vault,
+        // every tenth from the 10th the writing out of an in-memory plan into one.
         // The scenarios check the flat fixture; the nested plan runs the kill trials only.
-        const scenario = modes === 'power' || modes === 'editor' || nested ? undefined : { 3: 'fresh', 7: 'copy' }[index % 10]
+        const scenario = modes === 'editor' || nested ? undefined : { 3: 'fresh', 7: 'copy', 9: 'save' }[index % 10]
         const trial = await (
-          scenario ? runScenarioTrial(index, scenario, context, { runChild, comparable, seedOf: (i) => hash(seed, i) }) : runTrial(index, context)
+          scenario ? runScenarioTrial(index, scenario, context, { runChild, comparable, seedOf: (i) => hash(seed, i), reboot }) : runTrial(index, context)
         ).catch((error) => ({ index, kills: [], resumes: 0, staleLocks: [], problems: [{ kind: 'other', message: `harness error: ${error.stack}` }] }))
         results.push(trial)
         if (trial.problems.length === 0 && !options.keep) await rm(join(root, `trial-${index}`), { recursive: true, force: true })
@@ -179,11 +181,11 @@ async function trialsWith(distPath, options) {
       `stale locks: ${staleLocks.length} resumes were refused (\`vault-locked\`) by the lock of a killed runner and went on once it was stale; killed at ${[...after].map(([label, count]) => `${label} ${count}`).join(', ')}`,
     )
   }
-  for (const scenario of ['fresh', 'copy']) {
+  for (const scenario of ['fresh', 'copy', 'save']) {
     const ran = results.filter((trial) => trial.scenario === scenario)
     if (ran.length > 0)
       log(
-        `${scenario} trials: ${ran.length}, ${ran.reduce((sum, trial) => sum + trial.kills.length, 0)} kills ${scenario === 'fresh' ? 'while a `fresh: true` start archived the last run' : 'while the template was copied into a run vault'}`,
+        `${scenario} trials: ${ran.length}, ${ran.reduce((sum, trial) => sum + trial.kills.length, 0)} kills ${{ fresh: 'while a `fresh: true` start archived the last run', copy: 'while the template was copied into a run vault', save: 'while an in-memory plan was written out into a run vault' }[scenario]}`,
       )
   }
   const edited = results.filter((trial) => trial.editor)
@@ -374,6 +376,13 @@ async function killTrial(index, { root, fixture, reference, calibration, seed, l
       }
       const attemptLog = readSideLog(sideLog).filter((entry) => entry.a === outcome.attempt)
       const { problems, state } = await check(false)
+      if (power)
+        problems.push(
+          ...lostFlushedHops(
+            vault,
+            attemptLog.find((entry) => entry.t === 'power-cut'),
+          ),
+        )
       traceAppendedOnly(`after kill ${trial.kills.length + 1}`)
       const point = killPoint(state, attemptLog)
       const how = mode === 'pause' ? `placed at ${outcome.pause}` : `timed: ${kill.delayUs} µs after line ${kill.afterLine} \`${outcome.killLine ?? ''}\``
@@ -543,7 +552,8 @@ async function reboot(vault, dist) {
     writeFileSync(journal, text.replace(/\{"k":"boot","id":"[^"]*"\}/g, '{"k":"boot","id":"before-the-power-cut"}'))
   }
   const { NoteJournal } = await import(new URL('run/note-journal.js', dist).href)
-  NoteJournal.open(realpathSync(vault)).close()
+  // As a run opens a vault: the journal only where a run began (the copy into a run vault may not be there yet).
+  if (existsSync(join(vault, TRACE_FOLDER))) NoteJournal.open(realpathSync(vault)).close()
   // The next run repairs a branch when it enters it; the checks look before that, so repair them here as it would.
   for (const folder of [BRANCH, 'side'])
     if (existsSync(join(vault, folder, TRACE_FOLDER, '.journal'))) NoteJournal.open(realpathSync(join(vault, folder))).close()
