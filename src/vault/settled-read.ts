@@ -41,16 +41,18 @@ export async function readSettled<T>(
   window: (found: FileRead<T>) => number,
 ): Promise<T | undefined | 'busy'> {
   const started = Date.now()
-  let previous: FileStamp | undefined
+  // The version first seen, and when: it counts as settled once it has stayed that long.
+  let seen: { stamp: FileStamp; at: number } | undefined
   for (;;) {
     const found = await read()
     if (found === undefined) return undefined
     const now = Date.now()
     const wait = window(found)
-    if (isSettled(found, wait, now, previous)) return found.value
+    if (!found.complete || !sameStamp(seen?.stamp, found.stamp)) seen = found.complete ? { stamp: found.stamp, at: now } : undefined
+    if (isSettled(found, wait, now, seen !== undefined && now - seen.at >= wait ? seen.stamp : undefined)) return found.value
     if (now - started >= MAX_SETTLE_MS) return 'busy'
-    previous = found.complete ? found.stamp : undefined
-    await sleep(Math.max(wait, SETTLE_MS))
+    // Looked at again soon, however long the window: a save under way that ends meanwhile is read whole at once.
+    await sleep(SETTLE_MS)
   }
 }
 
