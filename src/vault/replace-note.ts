@@ -87,33 +87,35 @@ export function replaceNoteSync(path: string, expected: FileStamp, data: string,
   }
   const stamp = writeFileAtomicSync(path, data, { ...options, mode: options.mode ?? expected.mode })
   if (!linked) return { kind: 'replaced', stamp }
-  const after = statOrNothing(old!)
-  // Unchanged, or one file with the note (a write that went into the note itself, not a new file): nothing was caught.
-  if (after !== undefined && (sameStamp(after, expected) || after.ino === stamp.ino)) {
+  const fate = oldVersionFate(path, old!, expected, stamp)
+  if (fate === 'unchanged') {
     if (options.keepOld === true) return { kind: 'replaced', stamp, old: old! }
     // Its last name: removed without the wait on the event loop (the unlink waits for the old version's pending writes).
     removeLater(old!, options.park)
     return { kind: 'replaced', stamp }
   }
-  return putBack(path, old!, stamp) ? { kind: 'changed' } : { kind: 'replaced', stamp, caught: old! }
+  return fate === 'put-back' ? { kind: 'changed' } : { kind: 'replaced', stamp, caught: old! }
 }
 
 /**
- * Puts a save caught going into the old version back as the note, by
- * renaming the old version over ours while the note is still ours: the
- * editor's writes still under way land in the note, and the note never
- * lacks the person's save for a reader (their editor's next save among
- * them). The caller reads the note again and redoes its edit.
- *
- * @returns whether it was put back (else the note changed since our write: the caught save is recovered the slow way)
+ * What became of the old version `expected` (under its second name `old`)
+ * once `ours` replaced it: `unchanged` (or gone, or one file with the note:
+ * a write into the note itself, not a new file), nothing caught; or a save
+ * went into it, and it is `put-back` as the note by a rename while the note
+ * is still ours (the editor's writes still under way land in the note, which
+ * never lacks the person's save for a reader, their editor's next save
+ * among them; the caller reads it again and redoes its edit); or `caught`,
+ * the note changed since our write too, for {@link recoverCaughtSave}.
  */
-function putBack(path: string, old: string, ours: FileStamp): boolean {
-  if (!sameStamp(statOrNothing(path), ours)) return false
+function oldVersionFate(path: string, old: string, expected: FileStamp, ours: FileStamp): 'unchanged' | 'put-back' | 'caught' {
+  const after = statOrNothing(old)
+  if (after === undefined || sameStamp(after, expected) || after.ino === ours.ino) return 'unchanged'
+  if (!sameStamp(statOrNothing(path), ours)) return 'caught'
   try {
     renameSync(old, path)
-    return true
+    return 'put-back'
   } catch {
-    return false
+    return 'caught'
   }
 }
 
@@ -172,9 +174,9 @@ export async function replaceNote(
   let caught = replaced.caught
   if (replaced.old !== undefined) {
     await sleep(watchUntil - Date.now())
-    const after = statOrNothing(replaced.old)
-    if (after === undefined || sameStamp(after, expected) || after.ino === replaced.stamp.ino) removeLater(replaced.old, write.park)
-    else if (putBack(path, replaced.old, replaced.stamp)) return 'changed'
+    const fate = oldVersionFate(path, replaced.old, expected, replaced.stamp)
+    if (fate === 'put-back') return 'changed'
+    if (fate === 'unchanged') removeLater(replaced.old, write.park)
     else caught = replaced.old
   }
   if (caught === undefined) return { stamp: replaced.stamp }
@@ -191,8 +193,8 @@ const EDIT_ATTEMPTS = 3
  * between an editor's truncate and its write is read again, never written
  * from), `edit` of what was read, and {@link replaceNote} against the stamp
  * of that read, so a save made meanwhile is read again and edited in turn
- * (or, caught going into the old version, gets the same edit, also one
- * paused mid-way when the note was read: see `watchUntil`). `edit`
+ * (one going into the old version, also one paused mid-way when the note
+ * was read, is put back as the note and edited in turn: see `watchUntil`). `edit`
  * returns the text unchanged when there is nothing to do, and `undefined`
  * when the note is no longer what the caller expected (nothing is written).
  * Without `park`, the old version's second name is gone when this returns.
