@@ -56,7 +56,7 @@ const CONFIG = quick
       bigNotes: 10_000,
       bigHops: 601,
       window: 100,
-      sizeRuns: 2,
+      sizeRuns: 5,
       loadReps: 3,
       memoryRuns: 3,
       startupReps: 10,

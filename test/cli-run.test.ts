@@ -59,7 +59,7 @@ describe('vaultplan run', () => {
       /## Step 2 · \[\[review\]\] · visit 1\n\n- Edge: needs revision → \[\[draft\]\]\n- Decided by: llm\n- Answers: approved: NO · needs revision: YES\n- Time: started \S+, took [\d.]+ m?s\n- Model: role [\w, ]+, model m, \d+ tokens in, \d+ out\n/,
     )
     const output = await readFile(join(vault, '00_plan-trace/outputs/0002-review.md'), 'utf8')
-    expect(output).toMatch(/^---\nvaultplan: output\nrun: \S+\nstep: 2\nvisit: 1\nid: review\nnode: "\[\[review\]\]"\n---\n/)
+    expect(output).toMatch(/^---\nvaultplan: output\nrun: \S+\nstep: 2\nvisit: 1\nid: review\nnode: "\[\[review\]\]"\ndigest: [0-9a-f]{16}\n---\n/)
 
     // Run again: the recorded result, no model call (none is even configured).
     const again = await vaultplan(['run', vault], { env: {} })

@@ -57,7 +57,7 @@ describe('stringifyFlat', () => {
 
   it('is what an output note opens with', () => {
     expect(renderOutput({ run: '20261201-101500-a3f09c', step: 1, node: 'draft', visit: 1 }, 'Hello.\n')).toBe(
-      '---\nvaultplan: output\nrun: 20261201-101500-a3f09c\nstep: 1\nvisit: 1\nid: draft\nnode: "[[draft]]"\n---\nHello.\n',
+      '---\nvaultplan: output\nrun: 20261201-101500-a3f09c\nstep: 1\nvisit: 1\nid: draft\nnode: "[[draft]]"\ndigest: a2c064616af4c66c\n---\nHello.\n',
     )
   })
 })

@@ -124,6 +124,24 @@ describe('resume after an interruption at each phase of each hop', async () => {
     expect(await read(dir, '00_plan-trace/trace.md')).toContain(`${torn}\n## Step ${index + 1} `)
   })
 
+  it("an output note a crash cut short, at any byte, is never taken for the worker's: the visit is worked again", async () => {
+    // The crash comes right after the output of hop 2 (review v1) was saved, before `done`.
+    const crashed = await writeVault(draftReview())
+    const before = scriptedWorker()
+    await expect(runPlan(crashed, { ...options, work: before, llm: judge(), ...failOn('work', 1) })).rejects.toThrow('crash at work #1')
+    const file = '00_plan-trace/outputs/0002-review.md'
+    const whole = await read(crashed, file)
+    expect(whole).toMatch(/\ndigest: [0-9a-f]{16}\n---\nreview v1$/)
+    const pristine = await readTree(crashed)
+    for (let cut = 0; cut < whole.length; cut++) {
+      const dir = await writeVault(Object.fromEntries(Object.entries(pristine).map(([name, text]) => [name, name === file ? whole.slice(0, cut) : text])))
+      await resumeAndCompare(dir, before.calls, 1)
+    }
+    // Whole, it is the worker's output: the run goes on from it, nothing worked again.
+    const resumed = await resumeAndCompare(crashed, before.calls, 0)
+    expect(resumed.calls[0]).toMatchObject({ node: 'draft', visit: 2 })
+  })
+
   it.each([1, 3])('after done, before the trace entry: the judge of hop %i throws once', async (index) => {
     const dir = await writeVault(draftReview())
     const work = scriptedWorker()

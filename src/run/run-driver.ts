@@ -13,7 +13,7 @@ import {
   TraceAppender,
   tracePaths,
   writeFinal,
-  writeOutput,
+  type OutputMeta,
   writeTraceHeader,
   type HopRecord,
   type SavedOutput,
@@ -178,7 +178,7 @@ export class RunDriver {
     if (choice !== undefined && !human) checkChoice(node, choice, this.options.predicates)
     if (choice === undefined && !human && !this.llm) checkJudgeModel(node, this.options.predicates)
     const file = outputFile(claimed.step, node.id)
-    const meta: Parameters<typeof writeOutput>[2] = { run: this.runId, step: claimed.step, node: node.id, visit: claimed.visit }
+    const meta: OutputMeta = { run: this.runId, step: claimed.step, node: node.id, visit: claimed.visit }
     if (choice !== undefined && !human) meta.choice = choice
     // Saved with the output too: a crash before the hop is recorded must not lose what the subplans did.
     if (result.works !== undefined) meta.works = result.works

@@ -76,7 +76,7 @@ export async function outputsOf(vault: string, records: readonly TraceRecord[], 
   return outputs
 }
 
-/** The output saved for the step after the last recorded one, if a crash left one (its hop not recorded). */
+/** The output saved whole for the step after the last recorded one, if a crash left one (its hop not recorded). */
 export async function pendingOutput(
   vault: string,
   steps: number,
@@ -84,7 +84,8 @@ export async function pendingOutput(
 ): Promise<(SavedOutput & { file: string }) | undefined> {
   const file = await findOutputOfStep(vault, steps + 1)
   const saved = file === undefined ? undefined : await files.readOutput(file)
-  return file !== undefined && saved ? { ...saved, file } : undefined
+  // A note cut short by a crash is not the worker's output: the step works again and writes it anew.
+  return file !== undefined && saved?.whole ? { ...saved, file } : undefined
 }
 
 function readerOf(vault: string): OutputReader {

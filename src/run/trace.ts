@@ -290,17 +290,27 @@ function safe(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ')
 }
 
-/** Saves a step's output as a note; its frontmatter says which visit it belongs to. */
-export async function writeOutput(vault: string, file: string, meta: OutputMeta, output: string, options: WriteOptions): Promise<void> {
-  writeFileAtomicSync(join(tracePaths(vault).folder, file), renderOutput(meta, output), { mode: 0o644, ...options })
-}
-
-/** The text of a step's output note. */
+/**
+ * The text of a step's output note; its frontmatter says which visit it
+ * belongs to, and its `digest` tells a whole note from one a crash cut short.
+ */
 export function renderOutput(meta: OutputMeta, output: string): string {
   // `node` links the output to its note in Obsidian's graph; `id` is what the executor reads back.
   const { node, choice, ...rest } = meta
-  const front = stringifyFlat({ vaultplan: 'output', ...rest, id: node, node: `[[${node}]]`, ...(choice !== undefined && { choice }) })
+  const front = stringifyFlat({
+    vaultplan: 'output',
+    ...rest,
+    id: node,
+    node: `[[${node}]]`,
+    ...(choice !== undefined && { choice }),
+    digest: digestOf(output),
+  })
   return `---\n${front}---\n${output}`
+}
+
+/** The digest an output note carries of its body: 16 hex digits of its SHA-256. */
+function digestOf(output: string): string {
+  return createHash('sha256').update(output).digest('hex').slice(0, 16)
 }
 
 /** Which visit an output note belongs to; `choice` is the caller's choice saved with it (stepping). */
@@ -314,8 +324,13 @@ export interface OutputMeta {
   works?: number
 }
 
-/** An output note as read back. */
-export type SavedOutput = StepOutput & { step: number; run: string; choice?: string; works?: number }
+/**
+ * An output note as read back. `whole` is false when the body is not the
+ * one its digest names: cut short by a crash (or edited by a person), so
+ * not the worker's output of a step whose hop was never recorded. A note
+ * with no digest (an earlier release's) counts as whole.
+ */
+export type SavedOutput = StepOutput & { step: number; run: string; choice?: string; works?: number; whole: boolean }
 
 /** Reads a saved output note back. */
 export async function readOutput(vault: string, file: string): Promise<SavedOutput | undefined> {
@@ -338,6 +353,7 @@ export function parseOutput(text: string): SavedOutput | undefined {
     step: Number(data.step),
     run: String(data.run),
     output: text.slice(split.contentStart),
+    whole: typeof data.digest !== 'string' || data.digest === digestOf(text.slice(split.contentStart)),
   }
   if (typeof data.choice === 'string') saved.choice = data.choice
   if (Number.isSafeInteger(data.works)) saved.works = data.works as number
