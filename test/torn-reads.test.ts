@@ -49,6 +49,20 @@ function chain(): Record<string, string> {
 }
 
 describe('an editor saving in place while the run goes (torn reads)', () => {
+  it('a note left out because it keeps changing is `note-busy`, not a plan error (its links would dangle), and the run goes once it is saved', async () => {
+    const dir = await writeVault({ 'draft.md': '---\ntype: start\n---\n# Draft\n\n## Next\n- [[send]]\n', 'send.md': '# Send\n' })
+    let saves = 0
+    // A person's editor saving `send.md` every 30 ms for longer than the loader waits (3 s).
+    const saving = setInterval(() => void writeFile(join(dir, 'send.md'), `# Send\n\nsaved ${++saves} times\n`), 30)
+    const refused = await runPlan(dir, { query: 'q', fsync: false, work: scriptedWorker(), llm: noJudge() }).catch((error: unknown) => error)
+    clearInterval(saving)
+    expect(refused).toBeInstanceOf(RunStateError)
+    expect(refused).toMatchObject({ code: 'note-busy', message: expect.stringContaining('`send.md` kept changing') })
+    await sleep(200)
+    expect(await runPlan(dir, { query: 'q', fsync: false, work: scriptedWorker(), llm: noJudge() })).toMatchObject({ status: 'completed', lastNode: 'send' })
+    expect((await readNotes(dir))['send.md']).toContain(`saved ${saves} times`)
+  })
+
   it('nothing is written from, or acted on, a note caught between its truncate and its write', async () => {
     const dir = await writeVault(chain())
     const files = Object.keys(chain())

@@ -26,7 +26,7 @@ import type { VaultSession } from './vault-session.js'
  * the outputs the trace names, for the replay.
  *
  * @throws {PlanValidationError} when the plan is invalid
- * @throws {RunStateError} `query-mismatch` for another query than the recorded one
+ * @throws {RunStateError} `query-mismatch` for another query than the recorded one; `note-busy` when a note left out because it kept changing leaves the plan invalid
  * @throws {TypeError} for a new run without a query
  */
 export async function openRun(

@@ -10,7 +10,7 @@ import { graphFromNotes } from '../plan/load-plan.js'
 import { listVault, readNote, readNotes } from '../vault/read-vault.js'
 import { hasTraceFolder, TRACE_FOLDER } from '../vault/run-folder.js'
 import { NoteJournal } from './note-journal.js'
-import { readNoteForRewrite, rememberWrite } from '../vault/settled-read.js'
+import { busyOr, readNoteForRewrite, rememberWrite } from '../vault/settled-read.js'
 import { parseNote, type ParsedNote } from '../vault/parse-note.js'
 import { RunFiles } from './run-files.js'
 import { HeldVersions, StatusIndex, stampOrNothing } from './held-versions.js'
@@ -107,9 +107,9 @@ export class VaultSession {
     return this.statuses.withStatus(this.graph, status)
   }
 
-  /** Validates the plan as it is now; throws `PlanValidationError` on errors. */
+  /** Validates the plan as it is now; throws `PlanValidationError` on errors, `note-busy` when a note left out mid-save may be why. */
   validate(): PlanIssue[] {
-    return this.graph.validate(this.options.tools ? { tools: this.options.tools } : undefined)
+    return busyOr(() => this.graph.validate(this.options.tools ? { tools: this.options.tools } : undefined))
   }
 
   /**

@@ -3,7 +3,7 @@ import { open, realpath, stat, type FileHandle } from 'node:fs/promises'
 import { join, sep } from 'node:path'
 import { assertFolder, isInside, readRegularFileSync, toStamp, type FileStamp } from './fs-atomic.js'
 import { parseNote, type ParsedNote } from './parse-note.js'
-import { isSettled, MAX_SETTLE_MS, readSettled, settleWindow, type FileRead } from './settled-read.js'
+import { busyNoteIssue, isSettled, readSettled, settleWindow, type FileRead } from './settled-read.js'
 import { TRACE_FILE, TRACE_FOLDER } from './run-folder.js'
 import { subplanFoldersOf } from './subplan-folders.js'
 import type { PlanIssue } from '../core/types.js'
@@ -127,12 +127,7 @@ export async function readNote(
     (read) => settleWindow(path, { text: read.value.text ?? '', stamp: read.stamp }, options.changed ?? false),
   )
   if (found === 'busy') {
-    issues.push({
-      code: 'unreadable-note',
-      severity: 'warning',
-      message: `kept changing for ${MAX_SETTLE_MS / 1000} s (an editor saving it?); it is not read`,
-      file,
-    })
+    issues.push(busyNoteIssue(file))
     return undefined
   }
   return found

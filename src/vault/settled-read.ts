@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { readFile } from 'node:fs/promises'
-import { RunStateError } from '../core/errors.js'
+import { PlanValidationError, RunStateError } from '../core/errors.js'
+import type { PlanIssue } from '../core/types.js'
 import { readRegularFileSync, sameStamp, stampOfSync, type FileStamp } from './fs-atomic.js'
 
 /**
@@ -143,4 +144,31 @@ export async function readSettledNote(file: string, path: string, changed: boole
     )
   }
   return found
+}
+
+/** The loader's warning for a note it left out because it kept changing (see `readNote`). */
+export function busyNoteIssue(file: string): PlanIssue {
+  return { code: 'unreadable-note', severity: 'warning', message: BUSY_MESSAGE, file }
+}
+
+const BUSY_MESSAGE = `kept changing for ${MAX_SETTLE_MS / 1000} s (an editor saving it?); it is not read`
+
+/**
+ * Runs a plan's check; a plan found invalid when a note was left out because
+ * it kept changing (its links dangle without it) is `note-busy` instead,
+ * since the plan is not wrong, only caught mid-save.
+ *
+ * @throws {RunStateError} `note-busy` then; any other error as it is
+ */
+export function busyOr<T>(check: () => T): T {
+  try {
+    return check()
+  } catch (error) {
+    const busy = error instanceof PlanValidationError ? error.issues.filter((issue) => issue.code === 'unreadable-note' && issue.message === BUSY_MESSAGE) : []
+    if (busy.length === 0) throw error
+    throw new RunStateError(
+      'note-busy',
+      `${busy.map((issue) => `\`${issue.file}\``).join(', ')} kept changing for ${MAX_SETTLE_MS / 1000} s (an editor saving it?) and was not read, so the plan is not valid without it. Run again once it is saved.\n${(error as Error).message}`,
+    )
+  }
 }
