@@ -153,8 +153,6 @@ async function main() {
   let stopping = false
   let wake = () => {}
   createInterface({ input: process.stdin }).on('line', (command) => {
-    // Every `pause` is answered, one that finds the editor paused already at once.
-    if (command === 'pause' && paused && answeredPause) say('PAUSED')
     if (command === 'pause') paused = true
     else if (command === 'resume') paused = false
     else if (command === 'stop') stopping = true
