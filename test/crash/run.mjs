@@ -320,28 +320,17 @@ async function killTrial(index, { root, fixture, reference, calibration, seed, l
 
   /** Starts a child; a `vault-locked` refusal after a kill is waited out (the lock is made stale) and retried. */
   const run = async (config, kill, { resume = true } = {}) => {
-    let waited = false
     for (;;) {
       if (killed && resume) trial.resumes += 1
       // Every other child walks the vault through the stepping API instead of runPlan.
       const outcome = await runChild({ dist, vault, sideLog, attempt, stepping: attempt % 2 === 1, nested, ...config }, kill)
       attempt += 1
-      if (waited) editor.resume()
-      waited = false
-      // Beside a person's editor, a note it kept saving for 3 s is refused (`note-busy`): nothing is written from it, and the
-      // library says to run again once it is saved. So the person does, a few times; refused twice in a row, they let the
-      // save under way finish and stop typing until that run is over (their notes grow with every save, so late in a long
-      // trial the editor is mid-save nearly all the time and never lets a note settle).
+      // Beside a person's editor, a note it kept saving for 3 s is refused (`note-busy`) or left out of the load with a warning:
+      // nothing is written from it, and the library says to run again once it is saved. So the person does, a few times.
       if (editor && keptChanging(outcome.error) && trial.busy < 5) {
         trial.busy += 1
-        trial.busyInARow = (trial.busyInARow ?? 0) + 1
-        if (trial.busyInARow >= 2) {
-          await editor.pause()
-          waited = true
-        }
         continue
       }
-      trial.busyInARow = 0
       if (outcome.error?.code !== 'vault-locked' || !killed || trial.staleLocks.length > 3) return { ...outcome, attempt: attempt - 1 }
       // A killed runner's lock: proper-lockfile takes it over once its mtime is older than the stale window.
       const last = trial.kills.at(-1)
