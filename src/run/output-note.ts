@@ -1,7 +1,12 @@
+import { createHash } from 'node:crypto'
+import { readdir, readFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
+import type { StepOutput } from '../core/types.js'
+import { parseFrontmatter } from '../vault/frontmatter.js'
+import { stringifyFlat } from '../vault/plain-yaml.js'
 import { writeFileAtomicSync } from '../vault/fs-atomic.js'
 import { runFolder } from '../vault/run-file-path.js'
-import { TRACE_FOLDER } from '../vault/run-folder.js'
+import { OUTPUTS_FOLDER as OUTPUTS, TRACE_FOLDER } from '../vault/run-folder.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import type { HeldVersions } from './held-versions.js'
 import type { NoteJournal } from './note-journal.js'
@@ -45,4 +50,82 @@ export function saveOutputNote(where: OutputPlace, id: string, file: string, tex
     runFolder(where.root, `${TRACE_FOLDER}/${dirname(file)}`)
     write()
   }
+}
+
+/**
+ * The text of a step's output note; its frontmatter says which visit it
+ * belongs to, and its `digest` tells a whole note from one a crash cut short.
+ */
+export function renderOutput(meta: OutputMeta, output: string): string {
+  // `node` links the output to its note in Obsidian's graph; `id` is what the executor reads back.
+  const { node, choice, ...rest } = meta
+  const front = stringifyFlat({
+    vaultplan: 'output',
+    ...rest,
+    id: node,
+    node: `[[${node}]]`,
+    ...(choice !== undefined && { choice }),
+    digest: digestOf(output),
+  })
+  return `---\n${front}---\n${output}`
+}
+
+/** The digest an output note carries of its body: 16 hex digits of its SHA-256. */
+function digestOf(output: string): string {
+  return createHash('sha256').update(output).digest('hex').slice(0, 16)
+}
+
+/** Which visit an output note belongs to; `choice` is the caller's choice saved with it (stepping). */
+export interface OutputMeta {
+  run: string
+  step: number
+  node: string
+  visit: number
+  choice?: string
+  /** A subplan note's output: the works its subplans did, for the record judged from it after a crash. */
+  works?: number
+}
+
+/**
+ * An output note as read back. `whole` is false when the body is not the
+ * one its digest names: cut short by a crash (or edited by a person), so
+ * not the worker's output of a step whose hop was never recorded. A note
+ * with no digest (an earlier release's) counts as whole.
+ */
+export type SavedOutput = StepOutput & { step: number; run: string; choice?: string; works?: number; whole: boolean }
+
+/** Reads a saved output note back. */
+export async function readOutput(vault: string, file: string): Promise<SavedOutput | undefined> {
+  let text: string
+  try {
+    text = await readFile(join(tracePaths(vault).folder, file), 'utf8')
+  } catch {
+    return undefined
+  }
+  return parseOutput(text)
+}
+
+/** The output note of this text, or `undefined` when it is not one. */
+export function parseOutput(text: string): SavedOutput | undefined {
+  const { data, split } = parseFrontmatter(text)
+  if (data.vaultplan !== 'output') return undefined
+  const saved: SavedOutput = {
+    node: String(data.id ?? data.node),
+    visit: Number(data.visit),
+    step: Number(data.step),
+    run: String(data.run),
+    output: text.slice(split.contentStart),
+    whole: typeof data.digest !== 'string' || data.digest === digestOf(text.slice(split.contentStart)),
+  }
+  if (typeof data.choice === 'string') saved.choice = data.choice
+  if (Number.isSafeInteger(data.works)) saved.works = data.works as number
+  return saved
+}
+
+/** Finds the output saved for a step, if any (an output saved before a crash cut its hop short). */
+export async function findOutputOfStep(vault: string, step: number): Promise<string | undefined> {
+  const prefix = `${String(step).padStart(4, '0')}-`
+  const names = await readdir(tracePaths(vault).outputs).catch(() => [] as string[])
+  const name = names.find((entry) => entry.startsWith(prefix) && entry.endsWith('.md'))
+  return name === undefined ? undefined : `${OUTPUTS}/${name}`
 }

@@ -1,4 +1,5 @@
-import { outputFile, type HopRecord, type SavedOutput, type TraceRecord } from './trace.js'
+import type { SavedOutput } from './output-note.js'
+import { outputFile, type HopRecord, type TraceRecord } from './trace.js'
 import type { StepOutput } from '../core/types.js'
 
 /**

@@ -13,13 +13,12 @@ import {
   TraceAppender,
   tracePaths,
   writeFinal,
-  type OutputMeta,
   writeTraceHeader,
   type HopRecord,
-  type SavedOutput,
   type TraceHeader,
   type TraceRecord,
 } from './trace.js'
+import type { OutputMeta, SavedOutput } from './output-note.js'
 import { chooseEdge, conditionsOf } from '../models/transitions.js'
 import type { CallLLM, ModelUsage, PlanNode, RunEvent, TransitionContext } from '../core/types.js'
 import { readLedger } from '../memory/ledger.js'

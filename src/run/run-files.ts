@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { readRegularFileSync } from '../vault/fs-atomic.js'
-import { parseOutput, parseTrace, tracePaths, type ParsedTrace, type SavedOutput, type Trace } from './trace.js'
+import { parseOutput, type SavedOutput } from './output-note.js'
+import { parseTrace, tracePaths, type ParsedTrace, type Trace } from './trace.js'
 
 /**
  * A run's own files (its trace, its output notes) as a vault's session last

@@ -3,17 +3,8 @@ import { RunStateError } from '../core/errors.js'
 import { removeStaleTempFiles } from '../vault/fs-atomic.js'
 import { recoverOldVersions } from '../vault/replace-note.js'
 import type { RunFiles } from './run-files.js'
-import {
-  archiveInterrupted,
-  archiveTrace,
-  findOutputOfStep,
-  outputFile,
-  readOutput,
-  tracePaths,
-  type SavedOutput,
-  type TraceHeader,
-  type TraceRecord,
-} from './trace.js'
+import { archiveInterrupted, archiveTrace, outputFile, tracePaths, type TraceHeader, type TraceRecord } from './trace.js'
+import { findOutputOfStep, readOutput, type SavedOutput } from './output-note.js'
 import { clipLine } from './run-words.js'
 import { OUTPUTS_FOLDER, TRACE_FOLDER } from '../vault/run-folder.js'
 import { runFolder } from '../vault/run-file-path.js'

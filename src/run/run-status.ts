@@ -18,7 +18,8 @@ import {
 } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
 import { pendingOutput } from './run-open.js'
-import { readOutput, readTrace, tracePaths, type HopRecord, type TraceRecord } from './trace.js'
+import { readOutput } from './output-note.js'
+import { readTrace, tracePaths, type HopRecord, type TraceRecord } from './trace.js'
 import type { DecidedBy, Edge, NodeStatus, PlanIssue, PlanNode } from '../core/types.js'
 import { findStart } from '../plan/validate.js'
 
