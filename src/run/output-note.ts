@@ -109,13 +109,14 @@ export async function readOutput(vault: string, file: string): Promise<SavedOutp
 export function parseOutput(text: string): SavedOutput | undefined {
   const { data, split } = parseFrontmatter(text)
   if (data.vaultplan !== 'output') return undefined
+  const output = text.slice(split.contentStart)
   const saved: SavedOutput = {
     node: String(data.id ?? data.node),
     visit: Number(data.visit),
     step: Number(data.step),
     run: String(data.run),
-    output: text.slice(split.contentStart),
-    whole: typeof data.digest !== 'string' || data.digest === digestOf(text.slice(split.contentStart)),
+    output,
+    whole: typeof data.digest !== 'string' || data.digest === digestOf(output),
   }
   if (typeof data.choice === 'string') saved.choice = data.choice
   if (Number.isSafeInteger(data.works)) saved.works = data.works as number
