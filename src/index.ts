@@ -14,6 +14,8 @@ export {
 export { PLAN_ISSUE_CODES, type PlanIssueCode } from './core/types.js'
 export { decide, type Decision as HumanDecision } from './run/decide.js'
 export { dryRun, type JudgePreview } from './run/dry-run.js'
+export { observeRun, type ObserveOptions } from './run/observe-run.js'
+export type { RunHolder, RunSnapshot, SnapshotHop, SnapshotNode, WorkItem } from './run/run-snapshot.js'
 export { forkRun, type ForkOptions } from './run/fork.js'
 export { completeStep, nextStep, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run/stepping.js'
 export { runPlan } from './run/executor.js'

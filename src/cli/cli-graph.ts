@@ -42,17 +42,17 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
   if (format === undefined) throw new UsageError(`--format takes ${FORMATS.join(', ')}, got '${values.format}'`)
   if (values.write && format === 'dot') throw new UsageError('--write writes mermaid, svg or canvas for Obsidian; DOT is printed only')
   const vault = await vaultFolder(dir, io)
-  const [{ loadPlan }, { readTrace }, { visitsOf }, picture] = await Promise.all([
+  const [{ loadPlan }, { observeRun }, { visitsOfSnapshot }, picture] = await Promise.all([
     import('../plan/load-plan.js'),
-    import('../run/trace.js'),
-    import('../run/run-status.js'),
+    import('../run/observe-run.js'),
+    import('../run/run-snapshot.js'),
     import('../plan/plan-picture.js'),
   ])
   let graph
-  let trace
+  let snapshot
   try {
     graph = await loadPlan(vault)
-    trace = await readTrace(vault)
+    snapshot = await observeRun(vault, { hops: 0 })
   } catch (error) {
     return vaultReadFailure(dir, error, io)
   }
@@ -61,7 +61,8 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
   if (errors > 0) {
     io.stderr.write(`vaultplan: the plan has ${count(errors, 'error')}; \`vaultplan validate ${printable(shown)}\` lists them\n`)
   }
-  const state: PictureState | undefined = trace ? { visits: visitsOf(trace.records) } : undefined
+  // Visits as the run's snapshot counts them, the notes of subplans included.
+  const state: PictureState | undefined = snapshot.run ? { visits: visitsOfSnapshot(snapshot) } : undefined
   let text: string
   if (format === 'svg') text = await (await import('../plan/plan-svg.js')).toSvg(graph, state)
   else if (format === 'canvas') {
@@ -80,9 +81,9 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
       : format === 'svg'
         ? [
             [GRAPH_FILES.svg, text],
-            [GRAPH_FILES.note, graphNote(`![[${GRAPH_FILES.svg.split('/').at(-1)!}]]`, trace !== undefined)],
+            [GRAPH_FILES.note, graphNote(`![[${GRAPH_FILES.svg.split('/').at(-1)!}]]`, snapshot.run !== null)],
           ]
-        : [[GRAPH_FILES.note, graphNote(['```mermaid', text.trimEnd(), '```'].join('\n'), trace !== undefined)]]
+        : [[GRAPH_FILES.note, graphNote(['```mermaid', text.trimEnd(), '```'].join('\n'), snapshot.run !== null)]]
   const { runFilePath } = await import('../vault/run-file-path.js')
   for (const [path, content] of files) {
     // Checked as every write of the run folder is: a symlinked `00_plan-trace` is refused here as `run` refuses it.

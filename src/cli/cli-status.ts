@@ -200,7 +200,10 @@ function headline(unsafe: RunStatus, paint: Paint): string {
 
 /** One row a note: a marker for where the run is, the id, its status, visits of budget, start or terminal. */
 function table(status: RunStatus): string[] {
-  const rows = tableRows(status, '', '')
+  // One marker: inside a subplan the row of the note the run goes on at, else the top note's.
+  const next = status.next
+  const at = next.plan !== undefined && next.node !== undefined ? `${next.plan}/${next.node}` : 'node' in status ? status.node : undefined
+  const rows = tableRows(status, '', '', at)
   const header = [' ', 'NODE', 'STATUS', 'VISITS', '']
   const widths = header.map((cell, column) => Math.max(width(cell), ...rows.map((row) => width(row[column]!))))
   return [header, ...rows].map((row) =>
@@ -212,11 +215,10 @@ function table(status: RunStatus): string[] {
 }
 
 /** The rows of a vault's notes, each subplan's nested under its note (indented, by its path from the top vault, with its phase). */
-function tableRows(status: RunStatus, prefix: string, indent: string): string[][] {
-  const here = 'node' in status ? status.node : undefined
+function tableRows(status: RunStatus, prefix: string, indent: string, at: string | undefined): string[][] {
   return status.nodes.flatMap((node) => [
     [
-      node.id === here ? '>' : ' ',
+      prefix + node.id === at ? '>' : ' ',
       indent + printable(prefix + node.id),
       node.status,
       `${node.visits}/${node.maxVisits}`,
@@ -228,7 +230,7 @@ function tableRows(status: RunStatus, prefix: string, indent: string): string[][
         .filter(Boolean)
         .join(', '),
     ],
-    ...(node.subplans ?? []).flatMap((sub) => tableRows(sub.status, `${prefix}${sub.folder}/`, `${indent}  `)),
+    ...(node.subplans ?? []).flatMap((sub) => tableRows(sub.status, `${prefix}${sub.folder}/`, `${indent}  `, at)),
   ])
 }
 

@@ -57,3 +57,12 @@ export function knobExpects(key: KnobKey): string {
   const quoted = knob.values.map((value) => `\`${value}\``)
   return quoted.length === 2 ? `${quoted[0]} or ${quoted[1]}` : `one of ${quoted.join(', ')}`
 }
+
+/**
+ * Whether a note waits for a person after its work: `judge: human` with
+ * somewhere to go (a terminal has no transition to decide). The one test of
+ * "is this a human note".
+ */
+export function waitsForPerson(node: { judge?: string | undefined; edges: readonly unknown[] }): boolean {
+  return node.judge === 'human' && node.edges.length > 0
+}

@@ -1,4 +1,5 @@
 import { readdir } from 'node:fs/promises'
+import { waitsForPerson } from '../core/knobs.js'
 import { z } from 'zod'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import type { Step } from '../run/stepping.js'
@@ -102,12 +103,11 @@ export async function viewStep(step: Step, vault: string, path: string): Promise
         labels.length === 0
           ? ' (it goes on along the only way out; no `choice` needed)'
           : `, and \`choice\`: the one of ${step.conditions.map((label) => JSON.stringify(label)).join(', ')} that holds${step.conditions.includes('next') ? ' ("next" when none does)' : ''}`
-      const todo =
-        node.judge === 'human'
-          ? `Work the note, then call plan_finish with \`key\` and your \`output\`; a person then decides where it goes (plan_decide, or a ticked box in the note).`
-          : terminal
-            ? `This is the last note: work it, then call plan_finish with \`key\` and your \`output\` (the final answer).`
-            : `Work the note as its body says, then call plan_finish with \`key\`, your \`output\`${choose}.`
+      const todo = waitsForPerson(node)
+        ? `Work the note, then call plan_finish with \`key\` and your \`output\`; a person then decides where it goes (plan_decide, or a ticked box in the note).`
+        : terminal
+          ? `This is the last note: work it, then call plan_finish with \`key\` and your \`output\` (the final answer).`
+          : `Work the note as its body says, then call plan_finish with \`key\`, your \`output\`${choose}.`
       const view = {
         kind: 'work' as const,
         runId: step.runId,

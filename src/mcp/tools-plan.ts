@@ -9,8 +9,9 @@ import { parsePlanDocument } from '../plan/plan-document.js'
 import { toCanvas } from '../plan/plan-canvas.js'
 import { toDot, toMermaid } from '../plan/plan-picture.js'
 import { toSvg } from '../plan/plan-svg.js'
-import { readRunStatus, visitsOf, type RunNext, type RunStatus } from '../run/run-status.js'
-import { readTrace } from '../run/trace.js'
+import { readRunStatus, type RunNext, type RunStatus } from '../run/run-status.js'
+import { observeRun } from '../run/observe-run.js'
+import { visitsOfSnapshot } from '../run/run-snapshot.js'
 import type { PlanIssue } from '../core/types.js'
 import { confine, PathRefusal, resourceUri, vaultName, vaultPath } from './paths.js'
 import { guarded, LIMITS, ok, type ToolResult } from './results.js'
@@ -256,8 +257,9 @@ function todoOf(status: RunStatus): string {
 async function pictureOf(context: ToolContext, vault: string, format: (typeof PICTURES)[number]): Promise<ToolResult> {
   const path = await vaultPath(context.root, vault)
   const graph = await loadPlan(path)
-  const trace = await readTrace(path)
-  const state = trace ? { visits: visitsOf(trace.records) } : undefined
+  // Visits as the run's snapshot counts them, the notes of subplans included.
+  const snapshot = await observeRun(path, { hops: 0 })
+  const state = snapshot.run ? { visits: visitsOfSnapshot(snapshot) } : undefined
   let picture: string
   if (format === 'svg') picture = await toSvg(graph, state)
   else if (format === 'canvas') picture = `${JSON.stringify(toCanvas(graph, state, { folder: await folderInObsidian(context.root, path) }), null, '\t')}\n`

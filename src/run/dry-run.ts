@@ -1,9 +1,11 @@
 import { resolve } from 'node:path'
+import { waitsForPerson } from '../core/knobs.js'
 import { assertFolder } from '../vault/fs-atomic.js'
 import { readLedger } from '../memory/ledger.js'
 import { loadPlan } from '../plan/load-plan.js'
 import { locate, notesOf, replay } from './run-core.js'
 import { outputsOf, pendingOutput } from './run-open.js'
+import { DEFAULT_MAX_STEPS } from './run-snapshot.js'
 import { readTrace } from './trace.js'
 import { conditionsOf, judgePrompt } from '../models/transitions.js'
 import type { Predicate } from '../core/types.js'
@@ -47,12 +49,12 @@ export async function dryRun(
   const active = [...graph.nodes.values()].filter((node) => node.status === 'active').map((node) => node.id)
   const pending = trace ? await pendingOutput(dir, state.steps) : undefined
   const position = locate(
-    { runId: trace?.header.run ?? '', replay: state, pending, maxSteps: options.maxSteps ?? 50 },
+    { runId: trace?.header.run ?? '', replay: state, pending, maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS },
     notesOf(graph, active, graph.startNode().id),
   )
   if (position.kind !== 'work' && position.kind !== 'judge') return null
   const node = graph.nodes.get(position.node)
-  if (!node || (node.judge === 'human' && node.edges.length > 0)) return null
+  if (!node || waitsForPerson(node)) return null
   const conditions = conditionsOf(node, options.predicates).filter((label) => label !== 'next')
   if (conditions.length === 0) return null
   const worked = position.kind === 'judge'

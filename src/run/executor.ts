@@ -1,4 +1,5 @@
 import { StepError } from '../core/errors.js'
+import { waitsForPerson } from '../core/knobs.js'
 import { createLLM, ModelConfigError, resolveModelConfig } from '../models/llm-client.js'
 import { lockVault } from '../vault/lock.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
@@ -139,6 +140,5 @@ function checkModels(node: PlanNode, options: RunOptions): void {
   if (options.llm) return
   if (isGenerate(node.plan)) resolveModelConfig('planning')
   if (!options.work) resolveModelConfig(node.role ?? 'action')
-  const human = node.judge === 'human' && node.edges.length > 0
-  if (!human && conditionsOf(node, options.predicates).some((label) => label !== 'next')) resolveModelConfig(node.role ?? 'transition')
+  if (!waitsForPerson(node) && conditionsOf(node, options.predicates).some((label) => label !== 'next')) resolveModelConfig(node.role ?? 'transition')
 }

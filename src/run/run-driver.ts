@@ -4,9 +4,9 @@ import { createLLM } from '../models/llm-client.js'
 import type { VaultLock } from '../vault/lock.js'
 import { newRunId } from './run-id.js'
 import { openRun, pendingOutput } from './run-open.js'
-import { budgetReason, checkChoice, checkJudgeModel, countedModel, tell, toRunResult, usageFields, waitingStep, workStep } from './run-words.js'
+import { checkChoice, checkJudgeModel, countedModel, tell, toRunResult, usageFields, stopOf, waitingStep, workStep } from './run-words.js'
 import { applyRecord, feedbackToHandOn, locate, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
-import type { Claim, DriverOptions, RunResult, Step, StopInfo } from './run-options.js'
+import type { Claim, DriverOptions, RunResult, Step } from './run-options.js'
 import {
   outputFile,
   TRACE_FORMAT,
@@ -22,7 +22,7 @@ import type { OutputMeta, SavedOutput } from './output-note.js'
 import { chooseEdge, conditionsOf } from '../models/transitions.js'
 import type { CallLLM, ModelUsage, PlanNode, RunEvent, TransitionContext } from '../core/types.js'
 import { readLedger } from '../memory/ledger.js'
-import { loopOf } from '../plan/validate.js'
+import { waitsForPerson } from '../core/knobs.js'
 import type { VaultSession } from './vault-session.js'
 
 /**
@@ -173,7 +173,7 @@ export class RunDriver {
     const node = this.nodeOrFail(claimed.node)
     const choice = result.choice
     if (typeof result.output !== 'string') throw new TypeError(`Expected \`output\` to be a string, got \`${typeof result.output}\``)
-    const human = node.judge === 'human' && node.edges.length > 0
+    const human = waitsForPerson(node)
     if (choice !== undefined && !human) checkChoice(node, choice, this.options.predicates)
     if (choice === undefined && !human && !this.llm) checkJudgeModel(node, this.options.predicates)
     const file = outputFile(claimed.step, node.id)
@@ -258,7 +258,7 @@ export class RunDriver {
     this.state.steps = Math.max(this.state.steps, step)
     this.state.lastNode = id
     this.state.lastOutput = output
-    if (node.edges.length > 0 && node.judge === 'human') {
+    if (waitsForPerson(node)) {
       await this.session.setStatus(await this.session.emptyBoxes(id), 'waiting')
       await this.record({ kind: 'waiting', step, node: id, visit, at: new Date().toISOString(), ...(works !== undefined && { works }) }, '', output)
       return
@@ -340,16 +340,14 @@ export class RunDriver {
   }
 
   private async stop(position: Extract<Position, { kind: 'stopped' }>): Promise<Step> {
-    const { node: id, visit, budget } = position
-    const graph = this.session.graph
-    // A node with no condition holding works again without an edge to itself: a loop the graph does not show.
-    const reworking = this.state.lastHop?.node === id && this.state.lastHop.decidedBy === 'rework'
-    const loop = reworking ? [id] : graph.nodes.has(id) ? loopOf(graph, id) : []
-    const stop: StopInfo = { budget, node: id, visit, loop }
-    const reason = budgetReason(stop, { reworking, maxVisits: graph.nodes.get(id)?.maxVisits ?? 0, maxSteps: this.options.maxSteps, file: this.fileOf(id) })
+    const { reason, ...stop } = stopOf(this.session.graph, this.state, position, this.options.maxSteps)
     if (!position.recorded)
-      await this.record({ kind: 'stop', step: this.state.steps, node: id, visit, budget, reason, at: new Date().toISOString() }, reason, undefined)
-    tell(this.options.onEvent, { type: 'stop', node: id, reason })
+      await this.record(
+        { kind: 'stop', step: this.state.steps, node: stop.node, visit: stop.visit, budget: stop.budget, reason, at: new Date().toISOString() },
+        reason,
+        undefined,
+      )
+    tell(this.options.onEvent, { type: 'stop', node: stop.node, reason })
     return { kind: 'stopped', runId: this.runId, stop, reason }
   }
 

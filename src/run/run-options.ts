@@ -80,8 +80,11 @@ export interface RunResult {
   degraded?: string
 }
 
+/** The default step budget of a run, written once. */
+export const DEFAULT_MAX_STEPS = 50
+
 /** Defaults of the run options. */
-export const DEFAULTS = { maxSteps: 50, fsync: true, fresh: false }
+export const DEFAULTS = { maxSteps: DEFAULT_MAX_STEPS, fsync: true, fresh: false }
 
 /** Throws at once, naming the bad value, on options no run can use. */
 export function checkOptions(plan: unknown, options: RunOptions): void {

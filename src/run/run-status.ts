@@ -1,27 +1,13 @@
-import { readFile, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { subplanFoldersOf } from '../vault/subplan-folders.js'
-import { parseFrontmatter } from '../vault/frontmatter.js'
-import { assertFolder } from '../vault/fs-atomic.js'
-import { isVaultLocked } from '../vault/lock.js'
-import { loadPlan } from '../plan/load-plan.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
-import { locate, notesOf, replay, type Replay } from './run-core.js'
-import {
-  PROPOSAL_CHOICES,
-  PROPOSAL_NODE,
-  proposalStand,
-  readProposalNote,
-  toProposalInfo,
-  type ProposalInfo,
-  type ProposalNote,
-} from '../vault/proposal-note.js'
+import { replay } from './run-core.js'
+import { PROPOSAL_CHOICES, PROPOSAL_NODE, proposalStand, toProposalInfo, type ProposalInfo, type ProposalNote } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
-import { pendingOutput } from './run-open.js'
-import { readOutput } from './output-note.js'
-import { readTrace, tracePaths, type HopRecord, type TraceRecord } from './trace.js'
+import { readRecords } from './observe-run.js'
+import { DEFAULT_MAX_STEPS, planOrder, snapshotOfStand, standOf, type VaultStand } from './run-snapshot.js'
+import type { HopRecord, TraceRecord } from './trace.js'
 import type { DecidedBy, Edge, NodeStatus, PlanIssue, PlanNode } from '../core/types.js'
-import { findStart } from '../plan/validate.js'
 
 /** Options of `readRunStatus`. */
 export interface RunStatusOptions {
@@ -141,7 +127,7 @@ export type RunPhase =
 
 type Phase = RunPhase & { next: RunNext }
 
-const DEFAULTS = { hops: 5, maxSteps: 50 }
+const DEFAULTS = { hops: 5, maxSteps: DEFAULT_MAX_STEPS }
 /** Characters of the final output shown in a status. */
 const EXCERPT = 400
 
@@ -149,8 +135,9 @@ const EXCERPT = 400
  * Reads where the run of a plan vault stands: `fresh` (no trace), `running`
  * (a live run holds the vault) or `interrupted`, `waiting` for a person,
  * `stopped` by a budget, `completed`, or `invalid` (the plan has errors; a
- * run would refuse it), decided by the same function `runPlan` and
- * `nextStep` resume by. Reads only; never changes the vault.
+ * run would refuse it). A view of the run's snapshot (`observeRun`): the
+ * same decision `runPlan` and `nextStep` resume by, budgets counted over the
+ * whole run, subplans included. Reads only; never changes the vault.
  *
  * @param options.hops - how many of the latest hops to report (default 5)
  * @param options.maxSteps - the step budget a run would have (default 50)
@@ -158,71 +145,64 @@ const EXCERPT = 400
  * @throws {RunStateError} when the trace is unreadable or written by a newer vaultplan
  */
 export async function readRunStatus(vault: string, options: RunStatusOptions = {}): Promise<RunStatus> {
-  const { hops: hopCount, maxSteps } = { ...DEFAULTS, ...options }
-  if (!(Number.isInteger(hopCount) && hopCount >= 0)) throw new TypeError(`Expected \`hops\` to be an integer from 0 up, got \`${hopCount}\``)
+  const { hops, maxSteps } = { ...DEFAULTS, ...options }
+  if (!(Number.isInteger(hops) && hops >= 0)) throw new TypeError(`Expected \`hops\` to be an integer from 0 up, got \`${hops}\``)
   if (!(Number.isInteger(maxSteps) && maxSteps >= 1)) throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${maxSteps}\``)
-  await assertFolder(vault)
-  const graph = await loadPlan(vault)
-  const checked = graph.check()
-  const invalid = checked.errors.length > 0
-  // Errors only when the plan is invalid (so a run refuses it), warnings in any phase, in file order.
-  const issues: PlanIssue[] = checked.issues
-  const trace = await readTrace(vault)
-  const records = trace?.records ?? []
-  const state = replay(records, () => undefined)
-  const start = findStart(graph).start
-  const hopRecords = records.filter((record): record is HopRecord => record.kind === 'hop')
-  const proposal = await readProposalNote(vault)
-  // The proposal is decided first, as `runPlan` decides it before reading the plan.
-  const gated = proposal ? proposalPhase(proposal) : undefined
-  const phase = gated ?? (invalid ? invalidPhase() : await phaseOf(vault, graph, trace?.header.run, state, start, maxSteps))
-  const working = phase.next.kind === 'work' && phase.phase !== 'fresh' && graph.nodes.get(phase.next.node!)?.status === 'active' ? phase.next : undefined
-  const base: Omit<StatusBase, 'next'> = {
-    vault,
-    run: trace ? { id: trace.header.run, query: trace.header.query, started: trace.header.started, steps: state.steps } : null,
-    nodes: [...graph.nodes.values()].map((node) => {
-      // The visit being worked counts: an active note shows the visit it is in.
-      const visits = working?.node === node.id ? working.visit! : (state.visits.get(node.id) ?? 0)
-      const entry: NodeState = { id: node.id, status: node.status, visits, maxVisits: node.maxVisits, start: node === start, terminal: node.edges.length === 0 }
-      if (node.file !== undefined) entry.file = node.file
-      return entry
-    }),
-    hops: hopRecords.slice(Math.max(0, hopRecords.length - hopCount)).map(({ step, node, visit, edge, decidedBy }) => ({ step, node, visit, edge, decidedBy })),
-    issues,
-  }
-  if (proposal) base.proposal = toProposalInfo(proposal)
-  const status = { ...base, ...phase } as RunStatus
-  await addSubplans(vault, graph, status, options)
+  const records = await readRecords(vault)
+  const stand = standOf(records, maxSteps)
+  const snapshot = snapshotOfStand(vault, stand, { maxSteps, hops })
+  const status = statusOf(vault, stand, maxSteps, records.holder !== undefined ? 'running' : 'interrupted')
+  // The top vault's hops are the whole run's, subplans included (nested notes by their path).
+  status.hops = snapshot.hops
   return status
 }
 
-/**
- * Nests each subplan's status under its note; when the run is inside a
- * subplan (its note claimed), `next` says what happens there, `plan` naming
- * the folder from this vault.
- */
-async function addSubplans(vault: string, graph: PlanGraph, status: RunStatus, options: RunStatusOptions): Promise<void> {
-  for (const entry of status.nodes) {
-    const node = graph.nodes.get(entry.id)
-    if (!node?.plan) continue
-    entry.subplans = []
-    for (const { folder, outside } of subplanFoldersOf(node)) {
-      if (
-        outside ||
-        !(await stat(join(vault, folder)).then(
-          (info) => info.isDirectory(),
-          () => false,
-        ))
-      )
-        continue
-      const inner = await readRunStatus(join(vault, folder), options)
-      entry.subplans.push({ folder, status: inner })
-      const next = status.next
-      if (next.kind === 'work' && next.node === entry.id && node.status === 'active' && next.plan === undefined && inner.next.kind !== 'completed') {
-        status.next = { ...inner.next, plan: inner.next.plan === undefined ? folder : `${folder}/${inner.next.plan}` }
+/** The status of one vault of the run (the top, or a subplan nested under its note), from where it stands. */
+function statusOf(vault: string, stand: VaultStand, maxSteps: number, moving: 'running' | 'interrupted'): RunStatus {
+  const { records } = stand
+  const graph = records.graph
+  const trace = records.trace
+  const invalid = records.issues.some((issue) => issue.severity === 'error')
+  // The proposal is decided first, as `runPlan` decides it before reading the plan.
+  const gated = records.proposal ? proposalPhase(records.proposal) : undefined
+  const phase = gated ?? (invalid ? invalidPhase() : phaseOf(stand, moving))
+  const position = stand.position
+  const working = position?.kind === 'work' && position.claimed && phase.phase !== 'fresh' ? position : undefined
+  const hopRecords = (trace?.records ?? []).filter((record): record is HopRecord => record.kind === 'hop')
+  const base: StatusBase = {
+    vault,
+    run: trace ? { id: trace.header.run, query: trace.header.query, started: trace.header.started, steps: stand.works } : null,
+    nodes: planOrder(graph, stand.start).map((node) => {
+      // The visit being worked counts: an active note shows the visit it is in.
+      const visits = working?.node === node.id ? working.visit : (stand.replay.visits.get(node.id) ?? 0)
+      const entry: NodeState = {
+        id: node.id,
+        status: node.status,
+        visits,
+        maxVisits: node.maxVisits,
+        start: node === stand.start,
+        terminal: node.edges.length === 0,
       }
-    }
+      if (node.file !== undefined) entry.file = node.file
+      if (node.plan) entry.subplans = subplansOf(vault, stand, node, maxSteps, moving)
+      return entry
+    }),
+    hops: hopRecords.map(({ step, node, visit, edge, decidedBy }) => ({ step, node, visit, edge, decidedBy })),
+    issues: records.issues,
+    next: phase.next,
   }
+  if (records.proposal) base.proposal = toProposalInfo(records.proposal)
+  return { ...base, ...phase } as RunStatus
+}
+
+/** Each subplan folder of a note, with its status: the branch's stand while the note works through it, else the folder's own. */
+function subplansOf(vault: string, stand: VaultStand, node: PlanNode, maxSteps: number, moving: 'running' | 'interrupted'): SubplanState[] {
+  return subplanFoldersOf(node).flatMap(({ folder, outside }) => {
+    const inner = outside ? undefined : stand.records.subplans.get(folder)
+    if (!inner) return []
+    const branch = stand.branches.find((each) => each.folder === folder)?.stand ?? standOf({ ...inner, folder: '' }, maxSteps)
+    return [{ folder, status: statusOf(join(vault, folder), branch, maxSteps, moving) }]
+  })
 }
 
 /**
@@ -234,25 +214,19 @@ export function visitsOf(records: readonly TraceRecord[]): Record<string, number
   return Object.fromEntries(replay(records, () => undefined).visits)
 }
 
-/** The phase, from the same decision `runPlan` and `nextStep` resume by. */
-async function phaseOf(
-  vault: string,
-  graph: PlanGraph,
-  runId: string | undefined,
-  state: Replay,
-  start: PlanNode | undefined,
-  maxSteps: number,
-): Promise<Phase> {
-  const active = [...graph.nodes.values()].filter((node) => node.status === 'active').map((node) => node.id)
-  if (runId === undefined) {
-    const at = active[0] ?? start?.id
+/** The phase of a vault that has no proposal waiting and a valid plan, from its position. */
+function phaseOf(stand: VaultStand, moving: 'running' | 'interrupted'): Phase {
+  const { records, replay: state, position } = stand
+  const graph = records.graph
+  if (!records.trace || stand.runId === '') {
+    const at = position && 'node' in position ? position.node : stand.start?.id
     return at === undefined ? { phase: 'fresh', next: { kind: 'fresh' } } : { phase: 'fresh', node: at, next: { kind: 'fresh', node: at } }
   }
-  const pending = await pendingOutput(vault, state.steps)
-  const position = locate({ runId, replay: state, pending, maxSteps }, notesOf(graph, active, start?.id))
-  const moving = (await isVaultLocked(vault)) ? 'running' : 'interrupted'
   const last = state.lastRecord
-  switch (position.kind) {
+  switch (position?.kind) {
+    case undefined:
+    case 'no-start':
+      return invalidPhase()
     case 'two-active':
       return {
         phase: moving,
@@ -261,8 +235,6 @@ async function phaseOf(
         step: state.steps + 1,
         next: { kind: 'two-active', nodes: position.nodes },
       }
-    case 'no-start':
-      return { phase: 'invalid', next: { kind: 'invalid' } }
     case 'judge':
       return {
         phase: moving,
@@ -272,27 +244,58 @@ async function phaseOf(
         next: { kind: 'judge', node: position.node, visit: position.visit, step: position.step },
       }
     case 'work': {
-      const next: RunNext = { kind: 'work', node: position.node, visit: position.visit, step: position.step }
-      if (!graph.nodes.has(position.node)) next.missing = true
+      const next: RunNext = stand.branches.length > 0 ? branchNext(stand) : { kind: 'work', node: position.node, visit: position.visit, step: position.step }
+      if (stand.branches.length === 0 && !graph.nodes.has(position.node)) next.missing = true
       // A stop whose budget was raised since: still stopped, and the next run goes on.
       if (last?.kind === 'stop' && !position.claimed) return { ...stoppedOf(last), next }
       return { phase: moving, node: position.node, visit: position.visit, step: position.step, next }
     }
     case 'decide':
       return waitingPhase(graph, position.node, position.visit)
-    case 'stopped':
+    case 'stopped': {
+      const stop = stand.ownStop!
       return {
-        ...stoppedOf(last?.kind === 'stop' ? last : { node: position.node, visit: position.visit, budget: position.budget, reason: '' }),
+        phase: 'stopped',
+        node: stop.node,
+        visit: stop.visit,
+        budget: stop.budget,
+        reason: stop.reason,
         next: { kind: 'stopped', node: position.node, visit: position.visit },
       }
+    }
     case 'completed':
-      return {
-        phase: 'completed',
-        node: position.hop.node,
-        output: await finalExcerpt(vault, position.hop),
-        next: { kind: 'completed', node: position.hop.node },
-      }
+      return { phase: 'completed', node: position.hop.node, output: excerpt(records.final ?? ''), next: { kind: 'completed', node: position.hop.node } }
   }
+}
+
+/** What happens next inside the subplans of a note working through them: the first item, else the first wait, else the stop. */
+function branchNext(stand: VaultStand): RunNext {
+  const prefix = stand.records.folder === '' ? '' : `${stand.records.folder}/`
+  const inner = (path: string, plan: string | undefined) => {
+    const folder = plan === undefined ? '' : `${plan}/`
+    return { node: path.slice(folder.length), plan: folder.slice(prefix.length, -1) }
+  }
+  const item = stand.items[0]
+  if (item) return { kind: item.kind === 'plan' ? 'plan' : item.kind, ...inner(item.node, item.plan), visit: item.visit, step: item.step }
+  const waiting = waitingIn(stand)
+  if (waiting) return { kind: 'waiting', node: waiting.node, visit: waiting.visit, plan: waiting.folder.slice(prefix.length) }
+  const stop = stand.stop
+  if (stop) {
+    const slash = stop.node.lastIndexOf('/')
+    return { kind: 'stopped', node: stop.node.slice(slash + 1), visit: stop.visit, plan: stop.node.slice(prefix.length, slash) }
+  }
+  return { kind: 'work', node: (stand.position as { node: string }).node }
+}
+
+/** The first note waiting for a person in a stand's branches, depth first, with its folder from the top vault. */
+function waitingIn(stand: VaultStand): { node: string; visit: number; folder: string } | undefined {
+  for (const { stand: branch } of stand.branches) {
+    const position = branch.position
+    if (position?.kind === 'decide') return { node: position.node, visit: position.visit, folder: branch.records.folder }
+    const deeper = waitingIn(branch)
+    if (deeper) return deeper
+  }
+  return undefined
 }
 
 function stoppedOf(last: { node: string; visit: number; budget: 'max_visits' | 'maxSteps'; reason: string }): RunPhase & { phase: 'stopped' } {
@@ -329,13 +332,8 @@ function invalidPhase(): Phase {
   return { phase: 'invalid', next: { kind: 'invalid' } }
 }
 
-async function finalExcerpt(vault: string, last: HopRecord): Promise<string> {
-  const saved = await readOutput(vault, last.output)
-  let output = saved?.output
-  if (output === undefined) {
-    const text = await readFile(tracePaths(vault).final, 'utf8').catch(() => '')
-    output = text.slice(parseFrontmatter(text).split.contentStart)
-  }
+/** The start of a final output, as a status shows it. */
+function excerpt(output: string): string {
   const trimmed = output.trim()
   return trimmed.length > EXCERPT ? `${trimmed.slice(0, EXCERPT).trimEnd()}…` : trimmed
 }

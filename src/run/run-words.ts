@@ -4,6 +4,8 @@ import { visitKey, type Replay } from './run-core.js'
 import type { RunResult, Step, StopInfo } from './run-options.js'
 import type { HopRecord } from './trace.js'
 import { conditionsOf, matchChoice } from '../models/transitions.js'
+import { loopOf, type PlanShape } from '../plan/validate.js'
+import { waitsForPerson } from '../core/knobs.js'
 import type { CallLLM, ModelUsage, PlanNode, Predicate, RunEvent, StepOutput } from '../core/types.js'
 
 /*
@@ -30,6 +32,28 @@ export function budgetReason(stop: StopInfo, context: { reworking: boolean; maxV
         `and it has been visited ${visit - 1} time${visit === 2 ? '' : 's'}. ${where} Raise \`max_visits\` ` +
         `in \`${context.file}\` (or change the plan), then run the vault again to go on.`
     : `Budget stop: the run used its maxSteps budget of ${context.maxSteps} steps before entering \`${id}\` (visit ${visit}). ${where} Pass a larger \`maxSteps\` and run the vault again to go on.`
+}
+
+/**
+ * A budget stop as data and words (pure): which budget refuses which visit,
+ * the loop the note sits in (itself when it was working itself again), and
+ * the reason. The same for the run that records it and the status that
+ * shows it.
+ */
+export function stopOf(
+  graph: PlanShape,
+  state: Pick<Replay, 'lastHop'>,
+  position: { node: string; visit: number; budget: StopInfo['budget'] },
+  maxSteps: number,
+): StopInfo & { reason: string } {
+  const { node: id, visit, budget } = position
+  // A node with no condition holding works again without an edge to itself: a loop the graph does not show.
+  const reworking = state.lastHop?.node === id && state.lastHop.decidedBy === 'rework'
+  const loop = reworking ? [id] : graph.nodes.has(id) ? loopOf(graph, id) : []
+  const stop: StopInfo = { budget, node: id, visit, loop }
+  const note = graph.nodes.get(id)
+  const reason = budgetReason(stop, { reworking, maxVisits: note?.maxVisits ?? 0, maxSteps, file: note?.file ?? `${id}.md` })
+  return { ...stop, reason }
 }
 
 /** A hop's record of its model calls: the roles and models used, and the tokens reported, summed. */
@@ -154,7 +178,7 @@ export function workStep(
   outputs: StepOutput[],
   predicates: Record<string, Predicate> | undefined,
 ): Extract<Step, { kind: 'work' }> {
-  const human = node.judge === 'human' && node.edges.length > 0
+  const human = waitsForPerson(node)
   return {
     kind: 'work',
     runId,

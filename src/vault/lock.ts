@@ -15,7 +15,8 @@ export interface VaultLock {
   release(): Promise<void>
 }
 
-interface Holder {
+/** A runner that holds a vault's lock. */
+export interface Holder {
   pid: number
   host: string
   since: string
@@ -213,11 +214,21 @@ export function isAlive(pid: number): boolean {
  * process on this machine, or was refreshed lately by one on another.
  */
 export async function isVaultLocked(vault: string): Promise<boolean> {
+  return (await vaultHolder(vault)) !== undefined
+}
+
+/**
+ * Who runs in the vault now: the holder of a lock held by a live process on
+ * this machine, or refreshed lately by one on another (a holder whose name
+ * file is gone is told as pid 0).
+ */
+export async function vaultHolder(vault: string): Promise<Holder | undefined> {
   const folder = join(vault, TRACE_FOLDER)
   const locked = await lockfile.check(vault, { lockfilePath: join(folder, '.lock'), realpath: false, stale: STALE_MS }).catch(() => false)
-  if (!locked) return false
+  if (!locked) return undefined
   const holder = await readHolder(join(folder, '.lock-holder.json'))
-  return !holder || holder.host !== hostname() || isAlive(holder.pid)
+  if (!holder) return { pid: 0, host: '', since: '' }
+  return holder.host !== hostname() || isAlive(holder.pid) ? holder : undefined
 }
 
 function stampOrNothing(path: string): FileStamp | undefined {

@@ -1,0 +1,95 @@
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { parseFrontmatter } from '../vault/frontmatter.js'
+import { assertFolder } from '../vault/fs-atomic.js'
+import { vaultHolder } from '../vault/lock.js'
+import { readProposalNote } from '../vault/proposal-note.js'
+import { loadPlan } from '../plan/load-plan.js'
+import type { PlanGraph } from '../plan/plan-graph.js'
+import { pendingOutput } from './run-open.js'
+import { readOutput } from './output-note.js'
+import { DEFAULT_MAX_STEPS, snapshotOf, type RunSnapshot, type VaultRecords } from './run-snapshot.js'
+import { readTrace, tracePaths, type Trace } from './trace.js'
+
+/** Options of `observeRun`. */
+export interface ObserveOptions {
+  /**
+   * The step budget to decide the phase and frontier for.
+   *
+   * @default the budget the run last ran with, else 50
+   */
+  maxSteps?: number
+  /**
+   * How many of the latest hops to list.
+   *
+   * @default 5
+   */
+  hops?: number
+}
+
+/** How many hops a snapshot lists unless told. */
+const DEFAULT_HOPS = 5
+
+/**
+ * Where the run of a plan vault stands, as one value (SPEC section 15): its
+ * phase, the notes in plan order with their subplans nested, the frontier
+ * of everything that can be done now across branches (its first item is
+ * what the next `nextStep` claims and `runPlan` works), the notes waiting
+ * for a person, a budget stop, the result, the latest hops, and the live
+ * runner that holds the vault. Reads only; never changes the vault.
+ *
+ * @throws {VaultPathError} when `vault` is not a folder
+ * @throws {RunStateError} when a trace is unreadable or written by a newer vaultplan
+ * @throws {TypeError} for a `maxSteps` or `hops` that is not a whole number in range
+ */
+export async function observeRun(vault: string, options: ObserveOptions = {}): Promise<RunSnapshot> {
+  const hops = options.hops ?? DEFAULT_HOPS
+  if (!(Number.isInteger(hops) && hops >= 0)) throw new TypeError(`Expected \`hops\` to be an integer from 0 up, got \`${hops}\``)
+  if (options.maxSteps !== undefined && !(Number.isInteger(options.maxSteps) && options.maxSteps >= 1))
+    throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${options.maxSteps}\``)
+  const records = await readRecords(vault)
+  return snapshotOf(vault, records, { maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS, hops })
+}
+
+/**
+ * The records of a vault's run as on disk, its subplans' included: what the
+ * snapshot is decided from.
+ *
+ * @throws {VaultPathError} when `vault` is not a folder
+ */
+export async function readRecords(vault: string): Promise<VaultRecords> {
+  await assertFolder(vault)
+  const graph = await loadPlan(vault)
+  const records = await recordsOf(vault, '', graph, graph.check().issues)
+  const proposal = await readProposalNote(vault)
+  if (proposal) records.proposal = proposal
+  const holder = await vaultHolder(vault)
+  if (holder) records.holder = holder
+  return records
+}
+
+async function recordsOf(dir: string, folder: string, graph: PlanGraph, issues: VaultRecords['issues']): Promise<VaultRecords> {
+  const trace = await readTrace(dir)
+  const subplans = new Map<string, VaultRecords>()
+  for (const [inner, subplan] of graph.subplans ?? []) {
+    subplans.set(inner, await recordsOf(join(dir, inner), folder === '' ? inner : `${folder}/${inner}`, subplan, subplan.check().issues))
+  }
+  const records: VaultRecords = { folder, graph, issues, trace, pending: undefined, subplans }
+  if (trace) {
+    const steps = trace.records.reduce((highest, record) => Math.max(highest, record.step), 0)
+    records.pending = await pendingOutput(dir, steps)
+    const final = await finalOutput(dir, trace)
+    if (final !== undefined) records.final = final
+  }
+  return records
+}
+
+/** The terminal's output, when the trace's last record ended the run: its output note, else `final.md`. */
+async function finalOutput(dir: string, trace: Trace): Promise<string | undefined> {
+  const last = trace.records.at(-1)
+  if (last?.kind !== 'hop' || last.next !== null) return undefined
+  const saved = await readOutput(dir, last.output)
+  if (saved) return saved.output
+  const text = await readFile(tracePaths(dir).final, 'utf8').catch(() => '')
+  return text.slice(parseFrontmatter(text).split.contentStart)
+}

@@ -1,0 +1,219 @@
+import { describe, expect, it } from 'vitest'
+import { PlanGraph, type Edge, type NodeStatus, type PlanNode } from 'vaultplan'
+import { snapshotOf, type RunSnapshot, type VaultRecords } from '../src/run/run-snapshot.js'
+import type { TraceRecord } from '../src/run/trace.js'
+
+/*
+ * The pure decision of where a run stands (SPEC section 15), by tables of
+ * records as they would be read off disk: no disk, no clock.
+ */
+
+type NoteSpec = { next?: string[]; status?: NodeStatus; judge?: 'human'; plan?: string[]; start?: boolean; maxVisits?: number }
+
+function node(id: string, spec: NoteSpec): PlanNode {
+  const edges: Edge[] = (spec.next ?? []).map((target) => {
+    const [label, to] = target.includes('->') ? target.split('->').map((part) => part.trim()) : ['', target]
+    return { label: label!, target: to!, conditional: label !== '' }
+  })
+  const built: PlanNode = {
+    id,
+    title: id,
+    body: '',
+    type: spec.start ? 'start' : 'step',
+    status: spec.status ?? 'pending',
+    maxVisits: spec.maxVisits ?? 3,
+    edges,
+    file: `${id}.md`,
+    frontmatter: {},
+  }
+  if (spec.judge) built.judge = spec.judge
+  if (spec.plan) built.plan = spec.plan
+  return built
+}
+
+function vault(
+  notes: Record<string, NoteSpec>,
+  options: { folder?: string; records?: TraceRecord[]; source?: string; subplans?: Record<string, VaultRecords> } = {},
+): VaultRecords {
+  const subplans = new Map(Object.entries(options.subplans ?? {}))
+  const graph = new PlanGraph(
+    Object.entries(notes).map(([id, spec]) => node(id, spec)),
+    subplans.size > 0 ? { subplans: new Map([...subplans].map(([folder, inner]) => [folder, inner.graph])) } : {},
+  )
+  const trace = options.records && {
+    header: { run: options.folder ? `sub-${options.folder}` : 'run1', format: 2, query: 'q', started: 't0', ...(options.source && { source: options.source }) },
+    records: options.records,
+  }
+  return { folder: options.folder ?? '', graph, issues: graph.check().issues, trace, pending: undefined, subplans }
+}
+
+const hop = (step: number, node: string, next: string | null, extra: Partial<TraceRecord> = {}): TraceRecord =>
+  ({
+    kind: 'hop',
+    step,
+    node,
+    visit: 1,
+    edge: next === null ? null : { label: '', target: next, conditional: false },
+    decidedBy: next === null ? 'terminal' : 'unconditional',
+    next,
+    output: `outputs/${String(step).padStart(4, '0')}-${node}.md`,
+    ...extra,
+  }) as TraceRecord
+
+const options = { maxSteps: 50, hops: 5 }
+const pick = (snapshot: RunSnapshot) => ({ phase: snapshot.phase, steps: snapshot.steps, frontier: snapshot.frontier, waiting: snapshot.waiting })
+
+const path = { a: { start: true, next: ['b'] }, b: { next: ['c'] }, c: {} } satisfies Record<string, NoteSpec>
+
+describe('snapshotOf: where a run stands, from its records alone', () => {
+  it.each([
+    {
+      name: 'fresh: the start note is the frontier',
+      records: vault(path),
+      expected: { phase: 'fresh', steps: 0, frontier: [{ kind: 'work', node: 'a', visit: 1, step: 1 }], waiting: [] },
+    },
+    {
+      name: 'ready after a hop: the target is next',
+      records: vault({ ...path, a: { ...path.a, status: 'done' } }, { records: [hop(1, 'a', 'b')] }),
+      expected: { phase: 'ready', steps: 1, frontier: [{ kind: 'work', node: 'b', visit: 1, step: 2 }], waiting: [] },
+    },
+    {
+      name: 'a claimed visit (the note active) is worked again, same step',
+      records: vault({ ...path, a: { ...path.a, status: 'done' }, b: { ...path.b, status: 'active' } }, { records: [hop(1, 'a', 'b')] }),
+      expected: { phase: 'ready', steps: 1, frontier: [{ kind: 'work', node: 'b', visit: 1, step: 2 }], waiting: [] },
+    },
+    {
+      name: 'completed: no frontier',
+      records: vault(path, { records: [hop(1, 'a', 'b'), hop(2, 'b', 'c'), hop(3, 'c', null)] }),
+      expected: { phase: 'completed', steps: 3, frontier: [], waiting: [] },
+    },
+    {
+      name: 'waiting: a human note after its work',
+      records: vault(
+        { a: { start: true, next: ['b'] }, b: { judge: 'human', status: 'waiting', next: ['ok -> c', 'again -> a'] }, c: {} },
+        { records: [hop(1, 'a', 'b'), { kind: 'waiting', step: 2, node: 'b', visit: 1 }] },
+      ),
+      expected: { phase: 'waiting', steps: 2, frontier: [], waiting: [{ node: 'b', file: 'b.md', choices: ['ok', 'again'] }] },
+    },
+    {
+      name: 'stopped: the budget refuses the next visit',
+      records: vault(path, { records: [hop(1, 'a', 'b'), hop(2, 'b', 'c')] }),
+      maxSteps: 2,
+      expected: { phase: 'stopped', steps: 2, frontier: [], waiting: [] },
+    },
+    {
+      name: 'a stop observed with a larger budget is ready',
+      records: vault(path, {
+        records: [hop(1, 'a', 'b'), hop(2, 'b', 'c'), { kind: 'stop', step: 2, node: 'c', visit: 1, budget: 'maxSteps', reason: 'Budget stop' }],
+      }),
+      maxSteps: 10,
+      expected: { phase: 'ready', steps: 2, frontier: [{ kind: 'work', node: 'c', visit: 1, step: 3 }], waiting: [] },
+    },
+    {
+      name: 'two active notes: invalid',
+      records: vault({ ...path, b: { ...path.b, status: 'active' }, c: { status: 'active' } }, { records: [hop(1, 'a', 'b')] }),
+      expected: { phase: 'invalid', steps: 1, frontier: [], waiting: [] },
+    },
+  ])('$name', ({ records, maxSteps, expected }) => {
+    expect(pick(snapshotOf('v', records, { ...options, maxSteps: maxSteps ?? 50 }))).toEqual(expected)
+  })
+
+  it('lists the issue of two active notes and the notes in plan order', () => {
+    const snapshot = snapshotOf('v', vault({ z: { start: true, next: ['m'] }, m: { next: ['a'], status: 'active' }, a: { status: 'active' } }), options)
+    expect(snapshot.phase).toBe('invalid')
+    expect(snapshot.issues.map((issue) => issue.code)).toEqual(['two-active'])
+    expect(snapshot.nodes.map((each) => each.id)).toEqual(['z', 'm', 'a'])
+  })
+
+  describe('subplans', () => {
+    const top = { a: { start: true, next: ['research'] }, research: { plan: ['web', 'library'], next: ['write'] }, write: {} } satisfies Record<
+      string,
+      NoteSpec
+    >
+    const key = 'run1:research:1'
+    const branch = (folder: string, records: TraceRecord[], statuses: Record<string, NodeStatus> = {}) =>
+      vault(
+        { find: { start: true, next: ['sum'], status: statuses.find ?? 'done' }, sum: { status: statuses.sum ?? 'pending' } },
+        { folder, records, source: key },
+      )
+
+    it('a note working through parallel subplans: every branch’s next visit is in the frontier, works counted across the tree', () => {
+      const records = vault(
+        { ...top, a: { ...top.a, status: 'done' }, research: { ...top.research, status: 'active' } },
+        {
+          records: [hop(1, 'a', 'research')],
+          subplans: { web: branch('web', [hop(1, 'find', 'sum')]), library: branch('library', [hop(1, 'find', 'sum')]) },
+        },
+      )
+      const snapshot = snapshotOf('v', records, options)
+      expect(pick(snapshot)).toEqual({
+        phase: 'ready',
+        steps: 3,
+        frontier: [
+          { kind: 'work', node: 'web/sum', visit: 1, step: 2, plan: 'web' },
+          { kind: 'work', node: 'library/sum', visit: 1, step: 2, plan: 'library' },
+        ],
+        waiting: [],
+      })
+      expect(snapshot.nodes.find((each) => each.id === 'research')?.subplans?.map((sub) => [sub.folder, sub.nodes.map((n) => [n.id, n.visits])])).toEqual([
+        [
+          'web',
+          [
+            ['web/find', 1],
+            ['web/sum', 0],
+          ],
+        ],
+        [
+          'library',
+          [
+            ['library/find', 1],
+            ['library/sum', 0],
+          ],
+        ],
+      ])
+      expect(snapshot.hops.map((each) => each.node)).toEqual(['a', 'web/find', 'library/find'])
+    })
+
+    it('a budget with room for one more visit: one branch’s visit is in the frontier; none left: stopped', () => {
+      const records = vault(
+        { ...top, a: { ...top.a, status: 'done' }, research: { ...top.research, status: 'active' } },
+        {
+          records: [hop(1, 'a', 'research')],
+          subplans: { web: branch('web', [hop(1, 'find', 'sum')]), library: branch('library', [hop(1, 'find', 'sum')]) },
+        },
+      )
+      expect(snapshotOf('v', records, { ...options, maxSteps: 4 }).frontier).toEqual([{ kind: 'work', node: 'web/sum', visit: 1, step: 2, plan: 'web' }])
+      const stopped = snapshotOf('v', records, { ...options, maxSteps: 3 })
+      expect(stopped.phase).toBe('stopped')
+      expect(stopped.stop).toMatchObject({ budget: 'maxSteps', node: 'web/sum', visit: 1 })
+    })
+
+    it('a subplan whose trace belongs to an earlier visit of its note starts afresh', () => {
+      const records = vault(
+        { ...top, a: { ...top.a, status: 'done' }, research: { ...top.research, plan: ['web'], status: 'active' } },
+        {
+          records: [hop(1, 'a', 'research')],
+          subplans: {
+            web: vault(
+              { find: { start: true, next: ['sum'], status: 'done' }, sum: { status: 'done' } },
+              { folder: 'web', records: [hop(1, 'find', 'sum'), hop(2, 'sum', null)], source: 'old:research:1' },
+            ),
+          },
+        },
+      )
+      expect(snapshotOf('v', records, options).frontier).toEqual([{ kind: 'work', node: 'web/find', visit: 1, step: 1, plan: 'web' }])
+    })
+
+    it('after a subplan, its works count against the budget of the note after it', () => {
+      const records = vault(
+        { ...top, a: { ...top.a, status: 'done' }, research: { ...top.research, plan: ['web'], status: 'done' } },
+        {
+          records: [hop(1, 'a', 'research'), hop(2, 'research', 'write', { works: 2 })],
+          subplans: { web: branch('web', [hop(1, 'find', 'sum'), hop(2, 'sum', null)], { sum: 'done' }) },
+        },
+      )
+      expect(pick(snapshotOf('v', records, { ...options, maxSteps: 3 }))).toMatchObject({ phase: 'stopped', steps: 3, frontier: [] })
+      expect(pick(snapshotOf('v', records, { ...options, maxSteps: 4 }))).toMatchObject({ phase: 'ready', steps: 3 })
+    })
+  })
+})
