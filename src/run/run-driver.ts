@@ -4,7 +4,7 @@ import { createLLM } from '../models/llm-client.js'
 import type { VaultLock } from '../vault/lock.js'
 import { newRunId } from './run-id.js'
 import { openRun, pendingOutput } from './run-open.js'
-import { budgetReason, checkChoice, checkJudgeModel, countedModel, tell, toRunResult, usageFields, waitingStep, workStep } from './run-words.js'
+import { budgetReason, checkChoice, checkJudgeModel, countedModel, tell, toRunResult, usageFields, waitingStep, workedNodes, workStep } from './run-words.js'
 import { applyRecord, feedbackToHandOn, locate, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
 import type { Claim, DriverOptions, RunResult, Step, StopInfo } from './run-options.js'
 import {
@@ -344,7 +344,8 @@ export class RunDriver {
     const graph = this.session.graph
     // A node with no condition holding works again without an edge to itself: a loop the graph does not show.
     const reworking = this.state.lastHop?.node === id && this.state.lastHop.decidedBy === 'rework'
-    const loop = reworking ? [id] : graph.nodes.has(id) ? loopOf(graph, id) : []
+    // The loop the run went round to come back here: the notes of the component it sits in may be more.
+    const loop = loopOf(graph, id, workedNodes(this.state.outputs))
     const stop: StopInfo = { budget, node: id, visit, loop }
     const reason = budgetReason(stop, { reworking, maxVisits: graph.nodes.get(id)?.maxVisits ?? 0, maxSteps: this.options.maxSteps, file: this.fileOf(id) })
     if (!position.recorded)

@@ -24,12 +24,19 @@ export function budgetReason(stop: StopInfo, context: { reworking: boolean; maxV
     ? 'It was working itself again: no condition held.'
     : loop.length > 0
       ? `It sits in the loop ${[...loop, loop[0]].map((each) => `\`${each}\``).join(' -> ')}.`
-      : 'It is not in a loop.'
+      : 'The run came to it without going round a loop.'
   return stop.budget === 'max_visits'
     ? `Budget stop: \`${id}\` was refused visit ${visit}; its budget is max_visits ${context.maxVisits} ` +
         `and it has been visited ${visit - 1} time${visit === 2 ? '' : 's'}. ${where} Raise \`max_visits\` ` +
         `in \`${context.file}\` (or change the plan), then run the vault again to go on.`
     : `Budget stop: the run used its maxSteps budget of ${context.maxSteps} steps before entering \`${id}\` (visit ${visit}). ${where} Pass a larger \`maxSteps\` and run the vault again to go on.`
+}
+
+/** The nodes a run worked, oldest first, from its outputs: feedback a person handed on belongs to the visit it followed. */
+export function workedNodes(outputs: readonly StepOutput[]): string[] {
+  return outputs
+    .filter((each, index) => index === 0 || outputs[index - 1]!.node !== each.node || outputs[index - 1]!.visit !== each.visit)
+    .map((each) => each.node)
 }
 
 /** A hop's record of its model calls: the roles and models used, and the tokens reported, summed. */
