@@ -168,14 +168,35 @@ function byPlace(a: PlanIssue, b: PlanIssue): number {
   return (a.file ?? '').localeCompare(b.file ?? '') || (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0)
 }
 
-/** The nodes of the loop (strongly connected component) that `id` sits in, in file order; empty when it is in none. */
-export function loopOf(graph: PlanShape, id: string): string[] {
-  const { ids, numberOf, out } = planEdges(graph.nodes)
-  const at = numberOf.get(id)
-  if (at === undefined) return []
-  const component = stronglyConnectedComponents(out).find((members) => members.includes(at)) ?? []
-  if (component.length === 1 && !out[at]!.includes(at)) return []
-  return component.sort((a, b) => a - b).map((n) => ids[n]!)
+/**
+ * The loop a run went round to come back to `id`, from `walk`, the nodes it
+ * worked, oldest first: the nodes from its last work of `id` on, each leading
+ * to the next (by an edge, or by working again) and the last back to `id`.
+ * Rounds of an inner loop on the way are left out, so each node is named
+ * once, and the loop starts at its node first in file order, so one loop has
+ * one name wherever the run stopped in it. Empty when the run did not come
+ * back to `id` that way (its first visit, or a person moved the run).
+ */
+export function loopOf(graph: PlanShape, id: string, walk: readonly string[]): string[] {
+  const from = walk.lastIndexOf(id)
+  if (from < 0) return []
+  const leads = (node: string, next: string) => node === next || (graph.nodes.get(node)?.edges.some((edge) => edge.target === next) ?? false)
+  const loop: string[] = []
+  for (const node of walk.slice(from)) {
+    if (loop.length > 0 && !leads(loop.at(-1)!, node)) return []
+    const seen = loop.indexOf(node)
+    if (seen >= 0) loop.length = seen + 1
+    else loop.push(node)
+  }
+  if (!leads(loop.at(-1)!, id)) return []
+  const members = new Set(loop)
+  let first = 0
+  for (const each of graph.nodes.keys()) {
+    if (!members.has(each)) continue
+    first = loop.indexOf(each)
+    break
+  }
+  return [...loop.slice(first), ...loop.slice(0, first)]
 }
 
 /** The loops no edge leaves (a node linking only to itself among them), each as its node numbers in file order. */

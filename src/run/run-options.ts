@@ -124,7 +124,7 @@ export interface StopInfo {
   budget: 'max_visits' | 'maxSteps'
   node: string
   visit: number
-  /** The loop the node sits in, as ids; empty when it is in none. */
+  /** The loop the run went round to come back to the node, as ids from its note first in file order; empty when it did not come back round one. */
   loop: string[]
 }
 

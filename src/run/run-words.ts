@@ -26,7 +26,7 @@ export function budgetReason(stop: StopInfo, context: { reworking: boolean; maxV
     ? 'It was working itself again: no condition held.'
     : loop.length > 0
       ? `It sits in the loop ${[...loop, loop[0]].map((each) => `\`${each}\``).join(' -> ')}.`
-      : 'It is not in a loop.'
+      : 'The run came to it without going round a loop.'
   return stop.budget === 'max_visits'
     ? `Budget stop: \`${id}\` was refused visit ${visit}; its budget is max_visits ${context.maxVisits} ` +
         `and it has been visited ${visit - 1} time${visit === 2 ? '' : 's'}. ${where} Raise \`max_visits\` ` +
@@ -36,24 +36,32 @@ export function budgetReason(stop: StopInfo, context: { reworking: boolean; maxV
 
 /**
  * A budget stop as data and words (pure): which budget refuses which visit,
- * the loop the note sits in (itself when it was working itself again), and
+ * the loop the run went round to come back to it (itself when it was working itself again), and
  * the reason. The same for the run that records it and the status that
  * shows it.
  */
 export function stopOf(
   graph: PlanShape,
-  state: Pick<Replay, 'lastHop'>,
+  state: Pick<Replay, 'lastHop' | 'outputs'>,
   position: { node: string; visit: number; budget: StopInfo['budget'] },
   maxSteps: number,
 ): StopInfo & { reason: string } {
   const { node: id, visit, budget } = position
   // A node with no condition holding works again without an edge to itself: a loop the graph does not show.
   const reworking = state.lastHop?.node === id && state.lastHop.decidedBy === 'rework'
-  const loop = reworking ? [id] : graph.nodes.has(id) ? loopOf(graph, id) : []
+  // The loop the run went round to come back here: the notes of the component it sits in may be more.
+  const loop = loopOf(graph, id, workedNodes(state.outputs))
   const stop: StopInfo = { budget, node: id, visit, loop }
   const note = graph.nodes.get(id)
   const reason = budgetReason(stop, { reworking, maxVisits: note?.maxVisits ?? 0, maxSteps, file: note?.file ?? `${id}.md` })
   return { ...stop, reason }
+}
+
+/** The nodes a run worked, oldest first, from its outputs: feedback a person handed on belongs to the visit it followed. */
+export function workedNodes(outputs: readonly StepOutput[]): string[] {
+  return outputs
+    .filter((each, index) => index === 0 || outputs[index - 1]!.node !== each.node || outputs[index - 1]!.visit !== each.visit)
+    .map((each) => each.node)
 }
 
 /** A hop's record of its model calls: the roles and models used, and the tokens reported, summed. */
