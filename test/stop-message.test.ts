@@ -1,7 +1,14 @@
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { runPlan, type StepInput } from 'vaultplan'
+import { startChatServer } from './support/chat-server.js'
+import { vaultplan } from './helpers/cli.js'
 import { noJudge } from './helpers/scripted.js'
 import { note, writeVault } from './helpers/vault.js'
+
+const servers: { close(): Promise<void> }[] = []
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()))
+})
 
 const query = 'Announce the launch'
 const work = async (step: StepInput) => `${step.plan ? `${step.plan}/` : ''}${step.node.id} v${step.visit}`
@@ -97,5 +104,14 @@ describe('a stop before a note’s first visit, after a subplan', () => {
       runVault: dir,
       stop: { budget: 'maxSteps', node: 'draft', visit: 1, loop: [] },
     })
+  })
+
+  it('`vaultplan run` says the run stopped at `draft`, not at the subplan’s last note', async () => {
+    const model = await startChatServer(() => 'done')
+    servers.push(model)
+    const dir = await writeVault(researchThenDraft)
+    const run = await vaultplan(['run', dir, '--query', query, '--no-fsync', '--max-steps', '3'], { env: { LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
+    expect(run.code).toBe(3)
+    expect(run.stdout).toContain(`\nstopped after 3 steps at draft (visit 1 refused)\n${reason}\n`)
   })
 })

@@ -238,10 +238,10 @@ function reporter(out: Io['stdout']): { onEvent: (event: RunEvent) => void; stop
 function finish(result: RunResult, json: boolean, io: Io): number {
   if (json) io.stdout.write(`${printableJson({ type: 'result', ...result })}\n`)
   else {
+    // A stop is at the note it refused, not at the last note worked (which may be deep in a subplan).
+    const at = result.stop ? `${result.stop.node} (visit ${result.stop.visit} refused)` : result.lastNode
     io.stdout.write(
-      printable(
-        `\n${result.status} after ${result.steps} step${result.steps === 1 ? '' : 's'} at ${result.lastNode}${result.reason ? `\n${result.reason}` : ''}`,
-      ) + '\n\n',
+      printable(`\n${result.status} after ${result.steps} step${result.steps === 1 ? '' : 's'} at ${at}${result.reason ? `\n${result.reason}` : ''}`) + '\n\n',
     )
     if (result.status === 'waiting') {
       // The output of the note that waits is not a result: say what to decide, and where.
