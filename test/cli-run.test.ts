@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { startChatServer, stepOf, type ChatRequest } from './support/chat-server.js'
-import { readTree, writeVault } from './helpers/vault.js'
+import { readTree, tempDir, writeVault } from './helpers/vault.js'
 import { reviewedLoop } from './support/plans.js'
-import { bin, vaultplan } from './helpers/cli.js'
+import { bin, root, vaultplan } from './helpers/cli.js'
 
 const servers: { close(): Promise<void> }[] = []
 afterEach(async () => {
@@ -206,6 +206,41 @@ describe('vaultplan run', () => {
     expect(await exited).toBe(0)
     expect(stdout).toContain('approved -> send  [human]')
     expect(await readFile(note, 'utf8')).toContain('- [ ] approved -> [[send]]')
+  })
+
+  test('--wait wakes when a person ticks the box of a note waiting inside a subplan branch', async () => {
+    const model = await startChatServer(reviewer)
+    servers.push(model)
+    const cwd = await tempDir()
+    await cp(join(root, 'vaults/research-fanout'), join(cwd, 'plan'), { recursive: true })
+    const child = spawn(process.execPath, [bin, 'run', 'plan', '--run-vault', 'run', '--query', 'q', '--wait', '--no-fsync'], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', LLM_MODEL: 'm', LLM_BASE_URL: model.url },
+    })
+    let stdout = ''
+    const waiting = new Promise<void>((resolve) =>
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString()
+        if (stdout.includes('--wait: watching')) resolve()
+      }),
+    )
+    const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)))
+    try {
+      await waiting
+      const note = join(cwd, 'run/papers/approve.md')
+      const text = await readFile(note, 'utf8')
+      expect(text).toContain('status: waiting')
+      await writeFile(note, text.replace('- [ ] approved', '- [x] approved'))
+      // A run that never wakes is ended after a while, so the test fails on the exit, not on its timeout.
+      const asleep = setTimeout(() => child.kill('SIGKILL'), 10_000)
+      const code = await exited
+      clearTimeout(asleep)
+      expect(code).toBe(0)
+      expect(stdout).toContain('papers/approve (visit 1)  approved -> read  [human]')
+      expect(stdout).toContain('completed after 7 steps at report')
+    } finally {
+      child.kill('SIGKILL')
+    }
   })
 
   test('waiting: names the note and its choices, and does not print its output as a result', async () => {

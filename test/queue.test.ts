@@ -29,6 +29,15 @@ const humanPlan = {
   'send.md': note({ title: 'Send', body: 'Send it.' }),
 }
 
+/** outline -> research (the subplan research/: find -> summarise) -> write. */
+const subplanPlan = {
+  'outline.md': note({ front: { type: 'start' }, title: 'Outline', body: 'Outline the report.', next: ['[[research]]'] }),
+  'research.md': note({ front: { plan: 'research' }, title: 'Research', body: 'Find the figures.', next: ['[[write]]'] }),
+  'write.md': note({ title: 'Write', body: 'Write the report.' }),
+  'research/find.md': note({ front: { type: 'start' }, title: 'Find sources', body: 'Find them.', next: ['[[summarise]]'] }),
+  'research/summarise.md': note({ title: 'Summarise', body: 'Summarise them.' }),
+}
+
 describe('runs through the queue', () => {
   it('a worker walks a queued run to its end, one job per hop, on the path runPlan takes', async () => {
     const reference = await sequential(draftReview())
@@ -55,6 +64,29 @@ describe('runs through the queue', () => {
     expect(await jobStates(queue)).toEqual({ completed: 5 })
     // As runPlan hands them: the vault (the ledger tools record there) and its ledger.
     expect(handed[0]).toEqual({ vault, ledger: { facts: [], assumptions: [], decisions: [] } })
+  })
+
+  it('a hop inside a subplan gets the worker input runPlan gives, and a failure there names the nested note by its path', async () => {
+    const inputOf = (step: StepInput) => ({ node: step.node.id, plan: step.plan, visit: step.visit, step: step.step, query: step.query, vault: step.vault })
+    const reference = await writeVault(subplanPlan)
+    const direct: unknown[] = []
+    await runPlan(reference, { query, work: scriptedWorker((step) => void direct.push(inputOf(step))), ...stepping, fsync: false })
+
+    const vault = await writeVault(subplanPlan)
+    const name = freshQueueName()
+    const queue = await openQueue(name, { retryLimit: 0 })
+    const queued: unknown[] = []
+    const work = scriptedWorker((step) => {
+      queued.push(inputOf(step))
+      if (step.node.id === 'summarise') throw new Error('the sources are gone')
+    })
+    await testWorker(name, { work, ...stepping })
+    await enqueueRun(queue, { vault, query })
+    const failed = await waitForStatus(queue, (status) => status.failed === 1)
+
+    expect(queued).toEqual(direct.slice(0, 3).map((input) => ({ ...(input as object), vault })))
+    expect(queued[1]).toMatchObject({ node: 'find', plan: 'research' })
+    expect(failed.failures).toEqual([{ vault, error: expect.stringContaining('The worker failed at `research/summarise`, visit 1') }])
   })
 
   it('many runs, two workers: every run ends on the sequential path, and no run ever has two jobs', async () => {

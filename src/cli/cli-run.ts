@@ -256,20 +256,24 @@ function finish(result: RunResult, json: boolean, io: Io): number {
   return result.status === 'completed' ? EXIT.ok : result.status === 'waiting' ? EXIT.waiting : EXIT.stopped
 }
 
-/** Resolves when the waiting note changes on disk (a person ticked a box), or rejects on abort. */
+/**
+ * Resolves when a note the run waits on changes on disk (a person ticked a
+ * box), or rejects on abort. Every note `result.waiting` names is watched,
+ * inside subplans too: their paths are from the vault the run wrote into.
+ */
 async function waitForEdit(result: RunResult, signal: AbortSignal, watching: () => void): Promise<void> {
-  const [{ readTrace }, { loadPlan }] = await Promise.all([import('../run/trace.js'), import('../plan/load-plan.js')])
-  // A proposal waits in its own note, before any trace.
-  const proposal = result.waiting?.find((note) => note.node === 'proposal' && result.runId === '')?.file
-  const trace = proposal === undefined ? await readTrace(result.runVault) : undefined
-  const id = trace?.records.at(-1)?.node ?? result.lastNode
-  const file = resolve(result.runVault, proposal ?? (await loadPlan(result.runVault)).nodes.get(id)?.file ?? `${id}.md`)
+  const files = (result.waiting ?? []).map((note) => resolve(result.runVault, note.file))
   const stampOf = async () => {
-    const info = await stat(file).catch(() => undefined)
-    return info ? `${info.mtimeMs}:${info.size}` : ''
+    const stamps = await Promise.all(
+      files.map(async (file) => {
+        const info = await stat(file).catch(() => undefined)
+        return info ? `${info.mtimeMs}:${info.size}` : ''
+      }),
+    )
+    return stamps.join('|')
   }
   const before = await stampOf()
-  // Said only once the note's stamp is taken, so an edit made right after the message is not missed.
+  // Said only once the notes' stamps are taken, so an edit made right after the message is not missed.
   watching()
   await new Promise<void>((done, fail) => {
     const timer = setInterval(async () => {

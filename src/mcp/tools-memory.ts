@@ -1,7 +1,10 @@
+import { join } from 'node:path'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { invalidate, readLedger, recordEntry } from '../memory/ledger.js'
 import { searchRuns } from '../memory/search-runs.js'
+import { loadPlan } from '../plan/load-plan.js'
+import { readRunStatus } from '../run/run-status.js'
 import { vaultPath } from './paths.js'
 import { guarded, ok } from './results.js'
 import { vaultArg, type ToolContext } from './tools-plan.js'
@@ -13,7 +16,7 @@ const entryArgs = {
   vault: vaultArg,
   text: z.string().min(1).describe('the entry, one or a few sentences'),
   reason: z.string().optional().describe('why: the source of a fact, the reason of a decision'),
-  node: z.string().optional().describe('the note it was found at (step.node.id)'),
+  node: z.string().optional().describe('the note it was found at; by default the note of the step plan_next handed out'),
 }
 const entryOut = { vault: z.string(), id: z.string(), todo: z.string() }
 
@@ -39,7 +42,8 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
       async ({ vault, text, reason, node }) =>
         guarded(context.root, async () => {
           const path = await vaultPath(context.root, vault)
-          const id = await recordEntry(path, { kind, text, ...(reason !== undefined && { reason }), ...(node !== undefined && { node }) })
+          const where = { ...(await pendingVisit(path)), ...(node !== undefined && { node }) }
+          const id = await recordEntry(path, { kind, text, ...(reason !== undefined && { reason }), ...where })
           return ok({ vault, id, todo: kind === 'assumption' ? `If it turns out wrong, call plan_invalidate with id ${id}.` : 'Go on with the step.' })
         }),
     )
@@ -60,7 +64,7 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
     async ({ vault, id, reason }) =>
       guarded(context.root, async () => {
         const path = await vaultPath(context.root, vault)
-        await invalidate(path, id, reason)
+        await invalidate(path, id, reason, await pendingVisit(path))
         const assumption = (await readLedger(path)).assumptions.find((entry) => entry.id === id)
         return ok({ vault, id, valid: assumption?.valid ?? false })
       }),
@@ -101,4 +105,20 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
         return ok({ hits: hits.map((hit) => ({ ...hit })) })
       }),
   )
+}
+
+/**
+ * Where a ledger entry made now belongs: the visit `plan_next` handed out and
+ * no `plan_finish` completed yet (its note `active`), by its step and its
+ * path from the vault, as the ledger tools of a worker inside `runPlan` name
+ * it; none between steps or once the run is over. Without the step, a fork
+ * at a later step would drop the entry and give its id again.
+ */
+async function pendingVisit(vault: string): Promise<{ node?: string; step?: number }> {
+  // A claimed visit is pending whatever budget the run was given: no budget may hide it.
+  const { next } = await readRunStatus(vault, { hops: 0, maxSteps: Number.MAX_SAFE_INTEGER })
+  if (next.kind !== 'work' || next.node === undefined || next.step === undefined) return {}
+  const folder = next.plan === undefined ? vault : join(vault, next.plan)
+  if ((await loadPlan(folder)).nodes.get(next.node)?.status !== 'active') return {}
+  return { node: next.plan === undefined ? next.node : `${next.plan}/${next.node}`, step: next.step }
 }

@@ -1,10 +1,10 @@
 import { join } from 'node:path'
 import type PgBoss from 'pg-boss'
-import { PlanValidationError, RunStateError, StepError } from '../core/errors.js'
+import { PlanValidationError, RunStateError } from '../core/errors.js'
 import type { StepInput } from '../core/types.js'
-import { readLedger } from '../memory/ledger.js'
 import { ModelConfigError } from '../models/llm-client.js'
 import { completeStep, nextStep, type Step, type StepOptions } from '../run/stepping.js'
+import { workVisit } from '../run/work-visit.js'
 import { stampOf } from '../vault/fs-atomic.js'
 import { sendHop, type HopJobData } from './enqueue-run.js'
 import type { RunQueue } from './run-queue.js'
@@ -74,12 +74,7 @@ export async function advanceHop(context: HopContext, job: PgBoss.JobWithMetadat
     after = step
     if (step.kind === 'work') {
       worked = { node: step.node.id, visit: step.visit, step: step.step, key: step.key }
-      let output: string
-      try {
-        output = await context.work(await stepInput(step, vault, context.signal))
-      } catch (error) {
-        throw new StepError(step.node.id, step.visit, error)
-      }
+      const output = await workVisit(step, context.work, { vault, plan: step.plan, signal: context.signal })
       after = await completeOrFollow(vault, step.key, output, options)
     }
     if (after.kind === 'waiting') ({ step: after, stamps } = await settleWaiting(vault, after, options))
@@ -90,21 +85,6 @@ export async function advanceHop(context: HopContext, job: PgBoss.JobWithMetadat
   const outcome = await commitHop(queue, job, after, worked !== undefined, stamps)
   const runId = after.runId
   return { ...base, runId, ...(worked ? { worked } : {}), ...outcome, ms: Date.now() - started }
-}
-
-/** What a worker gets for a claimed visit, as `runPlan` hands it: the vault and its ledger included. */
-async function stepInput(step: Extract<Step, { kind: 'work' }>, vault: string, signal: AbortSignal): Promise<StepInput> {
-  return {
-    node: step.node,
-    query: step.query,
-    visit: step.visit,
-    step: step.step,
-    outputs: step.outputs,
-    key: step.key,
-    signal,
-    vault,
-    ledger: await readLedger(vault),
-  }
 }
 
 /**

@@ -1,6 +1,5 @@
-import { StepError } from '../core/errors.js'
 import { waitsForPerson } from '../core/knobs.js'
-import { createLLM, ModelConfigError, resolveModelConfig } from '../models/llm-client.js'
+import { createLLM, resolveModelConfig } from '../models/llm-client.js'
 import { lockVault } from '../vault/lock.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import type { RunDriver } from './run-driver.js'
@@ -12,10 +11,10 @@ import { prepareRunVault } from './run-vault.js'
 import { proposalGate, proposalResult } from './proposal-gate.js'
 import { runTelemetry } from './telemetry.js'
 import { conditionsOf } from '../models/transitions.js'
-import type { PlanNode, StepInput } from '../core/types.js'
+import type { PlanNode } from '../core/types.js'
 import { VaultSession } from './vault-session.js'
 import { createWorker } from '../models/worker.js'
-import { readLedger } from '../memory/ledger.js'
+import { workVisit } from './work-visit.js'
 import { LEDGER_TOOL_NAMES } from '../memory/ledger-tools.js'
 
 /**
@@ -107,31 +106,7 @@ function worker(top: () => RunDriver, options: RunOptions): NonNullable<TreeSett
     )
     const run = options.work ?? createWorker(model, options.tools ? { tools: options.tools } : {})
     // The ledger is the top vault's: a run's facts are one record, subplans included.
-    const vault = top().vault
-    const input: StepInput = {
-      node: step.node,
-      query: step.query,
-      visit: step.visit,
-      step: step.step,
-      outputs: step.outputs,
-      key: step.key,
-      vault,
-      ledger: await readLedger(vault),
-    }
-    if (plan) input.plan = plan
-    if (options.signal) input.signal = options.signal
-    const id = plan ? `${plan}/${step.node.id}` : step.node.id
-    let output: string
-    try {
-      output = await run(input)
-    } catch (error) {
-      if (options.signal?.aborted) throw options.signal.reason
-      // No model configured is not this step's failure: say what to set.
-      if (error instanceof ModelConfigError) throw error
-      throw new StepError(id, step.visit, error)
-    }
-    if (typeof output !== 'string') throw new StepError(id, step.visit, new TypeError(`Expected the worker to return a string, got \`${typeof output}\``))
-    return output
+    return workVisit(step, run, { vault: top().vault, plan, signal: options.signal })
   }
 }
 
