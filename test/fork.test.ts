@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { forkRun, readLedger, recordEntry, runPlan } from 'vaultplan'
 import { draftReview } from './helpers/plans.js'
 import { reviewJudge, scriptedWorker } from './helpers/scripted.js'
-import { edit, read, readTree, tempDir, writeVault } from './helpers/vault.js'
+import { edit, read, readTree, statuses, tempDir, writeVault } from './helpers/vault.js'
 import { join } from 'node:path'
 
 const query = 'Announce the release'
@@ -31,6 +31,12 @@ describe('forkRun', () => {
       const header = await read(into, '00_plan-trace/trace.md')
       expect(header).toContain(`fork:\n  run: ${original.runId}\n  step: ${step}\n`)
       expect(header).not.toContain(`run: ${original.runId}\nformat`)
+      // The notes read as the run had them right after the step: worked ones `done`, so Obsidian shows the progress.
+      const worked = [[], ['draft'], ['draft', 'review'], ['draft', 'review'], ['draft', 'review'], ['draft', 'review', 'send']][step]!
+      expect({ step, statuses: await statuses(into) }).toEqual({
+        step,
+        statuses: { draft: 'pending', review: 'pending', send: 'pending', ...Object.fromEntries(worked.map((id) => [id, 'done'])) },
+      })
       const work = scriptedWorker()
       const result = await runPlan(into, { ...options, work, llm: reviewJudge('review v2') })
       expect(await path(into)).toEqual(originalPath)
