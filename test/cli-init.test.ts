@@ -60,12 +60,12 @@ describe('vaultplan init', () => {
     const first = await vaultplan(['run', 'x', '--query', 'Announce our release', '--no-fsync'], { cwd, env })
     expect({ code: first.code, stderr: first.stderr }).toEqual({ code: 4, stderr: '' })
     // The stand-in sends the draft back once, then approves it; then a person decides.
-    expect(await standing(cwd, 'x')).toEqual({ phase: 'waiting', nodes: ['approve waiting 1', 'draft done 2', 'publish pending 0', 'review done 2'] })
+    expect(await standing(cwd, 'x')).toEqual({ phase: 'waiting', nodes: ['draft done 2', 'review done 2', 'approve waiting 1', 'publish pending 0'] })
 
     await edit(join(cwd, 'x'), 'approve.md', (text) => text.replace('- [ ] publish -> [[publish]]', '- [x] publish -> [[publish]]'))
     const second = await vaultplan(['run', 'x', '--no-fsync'], { cwd, env })
     expect({ code: second.code, stderr: second.stderr }).toEqual({ code: 0, stderr: '' })
-    expect(await standing(cwd, 'x')).toEqual({ phase: 'completed', nodes: ['approve done 1', 'draft done 2', 'publish done 1', 'review done 2'] })
+    expect(await standing(cwd, 'x')).toEqual({ phase: 'completed', nodes: ['draft done 2', 'review done 2', 'approve done 1', 'publish done 1'] })
     expect(await statuses(join(cwd, 'x'))).toEqual({ approve: 'done', draft: 'done', publish: 'done', review: 'done' })
     // The README note is no step: the run never touched it.
     expect(await readFile(join(cwd, 'x', '00_plan-trace', 'README.md'), 'utf8')).toBe(STARTER_PLAN['00_plan-trace/README.md'])

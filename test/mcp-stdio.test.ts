@@ -90,10 +90,11 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
 
     const status = await agent.call('plan_status', { vault })
     expect(status).toMatchObject({ vault, phase: 'completed', node: 'send' })
+    // In plan order: the start, then along the edges.
     expect(status.nodes.map((node: { id: string; visits: number }) => [node.id, node.visits])).toEqual([
-      ['approve', 1],
       ['draft', 2],
       ['review', 2],
+      ['approve', 1],
       ['send', 1],
     ])
     // The README's transcript is this session: `VAULTPLAN_MCP_TRANSCRIPT=<file> npx vitest run test/mcp-stdio.test.ts` records it.
