@@ -466,7 +466,9 @@ describe('every RunStateError carries its data, typed per code', () => {
     expect([...provoked]).toEqual(RUN_STATE_ERROR_CODES.filter((code) => code !== 'no-start'))
   })
 
-  it('data narrows on code', () => {
+  it('data is checked per code when made, and narrows on code when caught (the typecheck is the test)', () => {
+    // @ts-expect-error: the data of another code
+    expect(new RunStateError('stale-step', 'stale', { choices: [] }).data).toEqual({ choices: [] })
     const error: unknown = new RunStateError('stale-step', 'stale', { pending: null })
     if (error instanceof RunStateError && error.code === 'stale-step') expect(error.data.pending).toBeNull()
     else expect.unreachable()
