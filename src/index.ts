@@ -6,8 +6,12 @@ export {
   StepError,
   VaultPathError,
   VaultplanError,
+  type AnyRunStateError,
+  type LockHolder,
   type ModelErrorCode,
+  type PendingStep,
   type RunStateErrorCode,
+  type RunStateErrorData,
   type VaultPathErrorCode,
   type VaultplanErrorCode,
 } from './core/errors.js'

@@ -107,7 +107,7 @@ it('every error class shares the base, its name and one casing of codes', async 
   const cause = new Error('disk full')
   const errors = [
     new lib.PlanValidationError([{ code: 'dangling-edge', severity: 'error', message: 'x' }], { cause }),
-    new lib.RunStateError('vault-locked', 'held', { cause }),
+    new lib.RunStateError('vault-locked', 'held', { vault: 'v', holder: null }, { cause }),
     new lib.StepError('draft', 1, cause),
     new lib.VaultPathError('vault-missing', 'no such folder', { cause }),
     new lib.ModelConfigError('action', 'no model'),

@@ -27,7 +27,7 @@ export async function ledgerCommand(args: string[], io: Io): Promise<number> {
   try {
     view = await readLedger(vault)
   } catch (error) {
-    return vaultReadFailure(dir, error, io)
+    return vaultReadFailure(dir, error, io, values.json === true)
   }
   if (values.json) {
     io.stdout.write(`${JSON.stringify(view, null, 2)}\n`)

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { displayPath, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, type Io } from './cli-support.js'
+import { displayPath, errorJson, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, type Io } from './cli-support.js'
 import { formatIssue, PlanValidationError, RunStateError, StepError, VaultplanError } from '../core/errors.js'
 import type { RunResult } from '../run/run-options.js'
 import type { RunEvent } from '../core/types.js'
@@ -72,7 +72,7 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
     return EXIT.ok
   }
   const fail = (error: unknown, code: number, text: string) => {
-    if (json) io.stdout.write(`${printableJson(errorObject(error))}\n`)
+    if (json) io.stdout.write(`${printableJson(errorJson(error))}\n`)
     io.stderr.write(printable(text))
     return code
   }
@@ -157,13 +157,6 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
     process.off('SIGINT', interrupt)
     process.off('SIGTERM', interrupt)
   }
-}
-
-/** The error line of `--json`: what a program needs to branch on, never a stack. */
-function errorObject(error: unknown): { name: string; code?: string; message: string } {
-  const { name, message } = error instanceof Error ? error : { name: 'Error', message: String(error) }
-  const code = (error as { code?: unknown } | undefined)?.code
-  return typeof code === 'string' ? { name, code, message } : { name, message }
 }
 
 /** How often the live line on a terminal is redrawn. */

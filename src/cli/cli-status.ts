@@ -42,7 +42,7 @@ export async function statusCommand(args: string[], io: Io): Promise<number> {
   try {
     status = await readRunStatus(vault)
   } catch (error) {
-    return vaultReadFailure(dir, error, io)
+    return vaultReadFailure(dir, error, io, values.json === true)
   }
   const code = status.phase === 'invalid' ? EXIT.invalid : EXIT.ok
   if (values.json) {

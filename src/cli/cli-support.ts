@@ -101,17 +101,26 @@ export function isSystemError(error: unknown): error is NodeJS.ErrnoException & 
 
 /**
  * What a command does when reading a vault failed: a vault that needs a
- * person (an unreadable or too new trace) is exit 1 with its message; an
- * error of the operating system names the path (exit 2); anything else is
- * thrown on.
+ * person (an unreadable or too new trace) is exit 1 with its message (and,
+ * with `json`, its error line on stdout, see {@link errorJson}); an error of
+ * the operating system names the path (exit 2); anything else is thrown on.
  */
-export function vaultReadFailure(dir: string, error: unknown, io: Io): number {
+export function vaultReadFailure(dir: string, error: unknown, io: Io, json = false): number {
   if (error instanceof RunStateError) {
+    if (json) io.stdout.write(`${printableJson(errorJson(error))}\n`)
     io.stderr.write(`vaultplan: ${printable(error.message)}\n`)
     return EXIT.invalid
   }
   if (isSystemError(error)) throw new VaultPathError('vault-unreadable', `cannot read \`${dir}\`: ${printable(error.message)}`, { cause: error })
   throw error
+}
+
+/** The error line of `--json`: what a program branches on (a `RunStateError`'s `data` too, so it never parses the message), never a stack. */
+export function errorJson(error: unknown): { name: string; code?: string; message: string; data?: object } {
+  const { name, message } = error instanceof Error ? error : { name: 'Error', message: String(error) }
+  const code = (error as { code?: unknown } | undefined)?.code
+  if (typeof code !== 'string') return { name, message }
+  return error instanceof RunStateError ? { name, code, message, data: error.data } : { name, code, message }
 }
 
 /** The version in vaultplan's own package.json. */

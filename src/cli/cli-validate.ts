@@ -49,7 +49,7 @@ export async function validateCommand(args: string[], io: Io): Promise<number> {
   try {
     graph = await loadPlan(vault)
   } catch (error) {
-    return vaultReadFailure(dir, error, io)
+    return vaultReadFailure(dir, error, io, values.json === true)
   }
 
   const checked = graph.check(tools ? { tools } : {})

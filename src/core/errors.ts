@@ -1,4 +1,4 @@
-import type { PlanIssue } from './types.js'
+import type { NodeStatus, PlanIssue } from './types.js'
 
 /**
  * The base of every error vaultplan throws for a problem of the user's
@@ -64,13 +64,104 @@ export const RUN_STATE_ERROR_CODES = [
 /** Why a run's state needs a person (or the caller) before it can go on. */
 export type RunStateErrorCode = (typeof RUN_STATE_ERROR_CODES)[number]
 
+/** The runner that holds a vault's lock: its process, its machine, and since when. */
+export interface LockHolder {
+  pid: number
+  host: string
+  since: string
+}
+
+/** The step a run waits to have completed: what `nextStep` returns again, by its key. */
+export interface PendingStep {
+  key: string
+  node: string
+  visit: number
+  step: number
+  /** The subplan folder, relative to the top vault, for a note inside a subplan. */
+  plan?: string
+}
+
+/**
+ * What a {@link RunStateError} carries besides its message, per `code`: the
+ * facts the message states, as fields, so a caller never parses English.
+ * A note is named by its id (`node`) or its file relative to its vault
+ * (`file`, `files`, as in `Step`); a run's own files and folders by the path
+ * the message names (`file`, `path`, `folder`, `vault`).
+ */
+export interface RunStateErrorData extends Record<RunStateErrorCode, object> {
+  /** More than one box is ticked: `ticked` lists the boxes in the way, as choices (`label`, or `next`). */
+  'ambiguous-decision': { node: string; file: string; ticked: string[] }
+  /** A choice outside `choices`, the valid ones (none at a terminal). */
+  'bad-choice': { node: string; choices: string[] }
+  /** The proposal was declined at `version`. */
+  declined: { version: number }
+  /** The ledger was written in `format`; this version reads `supported`. */
+  'ledger-too-new': { file: string; format: number; supported: number }
+  /** The ledger has no vaultplan header, or an entry at `line` this version does not know. */
+  'ledger-unreadable': { file: string; line?: number }
+  /** The vault holds no run (no trace). */
+  'no-run': { vault: string }
+  /** The plan has no start note. */
+  'no-start': { vault: string }
+  /** The run is at `node`, and its note (`file`, when known) is gone. */
+  'node-missing': { node: string; file?: string }
+  /** `node` is not waiting for a person: its `status`, `null` when the vault has no such note; `waiting` lists the notes that are. */
+  'not-waiting': { node: string; status: NodeStatus | null; waiting: string[] }
+  /** These notes kept changing (an editor saving them); `kept` is where a save caught mid-replace was kept. */
+  'note-busy': { files: string[]; kept?: string }
+  /** The proposal note cannot be read. */
+  'proposal-unreadable': { file: string }
+  /** The query the run (or the approved proposal) recorded. */
+  'query-mismatch': { recorded: string }
+  /** The folder a run or a fork would go into holds other files. */
+  'run-vault-not-empty': { folder: string }
+  /** The run vault holds a run of the plan at `source`. */
+  'run-vault-other-plan': { folder: string; source: string }
+  /** The pending step, or `null` when none is (the run waits, stopped or completed). */
+  'stale-step': { pending: PendingStep | null }
+  /** `status` could not be written into the note. */
+  'status-unwritable': { file: string; status: NodeStatus }
+  /** The trace has a record at `line` this version does not know. */
+  'trace-format': { file: string; line: number }
+  /** A file stands where a run folder goes. */
+  'trace-not-folder': { path: string }
+  /** A symlink stands where a run writes. */
+  'trace-outside-vault': { path: string }
+  /** The trace was written in `format`; this version reads `supported`. */
+  'trace-too-new': { file: string; format: number; supported: number }
+  /** The trace has no vaultplan header, or is not a regular file. */
+  'trace-unreadable': { file: string }
+  /** These notes are all `status: active`. */
+  'two-active': { nodes: string[] }
+  /** The runner's lock of `vault` was taken over, by `holder` when its name is readable. */
+  'vault-lock-lost': { vault: string; holder: LockHolder | null }
+  /** `vault` (the one asked for, or one inside or around it) is held by `holder`, `null` when its name is unreadable. */
+  'vault-locked': { vault: string; holder: LockHolder | null }
+}
+
+/** A {@link RunStateError} of any code, as a union: checking `code` narrows `data`. */
+export type AnyRunStateError = { [Code in RunStateErrorCode]: RunStateError<Code> }[RunStateErrorCode]
+
 /**
  * Thrown when the state of a run vault cannot be continued without a person:
  * two `active` nodes, a trace written by a newer vaultplan, a vault held by
- * another runner, ambiguous human decisions.
+ * another runner, ambiguous human decisions. `data` holds the facts the
+ * message states, typed per `code` ({@link RunStateErrorData}); after
+ * `error instanceof RunStateError`, checking `error.code` narrows `error.data`.
  */
-export class RunStateError extends VaultplanError<RunStateErrorCode> {
+export class RunStateError<Code extends RunStateErrorCode = RunStateErrorCode> extends VaultplanError<Code> {
   override readonly name = 'RunStateError'
+  readonly data: RunStateErrorData[Code]
+
+  constructor(code: Code, message: string, data: RunStateErrorData[Code], options?: { cause?: unknown }) {
+    super(code, message, options)
+    this.data = data
+  }
+
+  // `instanceof` narrows to the union of every code's error, not to `RunStateError<any>`, so `code` narrows `data`.
+  static override [Symbol.hasInstance](value: unknown): value is AnyRunStateError {
+    return Function.prototype[Symbol.hasInstance].call(this, value)
+  }
 }
 
 /**

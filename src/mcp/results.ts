@@ -1,4 +1,5 @@
 import { sep } from 'node:path'
+import { z } from 'zod'
 import { formatIssue, PlanValidationError, RunStateError, VaultPathError } from '../core/errors.js'
 import { LLMError, ModelConfigError } from '../models/llm-client.js'
 import type { PlanIssue } from '../core/types.js'
@@ -21,9 +22,35 @@ export function ok(value: Record<string, unknown>): ToolResult {
 }
 
 /**
+ * What a refused call's `structuredContent` holds under `error`: the code to
+ * branch on, the message, the error's data (a `RunStateError`'s, typed per
+ * code; the issues of an invalid plan) and what to do, so a client never
+ * parses the text.
+ */
+export interface Refusal {
+  code: string
+  message: string
+  data?: object
+  todo?: string
+}
+
+/**
+ * A tool's output schema that admits a refusal too (`{ error }`, see
+ * `refusal`). The SDK's client checks an error result's `structuredContent`
+ * against the tool's schema as well, so a refusal that did not fit would
+ * reach the agent as a protocol error instead of its advice. The server
+ * still checks every successful result against `schema` whole.
+ */
+export function orRefusal<Shape extends z.core.$ZodLooseShape>(schema: z.ZodObject<Shape>) {
+  const required = z.toJSONSchema(schema, { io: 'output' }).required ?? []
+  // What clients read (JSON Schema): the result's fields, or the error, its other fields left open (tools/list is paid for on
+  // every turn). The fields stay required in the zod schema the server checks.
+  return schema.extend({ error: z.looseObject({ code: z.string() }).optional() }).meta({ required: undefined, anyOf: [{ required }, { required: ['error'] }] })
+}
+
+/**
  * What to do after a mistake, by error code: the error's own message says
- * what went wrong, this line says which call goes on. No `structuredContent`
- * on errors: clients check it against the tool's output schema.
+ * what went wrong, this line says which call goes on.
  */
 const ADVICE: Record<string, string> = {
   'stale-step': 'Call plan_next: it returns the pending step with its key (it counts nothing again), then plan_finish that step.',
@@ -52,8 +79,12 @@ const ADVICE: Record<string, string> = {
  */
 export function failure(error: unknown, root: string): ToolResult {
   const relative = (message: string) => message.split(`${root}${sep}`).join('')
-  if (error instanceof PlanValidationError) return refusal('plan-invalid', describeIssues(error.issues))
-  if (error instanceof RunStateError || error instanceof PathRefusal || error instanceof VaultPathError) return refusal(error.code, relative(error.message))
+  if (error instanceof PlanValidationError) {
+    const errors = error.issues.filter((issue) => issue.severity === 'error')
+    return refusal('plan-invalid', describeIssues(error.issues), { errors: errors.length, issues: errors.slice(0, LIMITS.issues) })
+  }
+  if (error instanceof RunStateError) return refusal(error.code, relative(error.message), mapStrings(error.data, relative))
+  if (error instanceof PathRefusal || error instanceof VaultPathError) return refusal(error.code, relative(error.message))
   if (error instanceof ModelConfigError) return refusal('model-not-configured', error.message)
   if (error instanceof LLMError) return refusal('llm-failed', `${error.message} Call again, or pass \`choice\` to decide without the model.`)
   throw error
@@ -68,10 +99,23 @@ export async function guarded(root: string, body: () => Promise<ToolResult>): Pr
   }
 }
 
-/** A refusal with its code, the reason, and the advice for the code when there is one. */
-export function refusal(code: string, message: string): ToolResult {
+/**
+ * A refusal with its code, the reason, and the advice for the code when
+ * there is one: in words as the text block, and as `structuredContent`
+ * `{ error }` (see {@link Refusal}).
+ */
+export function refusal(code: string, message: string, data?: object): ToolResult {
   const advice = ADVICE[code]
-  return { content: [{ type: 'text', text: `Error (${code}): ${message}${advice ? `\n${advice}` : ''}` }], isError: true }
+  const error: Refusal = { code, message, ...(data !== undefined && { data }), ...(advice !== undefined && { todo: advice }) }
+  return { content: [{ type: 'text', text: `Error (${code}): ${message}${advice ? `\n${advice}` : ''}` }], structuredContent: { error }, isError: true }
+}
+
+/** `value` with `map` applied to every string in it (the paths under the root in an error's data, as the client names them). */
+function mapStrings<T>(value: T, map: (text: string) => string): T {
+  if (typeof value === 'string') return map(value) as T
+  if (Array.isArray(value)) return value.map((each: unknown) => mapStrings(each, map)) as T
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, each]) => [key, mapStrings(each, map)])) as T
+  return value
 }
 
 /** The errors of a plan, one per line as compilers print them, clipped to `LIMITS.issues`. */

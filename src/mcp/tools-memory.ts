@@ -6,7 +6,7 @@ import { searchRuns } from '../memory/search-runs.js'
 import { loadPlan } from '../plan/load-plan.js'
 import { readRunStatus } from '../run/run-status.js'
 import { vaultPath } from './paths.js'
-import { guarded, ok } from './results.js'
+import { guarded, ok, orRefusal } from './results.js'
 import { vaultArg, type ToolContext } from './tools-plan.js'
 
 /** How many search hits a call returns at most. */
@@ -36,7 +36,7 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
           `an id (${kind === 'fact' ? 'F' : kind === 'assumption' ? 'A' : 'D'}<n>, never reused) and ` +
           `survives fresh runs; the judge of later hops sees facts and valid assumptions.`,
         inputSchema: entryArgs,
-        outputSchema: entryOut,
+        outputSchema: orRefusal(z.object(entryOut)),
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       },
       async ({ vault, text, reason, node }) =>
@@ -58,7 +58,7 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
       description:
         'Marks an assumption of the ledger (id A<n>) as invalid, with the reason; the judge no longer sees it. The entry stays in the ledger, with its history.',
       inputSchema: { vault: vaultArg, id: z.string().describe('the assumption, A<n>'), reason: z.string().min(1).describe('why it no longer holds') },
-      outputSchema: { vault: z.string(), id: z.string(), valid: z.boolean() },
+      outputSchema: orRefusal(z.object({ vault: z.string(), id: z.string(), valid: z.boolean() })),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     async ({ vault, id, reason }) =>
@@ -83,20 +83,22 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
         query: z.string().min(1).describe('words to look for'),
         limit: z.number().int().min(1).max(MAX_HITS).optional().describe(`hits at most (default 10, at most ${MAX_HITS})`),
       },
-      outputSchema: {
-        hits: z.array(
-          z.object({
-            vault: z.string(),
-            runId: z.string(),
-            kind: z.string(),
-            node: z.string().optional(),
-            step: z.number().optional(),
-            file: z.string(),
-            snippet: z.string(),
-            score: z.number(),
-          }),
-        ),
-      },
+      outputSchema: orRefusal(
+        z.object({
+          hits: z.array(
+            z.object({
+              vault: z.string(),
+              runId: z.string(),
+              kind: z.string(),
+              node: z.string().optional(),
+              step: z.number().optional(),
+              file: z.string(),
+              snippet: z.string(),
+              score: z.number(),
+            }),
+          ),
+        }),
+      ),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     async ({ query, limit }) =>

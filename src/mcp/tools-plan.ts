@@ -14,7 +14,7 @@ import { observeRun } from '../run/observe-run.js'
 import { visitsOfSnapshot } from '../run/run-snapshot.js'
 import type { PlanIssue } from '../core/types.js'
 import { confine, PathRefusal, resourceUri, vaultName, vaultPath } from './paths.js'
-import { guarded, LIMITS, ok, type ToolResult } from './results.js'
+import { guarded, LIMITS, ok, orRefusal, type ToolResult } from './results.js'
 import { findVaults, isPlanFolder } from './vaults.js'
 
 /** What every tool works from: the root it serves, as a real path. */
@@ -49,19 +49,21 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
         'its query and the note the run is at. A vault is a folder of markdown notes that holds a run ' +
         'or a note with a `## Next` list.',
       inputSchema: {},
-      outputSchema: {
-        vaults: z.array(
-          z.object({
-            vault: z.string(),
-            phase: z.enum([...PHASES, 'unreadable']),
-            query: z.string().optional(),
-            node: z.string().optional(),
-            problem: z.string().optional(),
-          }),
-        ),
-        truncated: z.boolean().describe('more vaults exist than listed'),
-        note: z.string().optional(),
-      },
+      outputSchema: orRefusal(
+        z.object({
+          vaults: z.array(
+            z.object({
+              vault: z.string(),
+              phase: z.enum([...PHASES, 'unreadable']),
+              query: z.string().optional(),
+              node: z.string().optional(),
+              problem: z.string().optional(),
+            }),
+          ),
+          truncated: z.boolean().describe('more vaults exist than listed'),
+          note: z.string().optional(),
+        }),
+      ),
       annotations: readOnly,
     },
     async () => guarded(context.root, () => listVaults(context)),
@@ -76,14 +78,16 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
         'each issue with its code (dangling-edge, cycle-without-exit, no-start, ...), severity, message, ' +
         'file and line. Errors stop a run; warnings do not. Reads only.',
       inputSchema: { vault: vaultArg },
-      outputSchema: {
-        vault: z.string(),
-        valid: z.boolean(),
-        errors: z.number().int(),
-        warnings: z.number().int(),
-        issues: z.array(issueSchema),
-        more: z.string().optional(),
-      },
+      outputSchema: orRefusal(
+        z.object({
+          vault: z.string(),
+          valid: z.boolean(),
+          errors: z.number().int(),
+          warnings: z.number().int(),
+          issues: z.array(issueSchema),
+          more: z.string().optional(),
+        }),
+      ),
       annotations: readOnly,
     },
     async ({ vault }) => guarded(context.root, () => validateVault(context, vault)),
@@ -105,13 +109,15 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
         'An invalid document writes nothing and the error lists every problem. Then call plan_next with the vault and a query to start.',
       ].join('\n'),
       inputSchema: { vault: vaultArg.describe('the new folder, relative to the root; it must not exist'), document: z.string().describe('the plan document') },
-      outputSchema: {
-        vault: z.string(),
-        start: z.string(),
-        notes: z.array(z.object({ id: z.string(), file: z.string(), uri: z.string() })),
-        warnings: z.array(issueSchema),
-        todo: z.string(),
-      },
+      outputSchema: orRefusal(
+        z.object({
+          vault: z.string(),
+          start: z.string(),
+          notes: z.array(z.object({ id: z.string(), file: z.string(), uri: z.string() })),
+          warnings: z.array(issueSchema),
+          todo: z.string(),
+        }),
+      ),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     async ({ vault, document }) => guarded(context.root, () => createVault(context, vault, document)),
@@ -127,7 +133,7 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
         "waiting for a person; the budget that ran out; the final output), each note's status and visits " +
         "against its budget, the last hops and who decided them, and the plan's issues.",
       inputSchema: { vault: vaultArg },
-      outputSchema: z.looseObject({ vault: z.string(), phase: z.enum(PHASES), nodes: z.array(z.looseObject({ id: z.string() })), todo: z.string() }),
+      outputSchema: orRefusal(z.looseObject({ vault: z.string(), phase: z.enum(PHASES), nodes: z.array(z.looseObject({ id: z.string() })), todo: z.string() })),
       annotations: readOnly,
     },
     async ({ vault }) => guarded(context.root, () => statusOf(context, vault)),
@@ -144,7 +150,7 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
         'a run, each note shows its visits against its budget and its status as a colour. An invalid ' +
         'plan is pictured too.',
       inputSchema: { vault: vaultArg, format: z.enum(PICTURES).optional().describe('default mermaid') },
-      outputSchema: { vault: z.string(), format: z.string(), picture: z.string(), more: z.string().optional() },
+      outputSchema: orRefusal(z.object({ vault: z.string(), format: z.string(), picture: z.string(), more: z.string().optional() })),
       annotations: readOnly,
     },
     async ({ vault, format }) => guarded(context.root, () => pictureOf(context, vault, format ?? 'mermaid')),

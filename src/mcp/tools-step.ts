@@ -5,7 +5,7 @@ import { completeStep, nextStep } from '../run/stepping.js'
 import type { StepOptions } from '../run/stepping.js'
 import { readTrace } from '../run/trace.js'
 import { vaultPath } from './paths.js'
-import { guarded, ok, refusal } from './results.js'
+import { guarded, ok, orRefusal, refusal } from './results.js'
 import { stepResultSchema, viewStep } from './step-view.js'
 import { vaultArg, type ToolContext } from './tools-plan.js'
 
@@ -25,7 +25,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
         'The first call on a vault that has not run needs `query`: what the run is for.',
       ].join('\n'),
       inputSchema: { vault: vaultArg, query: z.string().optional().describe('what the run is for; needed to start a run, left out to go on with one') },
-      outputSchema: stepResultSchema,
+      outputSchema: orRefusal(stepResultSchema),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     async ({ vault, query }) =>
@@ -64,7 +64,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
         output: z.string().describe('what you produced for the note'),
         choice: z.string().optional().describe("one of the step's conditions"),
       },
-      outputSchema: stepResultSchema,
+      outputSchema: orRefusal(stepResultSchema),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     async ({ vault, key, output, choice }) =>
@@ -91,7 +91,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
         edge: z.string().describe("one of the note's choices"),
         feedback: z.string().optional().describe("the person's words, if any"),
       },
-      outputSchema: { vault: z.string(), node: z.string(), edge: z.string(), feedback: z.string().optional(), todo: z.string() },
+      outputSchema: orRefusal(z.object({ vault: z.string(), node: z.string(), edge: z.string(), feedback: z.string().optional(), todo: z.string() })),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     async ({ vault, node, edge, feedback }) =>

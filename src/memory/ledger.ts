@@ -237,12 +237,15 @@ export function replayLedger(text: string, vault: string): { view: LedgerView; n
   const data = parseFrontmatter(text).data
   const format = Number(data.format)
   if (data.vaultplan !== 'ledger' || !Number.isInteger(format)) {
-    throw new RunStateError('ledger-unreadable', `The ledger \`${join(vault, LEDGER_FILE)}\` has no vaultplan header; move it away to start a new one`)
+    throw new RunStateError('ledger-unreadable', `The ledger \`${join(vault, LEDGER_FILE)}\` has no vaultplan header; move it away to start a new one`, {
+      file: join(vault, LEDGER_FILE),
+    })
   }
   if (format > LEDGER_FORMAT) {
     throw new RunStateError(
       'ledger-too-new',
       `The ledger of \`${vault}\` was written in format ${format} by a newer vaultplan; this version reads format ${LEDGER_FORMAT}. Upgrade vaultplan to use it.`,
+      { file: join(vault, LEDGER_FILE), format, supported: LEDGER_FORMAT },
     )
   }
   const view = emptyView()
@@ -270,6 +273,7 @@ export function replayLedger(text: string, vault: string): { view: LedgerView; n
       new RunStateError(
         'ledger-unreadable',
         `Line ${index + 1} of the ledger \`${join(vault, LEDGER_FILE)}\` ${why}; this version cannot read it. Move the ledger away or fix that line.`,
+        { file: join(vault, LEDGER_FILE), line: index + 1 },
       )
     const parsed = recordSchema.safeParse(json)
     if (!parsed.success)

@@ -46,11 +46,16 @@ export async function decide(vault: string, node: string, decision: Decision): P
     const all = notesOfTree(graph)
     const planNode = all.get(node.normalize('NFC')) ?? all.get(node.replace(/\.md$/i, '').normalize('NFC'))
     if (!planNode)
-      throw new RunStateError('not-waiting', `The vault \`${vault}\` has no note \`${node}\`; the notes waiting for a person are ${waitingOf(all.values())}.`)
+      throw new RunStateError('not-waiting', `The vault \`${vault}\` has no note \`${node}\`; the notes waiting for a person are ${waitingOf(all.values())}.`, {
+        node,
+        status: null,
+        waiting: waitingIds(all.values()),
+      })
     if (planNode.status !== 'waiting') {
       throw new RunStateError(
         'not-waiting',
         `\`${planNode.file ?? node}\` is \`status: ${planNode.status}\`, not waiting for a person; the notes waiting are ${waitingOf(all.values())}.`,
+        { node: planNode.id, status: planNode.status, waiting: waitingIds(all.values()) },
       )
     }
     const index = edgeIndex(planNode, decision.edge)
@@ -61,7 +66,9 @@ export async function decide(vault: string, node: string, decision: Decision): P
     // Its edges are no longer the plan's (a person edited them): the plan is loaded again.
     if (edited !== undefined) return
     if (attempt >= ATTEMPTS)
-      throw new RunStateError('note-busy', `\`${planNode.file}\` kept changing while the decision was written; nothing was changed. Try again.`)
+      throw new RunStateError('note-busy', `\`${planNode.file}\` kept changing while the decision was written; nothing was changed. Try again.`, {
+        files: [file],
+      })
   }
 }
 
@@ -76,6 +83,7 @@ function decided(planNode: PlanNode, file: string, text: string, index: number, 
     throw new RunStateError(
       'ambiguous-decision',
       `\`${planNode.file}\` has \`${edge.label || 'next'} -> [[${edge.target}]]\` ticked already; untick it first, or decide that edge.`,
+      { node: planNode.id, file, ticked: [edge.label || 'next'] },
     )
   }
   const updated = item.checked === true ? text : tickBox(text, item.itemLine)
@@ -92,6 +100,7 @@ function edgeIndex(node: PlanNode, choice: string): number {
     throw new RunStateError(
       'bad-choice',
       `\`${choice}\` ${found.length === 0 ? 'names no edge' : 'names several edges'} of \`${node.id}\`; its choices are ${choices}. Nothing was changed.`,
+      { node: node.id, choices: node.edges.map((edge) => edge.label || 'next') },
     )
   }
   return found[0]!
@@ -107,6 +116,10 @@ function notesOfTree(graph: PlanGraph, folder = '', into = new Map<string, PlanN
 }
 
 function waitingOf(nodes: Iterable<PlanNode>): string {
-  const waiting = [...nodes].filter((node) => node.status === 'waiting').map((node) => `\`${node.id}\``)
+  const waiting = waitingIds(nodes).map((id) => `\`${id}\``)
   return waiting.length > 0 ? waiting.join(', ') : 'none'
+}
+
+function waitingIds(nodes: Iterable<PlanNode>): string[] {
+  return [...nodes].filter((node) => node.status === 'waiting').map((node) => node.id)
 }

@@ -60,7 +60,7 @@ export async function forkRun(vault: string, options: ForkOptions): Promise<stri
   const source = resolve(vault)
   await assertFolder(source, vault)
   const trace = await readTrace(source)
-  if (!trace) throw new RunStateError('no-run', `\`${vault}\` holds no run to fork (no \`00_plan-trace/trace.md\`); run it first.`)
+  if (!trace) throw new RunStateError('no-run', `\`${vault}\` holds no run to fork (no \`00_plan-trace/trace.md\`); run it first.`, { vault })
   const top = await readRuns(source, trace.header)
   const steps = wholeRunSteps(top)
   const { step } = options
@@ -68,7 +68,8 @@ export async function forkRun(vault: string, options: ForkOptions): Promise<stri
     throw new TypeError(`Expected \`step\` to be an integer from 0 to ${steps} (the steps of run \`${trace.header.run}\`), got \`${String(step)}\``)
   const target = resolve(options.into)
   const entries = await readdir(target).catch(() => [] as string[])
-  if (entries.length > 0) throw new RunStateError('run-vault-not-empty', `\`${options.into}\` is not empty; fork into a new or empty folder.`)
+  if (entries.length > 0)
+    throw new RunStateError('run-vault-not-empty', `\`${options.into}\` is not empty; fork into a new or empty folder.`, { folder: options.into })
   const fsync = options.fsync ?? true
   const cut = cutAt(top, step)
   const fill = async (temp: string) => {

@@ -138,7 +138,8 @@ export class NoteJournal {
     if (this.fd === undefined) {
       let created = false
       try {
-        if (!lstatSync(this.path).isFile()) throw new RunStateError('trace-unreadable', `\`${this.path}\` is not a regular file; move it away`)
+        if (!lstatSync(this.path).isFile())
+          throw new RunStateError('trace-unreadable', `\`${this.path}\` is not a regular file; move it away`, { file: this.path })
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
         created = true
@@ -146,7 +147,7 @@ export class NoteJournal {
       const fd = openSync(this.path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600)
       if (!fstatSync(fd).isFile()) {
         closeSync(fd)
-        throw new RunStateError('trace-unreadable', `\`${this.path}\` is not a regular file; move it away`)
+        throw new RunStateError('trace-unreadable', `\`${this.path}\` is not a regular file; move it away`, { file: this.path })
       }
       this.fd = fd
       // A new journal's name must be on the disk before anything relies on it.

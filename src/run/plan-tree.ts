@@ -112,6 +112,12 @@ export class PlanTree {
     throw new RunStateError(
       'stale-step',
       `The key \`${key}\` is not the pending step of \`${this.root.vault}\`; nothing was written.${now} Call nextStep to get the current step.`,
+      {
+        pending:
+          step.kind === 'work'
+            ? { key: step.key, node: step.node.id, visit: step.visit, step: step.step, ...(step.plan !== undefined && { plan: step.plan }) }
+            : null,
+      },
     )
   }
 

@@ -38,6 +38,7 @@ export async function proposalGate(
       throw new RunStateError(
         'ambiguous-decision',
         `\`${PROPOSAL_FILE}\` has ${stand.ticked.map((each) => `\`${each}\``).join(' and ')} ticked; tick exactly one, then run the vault again.`,
+        { node: PROPOSAL_NODE, file: PROPOSAL_FILE, ticked: stand.ticked },
       )
     case 'decline':
       await setProposalStatus(vault, 'declined')
@@ -58,6 +59,7 @@ export async function proposalGate(
       `The proposal in \`${vault}\` was approved for the query ${JSON.stringify(clipLine(note.query))}, ` +
         `not ${JSON.stringify(clipLine(options.query))}. Nothing was changed: leave the query out to ` +
         `run the approved plan, or pass \`fresh: true\` to run it for another query.`,
+      { recorded: note.query },
     )
   }
   if (stand.kind === 'approve') await setProposalStatus(vault, 'approved')
@@ -79,7 +81,9 @@ export function proposalResult(step: Extract<Step, { kind: 'waiting' }>, vault: 
 }
 
 function declined(vault: string, note: ProposalNote): RunStateError {
-  return new RunStateError('declined', `The proposal in \`${vault}\` (v${note.version}) was declined: its plan never runs. Propose again for a new plan.`)
+  return new RunStateError('declined', `The proposal in \`${vault}\` (v${note.version}) was declined: its plan never runs. Propose again for a new plan.`, {
+    version: note.version,
+  })
 }
 
 /** Sets the proposal's `status:`, every other byte kept; an edit saved meanwhile is read again (see `editNote`). */

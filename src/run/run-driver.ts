@@ -118,10 +118,11 @@ export class RunDriver {
             'two-active',
             `Two notes are \`status: active\` (${position.nodes.map((id) => `\`${this.fileOf(id)}\``).join(', ')}); ` +
               `a run is at one node at a time. Set all but one to \`done\` or \`pending\`, then run again.`,
+            { nodes: position.nodes },
           )
         case 'no-start':
           this.session.graph.startNode()
-          throw new RunStateError('no-start', 'The plan has no start node.')
+          throw new RunStateError('no-start', 'The plan has no start node.', { vault: this.vault })
         case 'work':
           return this.claimVisit(position)
         case 'judge': {
@@ -167,6 +168,7 @@ export class RunDriver {
       throw new RunStateError(
         'stale-step',
         `The key \`${key}\` is not the pending step of \`${this.vault}\`; nothing was written.${now} Call nextStep to get the current step.`,
+        { pending: claimed ? { key: visitKey(this.runId, claimed.node, claimed.visit), node: claimed.node, visit: claimed.visit, step: claimed.step } : null },
       )
     }
     // No refresh here: an edit that breaks the plan during the work must not cost the work (the judge refreshes).
@@ -309,6 +311,7 @@ export class RunDriver {
         'ambiguous-decision',
         `\`${this.fileOf(id)}\` has ${ticked.length} boxes ticked (${ticked.map((edge) => `\`${edge.label || 'next'} -> [[${edge.target}]]\``).join(', ')}); ` +
           `tick exactly one, then run the vault again.`,
+        { node: id, file: this.fileOf(id), ticked: ticked.map((edge) => edge.label || 'next') },
       )
     }
     const edge = ticked[0]
@@ -387,6 +390,7 @@ export class RunDriver {
       throw new RunStateError(
         'node-missing',
         `The run is at \`${id}\`, but the vault has no such note any more. Restore it, or set another note \`status: active\` to move the run there.`,
+        { node: id },
       )
     return node
   }

@@ -44,6 +44,7 @@ export async function openRun(
         `not ${JSON.stringify(clipLine(options.query))}. Nothing was changed: leave the query out (or ` +
         `pass the same one) to go on with that run, or pass \`fresh: true\` to start over with the ` +
         `new query.`,
+      { recorded: trace.header.query },
     )
   }
   if (!trace && options.query === undefined) throw new TypeError('Expected `query` for a new run (the vault holds no run to resume), got `undefined`')

@@ -122,6 +122,7 @@ async function holdsPlan(folder: string, planFiles: string[], source: string): P
       throw new RunStateError(
         'run-vault-other-plan',
         `The run vault \`${folder}\` holds a run of another plan (\`${trace.header.source}\`, not \`${source}\`); pick another run vault, or an empty folder.`,
+        { folder, source: trace.header.source },
       )
     }
     return true
@@ -140,6 +141,7 @@ async function holdsPlan(folder: string, planFiles: string[], source: string): P
   throw new RunStateError(
     'run-vault-not-empty',
     `The run vault \`${folder}\` holds other notes and no run of this plan; pick an empty folder (or one holding a run of this plan) so the plan's copy does not mix with them.`,
+    { folder },
   )
 }
 

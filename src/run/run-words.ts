@@ -129,7 +129,10 @@ export function checkChoice(node: PlanNode, choice: string, predicates: Record<s
   const conditions = conditionsOf(node, predicates)
   const valid =
     conditions.length > 0 ? `the valid choices are ${conditions.map((each) => `\`${each}\``).join(', ')}` : 'the note is a terminal and takes no choice'
-  throw new RunStateError('bad-choice', `\`${String(choice)}\` is not a choice of \`${node.id}\`: ${valid}. Nothing was written.`)
+  throw new RunStateError('bad-choice', `\`${String(choice)}\` is not a choice of \`${node.id}\`: ${valid}. Nothing was written.`, {
+    node: node.id,
+    choices: conditions,
+  })
 }
 
 /**

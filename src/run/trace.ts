@@ -97,12 +97,15 @@ export function parseTrace(vault: string, text: string, earlier?: ParsedTrace): 
   const { data } = parseFrontmatter(text)
   const format = Number(data.format)
   if (!Number.isInteger(format) || data.vaultplan !== 'trace') {
-    throw new RunStateError('trace-unreadable', `The trace \`${tracePaths(vault).trace}\` has no vaultplan header; move it away or run with \`fresh: true\``)
+    throw new RunStateError('trace-unreadable', `The trace \`${tracePaths(vault).trace}\` has no vaultplan header; move it away or run with \`fresh: true\``, {
+      file: tracePaths(vault).trace,
+    })
   }
   if (format > TRACE_FORMAT) {
     throw new RunStateError(
       'trace-too-new',
       `The trace in \`${vault}\` was written in format ${format} by a newer vaultplan; this version reads format ${TRACE_FORMAT}. Upgrade vaultplan to resume it.`,
+      { file: tracePaths(vault).trace, format, supported: TRACE_FORMAT },
     )
   }
   const header: TraceHeader = { run: String(data.run), format, query: String(data.query ?? ''), started: String(data.started ?? '') }
@@ -140,6 +143,7 @@ function parseRecords(vault: string, part: string, format: number, before: numbe
         `The trace \`${tracePaths(vault).trace}\` line ${lineNumber} holds a record this vaultplan ` +
           `does not know (${parsed.error.issues[0]?.message ?? 'unknown fields'}); it was written by ` +
           `another version, or edited. Move the trace away, or run with \`fresh: true\`.`,
+        { file: tracePaths(vault).trace, line: lineNumber },
       )
     }
   }
@@ -180,7 +184,8 @@ export class TraceAppender {
    */
   static async open(vault: string, options: WriteOptions): Promise<TraceAppender> {
     const path = tracePaths(vault).trace
-    const refuse = () => new RunStateError('trace-unreadable', `The trace \`${path}\` is not a regular file; move it away or run with \`fresh: true\``)
+    const refuse = () =>
+      new RunStateError('trace-unreadable', `The trace \`${path}\` is not a regular file; move it away or run with \`fresh: true\``, { file: path })
     if (!lstatSync(path).isFile()) throw refuse()
     const fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK)
     if (!fstatSync(fd).isFile()) {

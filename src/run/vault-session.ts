@@ -177,6 +177,7 @@ export class VaultSession {
       throw new RunStateError(
         'status-unwritable',
         `Cannot write \`status: ${status}\` into \`${file}\`: ${(error as Error).message}. The note is unchanged; fix its frontmatter and run again.`,
+        { file, status },
         { cause: error },
       )
     }
@@ -240,6 +241,7 @@ export class VaultSession {
       throw new RunStateError(
         'node-missing',
         `The run is at \`${id}\`, but its note \`${file}\` was deleted. Restore it, or set another note \`status: active\` to move the run there.`,
+        { node: id, file },
       )
     return node.id
   }

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import lockfile from 'proper-lockfile'
-import { RunStateError } from '../core/errors.js'
+import { RunStateError, type LockHolder } from '../core/errors.js'
 import { isInside, sameStamp, stampOfSync, writeFileAtomic, type FileStamp } from './fs-atomic.js'
 import { runFolder } from './run-file-path.js'
 import { TRACE_FOLDER } from './run-folder.js'
@@ -16,11 +16,7 @@ export interface VaultLock {
 }
 
 /** A runner that holds a vault's lock. */
-export interface Holder {
-  pid: number
-  host: string
-  since: string
-}
+export type Holder = LockHolder
 
 /** A lock of another machine counts as gone when it has not been refreshed for this long. */
 const STALE_MS = 10_000
@@ -112,6 +108,8 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
   const lockPath = join(folder, '.lock')
   const holderPath = join(folder, '.lock-holder.json')
   let lost: Error | undefined
+  /** Who took the lock over, when its holder file names them. */
+  let lostTo: Holder | null = null
   const lockOptions = {
     lockfilePath: lockPath,
     realpath: false,
@@ -132,6 +130,7 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
       new RunStateError(
         'vault-locked',
         `The vault \`${vault}\` is being run by ${who}. Wait for it to finish, or stop it; a lock left by a killed process is taken over once it is ${orphanMs / 1000} s old.`,
+        { vault, holder: holder ?? null },
         { cause: error },
       )
     const named = holder ? `process ${holder.pid} on ${holder.host}, since ${holder.since}` : 'another process'
@@ -160,13 +159,14 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
       `The vault \`${vault}\` ${nested.above ? 'is inside' : 'holds'} \`${nested.vault}\`, which ` +
         `is being run by process ${nested.holder.pid} on ${nested.holder.host}, since ${nested.holder.since}; ` +
         `both would write the same notes. Wait for it to finish, or stop it.`,
+      { vault: nested.vault, holder: nested.holder },
     )
   }
   heldHere.add(real)
   const ours = `${JSON.stringify(holder)}\n`
   return {
     check() {
-      if (lost) throw new RunStateError('vault-lock-lost', `Lost the lock of \`${vault}\`: ${lost.message}`, { cause: lost })
+      if (lost) throw new RunStateError('vault-lock-lost', `Lost the lock of \`${vault}\`: ${lost.message}`, { vault, holder: lostTo }, { cause: lost })
       // Looked at each time, not only when the refresh timer runs: a runner paused past a takeover must not write on waking.
       // A takeover renames a new holder file into place (another inode), so the version we wrote needs a stat, not a read.
       const stamp = stampOrNothing(holderPath)
@@ -175,9 +175,11 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
       if (now === ours) confirmed = stamp
       else {
         lost = new Error(now === undefined ? 'its holder file is gone' : `it is held by ${now.trim()} now`)
+        lostTo = (now === undefined ? undefined : parseHolder(now)) ?? null
         throw new RunStateError(
           'vault-lock-lost',
           `Lost the lock of \`${vault}\`: ${lost.message}. Nothing more is written; run the vault again once the other run is done.`,
+          { vault, holder: lostTo },
         )
       }
     },
@@ -192,8 +194,17 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
 
 async function readHolder(path: string): Promise<Holder | undefined> {
   try {
-    const holder = JSON.parse(await readFile(path, 'utf8')) as Holder
-    return typeof holder.pid === 'number' ? holder : undefined
+    return parseHolder(await readFile(path, 'utf8'))
+  } catch {
+    return undefined
+  }
+}
+
+/** The holder a holder file's text names (its three fields only: it is handed on in errors), or `undefined`. */
+function parseHolder(text: string): Holder | undefined {
+  try {
+    const { pid, host, since } = JSON.parse(text) as Partial<Holder>
+    return typeof pid === 'number' ? { pid, host: String(host), since: String(since) } : undefined
   } catch {
     return undefined
   }

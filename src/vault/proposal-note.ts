@@ -76,7 +76,12 @@ export async function readProposalNote(vault: string, forRewrite = false): Promi
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     if (error instanceof RunStateError) throw error
-    throw new RunStateError('proposal-unreadable', `\`${PROPOSAL_FILE}\` in \`${vault}\` cannot be read (${(error as Error).message}).`, { cause: error })
+    throw new RunStateError(
+      'proposal-unreadable',
+      `\`${PROPOSAL_FILE}\` in \`${vault}\` cannot be read (${(error as Error).message}).`,
+      { file: PROPOSAL_FILE },
+      { cause: error },
+    )
   }
   return { ...parseProposal(text, vault), text }
 }
@@ -93,6 +98,7 @@ export function parseProposal(text: string, vault = '.'): ProposalNote {
     new RunStateError(
       'proposal-unreadable',
       `\`${PROPOSAL_FILE}\` in \`${vault}\` ${why}; restore it (the previous versions are under \`${PROPOSALS_FOLDER}/\`), or remove it to run the plan unapproved.`,
+      { file: PROPOSAL_FILE },
     )
   if (problems.length > 0) throw unreadable(`has frontmatter that cannot be read (${problems[0]!.message})`)
   const version = data.version
@@ -242,11 +248,16 @@ export async function decideProposal(vault: string, decision: { edge: string; fe
       throw new RunStateError(
         'bad-choice',
         `\`${decision.edge}\` ${missing}; its choices are ${PROPOSAL_CHOICES.map((each) => `\`${each}\``).join(', ')}. Nothing was changed.`,
+        { node: PROPOSAL_NODE, choices: [...PROPOSAL_CHOICES] },
       )
     }
     const other = note.ticked.find((each) => each !== choice)
     if (other !== undefined)
-      throw new RunStateError('ambiguous-decision', `\`${PROPOSAL_FILE}\` has \`${other}\` ticked already; untick it first, or decide \`${other}\`.`)
+      throw new RunStateError('ambiguous-decision', `\`${PROPOSAL_FILE}\` has \`${other}\` ticked already; untick it first, or decide \`${other}\`.`, {
+        node: PROPOSAL_NODE,
+        file: PROPOSAL_FILE,
+        ticked: [other],
+      })
     const updated = note.ticked.includes(choice) ? text : tickBox(text, line)
     return decision.feedback !== undefined && decision.feedback.trim() !== '' ? addFeedback(updated, decision.feedback) : updated
   })

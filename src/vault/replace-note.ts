@@ -141,6 +141,7 @@ export async function recoverCaughtSave(
     throw new RunStateError(
       'note-busy',
       `\`${basename(path)}\` kept changing for ${MAX_SETTLE_MS / 1000} s while it was replaced (an editor saving it?); the save is kept in \`${basename(caught)}\` for the next run.`,
+      { files: [basename(path)], kept: basename(caught) },
     )
   if (saved === undefined) return { kind: 'changed' }
   const text = redo(saved)
@@ -229,7 +230,7 @@ export async function editNote(
     if (write.park === undefined) await replacedFilesFreed()
     return { text: replaced.text ?? updated, stamp: replaced.stamp, written: true }
   }
-  throw new RunStateError('note-busy', `\`${file}\` kept changing while it was written; nothing was changed. Try again.`)
+  throw new RunStateError('note-busy', `\`${file}\` kept changing while it was written; nothing was changed. Try again.`, { files: [file] })
 }
 
 /**

@@ -31,12 +31,14 @@ export function runFolder(vault: string, folder: string): string {
       throw new RunStateError(
         'trace-outside-vault',
         `\`${path}\` is a symlink; a run writes its files only into real folders of its vault. Remove it (or put a folder in its place), then run again.`,
+        { path },
       )
     }
     if (!info.isDirectory()) {
       throw new RunStateError(
         'trace-not-folder',
         `\`${path}\` is a file, not a folder; move it away (a run writes its trace, outputs and lock under \`${folder.split('/')[0]}\`), then run again.`,
+        { path },
       )
     }
   }
@@ -55,7 +57,9 @@ export function runFilePath(vault: string, file: string): string {
   const cut = file.lastIndexOf('/')
   const path = join(runFolder(vault, cut < 0 ? '' : file.slice(0, cut)), file.slice(cut + 1))
   if (lstatOrNothing(path)?.isSymbolicLink()) {
-    throw new RunStateError('trace-outside-vault', `\`${path}\` is a symlink; a run writes its files only as files of its own. Remove it, then run again.`)
+    throw new RunStateError('trace-outside-vault', `\`${path}\` is a symlink; a run writes its files only as files of its own. Remove it, then run again.`, {
+      path,
+    })
   }
   return path
 }

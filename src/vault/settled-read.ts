@@ -141,6 +141,7 @@ export async function readSettledNote(file: string, path: string, changed: boole
     throw new RunStateError(
       'note-busy',
       `\`${file}\` kept changing for ${MAX_SETTLE_MS / 1000} s (an editor saving it?); nothing was written into it. Run again once it is saved.`,
+      { files: [file] },
     )
   }
   return found
@@ -169,6 +170,7 @@ export function busyOr<T>(check: () => T): T {
     throw new RunStateError(
       'note-busy',
       `${busy.map((issue) => `\`${issue.file}\``).join(', ')} kept changing for ${MAX_SETTLE_MS / 1000} s (an editor saving it?) and was not read, so the plan is not valid without it. Run again once it is saved.\n${(error as Error).message}`,
+      { files: busy.flatMap((issue) => (issue.file === undefined ? [] : [issue.file])) },
     )
   }
 }

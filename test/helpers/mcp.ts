@@ -23,6 +23,8 @@ export interface TestClient {
   call(tool: string, args?: Record<string, unknown>): Promise<any>
   /** Calls a tool that must fail as a tool result (`isError: true`); its text. */
   refuse(tool: string, args?: Record<string, unknown>): Promise<string>
+  /** Calls a tool that must fail as a tool result (`isError: true`); its `structuredContent`. */
+  refusal(tool: string, args?: Record<string, unknown>): Promise<any>
   close(): Promise<void>
 }
 
@@ -54,6 +56,11 @@ function wrap(client: Client, close: () => Promise<void>): TestClient {
       const { result, text } = await invoke(tool, args)
       if (!result.isError) throw new Error(`${tool} succeeded, expected a refusal: ${text}`)
       return text
+    },
+    async refusal(tool, args = {}) {
+      const { result, text } = await invoke(tool, args)
+      if (!result.isError) throw new Error(`${tool} succeeded, expected a refusal: ${text}`)
+      return result.structuredContent
     },
     close,
   }
