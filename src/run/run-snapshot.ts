@@ -59,11 +59,11 @@ export interface WorkItem {
   plan?: string
 }
 
-/** One note of a snapshot: its status, visits against its budget, and the subplans it runs. */
-export interface SnapshotNode {
-  /** The note's id, by its path from the top vault (`research/find`). */
+/** One note of a run: its status and its visits against its budget. */
+export interface NoteState {
+  /** The note's id; in a snapshot, by its path from the top vault (`research/find`). */
   id: string
-  /** The note's file, relative to the top vault. */
+  /** The note's file, relative to the vault (in a snapshot, the top vault). */
   file?: string
   status: NodeStatus
   /** Visits of the note's current run (a subplan's count afresh for each visit of its note); an `active` note counts the visit it is in. */
@@ -71,6 +71,10 @@ export interface SnapshotNode {
   maxVisits: number
   start: boolean
   terminal: boolean
+}
+
+/** One note of a snapshot, with the subplans it runs. */
+export interface SnapshotNode extends NoteState {
   /** A note with `plan:`: each subplan folder it runs, with its notes (missing until a `plan: generate` wrote it). */
   subplans?: { folder: string; nodes: SnapshotNode[] }[]
 }

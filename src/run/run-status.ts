@@ -5,9 +5,9 @@ import { replay } from './run-core.js'
 import { PROPOSAL_CHOICES, PROPOSAL_NODE, proposalStand, toProposalInfo, type ProposalInfo, type ProposalNote } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
 import { readRecords } from './observe-run.js'
-import { DEFAULT_MAX_STEPS, planOrder, snapshotOfStand, standOf, type VaultStand } from './run-snapshot.js'
+import { DEFAULT_MAX_STEPS, planOrder, snapshotOfStand, standOf, type NoteState, type VaultStand } from './run-snapshot.js'
 import type { HopRecord, TraceRecord } from './trace.js'
-import type { DecidedBy, Edge, NodeStatus, PlanIssue, PlanNode } from '../core/types.js'
+import type { DecidedBy, Edge, PlanIssue, PlanNode } from '../core/types.js'
 
 /** Options of `readRunStatus`. */
 export interface RunStatusOptions {
@@ -46,16 +46,7 @@ export interface RunNext {
 }
 
 /** One node of the plan: its status and its visits against its budget. */
-export interface NodeState {
-  id: string
-  /** The note, relative to the vault. */
-  file?: string
-  status: NodeStatus
-  /** Visits recorded in the trace: the highest visit of the node's hops and waits. */
-  visits: number
-  maxVisits: number
-  start: boolean
-  terminal: boolean
+export interface NodeState extends NoteState {
   /** A note with `plan:`: the state of each subplan folder it runs (missing until a `plan: generate` wrote it). */
   subplans?: SubplanState[]
 }
