@@ -170,7 +170,7 @@ export interface DriverOptions {
   source?: string | undefined
   /** Called before a visit is claimed (before anything is written for it); may throw to refuse. */
   beforeClaim?: ((node: PlanNode) => void) | undefined
-  /** The works of the whole run against `maxSteps`, when this vault is one of a tree (a subplan shares its parent's budget). */
+  /** What the whole run has spent of `maxSteps` (works, and visits other branches claimed), when this vault is one of a tree (a subplan shares its parent's budget). */
   spent?: (() => number) | undefined
 }
 
