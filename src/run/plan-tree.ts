@@ -5,8 +5,8 @@ import { RunDriver } from './run-driver.js'
 import type { DriverOptions } from './run-options.js'
 import type { RunResult } from './run-options.js'
 import type { Step, StopInfo, WaitingNote } from './run-options.js'
-import { decompose } from './decompose.js'
-import { isGenerate, subplanFoldersOf } from '../vault/subplan-folders.js'
+import { decompose, plannerCallsOf } from './decompose.js'
+import { isGenerate, runsSubplans, subplanFoldersOf, tooDeepToDecompose } from '../vault/subplan-folders.js'
 import { recordedWorks, TreeBudget } from './tree-budget.js'
 import { visitsOf } from './run-status.js'
 import { readTrace } from './trace.js'
@@ -66,7 +66,7 @@ export class PlanTree {
   private carried: string | undefined
 
   private root!: RunDriver
-  /** What `maxSteps` bounds: works of the whole tree, and the visits branches claimed for their workers. */
+  /** What `maxSteps` bounds: works and planner calls of the whole tree, and the visits branches claimed for their workers. */
   private budget!: TreeBudget
   /** The caller's own check before a claim, run after the budget's. */
   private readonly beforeClaim: DriverOptions['beforeClaim']
@@ -77,7 +77,7 @@ export class PlanTree {
   ) {
     this.beforeClaim = settings.driver.beforeClaim
     settings.driver.spent = () => this.budget.spentBy('')
-    settings.driver.beforeClaim = this.claimGuard('')
+    settings.driver.beforeClaim = this.claimGuard('', 0)
   }
 
   /**
@@ -89,7 +89,9 @@ export class PlanTree {
   static async open(vault: string, session: VaultSession, settings: TreeSettings): Promise<PlanTree> {
     const tree = new PlanTree(session, settings)
     tree.root = await RunDriver.open(vault, session, settings.lock, settings.driver)
-    tree.budget = new TreeBudget(settings.driver.maxSteps, () => tree.spent())
+    const run = tree.runId()
+    const planned = run === '' ? 0 : await plannerCallsOf(vault, session.graph, run)
+    tree.budget = new TreeBudget(settings.driver.maxSteps, () => tree.spent(), planned)
     return tree
   }
 
@@ -100,7 +102,7 @@ export class PlanTree {
 
   /** Goes on until the caller has something to do: a visit to work (`runPlan` works them all), people to wait for, a stop, the result. */
   async next(): Promise<Step> {
-    return this.drive(this.root, '')
+    return this.drive(this.root, '', 0)
   }
 
   /**
@@ -115,9 +117,9 @@ export class PlanTree {
       if (error instanceof RunStateError && error.code === 'stale-step') return undefined
       throw error
     })
-    if (first) return this.drive(this.root, '', first)
+    if (first) return this.drive(this.root, '', 0, first)
     this.completion = { key, result, done: false }
-    const step = await this.drive(this.root, '')
+    const step = await this.drive(this.root, '', 0)
     if (this.completion.done) return step
     const now =
       step.kind === 'work'
@@ -137,6 +139,7 @@ export class PlanTree {
   async resultOf(step: Exclude<Step, { kind: 'work' }>): Promise<RunResult> {
     const result = this.root.resultOf(step)
     result.steps = this.spent()
+    result.plannerCalls = this.budget.plannerCalls
     await nestedVisits(this.root.vault, this.session.graph, '', result.visits)
     // Unless the top worked a note since, the last node worked is the nested one (the top's is the note that ran the subplan).
     const since = this.root.replayed.steps - this.lastAt
@@ -173,17 +176,17 @@ export class PlanTree {
   }
 
   /**
-   * The check before a visit of the vault `folder` is
+   * The check before a visit of the vault `folder` (nested `depth` deep) is
    * claimed, then the caller's. A visit `runPlan`'s worker will work reserves
    * its step in the same turn as the budget's check (branches claim at
    * once); the first claim of a vault with no run begun is checked here.
    *
    * @throws {BudgetRefusal} when no step is left; nothing is written for the visit
    */
-  private claimGuard(folder: string): (node: PlanNode) => void {
+  private claimGuard(folder: string, depth: number): (node: PlanNode) => void {
     return (node) => {
       const driver = folder === '' ? this.root : this.open.get(folder)
-      if (driver && !this.budget.admit(folder, driver, this.settings.work !== undefined && node.plan === undefined))
+      if (driver && !this.budget.admit(folder, driver, this.settings.work !== undefined && !runsSubplans(node, depth)))
         throw new BudgetRefusal('no step of `maxSteps` is left')
       this.beforeClaim?.(node)
     }
@@ -197,15 +200,15 @@ export class PlanTree {
     })
   }
 
-  /** Walks one vault of the tree until it has something for the caller; `plan` is its folder relative to the top vault. */
-  private async drive(driver: RunDriver, plan: string, first?: Step): Promise<Step> {
+  /** Walks one vault of the tree, nested `depth` deep, until it has something for the caller; `plan` is its folder relative to the top vault. */
+  private async drive(driver: RunDriver, plan: string, depth: number, first?: Step): Promise<Step> {
     let step = first ?? (await this.unrefused(driver, plan, driver.next()))
     for (;;) {
       if (step.kind !== 'work') return plan ? fromSubplan(step, plan) : step
       const id = plan ? `${plan}/${step.node.id}` : step.node.id
-      if (step.node.plan) {
-        const inner = await this.runSubplans(driver, plan, step)
-        // No step left for a subplan to begin: the note that runs it stops.
+      if (runsSubplans(step.node, depth)) {
+        const inner = await this.runSubplans(driver, plan, step, depth)
+        // No step left for the planner call, or for a subplan to begin: the note that runs them stops.
         if (!inner.step) {
           step = await driver.next()
           continue
@@ -246,20 +249,25 @@ export class PlanTree {
   }
 
   /**
-   * Runs the subplans of a claimed note, branches at once, each as far as
-   * it goes; joins them when all completed. Every branch is open before any
-   * claims: the budget counts what each has recorded.
+   * Runs the subplans of a claimed note of a vault nested `depth` deep,
+   * branches at once, each as far as it goes; joins them when all completed.
+   * Every branch is open before any claims: the budget counts what each has
+   * recorded. No step when the budget refused the planner call.
    */
-  private async runSubplans(parent: RunDriver, plan: string, step: WorkStep): Promise<Branch> {
-    const degraded = isGenerate(step.node.plan) ? await decompose(parent.vault, step.node, this.settings.driver) : undefined
+  private async runSubplans(parent: RunDriver, plan: string, step: WorkStep, depth: number): Promise<Branch> {
+    const planned = isGenerate(step.node.plan)
+      ? await decompose(parent.vault, step.node, { ...this.settings.driver, run: this.runId(), claim: () => this.budget.plan(plan) })
+      : undefined
+    if (planned?.kind === 'refused') return { step: undefined, works: 0 }
+    const degraded = planned?.kind === 'planned' ? planned.degraded : undefined
     const folders = subplanFoldersOf(step.node)
-    const opened = await Promise.allSettled(folders.map(({ folder }) => this.openBranch(parent, plan, folder, step, degraded)))
+    const opened = await Promise.allSettled(folders.map(({ folder }) => this.openBranch(parent, plan, folder, step, depth + 1, degraded)))
     const open = opened.flatMap((each) => (each.status === 'fulfilled' ? [each.value] : []))
     let branches: Branch[]
     try {
       const failed = opened.find((each) => each.status === 'rejected')
       if (failed) throw failed.reason
-      branches = await this.driveBranches(open)
+      branches = await this.driveBranches(open, depth + 1)
     } finally {
       for (const branch of open) {
         this.open.delete(branch.top)
@@ -293,23 +301,23 @@ export class PlanTree {
    * after another for the stepping calls, which hand out the first visit of
    * the first branch, in the listed order, that has one (SPEC section 9).
    */
-  private async driveBranches(open: OpenBranch[]): Promise<Branch[]> {
+  private async driveBranches(open: OpenBranch[], depth: number): Promise<Branch[]> {
     if (this.settings.work) {
-      const settled = await Promise.allSettled(open.map((branch) => this.driveBranch(branch)))
+      const settled = await Promise.allSettled(open.map((branch) => this.driveBranch(branch, depth)))
       const failed = settled.find((each) => each.status === 'rejected')
       if (failed) throw failed.reason
       return settled.map((each) => (each as PromiseFulfilledResult<Branch>).value)
     }
     const branches: Branch[] = []
     for (const branch of open) {
-      branches.push(await this.driveBranch(branch))
+      branches.push(await this.driveBranch(branch, depth))
       if (branches.at(-1)!.step?.kind === 'work') break
     }
     return branches
   }
 
-  /** Opens a branch: its driver afresh for a new visit of the parent note, else resumed. */
-  private async openBranch(parent: RunDriver, plan: string, folder: string, step: WorkStep, degraded: string | undefined): Promise<OpenBranch> {
+  /** Opens a branch nested `depth` deep: its driver afresh for a new visit of the parent note, else resumed. */
+  private async openBranch(parent: RunDriver, plan: string, folder: string, step: WorkStep, depth: number, degraded: string | undefined): Promise<OpenBranch> {
     const top = plan ? `${plan}/${folder}` : folder
     const dir = join(parent.vault, folder)
     if (!this.locks.has(top)) this.locks.set(top, await lockVault(dir))
@@ -325,11 +333,11 @@ export class PlanTree {
         query: fresh ? query : undefined,
         fresh,
         source: step.key,
-        // A decomposition that fell back to a path graph says so in the subplan's trace.
-        degraded,
+        // A decomposition that fell back to a path graph, or notes too deep to decompose, say so in the subplan's trace.
+        degraded: [degraded, tooDeepToDecompose(session.graph.nodes.values(), depth)].filter((each) => each !== undefined).join('; ') || undefined,
         onEvent: onEvent && ((event) => nested(event, top, onEvent)),
         spent: () => this.budget.spentBy(top),
-        beforeClaim: this.claimGuard(top),
+        beforeClaim: this.claimGuard(top, depth),
       })
       this.open.set(top, driver)
       this.budget.opened(top, !fresh)
@@ -341,8 +349,8 @@ export class PlanTree {
   }
 
   /** Walks an open branch as far as it goes; its works move to the parked ones as it leaves the open drivers, in one turn. */
-  private async driveBranch({ top, driver }: OpenBranch): Promise<Branch> {
-    const inner = await this.drive(driver, top).catch((error: unknown) => {
+  private async driveBranch({ top, driver }: OpenBranch, depth: number): Promise<Branch> {
+    const inner = await this.drive(driver, top, depth).catch((error: unknown) => {
       if (error instanceof BudgetRefusal && !this.budget.begun(top)) return undefined
       throw error
     })

@@ -12,13 +12,16 @@ export function recordedWorks(driver: Recorder): number {
 
 /**
  * The one budget of a run tree (SPEC section 15, "Budgets compose"):
- * `maxSteps` bounds the works of every vault of the tree. Branches run at
- * once, so a check and what it allows happen in one turn of the event loop:
- * a visit claimed for a worker reserves its step until its vault records
- * it. What a vault's driver reads as spent counts what the other vaults
+ * `maxSteps` bounds the works of every vault of the tree plus the planner
+ * calls. Branches run at once, so a check and what it allows happen in one
+ * turn of the event loop: a visit claimed for a worker reserves its step
+ * until its vault records it, and a planner call is counted before it is
+ * made. What a vault's driver reads as spent counts what the other vaults
  * reserved; its own reserved visit it counts once, when recorded.
  */
 export class TreeBudget {
+  /** Planner calls of the run: those of earlier calls (read from the vault) and this call's. */
+  plannerCalls: number
   /** Per vault (its folder from the top vault, `''` the top), the visit it claimed for a worker, reserved while its replay's steps are still those of the claim. */
   private readonly claims = new Map<string, { driver: Recorder; steps: number }>()
   /** Vaults open with no run begun, by folder: see {@link spentBy}. */
@@ -26,11 +29,17 @@ export class TreeBudget {
   /** Works of joined subplans on their way into the record of the note that ran them (in the vault `folder`): counted until that record holds them. */
   private readonly handovers: { folder: string; driver: Recorder; until: number }[] = []
 
-  /** @param recorded - the works the tree's records hold now (every open vault's, and what finished subplans left) */
+  /**
+   * @param recorded - the works the tree's records hold now (every open vault's, and what finished subplans left)
+   * @param plannerCalls - the planner calls the run made in earlier calls
+   */
   constructor(
     readonly maxSteps: number,
     private readonly recorded: () => number,
-  ) {}
+    plannerCalls: number,
+  ) {
+    this.plannerCalls = plannerCalls
+  }
 
   /**
    * What `maxSteps` bounds, as the driver of the vault `folder` reads it. A
@@ -81,6 +90,13 @@ export class TreeBudget {
     return true
   }
 
+  /** Counts a planner call the vault `folder` is about to make; `false`, counting nothing, when no step is left. */
+  plan(folder: string): boolean {
+    if (this.used(folder) >= this.maxSteps) return false
+    this.plannerCalls++
+    return true
+  }
+
   /** `works` of joined subplans leave the records of their vaults: they count until the record of the note that ran them, by `driver` of the vault `folder`, holds them. */
   handOver(folder: string, driver: Recorder, works: number): void {
     for (let index = this.handovers.length - 1; index >= 0; index--) {
@@ -92,13 +108,13 @@ export class TreeBudget {
 
   /**
    * What `maxSteps` bounds, as the vault `folder` sees it: works recorded,
-   * and what the other vaults reserved or hand over. Its own
+   * planner calls, and what the other vaults reserved or hand over. Its own
    * reserved visit, or the works its subplan note is completing with, it
    * counts when its record holds them: checking its claim again as it
    * completes it finds the claim within the budget.
    */
   private used(folder: string): number {
-    let spent = this.recorded()
+    let spent = this.recorded() + this.plannerCalls
     for (const [other, claim] of this.claims) if (other !== folder && claim.driver.replayed.steps === claim.steps) spent++
     for (const handover of this.handovers) if (handover.folder !== folder) spent += Math.max(0, handover.until - recordedWorks(handover.driver))
     return spent

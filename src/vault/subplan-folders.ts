@@ -24,6 +24,18 @@ export function isGenerate(plan: readonly string[] | undefined): boolean {
   return plan?.length === 1 && plan[0] === GENERATE
 }
 
+/** Whether a note of a vault nested `depth` deep runs subplans when worked: a `plan: generate` note as deep as subplans nest is worked as a plain step. */
+export function runsSubplans(note: { plan?: readonly string[] | undefined }, depth: number): boolean {
+  return note.plan !== undefined && !(depth >= MAX_SUBPLAN_DEPTH && isGenerate(note.plan))
+}
+
+/** Why the `plan: generate` notes of a vault nested `depth` deep are worked as plain steps; `undefined` when none is. */
+export function tooDeepToDecompose(notes: Iterable<{ id: string; plan?: readonly string[] | undefined }>, depth: number): string | undefined {
+  const ids = [...notes].filter((note) => note.plan !== undefined && !runsSubplans(note, depth)).map((note) => `\`${note.id}\``)
+  if (ids.length === 0) return undefined
+  return `subplans nest at most ${MAX_SUBPLAN_DEPTH} deep: ${ids.join(', ')} ${ids.length === 1 ? 'is' : 'are'} worked as a plain step, not decomposed`
+}
+
 /** One folder a note's `plan:` names: as written, and as a path relative to the vault (`''` when it leaves the vault). */
 export interface SubplanFolder {
   written: string
