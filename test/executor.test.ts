@@ -44,6 +44,7 @@ describe('a run walks the vault hop by hop', () => {
       status: 'completed',
       output: 'send v1',
       steps: 5,
+      plannerCalls: 0,
       visits: { draft: 2, review: 2, send: 1 },
       lastNode: 'send',
       runVault: expect.stringContaining(dir.split('/').at(-1)!),
@@ -265,6 +266,7 @@ describe('budgets stop a run with a result, not a crash', () => {
         '2 times. It sits in the loop `draft` -> `review` -> `draft`. Raise `max_visits` in `review.md` ' +
         '(or change the plan), then run the vault again to go on.',
       steps: 5,
+      plannerCalls: 0,
       visits: { draft: 3, review: 2 },
       lastNode: 'draft',
       runVault: result.runVault,
@@ -307,6 +309,7 @@ describe('budgets stop a run with a result, not a crash', () => {
         'It sits in the loop `draft` -> `review` -> `draft`. Pass a larger `maxSteps` and run the vault ' +
         'again to go on.',
       steps: 3,
+      plannerCalls: 0,
       visits: { draft: 2, review: 1 },
       lastNode: 'draft',
       runVault: result.runVault,

@@ -63,7 +63,14 @@ describe('resume after an interruption at each phase of each hop', async () => {
 
   it('the uninterrupted run', () => {
     expect(baseline.calls).toEqual(['draft v1 step 1', 'review v1 step 2', 'draft v2 step 3', 'review v2 step 4', 'send v1 step 5'])
-    expect(baseline.result).toEqual({ status: 'completed', output: 'send v1', steps: 5, visits: { draft: 2, review: 2, send: 1 }, lastNode: 'send' })
+    expect(baseline.result).toEqual({
+      status: 'completed',
+      output: 'send v1',
+      steps: 5,
+      plannerCalls: 0,
+      visits: { draft: 2, review: 2, send: 1 },
+      lastNode: 'send',
+    })
   })
 
   /** Runs the interrupted vault again to its end and checks it ends exactly as the uninterrupted run. */

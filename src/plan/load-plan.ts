@@ -1,6 +1,6 @@
 import { LinkResolver } from '../vault/links.js'
 import { idFromFile, type ParsedNote } from '../vault/parse-note.js'
-import { issueFromSubplan, rerooted, splitSubplans } from '../vault/subplan-folders.js'
+import { issueFromSubplan, MAX_SUBPLAN_DEPTH, rerooted, splitSubplans } from '../vault/subplan-folders.js'
 import { checkPlan } from './validate.js'
 import { readNotes } from '../vault/read-vault.js'
 import { PlanGraph } from './plan-graph.js'
@@ -19,10 +19,14 @@ export async function loadPlan(dir: string): Promise<PlanGraph> {
   return graphFromNotes(notes, issues)
 }
 
-/** Builds the graph of parsed notes, resolving each edge's link to a node id. */
-export function graphFromNotes(notes: ParsedNote[], issues: PlanIssue[] = []): PlanGraph {
+/**
+ * Builds the graph of parsed notes, resolving each edge's link to a node id.
+ *
+ * @param depth - how deep these notes' vault is nested in the top vault (0: the top vault), for the limit on nesting
+ */
+export function graphFromNotes(notes: ParsedNote[], issues: PlanIssue[] = [], depth = 0): PlanGraph {
   // The notes of a subplan folder are the subplan's (SPEC section 11): validated with the parent, never its nodes.
-  const split = splitSubplans(notes)
+  const split = splitSubplans(notes, depth)
   const inner = [...split.inner.values()].flat()
   const innerIds = new Set(inner.map((note) => note.id))
   const claims = new Map<string, PlanIssue[]>()
@@ -34,8 +38,13 @@ export function graphFromNotes(notes: ParsedNote[], issues: PlanIssue[] = []): P
   const subplans = new Map<string, PlanGraph>()
   const all = issues.filter((found) => found.file === undefined || !innerIds.has(idFromFile(found.file)))
   for (const [folder, members] of split.inner) {
-    if (members.length === 0) continue
-    const subplan = graphFromNotes(members.map((note) => rerooted(note, folder)))
+    // A folder nested too deep is reported once, by the note naming it, and not read further.
+    if (members.length === 0 || depth >= MAX_SUBPLAN_DEPTH) continue
+    const subplan = graphFromNotes(
+      members.map((note) => rerooted(note, folder)),
+      [],
+      depth + 1,
+    )
     subplans.set(folder, subplan)
     all.push(...checkPlan(subplan).map((found) => issueFromSubplan(found, folder)))
   }

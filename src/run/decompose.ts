@@ -1,11 +1,25 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createLLM } from '../models/llm-client.js'
 import { listNotes } from '../vault/read-vault.js'
 import { savePlan } from '../plan/save-plan.js'
 import { planGraph } from '../plan/plan-document.js'
+import type { PlanGraph } from '../plan/plan-graph.js'
 import { intoPlace } from './run-vault.js'
-import { subplanFoldersOf } from '../vault/subplan-folders.js'
+import { isGenerate, subplanFoldersOf } from '../vault/subplan-folders.js'
+import { TRACE_FOLDER } from '../vault/run-folder.js'
 import type { CallLLM, PlanNode } from '../core/types.js'
+
+/**
+ * The note a decomposition leaves in the subplan's run folder, relative to
+ * the subplan's folder: which run's planner wrote the plan. Planner calls
+ * count against `maxSteps` across restarts; a later `fresh` start archives
+ * the subplan's trace, not this note.
+ */
+const DECOMPOSITION_FILE = `${TRACE_FOLDER}/decomposition.md`
+
+/** What a decomposition did: `reused` a folder holding notes, `refused` the planner call (no step left), or `planned` the folder. */
+export type Decomposition = { kind: 'reused' } | { kind: 'refused' } | { kind: 'planned'; degraded: string | undefined }
 
 /**
  * Decomposition (`plan: generate`, SPEC section 11): on the note's first
@@ -15,19 +29,47 @@ import type { CallLLM, PlanNode } from '../core/types.js'
  * notes already (written earlier, maybe edited by a person) is used as it
  * is: the planner is not called.
  *
- * @returns why the planner's reply fell back to a path graph, when it did (for the subplan's trace header)
+ * @param options.run - the top run's id, kept beside the written subplan so later calls count this planner call
+ * @param options.claim - asked just before the planner call, which counts against `maxSteps`; `false` refuses it
+ * @returns `planned` with why the planner's reply fell back to a path graph, when it did (for the subplan's trace header)
  */
 export async function decompose(
   vault: string,
   node: PlanNode,
-  options: { llm?: CallLLM | undefined; signal?: AbortSignal | undefined; fsync: boolean },
-): Promise<string | undefined> {
+  options: { llm?: CallLLM | undefined; signal?: AbortSignal | undefined; fsync: boolean; run: string; claim: () => boolean },
+): Promise<Decomposition> {
   const folder = subplanFoldersOf(node)[0]!.folder
   const target = join(vault, folder)
   const notes = await listNotes(target, []).catch(() => [])
-  if (notes.length > 0) return undefined
+  if (notes.length > 0) return { kind: 'reused' }
+  if (!options.claim()) return { kind: 'refused' }
   const task = [node.title, node.body].filter((part) => part.trim() !== '').join('\n\n')
   const graph = await planGraph(task, options.llm ?? createLLM(), options.signal ? { signal: options.signal } : {})
-  await intoPlace(target, (temp) => savePlan(graph, temp, { fsync: options.fsync }).then(() => undefined), options)
-  return graph.degraded
+  await intoPlace(
+    target,
+    async (temp) => {
+      await savePlan(graph, temp, { fsync: options.fsync })
+      await mkdir(join(temp, TRACE_FOLDER), { recursive: true })
+      const text = `---\nvaultplan: decomposition\nrun: ${JSON.stringify(options.run)}\nnode: ${JSON.stringify(node.id)}\n---\nThe planning role wrote this subplan for \`${node.id}\`.\n`
+      await writeFile(join(temp, DECOMPOSITION_FILE), text)
+    },
+    options,
+  )
+  return { kind: 'planned', degraded: graph.degraded }
+}
+
+/**
+ * The planner calls the run `run` made to write the subplans of `graph`
+ * (the top vault's, loaded with its subplans) and of theirs, as the notes
+ * its decompositions left say.
+ */
+export async function plannerCallsOf(vault: string, graph: PlanGraph, run: string): Promise<number> {
+  let calls = 0
+  for (const node of graph.nodes.values()) {
+    if (!isGenerate(node.plan)) continue
+    const text = await readFile(join(vault, subplanFoldersOf(node)[0]!.folder, DECOMPOSITION_FILE), 'utf8').catch(() => '')
+    if (/^run: (".*")$/m.exec(text)?.[1] === JSON.stringify(run)) calls++
+  }
+  for (const [folder, subplan] of graph.subplans ?? []) calls += await plannerCallsOf(join(vault, folder), subplan, run)
+  return calls
 }

@@ -5,12 +5,13 @@ import { RunDriver } from './run-driver.js'
 import type { DriverOptions } from './run-options.js'
 import type { RunResult } from './run-options.js'
 import type { Step, StopInfo, WaitingNote } from './run-options.js'
-import { decompose } from './decompose.js'
-import { isGenerate, subplanFoldersOf } from '../vault/subplan-folders.js'
+import { decompose, plannerCallsOf } from './decompose.js'
+import { isGenerate, runsSubplans, subplanFoldersOf, tooDeepToDecompose } from '../vault/subplan-folders.js'
+import { recordedWorks, TreeBudget } from './tree-budget.js'
 import { visitsOf } from './run-status.js'
 import { readTrace } from './trace.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
-import type { RunEvent } from '../core/types.js'
+import type { PlanNode, RunEvent } from '../core/types.js'
 import { VaultSession } from './vault-session.js'
 import type { SessionOptions } from './run-options.js'
 
@@ -31,8 +32,14 @@ export interface TreeSettings {
   work?: ((step: WorkStep, driver: RunDriver, plan: string) => Promise<string>) | undefined
 }
 
-/** A step of a subplan's branch once it has gone as far as it can, with the works it did. */
-type Branch = { step: Step; works: number }
+/** A step of a subplan's branch once it has gone as far as it can, with the works it did; none when its run could not begin. */
+type Branch = { step: Step | undefined; works: number }
+
+/** A branch's vault, opened: its folder from the top vault, its driver and session. */
+type OpenBranch = { top: string; driver: RunDriver; session: VaultSession }
+
+/** A claim the budget refused, nothing written for it: the driver, asked again, stops; a vault with no run begun does not begin. */
+class BudgetRefusal extends Error {}
 
 /**
  * A run over a vault and its subplans (SPEC section 11). The top vault's
@@ -59,12 +66,18 @@ export class PlanTree {
   private carried: string | undefined
 
   private root!: RunDriver
+  /** What `maxSteps` bounds: works and planner calls of the whole tree, and the visits branches claimed for their workers. */
+  private budget!: TreeBudget
+  /** The caller's own check before a claim, run after the budget's. */
+  private readonly beforeClaim: DriverOptions['beforeClaim']
 
   private constructor(
     private readonly session: VaultSession,
     private readonly settings: TreeSettings,
   ) {
-    settings.driver.spent = () => this.spent()
+    this.beforeClaim = settings.driver.beforeClaim
+    settings.driver.spent = () => this.budget.spentBy('')
+    settings.driver.beforeClaim = this.claimGuard('', 0)
   }
 
   /**
@@ -76,6 +89,9 @@ export class PlanTree {
   static async open(vault: string, session: VaultSession, settings: TreeSettings): Promise<PlanTree> {
     const tree = new PlanTree(session, settings)
     tree.root = await RunDriver.open(vault, session, settings.lock, settings.driver)
+    const run = tree.runId()
+    const planned = run === '' ? 0 : await plannerCallsOf(vault, session.graph, run)
+    tree.budget = new TreeBudget(settings.driver.maxSteps, () => tree.spent(), planned)
     return tree
   }
 
@@ -86,7 +102,7 @@ export class PlanTree {
 
   /** Goes on until the caller has something to do: a visit to work (`runPlan` works them all), people to wait for, a stop, the result. */
   async next(): Promise<Step> {
-    return this.drive(this.root, '')
+    return this.drive(this.root, '', 0)
   }
 
   /**
@@ -101,9 +117,9 @@ export class PlanTree {
       if (error instanceof RunStateError && error.code === 'stale-step') return undefined
       throw error
     })
-    if (first) return this.drive(this.root, '', first)
+    if (first) return this.drive(this.root, '', 0, first)
     this.completion = { key, result, done: false }
-    const step = await this.drive(this.root, '')
+    const step = await this.drive(this.root, '', 0)
     if (this.completion.done) return step
     const now =
       step.kind === 'work'
@@ -129,6 +145,7 @@ export class PlanTree {
   async resultOf(step: Exclude<Step, { kind: 'work' }>): Promise<RunResult> {
     const result = this.root.resultOf(step)
     result.steps = this.spent()
+    result.plannerCalls = this.budget.plannerCalls
     await nestedVisits(this.root.vault, this.session.graph, '', result.visits)
     // Unless the top worked a note since, the last node worked is the nested one (the top's is the note that ran the subplan).
     const since = this.root.replayed.steps - this.lastAt
@@ -159,23 +176,57 @@ export class PlanTree {
 
   /** Works of the whole run: every vault's recorded works (a finished subplan's are in its parent's record). */
   private spent(): number {
-    let works = this.parked + this.root.replayed.steps + this.root.replayed.extraWorks
-    for (const driver of this.open.values()) works += driver.replayed.steps + driver.replayed.extraWorks
+    let works = this.parked + recordedWorks(this.root)
+    for (const driver of this.open.values()) works += recordedWorks(driver)
     return works
   }
 
-  /** Walks one vault of the tree until it has something for the caller; `plan` is its folder relative to the top vault. */
-  private async drive(driver: RunDriver, plan: string, first?: Step): Promise<Step> {
-    let step = first ?? (await driver.next())
+  /**
+   * The check before a visit of the vault `folder` (nested `depth` deep) is
+   * claimed, then the caller's. A visit `runPlan`'s worker will work reserves
+   * its step in the same turn as the budget's check (branches claim at
+   * once); the first claim of a vault with no run begun is checked here.
+   *
+   * @throws {BudgetRefusal} when no step is left; nothing is written for the visit
+   */
+  private claimGuard(folder: string, depth: number): (node: PlanNode) => void {
+    return (node) => {
+      const driver = folder === '' ? this.root : this.open.get(folder)
+      if (driver && !this.budget.admit(folder, driver, this.settings.work !== undefined && !runsSubplans(node, depth)))
+        throw new BudgetRefusal('no step of `maxSteps` is left')
+      this.beforeClaim?.(node)
+    }
+  }
+
+  /** A driver's step; a claim the budget refused on the way is asked again, and the driver then stops (a vault with no run begun does not begin). */
+  private async unrefused(driver: RunDriver, folder: string, step: Promise<Step>): Promise<Step> {
+    return step.catch((error: unknown) => {
+      if (error instanceof BudgetRefusal && this.budget.begun(folder)) return driver.next()
+      throw error
+    })
+  }
+
+  /** Walks one vault of the tree, nested `depth` deep, until it has something for the caller; `plan` is its folder relative to the top vault. */
+  private async drive(driver: RunDriver, plan: string, depth: number, first?: Step): Promise<Step> {
+    let step = first ?? (await this.unrefused(driver, plan, driver.next()))
     for (;;) {
       if (step.kind !== 'work') return plan ? fromSubplan(step, plan) : step
       const id = plan ? `${plan}/${step.node.id}` : step.node.id
-      if (step.node.plan) {
-        const inner = await this.runSubplans(driver, plan, step)
+      if (runsSubplans(step.node, depth)) {
+        const inner = await this.runSubplans(driver, plan, step, depth)
+        // No step left for the planner call, or for a subplan to begin: the note that runs them stops.
+        if (!inner.step) {
+          step = await driver.next()
+          continue
+        }
         if (inner.step.kind !== 'completed') return inner.step
         const choice = this.carried
         this.carried = undefined
-        step = await driver.complete(step.key, { output: inner.step.output, works: inner.works, ...(choice !== undefined && { choice }) })
+        step = await this.unrefused(
+          driver,
+          plan,
+          driver.complete(step.key, { output: inner.step.output, works: inner.works, ...(choice !== undefined && { choice }) }),
+        )
         continue
       }
       const completion = this.completion
@@ -188,44 +239,91 @@ export class PlanTree {
           result = { output: result.output }
         }
         this.worked(plan, id)
-        step = await driver.complete(step.key, result)
+        step = await this.unrefused(driver, plan, driver.complete(step.key, result))
         continue
       }
       if (!this.settings.work) return plan ? { ...step, plan } : step
+      // A visit claimed before this call (left `active`) reserves its step now; with none left, the driver stops it.
+      if (!this.budget.holds(plan, driver) && !this.budget.claim(plan, driver)) {
+        step = await driver.next()
+        continue
+      }
       const output = await this.settings.work(step, driver, plan)
       this.worked(plan, id)
-      step = await driver.complete(step.key, { output })
+      step = await this.unrefused(driver, plan, driver.complete(step.key, { output }))
     }
   }
 
-  /** Runs the subplans of a claimed note, branches at once, each as far as it goes; joins them when all completed. */
-  private async runSubplans(parent: RunDriver, plan: string, step: WorkStep): Promise<Branch> {
-    const degraded = isGenerate(step.node.plan) ? await decompose(parent.vault, step.node, this.settings.driver) : undefined
+  /**
+   * Runs the subplans of a claimed note of a vault nested `depth` deep,
+   * branches at once, each as far as it goes; joins them when all completed.
+   * Every branch is open before any claims: the budget counts what each has
+   * recorded. No step when the budget refused the planner call.
+   */
+  private async runSubplans(parent: RunDriver, plan: string, step: WorkStep, depth: number): Promise<Branch> {
+    const planned = isGenerate(step.node.plan)
+      ? await decompose(parent.vault, step.node, { ...this.settings.driver, run: this.runId(), claim: () => this.budget.plan(plan) })
+      : undefined
+    if (planned?.kind === 'refused') return { step: undefined, works: 0 }
+    const degraded = planned?.kind === 'planned' ? planned.degraded : undefined
     const folders = subplanFoldersOf(step.node)
-    const settled = await Promise.allSettled(folders.map(({ folder }) => this.runBranch(parent, plan, folder, step, degraded)))
-    const failed = settled.find((each) => each.status === 'rejected')
-    if (failed) throw failed.reason
-    const branches = settled.map((each) => (each as PromiseFulfilledResult<Branch>).value)
-    const work = branches.find((each) => each.step.kind === 'work')
+    const opened = await Promise.allSettled(folders.map(({ folder }) => this.openBranch(parent, plan, folder, step, depth + 1, degraded)))
+    const open = opened.flatMap((each) => (each.status === 'fulfilled' ? [each.value] : []))
+    let branches: Branch[]
+    try {
+      const failed = opened.find((each) => each.status === 'rejected')
+      if (failed) throw failed.reason
+      branches = await this.driveBranches(open, depth + 1)
+    } finally {
+      for (const branch of open) {
+        this.open.delete(branch.top)
+        this.budget.closed(branch.top)
+        await branch.driver.close()
+        await branch.session.close()
+      }
+    }
+    const work = branches.find((each) => each.step?.kind === 'work')
     if (work) {
       // A lone subplan's terminal: the choice given with it decides the parent note, so offer the parent's choices.
       const inner = work.step as WorkStep
       return folders.length === 1 && inner.node.edges.length === 0 ? { step: { ...inner, conditions: step.conditions }, works: 0 } : work
     }
-    const stopped = branches.find((each) => each.step.kind === 'stopped')
+    const stopped = branches.find((each) => each.step?.kind === 'stopped')
     if (stopped) return stopped
-    const waiting = branches.flatMap((each) => (each.step.kind === 'waiting' ? each.step.waiting : []))
+    const waiting = branches.flatMap((each) => (each.step?.kind === 'waiting' ? each.step.waiting : []))
     if (waiting.length > 0) return { step: { kind: 'waiting', runId: this.runId(), waiting, reason: waitingReason(waiting) }, works: 0 }
-    // The works of the joined branches go into the parent note's record from here on.
+    if (branches.some((each) => each.step === undefined)) return { step: undefined, works: 0 }
+    // The works of the joined branches go into the parent note's record from here on; the budget counts them until it holds them.
     const works = branches.reduce((sum, each) => sum + each.works, 0)
     this.parked -= works
-    const outputs = branches.map((each) => (each.step.kind === 'completed' ? each.step.output : ''))
+    this.budget.handOver(plan, parent, works)
+    const outputs = branches.map((each) => (each.step?.kind === 'completed' ? each.step.output : ''))
     const output = folders.length === 1 ? outputs[0]! : folders.map(({ written }, index) => `## ${written}\n\n${outputs[index]!.trim()}\n`).join('\n')
     return { step: { kind: 'completed', runId: '', node: step.node.id, output }, works }
   }
 
-  /** One branch: its driver opened (afresh for a new visit of the parent note, else resumed), walked, closed. */
-  private async runBranch(parent: RunDriver, plan: string, folder: string, step: WorkStep, degraded: string | undefined): Promise<Branch> {
+  /**
+   * Walks the open branches as far as each goes: at once for `runPlan`; one
+   * after another for the stepping calls, which hand out the first visit of
+   * the first branch, in the listed order, that has one (SPEC section 9).
+   */
+  private async driveBranches(open: OpenBranch[], depth: number): Promise<Branch[]> {
+    if (this.settings.work) {
+      const settled = await Promise.allSettled(open.map((branch) => this.driveBranch(branch, depth)))
+      const failed = settled.find((each) => each.status === 'rejected')
+      if (failed) throw failed.reason
+      return settled.map((each) => (each as PromiseFulfilledResult<Branch>).value)
+    }
+    const branches: Branch[] = []
+    for (const branch of open) {
+      branches.push(await this.driveBranch(branch, depth))
+      if (branches.at(-1)!.step?.kind === 'work') break
+    }
+    return branches
+  }
+
+  /** Opens a branch nested `depth` deep: its driver afresh for a new visit of the parent note, else resumed. */
+  private async openBranch(parent: RunDriver, plan: string, folder: string, step: WorkStep, depth: number, degraded: string | undefined): Promise<OpenBranch> {
     const top = plan ? `${plan}/${folder}` : folder
     const dir = join(parent.vault, folder)
     if (!this.locks.has(top)) this.locks.set(top, await lockVault(dir))
@@ -234,28 +332,38 @@ export class PlanTree {
     const fresh = trace?.header.source !== step.key
     const query = [step.node.title, step.node.body, step.query].filter((part) => part.trim() !== '').join('\n\n')
     const session = await VaultSession.open(dir, this.settings.session)
-    let driver: RunDriver | undefined
     try {
       const onEvent = this.settings.driver.onEvent
-      driver = await RunDriver.open(dir, session, this.settings.lock, {
+      const driver = await RunDriver.open(dir, session, this.settings.lock, {
         ...this.settings.driver,
         query: fresh ? query : undefined,
         fresh,
         source: step.key,
-        // A decomposition that fell back to a path graph says so in the subplan's trace.
-        degraded,
+        // A decomposition that fell back to a path graph, or notes too deep to decompose, say so in the subplan's trace.
+        degraded: [degraded, tooDeepToDecompose(session.graph.nodes.values(), depth)].filter((each) => each !== undefined).join('; ') || undefined,
         onEvent: onEvent && ((event) => nested(event, top, onEvent)),
+        spent: () => this.budget.spentBy(top),
+        beforeClaim: this.claimGuard(top, depth),
       })
       this.open.set(top, driver)
-      const inner = await this.drive(driver, top)
-      const works = driver.replayed.steps + driver.replayed.extraWorks
-      this.parked += works
-      return { step: inner, works }
-    } finally {
-      this.open.delete(top)
-      await driver?.close()
+      this.budget.opened(top, !fresh)
+      return { top, driver, session }
+    } catch (error) {
       await session.close()
+      throw error
     }
+  }
+
+  /** Walks an open branch as far as it goes; its works move to the parked ones as it leaves the open drivers, in one turn. */
+  private async driveBranch({ top, driver }: OpenBranch, depth: number): Promise<Branch> {
+    const inner = await this.drive(driver, top, depth).catch((error: unknown) => {
+      if (error instanceof BudgetRefusal && !this.budget.begun(top)) return undefined
+      throw error
+    })
+    const works = recordedWorks(driver)
+    this.parked += works
+    this.open.delete(top)
+    return { step: inner, works }
   }
 }
 

@@ -29,7 +29,7 @@ export interface RunOptions {
   /** Tools for the built-in worker; a node's `tools:` scopes them. */
   tools?: Tool[]
   /**
-   * Node works allowed in the whole run, across restarts.
+   * Node works plus planner calls (`plan: generate`) allowed in the whole run, across restarts.
    *
    * @default 50
    */
@@ -70,6 +70,8 @@ export interface RunResult {
   waiting?: WaitingNote[]
   /** Node works of the whole run, the terminal's included. */
   steps: number
+  /** Calls of the planning role that wrote subplans (`plan: generate`) in the whole run; `maxSteps` bounds `steps` plus these. */
+  plannerCalls: number
   /** Visits per node. */
   visits: Record<string, number>
   /** The last node worked. */
@@ -173,7 +175,7 @@ export interface DriverOptions {
   source?: string | undefined
   /** Called before a visit is claimed (before anything is written for it); may throw to refuse. */
   beforeClaim?: ((node: PlanNode) => void) | undefined
-  /** The works of the whole run against `maxSteps`, when this vault is one of a tree (a subplan shares its parent's budget). */
+  /** What the whole run has spent of `maxSteps` (works, planner calls, visits other branches claimed), when this vault is one of a tree (a subplan shares its parent's budget). */
   spent?: (() => number) | undefined
 }
 

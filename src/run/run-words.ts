@@ -164,6 +164,8 @@ export function toRunResult(
     output: step.kind === 'completed' ? step.output : run.replay.lastOutput,
     runId: run.runId,
     steps: run.replay.steps,
+    // A vault's driver calls no planner: the run tree that decomposes counts its calls.
+    plannerCalls: 0,
     visits: Object.fromEntries(run.replay.visits),
     lastNode: run.replay.lastNode,
     runVault: run.vault,

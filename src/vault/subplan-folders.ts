@@ -12,9 +12,28 @@ import type { PlanIssue } from '../core/types.js'
 /** The knob value that asks the planner to write the subplan (`plan: generate`). */
 export const GENERATE = 'generate'
 
+/**
+ * How deep subplans nest: the top vault's subplans are 1 deep, theirs 2, and
+ * so on. A folder nested deeper is `invalid-subplan`; a `plan: generate`
+ * note of a subplan this deep is worked as a plain step, not decomposed.
+ */
+export const MAX_SUBPLAN_DEPTH = 8
+
 /** Whether a note's `plan:` asks for decomposition (`plan: generate`) rather than naming folders. */
 export function isGenerate(plan: readonly string[] | undefined): boolean {
   return plan?.length === 1 && plan[0] === GENERATE
+}
+
+/** Whether a note of a vault nested `depth` deep runs subplans when worked: a `plan: generate` note as deep as subplans nest is worked as a plain step. */
+export function runsSubplans(note: { plan?: readonly string[] | undefined }, depth: number): boolean {
+  return note.plan !== undefined && !(depth >= MAX_SUBPLAN_DEPTH && isGenerate(note.plan))
+}
+
+/** Why the `plan: generate` notes of a vault nested `depth` deep are worked as plain steps; `undefined` when none is. */
+export function tooDeepToDecompose(notes: Iterable<{ id: string; plan?: readonly string[] | undefined }>, depth: number): string | undefined {
+  const ids = [...notes].filter((note) => note.plan !== undefined && !runsSubplans(note, depth)).map((note) => `\`${note.id}\``)
+  if (ids.length === 0) return undefined
+  return `subplans nest at most ${MAX_SUBPLAN_DEPTH} deep: ${ids.join(', ')} ${ids.length === 1 ? 'is' : 'are'} worked as a plain step, not decomposed`
 }
 
 /** One folder a note's `plan:` names: as written, and as a path relative to the vault (`''` when it leaves the vault). */
@@ -62,11 +81,14 @@ export interface SplitNotes {
 /**
  * Splits a vault's notes: the notes inside a folder some note's `plan:`
  * names are the subplan's, not the parent's. A folder that leads outside the
- * vault, holds the note itself, has no notes, or is claimed twice is
- * `invalid-subplan`. Shallow notes claim first, so a subplan's own `plan:`
- * knobs are its business, not the parent's.
+ * vault, holds the note itself, has no notes, is claimed twice, or would nest
+ * deeper than {@link MAX_SUBPLAN_DEPTH} is `invalid-subplan`. Shallow notes
+ * claim first, so a subplan's own `plan:` knobs are its business, not the
+ * parent's.
+ *
+ * @param nesting - how deep the vault of `notes` is nested in the top vault (0: it is the top vault)
  */
-export function splitSubplans(notes: readonly ParsedNote[]): SplitNotes {
+export function splitSubplans(notes: readonly ParsedNote[], nesting = 0): SplitNotes {
   const claimers = notes.filter((note) => note.plan !== undefined).sort((a, b) => depth(a.file) - depth(b.file))
   const folders = new Map<string, ParsedNote>()
   const issues: PlanIssue[] = []
@@ -84,7 +106,14 @@ export function splitSubplans(notes: readonly ParsedNote[]): SplitNotes {
       else {
         folders.set(folder, note)
         const generate = isGenerate(note.plan)
-        if (!generate && !notes.some((other) => isInFolder(other.file, folder)))
+        const filled = notes.some((other) => isInFolder(other.file, folder))
+        // A `plan: generate` this deep with no notes yet is worked as a plain step: nothing nests deeper.
+        if (nesting >= MAX_SUBPLAN_DEPTH && (filled || !generate))
+          report(
+            note,
+            `${named} would nest a subplan ${nesting + 1} deep; subplans nest at most ${MAX_SUBPLAN_DEPTH} deep: move its notes up a level or work this note as a plain step`,
+          )
+        else if (!generate && !filled)
           report(note, `${named}: the folder \`${folder}/\` is missing or holds no notes; create it with the subplan's notes (or write \`plan: generate\`)`)
       }
     }

@@ -1,0 +1,177 @@
+import { describe, expect, it } from 'vitest'
+import { completeStep, nextStep, runPlan, StepError, type Step, type StepInput } from 'vaultplan'
+import { noJudge, scriptedJudge } from './helpers/scripted.js'
+import { note, statuses, writeVault } from './helpers/vault.js'
+
+const query = 'Compare the sources'
+
+/** Notes `ids` of a branch folder, each leading to the next; the first is the start. */
+function branch(folder: string, ids: string[], front: Record<string, Record<string, string>> = {}): Record<string, string> {
+  return Object.fromEntries(
+    ids.map((id, index) => [
+      `${folder}/${id}.md`,
+      note({
+        front: { ...(index === 0 && { type: 'start' }), ...front[id] },
+        title: id,
+        body: `Do ${id}.`,
+        ...(index < ids.length - 1 && { next: [`[[${ids[index + 1]}]]`] }),
+      }),
+    ]),
+  )
+}
+
+/** `brief`, then `gather` runs `web/` and `library/` at once (three notes each), then `report`: eight works in all. */
+function fanOut(): Record<string, string> {
+  return {
+    'brief.md': note({ front: { type: 'start' }, title: 'Brief', body: 'Say what to look for.', next: ['[[gather]]'] }),
+    'gather.md': `---\nplan: [web, library]\n---\n# Gather\n\nGather the material.\n\n## Next\n- [[report]]\n`,
+    'report.md': note({ title: 'Report', body: 'Write it up.' }),
+    ...branch('web', ['search', 'skim', 'notes']),
+    ...branch('library', ['borrow', 'read', 'excerpt']),
+  }
+}
+
+const everyWork = ['/brief', 'library/borrow', 'library/excerpt', 'library/read', 'web/notes', 'web/search', 'web/skim', '/report'].sort()
+
+/**
+ * A worker whose calls overlap: each takes a few turns of the event loop
+ * (`wait`), so both branches are working when the budget runs out. It
+ * answers `<plan/id> v<visit>`.
+ */
+function slowWorker(wait: (id: string) => Promise<unknown> = () => sleep(5)) {
+  const calls: string[] = []
+  const inputs = new Map<string, StepInput['outputs']>()
+  let inFlight = 0
+  let most = 0
+  const work = async (step: StepInput) => {
+    const id = `${step.plan ?? ''}/${step.node.id}`
+    calls.push(id)
+    inputs.set(id, step.outputs)
+    inFlight++
+    most = Math.max(most, inFlight)
+    await wait(id)
+    inFlight--
+    return `${id} v${step.visit}`
+  }
+  return Object.assign(work, { calls, most: () => most, seen: (id: string) => inputs.get(id) ?? [] })
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+/** The outputs a worker saw, as `<id> v<visit>` without the folder. */
+function outputsOf(outputs: StepInput['outputs']): string[] {
+  return outputs.map((each) => each.output.replace(/^.*\//, ''))
+}
+
+describe('a budget that runs out while parallel branches work', () => {
+  for (const maxSteps of [2, 3, 4, 6]) {
+    it(`stops after exactly ${maxSteps} worker calls (maxSteps ${maxSteps}) and keeps every finished output`, async () => {
+      const dir = await writeVault(fanOut())
+      const first = slowWorker()
+      const stopped = await runPlan(dir, { query, fsync: false, llm: noJudge(), work: first, maxSteps })
+      expect(stopped).toMatchObject({ status: 'stopped', steps: maxSteps, stop: { budget: 'maxSteps' } })
+      expect(first.calls).toHaveLength(maxSteps)
+      if (maxSteps > 2) expect(first.most()).toBe(2)
+      // A claim the budget refused wrote nothing: only the note that runs the branches is `active`.
+      expect(Object.entries(await statuses(dir)).filter(([, status]) => status === 'active')).toEqual([['gather', 'active']])
+
+      // The same budget again: nothing more is worked.
+      const again = slowWorker()
+      expect(await runPlan(dir, { fsync: false, llm: noJudge(), work: again, maxSteps })).toMatchObject({ status: 'stopped', steps: maxSteps })
+      expect(again.calls).toEqual([])
+
+      // One step more: one worker call more, whichever branch is asked first.
+      const one = slowWorker()
+      expect(await runPlan(dir, { fsync: false, llm: noJudge(), work: one, maxSteps: maxSteps + 1 })).toMatchObject({
+        status: 'stopped',
+        steps: maxSteps + 1,
+      })
+      expect(one.calls).toHaveLength(1)
+
+      // A larger budget goes on: every visit worked once, over the calls, and the finished outputs are the ones joined.
+      const rest = slowWorker()
+      const done = await runPlan(dir, { fsync: false, llm: noJudge(), work: rest, maxSteps: 50 })
+      expect(done).toMatchObject({ status: 'completed', steps: 8, output: '/report v1' })
+      expect([...first.calls, ...one.calls, ...rest.calls].sort()).toEqual(everyWork)
+      expect(Object.values(done.visits).every((visits) => visits === 1)).toBe(true)
+      expect(rest.seen('/report').find((each) => each.node === 'gather')?.output).toBe('## web\n\nweb/notes v1\n\n## library\n\nlibrary/excerpt v1\n')
+      // Each branch's last note saw the outputs of its branch, those made before the stop included.
+      expect(outputsOf([...first.seen('web/notes'), ...one.seen('web/notes'), ...rest.seen('web/notes')])).toEqual(['search v1', 'skim v1'])
+      expect(outputsOf([...first.seen('library/excerpt'), ...one.seen('library/excerpt'), ...rest.seen('library/excerpt')])).toEqual(['borrow v1', 'read v1'])
+    })
+  }
+
+  it('stops stepping at the same budget, one branch after the other, and goes on there', async () => {
+    const dir = await writeVault(fanOut())
+    const worked: string[] = []
+    let step: Step = await nextStep(dir, { query, fsync: false, maxSteps: 4 })
+    while (step.kind === 'work') {
+      worked.push(`${step.plan ?? ''}/${step.node.id}`)
+      step = await completeStep(dir, step.key, { output: 'ok' }, { fsync: false, maxSteps: 4 })
+    }
+    // `library/` has not begun: the note that runs it stops, and a larger budget goes on there.
+    expect(step).toMatchObject({ kind: 'stopped', stop: { budget: 'maxSteps', node: 'gather' } })
+    expect(worked).toEqual(['/brief', 'web/search', 'web/skim', 'web/notes'])
+    step = await nextStep(dir, { fsync: false, maxSteps: 50 })
+    while (step.kind === 'work') {
+      worked.push(`${step.plan ?? ''}/${step.node.id}`)
+      step = await completeStep(dir, step.key, { output: 'ok' }, { fsync: false, maxSteps: 50 })
+    }
+    expect(step).toMatchObject({ kind: 'completed', node: 'report' })
+    expect(worked.slice(4)).toEqual(['library/borrow', 'library/read', 'library/excerpt', '/report'])
+  })
+
+  it('holds with a subplan inside a branch: its works count while they pass into the note that ran it', async () => {
+    const files = fanOut()
+    Object.assign(files, branch('web', ['search', 'deep', 'notes'], { deep: { plan: 'deeper' } }), branch('web/deeper', ['dig', 'sift']))
+    delete files['web/skim.md']
+    files['web/deep.md'] = files['web/deep.md']!.replace('- [[notes]]', '- found -> [[notes]]')
+    // While `deep` is judged, the works of `deeper/` are on their way into its record: `library/read` ends then, and the
+    // judge waits for `library/excerpt` to be claimed (or 100 ms), so the claim is made while they are on their way.
+    const timed = () => {
+      let judging: () => void = () => {}
+      let excerpt: () => void = () => {}
+      const judged = new Promise<void>((resolve) => (judging = resolve))
+      const excerpted = new Promise<void>((resolve) => (excerpt = resolve))
+      const llm = scriptedJudge(async () => {
+        judging()
+        await Promise.race([excerpted, sleep(100)])
+        return '1: YES'
+      })
+      const work = slowWorker((id) => {
+        if (id === 'library/excerpt') excerpt()
+        return id === 'library/read' ? Promise.race([judged, sleep(200)]) : sleep(5)
+      })
+      return { llm, work }
+    }
+    // Nine works in all: brief, web/search, web/deeper/dig, web/deeper/sift, web/notes, the three of library, report.
+    for (const maxSteps of [3, 4, 5, 6, 7, 8]) {
+      const dir = await writeVault(files)
+      const { llm, work: first } = timed()
+      expect(await runPlan(dir, { query, fsync: false, llm, work: first, maxSteps })).toMatchObject({ status: 'stopped', steps: maxSteps })
+      expect(first.calls).toHaveLength(maxSteps)
+      const { llm: again, work: rest } = timed()
+      expect(await runPlan(dir, { fsync: false, llm: again, work: rest, maxSteps: 50 })).toMatchObject({ status: 'completed', steps: 9 })
+      expect([...first.calls, ...rest.calls]).toHaveLength(9)
+      expect(new Set([...first.calls, ...rest.calls]).size).toBe(9)
+    }
+  })
+
+  it('works only what the budget allows of visits both branches claimed before a crash', async () => {
+    const dir = await writeVault(fanOut())
+    // Both branches' first visits are claimed, then their worker fails: both notes stay `active`.
+    const failing = async (step: StepInput) => {
+      if (step.plan) throw new Error('worker down')
+      return 'brief v1'
+    }
+    await expect(runPlan(dir, { query, fsync: false, llm: noJudge(), work: failing, maxSteps: 50 })).rejects.toBeInstanceOf(StepError)
+    const again = slowWorker()
+    expect(await runPlan(dir, { fsync: false, llm: noJudge(), work: again, maxSteps: 2 })).toMatchObject({ status: 'stopped', steps: 2 })
+    expect(again.calls).toHaveLength(1)
+    const rest = slowWorker()
+    expect(await runPlan(dir, { fsync: false, llm: noJudge(), work: rest, maxSteps: 50 })).toMatchObject({ status: 'completed', steps: 8 })
+    expect([...again.calls, ...rest.calls, '/brief'].sort()).toEqual(everyWork)
+  })
+})
