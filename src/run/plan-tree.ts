@@ -4,7 +4,8 @@ import { lockVault, type VaultLock } from '../vault/lock.js'
 import { RunDriver } from './run-driver.js'
 import type { DriverOptions } from './run-options.js'
 import type { RunResult } from './run-options.js'
-import type { Step, StopInfo, WaitingNote } from './run-options.js'
+import type { Step } from './run-options.js'
+import { fromSubplan, staleStep, waitingReason } from './run-words.js'
 import { decompose, plannerCallsOf } from './decompose.js'
 import { isGenerate, runsSubplans, subplanFoldersOf, tooDeepToDecompose } from '../vault/subplan-folders.js'
 import { recordedWorks, TreeBudget } from './tree-budget.js'
@@ -121,19 +122,12 @@ export class PlanTree {
     this.completion = { key, result, done: false }
     const step = await this.drive(this.root, '', 0)
     if (this.completion.done) return step
-    const now =
+    throw staleStep(
+      this.root.vault,
+      key,
       step.kind === 'work'
-        ? ` The pending step is \`${step.plan === undefined ? '' : `${step.plan}/`}${step.node.id}\`, visit ${step.visit}, key \`${step.key}\`.`
-        : ''
-    throw new RunStateError(
-      'stale-step',
-      `The key \`${key}\` is not the pending step of \`${this.root.vault}\`; nothing was written.${now} Call nextStep to get the current step.`,
-      {
-        pending:
-          step.kind === 'work'
-            ? { key: step.key, node: step.node.id, visit: step.visit, step: step.step, ...(step.plan !== undefined && { plan: step.plan }) }
-            : null,
-      },
+        ? { key: step.key, node: step.node.id, visit: step.visit, step: step.step, ...(step.plan !== undefined && { plan: step.plan }) }
+        : null,
     )
   }
 
@@ -374,26 +368,6 @@ async function nestedVisits(vault: string, graph: PlanGraph, prefix: string, int
     for (const [id, visits] of Object.entries(visitsOf(trace?.records ?? []))) into[`${prefix}${folder}/${id}`] = visits
     await nestedVisits(join(vault, folder), subplan, `${prefix}${folder}/`, into)
   }
-}
-
-/** A subplan's step told from the top vault: waiting notes and stops by their path from it. */
-function fromSubplan(step: Step, top: string): Step {
-  const path = (id: string) => `${top}/${id}`
-  if (step.kind === 'waiting') {
-    const waiting: WaitingNote[] = step.waiting.map((note) => ({ ...note, node: path(note.node), file: path(note.file) }))
-    return { ...step, waiting, reason: waitingReason(waiting) }
-  }
-  if (step.kind === 'stopped') {
-    const stop: StopInfo = { ...step.stop, node: path(step.stop.node), loop: step.stop.loop.map(path) }
-    return { ...step, stop, reason: `In the subplan \`${top}/\`: ${step.reason}` }
-  }
-  return step
-}
-
-/** Why a run waits, naming every waiting note by its path from the top vault. */
-export function waitingReason(waiting: readonly WaitingNote[]): string {
-  const each = waiting.map((note) => `\`${note.node}\` (tick one box under \`## Next\` in \`${note.file}\`)`)
-  return `${each.length === 1 ? `${each[0]} waits` : `${each.length} notes wait: ${each.join(', ')}; each waits`} for a person; then run the vault again.`
 }
 
 /** A subplan's event told from the top vault. */

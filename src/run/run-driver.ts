@@ -4,7 +4,19 @@ import { createLLM } from '../models/llm-client.js'
 import type { VaultLock } from '../vault/lock.js'
 import { newRunId } from './run-id.js'
 import { openRun, pendingOutput } from './run-open.js'
-import { checkChoice, checkJudgeModel, countedModel, tell, toRunResult, usageFields, stopOf, waitingStep, workStep } from './run-words.js'
+import {
+  checkChoice,
+  checkJudgeModel,
+  countedModel,
+  hopRecordOf,
+  tell,
+  toRunResult,
+  staleStep,
+  stopOf,
+  twoActiveReason,
+  waitingStep,
+  workStep,
+} from './run-words.js'
 import { applyRecord, feedbackToHandOn, locate, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
 import type { Claim, DriverOptions, RunResult, Step } from './run-options.js'
 import {
@@ -114,12 +126,7 @@ export class RunDriver {
       const position = this.position()
       switch (position.kind) {
         case 'two-active':
-          throw new RunStateError(
-            'two-active',
-            `Two notes are \`status: active\` (${position.nodes.map((id) => `\`${this.fileOf(id)}\``).join(', ')}); ` +
-              `a run is at one node at a time. Set all but one to \`done\` or \`pending\`, then run again.`,
-            { nodes: position.nodes },
-          )
+          throw new RunStateError('two-active', twoActiveReason(position.nodes.map((id) => this.fileOf(id))), { nodes: position.nodes })
         case 'no-start':
           this.session.graph.startNode()
           throw new RunStateError('no-start', 'The plan has no start node.', { vault: this.vault })
@@ -162,13 +169,10 @@ export class RunDriver {
     if (position.kind === 'judge' && visitKey(this.runId, position.node, position.visit) === key) return this.next()
     const renamed = claimed && this.session.held.renamedInto(key, this.runId, this.nodeOrFail(claimed.node).file ?? `${claimed.node}.md`, this.session.graph) // a note renamed since its step was handed out
     if (!claimed || (visitKey(this.runId, claimed.node, claimed.visit) !== key && !renamed)) {
-      const now = claimed
-        ? ` The pending step is \`${claimed.node}\`, visit ${claimed.visit}, key \`${visitKey(this.runId, claimed.node, claimed.visit)}\`.`
-        : ''
-      throw new RunStateError(
-        'stale-step',
-        `The key \`${key}\` is not the pending step of \`${this.vault}\`; nothing was written.${now} Call nextStep to get the current step.`,
-        { pending: claimed ? { key: visitKey(this.runId, claimed.node, claimed.visit), node: claimed.node, visit: claimed.visit, step: claimed.step } : null },
+      throw staleStep(
+        this.vault,
+        key,
+        claimed ? { key: visitKey(this.runId, claimed.node, claimed.visit), node: claimed.node, visit: claimed.visit, step: claimed.step } : null,
       )
     }
     // No refresh here: an edit that breaks the plan during the work must not cost the work (the judge refreshes).
@@ -274,24 +278,7 @@ export class RunDriver {
     // The judge sees the facts and valid assumptions, as they stand after the work (it may have recorded some).
     if (needsModel) context.ledger = await readLedger(this.vault)
     const decision = await chooseEdge(node, context, needsModel ? this.model() : undefined, chooseOptions)
-    const record: HopRecord = {
-      kind: 'hop',
-      step,
-      node: id,
-      visit,
-      edge: decision.edge,
-      decidedBy: decision.decidedBy,
-      next: decision.edge?.target ?? (decision.decidedBy === 'terminal' ? null : id),
-      output: file,
-    }
-    if (decision.decidedBy === 'agent' && choice !== undefined) record.choice = choice
-    if (decision.answers) record.answers = decision.answers
-    if (works !== undefined) record.works = works
-    if (claim) {
-      record.at = new Date(claim.at).toISOString()
-      record.ms = Date.now() - claim.at
-    }
-    Object.assign(record, usageFields(this.usage))
+    const record = hopRecordOf(decision, { step, node: id, visit, output: file, choice, works, claim, usage: this.usage })
     this.usage = []
     await this.record(record, decision.rationale, output)
     const event: RunEvent = { type: 'transition', node: id, visit, step, edge: decision.edge, decidedBy: decision.decidedBy, rationale: decision.rationale }

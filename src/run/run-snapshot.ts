@@ -1,15 +1,16 @@
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { findStart } from '../plan/validate.js'
-import type { NodeStatus, PlanIssue, PlanNode } from '../core/types.js'
-import { proposalStand, PROPOSAL_NODE, type ProposalNote } from '../vault/proposal-note.js'
-import { PROPOSAL_FILE } from '../vault/run-folder.js'
+import { planOrder } from '../plan/plan-order.js'
+import type { NodeStatus, PlanIssue } from '../core/types.js'
+import { proposalStand } from '../vault/proposal-note.js'
 import { subplanFoldersOf } from '../vault/subplan-folders.js'
-import { locate, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
-import type { SavedOutput } from './output-note.js'
+import { replay, visitKey } from './run-core.js'
 import type { StopInfo, WaitingNote } from './run-options.js'
+import type { HopRecord } from './trace.js'
+import { twoActiveReason } from './run-words.js'
+import { standOf, type RunHolder, type VaultRecords, type VaultStand, type WorkItem } from './vault-stand.js'
 export { DEFAULT_MAX_STEPS } from './run-options.js'
-import { stopOf } from './run-words.js'
-import type { HopRecord, Trace } from './trace.js'
+export type { RunHolder, VaultRecords, WorkItem } from './vault-stand.js'
 
 /*
  * Where a run stands, decided once (SPEC section 15): a pure function of the
@@ -17,47 +18,6 @@ import type { HopRecord, Trace } from './trace.js'
  * reads the records and asks it; `readRunStatus`, the CLI and the MCP tools
  * are views of its answer.
  */
-
-/** One vault of a run as read off disk: everything the snapshot is decided from. */
-export interface VaultRecords {
-  /** The vault's folder from the top vault: `''` at the top. */
-  folder: string
-  /** The plan with the statuses its notes say now. */
-  graph: PlanGraph
-  /** The plan's validation issues (errors and warnings), in file order. */
-  issues: PlanIssue[]
-  trace: Trace | undefined
-  /** An output saved for the step after the last recorded one (a crash before its hop was recorded). */
-  pending: (SavedOutput & { file: string }) | undefined
-  /** The text of the terminal's output when the last record ended the run. */
-  final?: string | undefined
-  /** The vault's proposal, when `proposePlan` wrote one. */
-  proposal?: ProposalNote | undefined
-  /** Who holds the vault's lock now, when a live runner does. */
-  holder?: RunHolder | undefined
-  /** The subplan folders that exist, by folder relative to this vault. */
-  subplans: ReadonlyMap<string, VaultRecords>
-}
-
-/** A live runner that holds a vault. */
-export interface RunHolder {
-  pid: number
-  host: string
-  since: string
-}
-
-/** What a run can do now (SPEC section 15): a visit to work, a saved output to judge, a planner call due. */
-export interface WorkItem {
-  /** `judge`: an output is saved, its transition not yet judged; `plan`: a planner call is due. */
-  kind: 'work' | 'judge' | 'plan'
-  /** The note, by its path from the top vault (`research/find`). */
-  node: string
-  visit: number
-  /** The step the visit has (claimed) or would get if the items were claimed in frontier order, as its vault's trace numbers it. */
-  step: number
-  /** The subplan folder, relative to the top vault, for an item inside one. */
-  plan?: string
-}
 
 /** One note of a run: its status and its visits against its budget. */
 export interface NoteState {
@@ -117,31 +77,6 @@ export interface RunSnapshot {
   holder?: RunHolder
 }
 
-/** Where one vault of a run stands: its replay, its position, and the branches of a note it is working through subplans. */
-export interface VaultStand {
-  records: VaultRecords
-  /** The trace replayed (empty when the vault has no run for the visit that runs it). */
-  replay: Replay
-  /** The run's id, `''` when it has none yet. */
-  runId: string
-  /** Where the run goes on; `undefined` before a run (no trace) or for an invalid plan. */
-  position: Position | undefined
-  /** The start note, when the plan has one. */
-  start: PlanNode | undefined
-  /** Works this vault's run did that count against the budget: recorded works, and those of the branches under way. */
-  works: number
-  /** A claimed note that runs subplans: where each of its subplan runs stands, in folder order. */
-  branches: { folder: string; stand: VaultStand }[]
-  /** The work items of this vault and its branches, in plan order. */
-  items: WorkItem[]
-  /** The notes waiting for a person, by their path from the top vault. */
-  waiting: WaitingNote[]
-  /** A budget that refuses the next visit (here or in a branch), by paths from the top vault. */
-  stop?: StopInfo & { reason: string }
-  /** A budget that refuses this vault's own next visit, by ids in this vault. */
-  ownStop?: StopInfo & { reason: string }
-}
-
 /**
  * Where a run stands, from the records of its vaults (pure: no I/O): the
  * phase, the frontier of every ready item across branches, waits, stops,
@@ -196,146 +131,6 @@ function phaseOf(stand: VaultStand): RunSnapshot['phase'] {
   return position.kind === 'completed' ? 'completed' : 'waiting'
 }
 
-/**
- * Where one vault stands (pure), its branches included: the top vault with
- * `source` undefined; a subplan with the key of the visit that runs it (a
- * trace of another visit is an old run: the subplan starts afresh).
- *
- * @param spentAbove - works of the rest of the tree already counted against `maxSteps`
- */
-export function standOf(records: VaultRecords, maxSteps: number, source?: string, spentAbove = 0): VaultStand {
-  const trace = records.trace && (source === undefined || records.trace.header.source === source) ? records.trace : undefined
-  const state = replay(trace?.records ?? [], () => undefined)
-  const graph = records.graph
-  const start = findStart(graph).start
-  const runId = trace?.header.run ?? ''
-  const stand: VaultStand = {
-    records,
-    replay: state,
-    runId,
-    position: undefined,
-    start,
-    works: state.steps + state.extraWorks,
-    branches: [],
-    items: [],
-    waiting: [],
-  }
-  const prefix = records.folder === '' ? '' : `${records.folder}/`
-  const proposal = source === undefined && records.proposal ? proposalStand(records.proposal) : undefined
-  if (proposal && proposal.kind !== 'run') {
-    if (proposal.kind === 'revise') stand.items.push({ kind: 'plan', node: PROPOSAL_NODE, visit: records.proposal!.version, step: stand.works + 1 })
-    else if (proposal.kind !== 'declined' && proposal.kind !== 'decline')
-      stand.waiting.push({ node: PROPOSAL_NODE, file: PROPOSAL_FILE, choices: ['approve', 'revise', 'decline'] })
-    return stand
-  }
-  if (records.issues.some((issue) => issue.severity === 'error')) return stand
-  const active = [...graph.nodes.values()].filter((node) => node.status === 'active').map((node) => node.id)
-  if (!trace) {
-    // No run yet: the top vault starts at its start note, or at the note a person set `active`; a subplan
-    // whose trace belongs to an earlier visit of its note starts afresh (its statuses are reset then).
-    const mine = source === undefined ? active : []
-    const at = mine.length === 0 ? start?.id : mine[0]
-    if (mine.length > 1) stand.position = { kind: 'two-active', nodes: mine }
-    else if (at === undefined) stand.position = { kind: 'no-start' }
-    else if (spentAbove >= maxSteps) stand.position = { kind: 'stopped', node: at, visit: 1, budget: 'maxSteps', recorded: false }
-    else stand.position = { kind: 'work', node: at, visit: 1, step: 1, claimed: mine.length === 1 }
-    return settle(stand, prefix, maxSteps, spentAbove)
-  }
-  const pending = records.pending
-  stand.position = locate({ runId, replay: state, pending, maxSteps, spent: spentAbove + stand.works }, notesOf(graph, active, start?.id))
-  return settle(stand, prefix, maxSteps, spentAbove)
-}
-
-/** Fills a stand's items, waits and stop from its position, descending into the branches of a claimed note that runs subplans. */
-function settle(stand: VaultStand, prefix: string, maxSteps: number, spentAbove: number): VaultStand {
-  const position = stand.position!
-  const graph = stand.records.graph
-  const plan = prefix === '' ? undefined : prefix.slice(0, -1)
-  const item = (kind: WorkItem['kind'], at: { node: string; visit: number; step: number }): WorkItem => ({
-    kind,
-    node: prefix + at.node,
-    visit: at.visit,
-    step: at.step,
-    ...(plan !== undefined && { plan }),
-  })
-  switch (position.kind) {
-    case 'work': {
-      const node = graph.nodes.get(position.node)
-      if (node?.plan && position.claimed) return branchesOf(stand, node, position, maxSteps, spentAbove)
-      stand.items.push(item('work', position))
-      return stand
-    }
-    case 'judge':
-      stand.items.push(item('judge', position))
-      return stand
-    case 'decide': {
-      const node = graph.nodes.get(position.node)
-      stand.waiting.push({
-        node: prefix + position.node,
-        file: prefix + (node?.file ?? `${position.node}.md`),
-        choices: (node?.edges ?? []).map((edge) => edge.label || 'next'),
-      })
-      return stand
-    }
-    case 'stopped': {
-      // A stop the trace records keeps the reason it was given.
-      const last = stand.replay.lastRecord
-      const stop = stopOf(graph, stand.replay, position, maxSteps)
-      if (position.recorded && last?.kind === 'stop') stop.reason = last.reason
-      stand.ownStop = stop
-      stand.stop = plan === undefined ? stop : inSubplan(stop, plan)
-      return stand
-    }
-    default:
-      return stand
-  }
-}
-
-/**
- * A claimed note that runs subplans: each branch's stand, sharing the budget
- * (every branch's works count), joined as the tree joins them: items from
- * every branch in folder order, waits from every branch, the first stop.
- */
-function branchesOf(stand: VaultStand, node: PlanNode, at: { visit: number; step: number }, maxSteps: number, spentAbove: number): VaultStand {
-  const key = visitKey(stand.runId, node.id, at.visit)
-  const folders = subplanFoldersOf(node).filter(({ outside }) => !outside)
-  const records = folders.map(({ folder }) => ({ folder, records: stand.records.subplans.get(folder) }))
-  // First the works every branch did, so each branch decides against the whole tree's.
-  const done = records.map(({ records: each }) => (each ? standOf(each, maxSteps, key, Infinity).works : 0))
-  const spent = spentAbove + stand.works + done.reduce((sum, works) => sum + works, 0)
-  let left = maxSteps - spent
-  for (const [index, { folder, records: each }] of records.entries()) {
-    if (!each) continue
-    const branch = standOf(each, maxSteps, key, spent - done[index]!)
-    stand.branches.push({ folder, stand: branch })
-    stand.works += branch.works
-    for (const found of branch.items) {
-      // An item not claimed yet needs a step of the budget: those past it wait for a later run.
-      const claimed = found.kind !== 'work' || branch.position?.kind !== 'work' || branch.position.claimed || branch.branches.length > 0
-      if (!claimed && left <= 0) continue
-      if (!claimed) left -= 1
-      stand.items.push(found)
-    }
-    stand.waiting.push(...branch.waiting)
-    if (!stand.stop && branch.stop) stand.stop = branch.stop
-  }
-  // Every branch's next visit is past the budget: the run stops before the first of them.
-  const refused = stand.items.length === 0 && stand.waiting.length === 0 ? stand.branches.find((each) => each.stand.position?.kind === 'work') : undefined
-  if (!stand.stop && refused) {
-    const { records: inner, replay: state, position } = refused.stand
-    const { node, visit } = position as Extract<Position, { kind: 'work' }>
-    const stop = stopOf(inner.graph, state, { node, visit, budget: 'maxSteps' }, maxSteps)
-    stand.stop = inSubplan(stop, inner.folder)
-  }
-  return stand
-}
-
-/** A subplan's stop told from the top vault: notes by their path from it. */
-function inSubplan(stop: StopInfo & { reason: string }, folder: string): StopInfo & { reason: string } {
-  const path = (id: string) => `${folder}/${id}`
-  return { ...stop, node: path(stop.node), loop: stop.loop.map(path), reason: `In the subplan \`${folder}/\`: ${stop.reason}` }
-}
-
 /** The notes of a vault in plan order, each subplan's nested under its note, by paths from the top vault. */
 function nodesOf(records: VaultRecords, stand: VaultStand | undefined): SnapshotNode[] {
   const prefix = records.folder === '' ? '' : `${records.folder}/`
@@ -384,29 +179,6 @@ export function visitsOfSnapshot(snapshot: Pick<RunSnapshot, 'nodes'>): Record<s
 }
 
 /**
- * A plan's notes in plan order: the start, then breadth-first along edges
- * (in the order each note lists them), then the rest by file.
- */
-export function planOrder(graph: Pick<PlanGraph, 'nodes'>, start: PlanNode | undefined): PlanNode[] {
-  const seen = new Set<string>()
-  const order: PlanNode[] = []
-  const queue = start ? [start] : []
-  for (let index = 0; index < queue.length; index++) {
-    const node = queue[index]!
-    if (seen.has(node.id)) continue
-    seen.add(node.id)
-    order.push(node)
-    for (const edge of node.edges) {
-      const target = graph.nodes.get(edge.target)
-      if (target && !seen.has(target.id)) queue.push(target)
-    }
-  }
-  const rest = [...graph.nodes.values()].filter((node) => !seen.has(node.id))
-  rest.sort((a, b) => ((a.file ?? a.id) < (b.file ?? b.id) ? -1 : (a.file ?? a.id) > (b.file ?? b.id) ? 1 : 0))
-  return [...order, ...rest]
-}
-
-/**
  * The hops of a run, subplans included, oldest first: a subplan's hops
  * come before the hop of the note that ran it (or last, while it runs).
  */
@@ -442,10 +214,5 @@ function latest<T>(list: T[], count: number): T[] {
 
 /** The issue of two `active` notes in one folder: a run is at one note at a time. */
 function twoActive(graph: PlanGraph, nodes: string[]): PlanIssue {
-  const files = nodes.map((id) => `\`${graph.nodes.get(id)?.file ?? `${id}.md`}\``).join(', ')
-  return {
-    code: 'two-active',
-    severity: 'error',
-    message: `Two notes are \`status: active\` (${files}); a run is at one node at a time. Set all but one to \`done\` or \`pending\`, then run again.`,
-  }
+  return { code: 'two-active', severity: 'error', message: twoActiveReason(nodes.map((id) => graph.nodes.get(id)?.file ?? `${id}.md`)) }
 }

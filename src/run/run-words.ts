@@ -1,9 +1,9 @@
-import { RunStateError } from '../core/errors.js'
+import { RunStateError, type PendingStep } from '../core/errors.js'
 import { ModelConfigError, resolveModelConfig } from '../models/llm-client.js'
 import { visitKey, type Replay } from './run-core.js'
-import type { RunResult, Step, StopInfo } from './run-options.js'
+import type { Claim, RunResult, Step, StopInfo, WaitingNote } from './run-options.js'
 import type { HopRecord } from './trace.js'
-import { conditionsOf, matchChoice } from '../models/transitions.js'
+import { conditionsOf, matchChoice, type Decision } from '../models/transitions.js'
 import { loopOf, type PlanShape } from '../plan/validate.js'
 import { waitsForPerson } from '../core/knobs.js'
 import type { CallLLM, ModelUsage, PlanNode, Predicate, RunEvent, StepOutput } from '../core/types.js'
@@ -62,6 +62,44 @@ export function workedNodes(outputs: readonly StepOutput[]): string[] {
   return outputs
     .filter((each, index) => index === 0 || outputs[index - 1]!.node !== each.node || outputs[index - 1]!.visit !== each.visit)
     .map((each) => each.node)
+}
+
+/**
+ * What a hop of a worked visit records: the edge the judge chose and who
+ * decided, the caller's choice when it decided, the subplans' works, when
+ * the work began and how long the hop took, and the hop's model calls.
+ */
+export function hopRecordOf(
+  decision: Pick<Decision, 'edge' | 'decidedBy' | 'answers'>,
+  hop: {
+    step: number
+    node: string
+    visit: number
+    output: string
+    choice: string | undefined
+    works: number | undefined
+    claim: Claim | undefined
+    usage: ModelUsage[]
+  },
+): HopRecord {
+  const record: HopRecord = {
+    kind: 'hop',
+    step: hop.step,
+    node: hop.node,
+    visit: hop.visit,
+    edge: decision.edge,
+    decidedBy: decision.decidedBy,
+    next: decision.edge?.target ?? (decision.decidedBy === 'terminal' ? null : hop.node),
+    output: hop.output,
+  }
+  if (decision.decidedBy === 'agent' && hop.choice !== undefined) record.choice = hop.choice
+  if (decision.answers) record.answers = decision.answers
+  if (hop.works !== undefined) record.works = hop.works
+  if (hop.claim) {
+    record.at = new Date(hop.claim.at).toISOString()
+    record.ms = Date.now() - hop.claim.at
+  }
+  return Object.assign(record, usageFields(hop.usage))
 }
 
 /** A hop's record of its model calls: the roles and models used, and the tokens reported, summed. */
@@ -209,4 +247,49 @@ export function workStep(
 export function waitingStep(runId: string, node: PlanNode, file: string): Extract<Step, { kind: 'waiting' }> {
   const reason = `\`${node.id}\` waits for a person: tick one box under \`## Next\` in \`${file}\` (and write under \`## Feedback\` if you like), then run the vault again.`
   return { kind: 'waiting', runId, waiting: [{ node: node.id, file, choices: node.edges.map((each) => each.label || 'next') }], reason }
+}
+
+/** A subplan's step told from the top vault: waiting notes and stops by their path from it. */
+export function fromSubplan(step: Step, top: string): Step {
+  const path = (id: string) => `${top}/${id}`
+  if (step.kind === 'waiting') {
+    const waiting: WaitingNote[] = step.waiting.map((note) => ({ ...note, node: path(note.node), file: path(note.file) }))
+    return { ...step, waiting, reason: waitingReason(waiting) }
+  }
+  if (step.kind === 'stopped') {
+    const { reason, ...stop } = stopInSubplan({ ...step.stop, reason: step.reason }, top)
+    return { ...step, stop, reason }
+  }
+  return step
+}
+
+/** Why a run waits, naming every waiting note by its path from the top vault. */
+export function waitingReason(waiting: readonly WaitingNote[]): string {
+  const each = waiting.map((note) => `\`${note.node}\` (tick one box under \`## Next\` in \`${note.file}\`)`)
+  return `${each.length === 1 ? `${each[0]} waits` : `${each.length} notes wait: ${each.join(', ')}; each waits`} for a person; then run the vault again.`
+}
+
+/** A subplan's budget stop told from the top vault: its notes by their path from it, the reason saying where. */
+export function stopInSubplan(stop: StopInfo & { reason: string }, folder: string): StopInfo & { reason: string } {
+  const path = (id: string) => `${folder}/${id}`
+  return { ...stop, node: path(stop.node), loop: stop.loop.map(path), reason: `In the subplan \`${folder}/\`: ${stop.reason}` }
+}
+
+/** A `stale-step` refusal: `key` is not the visit pending in `vault`, which is `pending` (with the data a caller reads instead of the words). */
+export function staleStep(vault: string, key: string, pending: PendingStep | null): RunStateError<'stale-step'> {
+  const now = pending
+    ? ` The pending step is \`${pending.plan === undefined ? '' : `${pending.plan}/`}${pending.node}\`, visit ${pending.visit}, key \`${pending.key}\`.`
+    : ''
+  return new RunStateError(
+    'stale-step',
+    `The key \`${key}\` is not the pending step of \`${vault}\`; nothing was written.${now} Call nextStep to get the current step.`,
+    {
+      pending,
+    },
+  )
+}
+
+/** Why a run cannot go on with more than one note `active` (`files`: the notes, relative to the vault). */
+export function twoActiveReason(files: readonly string[]): string {
+  return `Two notes are \`status: active\` (${files.map((file) => `\`${file}\``).join(', ')}); a run is at one node at a time. Set all but one to \`done\` or \`pending\`, then run again.`
 }
