@@ -188,6 +188,19 @@ describe('snapshotOf: where a run stands, from its records alone', () => {
       expect(stopped.stop).toMatchObject({ budget: 'maxSteps', node: 'web/sum', visit: 1 })
     })
 
+    it('a visit claimed in one branch holds its step: the other branch’s next visit waits when that was the last', () => {
+      const records = vault(
+        { ...top, a: { ...top.a, status: 'done' }, research: { ...top.research, status: 'active' } },
+        {
+          records: [hop(1, 'a', 'research')],
+          subplans: { web: branch('web', [hop(1, 'find', 'sum')]), library: branch('library', [hop(1, 'find', 'sum')], { sum: 'active' }) },
+        },
+      )
+      expect(snapshotOf('v', records, { ...options, maxSteps: 4 }).frontier).toEqual([
+        { kind: 'work', node: 'library/sum', visit: 1, step: 2, plan: 'library' },
+      ])
+    })
+
     it('a subplan whose trace belongs to an earlier visit of its note starts afresh', () => {
       const records = vault(
         { ...top, a: { ...top.a, status: 'done' }, research: { ...top.research, plan: ['web'], status: 'active' } },

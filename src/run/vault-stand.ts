@@ -188,17 +188,20 @@ function branchesOf(stand: VaultStand, node: PlanNode, at: { visit: number; step
   // First the works every branch did, so each branch decides against the whole tree's.
   const done = records.map(({ records: each }) => (each ? standOf(each, maxSteps, key, Infinity).works : 0))
   const spent = spentAbove + stand.works + done.reduce((sum, works) => sum + works, 0)
-  let left = maxSteps - spent
-  for (const [index, { folder, records: each }] of records.entries()) {
-    if (!each) continue
-    const branch = standOf(each, maxSteps, key, spent - done[index]!)
+  const branches = records.flatMap(({ folder, records: each }, index) => (each ? [{ folder, stand: standOf(each, maxSteps, key, spent - done[index]!) }] : []))
+  // A visit claimed already holds its step: the visits not claimed yet share what is left.
+  const claimed = (branch: VaultStand, item: WorkItem) =>
+    item.kind !== 'work' || branch.position?.kind !== 'work' || branch.position.claimed || branch.branches.length > 0
+  let left =
+    maxSteps - spent - branches.reduce((sum, { stand: branch }) => sum + branch.items.filter((item) => item.kind === 'work' && claimed(branch, item)).length, 0)
+  for (const { folder, stand: branch } of branches) {
     stand.branches.push({ folder, stand: branch })
     stand.works += branch.works
     for (const found of branch.items) {
-      // An item not claimed yet needs a step of the budget: those past it wait for a later run.
-      const claimed = found.kind !== 'work' || branch.position?.kind !== 'work' || branch.position.claimed || branch.branches.length > 0
-      if (!claimed && left <= 0) continue
-      if (!claimed) left -= 1
+      if (!claimed(branch, found)) {
+        if (left <= 0) continue
+        left -= 1
+      }
       stand.items.push(found)
     }
     stand.waiting.push(...branch.waiting)
