@@ -118,6 +118,24 @@ describe('snapshotOf: where a run stands, from its records alone', () => {
     expect(pick(snapshotOf('v', records, { ...options, maxSteps: maxSteps ?? 50 }))).toEqual(expected)
   })
 
+  it.each([
+    {
+      ticked: [],
+      expected: {
+        phase: 'waiting',
+        steps: 0,
+        frontier: [],
+        waiting: [{ node: 'proposal', file: '00_plan-trace/proposal.md', choices: ['approve', 'revise', 'decline'] }],
+      },
+    },
+    { ticked: ['revise'], expected: { phase: 'ready', steps: 0, frontier: [{ kind: 'plan', node: 'proposal', visit: 1, step: 1 }], waiting: [] } },
+    { ticked: ['approve'], expected: { phase: 'fresh', steps: 0, frontier: [{ kind: 'work', node: 'a', visit: 1, step: 1 }], waiting: [] } },
+    { ticked: ['decline'], expected: { phase: 'declined', steps: 0, frontier: [], waiting: [] } },
+  ] as const)('a proposal with $ticked ticked', ({ ticked, expected }) => {
+    const records = { ...vault(path), proposal: { version: 1, status: 'pending' as const, query: 'q', notes: [], ticked: [...ticked], boxes: {} } }
+    expect(pick(snapshotOf('v', records, options))).toEqual(expected)
+  })
+
   it('lists the issue of two active notes and the notes in plan order', () => {
     const snapshot = snapshotOf('v', vault({ z: { start: true, next: ['m'] }, m: { next: ['a'], status: 'active' }, a: { status: 'active' } }), options)
     expect(snapshot.phase).toBe('invalid')

@@ -120,7 +120,7 @@ function phaseOf(stand: VaultStand): RunSnapshot['phase'] {
   if (records.proposal) {
     const kind = proposalStand(records.proposal).kind
     if (kind === 'declined' || kind === 'decline') return 'declined'
-    if (kind !== 'run') return stand.items.length > 0 ? 'ready' : 'waiting'
+    if (kind !== 'run' && kind !== 'approve') return stand.items.length > 0 ? 'ready' : 'waiting'
   }
   if (records.issues.some((issue) => issue.severity === 'error')) return 'invalid'
   if (!position || position.kind === 'two-active' || position.kind === 'no-start') return 'invalid'

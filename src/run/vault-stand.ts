@@ -107,7 +107,8 @@ export function standOf(records: VaultRecords, maxSteps: number, source?: string
   }
   const prefix = records.folder === '' ? '' : `${records.folder}/`
   const proposal = source === undefined && records.proposal ? proposalStand(records.proposal) : undefined
-  if (proposal && proposal.kind !== 'run') {
+  // A proposal not approved yet decides first; one whose `approve` box is ticked runs on the next call.
+  if (proposal && proposal.kind !== 'run' && proposal.kind !== 'approve') {
     if (proposal.kind === 'revise') stand.items.push({ kind: 'plan', node: PROPOSAL_NODE, visit: records.proposal!.version, step: stand.works + 1 })
     else if (proposal.kind !== 'declined' && proposal.kind !== 'decline')
       stand.waiting.push({ node: PROPOSAL_NODE, file: PROPOSAL_FILE, choices: ['approve', 'revise', 'decline'] })
