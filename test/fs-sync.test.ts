@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { RunStateError } from 'vaultplan'
-import { VaultSession } from '../src/run/vault-session.js'
+import { VaultSession } from '../src/store/vault-session.js'
 import { readRegularFileSync, writeFileAtomicSync } from '../src/vault/fs-atomic.js'
-import { TraceAppender } from '../src/run/trace.js'
+import { TraceAppender } from '../src/store/trace.js'
 import { writeVault } from './helpers/vault.js'
 
 // The hop path's synchronous file calls: only regular files of bounded size are ever read or opened

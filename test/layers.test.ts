@@ -6,11 +6,12 @@ import { describe, expect, it } from 'vitest'
  * The house's one import rule (README, "Architecture"): each folder of src/ imports only from its own
  * layer and the layers below it. Type-only imports count too: a type from above is a design leak.
  */
-const LAYERS = ['core', 'vault', 'plan', 'memory', 'models', 'run', 'surfaces', 'cli', 'entry'] as const
+const LAYERS = ['core', 'vault', 'plan', 'store', 'memory', 'models', 'run', 'surfaces', 'cli', 'entry'] as const
 const FOLDER_LAYER: Record<string, (typeof LAYERS)[number]> = {
   core: 'core',
   vault: 'vault',
   plan: 'plan',
+  store: 'store',
   memory: 'memory',
   models: 'models',
   run: 'run',

@@ -2,7 +2,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runPlan } from 'vaultplan'
-import { torn } from '../src/run/note-journal.js'
+import { torn } from '../src/store/note-journal.js'
 import { writeVault } from './helpers/vault.js'
 
 // With fsync on, status rewrites and output notes are not flushed one by one: the journal

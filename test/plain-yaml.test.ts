@@ -3,7 +3,7 @@ import { stringify } from 'yaml'
 import { describe, expect, it } from 'vitest'
 import { fastPathCounts } from '../src/vault/fast-paths.js'
 import { stringifyFlat } from '../src/vault/plain-yaml.js'
-import { renderOutput } from '../src/run/output-note.js'
+import { renderOutput } from '../src/store/output-note.js'
 
 describe('stringifyFlat', () => {
   it("writes an output note's fields as yaml does", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { PlanGraph, type Edge, type NodeStatus, type PlanNode } from 'vaultplan'
 import { snapshotOf, type RunSnapshot, type VaultRecords } from '../src/run/run-snapshot.js'
-import type { TraceRecord } from '../src/run/trace.js'
+import type { TraceRecord } from '../src/store/trace.js'
 
 /*
  * The pure decision of where a run stands (SPEC section 15), by tables of

@@ -21,7 +21,7 @@ import {
   type Step,
 } from 'vaultplan'
 import { LEDGER_FORMAT } from '../src/memory/ledger.js'
-import { TRACE_FORMAT } from '../src/run/trace.js'
+import { TRACE_FORMAT } from '../src/store/trace.js'
 import { draftReview, humanReview, linear } from './helpers/plans.js'
 import { noJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
 import { nestedPlan } from './helpers/subplans.js'

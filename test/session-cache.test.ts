@@ -4,9 +4,9 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { completeStep, nextStep, PlanValidationError, type Step } from 'vaultplan'
-import { SessionCache } from '../src/run/session-cache.js'
-import { parseTrace } from '../src/run/trace.js'
-import { VaultSession } from '../src/run/vault-session.js'
+import { SessionCache } from '../src/store/session-cache.js'
+import { parseTrace } from '../src/store/trace.js'
+import { VaultSession } from '../src/store/vault-session.js'
 import { edit, note, read, statuses, writeVault } from './helpers/vault.js'
 
 // The stepping calls of one process keep each vault's session between calls (SessionCache): these

@@ -1,7 +1,7 @@
 import { readFile, truncate, writeFile } from 'node:fs/promises'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { parseTrace, TraceAppender, tracePaths, writeTraceHeader, type HopRecord } from '../src/run/trace.js'
+import { parseTrace, TraceAppender, tracePaths, writeTraceHeader, type HopRecord } from '../src/store/trace.js'
 import { tempDir } from './helpers/vault.js'
 
 const MARKER = '<!-- vaultplan:hop '

@@ -6,7 +6,7 @@ import { loadPlan } from '../plan/load-plan.js'
 import { locate, notesOf, replay } from './run-core.js'
 import { outputsOf, pendingOutput } from './run-open.js'
 import { DEFAULT_MAX_STEPS } from './run-snapshot.js'
-import { readTrace } from './trace.js'
+import { readTrace } from '../store/trace.js'
 import { conditionsOf, judgePrompt } from '../models/transitions.js'
 import type { Predicate } from '../core/types.js'
 

@@ -1,5 +1,5 @@
 import type { NodeStatus } from '../core/types.js'
-import type { TraceHeader, TraceRecord } from './trace.js'
+import type { TraceHeader, TraceRecord } from '../store/trace.js'
 
 /*
  * Where a fork cuts a run (SPEC section 15, "Forks"), decided without I/O

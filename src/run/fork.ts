@@ -11,7 +11,7 @@ import { cutAt, wholeRunSteps, type ForkCut, type RunRecords, type TraceEntry } 
 import { visitKey } from './run-core.js'
 import { newRunId } from './run-id.js'
 import { copyVault, intoPlace } from './run-vault.js'
-import { outputFile, parseTrace, readTrace, TRACE_FORMAT, tracePaths, writeTraceHeader, type TraceHeader, type TraceRecord } from './trace.js'
+import { outputFile, parseTrace, readTrace, TRACE_FORMAT, tracePaths, writeTraceHeader, type TraceHeader, type TraceRecord } from '../store/trace.js'
 
 /** Options of `forkRun`. */
 export interface ForkOptions {

@@ -7,9 +7,9 @@ import { readProposalNote } from '../vault/proposal-note.js'
 import { loadPlan } from '../plan/load-plan.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { pendingOutput } from './run-open.js'
-import { readOutput } from './output-note.js'
+import { readOutput } from '../store/output-note.js'
 import { DEFAULT_MAX_STEPS, snapshotOf, type RunSnapshot, type VaultRecords } from './run-snapshot.js'
-import { readTrace, tracePaths, type Trace } from './trace.js'
+import { readTrace, tracePaths, type Trace } from '../store/trace.js'
 
 /** Options of `observeRun`. */
 export interface ObserveOptions {

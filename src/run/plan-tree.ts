@@ -10,10 +10,10 @@ import { decompose, plannerCallsOf } from './decompose.js'
 import { isGenerate, runsSubplans, subplanFoldersOf, tooDeepToDecompose } from '../vault/subplan-folders.js'
 import { recordedWorks, TreeBudget } from './tree-budget.js'
 import { visitsOf } from './run-status.js'
-import { readTrace } from './trace.js'
+import { readTrace } from '../store/trace.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import type { PlanNode, RunEvent } from '../core/types.js'
-import { VaultSession } from './vault-session.js'
+import { VaultSession } from '../store/vault-session.js'
 import type { SessionOptions } from './run-options.js'
 
 /** A visit to work, as a step says it. */

@@ -1,5 +1,5 @@
-import type { SavedOutput } from './output-note.js'
-import { outputFile, type HopRecord, type TraceRecord } from './trace.js'
+import type { SavedOutput } from '../store/output-note.js'
+import { outputFile, type HopRecord, type TraceRecord } from '../store/trace.js'
 import type { StepOutput } from '../core/types.js'
 
 /**

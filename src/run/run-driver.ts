@@ -29,13 +29,13 @@ import {
   type HopRecord,
   type TraceHeader,
   type TraceRecord,
-} from './trace.js'
-import type { OutputMeta, SavedOutput } from './output-note.js'
+} from '../store/trace.js'
+import type { OutputMeta, SavedOutput } from '../store/output-note.js'
 import { chooseEdge, conditionsOf } from '../models/transitions.js'
 import type { CallLLM, ModelUsage, PlanNode, RunEvent, TransitionContext } from '../core/types.js'
 import { readLedger } from '../memory/ledger.js'
 import { waitsForPerson } from '../core/knobs.js'
-import type { VaultSession } from './vault-session.js'
+import type { VaultSession } from '../store/vault-session.js'
 
 /**
  * The effects of a run on one locked vault: it asks the pure core

@@ -2,13 +2,13 @@ import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { removeStaleTempFiles } from '../vault/fs-atomic.js'
 import { recoverOldVersions } from '../vault/replace-note.js'
-import type { RunFiles } from './run-files.js'
-import { archiveInterrupted, archiveTrace, outputFile, tracePaths, type TraceHeader, type TraceRecord } from './trace.js'
-import { findOutputOfStep, readOutput, type SavedOutput } from './output-note.js'
+import type { RunFiles } from '../store/run-files.js'
+import { archiveInterrupted, archiveTrace, outputFile, tracePaths, type TraceHeader, type TraceRecord } from '../store/trace.js'
+import { findOutputOfStep, readOutput, type SavedOutput } from '../store/output-note.js'
 import { clipLine } from './run-words.js'
 import { OUTPUTS_FOLDER, TRACE_FOLDER } from '../vault/run-folder.js'
 import { runFolder } from '../vault/run-file-path.js'
-import type { VaultSession } from './vault-session.js'
+import type { VaultSession } from '../store/vault-session.js'
 
 /**
  * Reads the run of a locked vault before it goes on: validates the plan,

@@ -8,7 +8,7 @@ import { readRecords } from './observe-run.js'
 import { DEFAULT_MAX_STEPS, snapshotOfStand, type NoteState } from './run-snapshot.js'
 import { standOf, type VaultStand } from './vault-stand.js'
 import { planOrder } from '../plan/plan-order.js'
-import type { HopRecord, TraceRecord } from './trace.js'
+import type { HopRecord, TraceRecord } from '../store/trace.js'
 import type { DecidedBy, Edge, PlanIssue, PlanNode } from '../core/types.js'
 
 /** Options of `readRunStatus`. */

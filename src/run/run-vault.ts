@@ -9,7 +9,7 @@ import { savePlan } from '../plan/save-plan.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { RunStateError } from '../core/errors.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
-import { readTrace, tracePaths } from './trace.js'
+import { readTrace, tracePaths } from '../store/trace.js'
 
 /**
  * Where a run happens. A folder runs in place; with `runVault`, the plan is

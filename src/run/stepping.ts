@@ -4,8 +4,8 @@ import { withVaultLock } from '../vault/lock.js'
 import { PlanTree } from './plan-tree.js'
 import { proposalGate } from './proposal-gate.js'
 import { DEFAULTS, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run-options.js'
-import { SessionCache } from './session-cache.js'
-import { VaultSession } from './vault-session.js'
+import { SessionCache } from '../store/session-cache.js'
+import { VaultSession } from '../store/vault-session.js'
 
 export type { Step, StepOptions, StopInfo, WaitingNote }
 

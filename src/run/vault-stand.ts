@@ -5,10 +5,10 @@ import { proposalStand, PROPOSAL_NODE, type ProposalNote } from '../vault/propos
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
 import { subplanFoldersOf } from '../vault/subplan-folders.js'
 import { locate, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
-import type { SavedOutput } from './output-note.js'
+import type { SavedOutput } from '../store/output-note.js'
 import type { StopInfo, WaitingNote } from './run-options.js'
 import { stopInSubplan, stopOf } from './run-words.js'
-import type { Trace } from './trace.js'
+import type { Trace } from '../store/trace.js'
 
 /*
  * Where one vault of a run stands, its subplans' runs included: the pure

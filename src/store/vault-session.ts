@@ -21,7 +21,21 @@ import { countLines } from '../core/text.js'
 import { tracePaths } from './trace.js'
 import type { NodeStatus, PlanIssue } from '../core/types.js'
 import type { SessionCache } from './session-cache.js'
-import type { SessionOptions } from './run-options.js'
+
+/** Options of a vault session. */
+export interface SessionOptions {
+  fsync: boolean
+  /** Tool names the caller supplies, for validation warnings. */
+  tools?: string[]
+  /**
+   * Watch the vault's folders for edits during the session (a run's whole
+   * walk); a short call that is brought up to date by `resync` next time
+   * (the stepping calls) need not.
+   *
+   * @default true
+   */
+  watch?: boolean
+}
 
 /**
  * A plan vault kept in memory while a run walks it. Edits people make in
