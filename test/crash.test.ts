@@ -65,7 +65,7 @@ describe('the harness catches a broken library', () => {
   }, 60_000)
 
   it('forgets the last hop of the trace on resume', async () => {
-    const dist = await mutant('forget-hop', 'run/trace.js', [
+    const dist = await mutant('forget-hop', 'store/trace.js', [
       ['return { text, trace: { header, records }, lines };', 'return { text, trace: { header, records: records.slice(0, -1) }, lines };'],
     ])
     const report = await runCrashTrials({ trials: 1, seed: 5, jobs: 1, mode: 'pause', dist, keepFailed: false, log: () => {} })
@@ -74,7 +74,7 @@ describe('the harness catches a broken library', () => {
   }, 60_000)
 
   it('renames status rewrites over notes without the journal holding their bytes (a power cut empties a note)', async () => {
-    const dist = await mutant('no-journal', 'run/note-journal.js', [
+    const dist = await mutant('no-journal', 'store/note-journal.js', [
       ['        if (!this.needed)\n            return;', '        this.queue = [];\n        return;'],
     ])
     const report = await runCrashTrials({ trials: 2, seed: 7, jobs: 2, mode: 'power', dist, keepFailed: false, log: () => {} })

@@ -551,7 +551,7 @@ async function reboot(vault, dist) {
     const text = readFileSync(journal, 'utf8')
     writeFileSync(journal, text.replace(/\{"k":"boot","id":"[^"]*"\}/g, '{"k":"boot","id":"before-the-power-cut"}'))
   }
-  const { NoteJournal } = await import(new URL('run/note-journal.js', dist).href)
+  const { NoteJournal } = await import(new URL('store/note-journal.js', dist).href)
   // As a run opens a vault: the journal only where a run began (the copy into a run vault may not be there yet).
   if (existsSync(join(vault, TRACE_FOLDER))) NoteJournal.open(realpathSync(vault)).close()
   // The next run repairs a branch when it enters it; the checks look before that, so repair them here as it would.
