@@ -4,7 +4,7 @@
  * outputs (about 1 KB each): index build time, median latency of 100
  * queries, size of the saved index and time to reopen it. Needs `bench/`'s
  * dependencies (`npm --prefix bench ci`). vaultplan uses the one this
- * picks (see the README, "Memory of runs").
+ * picks (see docs/memory.md, "Search over past runs").
  */
 import { readFileSync } from 'node:fs'
 import MiniSearch from 'minisearch'

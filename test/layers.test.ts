@@ -3,7 +3,7 @@ import { join, posix } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 /**
- * The house's one import rule (README, "Architecture"): each folder of src/ imports only from its own
+ * The house's one import rule (docs/architecture.md): each folder of src/ imports only from its own
  * layer and the layers below it. Type-only imports count too: a type from above is a design leak.
  */
 const LAYERS = ['core', 'vault', 'plan', 'store', 'memory', 'models', 'run', 'surfaces', 'cli', 'entry'] as const
@@ -39,7 +39,7 @@ export function importsOf(file: string, text: string): string[] {
 function layerOf(file: string) {
   const folder = file.includes('/') ? file.slice(0, file.indexOf('/')) : '.'
   const layer = FOLDER_LAYER[folder]
-  if (!layer) throw new Error(`src/${file} is in a folder no layer names; add \`${folder}\` to FOLDER_LAYER and to the README's Architecture section`)
+  if (!layer) throw new Error(`src/${file} is in a folder no layer names; add \`${folder}\` to FOLDER_LAYER and to docs/architecture.md`)
   return LAYERS.indexOf(layer)
 }
 

@@ -97,7 +97,7 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
       ['approve', 1],
       ['send', 1],
     ])
-    // The README's transcript is this session: `VAULTPLAN_MCP_TRANSCRIPT=<file> npx vitest run test/mcp-stdio.test.ts` records it.
+    // The transcript in docs/mcp.md is this session: `VAULTPLAN_MCP_TRANSCRIPT=<file> npx vitest run test/mcp-stdio.test.ts` records it.
     const transcript = process.env.VAULTPLAN_MCP_TRANSCRIPT
     if (transcript) await writeFile(transcript, JSON.stringify(agent.calls, null, 2))
   })

@@ -237,7 +237,7 @@ describe('which cut of a save in place a reader doubts (every byte offset of a n
       // A reader that knows the version it saw (the whole note): a cut inside a line is shorter than it, doubted for longer.
       const seen = { ...stamp, ino: 2, size: whole.length }
       expect(settleWindow(`/nowhere/${cut}`, { text, stamp: { ...stamp, size: cut } }, seen)).toBe(cutShort || !text.endsWith('\n') ? SETTLE_CUT_MS : SETTLE_MS)
-      // The loader, with no earlier version: only a cut at a line break after the frontmatter passes for whole (the README says so).
+      // The loader, with no earlier version: only a cut at a line break after the frontmatter passes for whole (docs/reliability.md says so).
       const expected = cutShort || !text.endsWith('\n') ? SETTLE_CUT_MS : 0
       expect(settleWindow(`/nowhere/${cut}`, { text, stamp: { ...stamp, size: cut } }, false)).toBe(expected)
     }

@@ -12,7 +12,7 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((item) => item.close()))
 })
 
-/** A client of the SDK with the calls the tests make, and a log of what it did (for the README's transcript). */
+/** A client of the SDK with the calls the tests make, and a log of what it did (for the transcript in docs/mcp.md). */
 export interface TestClient {
   client: Client
   /** The `uri`s of every `notifications/resources/updated` received, in order. */
