@@ -175,3 +175,27 @@ describe('a budget that runs out while parallel branches work', () => {
     expect([...again.calls, ...rest.calls, '/brief'].sort()).toEqual(everyWork)
   })
 })
+
+describe('a budget resumed with a subplan under way inside a branch', () => {
+  it.each([2, 3, 4])('counts what the nested subplan recorded before the call, so maxSteps %i holds', async (maxSteps) => {
+    const dir = await writeVault({
+      'p.md': `---\ntype: start\nplan: [s1, s2]\n---\n# P\n\nBoth branches.\n\n## Next\n- [[end]]\n`,
+      'end.md': note({ title: 'End', body: 'End.' }),
+      's1/n.md': `---\ntype: start\nplan: inner\n---\n# N\n\nThe inner plan.\n`,
+      ...branch('s1/inner', ['i1', 'i2', 'i3']),
+      ...branch('s2', ['a', 'b']),
+    })
+    // Two works recorded inside s1/inner by the stepping calls, the third handed out.
+    let step = await nextStep(dir, { query, fsync: false })
+    step = await completeStep(dir, (step as Extract<Step, { kind: 'work' }>).key, { output: 'ok' })
+    step = await completeStep(dir, (step as Extract<Step, { kind: 'work' }>).key, { output: 'ok' })
+    const worked: string[] = []
+    const result = await runPlan(dir, {
+      fsync: false,
+      maxSteps,
+      llm: noJudge(),
+      work: async (input: StepInput) => (worked.push(`${input.plan}/${input.node.id}`), 'ok'),
+    })
+    expect({ status: result.status, steps: result.steps, calls: worked.length }).toEqual({ status: 'stopped', steps: maxSteps, calls: maxSteps - 2 })
+  })
+})

@@ -9,6 +9,8 @@ import { fromSubplan, staleStep, waitingReason } from './run-words.js'
 import { decompose, plannerCallsOf } from './decompose.js'
 import { isGenerate, runsSubplans, subplanFoldersOf, tooDeepToDecompose } from '../vault/subplan-folders.js'
 import { recordedWorks, TreeBudget } from './tree-budget.js'
+import { readRecords } from './observe-run.js'
+import { standOf, type VaultStand } from './vault-stand.js'
 import { visitsOf } from './run-status.js'
 import { readTrace } from '../store/trace.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
@@ -61,6 +63,8 @@ export class PlanTree {
   private lastAt = 0
   /** Works of the subplans this call left unfinished (waiting, stopped, or a visit handed out): no record holds them yet. */
   private parked = 0
+  /** Works the subplan runs under way recorded before this call, by folder, counted until their drivers open (a branch may claim before a nested one opens). */
+  private readonly before = new Map<string, number>()
   /** `completeStep`: the visit to complete, wherever in the tree it is pending. */
   private completion: { key: string; result: { output: string; choice?: string | undefined }; done: boolean } | undefined
   /** A choice given when completing a subplan's terminal: it decides the parent note's transition. */
@@ -93,6 +97,9 @@ export class PlanTree {
     const run = tree.runId()
     const planned = run === '' ? 0 : await plannerCallsOf(vault, session.graph, run)
     tree.budget = new TreeBudget(settings.driver.maxSteps, () => tree.spent(), planned)
+    // Resumed inside subplans: what their runs recorded counts from the first claim, wherever it is.
+    if ([...session.graph.nodes.values()].some((node) => node.plan && node.status === 'active'))
+      for (const [folder, works] of recordedBelow(standOf(await readRecords(vault), settings.driver.maxSteps))) tree.before.set(folder, works)
     return tree
   }
 
@@ -171,6 +178,7 @@ export class PlanTree {
   /** Works of the whole run: every vault's recorded works (a finished subplan's are in its parent's record). */
   private spent(): number {
     let works = this.parked + recordedWorks(this.root)
+    for (const recorded of this.before.values()) works += recorded
     for (const driver of this.open.values()) works += recordedWorks(driver)
     return works
   }
@@ -340,6 +348,7 @@ export class PlanTree {
         beforeClaim: this.claimGuard(top, depth),
       })
       this.open.set(top, driver)
+      this.before.delete(top)
       this.budget.opened(top, !fresh)
       return { top, driver, session }
     } catch (error) {
@@ -359,6 +368,15 @@ export class PlanTree {
     this.open.delete(top)
     return { step: inner, works }
   }
+}
+
+/** The works each subplan run under way recorded (its own, not its subplans'), by its folder from the top vault. */
+function recordedBelow(stand: VaultStand, into = new Map<string, number>()): Map<string, number> {
+  for (const { stand: branch } of stand.branches) {
+    into.set(branch.records.folder, branch.replay.steps + branch.replay.extraWorks)
+    recordedBelow(branch, into)
+  }
+  return into
 }
 
 /** Adds the visits of each subplan of `graph` (and theirs), by their path from the top vault, as the subplans' traces record them. */
