@@ -219,6 +219,83 @@ describe('snapshotOf: where a run stands, from its records alone', () => {
       ])
     })
 
+    it('a note about to be entered that runs subplans: the frontier holds their start notes, not the note', () => {
+      const records = vault(
+        { ...top, a: { ...top.a, status: 'done' } },
+        { records: [hop(1, 'a', 'research')], subplans: { web: branch('web', [], { find: 'pending' }), library: branch('library', [], { find: 'pending' }) } },
+      )
+      expect(snapshotOf('v', records, options).frontier).toEqual([
+        { kind: 'work', node: 'web/find', visit: 1, step: 1, plan: 'web' },
+        { kind: 'work', node: 'library/find', visit: 1, step: 1, plan: 'library' },
+      ])
+    })
+
+    it('cut short after every branch completed: the joined output is judged next', () => {
+      const done = (folder: string) => branch(folder, [hop(1, 'find', 'sum'), hop(2, 'sum', null)], { sum: 'done' })
+      const records = vault(
+        { ...top, a: { ...top.a, status: 'done' }, research: { ...top.research, status: 'active' } },
+        { records: [hop(1, 'a', 'research')], subplans: { web: done('web'), library: done('library') } },
+      )
+      expect(pick(snapshotOf('v', records, options))).toEqual({
+        phase: 'ready',
+        steps: 5,
+        frontier: [{ kind: 'judge', node: 'research', visit: 1, step: 2 }],
+        waiting: [],
+      })
+    })
+
+    it('a `plan: generate` note claimed before its folder was written: the planner call is next', () => {
+      const records = vault({ a: { start: true, next: ['b'], plan: ['generate'], status: 'active' }, b: {} }, { records: [] })
+      expect(pick(snapshotOf('v', records, options))).toEqual({
+        phase: 'ready',
+        steps: 0,
+        frontier: [{ kind: 'plan', node: 'a', visit: 1, step: 1 }],
+        waiting: [],
+      })
+    })
+
+    it('two active notes inside a subplan under way: invalid, naming them by path', () => {
+      const records = vault(
+        { ...top, a: { ...top.a, status: 'done' }, research: { ...top.research, plan: ['web'], status: 'active' } },
+        { records: [hop(1, 'a', 'research')], subplans: { web: branch('web', [], { find: 'active', sum: 'active' }) } },
+      )
+      const snapshot = snapshotOf('v', records, options)
+      expect(snapshot.phase).toBe('invalid')
+      expect(snapshot.issues.map((issue) => [issue.code, issue.message])).toEqual([
+        [
+          'two-active',
+          'Two notes are `status: active` (`web/find.md`, `web/sum.md`); a run is at one node at a time. Set all but one to `done` or `pending`, then run again.',
+        ],
+      ])
+    })
+
+    it('the works of a subplan under way inside a branch, and the planner calls, count against the budget', () => {
+      const inner = vault(
+        { i1: { start: true, next: ['i2'], status: 'done' }, i2: { next: ['i3'], status: 'done' }, i3: { status: 'active' } },
+        {
+          folder: 's1/inner',
+          records: [hop(1, 'i1', 'i2'), hop(2, 'i2', 'i3')],
+          source: 'sub-s1:n:1',
+        },
+      )
+      const s1 = vault({ n: { start: true, plan: ['inner'], status: 'active' } }, { folder: 's1', records: [], source: key, subplans: { inner } })
+      const s2 = vault({ x: { start: true, next: ['y'] }, y: {} }, { folder: 's2' })
+      const records = vault(
+        { ...top, a: { ...top.a, status: 'done' }, research: { ...top.research, plan: ['s1', 's2'], status: 'active' } },
+        {
+          records: [hop(1, 'a', 'research')],
+          subplans: { s1, s2 },
+        },
+      )
+      expect(pick(snapshotOf('v', records, { ...options, maxSteps: 4 }))).toEqual({
+        phase: 'ready',
+        steps: 3,
+        frontier: [{ kind: 'work', node: 's1/inner/i3', visit: 1, step: 3, plan: 's1/inner' }],
+        waiting: [],
+      })
+      expect(snapshotOf('v', { ...records, plannerCalls: 1 }, { ...options, maxSteps: 4 }).phase).toBe('stopped')
+    })
+
     it('a subplan whose trace belongs to an earlier visit of its note starts afresh', () => {
       const records = vault(
         { ...top, a: { ...top.a, status: 'done' }, research: { ...top.research, plan: ['web'], status: 'active' } },

@@ -7,6 +7,7 @@ import { readProposalNote } from '../vault/proposal-note.js'
 import { loadPlan } from '../plan/load-plan.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { pendingOutput } from './run-open.js'
+import { plannerCallsOf } from './decompose.js'
 import { readOutput } from '../store/output-note.js'
 import { DEFAULT_MAX_STEPS, snapshotOf, type RunSnapshot, type VaultRecords } from './run-snapshot.js'
 import { readTrace, tracePaths, type Trace } from '../store/trace.js'
@@ -16,7 +17,7 @@ export interface ObserveOptions {
   /**
    * The step budget to decide the phase and frontier for.
    *
-   * @default the budget the run last ran with, else 50
+   * @default 50 (a trace does not record the budget a run last ran with)
    */
   maxSteps?: number
   /**
@@ -63,6 +64,7 @@ export async function readRecords(vault: string): Promise<VaultRecords> {
   const records = await recordsOf(vault, '', graph, graph.check().issues)
   const proposal = await readProposalNote(vault)
   if (proposal) records.proposal = proposal
+  if (records.trace) records.plannerCalls = await plannerCallsOf(vault, graph, records.trace.header.run)
   const holder = await vaultHolder(vault)
   if (holder) records.holder = holder
   return records

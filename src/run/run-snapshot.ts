@@ -1,4 +1,3 @@
-import type { PlanGraph } from '../plan/plan-graph.js'
 import { findStart } from '../plan/validate.js'
 import { planOrder } from '../plan/plan-order.js'
 import type { NodeStatus, PlanIssue } from '../core/types.js'
@@ -57,6 +56,8 @@ export interface RunSnapshot {
   phase: 'fresh' | 'ready' | 'waiting' | 'stopped' | 'completed' | 'declined' | 'invalid'
   /** Works of the whole run, subplans included. */
   steps: number
+  /** Planner calls of the run (decompositions); `maxSteps` bounds them with the works. */
+  plannerCalls: number
   /** The budget the phase and frontier are computed for. */
   maxSteps: number
   /** Notes in plan order (the start, then breadth-first along edges, then the rest by file), subplans nested. */
@@ -82,7 +83,7 @@ export interface RunSnapshot {
  * phase, the frontier of every ready item across branches, waits, stops,
  * the result, the notes in plan order and the latest hops.
  *
- * @param options.maxSteps - the budget to decide for (the run's recorded one, else `DEFAULT_MAX_STEPS`)
+ * @param options.maxSteps - the budget to decide for
  * @param options.hops - how many of the latest hops to list
  */
 export function snapshotOf(vault: string, top: VaultRecords, options: { maxSteps: number; hops: number }): RunSnapshot {
@@ -98,6 +99,7 @@ export function snapshotOfStand(vault: string, stand: VaultStand, options: { max
     run: header ? { id: header.run, query: header.query, started: header.started, source: header.source ?? '' } : null,
     phase: 'fresh',
     steps: stand.works,
+    plannerCalls: top.plannerCalls ?? 0,
     maxSteps: options.maxSteps,
     nodes: nodesOf(top, stand),
     frontier: stand.items,
@@ -107,7 +109,7 @@ export function snapshotOfStand(vault: string, stand: VaultStand, options: { max
   }
   if (top.holder) snapshot.holder = top.holder
   snapshot.phase = phaseOf(stand)
-  if (snapshot.phase === 'invalid' && stand.position?.kind === 'two-active') snapshot.issues = [...top.issues, twoActive(top.graph, stand.position.nodes)]
+  if (stand.twoActive) snapshot.issues = [...top.issues, { code: 'two-active', severity: 'error', message: twoActiveReason(stand.twoActive.files) }]
   if (snapshot.phase !== 'invalid') snapshot.issues = top.issues.filter((issue) => issue.severity === 'warning')
   if (snapshot.phase === 'stopped' && stand.stop) snapshot.stop = stand.stop
   if (stand.position?.kind === 'completed') snapshot.result = { node: stand.position.hop.node, output: top.final ?? '' }
@@ -123,7 +125,7 @@ function phaseOf(stand: VaultStand): RunSnapshot['phase'] {
     if (kind !== 'run' && kind !== 'approve') return stand.items.length > 0 ? 'ready' : 'waiting'
   }
   if (records.issues.some((issue) => issue.severity === 'error')) return 'invalid'
-  if (!position || position.kind === 'two-active' || position.kind === 'no-start') return 'invalid'
+  if (!position || stand.twoActive || position.kind === 'no-start') return 'invalid'
   if (!records.trace) return 'fresh'
   if (stand.items.length > 0) return 'ready'
   if (stand.stop) return 'stopped'
@@ -210,9 +212,4 @@ function hopsOf(records: VaultRecords, stand: VaultStand | undefined): SnapshotH
 /** The last `count` of a list. */
 function latest<T>(list: T[], count: number): T[] {
   return count <= 0 ? [] : list.slice(Math.max(0, list.length - count))
-}
-
-/** The issue of two `active` notes in one folder: a run is at one note at a time. */
-function twoActive(graph: PlanGraph, nodes: string[]): PlanIssue {
-  return { code: 'two-active', severity: 'error', message: twoActiveReason(nodes.map((id) => graph.nodes.get(id)?.file ?? `${id}.md`)) }
 }

@@ -211,7 +211,13 @@ export function visitsOf(records: readonly TraceRecord[]): Record<string, number
 function phaseOf(stand: VaultStand, moving: 'running' | 'interrupted'): Phase {
   const { records, replay: state, position } = stand
   const graph = records.graph
+  // Two notes `active` (here, or in a subplan under way): a person must set all but one back.
+  if (stand.twoActive && position?.kind !== 'two-active' && records.trace) {
+    const at = position as { node: string; visit: number; step: number }
+    return { phase: moving, node: at.node, visit: at.visit, step: at.step, next: { kind: 'two-active', nodes: stand.twoActive.nodes } }
+  }
   if (!records.trace || stand.runId === '') {
+    if (position?.kind === 'two-active') return { phase: 'fresh', next: { kind: 'two-active', nodes: position.nodes } }
     const at = position && 'node' in position ? position.node : stand.start?.id
     return at === undefined ? { phase: 'fresh', next: { kind: 'fresh' } } : { phase: 'fresh', node: at, next: { kind: 'fresh', node: at } }
   }
@@ -237,8 +243,10 @@ function phaseOf(stand: VaultStand, moving: 'running' | 'interrupted'): Phase {
         next: { kind: 'judge', node: position.node, visit: position.visit, step: position.step },
       }
     case 'work': {
-      const next: RunNext = stand.branches.length > 0 ? branchNext(stand) : { kind: 'work', node: position.node, visit: position.visit, step: position.step }
-      if (stand.branches.length === 0 && !graph.nodes.has(position.node)) next.missing = true
+      // Inside subplans, or a planner call due: what the stand's items say comes first.
+      const nested = stand.branches.length > 0 || stand.items[0]?.kind === 'plan'
+      const next: RunNext = nested ? branchNext(stand) : { kind: 'work', node: position.node, visit: position.visit, step: position.step }
+      if (!nested && !graph.nodes.has(position.node)) next.missing = true
       // A stop whose budget was raised since: still stopped, and the next run goes on.
       if (last?.kind === 'stop' && !position.claimed) return { ...stoppedOf(last), next }
       return { phase: moving, node: position.node, visit: position.visit, step: position.step, next }
@@ -266,7 +274,8 @@ function branchNext(stand: VaultStand): RunNext {
   const prefix = stand.records.folder === '' ? '' : `${stand.records.folder}/`
   const inner = (path: string, plan: string | undefined) => {
     const folder = plan === undefined ? '' : `${plan}/`
-    return { node: path.slice(folder.length), plan: folder.slice(prefix.length, -1) }
+    const inside = folder.slice(prefix.length, -1)
+    return { node: path.slice(folder.length), ...(inside !== '' && { plan: inside }) }
   }
   const item = stand.items[0]
   if (item) return { kind: item.kind === 'plan' ? 'plan' : item.kind, ...inner(item.node, item.plan), visit: item.visit, step: item.step }

@@ -3,7 +3,7 @@ import type { PlanGraph } from '../plan/plan-graph.js'
 import type { PlanIssue, PlanNode } from '../core/types.js'
 import { proposalStand, PROPOSAL_NODE, type ProposalNote } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
-import { subplanFoldersOf } from '../vault/subplan-folders.js'
+import { isGenerate, runsSubplans, subplanFoldersOf } from '../vault/subplan-folders.js'
 import { locate, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
 import type { SavedOutput } from '../store/output-note.js'
 import type { StopInfo, WaitingNote } from './run-options.js'
@@ -34,6 +34,8 @@ export interface VaultRecords {
   holder?: RunHolder | undefined
   /** The subplan folders that exist, by folder relative to this vault. */
   subplans: ReadonlyMap<string, VaultRecords>
+  /** The top vault: the planner calls its run made (decompositions), which count against `maxSteps` too. */
+  plannerCalls?: number
 }
 
 /** A live runner that holds a vault. */
@@ -79,6 +81,10 @@ export interface VaultStand {
   stop?: StopInfo & { reason: string }
   /** A budget that refuses this vault's own next visit, by ids in this vault. */
   ownStop?: StopInfo & { reason: string }
+  /** Items not claimed yet (each needs a step of the budget), among `items`. */
+  unclaimed: Set<WorkItem>
+  /** Two notes `active` in one folder (here or in a branch): the notes by their path from the top vault, and their files. */
+  twoActive?: { nodes: string[]; files: string[] }
 }
 
 /**
@@ -88,7 +94,9 @@ export interface VaultStand {
  *
  * @param spentAbove - works of the rest of the tree already counted against `maxSteps`
  */
-export function standOf(records: VaultRecords, maxSteps: number, source?: string, spentAbove = 0): VaultStand {
+export function standOf(records: VaultRecords, maxSteps: number, source?: string, spentAbove = 0, depth = 0): VaultStand {
+  // The top vault's planner calls count against the budget with its works.
+  if (source === undefined) spentAbove += records.plannerCalls ?? 0
   const trace = records.trace && (source === undefined || records.trace.header.source === source) ? records.trace : undefined
   const state = replay(trace?.records ?? [], () => undefined)
   const graph = records.graph
@@ -104,6 +112,7 @@ export function standOf(records: VaultRecords, maxSteps: number, source?: string
     branches: [],
     items: [],
     waiting: [],
+    unclaimed: new Set(),
   }
   const prefix = records.folder === '' ? '' : `${records.folder}/`
   const proposal = source === undefined && records.proposal ? proposalStand(records.proposal) : undefined
@@ -125,15 +134,15 @@ export function standOf(records: VaultRecords, maxSteps: number, source?: string
     else if (at === undefined) stand.position = { kind: 'no-start' }
     else if (spentAbove >= maxSteps) stand.position = { kind: 'stopped', node: at, visit: 1, budget: 'maxSteps', recorded: false }
     else stand.position = { kind: 'work', node: at, visit: 1, step: 1, claimed: mine.length === 1 }
-    return settle(stand, prefix, maxSteps, spentAbove)
+    return settle(stand, prefix, maxSteps, spentAbove, depth)
   }
   const pending = records.pending
   stand.position = locate({ runId, replay: state, pending, maxSteps, spent: spentAbove + stand.works }, notesOf(graph, active, start?.id))
-  return settle(stand, prefix, maxSteps, spentAbove)
+  return settle(stand, prefix, maxSteps, spentAbove, depth)
 }
 
-/** Fills a stand's items, waits and stop from its position, descending into the branches of a claimed note that runs subplans. */
-function settle(stand: VaultStand, prefix: string, maxSteps: number, spentAbove: number): VaultStand {
+/** Fills a stand's items, waits and stop from its position, descending into the subplans of a note that runs them. */
+function settle(stand: VaultStand, prefix: string, maxSteps: number, spentAbove: number, depth: number): VaultStand {
   const position = stand.position!
   const graph = stand.records.graph
   const plan = prefix === '' ? undefined : prefix.slice(0, -1)
@@ -147,10 +156,20 @@ function settle(stand: VaultStand, prefix: string, maxSteps: number, spentAbove:
   switch (position.kind) {
     case 'work': {
       const node = graph.nodes.get(position.node)
-      if (node?.plan && position.claimed) return branchesOf(stand, node, position, maxSteps, spentAbove)
-      stand.items.push(item('work', position))
+      if (node && runsSubplans(node, depth)) {
+        // A decomposition not written yet: the planner call is what comes next.
+        if (isGenerate(node.plan) && !stand.records.subplans.has(subplanFoldersOf(node)[0]!.folder)) stand.items.push(item('plan', position))
+        else return branchesOf(stand, node, position, maxSteps, spentAbove, depth)
+      } else stand.items.push(item('work', position))
+      if (!position.claimed) stand.unclaimed.add(stand.items.at(-1)!)
       return stand
     }
+    case 'two-active':
+      stand.twoActive = {
+        nodes: position.nodes.map((id) => prefix + id),
+        files: position.nodes.map((id) => prefix + (graph.nodes.get(id)?.file ?? `${id}.md`)),
+      }
+      return stand
     case 'judge':
       stand.items.push(item('judge', position))
       return stand
@@ -178,43 +197,83 @@ function settle(stand: VaultStand, prefix: string, maxSteps: number, spentAbove:
 }
 
 /**
- * A claimed note that runs subplans: each branch's stand, sharing the budget
- * (every branch's works count), joined as the tree joins them: items from
- * every branch in folder order, waits from every branch, the first stop.
+ * A note that runs subplans (claimed, or about to be entered): each branch's
+ * stand, sharing the budget with the whole tree, joined as the tree joins
+ * them: items from every branch in folder order (those not claimed yet as
+ * far as the budget goes), waits from every branch, the first stop; when
+ * every branch completed, the join of their outputs is judged next.
  */
-function branchesOf(stand: VaultStand, node: PlanNode, at: { visit: number; step: number }, maxSteps: number, spentAbove: number): VaultStand {
+function branchesOf(
+  stand: VaultStand,
+  node: PlanNode,
+  at: { node: string; visit: number; step: number },
+  maxSteps: number,
+  spentAbove: number,
+  depth: number,
+): VaultStand {
   const key = visitKey(stand.runId, node.id, at.visit)
-  const folders = subplanFoldersOf(node).filter(({ outside }) => !outside)
-  const records = folders.map(({ folder }) => ({ folder, records: stand.records.subplans.get(folder) }))
+  const prefix = stand.records.folder === '' ? '' : `${stand.records.folder}/`
+  const folders = subplanFoldersOf(node).flatMap(({ folder, outside }) => {
+    const records = outside ? undefined : stand.records.subplans.get(folder)
+    return records ? [{ folder, records }] : []
+  })
   // First the works every branch did, so each branch decides against the whole tree's.
-  const done = records.map(({ records: each }) => (each ? standOf(each, maxSteps, key, Infinity).works : 0))
+  const done = folders.map(({ records }) => worksOf(records, key))
   const spent = spentAbove + stand.works + done.reduce((sum, works) => sum + works, 0)
-  const branches = records.flatMap(({ folder, records: each }, index) => (each ? [{ folder, stand: standOf(each, maxSteps, key, spent - done[index]!) }] : []))
+  const branches = folders.map(({ folder, records }, index) => ({ folder, stand: standOf(records, maxSteps, key, spent - done[index]!, depth + 1) }))
   // A visit claimed already holds its step: the visits not claimed yet share what is left.
-  const claimed = (branch: VaultStand, item: WorkItem) =>
-    item.kind !== 'work' || branch.position?.kind !== 'work' || branch.position.claimed || branch.branches.length > 0
-  let left =
-    maxSteps - spent - branches.reduce((sum, { stand: branch }) => sum + branch.items.filter((item) => item.kind === 'work' && claimed(branch, item)).length, 0)
+  const claimedWorks = branches.reduce(
+    (sum, { stand: branch }) => sum + branch.items.filter((item) => item.kind === 'work' && !branch.unclaimed.has(item)).length,
+    0,
+  )
+  let left = maxSteps - spent - claimedWorks
   for (const { folder, stand: branch } of branches) {
     stand.branches.push({ folder, stand: branch })
     stand.works += branch.works
     for (const found of branch.items) {
-      if (!claimed(branch, found)) {
+      if (branch.unclaimed.has(found)) {
         if (left <= 0) continue
         left -= 1
+        stand.unclaimed.add(found)
       }
       stand.items.push(found)
     }
     stand.waiting.push(...branch.waiting)
     if (!stand.stop && branch.stop) stand.stop = branch.stop
+    if (!stand.twoActive && branch.twoActive) stand.twoActive = branch.twoActive
+  }
+  const idle = stand.items.length === 0 && stand.waiting.length === 0 && !stand.stop && !stand.twoActive
+  if (idle && branches.length > 0 && branches.every(({ stand: branch }) => branch.position?.kind === 'completed')) {
+    // Cut short after the last branch completed: the joined output is the note's, its transition judged next.
+    stand.items.push({ kind: 'judge', node: prefix + node.id, visit: at.visit, step: at.step, ...(prefix !== '' && { plan: prefix.slice(0, -1) }) })
+    return stand
   }
   // Every branch's next visit is past the budget: the run stops before the first of them.
-  const refused = stand.items.length === 0 && stand.waiting.length === 0 ? stand.branches.find((each) => each.stand.position?.kind === 'work') : undefined
-  if (!stand.stop && refused) {
+  const refused = idle ? stand.branches.find((each) => each.stand.position?.kind === 'work') : undefined
+  if (refused) {
     const { records: inner, replay: state, position } = refused.stand
-    const { node, visit } = position as Extract<Position, { kind: 'work' }>
-    const stop = stopOf(inner.graph, state, { node, visit, budget: 'maxSteps' }, maxSteps)
-    stand.stop = stopInSubplan(stop, inner.folder)
+    const { node: id, visit } = position as Extract<Position, { kind: 'work' }>
+    stand.stop = stopInSubplan(stopOf(inner.graph, state, { node: id, visit, budget: 'maxSteps' }, maxSteps), inner.folder)
   }
   return stand
+}
+
+/**
+ * The works a subplan's run for the visit `key` recorded, those of its own
+ * subplans under way included: what it has spent of the budget.
+ */
+function worksOf(records: VaultRecords, key: string): number {
+  const trace = records.trace?.header.source === key ? records.trace : undefined
+  if (!trace) return 0
+  const state = replay(trace.records, () => undefined)
+  let works = state.steps + state.extraWorks
+  for (const node of records.graph.nodes.values()) {
+    if (!node.plan || node.status !== 'active') continue
+    const inner = visitKey(trace.header.run, node.id, (state.visits.get(node.id) ?? 0) + 1)
+    for (const { folder } of subplanFoldersOf(node)) {
+      const below = records.subplans.get(folder)
+      if (below) works += worksOf(below, inner)
+    }
+  }
+  return works
 }
