@@ -42,22 +42,21 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
   if (format === undefined) throw new UsageError(`--format takes ${FORMATS.join(', ')}, got '${values.format}'`)
   if (values.write && format === 'dot') throw new UsageError('--write writes mermaid, svg or canvas for Obsidian; DOT is printed only')
   const vault = await vaultFolder(dir, io)
-  const [{ loadPlan }, { observeRun }, { visitsOfSnapshot }, picture] = await Promise.all([
-    import('../plan/load-plan.js'),
+  const [{ readRecords }, { DEFAULT_MAX_STEPS, snapshotOf, visitsOfSnapshot }, picture] = await Promise.all([
     import('../run/observe-run.js'),
     import('../run/run-snapshot.js'),
     import('../plan/plan-picture.js'),
   ])
-  let graph
-  let snapshot
+  let records
   try {
-    graph = await loadPlan(vault)
-    snapshot = await observeRun(vault, { hops: 0 })
+    records = await readRecords(vault)
   } catch (error) {
     return vaultReadFailure(dir, error, io)
   }
+  const { graph } = records
+  const snapshot = snapshotOf(vault, records, { maxSteps: DEFAULT_MAX_STEPS, hops: 0 })
   const shown = displayPath(io.cwd, vault)
-  const errors = graph.check().errors.length
+  const errors = records.issues.filter((issue) => issue.severity === 'error').length
   if (errors > 0) {
     io.stderr.write(`vaultplan: the plan has ${count(errors, 'error')}; \`vaultplan validate ${printable(shown)}\` lists them\n`)
   }

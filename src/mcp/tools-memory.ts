@@ -1,10 +1,9 @@
-import { join } from 'node:path'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { invalidate, readLedger, recordEntry } from '../memory/ledger.js'
 import { searchRuns } from '../memory/search-runs.js'
-import { loadPlan } from '../plan/load-plan.js'
-import { readRunStatus } from '../run/run-status.js'
+import { observeRun } from '../run/observe-run.js'
+import type { SnapshotNode } from '../run/run-snapshot.js'
 import { vaultPath } from './paths.js'
 import { guarded, ok, orRefusal } from './results.js'
 import { vaultArg, type ToolContext } from './tools-plan.js'
@@ -118,9 +117,20 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
  */
 async function pendingVisit(vault: string): Promise<{ node?: string; step?: number }> {
   // A claimed visit is pending whatever budget the run was given: no budget may hide it.
-  const { next } = await readRunStatus(vault, { hops: 0, maxSteps: Number.MAX_SAFE_INTEGER })
-  if (next.kind !== 'work' || next.node === undefined || next.step === undefined) return {}
-  const folder = next.plan === undefined ? vault : join(vault, next.plan)
-  if ((await loadPlan(folder)).nodes.get(next.node)?.status !== 'active') return {}
-  return { node: next.plan === undefined ? next.node : `${next.plan}/${next.node}`, step: next.step }
+  const snapshot = await observeRun(vault, { hops: 0, maxSteps: Number.MAX_SAFE_INTEGER }).catch(() => undefined)
+  if (!snapshot) return {}
+  const claimed = snapshot.frontier.find((item) => item.kind === 'work' && statusOf(snapshot.nodes, item.node) === 'active')
+  return claimed ? { node: claimed.node, step: claimed.step } : {}
+}
+
+/** The status of the note `id` (a path from the top vault) among a snapshot's notes, subplans included. */
+function statusOf(nodes: readonly SnapshotNode[], id: string): string | undefined {
+  for (const node of nodes) {
+    if (node.id === id) return node.status
+    for (const subplan of node.subplans ?? []) {
+      const found = statusOf(subplan.nodes, id)
+      if (found) return found
+    }
+  }
+  return undefined
 }

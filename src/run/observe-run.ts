@@ -32,6 +32,19 @@ export interface ObserveOptions {
 const DEFAULT_HOPS = 5
 
 /**
+ * The options of `observeRun` (and `readRunStatus`) with their defaults.
+ *
+ * @throws {TypeError} for a `maxSteps` or `hops` that is not a whole number in range
+ */
+export function checkObserveOptions(options: ObserveOptions): { hops: number; maxSteps: number } {
+  const hops = options.hops ?? DEFAULT_HOPS
+  const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS
+  if (!(Number.isInteger(hops) && hops >= 0)) throw new TypeError(`Expected \`hops\` to be an integer from 0 up, got \`${hops}\``)
+  if (!(Number.isInteger(maxSteps) && maxSteps >= 1)) throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${maxSteps}\``)
+  return { hops, maxSteps }
+}
+
+/**
  * Where the run of a plan vault stands, as one value (SPEC section 15): its
  * phase, the notes in plan order with their subplans nested, the frontier
  * of everything that can be done now across branches (its first item is
@@ -44,12 +57,9 @@ const DEFAULT_HOPS = 5
  * @throws {TypeError} for a `maxSteps` or `hops` that is not a whole number in range
  */
 export async function observeRun(vault: string, options: ObserveOptions = {}): Promise<RunSnapshot> {
-  const hops = options.hops ?? DEFAULT_HOPS
-  if (!(Number.isInteger(hops) && hops >= 0)) throw new TypeError(`Expected \`hops\` to be an integer from 0 up, got \`${hops}\``)
-  if (options.maxSteps !== undefined && !(Number.isInteger(options.maxSteps) && options.maxSteps >= 1))
-    throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${options.maxSteps}\``)
+  const { hops, maxSteps } = checkObserveOptions(options)
   const records = await readRecords(vault)
-  return snapshotOf(vault, records, { maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS, hops })
+  return snapshotOf(vault, records, { maxSteps, hops })
 }
 
 /**

@@ -4,8 +4,8 @@ import type { PlanGraph } from '../plan/plan-graph.js'
 import { replay } from './run-core.js'
 import { PROPOSAL_CHOICES, PROPOSAL_NODE, proposalStand, toProposalInfo, type ProposalInfo, type ProposalNote } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
-import { readRecords } from './observe-run.js'
-import { DEFAULT_MAX_STEPS, snapshotOfStand, type NoteState } from './run-snapshot.js'
+import { checkObserveOptions, readRecords } from './observe-run.js'
+import { snapshotOfStand, type NoteState } from './run-snapshot.js'
 import { standOf, type VaultStand } from './vault-stand.js'
 import { planOrder } from '../plan/plan-order.js'
 import type { HopRecord, TraceRecord } from '../store/trace.js'
@@ -120,7 +120,6 @@ export type RunPhase =
 
 type Phase = RunPhase & { next: RunNext }
 
-const DEFAULTS = { hops: 5, maxSteps: DEFAULT_MAX_STEPS }
 /** Characters of the final output shown in a status. */
 const EXCERPT = 400
 
@@ -138,9 +137,7 @@ const EXCERPT = 400
  * @throws {RunStateError} when the trace is unreadable or written by a newer vaultplan
  */
 export async function readRunStatus(vault: string, options: RunStatusOptions = {}): Promise<RunStatus> {
-  const { hops, maxSteps } = { ...DEFAULTS, ...options }
-  if (!(Number.isInteger(hops) && hops >= 0)) throw new TypeError(`Expected \`hops\` to be an integer from 0 up, got \`${hops}\``)
-  if (!(Number.isInteger(maxSteps) && maxSteps >= 1)) throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${maxSteps}\``)
+  const { hops, maxSteps } = checkObserveOptions(options)
   const records = await readRecords(vault)
   const stand = standOf(records, maxSteps)
   const snapshot = snapshotOfStand(vault, stand, { maxSteps, hops })

@@ -1,6 +1,7 @@
 import { findStart } from '../plan/validate.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import type { PlanIssue, PlanNode } from '../core/types.js'
+import type { LockHolder } from '../core/errors.js'
 import { proposalStand, PROPOSAL_NODE, type ProposalNote } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
 import { isGenerate, runsSubplans, subplanFoldersOf } from '../vault/subplan-folders.js'
@@ -39,11 +40,7 @@ export interface VaultRecords {
 }
 
 /** A live runner that holds a vault. */
-export interface RunHolder {
-  pid: number
-  host: string
-  since: string
-}
+export type RunHolder = LockHolder
 
 /** What a run can do now (SPEC section 15): a visit to work, a saved output to judge, a planner call due. */
 export interface WorkItem {

@@ -221,14 +221,6 @@ export function isAlive(pid: number): boolean {
 }
 
 /**
- * Whether a `runPlan` is running in the vault now: its lock is held by a live
- * process on this machine, or was refreshed lately by one on another.
- */
-export async function isVaultLocked(vault: string): Promise<boolean> {
-  return (await vaultHolder(vault)) !== undefined
-}
-
-/**
  * Who runs in the vault now: the holder of a lock held by a live process on
  * this machine, or refreshed lately by one on another (a holder whose name
  * file is gone is told as pid 0).
