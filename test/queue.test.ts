@@ -80,12 +80,19 @@ describe('runs through the queue', () => {
       queued.push(inputOf(step))
       if (step.node.id === 'summarise') throw new Error('the sources are gone')
     })
-    await testWorker(name, { work, ...stepping })
+    const reports: HopReport[] = []
+    await testWorker(name, { work, ...stepping, onHop: (report) => reports.push(report) })
     await enqueueRun(queue, { vault, query })
     const failed = await waitForStatus(queue, (status) => status.failed === 1)
 
     expect(queued).toEqual(direct.slice(0, 3).map((input) => ({ ...(input as object), vault })))
     expect(queued[1]).toMatchObject({ node: 'find', plan: 'research' })
+    // The hop reports name a nested note by its path, as the failure does.
+    expect(reports.map((report) => [report.worked?.node, report.outcome, report.node])).toEqual([
+      ['outline', 'queued', 'research/find'],
+      ['research/find', 'queued', 'research/summarise'],
+      ['research/summarise', 'failed', undefined],
+    ])
     expect(failed.failures).toEqual([{ vault, error: expect.stringContaining('The worker failed at `research/summarise`, visit 1') }])
   })
 

@@ -17,7 +17,7 @@ export interface HopReport {
   jobId: string
   /** The run id of the trace, once the run has one. */
   runId?: string
-  /** The visit this job worked, when it worked one (a job that only followed a person's decision, or found the run ended, worked none). */
+  /** The visit this job worked (its note by its path from the top vault), when it worked one (a job that only followed a person's decision, or found the run ended, worked none). */
   worked?: { node: string; visit: number; step: number; key: string }
   /**
    * What the run does now: `queued` (the next hop's job is sent), `waiting`
@@ -29,7 +29,7 @@ export interface HopReport {
    * the vault consistent).
    */
   outcome: 'queued' | 'waiting' | 'completed' | 'stopped' | 'failed' | 'retrying' | 'superseded'
-  /** The node the next hop works (`queued`), that waits (`waiting`), or the terminal (`completed`). */
+  /** The node the next hop works (`queued`, by its path from the top vault), that waits (`waiting`), or the terminal (`completed`). */
   node?: string
   /** Why the hop failed (`failed`, `retrying`), or the budget that ran out (`stopped`). */
   error?: string
@@ -73,7 +73,7 @@ export async function advanceHop(context: HopContext, job: PgBoss.JobWithMetadat
     const step = await nextStep(vault, options)
     after = step
     if (step.kind === 'work') {
-      worked = { node: step.node.id, visit: step.visit, step: step.step, key: step.key }
+      worked = { node: pathOf(step), visit: step.visit, step: step.step, key: step.key }
       const output = await workVisit(step, context.work, { vault, plan: step.plan, signal: context.signal })
       after = await completeOrFollow(vault, step.key, output, options)
     }
@@ -163,8 +163,8 @@ async function commitHop(
       switch (after.kind) {
         case 'work': {
           const jobId = await sendHop(queue, { vault }, db)
-          await record('queued', { jobId, node: after.node.id })
-          return { outcome: 'queued', node: after.node.id }
+          await record('queued', { jobId, node: pathOf(after) })
+          return { outcome: 'queued', node: pathOf(after) }
         }
         case 'waiting': {
           const node = after.waiting.map((note) => note.node).join(', ')
@@ -241,4 +241,9 @@ function summary(step: Step): object {
     case 'stopped':
       return { stopped: step.stop }
   }
+}
+
+/** A visit's note by its path from the top vault (`research/find` inside a subplan). */
+function pathOf(step: Extract<Step, { kind: 'work' }>): string {
+  return step.plan === undefined ? step.node.id : `${step.plan}/${step.node.id}`
 }
