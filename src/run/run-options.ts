@@ -187,4 +187,4 @@ export interface Claim {
   at: number
 }
 
-export type { SessionOptions } from '../store/vault-session.js'
+export type { SessionOptions } from '../store/session-options.js'

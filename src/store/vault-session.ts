@@ -21,21 +21,7 @@ import { countLines } from '../core/text.js'
 import { tracePaths } from './trace.js'
 import type { NodeStatus, PlanIssue } from '../core/types.js'
 import type { SessionCache } from './session-cache.js'
-
-/** Options of a vault session. */
-export interface SessionOptions {
-  fsync: boolean
-  /** Tool names the caller supplies, for validation warnings. */
-  tools?: string[]
-  /**
-   * Watch the vault's folders for edits during the session (a run's whole
-   * walk); a short call that is brought up to date by `resync` next time
-   * (the stepping calls) need not.
-   *
-   * @default true
-   */
-  watch?: boolean
-}
+import type { SessionOptions } from './session-options.js'
 
 /**
  * A plan vault kept in memory while a run walks it. Edits people make in
