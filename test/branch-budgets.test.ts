@@ -199,3 +199,25 @@ describe('a budget resumed with a subplan under way inside a branch', () => {
     expect({ status: result.status, steps: result.steps, calls: worked.length }).toEqual({ status: 'stopped', steps: maxSteps, calls: maxSteps - 2 })
   })
 })
+
+describe('a visit left claimed in one branch by a failed worker', () => {
+  it('is worked again with its key before the other branch starts a new one: one step of maxSteps 1 is one worker call', async () => {
+    const dir = await writeVault({
+      'n0.md': `---\ntype: start\nplan: [f1, f2]\n---\n# N0\n\nDo n0.\n`,
+      ...branch('f1', ['a']),
+      ...branch('f2', ['b']),
+    })
+    const keys: string[] = []
+    const failing = async (input: StepInput) => {
+      keys.push(input.key)
+      throw new Error('worker down')
+    }
+    await expect(runPlan(dir, { query, fsync: false, llm: noJudge(), work: failing, maxSteps: 1 })).rejects.toThrow('worker down')
+    expect(keys).toHaveLength(1)
+    const again: string[] = []
+    const result = await runPlan(dir, { fsync: false, llm: noJudge(), maxSteps: 1, work: async (input: StepInput) => (again.push(input.key), 'done') })
+    expect(again).toEqual(keys)
+    // The branch that cannot start stops the note that runs the branches.
+    expect(result).toMatchObject({ status: 'stopped', steps: 1, stop: { node: 'n0' } })
+  })
+})

@@ -349,6 +349,8 @@ export class PlanTree {
       })
       this.open.set(top, driver)
       this.before.delete(top)
+      // A visit claimed in an earlier call holds its step, while one is left, before any branch claims a new one (branches open in folder order).
+      if (!fresh && [...session.graph.nodes.values()].some((note) => note.status === 'active' && !runsSubplans(note, depth))) this.budget.claim(top, driver)
       this.budget.opened(top, !fresh)
       return { top, driver, session }
     } catch (error) {
