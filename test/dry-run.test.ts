@@ -2,7 +2,7 @@ import { expect, it } from 'vitest'
 import { dryRun, runPlan } from 'vaultplan'
 import { draftReview } from './helpers/plans.js'
 import { reviewJudge, scriptedWorker } from './helpers/scripted.js'
-import { readTree, writeVault } from './helpers/vault.js'
+import { note, readTree, writeVault } from './helpers/vault.js'
 import { vaultplan } from './helpers/cli.js'
 
 it('shows the judge prompt the next hop would send, the same a run sends, and changes nothing', async () => {
@@ -44,4 +44,15 @@ it('vaultplan run --dry-run prints it and writes nothing', async () => {
   expect(run.stdout).toContain('Dry run: the judge prompt of review (visit 1, step 2), before its work')
   expect(run.stdout).toContain('1. approved\n2. needs revision')
   expect(await readTree(dir)).toEqual(before)
+})
+
+it('inside a subplan: the preview is the judge prompt of the next hop there, numbered as the whole run', async () => {
+  const dir = await writeVault({
+    'outline.md': note({ front: { type: 'start' }, title: 'Outline', body: 'Outline it.', next: ['[[research]]'] }),
+    'research.md': note({ front: { plan: 'web' }, title: 'Research', body: 'Research it.' }),
+    'web/find.md': note({ front: { type: 'start' }, title: 'Find', body: 'Find sources.', next: ['enough -> [[sum]]', 'more needed -> [[find]]'] }),
+    'web/sum.md': note({ title: 'Sum', body: 'Sum them up.' }),
+  })
+  await runPlan(dir, { query: 'Announce', fsync: false, work: scriptedWorker(), maxSteps: 1 })
+  expect(await dryRun(dir)).toMatchObject({ node: 'web/find', visit: 1, step: 2, worked: false, conditions: ['enough', 'more needed'] })
 })

@@ -91,7 +91,7 @@ describe('a run walks the vault hop by hop', () => {
     expect(trace['00_plan-trace/outputs/0004-flow__review.md']).toMatch(/\n---\nflow\/review v2$/)
     expect(trace['00_plan-trace/final.md']).toMatch(/^---\n[\s\S]*node: "send"[\s\S]*\n---\nsend v1$/)
     // The trace header names the run and the format.
-    expect(trace['00_plan-trace/trace.md']).toMatch(/^---\nvaultplan: trace\nrun: \S+\nformat: 2\n/)
+    expect(trace['00_plan-trace/trace.md']).toMatch(/^---\nvaultplan: trace\nrun: \S+\nformat: 3\n/)
   })
 
   it('keeps a rationale that imitates a trace marker inside the quoted text', async () => {

@@ -340,7 +340,7 @@ describe('what a re-run does with the vault as it finds it', () => {
   it('a trace from a newer vaultplan is refused, never misread', async () => {
     const dir = await writeVault(draftReview())
     await runPlan(dir, { ...options, work: scriptedWorker(), llm: judge(), maxSteps: 1 })
-    await edit(dir, '00_plan-trace/trace.md', (text) => text.replace('format: 2', 'format: 3'))
+    await edit(dir, '00_plan-trace/trace.md', (text) => text.replace('format: 3', 'format: 4'))
     const work = scriptedWorker()
     await expect(runPlan(dir, { ...options, work, llm: judge() })).rejects.toMatchObject({ name: 'RunStateError', code: 'trace-too-new' })
     expect(work.calls).toEqual([])

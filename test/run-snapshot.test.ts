@@ -1,64 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { PlanGraph, type Edge, type NodeStatus, type PlanNode } from 'vaultplan'
-import { snapshotOf, type RunSnapshot, type VaultRecords } from '../src/run/run-snapshot.js'
+import type { NodeStatus } from 'vaultplan'
+import { snapshotOf, type RunSnapshot } from '../src/run/run-snapshot.js'
 import type { TraceRecord } from '../src/store/trace.js'
+import { hop, vault, type NoteSpec } from './helpers/records.js'
 
 /*
  * The pure decision of where a run stands (SPEC section 15), by tables of
  * records as they would be read off disk: no disk, no clock.
  */
-
-type NoteSpec = { next?: string[]; status?: NodeStatus; judge?: 'human'; plan?: string[]; start?: boolean; maxVisits?: number }
-
-function node(id: string, spec: NoteSpec): PlanNode {
-  const edges: Edge[] = (spec.next ?? []).map((target) => {
-    const [label, to] = target.includes('->') ? target.split('->').map((part) => part.trim()) : ['', target]
-    return { label: label!, target: to!, conditional: label !== '' }
-  })
-  const built: PlanNode = {
-    id,
-    title: id,
-    body: '',
-    type: spec.start ? 'start' : 'step',
-    status: spec.status ?? 'pending',
-    maxVisits: spec.maxVisits ?? 3,
-    edges,
-    file: `${id}.md`,
-    frontmatter: {},
-  }
-  if (spec.judge) built.judge = spec.judge
-  if (spec.plan) built.plan = spec.plan
-  return built
-}
-
-function vault(
-  notes: Record<string, NoteSpec>,
-  options: { folder?: string; records?: TraceRecord[]; source?: string; subplans?: Record<string, VaultRecords> } = {},
-): VaultRecords {
-  const subplans = new Map(Object.entries(options.subplans ?? {}))
-  const graph = new PlanGraph(
-    Object.entries(notes).map(([id, spec]) => node(id, spec)),
-    subplans.size > 0 ? { subplans: new Map([...subplans].map(([folder, inner]) => [folder, inner.graph])) } : {},
-  )
-  const trace = options.records && {
-    header: { run: options.folder ? `sub-${options.folder}` : 'run1', format: 2, query: 'q', started: 't0', ...(options.source && { source: options.source }) },
-    records: options.records,
-  }
-  return { folder: options.folder ?? '', graph, issues: graph.check().issues, trace, pending: undefined, subplans }
-}
-
-const hop = (step: number, node: string, next: string | null, extra: Partial<TraceRecord> = {}): TraceRecord =>
-  ({
-    kind: 'hop',
-    step,
-    node,
-    visit: 1,
-    edge: next === null ? null : { label: '', target: next, conditional: false },
-    decidedBy: next === null ? 'terminal' : 'unconditional',
-    next,
-    output: `outputs/${String(step).padStart(4, '0')}-${node}.md`,
-    ...extra,
-  }) as TraceRecord
 
 const options = { maxSteps: 50, hops: 5 }
 const pick = (snapshot: RunSnapshot) => ({ phase: snapshot.phase, steps: snapshot.steps, frontier: snapshot.frontier, waiting: snapshot.waiting })
@@ -160,7 +109,7 @@ describe('snapshotOf: where a run stands, from its records alone', () => {
         { ...top, a: { ...top.a, status: 'done' }, research: { ...top.research, status: 'active' } },
         {
           records: [hop(1, 'a', 'research')],
-          subplans: { web: branch('web', [hop(1, 'find', 'sum')]), library: branch('library', [hop(1, 'find', 'sum')]) },
+          subplans: { web: branch('web', [hop(2, 'find', 'sum')]), library: branch('library', [hop(3, 'find', 'sum')]) },
         },
       )
       const snapshot = snapshotOf('v', records, options)
@@ -168,8 +117,8 @@ describe('snapshotOf: where a run stands, from its records alone', () => {
         phase: 'ready',
         steps: 3,
         frontier: [
-          { kind: 'work', node: 'web/sum', visit: 1, step: 2, plan: 'web' },
-          { kind: 'work', node: 'library/sum', visit: 1, step: 2, plan: 'library' },
+          { kind: 'work', node: 'web/sum', visit: 1, step: 4, plan: 'web' },
+          { kind: 'work', node: 'library/sum', visit: 1, step: 5, plan: 'library' },
         ],
         waiting: [],
       })
@@ -197,10 +146,10 @@ describe('snapshotOf: where a run stands, from its records alone', () => {
         { ...top, a: { ...top.a, status: 'done' }, research: { ...top.research, status: 'active' } },
         {
           records: [hop(1, 'a', 'research')],
-          subplans: { web: branch('web', [hop(1, 'find', 'sum')]), library: branch('library', [hop(1, 'find', 'sum')]) },
+          subplans: { web: branch('web', [hop(2, 'find', 'sum')]), library: branch('library', [hop(3, 'find', 'sum')]) },
         },
       )
-      expect(snapshotOf('v', records, { ...options, maxSteps: 4 }).frontier).toEqual([{ kind: 'work', node: 'web/sum', visit: 1, step: 2, plan: 'web' }])
+      expect(snapshotOf('v', records, { ...options, maxSteps: 4 }).frontier).toEqual([{ kind: 'work', node: 'web/sum', visit: 1, step: 4, plan: 'web' }])
       const stopped = snapshotOf('v', records, { ...options, maxSteps: 3 })
       expect(stopped.phase).toBe('stopped')
       expect(stopped.stop).toMatchObject({ budget: 'maxSteps', node: 'web/sum', visit: 1 })
@@ -211,11 +160,11 @@ describe('snapshotOf: where a run stands, from its records alone', () => {
         { ...top, a: { ...top.a, status: 'done' }, research: { ...top.research, status: 'active' } },
         {
           records: [hop(1, 'a', 'research')],
-          subplans: { web: branch('web', [hop(1, 'find', 'sum')]), library: branch('library', [hop(1, 'find', 'sum')], { sum: 'active' }) },
+          subplans: { web: branch('web', [hop(2, 'find', 'sum')]), library: branch('library', [hop(3, 'find', 'sum')], { sum: 'active' }) },
         },
       )
       expect(snapshotOf('v', records, { ...options, maxSteps: 4 }).frontier).toEqual([
-        { kind: 'work', node: 'library/sum', visit: 1, step: 2, plan: 'library' },
+        { kind: 'work', node: 'library/sum', visit: 1, step: 4, plan: 'library' },
       ])
     })
 
@@ -225,21 +174,21 @@ describe('snapshotOf: where a run stands, from its records alone', () => {
         { records: [hop(1, 'a', 'research')], subplans: { web: branch('web', [], { find: 'pending' }), library: branch('library', [], { find: 'pending' }) } },
       )
       expect(snapshotOf('v', records, options).frontier).toEqual([
-        { kind: 'work', node: 'web/find', visit: 1, step: 1, plan: 'web' },
-        { kind: 'work', node: 'library/find', visit: 1, step: 1, plan: 'library' },
+        { kind: 'work', node: 'web/find', visit: 1, step: 2, plan: 'web' },
+        { kind: 'work', node: 'library/find', visit: 1, step: 3, plan: 'library' },
       ])
     })
 
     it('cut short after every branch completed: the joined output is judged next', () => {
-      const done = (folder: string) => branch(folder, [hop(1, 'find', 'sum'), hop(2, 'sum', null)], { sum: 'done' })
+      const done = (folder: string, first: number) => branch(folder, [hop(first, 'find', 'sum'), hop(first + 1, 'sum', null)], { sum: 'done' })
       const records = vault(
         { ...top, a: { ...top.a, status: 'done' }, research: { ...top.research, status: 'active' } },
-        { records: [hop(1, 'a', 'research')], subplans: { web: done('web'), library: done('library') } },
+        { records: [hop(1, 'a', 'research')], subplans: { web: done('web', 2), library: done('library', 4) } },
       )
       expect(pick(snapshotOf('v', records, options))).toEqual({
         phase: 'ready',
         steps: 5,
-        frontier: [{ kind: 'judge', node: 'research', visit: 1, step: 2 }],
+        frontier: [{ kind: 'judge', node: 'research', visit: 1, step: 5 }],
         waiting: [],
       })
     })
@@ -274,7 +223,7 @@ describe('snapshotOf: where a run stands, from its records alone', () => {
         { i1: { start: true, next: ['i2'], status: 'done' }, i2: { next: ['i3'], status: 'done' }, i3: { status: 'active' } },
         {
           folder: 's1/inner',
-          records: [hop(1, 'i1', 'i2'), hop(2, 'i2', 'i3')],
+          records: [hop(2, 'i1', 'i2'), hop(3, 'i2', 'i3')],
           source: 'sub-s1:n:1',
         },
       )
@@ -290,7 +239,7 @@ describe('snapshotOf: where a run stands, from its records alone', () => {
       expect(pick(snapshotOf('v', records, { ...options, maxSteps: 4 }))).toEqual({
         phase: 'ready',
         steps: 3,
-        frontier: [{ kind: 'work', node: 's1/inner/i3', visit: 1, step: 3, plan: 's1/inner' }],
+        frontier: [{ kind: 'work', node: 's1/inner/i3', visit: 1, step: 4, plan: 's1/inner' }],
         waiting: [],
       })
       expect(snapshotOf('v', { ...records, plannerCalls: 1 }, { ...options, maxSteps: 4 }).phase).toBe('stopped')
@@ -309,15 +258,15 @@ describe('snapshotOf: where a run stands, from its records alone', () => {
           },
         },
       )
-      expect(snapshotOf('v', records, options).frontier).toEqual([{ kind: 'work', node: 'web/find', visit: 1, step: 1, plan: 'web' }])
+      expect(snapshotOf('v', records, options).frontier).toEqual([{ kind: 'work', node: 'web/find', visit: 1, step: 2, plan: 'web' }])
     })
 
     it('after a subplan, its works count against the budget of the note after it', () => {
       const records = vault(
         { ...top, a: { ...top.a, status: 'done' }, research: { ...top.research, plan: ['web'], status: 'done' } },
         {
-          records: [hop(1, 'a', 'research'), hop(2, 'research', 'write', { works: 2 })],
-          subplans: { web: branch('web', [hop(1, 'find', 'sum'), hop(2, 'sum', null)], { sum: 'done' }) },
+          records: [hop(1, 'a', 'research'), hop(3, 'research', 'write', { works: 2 })],
+          subplans: { web: branch('web', [hop(2, 'find', 'sum'), hop(3, 'sum', null)], { sum: 'done' }) },
         },
       )
       expect(pick(snapshotOf('v', records, { ...options, maxSteps: 3 }))).toMatchObject({ phase: 'stopped', steps: 3, frontier: [] })

@@ -33,7 +33,8 @@ describe('vaults/research-fanout', () => {
     const second = await vaultplan(['run', 'run'], { cwd, env })
     expect(second).toMatchObject({ code: 0 })
     expect(second.stdout).toContain('completed after 7 steps at report')
-    const gathered = await readFile(join(cwd, 'run/00_plan-trace/outputs/0002-gather.md'), 'utf8')
+    // The note that ran the branches has the step of their last work: the whole run's sixth.
+    const gathered = await readFile(join(cwd, 'run/00_plan-trace/outputs/0006-gather.md'), 'utf8')
     expect(gathered.indexOf('## web')).toBeLessThan(gathered.indexOf('## papers'))
     // The template is untouched.
     expect(await readFile(join(root, 'vaults/research-fanout/papers/approve.md'), 'utf8')).toContain('- [ ] approved')

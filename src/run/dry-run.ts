@@ -1,12 +1,12 @@
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { waitsForPerson } from '../core/knobs.js'
 import { assertFolder } from '../vault/fs-atomic.js'
 import { readLedger } from '../memory/ledger.js'
-import { loadPlan } from '../plan/load-plan.js'
-import { locate, notesOf, replay } from './run-core.js'
-import { outputsOf, pendingOutput } from './run-open.js'
+import { replay } from './run-core.js'
+import { outputsOf } from './run-open.js'
 import { DEFAULT_MAX_STEPS } from './run-snapshot.js'
-import { readTrace } from '../store/trace.js'
+import { readRecords } from './observe-run.js'
+import { standOf, type VaultRecords } from './vault-stand.js'
 import { conditionsOf, judgePrompt } from '../models/transitions.js'
 import type { Predicate } from '../core/types.js'
 
@@ -41,31 +41,35 @@ export async function dryRun(
 ): Promise<JudgePreview | null> {
   const dir = resolve(vault)
   await assertFolder(dir, vault)
-  const graph = await loadPlan(dir)
-  graph.validate()
-  const trace = await readTrace(dir)
-  const outputs = await outputsOf(dir, trace?.records ?? [])
-  const state = replay(trace?.records ?? [], (file) => outputs.get(file))
-  const active = [...graph.nodes.values()].filter((node) => node.status === 'active').map((node) => node.id)
-  const pending = trace ? await pendingOutput(dir, state.steps) : undefined
-  const position = locate(
-    { runId: trace?.header.run ?? '', replay: state, pending, maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS },
-    notesOf(graph, active, graph.startNode().id),
-  )
-  if (position.kind !== 'work' && position.kind !== 'judge') return null
-  const node = graph.nodes.get(position.node)
-  if (!node || waitsForPerson(node)) return null
+  const top = await readRecords(dir)
+  top.graph.validate()
+  // The next hop is the snapshot's: the first item of its frontier, inside a subplan too.
+  const item = standOf(top, options.maxSteps ?? DEFAULT_MAX_STEPS).items[0]
+  if (!item || item.kind === 'plan') return null
+  const records = item.plan === undefined ? top : recordsAt(top, item.plan)
+  const node = records?.graph.nodes.get(item.plan === undefined ? item.node : item.node.slice(item.plan.length + 1))
+  if (!records || !node || waitsForPerson(node)) return null
   const conditions = conditionsOf(node, options.predicates).filter((label) => label !== 'next')
   if (conditions.length === 0) return null
-  const worked = position.kind === 'judge'
+  const folder = item.plan === undefined ? dir : join(dir, item.plan)
+  const trace = records.trace
+  const outputs = await outputsOf(folder, trace?.records ?? [])
+  const saved = item.kind === 'judge' ? records.pending : undefined
   const context = {
-    query: trace?.header.query ?? options.query ?? '',
+    query: top.trace?.header.query ?? options.query ?? '',
     node,
-    visit: position.visit,
-    step: position.step,
-    output: worked ? position.saved.output : NOT_YET,
-    outputs: state.outputs,
+    visit: item.visit,
+    step: item.step,
+    output: saved ? saved.output : NOT_YET,
+    outputs: replay(trace?.records ?? [], (file) => outputs.get(file)).outputs,
     ledger: await readLedger(dir),
   }
-  return { node: node.id, visit: position.visit, step: position.step, conditions, ...judgePrompt(node, context, conditions), worked }
+  return { node: item.node, visit: item.visit, step: item.step, conditions, ...judgePrompt(node, context, conditions), worked: saved !== undefined }
+}
+
+/** The records of the subplan folder `plan` (relative to the top vault), when it exists. */
+function recordsAt(records: VaultRecords, plan: string): VaultRecords | undefined {
+  if (records.folder === plan) return records
+  for (const inner of records.subplans.values()) if (plan.startsWith(`${inner.folder}/`) || inner.folder === plan) return recordsAt(inner, plan)
+  return undefined
 }

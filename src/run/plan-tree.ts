@@ -10,7 +10,8 @@ import { decompose, plannerCallsOf } from './decompose.js'
 import { isGenerate, runsSubplans, subplanFoldersOf, tooDeepToDecompose } from '../vault/subplan-folders.js'
 import { recordedWorks, TreeBudget } from './tree-budget.js'
 import { readRecords } from './observe-run.js'
-import { standOf, type VaultStand } from './vault-stand.js'
+import { highestBelow, standOf, type VaultStand } from './vault-stand.js'
+import { nextStepNumber } from './run-core.js'
 import { visitsOf } from './run-status.js'
 import { readTrace } from '../store/trace.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
@@ -35,8 +36,8 @@ export interface TreeSettings {
   work?: ((step: WorkStep, driver: RunDriver, plan: string) => Promise<string>) | undefined
 }
 
-/** A step of a subplan's branch once it has gone as far as it can, with the works it did; none when its run could not begin. */
-type Branch = { step: Step | undefined; works: number }
+/** A step of a subplan's branch once it has gone as far as it can, with the works it did and the highest step number it recorded; none when its run could not begin. */
+type Branch = { step: Step | undefined; works: number; last: number }
 
 /** A branch's vault, opened: its folder from the top vault, its driver and session. */
 type OpenBranch = { top: string; driver: RunDriver; session: VaultSession }
@@ -69,6 +70,8 @@ export class PlanTree {
   private completion: { key: string; result: { output: string; choice?: string | undefined }; done: boolean } | undefined
   /** A choice given when completing a subplan's terminal: it decides the parent note's transition. */
   private carried: string | undefined
+  /** The highest step number given so far: a claim anywhere in the tree takes the next (SPEC section 15, "One vocabulary"). */
+  private numbered = 0
 
   private root!: RunDriver
   /** What `maxSteps` bounds: works and planner calls of the whole tree, and the visits branches claimed for their workers. */
@@ -83,6 +86,7 @@ export class PlanTree {
     this.beforeClaim = settings.driver.beforeClaim
     settings.driver.spent = () => this.budget.spentBy('')
     settings.driver.beforeClaim = this.claimGuard('', 0)
+    settings.driver.steps = this.numbering(0)
   }
 
   /**
@@ -98,8 +102,13 @@ export class PlanTree {
     const planned = run === '' ? 0 : await plannerCallsOf(vault, session.graph, run)
     tree.budget = new TreeBudget(settings.driver.maxSteps, () => tree.spent(), planned)
     // Resumed inside subplans: what their runs recorded counts from the first claim, wherever it is.
-    if ([...session.graph.nodes.values()].some((node) => node.plan && node.status === 'active'))
-      for (const [folder, works] of recordedBelow(standOf(await readRecords(vault), settings.driver.maxSteps))) tree.before.set(folder, works)
+    let below = 0
+    if ([...session.graph.nodes.values()].some((node) => node.plan && node.status === 'active')) {
+      const stand = standOf(await readRecords(vault), settings.driver.maxSteps)
+      for (const [folder, works] of recordedBelow(stand)) tree.before.set(folder, works)
+      below = highestBelow(stand)
+    }
+    tree.numbered = Math.max(nextStepNumber(tree.root.replayed) - 1, below, tree.spent())
     return tree
   }
 
@@ -200,6 +209,21 @@ export class PlanTree {
     }
   }
 
+  /** The whole run's step numbers as a vault nested `depth` deep takes them: a note that runs subplans takes none (its hop has its subplans' last). */
+  private numbering(depth: number): NonNullable<DriverOptions['steps']> {
+    return {
+      take: (node) => (runsSubplans(node, depth) ? undefined : (this.numbered = this.highestStep() + 1)),
+      last: () => this.highestStep(),
+    }
+  }
+
+  /** The highest step number given or recorded so far: a saved output judged since keeps the number it was saved with. */
+  private highestStep(): number {
+    let highest = Math.max(this.numbered, this.root.highestStep)
+    for (const driver of this.open.values()) highest = Math.max(highest, driver.highestStep)
+    return highest
+  }
+
   /** A driver's step; a claim the budget refused on the way is asked again, and the driver then stops (a vault with no run begun does not begin). */
   private async unrefused(driver: RunDriver, folder: string, step: Promise<Step>): Promise<Step> {
     return step.catch((error: unknown) => {
@@ -227,7 +251,12 @@ export class PlanTree {
         step = await this.unrefused(
           driver,
           plan,
-          driver.complete(step.key, { output: inner.step.output, works: inner.works, ...(choice !== undefined && { choice }) }),
+          driver.complete(step.key, {
+            output: inner.step.output,
+            works: inner.works,
+            ...(inner.last > 0 && { step: inner.last }),
+            ...(choice !== undefined && { choice }),
+          }),
         )
         continue
       }
@@ -266,7 +295,7 @@ export class PlanTree {
     const planned = isGenerate(step.node.plan)
       ? await decompose(parent.vault, step.node, { ...this.settings.driver, run: this.runId(), claim: () => this.budget.plan(plan) })
       : undefined
-    if (planned?.kind === 'refused') return { step: undefined, works: 0 }
+    if (planned?.kind === 'refused') return { step: undefined, works: 0, last: 0 }
     const degraded = planned?.kind === 'planned' ? planned.degraded : undefined
     const folders = subplanFoldersOf(step.node)
     const opened = await Promise.allSettled(folders.map(({ folder }) => this.openBranch(parent, plan, folder, step, depth + 1, degraded)))
@@ -288,20 +317,21 @@ export class PlanTree {
     if (work) {
       // A lone subplan's terminal: the choice given with it decides the parent note, so offer the parent's choices.
       const inner = work.step as WorkStep
-      return folders.length === 1 && inner.node.edges.length === 0 ? { step: { ...inner, conditions: step.conditions }, works: 0 } : work
+      return folders.length === 1 && inner.node.edges.length === 0 ? { step: { ...inner, conditions: step.conditions }, works: 0, last: 0 } : work
     }
     const stopped = branches.find((each) => each.step?.kind === 'stopped')
     if (stopped) return stopped
     const waiting = branches.flatMap((each) => (each.step?.kind === 'waiting' ? each.step.waiting : []))
-    if (waiting.length > 0) return { step: { kind: 'waiting', runId: this.runId(), waiting, reason: waitingReason(waiting) }, works: 0 }
-    if (branches.some((each) => each.step === undefined)) return { step: undefined, works: 0 }
+    if (waiting.length > 0) return { step: { kind: 'waiting', runId: this.runId(), waiting, reason: waitingReason(waiting) }, works: 0, last: 0 }
+    if (branches.some((each) => each.step === undefined)) return { step: undefined, works: 0, last: 0 }
     // The works of the joined branches go into the parent note's record from here on; the budget counts them until it holds them.
     const works = branches.reduce((sum, each) => sum + each.works, 0)
     this.parked -= works
     this.budget.handOver(plan, parent, works)
     const outputs = branches.map((each) => (each.step?.kind === 'completed' ? each.step.output : ''))
     const output = folders.length === 1 ? outputs[0]! : folders.map(({ written }, index) => `## ${written}\n\n${outputs[index]!.trim()}\n`).join('\n')
-    return { step: { kind: 'completed', runId: '', node: step.node.id, output }, works }
+    const last = Math.max(...branches.map((each) => each.last))
+    return { step: { kind: 'completed', runId: '', node: step.node.id, output }, works, last }
   }
 
   /**
@@ -346,6 +376,7 @@ export class PlanTree {
         onEvent: onEvent && ((event) => nested(event, top, onEvent)),
         spent: () => this.budget.spentBy(top),
         beforeClaim: this.claimGuard(top, depth),
+        steps: this.numbering(depth),
       })
       this.open.set(top, driver)
       this.before.delete(top)
@@ -368,7 +399,7 @@ export class PlanTree {
     const works = recordedWorks(driver)
     this.parked += works
     this.open.delete(top)
-    return { step: inner, works }
+    return { step: inner, works, last: driver.replayed.lastStep }
   }
 }
 

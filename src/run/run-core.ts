@@ -1,5 +1,5 @@
 import type { SavedOutput } from '../store/output-note.js'
-import { outputFile, type HopRecord, type TraceRecord } from '../store/trace.js'
+import { outputFile, type ClaimRecord, type HopRecord, type TraceRecord } from '../store/trace.js'
 import type { StepOutput } from '../core/types.js'
 
 /**
@@ -12,8 +12,10 @@ import type { StepOutput } from '../core/types.js'
 
 /** What a run has done, replayed from its trace. */
 export interface Replay {
-  /** The highest step recorded: node works of the whole run, the terminal's included. */
+  /** The visits this vault's run worked (a wait for a person counts its visit once), the terminal's included. */
   steps: number
+  /** The highest step number recorded: numbers count the works of the whole run, subplans included. */
+  lastStep: number
   /** Works against `maxSteps` are `steps + extraWorks`: a subplan note's step counts its subplans' works (`works`), not one. */
   extraWorks: number
   /** The highest visit recorded per node (a wait for a person counts its visit). */
@@ -29,6 +31,8 @@ export interface Replay {
   feedback: Map<string, string>
   /** Visits (`node\nvisit`) that waited for a person: their decision adds no second output. */
   waited: Set<string>
+  /** The step number each claimed visit (`node\nvisit`) was given, as the trace's claims record it. */
+  claims: Map<string, number>
 }
 
 /**
@@ -37,9 +41,10 @@ export interface Replay {
  *
  * @param outputOf - the text of a saved output note by its file (`outputs/0003-review.md`), if it exists
  */
-export function replay(records: readonly TraceRecord[], outputOf: (file: string) => string | undefined): Replay {
+export function replay(records: readonly TraceRecord[], outputOf: (file: string) => string | undefined, claims: readonly ClaimRecord[] = []): Replay {
   const state: Replay = {
     steps: 0,
+    lastStep: 0,
     extraWorks: 0,
     visits: new Map(),
     outputs: [],
@@ -49,6 +54,7 @@ export function replay(records: readonly TraceRecord[], outputOf: (file: string)
     lastOutput: '',
     feedback: new Map(),
     waited: new Set(),
+    claims: new Map(claims.map((claim) => [`${claim.node}\n${claim.visit}`, claim.step])),
   }
   for (const record of records) applyRecord(state, record, outputOf(record.kind === 'hop' ? record.output : outputFile(record.step, record.node)))
   return state
@@ -61,7 +67,7 @@ export function replay(records: readonly TraceRecord[], outputOf: (file: string)
  * @param output - the text of the record's output note (`undefined` when it has none)
  */
 export function applyRecord(state: Replay, record: TraceRecord, output: string | undefined): void {
-  state.steps = Math.max(state.steps, record.step)
+  state.lastStep = Math.max(state.lastStep, record.step)
   state.lastRecord = record
   if (record.kind === 'stop') return
   // A waited visit's step is counted by its `waiting` record.
@@ -70,6 +76,7 @@ export function applyRecord(state: Replay, record: TraceRecord, output: string |
   // A human node's visit is recorded twice: when it starts waiting and when the person decides.
   const visitKey = `${record.node}\n${record.visit}`
   const decided = state.waited.has(visitKey)
+  if (!decided) state.steps++
   if (!decided) state.outputs.push({ node: record.node, visit: record.visit, output: output ?? '' })
   if (record.kind === 'waiting') state.waited.add(visitKey)
   else {
@@ -147,7 +154,7 @@ export function locate(
   const expected =
     pending &&
     pending.run === run.runId &&
-    pending.step === state.steps + 1 &&
+    pending.step > state.lastStep &&
     notes.has(pending.node) &&
     pending.visit === (state.visits.get(pending.node) ?? 0) + 1
   if (pending && expected && (active === undefined || active === pending.node)) {
@@ -169,10 +176,24 @@ function enter(run: { replay: Replay; maxSteps: number; spent?: number | undefin
   const budget = notes.has(node) && visit > notes.maxVisits(node) ? 'max_visits' : (run.spent ?? state.steps) >= run.maxSteps ? 'maxSteps' : undefined
   if (budget) {
     const last = state.lastRecord
-    const recorded = last?.kind === 'stop' && last.node === node && last.budget === budget && last.step === state.steps && last.visit === visit
+    const recorded = last?.kind === 'stop' && last.node === node && last.budget === budget && last.visit === visit
     return { kind: 'stopped', node, visit, budget, recorded }
   }
-  return { kind: 'work', node, visit, step: state.steps + 1, claimed }
+  return { kind: 'work', node, visit, step: state.claims.get(`${node}\n${visit}`) ?? nextStepNumber(state), claimed }
+}
+
+/**
+ * The step number the vault's next claim gets when nothing above it numbers
+ * the run (the top vault): one past the highest recorded, or past the works,
+ * for a trace whose subplans numbered their steps from 1 (format 2).
+ */
+export function nextStepNumber(state: Replay): number {
+  return highestNumber(state) + 1
+}
+
+/** The highest step number a vault's trace holds: recorded, or given to a claim. */
+export function highestNumber(state: Replay): number {
+  return Math.max(state.lastStep, state.steps + state.extraWorks, ...state.claims.values())
 }
 
 /** The stable key of a visit: run, node and visit, the same when the visit is worked again. */

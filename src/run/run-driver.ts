@@ -17,7 +17,7 @@ import {
   waitingStep,
   workStep,
 } from './run-words.js'
-import { applyRecord, feedbackToHandOn, locate, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
+import { applyRecord, feedbackToHandOn, highestNumber, locate, nextStepNumber, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
 import type { Claim, DriverOptions, RunResult, Step } from './run-options.js'
 import {
   outputFile,
@@ -26,7 +26,9 @@ import {
   tracePaths,
   writeFinal,
   writeTraceHeader,
+  type ClaimRecord,
   type HopRecord,
+  type Trace,
   type TraceHeader,
   type TraceRecord,
 } from '../store/trace.js'
@@ -35,6 +37,7 @@ import { chooseEdge, conditionsOf } from '../models/transitions.js'
 import type { CallLLM, ModelUsage, PlanNode, RunEvent, TransitionContext } from '../core/types.js'
 import { readLedger } from '../memory/ledger.js'
 import { waitsForPerson } from '../core/knobs.js'
+import { effectsOf, type Effect } from './hop-effects.js'
 import type { VaultSession } from '../store/vault-session.js'
 
 /**
@@ -61,12 +64,12 @@ export class RunDriver {
     private readonly session: VaultSession,
     private readonly lock: VaultLock,
     private readonly options: DriverOptions,
-    trace: { header: TraceHeader; records: TraceRecord[] } | undefined,
+    trace: Trace | undefined,
     outputs: Map<string, string>,
   ) {
     this.llm = options.llm
     this.traced = trace !== undefined
-    this.state = replay(trace?.records ?? [], (file) => outputs.get(file))
+    this.state = replay(trace?.records ?? [], (file) => outputs.get(file), trace?.claims)
     if (trace) {
       this.runId = trace.header.run
       this.query = trace.header.query
@@ -87,7 +90,7 @@ export class RunDriver {
   static async open(vault: string, session: VaultSession, lock: VaultLock, options: DriverOptions): Promise<RunDriver> {
     const { trace, outputs } = await openRun(vault, session, options)
     const driver = new RunDriver(vault, session, lock, options, trace, outputs)
-    if (trace) driver.pending = await pendingOutput(vault, driver.state.steps, session.runFiles)
+    if (trace) driver.pending = await pendingOutput(vault, driver.state.lastStep, session.runFiles)
     return driver
   }
 
@@ -99,14 +102,17 @@ export class RunDriver {
   private async finishDecision(): Promise<void> {
     const last = this.state.lastRecord
     if (last?.kind !== 'hop' || last.decidedBy !== 'human') return
-    if (this.session.graph.nodes.get(last.node)?.status !== 'waiting') return
-    await this.session.emptyBoxes(last.node)
-    await this.session.setStatus(last.node, 'done')
+    await this.perform(effectsOf(undefined, last, { type: 'recover', status: this.session.graph.nodes.get(last.node)?.status }))
   }
 
   /** Says the run starts or resumes (`start` event); a new run says it at its first claim. */
   begin(): void {
     if (this.traced) tell(this.options.onEvent, { type: 'start', runId: this.runId, resumed: true })
+  }
+
+  /** The highest step number this vault recorded, or saved an output with that is not recorded yet. */
+  get highestStep(): number {
+    return Math.max(highestNumber(this.state), this.pending?.step ?? 0)
   }
 
   /** What the run has done, as replayed and recorded so far (read only). */
@@ -136,7 +142,7 @@ export class RunDriver {
           const { saved } = position
           // Cut short between saving the output and writing `done`: finish that first.
           await this.session.refresh([position.node])
-          if (this.session.graph.nodes.get(position.node)?.status === 'active') await this.session.setStatus(position.node, 'done')
+          await this.perform(effectsOf(position, this.state.lastRecord, { type: 'recover', status: this.session.graph.nodes.get(position.node)?.status }))
           await this.judge(position.node, saved.visit, saved.step, saved.output, saved.file, saved.choice, false, saved.works)
           break
         }
@@ -162,7 +168,7 @@ export class RunDriver {
    * @throws {RunStateError} `stale-step` for any other key, `bad-choice` for a choice outside the step's conditions; nothing is written then
    * @throws {ModelConfigError} when conditions remain, no choice is given and no model is configured; nothing is written then
    */
-  async complete(key: string, result: { output: string; choice?: string | undefined; works?: number }): Promise<Step> {
+  async complete(key: string, result: { output: string; choice?: string | undefined; works?: number; step?: number }): Promise<Step> {
     const position = this.position()
     const claimed = position.kind === 'work' && position.claimed ? position : undefined
     // A completion cut short after its output was saved is finished by judging what was saved.
@@ -182,17 +188,27 @@ export class RunDriver {
     const human = waitsForPerson(node)
     if (choice !== undefined && !human) checkChoice(node, choice, this.options.predicates)
     if (choice === undefined && !human && !this.llm) checkJudgeModel(node, this.options.predicates)
-    const file = outputFile(claimed.step, node.id)
-    const meta: OutputMeta = { run: this.runId, step: claimed.step, node: node.id, visit: claimed.visit }
+    // A subplan note's hop has the step of its subplans' last work; a visit claimed in this call, the number it was given;
+    // a note renamed since its claim, the number the trace gave it under its old name.
+    const before = renamed
+      ? [...this.state.claims].find(([visit]) => visitKey(this.runId, visit.slice(0, visit.lastIndexOf('\n')), claimed.visit) === key)
+      : undefined
+    const step = result.step ?? (this.claim?.node === node.id && this.claim.visit === claimed.visit ? this.claim.step : (before?.[1] ?? claimed.step))
+    const file = outputFile(step, node.id)
+    const meta: OutputMeta = { run: this.runId, step, node: node.id, visit: claimed.visit }
     if (choice !== undefined && !human) meta.choice = choice
     // Saved with the output too: a crash before the hop is recorded must not lose what the subplans did.
     if (result.works !== undefined) meta.works = result.works
-    // One flush with fsync: the output's bytes, journaled with the notes this hop may rewrite (VaultSession.saveOutput).
-    this.session.saveOutput(node.id, file, meta, result.output)
-    tell(this.options.onEvent, { type: 'work', node: node.id, visit: claimed.visit, output: result.output })
+    // One flush with fsync: the output's bytes, journaled with the notes this hop may rewrite (VaultSession.saveOutput); then `done`.
+    const followed = await this.perform(
+      effectsOf(position, this.state.lastRecord, { type: 'worked', node: node.id, file, meta, output: result.output }),
+      (effect) => {
+        if (effect.kind === 'output') tell(this.options.onEvent, { type: 'work', node: node.id, visit: claimed.visit, output: result.output })
+      },
+    )
     // The note may have been renamed during the work: the hop is recorded under the name it has now.
-    const id = await this.session.setStatus(node.id, 'done')
-    await this.judge(id, claimed.visit, claimed.step, result.output, file, meta.choice, true, meta.works)
+    const id = followed.get(node.id) ?? node.id
+    await this.judge(id, claimed.visit, step, result.output, file, meta.choice, true, meta.works)
     return this.next()
   }
 
@@ -218,31 +234,89 @@ export class RunDriver {
     )
   }
 
-  /** Claims a visit: the trace header for a new run, then `status: active`, persisted before any work. */
+  /**
+   * Claims a visit: the trace header for a new run, then `status: active`,
+   * persisted before any work. In a tree the visit takes the whole run's next
+   * step number.
+   */
   private async claimVisit(position: Extract<Position, { kind: 'work' }>): Promise<Step> {
     await this.session.refresh([position.node])
     const node = this.nodeOrFail(position.node)
     if (!position.claimed) this.options.beforeClaim?.(node)
-    if (!this.traced) await this.startTrace()
+    const header = this.traced ? undefined : this.newHeader()
+    let claim: ClaimRecord | undefined
     if (this.claim?.node !== node.id || this.claim.visit !== position.visit) {
-      this.claim = { node: node.id, visit: position.visit, step: position.step, at: Date.now() }
+      // A number the trace gave the visit before (a crash since) is kept; else the run's next, recorded with the claim.
+      const recorded = this.state.claims.get(`${node.id}\n${position.visit}`)
+      const taken = recorded ?? this.options.steps?.take(node)
+      const step = taken ?? position.step
+      // A note whose subplans number their works takes no number of its own.
+      if (recorded === undefined && (taken !== undefined || !this.options.steps))
+        claim = { kind: 'claim', step, node: node.id, visit: position.visit, at: new Date().toISOString() }
+      this.claim = { node: node.id, visit: position.visit, step, at: Date.now() }
       this.usage = []
     }
-    if (!position.claimed) {
-      tell(this.options.onEvent, { type: 'enter', node: node.id, visit: position.visit, step: position.step, maxVisits: node.maxVisits })
-      if (node.status !== 'active') await this.session.setStatus(node.id, 'active', { justRefreshed: true })
-    }
+    position = { ...position, step: this.claim.step }
+    const active = position.claimed || node.status === 'active'
+    const effects = effectsOf(position, this.state.lastRecord, { type: 'claim', node: node.id, header, claim, active })
+    await this.perform(
+      effects.filter((effect) => effect.kind === 'header'),
+      () => tell(this.options.onEvent, { type: 'start', runId: this.runId, resumed: false }),
+    )
+    if (!position.claimed) tell(this.options.onEvent, { type: 'enter', node: node.id, visit: position.visit, step: position.step, maxVisits: node.maxVisits })
+    await this.perform(effects.filter((effect) => effect.kind !== 'header'))
     return workStep(this.runId, node, position, this.query, this.state.outputs.slice(), this.options.predicates)
   }
 
-  private async startTrace(): Promise<void> {
+  /** A new run's id and the header of its trace, to write before its first claim. */
+  private newHeader(): TraceHeader {
     this.runId = newRunId()
     const header: TraceHeader = { run: this.runId, format: TRACE_FORMAT, query: this.query, started: new Date().toISOString() }
     if (this.options.degraded !== undefined) header.degraded = this.options.degraded
     if (this.options.source !== undefined) header.source = this.options.source
-    await writeTraceHeader(this.vault, header, { fsync: this.options.fsync })
-    this.traced = true
-    tell(this.options.onEvent, { type: 'start', runId: this.runId, resumed: false })
+    return header
+  }
+
+  /**
+   * Performs the writes the pure `effectsOf` decided, in order; `after` is
+   * told each one done. Returns the notes a status or box write followed to
+   * a new name (a note renamed meanwhile), by the id the effect named.
+   */
+  private async perform(effects: Effect[], after?: (effect: Effect) => void): Promise<Map<string, string>> {
+    const renamed = new Map<string, string>()
+    for (const effect of effects) {
+      const node = 'node' in effect ? (renamed.get(effect.node) ?? effect.node) : ''
+      switch (effect.kind) {
+        case 'header':
+          await writeTraceHeader(this.vault, effect.header, { fsync: this.options.fsync })
+          this.traced = true
+          break
+        case 'claim':
+          this.lock.check()
+          this.appender ??= await TraceAppender.open(this.vault, { fsync: this.options.fsync })
+          this.appender.appendClaim(effect.claim)
+          this.state.claims.set(`${effect.claim.node}\n${effect.claim.visit}`, effect.claim.step)
+          break
+        case 'status':
+          // A claim's note was just read again: its stamp is the note's.
+          renamed.set(effect.node, await this.session.setStatus(node, effect.status, { justRefreshed: effect.status === 'active' }))
+          break
+        case 'empty-boxes':
+          renamed.set(effect.node, await this.session.emptyBoxes(node))
+          break
+        case 'output':
+          this.session.saveOutput(node, effect.file, effect.meta, effect.output)
+          break
+        case 'record':
+          await this.record(effect.record, effect.rationale, effect.output)
+          break
+        case 'final':
+          await writeFinal(this.vault, node, effect.output, { fsync: this.options.fsync })
+          break
+      }
+      after?.(effect)
+    }
+    return renamed
   }
 
   /** Judges the transition of a worked visit and records the hop. */
@@ -261,12 +335,11 @@ export class RunDriver {
     const node = this.nodeOrFail(id)
     this.pending = undefined
     const claim = this.claim?.node === id && this.claim.visit === visit ? this.claim : undefined
-    this.state.steps = Math.max(this.state.steps, step)
     this.state.lastNode = id
     this.state.lastOutput = output
     if (waitsForPerson(node)) {
-      await this.session.setStatus(await this.session.emptyBoxes(id), 'waiting')
-      await this.record({ kind: 'waiting', step, node: id, visit, at: new Date().toISOString(), ...(works !== undefined && { works }) }, '', output)
+      const record: TraceRecord = { kind: 'waiting', step, node: id, visit, at: new Date().toISOString(), ...(works !== undefined && { works }) }
+      await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'judged', record, rationale: '', waits: true, output }))
       return
     }
     const context: TransitionContext = { query: this.query, node, visit, step, output, outputs: this.state.outputs.slice() }
@@ -280,12 +353,14 @@ export class RunDriver {
     const decision = await chooseEdge(node, context, needsModel ? this.model() : undefined, chooseOptions)
     const record = hopRecordOf(decision, { step, node: id, visit, output: file, choice, works, claim, usage: this.usage })
     this.usage = []
-    await this.record(record, decision.rationale, output)
+    // The terminal's final answer is written after its event is told.
+    const effects = effectsOf(undefined, this.state.lastRecord, { type: 'judged', record, rationale: decision.rationale, waits: false, output })
+    await this.perform(effects.filter((effect) => effect.kind !== 'final'))
     const event: RunEvent = { type: 'transition', node: id, visit, step, edge: decision.edge, decidedBy: decision.decidedBy, rationale: decision.rationale }
     if (record.tokens) event.tokens = record.tokens
     if (record.model) event.model = record.model
     tell(this.options.onEvent, event)
-    if (record.next === null) await writeFinal(this.vault, id, output, { fsync: this.options.fsync })
+    await this.perform(effects.filter((effect) => effect.kind === 'final'))
   }
 
   /** A waiting `judge: human` note: follow the one ticked box, or say it still waits. */
@@ -322,21 +397,23 @@ export class RunDriver {
     }
     if (feedback) record.feedback = feedback
     const rationale = handed ? `Feedback:\n${handed}` : 'A person ticked this edge.'
-    await this.record(record, rationale, this.state.lastOutput)
-    await this.session.emptyBoxes(id)
-    await this.session.setStatus(id, 'done')
+    await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'decided', record, rationale, output: this.state.lastOutput }))
     tell(this.options.onEvent, { type: 'transition', node: id, visit, step, edge, decidedBy: 'human', rationale })
     return undefined
   }
 
   private async stop(position: Extract<Position, { kind: 'stopped' }>): Promise<Step> {
     const { reason, ...stop } = stopOf(this.session.graph, this.state, position, this.options.maxSteps)
-    if (!position.recorded)
-      await this.record(
-        { kind: 'stop', step: this.state.steps, node: stop.node, visit: stop.visit, budget: stop.budget, reason, at: new Date().toISOString() },
-        reason,
-        undefined,
-      )
+    const record: TraceRecord = {
+      kind: 'stop',
+      step: this.options.steps?.last() ?? nextStepNumber(this.state) - 1,
+      node: stop.node,
+      visit: stop.visit,
+      budget: stop.budget,
+      reason,
+      at: new Date().toISOString(),
+    }
+    await this.perform(effectsOf(position, this.state.lastRecord, { type: 'stopped', record, recorded: position.recorded }))
     tell(this.options.onEvent, { type: 'stop', node: stop.node, reason })
     return { kind: 'stopped', runId: this.runId, stop, reason }
   }
@@ -345,7 +422,8 @@ export class RunDriver {
   private async recordedResult(last: HopRecord): Promise<Step> {
     const saved = await this.session.runFiles.readOutput(last.output)
     const output = saved?.output ?? this.state.lastOutput
-    if (!(await stat(tracePaths(this.vault).final).catch(() => undefined))) await writeFinal(this.vault, last.node, output, { fsync: this.options.fsync })
+    const written = (await stat(tracePaths(this.vault).final).catch(() => undefined)) !== undefined
+    await this.perform(effectsOf(undefined, last, { type: 'finished', node: last.node, output, written }))
     tell(this.options.onEvent, { type: 'end', node: last.node })
     return { kind: 'completed', runId: this.runId, node: last.node, output }
   }

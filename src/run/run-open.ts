@@ -3,7 +3,7 @@ import { RunStateError } from '../core/errors.js'
 import { removeStaleTempFiles } from '../vault/fs-atomic.js'
 import { recoverOldVersions } from '../vault/replace-note.js'
 import type { RunFiles } from '../store/run-files.js'
-import { archiveInterrupted, archiveTrace, outputFile, tracePaths, type TraceHeader, type TraceRecord } from '../store/trace.js'
+import { archiveInterrupted, archiveTrace, outputFile, tracePaths, type Trace, type TraceRecord } from '../store/trace.js'
 import { findOutputOfStep, readOutput, type SavedOutput } from '../store/output-note.js'
 import { clipLine } from './run-words.js'
 import { OUTPUTS_FOLDER, TRACE_FOLDER } from '../vault/run-folder.js'
@@ -24,7 +24,7 @@ export async function openRun(
   vault: string,
   session: VaultSession,
   options: { fresh: boolean; query?: string | undefined; fsync: boolean },
-): Promise<{ trace: { header: TraceHeader; records: TraceRecord[] } | undefined; outputs: Map<string, string> }> {
+): Promise<{ trace: Trace | undefined; outputs: Map<string, string> }> {
   session.validate()
   await removeStaleTempFilesIn(vault, session)
   let trace = await session.runFiles.readTrace(vault)

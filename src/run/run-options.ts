@@ -177,6 +177,13 @@ export interface DriverOptions {
   beforeClaim?: ((node: PlanNode) => void) | undefined
   /** What the whole run has spent of `maxSteps` (works, planner calls, visits other branches claimed), when this vault is one of a tree (a subplan shares its parent's budget). */
   spent?: (() => number) | undefined
+  /**
+   * The whole run's step numbers, when this vault is one of a tree: `take`
+   * gives a visit of `node` claimed here the run's next number (none for a
+   * note whose subplans number their own works), `last` is the highest given
+   * so far. Alone, a vault numbers its own steps.
+   */
+  steps?: { take(node: PlanNode): number | undefined; last(): number } | undefined
 }
 
 /** A claimed visit, as the driver remembers it within one call. */

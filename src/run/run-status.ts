@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { subplanFoldersOf } from '../vault/subplan-folders.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
-import { replay } from './run-core.js'
+import { replay, nextStepNumber } from './run-core.js'
 import { PROPOSAL_CHOICES, PROPOSAL_NODE, proposalStand, toProposalInfo, type ProposalInfo, type ProposalNote } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
 import { checkObserveOptions, readRecords } from './observe-run.js'
@@ -228,7 +228,7 @@ function phaseOf(stand: VaultStand, moving: 'running' | 'interrupted'): Phase {
         phase: moving,
         node: position.nodes[0]!,
         visit: (state.visits.get(position.nodes[0]!) ?? 0) + 1,
-        step: state.steps + 1,
+        step: nextStepNumber(state),
         next: { kind: 'two-active', nodes: position.nodes },
       }
     case 'judge':
@@ -242,11 +242,13 @@ function phaseOf(stand: VaultStand, moving: 'running' | 'interrupted'): Phase {
     case 'work': {
       // Inside subplans, or a planner call due: what the stand's items say comes first.
       const nested = stand.branches.length > 0 || stand.items[0]?.kind === 'plan'
-      const next: RunNext = nested ? branchNext(stand) : { kind: 'work', node: position.node, visit: position.visit, step: position.step }
+      // The whole run's number, as the snapshot gives it.
+      const step = stand.items[0]?.step ?? position.step
+      const next: RunNext = nested ? branchNext(stand) : { kind: 'work', node: position.node, visit: position.visit, step }
       if (!nested && !graph.nodes.has(position.node)) next.missing = true
       // A stop whose budget was raised since: still stopped, and the next run goes on.
       if (last?.kind === 'stop' && !position.claimed) return { ...stoppedOf(last), next }
-      return { phase: moving, node: position.node, visit: position.visit, step: position.step, next }
+      return { phase: moving, node: position.node, visit: position.visit, step, next }
     }
     case 'decide':
       return waitingPhase(graph, position.node, position.visit)

@@ -5,7 +5,7 @@ import type { LockHolder } from '../core/errors.js'
 import { proposalStand, PROPOSAL_NODE, type ProposalNote } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
 import { isGenerate, runsSubplans, subplanFoldersOf } from '../vault/subplan-folders.js'
-import { locate, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
+import { highestNumber, locate, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
 import type { SavedOutput } from '../store/output-note.js'
 import type { StopInfo, WaitingNote } from './run-options.js'
 import { stopInSubplan, stopOf } from './run-words.js'
@@ -80,6 +80,8 @@ export interface VaultStand {
   ownStop?: StopInfo & { reason: string }
   /** Items not claimed yet (each needs a step of the budget), among `items`. */
   unclaimed: Set<WorkItem>
+  /** Items whose step number a claim in the trace fixed (a visit claimed before a crash keeps it), among `items`. */
+  fixed: Set<WorkItem>
   /** Two notes `active` in one folder (here or in a branch): the notes by their path from the top vault, and their files. */
   twoActive?: { nodes: string[]; files: string[] }
 }
@@ -95,7 +97,7 @@ export function standOf(records: VaultRecords, maxSteps: number, source?: string
   // The top vault's planner calls count against the budget with its works.
   if (source === undefined) spentAbove += records.plannerCalls ?? 0
   const trace = records.trace && (source === undefined || records.trace.header.source === source) ? records.trace : undefined
-  const state = replay(trace?.records ?? [], () => undefined)
+  const state = replay(trace?.records ?? [], () => undefined, trace?.claims)
   const graph = records.graph
   const start = findStart(graph).start
   const runId = trace?.header.run ?? ''
@@ -110,6 +112,7 @@ export function standOf(records: VaultRecords, maxSteps: number, source?: string
     items: [],
     waiting: [],
     unclaimed: new Set(),
+    fixed: new Set(),
   }
   const prefix = records.folder === '' ? '' : `${records.folder}/`
   const proposal = source === undefined && records.proposal ? proposalStand(records.proposal) : undefined
@@ -135,7 +138,29 @@ export function standOf(records: VaultRecords, maxSteps: number, source?: string
   }
   const pending = records.pending
   stand.position = locate({ runId, replay: state, pending, maxSteps, spent: spentAbove + stand.works }, notesOf(graph, active, start?.id))
-  return settle(stand, prefix, maxSteps, spentAbove, depth)
+  settle(stand, prefix, maxSteps, spentAbove, depth)
+  if (source === undefined) numberItems(stand)
+  return stand
+}
+
+/**
+ * Gives the top vault's items the whole run's step numbers they would get if
+ * claimed in frontier order (SPEC section 15): a visit to work takes the
+ * next number, a planner call shows the number its first work would get, a
+ * saved output keeps the number it was saved with.
+ */
+function numberItems(stand: VaultStand): void {
+  let last = Math.max(highestNumber(stand.replay), highestBelow(stand), stand.works)
+  for (const item of stand.items) if (item.kind === 'judge') last = Math.max(last, item.step)
+  for (const item of stand.items) {
+    if (item.kind === 'work' && !stand.fixed.has(item)) item.step = ++last
+    else if (item.kind === 'plan') item.step = last + 1
+  }
+}
+
+/** The highest step number the subplan runs under way recorded. */
+export function highestBelow(stand: VaultStand): number {
+  return Math.max(0, ...stand.branches.map(({ stand: branch }) => Math.max(highestNumber(branch.replay), highestBelow(branch))))
 }
 
 /** Fills a stand's items, waits and stop from its position, descending into the subplans of a note that runs them. */
@@ -159,6 +184,7 @@ function settle(stand: VaultStand, prefix: string, maxSteps: number, spentAbove:
         else return branchesOf(stand, node, position, maxSteps, spentAbove, depth)
       } else stand.items.push(item('work', position))
       if (!position.claimed) stand.unclaimed.add(stand.items.at(-1)!)
+      if (stand.replay.claims.has(`${position.node}\n${position.visit}`)) stand.fixed.add(stand.items.at(-1)!)
       return stand
     }
     case 'two-active':
@@ -233,6 +259,7 @@ function branchesOf(
         left -= 1
         stand.unclaimed.add(found)
       }
+      if (branch.fixed.has(found)) stand.fixed.add(found)
       stand.items.push(found)
     }
     stand.waiting.push(...branch.waiting)
@@ -241,8 +268,8 @@ function branchesOf(
   }
   const idle = stand.items.length === 0 && stand.waiting.length === 0 && !stand.stop && !stand.twoActive
   if (idle && branches.length > 0 && branches.every(({ stand: branch }) => branch.position?.kind === 'completed')) {
-    // Cut short after the last branch completed: the joined output is the note's, its transition judged next.
-    stand.items.push({ kind: 'judge', node: prefix + node.id, visit: at.visit, step: at.step, ...(prefix !== '' && { plan: prefix.slice(0, -1) }) })
+    // Cut short after the last branch completed: the joined output is the note's, its transition judged next, with its subplans' last step.
+    stand.items.push({ kind: 'judge', node: prefix + node.id, visit: at.visit, step: highestBelow(stand), ...(prefix !== '' && { plan: prefix.slice(0, -1) }) })
     return stand
   }
   // Every branch's next visit is past the budget: the run stops before the first of them.

@@ -38,7 +38,7 @@ export class RunFiles {
       this.trace = parseTrace(shownAs, text, earlier)
     }
     // A copy of the list: the caller may add to its own.
-    return { header: this.trace.trace.header, records: this.trace.trace.records.slice() }
+    return { header: this.trace.trace.header, records: this.trace.trace.records.slice(), claims: (this.trace.trace.claims ?? []).slice() }
   }
 
   /** An output note (relative to the trace folder) as `readOutput` reads it. */

@@ -6,8 +6,8 @@ import { DECIDED_BY } from '../core/types.js'
  * field is `trace-format`, never a torn entry), format 1 as it was written.
  */
 
-/** The trace format this version writes; format 1 is still read. */
-export const TRACE_FORMAT = 2
+/** The trace format this version writes (3: claims); formats 1 and 2 are still read. */
+export const TRACE_FORMAT = 3
 
 const edgeSchema = z.object({ label: z.string(), target: z.string(), conditional: z.boolean() })
 
@@ -85,6 +85,23 @@ export const recordSchemaV2 = z.discriminatedUnion('kind', [
   z.strictObject({ ...stopFields, ...common }),
   z.strictObject({ ...waitingFields, ...common }),
 ])
+
+/**
+ * A claim (format 3): the whole run's step number a visit was given when it
+ * was claimed, so that working it again after a crash keeps the number.
+ * Written on a marker line of its own (`<!-- vaultplan:claim ... -->`), which
+ * readers of older formats pass over; not one of the trace's entries.
+ */
+export const claimSchema = z.strictObject({
+  kind: z.literal('claim'),
+  step: z.number().int().min(1),
+  node: z.string(),
+  visit: z.number().int().min(1),
+  at: z.string().optional(),
+})
+
+/** A visit's claim, as the trace records it. */
+export type ClaimRecord = z.infer<typeof claimSchema>
 
 /** One entry of the trace: a hop, a budget stop or a wait for a person. */
 export type TraceRecord = z.infer<typeof recordSchemaV2>

@@ -6,9 +6,9 @@ import { RunStateError } from '../core/errors.js'
 import { parseFrontmatter } from '../vault/frontmatter.js'
 import { syncFolder, writeAllSync, writeFileAtomic, writeFileAtomicSync, type WriteOptions } from '../vault/fs-atomic.js'
 import { ARCHIVE_FOLDER, FINAL_FILE, GRAPH_FILES, OUTPUTS_FOLDER as OUTPUTS, TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
-import { recordSchemaV1, recordSchemaV2, TRACE_FORMAT, type HopRecord, type TraceRecord } from './trace-records.js'
+import { claimSchema, recordSchemaV1, recordSchemaV2, TRACE_FORMAT, type ClaimRecord, type HopRecord, type TraceRecord } from './trace-records.js'
 
-export { TRACE_FORMAT, type HopRecord, type TraceRecord }
+export { TRACE_FORMAT, type ClaimRecord, type HopRecord, type TraceRecord }
 import { lazyModule } from '../core/lazy-module.js'
 import { runFolder } from '../vault/run-file-path.js'
 
@@ -55,6 +55,8 @@ const NAME_BYTES = 255
 export interface Trace {
   header: TraceHeader
   records: TraceRecord[]
+  /** The claims recorded (format 3), oldest first: the step number each claimed visit was given. */
+  claims?: ClaimRecord[]
 }
 
 /**
@@ -92,7 +94,8 @@ export interface ParsedTrace {
 export function parseTrace(vault: string, text: string, earlier?: ParsedTrace): ParsedTrace {
   if (earlier && earlier.text.endsWith('\n') && text.startsWith(earlier.text)) {
     const added = parseRecords(vault, text.slice(earlier.text.length), earlier.trace.header.format, earlier.lines)
-    return { text, trace: { header: earlier.trace.header, records: [...earlier.trace.records, ...added.records] }, lines: earlier.lines + added.lines }
+    const claims = [...(earlier.trace.claims ?? []), ...added.claims]
+    return { text, trace: { header: earlier.trace.header, records: [...earlier.trace.records, ...added.records], claims }, lines: earlier.lines + added.lines }
   }
   const { data } = parseFrontmatter(text)
   const format = Number(data.format)
@@ -113,18 +116,25 @@ export function parseTrace(vault: string, text: string, earlier?: ParsedTrace): 
   if (typeof data.source === 'string') header.source = data.source
   const fork = data.fork as { run?: unknown; step?: unknown } | undefined
   if (fork && typeof fork.run === 'string' && Number.isInteger(fork.step)) header.fork = { run: fork.run, step: Number(fork.step) }
-  const { records, lines } = parseRecords(vault, text, format, 0)
-  return { text, trace: { header, records }, lines }
+  const { records, claims, lines } = parseRecords(vault, text, format, 0)
+  return { text, trace: { header, records, claims }, lines }
 }
 
 /** The records of a part of a trace that starts at a line start, `before` lines into the file. */
-function parseRecords(vault: string, part: string, format: number, before: number): { records: TraceRecord[]; lines: number } {
+function parseRecords(vault: string, part: string, format: number, before: number): { records: TraceRecord[]; claims: ClaimRecord[]; lines: number } {
   const schema = format >= 2 ? recordSchemaV2 : recordSchemaV1
   const records: TraceRecord[] = []
+  const claims: ClaimRecord[] = []
   const lines = part.split('\n')
   let lineNumber = before
   for (const line of lines) {
     lineNumber++
+    if (line.startsWith(`${MARKER}claim `)) {
+      // A claim cut short, or one that does not fit, only loses its number: the visit takes the next when claimed again.
+      const claim = claimSchema.safeParse(markerJson(line, 'claim'))
+      if (claim.success) claims.push(claim.data)
+      continue
+    }
     if (!line.startsWith(`${MARKER}hop `)) continue
     // A marker line cut short by a crash has no end: that entry is torn and ignored.
     const whole = line.trimEnd()
@@ -148,7 +158,18 @@ function parseRecords(vault: string, part: string, format: number, before: numbe
     }
   }
   // A part ending in a newline ends in an empty "line" that is not one of the file's.
-  return { records, lines: lines.length - 1 }
+  return { records, claims, lines: lines.length - 1 }
+}
+
+/** The JSON of a whole marker line of `kind`, or `undefined` for one cut short. */
+function markerJson(line: string, kind: string): unknown {
+  const whole = line.trimEnd()
+  if (!whole.endsWith(' -->')) return undefined
+  try {
+    return JSON.parse(whole.slice(MARKER.length + kind.length + 1, -4))
+  } catch {
+    return undefined
+  }
 }
 
 /** Starts a trace: the header with the run id and format. */
@@ -200,6 +221,14 @@ export class TraceAppender {
   async append(record: TraceRecord, rationale: string): Promise<void> {
     writeAllSync(this.fd, Buffer.from(renderRecord(record, rationale), 'utf8'))
     if (this.fsync) fsyncSync(this.fd)
+  }
+
+  /**
+   * Appends a claim on a marker line of its own, not flushed: a claim lost
+   * to a power cut only costs its number (the visit takes the next one).
+   */
+  appendClaim(claim: ClaimRecord): void {
+    writeAllSync(this.fd, Buffer.from(`\n${MARKER}claim ${markerText(claim)} -->\n`, 'utf8'))
   }
 
   /** Closes the trace file. */
@@ -274,10 +303,13 @@ function renderRecord(record: TraceRecord, rationale: string): string {
         .map((line) => `> ${line.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\ufffd')}`),
     )
   }
-  // Escaped beyond JSON's own: `<`/`>` (no comment end inside), and every character a renderer may take for a line break.
-  const json = JSON.stringify(record).replace(/[<>\u007f-\u009f\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
-  lines.push('', `${MARKER}hop ${json} -->`, '')
+  lines.push('', `${MARKER}hop ${markerText(record)} -->`, '')
   return lines.join('\n')
+}
+
+/** A record as the JSON of a marker line: escaped beyond JSON's own, `<`/`>` (no comment end inside) and every character a renderer may take for a line break. */
+function markerText(record: TraceRecord | ClaimRecord): string {
+  return JSON.stringify(record).replace(/[<>\u007f-\u009f\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
 /** Every character a renderer may take for a line break. */

@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PERSON_LINE } from './editor.mjs'
-import { FILES, MAX_STEPS, MAX_VISITS, NESTED_FILES, STATUSES, statusIn, withStatus } from './vault.mjs'
+import { FILES, MAX_STEPS, MAX_VISITS, NESTED_FILES, NESTED_MAX_STEPS, STATUSES, statusIn, withStatus } from './vault.mjs'
 
 export const TRACE_FOLDER = '00_plan-trace'
 const MARKER = '<!-- vaultplan:hop '
@@ -56,6 +56,22 @@ export function readTraceFile(vault) {
 /** What matters of a hop for the path: everything the record says. */
 export function hopKey(hop) {
   return JSON.stringify({ step: hop.step, node: hop.node, visit: hop.visit, edge: hop.edge, decidedBy: hop.decidedBy, next: hop.next, output: hop.output })
+}
+
+/**
+ * A hop of the nested plan for the path: its step number left out (and the
+ * number in its output's name), since parallel branches take the whole run's
+ * numbers in the order they claim, which the scheduler decides.
+ */
+export function pathKey(hop) {
+  return JSON.stringify({
+    node: hop.node,
+    visit: hop.visit,
+    edge: hop.edge,
+    decidedBy: hop.decidedBy,
+    next: hop.next,
+    output: hop.output.replace(/\d{4}-/, ''),
+  })
 }
 
 /** A snapshot of the vault's state, for checks and for naming the kill point. */
@@ -174,10 +190,11 @@ export async function checkVault(vault, reference, { final, loadPlan, powerCut =
 
   // The trace: one header, the completed hops a prefix of the uninterrupted path (all of it when final).
   const trace = state.trace
-  const expected = reference.hops.map(hopKey)
+  const key = branch ? pathKey : hopKey
+  const expected = reference.hops.map(key)
   if (trace) {
     if (trace.headers !== 1) fail('data-loss', `the trace has ${trace.headers} headers`)
-    const hops = trace.hops.map(hopKey)
+    const hops = trace.hops.map(key)
     const bad = hops.findIndex((hop, index) => hop !== expected[index])
     if (bad !== -1) fail('data-loss', `trace hop ${bad + 1} is ${hops[bad]}, expected ${expected[bad] ?? 'no hop'}\nall hops:\n${hops.join('\n')}`)
     else if (final && hops.length !== expected.length) fail('data-loss', `the trace has ${hops.length} hops, expected ${expected.length}`)
@@ -195,7 +212,9 @@ export async function checkVault(vault, reference, { final, loadPlan, powerCut =
       else if (record.kind !== 'hop') fail('other', `unexpected trace record ${JSON.stringify(record)}`)
       if (record.visit > (MAX_VISITS[record.node] ?? 3))
         fail('budget', `\`${record.node}\` visit ${record.visit} is beyond max_visits ${MAX_VISITS[record.node] ?? 3}`)
-      if (record.step > MAX_STEPS) fail('budget', `step ${record.step} is beyond maxSteps ${MAX_STEPS}`)
+      // Step numbers are the whole run's: a branch's go as far as the nested run's budget.
+      const maxSteps = branch ? NESTED_MAX_STEPS : MAX_STEPS
+      if (record.step > maxSteps) fail('budget', `step ${record.step} is beyond maxSteps ${maxSteps}`)
     }
   } else if (final) {
     fail('data-loss', 'the run finished but the vault has no trace')
@@ -208,15 +227,27 @@ export async function checkVault(vault, reference, { final, loadPlan, powerCut =
       fail('other', `the runner lock was not released (${[state.lock && '.lock', state.holder && '.lock-holder.json'].filter(Boolean).join(', ')})`)
     if (!powerCut && JSON.stringify(state.statuses) !== JSON.stringify(reference.statuses))
       fail('data-loss', `final statuses ${JSON.stringify(state.statuses)}, expected ${JSON.stringify(reference.statuses)}`)
-    if (JSON.stringify(state.outputs) !== JSON.stringify(reference.outputs))
+    // A branch's step numbers are the whole run's, taken in the order parallel branches claim: compared without them.
+    const numbered = (text) =>
+      branch
+        ? text
+            .replace(/step=\d+/g, 'step=N')
+            .replace(/^step: \d+$/m, 'step: N')
+            .replace(/^digest: \w+$/m, 'digest: -')
+        : text
+    const named = (name) => (branch ? name.replace(/^\d{4}-/, '') : name)
+    const outputs = (names, bodyOf) => names.map((name) => `${named(name)}\n${numbered(bodyOf(name) ?? '')}`).sort()
+    const found = outputs(state.outputs, (name) => outputBody(readFileSync(join(vault, TRACE_FOLDER, 'outputs', name), 'utf8')))
+    const wanted = outputs(reference.outputs, (name) => reference.outputBodies[name])
+    if (JSON.stringify(found.map((each) => each.split('\n')[0])) !== JSON.stringify(wanted.map((each) => each.split('\n')[0])))
       fail('data-loss', `output notes ${state.outputs.join(', ')}, expected ${reference.outputs.join(', ')}`)
-    for (const name of state.outputs) {
-      const body = outputBody(readFileSync(join(vault, TRACE_FOLDER, 'outputs', name), 'utf8'))
-      if (body !== reference.outputBodies[name])
-        fail('data-loss', `output note \`${name}\` is ${JSON.stringify(body)}, expected ${JSON.stringify(reference.outputBodies[name])}`)
-    }
+    else
+      for (const [index, output] of found.entries())
+        if (output !== wanted[index])
+          fail('data-loss', `output note \`${output.split('\n')[0]}\` is ${JSON.stringify(output)}, expected ${JSON.stringify(wanted[index])}`)
     const finalNote = state.final ? readFileSync(join(vault, TRACE_FOLDER, 'final.md'), 'utf8') : undefined
-    if (finalNote !== reference.finalNote) fail('data-loss', `final.md is ${JSON.stringify(finalNote)}, expected ${JSON.stringify(reference.finalNote)}`)
+    if (numbered(finalNote ?? '') !== numbered(reference.finalNote ?? ''))
+      fail('data-loss', `final.md is ${JSON.stringify(finalNote)}, expected ${JSON.stringify(reference.finalNote)}`)
   }
   return { problems, state }
 }
@@ -282,9 +313,9 @@ export function checkNested(vault, reference, { final }) {
   }
   for (const folder of NESTED_FOLDERS) {
     const where = folder || 'the top plan'
-    const expected = (reference.nested[folder] ?? []).map(hopKey)
+    const expected = (reference.nested[folder] ?? []).map(pathKey)
     const trace = readTraceFile(join(vault, folder))
-    const hops = (trace?.hops ?? []).map(hopKey)
+    const hops = (trace?.hops ?? []).map(pathKey)
     const bad = hops.findIndex((hop, index) => hop !== expected[index])
     if (bad !== -1) fail('data-loss', `${where}: trace hop ${bad + 1} is ${hops[bad]}, expected ${expected[bad] ?? 'no hop'}`)
     else if (final && hops.length !== expected.length) fail('data-loss', `${where}: the trace has ${hops.length} hops, expected ${expected.length}`)
