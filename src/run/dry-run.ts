@@ -5,7 +5,7 @@ import { readLedger } from '../memory/ledger.js'
 import { loadPlan } from '../plan/load-plan.js'
 import { locate, notesOf, replay } from './run-core.js'
 import { outputsOf, pendingOutput } from './run-open.js'
-import { DEFAULT_MAX_STEPS } from './run-snapshot.js'
+import { stepBudget } from './run-options.js'
 import { readTrace } from '../store/trace.js'
 import { conditionsOf, judgePrompt } from '../models/transitions.js'
 import type { Predicate } from '../core/types.js'
@@ -49,7 +49,7 @@ export async function dryRun(
   const active = [...graph.nodes.values()].filter((node) => node.status === 'active').map((node) => node.id)
   const pending = trace ? await pendingOutput(dir, state.steps) : undefined
   const position = locate(
-    { runId: trace?.header.run ?? '', replay: state, pending, maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS },
+    { runId: trace?.header.run ?? '', replay: state, pending, maxSteps: stepBudget(options.maxSteps) },
     notesOf(graph, active, graph.startNode().id),
   )
   if (position.kind !== 'work' && position.kind !== 'judge') return null

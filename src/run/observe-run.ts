@@ -10,7 +10,8 @@ import { subplanTree } from '../plan/subplan-tree.js'
 import { pendingOutput } from './run-open.js'
 import { plannerCallsOf } from './decompose.js'
 import { readOutput } from '../store/output-note.js'
-import { DEFAULT_MAX_STEPS, snapshotOf, type RunSnapshot, type VaultRecords } from './run-snapshot.js'
+import { stepBudget } from './run-options.js'
+import { snapshotOf, type RunSnapshot, type VaultRecords } from './run-snapshot.js'
 import { readTrace, tracePaths, type Trace } from '../store/trace.js'
 
 /** Options of `observeRun`. */
@@ -39,7 +40,7 @@ const DEFAULT_HOPS = 5
  */
 export function checkObserveOptions(options: ObserveOptions): { hops: number; maxSteps: number } {
   const hops = options.hops ?? DEFAULT_HOPS
-  const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS
+  const maxSteps = stepBudget(options.maxSteps)
   if (!(Number.isInteger(hops) && hops >= 0)) throw new TypeError(`Expected \`hops\` to be an integer from 0 up, got \`${hops}\``)
   if (!(Number.isInteger(maxSteps) && maxSteps >= 1)) throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${maxSteps}\``)
   return { hops, maxSteps }

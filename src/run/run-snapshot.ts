@@ -8,7 +8,6 @@ import type { StopInfo, WaitingNote } from './run-options.js'
 import type { HopRecord } from '../store/trace.js'
 import { twoActiveReason } from './run-words.js'
 import { standOf, type RunHolder, type VaultRecords, type VaultStand, type WorkItem } from './vault-stand.js'
-export { DEFAULT_MAX_STEPS } from './run-options.js'
 export type { RunHolder, VaultRecords, WorkItem } from './vault-stand.js'
 
 /*
