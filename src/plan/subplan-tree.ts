@@ -19,8 +19,6 @@ export interface TreeVault<T> {
   vault: T
   /** The vault that holds this one as a subplan; absent for the top vault. */
   parent?: T
-  /** How deep the vault is nested: 0 for the top vault, 1 for its subplans, and so on. */
-  depth: number
 }
 
 /**
@@ -29,13 +27,12 @@ export interface TreeVault<T> {
  * was read, each before its own subplans.
  */
 export function* subplanTree<T extends SubplanNesting<T>>(top: T): Generator<TreeVault<T>> {
-  const stack: TreeVault<T>[] = [{ folder: '', inner: '', vault: top, depth: 0 }]
+  const stack: TreeVault<T>[] = [{ folder: '', inner: '', vault: top }]
   for (let next = stack.pop(); next; next = stack.pop()) {
     yield next
-    const { folder, vault, depth } = next
+    const { folder, vault } = next
     // Pushed in reverse so they come off the stack in the order they were read.
     const children = [...(vault.subplans ?? [])].reverse()
-    for (const [inner, subplan] of children)
-      stack.push({ folder: folder === '' ? inner : `${folder}/${inner}`, inner, vault: subplan, parent: vault, depth: depth + 1 })
+    for (const [inner, subplan] of children) stack.push({ folder: folder === '' ? inner : `${folder}/${inner}`, inner, vault: subplan, parent: vault })
   }
 }
