@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { displayPath, errorJson, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, type Io } from './cli-support.js'
 import { formatIssue, PlanValidationError, RunStateError, StepError, VaultplanError } from '../core/errors.js'
-import type { RunResult } from '../run/run-options.js'
+import { DEFAULT_MAX_STEPS, type RunResult } from '../run/run-options.js'
 import type { RunEvent } from '../core/types.js'
 
 export const RUN_HELP = `Usage: vaultplan run <vault> [--query "..."] [options]
@@ -14,7 +14,7 @@ printing each hop as it happens. Running a vault again resumes it.
 
 Options:
   --query "..."      what the run is for (a resumed run reuses the recorded one)
-  --max-steps N      node works allowed in the whole run (default 50)
+  --max-steps N      node works allowed in the whole run (default ${DEFAULT_MAX_STEPS})
   --run-vault DIR    copy the plan to DIR and run the copy (resumes DIR if it holds one)
   --fresh            start over: statuses reset, the old trace archived
   --wait             when a person must decide, wait for the box to be ticked and go on

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import { EXIT, UsageError, type Io } from './cli-support.js'
 import type { HopReport } from '../queue/index.js'
+import { DEFAULT_MAX_STEPS } from '../run/run-options.js'
 
 export const WORKER_HELP = `Usage: vaultplan worker --queue <postgres url> [--concurrency N] [options]
 
@@ -15,7 +16,7 @@ Options:
   --queue URL          the PostgreSQL database of the queue (default: $VAULTPLAN_QUEUE)
   --concurrency N      hops worked at once, each of another run (default 1)
   --queue-name NAME    the pg-boss queue (default vaultplan-hops)
-  --max-steps N        node works allowed in a whole run (default 50)
+  --max-steps N        node works allowed in a whole run (default ${DEFAULT_MAX_STEPS})
   --no-fsync           do not flush writes to the disk (faster; a power cut may lose the last hop)
   -h, --help           show this help
 

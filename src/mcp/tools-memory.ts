@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { invalidate, readLedger, recordEntry } from '../memory/ledger.js'
 import { searchRuns } from '../memory/search-runs.js'
 import { observeRun } from '../run/observe-run.js'
-import type { SnapshotNode } from '../run/run-snapshot.js'
+import { snapshotNodes, type SnapshotNode } from '../run/run-snapshot.js'
 import { vaultPath } from './paths.js'
 import { guarded, ok, orRefusal } from './results.js'
 import { vaultArg, type ToolContext } from './tools-plan.js'
@@ -125,12 +125,6 @@ async function pendingVisit(vault: string): Promise<{ node?: string; step?: numb
 
 /** The status of the note `id` (a path from the top vault) among a snapshot's notes, subplans included. */
 function statusOf(nodes: readonly SnapshotNode[], id: string): string | undefined {
-  for (const node of nodes) {
-    if (node.id === id) return node.status
-    for (const subplan of node.subplans ?? []) {
-      const found = statusOf(subplan.nodes, id)
-      if (found) return found
-    }
-  }
+  for (const node of snapshotNodes(nodes)) if (node.id === id) return node.status
   return undefined
 }

@@ -7,6 +7,7 @@ import { parseNote } from '../vault/parse-note.js'
 import { decideProposal, PROPOSAL_NODE } from '../vault/proposal-note.js'
 import type { Edge, PlanNode } from '../core/types.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
+import { subplanTree } from '../plan/subplan-tree.js'
 
 /** A person's decision on a waiting note. */
 export interface Decision {
@@ -107,12 +108,14 @@ function edgeIndex(node: PlanNode, choice: string): number {
 }
 
 /** The notes of a plan and of its subplans, by their path from the vault (`research/approve`), files likewise. */
-function notesOfTree(graph: PlanGraph, folder = '', into = new Map<string, PlanNode>()): Map<string, PlanNode> {
-  const prefix = folder ? `${folder}/` : ''
-  for (const node of graph.nodes.values())
-    into.set(prefix + node.id, folder ? { ...node, id: prefix + node.id, file: prefix + (node.file ?? `${node.id}.md`) } : node)
-  for (const [inner, subgraph] of graph.subplans ?? []) notesOfTree(subgraph, prefix + inner, into)
-  return into
+function notesOfTree(graph: PlanGraph): Map<string, PlanNode> {
+  const notes = new Map<string, PlanNode>()
+  for (const { folder, vault: plan } of subplanTree(graph)) {
+    const prefix = folder ? `${folder}/` : ''
+    for (const node of plan.nodes.values())
+      notes.set(prefix + node.id, folder ? { ...node, id: prefix + node.id, file: prefix + (node.file ?? `${node.id}.md`) } : node)
+  }
+  return notes
 }
 
 function waitingOf(nodes: Iterable<PlanNode>): string {

@@ -5,6 +5,7 @@ import { listNotes } from '../vault/read-vault.js'
 import { savePlan } from '../plan/save-plan.js'
 import { planGraph } from '../plan/plan-document.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
+import { subplanTree } from '../plan/subplan-tree.js'
 import { intoPlace } from './run-vault.js'
 import { isGenerate, subplanFoldersOf } from '../vault/subplan-folders.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
@@ -65,11 +66,12 @@ export async function decompose(
  */
 export async function plannerCallsOf(vault: string, graph: PlanGraph, run: string): Promise<number> {
   let calls = 0
-  for (const node of graph.nodes.values()) {
-    if (!isGenerate(node.plan)) continue
-    const text = await readFile(join(vault, subplanFoldersOf(node)[0]!.folder, DECOMPOSITION_FILE), 'utf8').catch(() => '')
-    if (/^run: (".*")$/m.exec(text)?.[1] === JSON.stringify(run)) calls++
+  for (const { folder, vault: plan } of subplanTree(graph)) {
+    for (const node of plan.nodes.values()) {
+      if (!isGenerate(node.plan)) continue
+      const text = await readFile(join(vault, folder, subplanFoldersOf(node)[0]!.folder, DECOMPOSITION_FILE), 'utf8').catch(() => '')
+      if (/^run: (".*")$/m.exec(text)?.[1] === JSON.stringify(run)) calls++
+    }
   }
-  for (const [folder, subplan] of graph.subplans ?? []) calls += await plannerCallsOf(join(vault, folder), subplan, run)
   return calls
 }

@@ -4,9 +4,10 @@ import { assertFolder } from '../vault/fs-atomic.js'
 import { readLedger } from '../memory/ledger.js'
 import { replay } from './run-core.js'
 import { outputsOf } from './run-open.js'
-import { DEFAULT_MAX_STEPS } from './run-snapshot.js'
+import { stepBudget } from './run-options.js'
 import { readRecords } from './observe-run.js'
-import { standOf, type VaultRecords } from './vault-stand.js'
+import { standOf } from './vault-stand.js'
+import { subplanTree } from '../plan/subplan-tree.js'
 import { conditionsOf, judgePrompt } from '../models/transitions.js'
 import type { Predicate } from '../core/types.js'
 
@@ -44,9 +45,9 @@ export async function dryRun(
   const top = await readRecords(dir)
   top.graph.validate()
   // The next hop is the snapshot's: the first item of its frontier, inside a subplan too.
-  const item = standOf(top, options.maxSteps ?? DEFAULT_MAX_STEPS).items[0]
+  const item = standOf(top, stepBudget(options.maxSteps)).items[0]
   if (!item || item.kind === 'plan') return null
-  const records = item.plan === undefined ? top : recordsAt(top, item.plan)
+  const records = [...subplanTree(top)].find(({ folder }) => folder === (item.plan ?? ''))?.vault
   const node = records?.graph.nodes.get(item.plan === undefined ? item.node : item.node.slice(item.plan.length + 1))
   if (!records || !node || waitsForPerson(node)) return null
   const conditions = conditionsOf(node, options.predicates).filter((label) => label !== 'next')
@@ -65,11 +66,4 @@ export async function dryRun(
     ledger: await readLedger(dir),
   }
   return { node: item.node, visit: item.visit, step: item.step, conditions, ...judgePrompt(node, context, conditions), worked: saved !== undefined }
-}
-
-/** The records of the subplan folder `plan` (relative to the top vault), when it exists. */
-function recordsAt(records: VaultRecords, plan: string): VaultRecords | undefined {
-  if (records.folder === plan) return records
-  for (const inner of records.subplans.values()) if (plan.startsWith(`${inner.folder}/`) || inner.folder === plan) return recordsAt(inner, plan)
-  return undefined
 }

@@ -6,7 +6,7 @@ import type { RunDriver } from './run-driver.js'
 import { PlanTree, type TreeSettings } from './plan-tree.js'
 import { countedModel } from './run-words.js'
 import { isGenerate } from '../vault/subplan-folders.js'
-import { checkOptions, DEFAULTS, type DriverOptions, type RunOptions, type RunResult } from './run-options.js'
+import { checkOptions, DEFAULTS, stepBudget, type DriverOptions, type RunOptions, type RunResult } from './run-options.js'
 import { prepareRunVault } from './run-vault.js'
 import { proposalGate, proposalResult } from './proposal-gate.js'
 import { runTelemetry } from './telemetry.js'
@@ -62,7 +62,7 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
         query: gate.query,
         llm: options.llm,
         predicates: options.predicates,
-        maxSteps: options.maxSteps ?? DEFAULTS.maxSteps,
+        maxSteps: stepBudget(options.maxSteps),
         fsync,
         fresh: options.fresh ?? DEFAULTS.fresh,
         signal: options.signal,

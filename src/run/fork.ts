@@ -7,6 +7,7 @@ import { subplanFoldersOf } from '../vault/subplan-folders.js'
 import { updateStatus } from '../vault/update-status.js'
 import { loadPlan } from '../plan/load-plan.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
+import { subplanTree } from '../plan/subplan-tree.js'
 import { cutAt, wholeRunSteps, type ForkCut, type RunRecords, type TraceEntry } from './fork-cut.js'
 import { visitKey } from './run-core.js'
 import { newRunId } from './run-id.js'
@@ -75,7 +76,7 @@ export async function forkRun(vault: string, options: ForkOptions): Promise<stri
   const fill = async (temp: string) => {
     await copyVault(source, temp, [target])
     // Statuses are the run's, not the person's: the fork's traces say where it stands.
-    await setStatuses(temp, '', await loadPlan(temp), cut.statuses, fsync)
+    await setStatuses(temp, await loadPlan(temp), cut.statuses, fsync)
     const ids = new Map<RunRecords, string>()
     const idOf = (run: RunRecords) => ids.get(run) ?? ids.set(run, newRunId()).get(run)!
     const started = new Date().toISOString()
@@ -106,14 +107,15 @@ async function writeRun(vault: string, header: TraceHeader, run: RunRecords, ent
   }
 }
 
-/** Sets the status of every note of a vault of the fork and of its subplan folders, `pending` where `wanted` says nothing. */
-async function setStatuses(root: string, folder: string, graph: PlanGraph, wanted: ForkCut['statuses'], fsync: boolean): Promise<void> {
-  const statuses = wanted.get(folder)
-  for (const node of graph.nodes.values()) {
-    const status = statuses?.get(node.id) ?? 'pending'
-    if (node.status !== status) await updateStatus(join(root, folder), node.id, status, { fsync })
+/** Sets the status of every note of the fork's plan `graph` and of its subplans, `pending` where `wanted` says nothing. */
+async function setStatuses(root: string, graph: PlanGraph, wanted: ForkCut['statuses'], fsync: boolean): Promise<void> {
+  for (const { folder, vault: plan } of subplanTree(graph)) {
+    const statuses = wanted.get(folder)
+    for (const node of plan.nodes.values()) {
+      const status = statuses?.get(node.id) ?? 'pending'
+      if (node.status !== status) await updateStatus(join(root, folder), node.id, status, { fsync })
+    }
   }
-  for (const [inner, subplan] of graph.subplans ?? []) await setStatuses(root, folder ? `${folder}/${inner}` : inner, subplan, wanted, fsync)
 }
 
 /**

@@ -6,10 +6,12 @@ import { vaultHolder } from '../vault/lock.js'
 import { readProposalNote } from '../vault/proposal-note.js'
 import { loadPlan } from '../plan/load-plan.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
+import { subplanTree } from '../plan/subplan-tree.js'
 import { pendingOutput } from './run-open.js'
 import { plannerCallsOf } from './decompose.js'
 import { readOutput } from '../store/output-note.js'
-import { DEFAULT_MAX_STEPS, snapshotOf, type RunSnapshot, type VaultRecords } from './run-snapshot.js'
+import { stepBudget } from './run-options.js'
+import { snapshotOf, type RunSnapshot, type VaultRecords } from './run-snapshot.js'
 import { readTrace, tracePaths, type Trace } from '../store/trace.js'
 
 /** Options of `observeRun`. */
@@ -38,7 +40,7 @@ const DEFAULT_HOPS = 5
  */
 export function checkObserveOptions(options: ObserveOptions): { hops: number; maxSteps: number } {
   const hops = options.hops ?? DEFAULT_HOPS
-  const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS
+  const maxSteps = stepBudget(options.maxSteps)
   if (!(Number.isInteger(hops) && hops >= 0)) throw new TypeError(`Expected \`hops\` to be an integer from 0 up, got \`${hops}\``)
   if (!(Number.isInteger(maxSteps) && maxSteps >= 1)) throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${maxSteps}\``)
   return { hops, maxSteps }
@@ -71,7 +73,7 @@ export async function observeRun(vault: string, options: ObserveOptions = {}): P
 export async function readRecords(vault: string): Promise<VaultRecords> {
   await assertFolder(vault)
   const graph = await loadPlan(vault)
-  const records = await recordsOf(vault, '', graph, graph.check().issues)
+  const records = await recordsOf(vault, graph)
   const proposal = await readProposalNote(vault)
   if (proposal) records.proposal = proposal
   if (records.trace) records.plannerCalls = await plannerCallsOf(vault, graph, records.trace.header.run)
@@ -80,13 +82,22 @@ export async function readRecords(vault: string): Promise<VaultRecords> {
   return records
 }
 
-async function recordsOf(dir: string, folder: string, graph: PlanGraph, issues: VaultRecords['issues']): Promise<VaultRecords> {
-  const trace = await readTrace(dir)
-  const subplans = new Map<string, VaultRecords>()
-  for (const [inner, subplan] of graph.subplans ?? []) {
-    subplans.set(inner, await recordsOf(join(dir, inner), folder === '' ? inner : `${folder}/${inner}`, subplan, subplan.check().issues))
+/** The records of every vault of the plan `graph` of `vault`, its subplans' nested under the top's. */
+async function recordsOf(vault: string, graph: PlanGraph): Promise<VaultRecords> {
+  const read = new Map<PlanGraph, { records: VaultRecords; subplans: Map<string, VaultRecords> }>()
+  for (const { folder, inner, vault: plan, parent } of subplanTree(graph)) {
+    const subplans = new Map<string, VaultRecords>()
+    const records = await vaultRecordsOf(folder === '' ? vault : join(vault, folder), folder, plan, subplans)
+    read.set(plan, { records, subplans })
+    if (parent) read.get(parent)!.subplans.set(inner, records)
   }
-  const records: VaultRecords = { folder, graph, issues, trace, pending: undefined, subplans }
+  return read.get(graph)!.records
+}
+
+/** The records of one vault of the run, with `subplans` (filled by the caller) as its subplans'. */
+async function vaultRecordsOf(dir: string, folder: string, graph: PlanGraph, subplans: Map<string, VaultRecords>): Promise<VaultRecords> {
+  const trace = await readTrace(dir)
+  const records: VaultRecords = { folder, graph, issues: graph.check().issues, trace, pending: undefined, subplans }
   if (trace) {
     const steps = trace.records.reduce((highest, record) => Math.max(highest, record.step), 0)
     records.pending = await pendingOutput(dir, steps)

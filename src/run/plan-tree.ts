@@ -14,7 +14,7 @@ import { highestBelow, standOf, type VaultStand } from './vault-stand.js'
 import { nextStepNumber } from './run-core.js'
 import { visitsOf } from './run-status.js'
 import { readTrace } from '../store/trace.js'
-import type { PlanGraph } from '../plan/plan-graph.js'
+import { subplanTree } from '../plan/subplan-tree.js'
 import type { PlanNode, RunEvent } from '../core/types.js'
 import { VaultSession } from '../store/vault-session.js'
 import type { SessionOptions } from './run-options.js'
@@ -156,7 +156,7 @@ export class PlanTree {
     const result = this.root.resultOf(step)
     result.steps = this.spent()
     result.plannerCalls = this.budget.plannerCalls
-    await nestedVisits(this.root.vault, this.session.graph, '', result.visits)
+    Object.assign(result.visits, await nestedVisits(this.root.vault))
     // Unless the top worked a note since, the last node worked is the nested one (the top's is the note that ran the subplan).
     const since = this.root.replayed.steps - this.lastAt
     if (this.lastNode !== '' && (since === 0 || (since === 1 && this.session.graph.nodes.get(result.lastNode)?.plan))) result.lastNode = this.lastNode
@@ -412,13 +412,14 @@ function recordedBelow(stand: VaultStand, into = new Map<string, number>()): Map
   return into
 }
 
-/** Adds the visits of each subplan of `graph` (and theirs), by their path from the top vault, as the subplans' traces record them. */
-async function nestedVisits(vault: string, graph: PlanGraph, prefix: string, into: Record<string, number>): Promise<void> {
-  for (const [folder, subplan] of graph.subplans ?? []) {
-    const trace = await readTrace(join(vault, folder)).catch(() => undefined)
-    for (const [id, visits] of Object.entries(visitsOf(trace?.records ?? []))) into[`${prefix}${folder}/${id}`] = visits
-    await nestedVisits(join(vault, folder), subplan, `${prefix}${folder}/`, into)
+/** The visits of the notes of every subplan of `vault` (and of theirs), by their path from the top vault, as the subplans' traces record them. */
+async function nestedVisits(vault: string): Promise<Record<string, number>> {
+  const visits: Record<string, number> = {}
+  for (const { folder, vault: records } of subplanTree(await readRecords(vault))) {
+    if (folder === '') continue
+    for (const [id, count] of Object.entries(visitsOf(records.trace?.records ?? []))) visits[`${folder}/${id}`] = count
   }
+  return visits
 }
 
 /** A subplan's event told from the top vault. */

@@ -85,8 +85,13 @@ export interface RunResult {
 /** The default step budget of a run, written once. */
 export const DEFAULT_MAX_STEPS = 50
 
-/** Defaults of the run options. */
-export const DEFAULTS = { maxSteps: DEFAULT_MAX_STEPS, fsync: true, fresh: false }
+/** The step budget of a call: its `maxSteps` when given, else {@link DEFAULT_MAX_STEPS}. Every caller defaults it here. */
+export function stepBudget(maxSteps: number | undefined): number {
+  return maxSteps ?? DEFAULT_MAX_STEPS
+}
+
+/** Defaults of the run options (the step budget's is `stepBudget`'s). */
+export const DEFAULTS = { fsync: true, fresh: false }
 
 /** Throws at once, naming the bad value, on options no run can use. */
 export function checkOptions(plan: unknown, options: RunOptions): void {

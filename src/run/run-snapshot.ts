@@ -8,7 +8,6 @@ import type { StopInfo, WaitingNote } from './run-options.js'
 import type { HopRecord } from '../store/trace.js'
 import { twoActiveReason } from './run-words.js'
 import { standOf, type RunHolder, type VaultRecords, type VaultStand, type WorkItem } from './vault-stand.js'
-export { DEFAULT_MAX_STEPS } from './run-options.js'
 export type { RunHolder, VaultRecords, WorkItem } from './vault-stand.js'
 
 /*
@@ -168,16 +167,16 @@ function nodesOf(records: VaultRecords, stand: VaultStand | undefined): Snapshot
  * from the top vault: what the pictures show against each budget.
  */
 export function visitsOfSnapshot(snapshot: Pick<RunSnapshot, 'nodes'>): Record<string, number> {
-  const visits: [string, number][] = []
-  const walk = (nodes: readonly SnapshotNode[]): void => {
-    for (const node of nodes) {
-      visits.push([node.id, node.visits])
-      for (const subplan of node.subplans ?? []) walk(subplan.nodes)
-    }
-  }
-  walk(snapshot.nodes)
   // fromEntries, not assignment: a note named `__proto__` is a plain key.
-  return Object.fromEntries(visits)
+  return Object.fromEntries([...snapshotNodes(snapshot.nodes)].map((node) => [node.id, node.visits]))
+}
+
+/** Every note of a snapshot's `nodes`, subplans included: each note, then the notes of the subplans it runs, in plan order. */
+export function* snapshotNodes(nodes: readonly SnapshotNode[]): Generator<SnapshotNode> {
+  for (const node of nodes) {
+    yield node
+    for (const subplan of node.subplans ?? []) yield* snapshotNodes(subplan.nodes)
+  }
 }
 
 /**

@@ -3,7 +3,7 @@ import { assertFolder } from '../vault/fs-atomic.js'
 import { withVaultLock } from '../vault/lock.js'
 import { PlanTree } from './plan-tree.js'
 import { proposalGate } from './proposal-gate.js'
-import { DEFAULTS, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run-options.js'
+import { DEFAULTS, stepBudget, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run-options.js'
 import { SessionCache } from '../store/session-cache.js'
 import { VaultSession } from '../store/vault-session.js'
 
@@ -65,7 +65,7 @@ async function withDriver(vault: string, options: StepOptions, call: (tree: Plan
         query: gate.query,
         llm: options.llm,
         predicates: options.predicates,
-        maxSteps: options.maxSteps ?? DEFAULTS.maxSteps,
+        maxSteps: stepBudget(options.maxSteps),
         fsync,
         fresh: options.fresh ?? false,
         signal: options.signal,

@@ -1,0 +1,109 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+/*
+ * Decisions written once (issue 25): the walk into a plan's subplans, the
+ * "is this note decided by a person" test and the default `maxSteps`. A
+ * second copy drifts from the first at its next edit, so a copy fails here,
+ * with the file and line that holds it.
+ */
+
+const SRC = join(import.meta.dirname, '..', 'src')
+
+/** Every source file under src/, by its path from the repository (`src/run/decide.ts`). */
+function sourceFiles(folder = ''): string[] {
+  return readdirSync(join(SRC, folder), { withFileTypes: true }).flatMap((entry) => {
+    const path = folder ? `${folder}/${entry.name}` : entry.name
+    if (entry.isDirectory()) return sourceFiles(path)
+    return entry.name.endsWith('.ts') ? [`src/${path}`] : []
+  })
+}
+
+const FILES = new Map(sourceFiles().map((file) => [file, readFileSync(join(SRC, '..', file), 'utf8')]))
+
+/** The lines of code (comments left out) of `files` that match `pattern`, as `file:line`. */
+export function linesMatching(pattern: RegExp, files: ReadonlyMap<string, string> = FILES): string[] {
+  const found: string[] = []
+  for (const [file, text] of files) {
+    text.split('\n').forEach((line, index) => {
+      if (/^\s*(\*|\/\/|\/\*)/.test(line)) return
+      if (pattern.test(line)) found.push(`${file}:${index + 1}`)
+    })
+  }
+  return found
+}
+
+/** The files of `found` lines, one entry a line, sorted: what a test pins (line numbers move with every edit). */
+function filesOf(found: string[]): string[] {
+  return found.map((at) => at.replace(/:\d+$/, '')).sort()
+}
+
+/** The default step budget, as run-options.ts writes it. */
+const DEFAULT_BUDGET = /\bDEFAULT_MAX_STEPS = (\d+)/.exec(FILES.get('src/run/run-options.ts') ?? '')?.[1] ?? 'missing'
+
+/**
+ * Going through a whole `subplans` collection rather than looking one
+ * folder up (`.get`, `.has`): a `for ... of x.subplans`, `x.subplans ?? []`,
+ * a spread, or its `entries`/`values`/`keys`/`forEach`.
+ */
+const WALKS_SUBPLANS = /\bof\s+[\w.!?()]*\.subplans\b|\.subplans\s*\?\?\s*\[\]|\.\.\.\s*\(?[\w.!?]*\.subplans\b|\.subplans\??\.(entries|values|keys|forEach)\(/
+
+/** A note's `judge` compared with `human`, either way round, or a `case 'human'`. */
+const IS_HUMAN = /\bjudge\)?\s*[!=]==?\s*['"`]human['"`]|['"`]human['"`]\s*[!=]==?\s*[\w.?]*\bjudge\b|\bcase\s+['"`]human['"`]/
+
+/** A default step budget applied: `maxSteps ??`, `?? DEFAULT_MAX_STEPS`, `DEFAULTS.maxSteps`, or the default's number on a line about the step budget. */
+const MAX_STEPS_DEFAULT = new RegExp(
+  String.raw`\bmaxSteps\s*\?\?|\?\?\s*DEFAULT_MAX_STEPS\b|\bDEFAULTS\.maxSteps\b|\bmax[-_ ]?steps\b.*\b${DEFAULT_BUDGET}\b`,
+  'i',
+)
+
+describe('one place for each decision', () => {
+  it('walks into subplans only through subplanTree (graphs and records) and snapshotNodes (a snapshot)', () => {
+    const found = linesMatching(WALKS_SUBPLANS)
+    // Each file here walks a tree no other file walks, once; a new walk over `subplans` is a copy.
+    expect(filesOf(found), found.join('\n')).toEqual(
+      [
+        // The one walk over a loaded plan's subplans and over a run's records.
+        'src/plan/subplan-tree.ts',
+        // The pictures: one cluster per subplan of the graph being drawn, nested as the picture nests.
+        'src/plan/plan-clusters.ts',
+        // Prints the nested status of `readRunStatus`, notes then their subplans' rows.
+        'src/cli/cli-status.ts',
+        'src/cli/cli-status.ts',
+        // The one walk over a snapshot's nested notes (`snapshotNodes`).
+        'src/run/run-snapshot.ts',
+        // The fork's runs per visit of a subplan note, archived runs included: not the folders' records.
+        'src/run/fork-cut.ts',
+        'src/run/fork-cut.ts',
+      ].sort(),
+    )
+    // A subplan's trace is read with the run's records (readRecords) or by the driver that opens it, never on a walk of its own.
+    expect(linesMatching(/\breadTrace\(\s*join\(/)).toEqual([])
+  })
+
+  it('asks whether a note waits for a person only in waitsForPerson', () => {
+    const found = linesMatching(IS_HUMAN)
+    expect(filesOf(found), found.join('\n')).toEqual(['src/core/knobs.ts'])
+  })
+
+  it('writes the default maxSteps once and applies it once (stepBudget)', () => {
+    expect(DEFAULT_BUDGET).toMatch(/^\d+$/)
+    expect(filesOf(linesMatching(/\bDEFAULT_MAX_STEPS\s*=/))).toEqual(['src/run/run-options.ts'])
+    const found = linesMatching(MAX_STEPS_DEFAULT)
+    expect(filesOf(found), found.join('\n')).toEqual(['src/run/run-options.ts'])
+  })
+
+  it('catches a copy', () => {
+    const copy = new Map([
+      [
+        'src/run/copy.ts',
+        'for (const [folder, inner] of graph.subplans ?? []) visit(folder)\nif (node.judge === "human") wait()\nconst budget = options.maxSteps ?? 50\n',
+      ],
+      ['src/cli/help.ts', '  --max-steps N   works allowed (default 50)\n'],
+    ])
+    expect(linesMatching(WALKS_SUBPLANS, copy)).toEqual(['src/run/copy.ts:1'])
+    expect(linesMatching(IS_HUMAN, copy)).toEqual(['src/run/copy.ts:2'])
+    expect(linesMatching(MAX_STEPS_DEFAULT, copy)).toEqual(['src/run/copy.ts:3', 'src/cli/help.ts:1'])
+  })
+})
