@@ -155,7 +155,9 @@ function statusOf(vault: string, stand: VaultStand, maxSteps: number, moving: 'r
   const invalid = records.issues.some((issue) => issue.severity === 'error')
   // The proposal is decided first, as `runPlan` decides it before reading the plan.
   const gated = records.proposal ? proposalPhase(records.proposal) : undefined
-  const phase = gated ?? (invalid ? invalidPhase() : phaseOf(stand, moving))
+  let phase = gated ?? (invalid ? invalidPhase() : phaseOf(stand, moving))
+  // A note with one box ticked still waits, its boxes shown, until the next call follows the box: `next` says where to.
+  if (!gated && !invalid && stand.decided) phase = { ...waitingPhase(graph, stand.decided.node, stand.decided.visit), next: phase.next }
   const position = stand.position
   const working = position?.kind === 'work' && position.claimed && phase.phase !== 'fresh' ? position : undefined
   const hopRecords = (trace?.records ?? []).filter((record): record is HopRecord => record.kind === 'hop')

@@ -9,7 +9,7 @@ import { locate, notesOf, replay, visitKey, type Position, type Replay } from '.
 import type { SavedOutput } from '../store/output-note.js'
 import type { StopInfo, WaitingNote } from './run-options.js'
 import { stopInSubplan, stopOf } from './run-words.js'
-import type { Trace } from '../store/trace.js'
+import { outputFile, type HopRecord, type Trace } from '../store/trace.js'
 
 /*
  * Where one vault of a run stands, its subplans' runs included: the pure
@@ -82,6 +82,8 @@ export interface VaultStand {
   unclaimed: Set<WorkItem>
   /** Two notes `active` in one folder (here or in a branch): the notes by their path from the top vault, and their files. */
   twoActive?: { nodes: string[]; files: string[] }
+  /** A note still `waiting` whose one ticked box the next call follows: `position` is where the box leads. */
+  decided?: { node: string; visit: number }
 }
 
 /**
@@ -134,8 +136,24 @@ export function standOf(records: VaultRecords, maxSteps: number, source?: string
     return settle(stand, prefix, maxSteps, spentAbove, depth)
   }
   const pending = records.pending
-  stand.position = locate({ runId, replay: state, pending, maxSteps, spent: spentAbove + stand.works }, notesOf(graph, active, start?.id))
+  const notes = notesOf(graph, active, start?.id)
+  const spent = spentAbove + stand.works
+  stand.position = locate({ runId, replay: state, pending, maxSteps, spent }, notes)
+  // A waiting note with one box ticked: the next call records the person's hop and goes on along it, so the stand is where it leads.
+  const hop = stand.position.kind === 'decide' ? decisionOf(graph, stand.position) : undefined
+  if (hop) {
+    stand.decided = { node: hop.node, visit: hop.visit }
+    stand.position = locate({ runId, replay: replay([...trace.records, hop], () => undefined), pending, maxSteps, spent }, notes)
+  }
   return settle(stand, prefix, maxSteps, spentAbove, depth)
+}
+
+/** The hop the next call records for a waiting note with exactly one box ticked (as `RunDriver` follows it); none while it still waits or is ambiguous. */
+function decisionOf(graph: PlanGraph, at: { node: string; visit: number; step: number }): HopRecord | undefined {
+  const ticked = graph.nodes.get(at.node)?.edges.filter((edge) => edge.at?.checked === true) ?? []
+  if (ticked.length !== 1) return undefined
+  const edge = ticked[0]!
+  return { kind: 'hop', step: at.step, node: at.node, visit: at.visit, edge, decidedBy: 'human', next: edge.target, output: outputFile(at.step, at.node) }
 }
 
 /** Fills a stand's items, waits and stop from its position, descending into the subplans of a note that runs them. */
