@@ -481,6 +481,11 @@ describe('counterexamples: where the surfaces disagree', () => {
     const step = await nextStep(dir, { ...options, maxSteps: 5 })
     expect(step).toMatchObject({ kind: 'work', plan: 'f1/f2', node: { id: 'n0' }, conditions: ['next'] })
     if (step.kind !== 'work') return
+    // A choice the step does not offer is refused with nothing written: the visit is still there to complete.
+    await expect(completeStep(dir, step.key, { output: 'found', choice: 'other' }, { ...options, maxSteps: 5 })).rejects.toMatchObject({
+      code: 'bad-choice',
+      data: { choices: ['next'] },
+    })
     const next = await completeStep(dir, step.key, { output: 'found', choice: 'next' }, { ...options, maxSteps: 5 })
     expect(claimOf(next)).toEqual({ kind: 'work', node: 'n1', visit: 1, step: 2 })
   })

@@ -5,7 +5,8 @@ import { RunDriver } from './run-driver.js'
 import type { DriverOptions } from './run-options.js'
 import type { RunResult } from './run-options.js'
 import type { Step } from './run-options.js'
-import { fromSubplan, staleStep, waitingReason } from './run-words.js'
+import { checkChoice, fromSubplan, staleStep, waitingReason } from './run-words.js'
+import { waitsForPerson } from '../core/knobs.js'
 import { decompose, plannerCallsOf } from './decompose.js'
 import { isGenerate, runsSubplans, subplanFoldersOf, tooDeepToDecompose } from '../vault/subplan-folders.js'
 import { recordedWorks, TreeBudget } from './tree-budget.js'
@@ -67,8 +68,12 @@ export class PlanTree {
   private readonly before = new Map<string, number>()
   /** `completeStep`: the visit to complete, wherever in the tree it is pending. */
   private completion: { key: string; result: { output: string; choice?: string | undefined }; done: boolean } | undefined
-  /** A choice given when completing a subplan's terminal: it decides the parent note's transition. */
-  private carried: string | undefined
+  /** A choice given when completing a subplan's terminal: it decides the transition of the note `at` (its folder and id) that offered it. */
+  private carried: { choice: string; at: string } | undefined
+  /** The notes running subplans the walk is inside now, outermost first (stepping walks one branch at a time); `lone`: it runs one folder. */
+  private readonly within: { node: PlanNode; plan: string; lone: boolean }[] = []
+  /** Steps relayed from a subplan's terminal, and whether a choice given with them goes past the note that offered their conditions. */
+  private readonly carries = new WeakMap<Step, boolean>()
 
   private root!: RunDriver
   /** What `maxSteps` bounds: works and planner calls of the whole tree, and the visits branches claimed for their workers. */
@@ -222,8 +227,9 @@ export class PlanTree {
           continue
         }
         if (inner.step.kind !== 'completed') return inner.step
-        const choice = this.carried
-        this.carried = undefined
+        // The choice carried from a terminal below is this note's only if this note offered it (else it goes on up).
+        const choice = this.carried?.at === `${plan}\n${step.node.id}` ? this.carried.choice : undefined
+        if (choice !== undefined) this.carried = undefined
         step = await this.unrefused(
           driver,
           plan,
@@ -235,9 +241,11 @@ export class PlanTree {
       if (completion && !completion.done && completion.key === step.key) {
         completion.done = true
         let { result } = completion
-        // A subplan's terminal takes no choice: the choice decides the note that runs the subplan.
+        // A subplan's terminal takes no choice: the choice decides the note that offered it, checked before anything is written.
         if (plan && step.node.edges.length === 0 && result.choice !== undefined) {
-          this.carried = result.choice
+          const offering = this.offering()
+          if (offering && !waitsForPerson(offering.node)) checkChoice(offering.node, result.choice, this.settings.driver.predicates)
+          if (offering) this.carried = { choice: result.choice, at: `${offering.plan}\n${offering.node.id}` }
           result = { output: result.output }
         }
         this.worked(plan, id)
@@ -269,6 +277,7 @@ export class PlanTree {
     if (planned?.kind === 'refused') return { step: undefined, works: 0 }
     const degraded = planned?.kind === 'planned' ? planned.degraded : undefined
     const folders = subplanFoldersOf(step.node)
+    this.within.push({ node: step.node, plan, lone: folders.length === 1 })
     const opened = await Promise.allSettled(folders.map(({ folder }) => this.openBranch(parent, plan, folder, step, depth + 1, degraded)))
     const open = opened.flatMap((each) => (each.status === 'fulfilled' ? [each.value] : []))
     let branches: Branch[]
@@ -277,6 +286,7 @@ export class PlanTree {
       if (failed) throw failed.reason
       branches = await this.driveBranches(open, depth + 1)
     } finally {
+      this.within.pop()
       for (const branch of open) {
         this.open.delete(branch.top)
         this.budget.closed(branch.top)
@@ -286,9 +296,16 @@ export class PlanTree {
     }
     const work = branches.find((each) => each.step?.kind === 'work')
     if (work) {
-      // A lone subplan's terminal: the choice given with it decides the parent note, so offer the parent's choices.
+      // A lone subplan's terminal: the choice given with it decides the parent note, so offer the parent's choices
+      // (and the choices of the note above, when the parent is itself a lone subplan's terminal: see `offering`).
       const inner = work.step as WorkStep
-      return folders.length === 1 && inner.node.edges.length === 0 ? { step: { ...inner, conditions: step.conditions }, works: 0 } : work
+      if (folders.length === 1 && (this.carries.get(inner) ?? inner.node.edges.length === 0)) {
+        const offered: WorkStep = { ...inner, conditions: step.conditions }
+        this.carries.set(offered, plan !== '' && step.node.edges.length === 0)
+        return { step: offered, works: 0 }
+      }
+      this.carries.set(inner, false)
+      return work
     }
     const stopped = branches.find((each) => each.step?.kind === 'stopped')
     if (stopped) return stopped
@@ -322,6 +339,18 @@ export class PlanTree {
       if (branches.at(-1)!.step?.kind === 'work') break
     }
     return branches
+  }
+
+  /**
+   * The note whose choices a terminal of the innermost subplan walked offers
+   * (as `runSubplans` relays them): the note that runs it, or, while that
+   * note is itself the terminal of a lone subplan, the note above.
+   */
+  private offering(): { node: PlanNode; plan: string } | undefined {
+    let level = this.within.length - 1
+    if (level < 0) return undefined
+    while (this.within[level]!.lone && this.within[level]!.node.edges.length === 0 && level > 0 && this.within[level - 1]!.lone) level--
+    return this.within[level]
   }
 
   /** Opens a branch nested `depth` deep: its driver afresh for a new visit of the parent note, else resumed. */
