@@ -5,7 +5,7 @@ import { RunDriver } from './run-driver.js'
 import type { DriverOptions } from './run-options.js'
 import type { RunResult } from './run-options.js'
 import type { Step } from './run-options.js'
-import { checkChoice, fromSubplan, staleStep, waitingReason } from './run-words.js'
+import { checkChoice, fromSubplan, staleStep, stopOf, waitingReason } from './run-words.js'
 import { waitsForPerson } from '../core/knobs.js'
 import { decompose, plannerCallsOf } from './decompose.js'
 import { isGenerate, runsSubplans, subplanFoldersOf, tooDeepToDecompose } from '../vault/subplan-folders.js'
@@ -36,14 +36,22 @@ export interface TreeSettings {
   work?: ((step: WorkStep, driver: RunDriver, plan: string) => Promise<string>) | undefined
 }
 
-/** A step of a subplan's branch once it has gone as far as it can, with the works it did; none when its run could not begin. */
-type Branch = { step: Step | undefined; works: number }
+/**
+ * A step of a subplan's branch once it has gone as far as it can, with the
+ * works it did; none when its run could not begin, `refused` then naming
+ * the visit the budget refused (the stop, unless a sibling has more to say).
+ */
+type Branch = { step: Step | undefined; works: number; refused?: Step }
 
 /** A branch's vault, opened: its folder from the top vault, its driver and session. */
 type OpenBranch = { top: string; driver: RunDriver; session: VaultSession }
 
-/** A claim the budget refused, nothing written for it: the driver, asked again, stops; a vault with no run begun does not begin. */
-class BudgetRefusal extends Error {}
+/** A claim of `node` the budget refused, nothing written for it: the driver, asked again, stops; a vault with no run begun does not begin. */
+class BudgetRefusal extends Error {
+  constructor(readonly node: PlanNode) {
+    super('no step of `maxSteps` is left')
+  }
+}
 
 /**
  * A run over a vault and its subplans (SPEC section 11). The top vault's
@@ -87,6 +95,7 @@ export class PlanTree {
   ) {
     this.beforeClaim = settings.driver.beforeClaim
     settings.driver.spent = () => this.budget.spentBy('')
+    settings.driver.runsSubplans = (node) => runsSubplans(node, 0)
     settings.driver.beforeClaim = this.claimGuard('', 0)
   }
 
@@ -199,8 +208,7 @@ export class PlanTree {
   private claimGuard(folder: string, depth: number): (node: PlanNode) => void {
     return (node) => {
       const driver = folder === '' ? this.root : this.open.get(folder)
-      if (driver && !this.budget.admit(folder, driver, this.settings.work !== undefined && !runsSubplans(node, depth)))
-        throw new BudgetRefusal('no step of `maxSteps` is left')
+      if (driver && !this.budget.admit(folder, driver, this.settings.work !== undefined && !runsSubplans(node, depth))) throw new BudgetRefusal(node)
       this.beforeClaim?.(node)
     }
   }
@@ -221,9 +229,9 @@ export class PlanTree {
       const id = plan ? `${plan}/${step.node.id}` : step.node.id
       if (runsSubplans(step.node, depth)) {
         const inner = await this.runSubplans(driver, plan, step, depth)
-        // No step left for the planner call, or for a subplan to begin: the note that runs them stops.
+        // No step left for the planner call: the note that runs the subplans stops.
         if (!inner.step) {
-          step = await driver.next()
+          step = await driver.refuse(step.node.id, step.visit)
           continue
         }
         if (inner.step.kind !== 'completed') return inner.step
@@ -311,6 +319,9 @@ export class PlanTree {
     if (stopped) return stopped
     const waiting = branches.flatMap((each) => (each.step?.kind === 'waiting' ? each.step.waiting : []))
     if (waiting.length > 0) return { step: { kind: 'waiting', runId: this.runId(), waiting, reason: waitingReason(waiting) }, works: 0 }
+    // A branch the budget kept from beginning stops the run at its first visit (after a person's wait, which is more to do).
+    const refused = branches.find((each) => each.refused)?.refused
+    if (refused) return { step: refused, works: 0 }
     if (branches.some((each) => each.step === undefined)) return { step: undefined, works: 0 }
     // The works of the joined branches go into the parent note's record from here on; the budget counts them until it holds them.
     const works = branches.reduce((sum, each) => sum + each.works, 0)
@@ -374,6 +385,7 @@ export class PlanTree {
         degraded: [degraded, tooDeepToDecompose(session.graph.nodes.values(), depth)].filter((each) => each !== undefined).join('; ') || undefined,
         onEvent: onEvent && ((event) => nested(event, top, onEvent)),
         spent: () => this.budget.spentBy(top),
+        runsSubplans: (node) => runsSubplans(node, depth),
         beforeClaim: this.claimGuard(top, depth),
       })
       this.open.set(top, driver)
@@ -389,15 +401,20 @@ export class PlanTree {
   }
 
   /** Walks an open branch as far as it goes; its works move to the parked ones as it leaves the open drivers, in one turn. */
-  private async driveBranch({ top, driver }: OpenBranch, depth: number): Promise<Branch> {
+  private async driveBranch({ top, driver, session }: OpenBranch, depth: number): Promise<Branch> {
+    let refused: Step | undefined
     const inner = await this.drive(driver, top, depth).catch((error: unknown) => {
-      if (error instanceof BudgetRefusal && !this.budget.begun(top)) return undefined
-      throw error
+      if (!(error instanceof BudgetRefusal) || this.budget.begun(top)) throw error
+      const { node } = error
+      const at = { node: node.id, visit: (driver.replayed.visits.get(node.id) ?? 0) + 1, budget: 'maxSteps' as const }
+      const { reason, ...stop } = stopOf(session.graph, driver.replayed, at, this.settings.driver.maxSteps)
+      refused = fromSubplan({ kind: 'stopped', runId: this.runId(), stop, reason }, top)
+      return undefined
     })
     const works = recordedWorks(driver)
     this.parked += works
     this.open.delete(top)
-    return { step: inner, works }
+    return { step: inner, works, ...(refused && { refused }) }
   }
 }
 

@@ -177,6 +177,8 @@ export interface DriverOptions {
   beforeClaim?: ((node: PlanNode) => void) | undefined
   /** What the whole run has spent of `maxSteps` (works, planner calls, visits other branches claimed), when this vault is one of a tree (a subplan shares its parent's budget). */
   spent?: (() => number) | undefined
+  /** Whether a note of this vault runs subplans (when this vault is one of a tree): a claimed one is not a work the budget refuses, its subplans' claims are. */
+  runsSubplans?: ((node: PlanNode) => boolean) | undefined
 }
 
 /** A claimed visit, as the driver remembers it within one call. */

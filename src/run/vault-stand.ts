@@ -136,7 +136,7 @@ export function standOf(records: VaultRecords, maxSteps: number, source?: string
     return settle(stand, prefix, maxSteps, spentAbove, depth)
   }
   const pending = records.pending
-  const notes = notesOf(graph, active, start?.id)
+  const notes = notesOf(graph, active, start?.id, (id) => runsSubplans(graph.nodes.get(id)!, depth))
   const spent = spentAbove + stand.works
   stand.position = locate({ runId, replay: state, pending, maxSteps, spent }, notes)
   // A waiting note with one box ticked: the next call records the person's hop and goes on along it, so the stand is where it leads.
@@ -172,9 +172,15 @@ function settle(stand: VaultStand, prefix: string, maxSteps: number, spentAbove:
     case 'work': {
       const node = graph.nodes.get(position.node)
       if (node && runsSubplans(node, depth)) {
-        // A decomposition not written yet: the planner call is what comes next.
-        if (isGenerate(node.plan) && !stand.records.subplans.has(subplanFoldersOf(node)[0]!.folder)) stand.items.push(item('plan', position))
-        else return branchesOf(stand, node, position, maxSteps, spentAbove, depth)
+        // A decomposition not written yet: the planner call is what comes next, if the budget has a step for it.
+        if (isGenerate(node.plan) && !stand.records.subplans.has(subplanFoldersOf(node)[0]!.folder)) {
+          if (spentAbove + stand.works >= maxSteps) {
+            stand.ownStop = stopOf(graph, stand.replay, { node: position.node, visit: position.visit, budget: 'maxSteps' }, maxSteps)
+            stand.stop = plan === undefined ? stand.ownStop : stopInSubplan(stand.ownStop, plan)
+            return stand
+          }
+          stand.items.push(item('plan', position))
+        } else return branchesOf(stand, node, position, maxSteps, spentAbove, depth)
       } else stand.items.push(item('work', position))
       if (!position.claimed) stand.unclaimed.add(stand.items.at(-1)!)
       return stand
@@ -254,7 +260,8 @@ function branchesOf(
       stand.items.push(found)
     }
     stand.waiting.push(...branch.waiting)
-    if (!stand.stop && branch.stop) stand.stop = branch.stop
+    // A branch the budget keeps from beginning stops the run only when nothing else is left to do (below).
+    if (!stand.stop && branch.stop && !unbegun(branch)) stand.stop = branch.stop
     if (!stand.twoActive && branch.twoActive) stand.twoActive = branch.twoActive
   }
   const idle = stand.items.length === 0 && stand.waiting.length === 0 && !stand.stop && !stand.twoActive
@@ -264,13 +271,19 @@ function branchesOf(
     return stand
   }
   // Every branch's next visit is past the budget: the run stops before the first of them.
-  const refused = idle ? stand.branches.find((each) => each.stand.position?.kind === 'work') : undefined
-  if (refused) {
+  const refused = idle ? stand.branches.find((each) => each.stand.position?.kind === 'work' || unbegun(each.stand)) : undefined
+  if (refused?.stand.stop && unbegun(refused.stand)) stand.stop = refused.stand.stop
+  else if (refused) {
     const { records: inner, replay: state, position } = refused.stand
     const { node: id, visit } = position as Extract<Position, { kind: 'work' }>
     stand.stop = stopInSubplan(stopOf(inner.graph, state, { node: id, visit, budget: 'maxSteps' }, maxSteps), inner.folder)
   }
   return stand
+}
+
+/** A subplan whose run for its note's visit has not begun, stopped by the budget before its first claim. */
+function unbegun(stand: VaultStand): boolean {
+  return stand.runId === '' && stand.position?.kind === 'stopped'
 }
 
 /**
