@@ -249,8 +249,10 @@ async function driveRunPlan(c: Case): Promise<void> {
       drive.log.push(`runPlan (frontier ${JSON.stringify(before.frontier)})`)
       const result = await drive.survive(() => runPlan(drive.dir, { ...drive.options, work }))
       if (result) drive.log.push(`  -> ${result.status}, steps ${result.steps}${result.stop ? `, stop ${JSON.stringify(result.stop)}` : ''}`)
-      // A run that crashed before its first work says nothing of what it would have worked.
-      if (result || drive.works.length > from) drive.checkClaim(before, drive.works[from], 'runPlan works frontier[0] first')
+      // A run that crashed before its first work says nothing of what it would have worked; an output saved
+      // before a crash is judged first (\`judge\`), and the visit after it is not known yet.
+      if ((result || drive.works.length > from) && before.frontier[0]?.kind !== 'judge')
+        drive.checkClaim(before, drive.works[from], 'runPlan works frontier[0] first')
       drive.checkBudget()
       if (!result) continue
       const snapshot = await observeRun(drive.dir, { maxSteps: c.maxSteps })
