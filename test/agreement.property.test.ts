@@ -473,6 +473,21 @@ describe('counterexamples: where the surfaces disagree', () => {
     expect(snapshot.frontier).toEqual([{ kind: 'work', node: 'f1/n0', visit: 1, step: 1, plan: 'f1' }])
   })
 
+  it('one step left for two branches: runPlan works the first branch’s visit, nested deeper, as the frontier says', async () => {
+    const dir = await writeVault({
+      'n0.md': note({ front: { type: 'start', plan: '[f1, f2]' }, title: 'N0', body: 'Do n0.' }),
+      'f1/n0.md': note({ front: { type: 'start', plan: 'f3' }, title: 'F1', body: 'Do f1.' }),
+      'f1/f3/n0.md': note({ front: { type: 'start' }, title: 'F3', body: 'Do f3.' }),
+      'f2/n0.md': note({ front: { type: 'start' }, title: 'F2', body: 'Do f2.' }),
+    })
+    const snapshot = await observeRun(dir, { maxSteps: 1 })
+    const work = recording()
+    const result = await runPlan(dir, { ...options, work, maxSteps: 1 })
+    expect(snapshot.frontier.map((item) => item.node)).toEqual(['f1/f3/n0'])
+    expect(work.calls.map((call) => call.node)).toEqual(['f1/f3/n0'])
+    expect(result).toMatchObject({ status: 'stopped', steps: 1, stop: { node: 'f2/n0' } })
+  })
+
   it('a choice the step offers is accepted at a subplan’s terminal two levels down', async () => {
     const dir = await writeVault({
       'n0.md': note({ front: { type: 'start', plan: 'f1' }, title: 'N0', body: 'Do n0.', next: ['[[n1]]'] }),

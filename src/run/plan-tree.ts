@@ -86,6 +86,8 @@ export class PlanTree {
   private root!: RunDriver
   /** What `maxSteps` bounds: works and planner calls of the whole tree, and the visits branches claimed for their workers. */
   private budget!: TreeBudget
+  /** `runPlan`'s branches waiting for their first work to begin (or for them to end), by folder from the top vault: the next branch's turn. */
+  private readonly firstWork = new Map<string, () => void>()
   /** The caller's own check before a claim, run after the budget's. */
   private readonly beforeClaim: DriverOptions['beforeClaim']
 
@@ -177,6 +179,15 @@ export class PlanTree {
     this.locks.clear()
   }
 
+  /** A work begins in the vault `plan` (or a branch there ended): the branches it is inside have begun, the next ones take their turn. */
+  private began(plan: string): void {
+    for (const [top, next] of this.firstWork)
+      if (plan === top || plan.startsWith(`${top}/`)) {
+        this.firstWork.delete(top)
+        next()
+      }
+  }
+
   /** Remembers the last nested node worked (`plan`: its folder from the top vault). */
   private worked(plan: string, id: string): void {
     if (!plan) return
@@ -266,6 +277,7 @@ export class PlanTree {
         step = await driver.next()
         continue
       }
+      this.began(plan)
       const output = await this.settings.work(step, driver, plan)
       this.worked(plan, id)
       step = await this.unrefused(driver, plan, driver.complete(step.key, { output }))
@@ -336,10 +348,19 @@ export class PlanTree {
    * Walks the open branches as far as each goes: at once for `runPlan`; one
    * after another for the stepping calls, which hand out the first visit of
    * the first branch, in the listed order, that has one (SPEC section 9).
+   * `runPlan`'s branches claim their first visits in the listed order too
+   * (each starts once the one before began its first work, or ended), so
+   * the last steps of the budget go where the snapshot's frontier says.
    */
   private async driveBranches(open: OpenBranch[], depth: number): Promise<Branch[]> {
     if (this.settings.work) {
-      const settled = await Promise.allSettled(open.map((branch) => this.driveBranch(branch, depth)))
+      let before: Promise<void> = Promise.resolve()
+      const walks = open.map((branch) => {
+        const turn = before
+        before = new Promise<void>((resolve) => this.firstWork.set(branch.top, resolve))
+        return turn.then(() => this.driveBranch(branch, depth)).finally(() => this.began(branch.top))
+      })
+      const settled = await Promise.allSettled(walks)
       const failed = settled.find((each) => each.status === 'rejected')
       if (failed) throw failed.reason
       return settled.map((each) => (each as PromiseFulfilledResult<Branch>).value)
