@@ -488,6 +488,25 @@ describe('counterexamples: where the surfaces disagree', () => {
     expect(result).toMatchObject({ status: 'stopped', steps: 1, stop: { node: 'f2/n0' } })
   })
 
+  it('a branch that fails before its first work: runPlan starts no sibling after it', async () => {
+    const dir = await writeVault({
+      'n0.md': note({ front: { type: 'start', plan: '[f1, f2]' }, title: 'N0', body: 'Do n0.' }),
+      'f1/n0.md': note({ front: { type: 'start' }, title: 'F1', body: 'Do f1.' }),
+      'f2/n0.md': note({ front: { type: 'start' }, title: 'F2', body: 'Do f2.' }),
+    })
+    const snapshot = await observeRun(dir, { maxSteps: 2 })
+    // The process dies as the first branch's run starts (the second `start` event: the top run's is the first).
+    let starts = 0
+    crashSeam.afterEvent = (event) => {
+      if (event.type === 'start' && ++starts === 2) throw new Error('killed')
+    }
+    const work = recording()
+    await expect(runPlan(dir, { ...options, work, maxSteps: 2 })).rejects.toThrow('killed')
+    crashSeam.afterEvent = undefined
+    expect(snapshot.frontier.map((item) => item.node)).toEqual(['f1/n0', 'f2/n0'])
+    expect(work.calls).toEqual([])
+  })
+
   it('a choice the step offers is accepted at a subplan’s terminal two levels down', async () => {
     const dir = await writeVault({
       'n0.md': note({ front: { type: 'start', plan: 'f1' }, title: 'N0', body: 'Do n0.', next: ['[[n1]]'] }),

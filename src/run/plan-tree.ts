@@ -350,15 +350,26 @@ export class PlanTree {
    * the first branch, in the listed order, that has one (SPEC section 9).
    * `runPlan`'s branches claim their first visits in the listed order too
    * (each starts once the one before began its first work, or ended), so
-   * the last steps of the budget go where the snapshot's frontier says.
+   * the last steps of the budget go where the snapshot's frontier says. A
+   * branch whose turn comes after one failed does not start: the call fails.
    */
   private async driveBranches(open: OpenBranch[], depth: number): Promise<Branch[]> {
     if (this.settings.work) {
       let before: Promise<void> = Promise.resolve()
+      let broken: { error: unknown } | undefined
       const walks = open.map((branch) => {
         const turn = before
         before = new Promise<void>((resolve) => this.firstWork.set(branch.top, resolve))
-        return turn.then(() => this.driveBranch(branch, depth)).finally(() => this.began(branch.top))
+        return turn
+          .then(() => {
+            if (broken) throw broken.error
+            return this.driveBranch(branch, depth)
+          })
+          .catch((error: unknown) => {
+            broken ??= { error }
+            throw error
+          })
+          .finally(() => this.began(branch.top))
       })
       const settled = await Promise.allSettled(walks)
       const failed = settled.find((each) => each.status === 'rejected')
