@@ -533,4 +533,12 @@ describe('counterexamples: where the surfaces disagree', () => {
     const snapshot = await observeRun(dir)
     expect({ snapshot: snapshot.phase, status: status.phase }).toEqual({ snapshot: 'stopped', status: 'stopped' })
   })
+
+  it('observeRun without maxSteps decides for the budget of a run of a template’s copy too (its trace names the template)', async () => {
+    const plan = await writeVault(linear())
+    const runVault = join(await writeVault({}), 'run')
+    expect(await runPlan(plan, { ...options, work: recording(), maxSteps: 1, runVault })).toMatchObject({ status: 'stopped' })
+    const snapshot = await observeRun(runVault)
+    expect({ source: snapshot.run?.source !== '', phase: snapshot.phase, maxSteps: snapshot.maxSteps }).toEqual({ source: true, phase: 'stopped', maxSteps: 1 })
+  })
 })

@@ -252,8 +252,8 @@ export class RunDriver {
     const header: TraceHeader = { run: this.runId, format: TRACE_FORMAT, query: this.query, started: new Date().toISOString() }
     if (this.options.degraded !== undefined) header.degraded = this.options.degraded
     if (this.options.source !== undefined) header.source = this.options.source
-    // The top vault's budget: status and snapshots decide for it when not told one.
-    else header.maxSteps = this.options.maxSteps
+    // The run's budget: status and snapshots of the top vault decide for it when not told one.
+    header.maxSteps = this.options.maxSteps
     await writeTraceHeader(this.vault, header, { fsync: this.options.fsync })
     this.traced = true
     tell(this.options.onEvent, { type: 'start', runId: this.runId, resumed: false })

@@ -28,7 +28,7 @@ export interface TraceHeader {
   source?: string
   /** The run and step this run was forked from. */
   fork?: { run: string; step: number }
-  /** The step budget the run was started with: what a snapshot decides for when not told (traces before it have none). */
+  /** The step budget the run was started with (a subplan's: the whole run's then): what a snapshot decides for when not told (traces before it have none). */
   maxSteps?: number
 }
 
