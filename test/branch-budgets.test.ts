@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { completeStep, nextStep, runPlan, StepError, type Step, type StepInput } from 'vaultplan'
+import { completeStep, nextStep, observeRun, runPlan, StepError, type Step, type StepInput } from 'vaultplan'
 import { noJudge, scriptedJudge } from './helpers/scripted.js'
 import { note, statuses, writeVault } from './helpers/vault.js'
 
@@ -111,8 +111,9 @@ describe('a budget that runs out while parallel branches work', () => {
       worked.push(`${step.plan ?? ''}/${step.node.id}`)
       step = await completeStep(dir, step.key, { output: 'ok' }, { fsync: false, maxSteps: 4 })
     }
-    // `library/` has not begun: the note that runs it stops, and a larger budget goes on there.
-    expect(step).toMatchObject({ kind: 'stopped', stop: { budget: 'maxSteps', node: 'gather' } })
+    // `library/` has not begun: the stop names its first visit, as the snapshot does, and a larger budget goes on there.
+    expect(step).toMatchObject({ kind: 'stopped', stop: { budget: 'maxSteps', node: 'library/borrow' } })
+    expect((await observeRun(dir, { maxSteps: 4 })).stop).toEqual(step.kind === 'stopped' && { ...step.stop, reason: step.reason })
     expect(worked).toEqual(['/brief', 'web/search', 'web/skim', 'web/notes'])
     step = await nextStep(dir, { fsync: false, maxSteps: 50 })
     while (step.kind === 'work') {
@@ -217,7 +218,8 @@ describe('a visit left claimed in one branch by a failed worker', () => {
     const again: string[] = []
     const result = await runPlan(dir, { fsync: false, llm: noJudge(), maxSteps: 1, work: async (input: StepInput) => (again.push(input.key), 'done') })
     expect(again).toEqual(keys)
-    // The branch that cannot start stops the note that runs the branches.
-    expect(result).toMatchObject({ status: 'stopped', steps: 1, stop: { node: 'n0' } })
+    // The branch that cannot start stops the run at its first visit, as the snapshot says.
+    expect(result).toMatchObject({ status: 'stopped', steps: 1, stop: { node: 'f2/b' } })
+    expect((await observeRun(dir, { maxSteps: 1 })).stop).toEqual({ ...result.stop, reason: result.reason })
   })
 })

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { loadPlan, PlanValidationError, runPlan, type RunResult, type StepInput } from 'vaultplan'
+import { loadPlan, observeRun, PlanValidationError, runPlan, type RunResult, type StepInput } from 'vaultplan'
 import { scriptedJudge } from './helpers/scripted.js'
 import { note, read, writeVault } from './helpers/vault.js'
 
@@ -74,8 +74,11 @@ describe('a planner that keeps decomposing', () => {
     const dir = await writeVault(generatedPlan())
     const llm = endlessPlanner()
     const result = await runPlan(dir, { query, fsync: false, llm, work, maxSteps: 3 })
-    // outline is worked, research and research/dig are decomposed; the subplan of research/dig would need a fourth step.
-    expect(result).toMatchObject({ status: 'stopped', steps: 1, plannerCalls: 2, stop: { budget: 'maxSteps', node: 'research/dig' } })
+    // outline is worked, research and research/dig are decomposed; the subplan of research/dig would need a fourth step
+    // for its first note (the stop names it, as the snapshot does, and a resumed run says the same).
+    expect(result).toMatchObject({ status: 'stopped', steps: 1, plannerCalls: 2, stop: { budget: 'maxSteps', node: 'research/dig/dig' } })
+    expect((await observeRun(dir, { maxSteps: 3 })).stop).toEqual({ ...result.stop, reason: result.reason })
+    expect(await runPlan(dir, { fsync: false, llm, work, maxSteps: 3 })).toMatchObject({ status: 'stopped', stop: result.stop })
     expect(await readdir(`${dir}/research/dig`)).not.toContain('dig')
   })
 

@@ -42,7 +42,7 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
   if (format === undefined) throw new UsageError(`--format takes ${FORMATS.join(', ')}, got '${values.format}'`)
   if (values.write && format === 'dot') throw new UsageError('--write writes mermaid, svg or canvas for Obsidian; DOT is printed only')
   const vault = await vaultFolder(dir, io)
-  const [{ checkObserveOptions, readRecords }, { snapshotOf, visitsOfSnapshot }, picture] = await Promise.all([
+  const [{ budgetOf, readRecords }, { snapshotOf, visitsOfSnapshot }, picture] = await Promise.all([
     import('../run/observe-run.js'),
     import('../run/run-snapshot.js'),
     import('../plan/plan-picture.js'),
@@ -54,7 +54,7 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
     return vaultReadFailure(dir, error, io)
   }
   const { graph } = records
-  const snapshot = snapshotOf(vault, records, checkObserveOptions({ hops: 0 }))
+  const snapshot = snapshotOf(vault, records, { maxSteps: budgetOf(records), hops: 0 })
   const shown = displayPath(io.cwd, vault)
   const errors = records.issues.filter((issue) => issue.severity === 'error').length
   if (errors > 0) {

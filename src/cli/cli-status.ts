@@ -85,6 +85,8 @@ export function nextSentence(status: RunStatus, shown: string): string {
     }
     case 'work':
     case 'judge':
+      // A waiting note with its box ticked: the sentence names the box the run goes on along.
+      if (status.phase === 'waiting') return waitingSentence(status, shown, run)
       if (next.missing)
         return `The run is at \`${next.node}\`, but the vault has no such note any more. Restore it, or set another note \`status: active\` to move the run there, then \`${run}\`.`
       if (status.phase === 'stopped' && status.budget === 'max_visits') {
@@ -99,19 +101,10 @@ export function nextSentence(status: RunStatus, shown: string): string {
       if (next.plan !== undefined)
         return `Tick one box under \`## Next\` in \`${join(shown, next.plan, `${next.node}.md`)}\` (write under \`## Feedback\` if you like), then \`${run}\`.`
       if (status.phase !== 'waiting') return `\`${run}\``
-      const where = `\`${join(shown, status.file)}\``
-      const ticked = status.boxes.filter((box) => box.checked)
-      const unboxed = status.boxes.find((box) => !box.box)
-      // An item written without a box is ticked by writing one: `- [x] approved -> [[send]]`.
-      const how = unboxed ? `; an item without a box is ticked by writing one: \`- [x] ${boxLabel(unboxed)}\`` : ''
-      if (status.proposal && status.node === 'proposal' && ticked.length === 0)
-        return `Tick \`approve\`, \`revise\` (with what must change under \`## Feedback\`) or \`decline\` in ${where}, then \`${run}\`.`
-      if (ticked.length === 0) return `Tick one box under \`## Next\` in ${where}${how} (write under \`## Feedback\` if you like), then \`${run}\`.`
-      if (status.proposal && status.node === 'proposal' && ticked.length === 1) return `\`${ticked[0]!.label}\` is ticked: \`${run}\` to go on.`
-      if (ticked.length === 1) return `\`${boxLabel(ticked[0]!)}\` is ticked: \`${run}\` to go on along it.`
-      return `${ticked.length} boxes are ticked in ${where}; untick all but one, then \`${run}\`.`
+      return waitingSentence(status, shown, run)
     }
     case 'stopped':
+      if (status.phase === 'waiting') return waitingSentence(status, shown, run)
       if (status.phase === 'stopped' && status.budget === 'maxSteps') return stepBudgetSentence(status, run)
       return `Raise \`max_visits\` in \`${join(shown, fileOf(next.node))}\` above ${(next.visit ?? 1) - 1} (or change the plan), then \`${run}\`.`
     case 'completed':
@@ -121,6 +114,21 @@ export function nextSentence(status: RunStatus, shown: string): string {
     case 'declined':
       return `The proposal was declined: its plan never runs. Propose again for a new plan: \`vaultplan propose "..." --into DIR\`.`
   }
+}
+
+/** What a person does for the note a run waits on: tick a box, or, with one ticked, run the vault. */
+function waitingSentence(status: RunStatus & { phase: 'waiting' }, shown: string, run: string): string {
+  const where = `\`${join(shown, status.file)}\``
+  const ticked = status.boxes.filter((box) => box.checked)
+  const unboxed = status.boxes.find((box) => !box.box)
+  // An item written without a box is ticked by writing one: `- [x] approved -> [[send]]`.
+  const how = unboxed ? `; an item without a box is ticked by writing one: \`- [x] ${boxLabel(unboxed)}\`` : ''
+  if (status.proposal && status.node === 'proposal' && ticked.length === 0)
+    return `Tick \`approve\`, \`revise\` (with what must change under \`## Feedback\`) or \`decline\` in ${where}, then \`${run}\`.`
+  if (ticked.length === 0) return `Tick one box under \`## Next\` in ${where}${how} (write under \`## Feedback\` if you like), then \`${run}\`.`
+  if (status.proposal && status.node === 'proposal' && ticked.length === 1) return `\`${ticked[0]!.label}\` is ticked: \`${run}\` to go on.`
+  if (ticked.length === 1) return `\`${boxLabel(ticked[0]!)}\` is ticked: \`${run}\` to go on along it.`
+  return `${ticked.length} boxes are ticked in ${where}; untick all but one, then \`${run}\`.`
 }
 
 function stepBudgetSentence(status: RunStatus, run: string): string {

@@ -10,7 +10,7 @@ import { toCanvas } from '../plan/plan-canvas.js'
 import { toDot, toMermaid } from '../plan/plan-picture.js'
 import { toSvg } from '../plan/plan-svg.js'
 import { readRunStatus, type RunNext, type RunStatus } from '../run/run-status.js'
-import { checkObserveOptions, readRecords } from '../run/observe-run.js'
+import { budgetOf, readRecords } from '../run/observe-run.js'
 import { snapshotOf, visitsOfSnapshot } from '../run/run-snapshot.js'
 import type { PlanIssue } from '../core/types.js'
 import { confine, PathRefusal, resourceUri, vaultName, vaultPath } from './paths.js'
@@ -265,7 +265,7 @@ async function pictureOf(context: ToolContext, vault: string, format: (typeof PI
   // Visits as the run's snapshot counts them, the notes of subplans included.
   const records = await readRecords(path)
   const { graph } = records
-  const snapshot = snapshotOf(path, records, checkObserveOptions({ hops: 0 }))
+  const snapshot = snapshotOf(path, records, { maxSteps: budgetOf(records), hops: 0 })
   const state = snapshot.run ? { visits: visitsOfSnapshot(snapshot) } : undefined
   let picture: string
   if (format === 'svg') picture = await toSvg(graph, state)

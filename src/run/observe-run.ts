@@ -19,7 +19,7 @@ export interface ObserveOptions {
   /**
    * The step budget to decide the phase and frontier for.
    *
-   * @default 50 (a trace does not record the budget a run last ran with)
+   * @default the budget the run's trace records it was started with, else 50
    */
   maxSteps?: number
   /**
@@ -38,11 +38,12 @@ const DEFAULT_HOPS = 5
  *
  * @throws {TypeError} for a `maxSteps` or `hops` that is not a whole number in range
  */
-export function checkObserveOptions(options: ObserveOptions): { hops: number; maxSteps: number } {
+export function checkObserveOptions(options: ObserveOptions): { hops: number; maxSteps: number | undefined } {
   const hops = options.hops ?? DEFAULT_HOPS
-  const maxSteps = stepBudget(options.maxSteps)
+  const maxSteps = options.maxSteps
   if (!(Number.isInteger(hops) && hops >= 0)) throw new TypeError(`Expected \`hops\` to be an integer from 0 up, got \`${hops}\``)
-  if (!(Number.isInteger(maxSteps) && maxSteps >= 1)) throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${maxSteps}\``)
+  if (maxSteps !== undefined && !(Number.isInteger(maxSteps) && maxSteps >= 1))
+    throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${maxSteps}\``)
   return { hops, maxSteps }
 }
 
@@ -61,7 +62,12 @@ export function checkObserveOptions(options: ObserveOptions): { hops: number; ma
 export async function observeRun(vault: string, options: ObserveOptions = {}): Promise<RunSnapshot> {
   const { hops, maxSteps } = checkObserveOptions(options)
   const records = await readRecords(vault)
-  return snapshotOf(vault, records, { maxSteps, hops })
+  return snapshotOf(vault, records, { maxSteps: budgetOf(records, maxSteps), hops })
+}
+
+/** The budget a run is decided for: the one given, else the one its trace records it was started with, else the default. */
+export function budgetOf(records: VaultRecords, told?: number): number {
+  return stepBudget(told ?? records.trace?.header.maxSteps)
 }
 
 /**

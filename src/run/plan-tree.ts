@@ -5,7 +5,8 @@ import { RunDriver } from './run-driver.js'
 import type { DriverOptions } from './run-options.js'
 import type { RunResult } from './run-options.js'
 import type { Step } from './run-options.js'
-import { fromSubplan, staleStep, waitingReason } from './run-words.js'
+import { checkChoice, fromSubplan, staleStep, stopOf, waitingReason } from './run-words.js'
+import { waitsForPerson } from '../core/knobs.js'
 import { decompose, plannerCallsOf } from './decompose.js'
 import { isGenerate, runsSubplans, subplanFoldersOf, tooDeepToDecompose } from '../vault/subplan-folders.js'
 import { recordedWorks, TreeBudget } from './tree-budget.js'
@@ -36,14 +37,22 @@ export interface TreeSettings {
   work?: ((step: WorkStep, driver: RunDriver, plan: string) => Promise<string>) | undefined
 }
 
-/** A step of a subplan's branch once it has gone as far as it can, with the works it did and the highest step number it recorded; none when its run could not begin. */
-type Branch = { step: Step | undefined; works: number; last: number }
+/**
+ * A step of a subplan's branch once it has gone as far as it can, with the
+ * works it did and the highest step number it recorded; none when its run could not begin, `refused` then naming
+ * the visit the budget refused (the stop, unless a sibling has more to say).
+ */
+type Branch = { step: Step | undefined; works: number; last: number; refused?: Step }
 
 /** A branch's vault, opened: its folder from the top vault, its driver and session. */
 type OpenBranch = { top: string; driver: RunDriver; session: VaultSession }
 
-/** A claim the budget refused, nothing written for it: the driver, asked again, stops; a vault with no run begun does not begin. */
-class BudgetRefusal extends Error {}
+/** A claim of `node` the budget refused, nothing written for it: the driver, asked again, stops; a vault with no run begun does not begin. */
+class BudgetRefusal extends Error {
+  constructor(readonly node: PlanNode) {
+    super('no step of `maxSteps` is left')
+  }
+}
 
 /**
  * A run over a vault and its subplans (SPEC section 11). The top vault's
@@ -68,14 +77,20 @@ export class PlanTree {
   private readonly before = new Map<string, number>()
   /** `completeStep`: the visit to complete, wherever in the tree it is pending. */
   private completion: { key: string; result: { output: string; choice?: string | undefined }; done: boolean } | undefined
-  /** A choice given when completing a subplan's terminal: it decides the parent note's transition. */
-  private carried: string | undefined
+  /** A choice given when completing a subplan's terminal: it decides the transition of the note `at` (its folder and id) that offered it. */
+  private carried: { choice: string; at: string } | undefined
+  /** The notes running subplans the walk is inside now, outermost first (stepping walks one branch at a time); `lone`: it runs one folder. */
+  private readonly within: { node: PlanNode; plan: string; lone: boolean }[] = []
+  /** Steps relayed from a subplan's terminal, and whether a choice given with them goes past the note that offered their conditions. */
+  private readonly carries = new WeakMap<Step, boolean>()
   /** The highest step number given so far: a claim anywhere in the tree takes the next (SPEC section 15, "One vocabulary"). */
   private numbered = 0
 
   private root!: RunDriver
   /** What `maxSteps` bounds: works and planner calls of the whole tree, and the visits branches claimed for their workers. */
   private budget!: TreeBudget
+  /** `runPlan`'s branches waiting for their first work to begin (or for them to end), by folder from the top vault: the next branch's turn. */
+  private readonly firstWork = new Map<string, () => void>()
   /** The caller's own check before a claim, run after the budget's. */
   private readonly beforeClaim: DriverOptions['beforeClaim']
 
@@ -85,6 +100,7 @@ export class PlanTree {
   ) {
     this.beforeClaim = settings.driver.beforeClaim
     settings.driver.spent = () => this.budget.spentBy('')
+    settings.driver.runsSubplans = (node) => runsSubplans(node, 0)
     settings.driver.beforeClaim = this.claimGuard('', 0)
     settings.driver.steps = this.numbering(0)
   }
@@ -172,6 +188,15 @@ export class PlanTree {
     this.locks.clear()
   }
 
+  /** A work begins in the vault `plan` (or a branch there ended): the branches it is inside have begun, the next ones take their turn. */
+  private began(plan: string): void {
+    for (const [top, next] of this.firstWork)
+      if (plan === top || plan.startsWith(`${top}/`)) {
+        this.firstWork.delete(top)
+        next()
+      }
+  }
+
   /** Remembers the last nested node worked (`plan`: its folder from the top vault). */
   private worked(plan: string, id: string): void {
     if (!plan) return
@@ -203,8 +228,7 @@ export class PlanTree {
   private claimGuard(folder: string, depth: number): (node: PlanNode) => void {
     return (node) => {
       const driver = folder === '' ? this.root : this.open.get(folder)
-      if (driver && !this.budget.admit(folder, driver, this.settings.work !== undefined && !runsSubplans(node, depth)))
-        throw new BudgetRefusal('no step of `maxSteps` is left')
+      if (driver && !this.budget.admit(folder, driver, this.settings.work !== undefined && !runsSubplans(node, depth))) throw new BudgetRefusal(node)
       this.beforeClaim?.(node)
     }
   }
@@ -240,14 +264,15 @@ export class PlanTree {
       const id = plan ? `${plan}/${step.node.id}` : step.node.id
       if (runsSubplans(step.node, depth)) {
         const inner = await this.runSubplans(driver, plan, step, depth)
-        // No step left for the planner call, or for a subplan to begin: the note that runs them stops.
+        // No step left for the planner call: the note that runs the subplans stops.
         if (!inner.step) {
-          step = await driver.next()
+          step = await driver.refuse(step.node.id, step.visit)
           continue
         }
         if (inner.step.kind !== 'completed') return inner.step
-        const choice = this.carried
-        this.carried = undefined
+        // The choice carried from a terminal below is this note's only if this note offered it (else it goes on up).
+        const choice = this.carried?.at === `${plan}\n${step.node.id}` ? this.carried.choice : undefined
+        if (choice !== undefined) this.carried = undefined
         step = await this.unrefused(
           driver,
           plan,
@@ -264,9 +289,11 @@ export class PlanTree {
       if (completion && !completion.done && completion.key === step.key) {
         completion.done = true
         let { result } = completion
-        // A subplan's terminal takes no choice: the choice decides the note that runs the subplan.
+        // A subplan's terminal takes no choice: the choice decides the note that offered it, checked before anything is written.
         if (plan && step.node.edges.length === 0 && result.choice !== undefined) {
-          this.carried = result.choice
+          const offering = this.offering()
+          if (offering && !waitsForPerson(offering.node)) checkChoice(offering.node, result.choice, this.settings.driver.predicates)
+          if (offering) this.carried = { choice: result.choice, at: `${offering.plan}\n${offering.node.id}` }
           result = { output: result.output }
         }
         this.worked(plan, id)
@@ -279,6 +306,7 @@ export class PlanTree {
         step = await driver.next()
         continue
       }
+      this.began(plan)
       const output = await this.settings.work(step, driver, plan)
       this.worked(plan, id)
       step = await this.unrefused(driver, plan, driver.complete(step.key, { output }))
@@ -298,6 +326,7 @@ export class PlanTree {
     if (planned?.kind === 'refused') return { step: undefined, works: 0, last: 0 }
     const degraded = planned?.kind === 'planned' ? planned.degraded : undefined
     const folders = subplanFoldersOf(step.node)
+    this.within.push({ node: step.node, plan, lone: folders.length === 1 })
     const opened = await Promise.allSettled(folders.map(({ folder }) => this.openBranch(parent, plan, folder, step, depth + 1, degraded)))
     const open = opened.flatMap((each) => (each.status === 'fulfilled' ? [each.value] : []))
     let branches: Branch[]
@@ -306,6 +335,7 @@ export class PlanTree {
       if (failed) throw failed.reason
       branches = await this.driveBranches(open, depth + 1)
     } finally {
+      this.within.pop()
       for (const branch of open) {
         this.open.delete(branch.top)
         this.budget.closed(branch.top)
@@ -315,14 +345,24 @@ export class PlanTree {
     }
     const work = branches.find((each) => each.step?.kind === 'work')
     if (work) {
-      // A lone subplan's terminal: the choice given with it decides the parent note, so offer the parent's choices.
+      // A lone subplan's terminal: the choice given with it decides the parent note, so offer the parent's choices
+      // (and the choices of the note above, when the parent is itself a lone subplan's terminal: see `offering`).
       const inner = work.step as WorkStep
-      return folders.length === 1 && inner.node.edges.length === 0 ? { step: { ...inner, conditions: step.conditions }, works: 0, last: 0 } : work
+      if (folders.length === 1 && (this.carries.get(inner) ?? inner.node.edges.length === 0)) {
+        const offered: WorkStep = { ...inner, conditions: step.conditions }
+        this.carries.set(offered, plan !== '' && step.node.edges.length === 0)
+        return { step: offered, works: 0, last: 0 }
+      }
+      this.carries.set(inner, false)
+      return work
     }
     const stopped = branches.find((each) => each.step?.kind === 'stopped')
     if (stopped) return stopped
     const waiting = branches.flatMap((each) => (each.step?.kind === 'waiting' ? each.step.waiting : []))
     if (waiting.length > 0) return { step: { kind: 'waiting', runId: this.runId(), waiting, reason: waitingReason(waiting) }, works: 0, last: 0 }
+    // A branch the budget kept from beginning stops the run at its first visit (after a person's wait, which is more to do).
+    const refused = branches.find((each) => each.refused)?.refused
+    if (refused) return { step: refused, works: 0, last: 0 }
     if (branches.some((each) => each.step === undefined)) return { step: undefined, works: 0, last: 0 }
     // The works of the joined branches go into the parent note's record from here on; the budget counts them until it holds them.
     const works = branches.reduce((sum, each) => sum + each.works, 0)
@@ -338,10 +378,30 @@ export class PlanTree {
    * Walks the open branches as far as each goes: at once for `runPlan`; one
    * after another for the stepping calls, which hand out the first visit of
    * the first branch, in the listed order, that has one (SPEC section 9).
+   * `runPlan`'s branches claim their first visits in the listed order too
+   * (each starts once the one before began its first work, or ended), so
+   * the last steps of the budget go where the snapshot's frontier says. A
+   * branch whose turn comes after one failed does not start: the call fails.
    */
   private async driveBranches(open: OpenBranch[], depth: number): Promise<Branch[]> {
     if (this.settings.work) {
-      const settled = await Promise.allSettled(open.map((branch) => this.driveBranch(branch, depth)))
+      let before: Promise<void> = Promise.resolve()
+      let broken: { error: unknown } | undefined
+      const walks = open.map((branch) => {
+        const turn = before
+        before = new Promise<void>((resolve) => this.firstWork.set(branch.top, resolve))
+        return turn
+          .then(() => {
+            if (broken) throw broken.error
+            return this.driveBranch(branch, depth)
+          })
+          .catch((error: unknown) => {
+            broken ??= { error }
+            throw error
+          })
+          .finally(() => this.began(branch.top))
+      })
+      const settled = await Promise.allSettled(walks)
       const failed = settled.find((each) => each.status === 'rejected')
       if (failed) throw failed.reason
       return settled.map((each) => (each as PromiseFulfilledResult<Branch>).value)
@@ -352,6 +412,18 @@ export class PlanTree {
       if (branches.at(-1)!.step?.kind === 'work') break
     }
     return branches
+  }
+
+  /**
+   * The note whose choices a terminal of the innermost subplan walked offers
+   * (as `runSubplans` relays them): the note that runs it, or, while that
+   * note is itself the terminal of a lone subplan, the note above.
+   */
+  private offering(): { node: PlanNode; plan: string } | undefined {
+    let level = this.within.length - 1
+    if (level < 0) return undefined
+    while (this.within[level]!.lone && this.within[level]!.node.edges.length === 0 && level > 0 && this.within[level - 1]!.lone) level--
+    return this.within[level]
   }
 
   /** Opens a branch nested `depth` deep: its driver afresh for a new visit of the parent note, else resumed. */
@@ -375,6 +447,7 @@ export class PlanTree {
         degraded: [degraded, tooDeepToDecompose(session.graph.nodes.values(), depth)].filter((each) => each !== undefined).join('; ') || undefined,
         onEvent: onEvent && ((event) => nested(event, top, onEvent)),
         spent: () => this.budget.spentBy(top),
+        runsSubplans: (node) => runsSubplans(node, depth),
         beforeClaim: this.claimGuard(top, depth),
         steps: this.numbering(depth),
       })
@@ -391,15 +464,20 @@ export class PlanTree {
   }
 
   /** Walks an open branch as far as it goes; its works move to the parked ones as it leaves the open drivers, in one turn. */
-  private async driveBranch({ top, driver }: OpenBranch, depth: number): Promise<Branch> {
+  private async driveBranch({ top, driver, session }: OpenBranch, depth: number): Promise<Branch> {
+    let refused: Step | undefined
     const inner = await this.drive(driver, top, depth).catch((error: unknown) => {
-      if (error instanceof BudgetRefusal && !this.budget.begun(top)) return undefined
-      throw error
+      if (!(error instanceof BudgetRefusal) || this.budget.begun(top)) throw error
+      const { node } = error
+      const at = { node: node.id, visit: (driver.replayed.visits.get(node.id) ?? 0) + 1, budget: 'maxSteps' as const }
+      const { reason, ...stop } = stopOf(session.graph, driver.replayed, at, this.settings.driver.maxSteps)
+      refused = fromSubplan({ kind: 'stopped', runId: this.runId(), stop, reason }, top)
+      return undefined
     })
     const works = recordedWorks(driver)
     this.parked += works
     this.open.delete(top)
-    return { step: inner, works, last: driver.replayed.lastStep }
+    return { step: inner, works, last: driver.replayed.lastStep, ...(refused && { refused }) }
   }
 }
 

@@ -111,11 +111,20 @@ export interface NotesView {
   start: string | undefined
   has(id: string): boolean
   maxVisits(id: string): number
+  /** Whether the note runs subplans: not a work itself (SPEC section 11), so a claimed visit of it is not refused by `maxSteps`. */
+  runsSubplans?(id: string): boolean
 }
 
 /** The view of a graph's notes the core needs: `active` and `start` as the caller found them. */
-export function notesOf(graph: { nodes: ReadonlyMap<string, { maxVisits: number }> }, active: string[], start: string | undefined): NotesView {
-  return { active, start, has: (id) => graph.nodes.has(id), maxVisits: (id) => graph.nodes.get(id)?.maxVisits ?? 0 }
+export function notesOf(
+  graph: { nodes: ReadonlyMap<string, { maxVisits: number }> },
+  active: string[],
+  start: string | undefined,
+  runsSubplans?: (id: string) => boolean,
+): NotesView {
+  const notes: NotesView = { active, start, has: (id) => graph.nodes.has(id), maxVisits: (id) => graph.nodes.get(id)?.maxVisits ?? 0 }
+  if (runsSubplans) notes.runsSubplans = (id) => graph.nodes.has(id) && runsSubplans(id)
+  return notes
 }
 
 /** Where a run goes on. */
@@ -172,8 +181,9 @@ export function locate(
 function enter(run: { replay: Replay; maxSteps: number; spent?: number | undefined }, notes: NotesView, node: string, claimed: boolean): Position {
   const { replay: state } = run
   const visit = (state.visits.get(node) ?? 0) + 1
-  // `spent`: the works of the whole run when subplans share the budget (SPEC section 11).
-  const budget = notes.has(node) && visit > notes.maxVisits(node) ? 'max_visits' : (run.spent ?? state.steps) >= run.maxSteps ? 'maxSteps' : undefined
+  // `spent`: the works of the whole run when subplans share the budget (SPEC section 11); a claimed note that runs subplans goes on into them.
+  const spends = !(claimed && notes.runsSubplans?.(node))
+  const budget = notes.has(node) && visit > notes.maxVisits(node) ? 'max_visits' : spends && (run.spent ?? state.steps) >= run.maxSteps ? 'maxSteps' : undefined
   if (budget) {
     const last = state.lastRecord
     const recorded = last?.kind === 'stop' && last.node === node && last.budget === budget && last.visit === visit

@@ -212,6 +212,17 @@ export class RunDriver {
     return this.next()
   }
 
+  /**
+   * Stops the run at the claimed visit of a note that runs subplans when the
+   * budget refuses its planner call (the note itself is not a work, so
+   * `next` does not refuse it); the stop is recorded once, as any stop.
+   */
+  async refuse(node: string, visit: number): Promise<Step> {
+    const last = this.state.lastRecord
+    const recorded = last?.kind === 'stop' && last.node === node && last.visit === visit && last.budget === 'maxSteps' && last.step === this.state.steps
+    return this.stop({ kind: 'stopped', node, visit, budget: 'maxSteps', recorded })
+  }
+
   /** The run's outcome as `runPlan` returns it, for a step that is not `work`. */
   resultOf(step: Exclude<Step, { kind: 'work' }>): RunResult {
     return toRunResult(step, { runId: this.runId, replay: this.state, vault: this.vault, degraded: this.options.degraded })
@@ -228,9 +239,10 @@ export class RunDriver {
     const active = this.session.withStatus('active')
     let start: string | undefined
     if (active.length === 0 && !this.state.lastRecord && !this.pending) start = graph.startNode().id
+    const subplans = this.options.runsSubplans
     return locate(
       { runId: this.runId, replay: this.state, pending: this.pending, maxSteps: this.options.maxSteps, spent: this.options.spent?.() },
-      notesOf(graph, active, start),
+      notesOf(graph, active, start, subplans && ((id) => subplans(graph.nodes.get(id)!))),
     )
   }
 
@@ -274,6 +286,8 @@ export class RunDriver {
     const header: TraceHeader = { run: this.runId, format: TRACE_FORMAT, query: this.query, started: new Date().toISOString() }
     if (this.options.degraded !== undefined) header.degraded = this.options.degraded
     if (this.options.source !== undefined) header.source = this.options.source
+    // The run's budget: status and snapshots of the top vault decide for it when not told one.
+    header.maxSteps = this.options.maxSteps
     return header
   }
 

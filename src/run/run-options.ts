@@ -189,6 +189,8 @@ export interface DriverOptions {
    * so far. Alone, a vault numbers its own steps.
    */
   steps?: { take(node: PlanNode): number | undefined; last(): number } | undefined
+  /** Whether a note of this vault runs subplans (when this vault is one of a tree): a claimed one is not a work the budget refuses, its subplans' claims are. */
+  runsSubplans?: ((node: PlanNode) => boolean) | undefined
 }
 
 /** A claimed visit, as the driver remembers it within one call. */

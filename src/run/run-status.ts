@@ -4,7 +4,7 @@ import type { PlanGraph } from '../plan/plan-graph.js'
 import { replay, nextStepNumber } from './run-core.js'
 import { PROPOSAL_CHOICES, PROPOSAL_NODE, proposalStand, toProposalInfo, type ProposalInfo, type ProposalNote } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
-import { checkObserveOptions, readRecords } from './observe-run.js'
+import { budgetOf, checkObserveOptions, readRecords } from './observe-run.js'
 import { snapshotOfStand, type NoteState } from './run-snapshot.js'
 import { standOf, type VaultStand } from './vault-stand.js'
 import { planOrder } from '../plan/plan-order.js'
@@ -22,7 +22,7 @@ export interface RunStatusOptions {
   /**
    * The step budget a run would be given, so `next` says what that run does.
    *
-   * @default 50
+   * @default the budget the run's trace records it was started with, else 50
    */
   maxSteps?: number
 }
@@ -132,13 +132,14 @@ const EXCERPT = 400
  * whole run, subplans included. Reads only; never changes the vault.
  *
  * @param options.hops - how many of the latest hops to report (default 5)
- * @param options.maxSteps - the step budget a run would have (default 50)
+ * @param options.maxSteps - the step budget a run would have (default: the one the run was started with, else 50)
  * @throws {VaultPathError} when `vault` is not a folder
  * @throws {RunStateError} when the trace is unreadable or written by a newer vaultplan
  */
 export async function readRunStatus(vault: string, options: RunStatusOptions = {}): Promise<RunStatus> {
-  const { hops, maxSteps } = checkObserveOptions(options)
+  const { hops, maxSteps: told } = checkObserveOptions(options)
   const records = await readRecords(vault)
+  const maxSteps = budgetOf(records, told)
   const stand = standOf(records, maxSteps)
   const snapshot = snapshotOfStand(vault, stand, { maxSteps, hops })
   const status = statusOf(vault, stand, maxSteps, records.holder !== undefined ? 'running' : 'interrupted')
@@ -155,7 +156,9 @@ function statusOf(vault: string, stand: VaultStand, maxSteps: number, moving: 'r
   const invalid = records.issues.some((issue) => issue.severity === 'error')
   // The proposal is decided first, as `runPlan` decides it before reading the plan.
   const gated = records.proposal ? proposalPhase(records.proposal) : undefined
-  const phase = gated ?? (invalid ? invalidPhase() : phaseOf(stand, moving))
+  let phase = gated ?? (invalid ? invalidPhase() : phaseOf(stand, moving))
+  // A note with one box ticked still waits, its boxes shown, until the next call follows the box: `next` says where to.
+  if (!gated && !invalid && stand.decided) phase = { ...waitingPhase(graph, stand.decided.node, stand.decided.visit), next: phase.next }
   const position = stand.position
   const working = position?.kind === 'work' && position.claimed && phase.phase !== 'fresh' ? position : undefined
   const hopRecords = (trace?.records ?? []).filter((record): record is HopRecord => record.kind === 'hop')

@@ -9,7 +9,7 @@ import { highestNumber, locate, notesOf, replay, visitKey, type Position, type R
 import type { SavedOutput } from '../store/output-note.js'
 import type { StopInfo, WaitingNote } from './run-options.js'
 import { stopInSubplan, stopOf } from './run-words.js'
-import type { Trace } from '../store/trace.js'
+import { outputFile, type HopRecord, type Trace } from '../store/trace.js'
 
 /*
  * Where one vault of a run stands, its subplans' runs included: the pure
@@ -84,6 +84,8 @@ export interface VaultStand {
   fixed: Set<WorkItem>
   /** Two notes `active` in one folder (here or in a branch): the notes by their path from the top vault, and their files. */
   twoActive?: { nodes: string[]; files: string[] }
+  /** A note still `waiting` whose one ticked box the next call follows: `position` is where the box leads. */
+  decided?: { node: string; visit: number }
 }
 
 /**
@@ -134,10 +136,20 @@ export function standOf(records: VaultRecords, maxSteps: number, source?: string
     else if (at === undefined) stand.position = { kind: 'no-start' }
     else if (spentAbove >= maxSteps) stand.position = { kind: 'stopped', node: at, visit: 1, budget: 'maxSteps', recorded: false }
     else stand.position = { kind: 'work', node: at, visit: 1, step: 1, claimed: mine.length === 1 }
-    return settle(stand, prefix, maxSteps, spentAbove, depth)
+    settle(stand, prefix, maxSteps, spentAbove, depth)
+    if (source === undefined) numberItems(stand)
+    return stand
   }
   const pending = records.pending
-  stand.position = locate({ runId, replay: state, pending, maxSteps, spent: spentAbove + stand.works }, notesOf(graph, active, start?.id))
+  const notes = notesOf(graph, active, start?.id, (id) => runsSubplans(graph.nodes.get(id)!, depth))
+  const spent = spentAbove + stand.works
+  stand.position = locate({ runId, replay: state, pending, maxSteps, spent }, notes)
+  // A waiting note with one box ticked: the next call records the person's hop and goes on along it, so the stand is where it leads.
+  const hop = stand.position.kind === 'decide' ? decisionOf(graph, stand.position) : undefined
+  if (hop) {
+    stand.decided = { node: hop.node, visit: hop.visit }
+    stand.position = locate({ runId, replay: replay([...trace.records, hop], () => undefined, trace.claims), pending, maxSteps, spent }, notes)
+  }
   settle(stand, prefix, maxSteps, spentAbove, depth)
   if (source === undefined) numberItems(stand)
   return stand
@@ -163,6 +175,14 @@ export function highestBelow(stand: VaultStand): number {
   return Math.max(0, ...stand.branches.map(({ stand: branch }) => Math.max(highestNumber(branch.replay), highestBelow(branch))))
 }
 
+/** The hop the next call records for a waiting note with exactly one box ticked (as `RunDriver` follows it); none while it still waits or is ambiguous. */
+function decisionOf(graph: PlanGraph, at: { node: string; visit: number; step: number }): HopRecord | undefined {
+  const ticked = graph.nodes.get(at.node)?.edges.filter((edge) => edge.at?.checked === true) ?? []
+  if (ticked.length !== 1) return undefined
+  const edge = ticked[0]!
+  return { kind: 'hop', step: at.step, node: at.node, visit: at.visit, edge, decidedBy: 'human', next: edge.target, output: outputFile(at.step, at.node) }
+}
+
 /** Fills a stand's items, waits and stop from its position, descending into the subplans of a note that runs them. */
 function settle(stand: VaultStand, prefix: string, maxSteps: number, spentAbove: number, depth: number): VaultStand {
   const position = stand.position!
@@ -179,9 +199,15 @@ function settle(stand: VaultStand, prefix: string, maxSteps: number, spentAbove:
     case 'work': {
       const node = graph.nodes.get(position.node)
       if (node && runsSubplans(node, depth)) {
-        // A decomposition not written yet: the planner call is what comes next.
-        if (isGenerate(node.plan) && !stand.records.subplans.has(subplanFoldersOf(node)[0]!.folder)) stand.items.push(item('plan', position))
-        else return branchesOf(stand, node, position, maxSteps, spentAbove, depth)
+        // A decomposition not written yet: the planner call is what comes next, if the budget has a step for it.
+        if (isGenerate(node.plan) && !stand.records.subplans.has(subplanFoldersOf(node)[0]!.folder)) {
+          if (spentAbove + stand.works >= maxSteps) {
+            stand.ownStop = stopOf(graph, stand.replay, { node: position.node, visit: position.visit, budget: 'maxSteps' }, maxSteps)
+            stand.stop = plan === undefined ? stand.ownStop : stopInSubplan(stand.ownStop, plan)
+            return stand
+          }
+          stand.items.push(item('plan', position))
+        } else return branchesOf(stand, node, position, maxSteps, spentAbove, depth)
       } else stand.items.push(item('work', position))
       if (!position.claimed) stand.unclaimed.add(stand.items.at(-1)!)
       if (stand.replay.claims.has(`${position.node}\n${position.visit}`)) stand.fixed.add(stand.items.at(-1)!)
@@ -263,7 +289,8 @@ function branchesOf(
       stand.items.push(found)
     }
     stand.waiting.push(...branch.waiting)
-    if (!stand.stop && branch.stop) stand.stop = branch.stop
+    // A branch the budget keeps from beginning stops the run only when nothing else is left to do (below).
+    if (!stand.stop && branch.stop && !unbegun(branch)) stand.stop = branch.stop
     if (!stand.twoActive && branch.twoActive) stand.twoActive = branch.twoActive
   }
   const idle = stand.items.length === 0 && stand.waiting.length === 0 && !stand.stop && !stand.twoActive
@@ -273,13 +300,19 @@ function branchesOf(
     return stand
   }
   // Every branch's next visit is past the budget: the run stops before the first of them.
-  const refused = idle ? stand.branches.find((each) => each.stand.position?.kind === 'work') : undefined
-  if (refused) {
+  const refused = idle ? stand.branches.find((each) => each.stand.position?.kind === 'work' || unbegun(each.stand)) : undefined
+  if (refused?.stand.stop && unbegun(refused.stand)) stand.stop = refused.stand.stop
+  else if (refused) {
     const { records: inner, replay: state, position } = refused.stand
     const { node: id, visit } = position as Extract<Position, { kind: 'work' }>
     stand.stop = stopInSubplan(stopOf(inner.graph, state, { node: id, visit, budget: 'maxSteps' }, maxSteps), inner.folder)
   }
   return stand
+}
+
+/** A subplan whose run for its note's visit has not begun, stopped by the budget before its first claim. */
+function unbegun(stand: VaultStand): boolean {
+  return stand.runId === '' && stand.position?.kind === 'stopped'
 }
 
 /**

@@ -28,6 +28,8 @@ export interface TraceHeader {
   source?: string
   /** The run and step this run was forked from. */
   fork?: { run: string; step: number }
+  /** The step budget the run was started with (a subplan's: the whole run's then): what a snapshot decides for when not told (traces before it have none). */
+  maxSteps?: number
 }
 
 /** Paths of the files a run writes, all under `00_plan-trace/`. */
@@ -116,6 +118,7 @@ export function parseTrace(vault: string, text: string, earlier?: ParsedTrace): 
   if (typeof data.source === 'string') header.source = data.source
   const fork = data.fork as { run?: unknown; step?: unknown } | undefined
   if (fork && typeof fork.run === 'string' && Number.isInteger(fork.step)) header.fork = { run: fork.run, step: Number(fork.step) }
+  if (Number.isInteger(data.maxSteps) && Number(data.maxSteps) >= 1) header.maxSteps = Number(data.maxSteps)
   const { records, claims, lines } = parseRecords(vault, text, format, 0)
   return { text, trace: { header, records, claims }, lines }
 }
