@@ -3,20 +3,10 @@ import { readdir, rm, stat } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { basename, dirname, join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
-import {
-  readRegularFileSync,
-  removeLater,
-  replacedFilesFreed,
-  sameStamp,
-  toStamp,
-  writeFileAtomic,
-  writeFileAtomicSync,
-  type FileStamp,
-  type WriteOptions,
-} from './fs-atomic.js'
+import { readRegularFileSync, removeLater, sameStamp, toStamp, writeFileAtomic, writeFileAtomicSync, type FileStamp, type WriteOptions } from './fs-atomic.js'
 import { setFrontmatterStatus } from './frontmatter.js'
 import { parseNote } from './parse-note.js'
-import { MAX_SETTLE_MS, readSettled, readSettledNote, SETTLE_CUT_MS } from './settled-read.js'
+import { MAX_SETTLE_MS, readSettled, SETTLE_CUT_MS } from './settled-read.js'
 
 /**
  * The prefix of the second name a note's old version keeps while the run
@@ -183,54 +173,6 @@ export async function replaceNote(
   if (caught === undefined) return { stamp: replaced.stamp }
   const recovered = await recoverCaughtSave(path, caught, replaced.stamp, redo, write)
   return recovered.kind === 'changed' ? 'changed' : { stamp: recovered.stamp, text: recovered.text }
-}
-
-/** How often {@link editNote} reads again when the note changed between its read and its write. */
-const EDIT_ATTEMPTS = 3
-
-/**
- * Edits a note a person may be saving at the same moment, the one careful
- * way every rewrite of a person's note takes: a settled read (a note caught
- * between an editor's truncate and its write is read again, never written
- * from), `edit` of what was read, and {@link replaceNote} against the stamp
- * of that read, so a save made meanwhile is read again and edited in turn
- * (one going into the old version, also one paused mid-way when the note
- * was read, is put back as the note and edited in turn: see `watchUntil`). `edit`
- * returns the text unchanged when there is nothing to do, and `undefined`
- * when the note is no longer what the caller expected (nothing is written).
- * Without `park`, the old version's second name is gone when this returns.
- *
- * @param file - the note as messages name it
- * @param doubt - whether the note may have changed since the caller last looked (see `readSettledNote`)
- * @returns the note's text and stamp now and whether it was written, or `undefined` when `edit` said so
- * @throws {RunStateError} `note-busy` when the note kept changing; nothing was changed
- */
-export async function editNote(
-  file: string,
-  path: string,
-  edit: (text: string) => string | undefined,
-  options: ReplaceOptions & { doubt?: boolean | FileStamp } = {},
-): Promise<{ text: string; stamp: FileStamp; written: boolean } | undefined> {
-  const { doubt = true, ...write } = options
-  for (let attempt = 1; attempt <= EDIT_ATTEMPTS; attempt++) {
-    const { text, stamp } = await readSettledNote(file, path, attempt > 1 || doubt)
-    const updated = edit(text)
-    if (updated === undefined || updated === text) return updated === undefined ? undefined : { text, stamp, written: false }
-    // A save caught going into the old version gets the same edit; one the edit refuses is kept as the person saved it.
-    const redo = (saved: string) => {
-      try {
-        return edit(saved) ?? saved
-      } catch {
-        return saved
-      }
-    }
-    // Saved less than SETTLE_CUT_MS before the read: a save paused mid-way (perhaps at a line break) may still write its rest.
-    const replaced = await replaceNote(path, stamp, updated, redo, { ...write, watchUntil: stamp.mtimeMs + SETTLE_CUT_MS })
-    if (replaced === 'changed') continue
-    if (write.park === undefined) await replacedFilesFreed()
-    return { text: replaced.text ?? updated, stamp: replaced.stamp, written: true }
-  }
-  throw new RunStateError('note-busy', `\`${file}\` kept changing while it was written; nothing was changed. Try again.`, { files: [file] })
 }
 
 /**
