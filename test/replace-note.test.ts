@@ -127,6 +127,24 @@ describe('replacing a note while a person saves it in place', () => {
     expect((await readdir(dir)).filter((name) => name.startsWith(OLD_VERSION_PREFIX))).toEqual([])
   })
 
+  it('a run killed before its rename, while a person keeps typing into the note: the second name goes at the next open, their bytes stay', async () => {
+    const dir = await writeVault({ 'draft.md': NOTE })
+    const path = join(dir, 'draft.md')
+    // What a kill before the rename leaves: a second name of the note's own file, which the person's saves change with it.
+    fs.linkSync(path, oldVersionPath(path, await stampOf(path))!)
+    // Their editor writes a line every 100 ms, for longer than a save is waited for to settle (3 s).
+    const type = () => fs.appendFileSync(path, 'A line they typed.\n')
+    type()
+    const typing = setInterval(type, 100)
+    try {
+      await recoverOldVersions(dir)
+    } finally {
+      clearInterval(typing)
+    }
+    expect((await readdir(dir)).filter((name) => name.startsWith(OLD_VERSION_PREFIX))).toEqual([])
+    expect(await readFile(path, 'utf8')).toMatch(/^---\nstatus: pending\n---\n# Draft\n\nThe words a person wrote.\n(A line they typed.\n)+$/)
+  })
+
   it('an old version nobody saved into is only removed; a note saved after it by a person stays as it is', async () => {
     const dir = await writeVault({ 'draft.md': NOTE, 'review.md': NOTE })
     const untouched = oldVersionPath(join(dir, 'draft.md'), await stampOf(join(dir, 'draft.md')))!

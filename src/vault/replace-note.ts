@@ -178,9 +178,10 @@ export async function replaceNote(
 /**
  * Settles the old versions a killed run left in `folder` (see
  * {@link replaceNoteSync}): one that is still the version its name records
- * is removed; one an editor saved into, newer than its note, goes back into
- * the note with the note's status value now. A note saved after it (by a
- * person) stays as it is.
+ * is removed, and so is one that is still the note's own file (the run was
+ * killed before its rename); one an editor saved into, newer than its note,
+ * goes back into the note with the note's status value now. A note saved
+ * after it (by a person) stays as it is.
  */
 export async function recoverOldVersions(folder: string): Promise<void> {
   let names: string[]
@@ -198,8 +199,10 @@ export async function recoverOldVersions(folder: string): Promise<void> {
     const unchanged = info.ino.toString(36) === ino && info.size.toString(36) === size && Math.round(info.mtimeMs * 1000).toString(36) === mtime
     const note = join(folder, file)
     const current = readRegularFileSync(note, MAX_NOTE_BYTES)
+    // Still the note's own file (killed before its rename): a save going into it goes into the note, nothing to put back.
+    const same = current !== undefined && current.stamp.ino === info.ino
     // The editor may still be writing into it (the run was killed, the editor not): read once its save has settled.
-    const saved = unchanged || (current && current.stamp.mtimeMs > info.mtimeMs) ? undefined : await readCaught(old)
+    const saved = unchanged || same || (current && current.stamp.mtimeMs > info.mtimeMs) ? undefined : await readCaught(old)
     // Still being written after 3 s: kept for the next run.
     if (saved === 'busy') continue
     if (saved !== undefined) {
