@@ -4,7 +4,8 @@ import { basename, join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { runPlan } from 'vaultplan'
 import { replacedFilesFreed, stampOf } from '../src/vault/fs-atomic.js'
-import { editNote, OLD_VERSION_PREFIX, oldVersionPath, recoverOldVersions, replaceNote, replaceNoteSync } from '../src/vault/replace-note.js'
+import { editNote } from '../src/vault/edit-note.js'
+import { OLD_VERSION_PREFIX, oldVersionPath, recoverOldVersions, replaceNote, replaceNoteSync } from '../src/vault/replace-note.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
 import { writeVault } from './helpers/vault.js'
 
@@ -124,6 +125,24 @@ describe('replacing a note while a person saves it in place', () => {
     await recoverOldVersions(dir)
     expect(await readFile(path, 'utf8')).toBe(withStatus(SAVED, 'active'))
     expect((await readdir(dir)).filter((name) => name.startsWith(OLD_VERSION_PREFIX))).toEqual([])
+  })
+
+  it('a run killed before its rename, while a person keeps typing into the note: the second name goes at the next open, their bytes stay', async () => {
+    const dir = await writeVault({ 'draft.md': NOTE })
+    const path = join(dir, 'draft.md')
+    // What a kill before the rename leaves: a second name of the note's own file, which the person's saves change with it.
+    fs.linkSync(path, oldVersionPath(path, await stampOf(path))!)
+    // Their editor writes a line every 100 ms, for longer than a save is waited for to settle (3 s).
+    const type = () => fs.appendFileSync(path, 'A line they typed.\n')
+    type()
+    const typing = setInterval(type, 100)
+    try {
+      await recoverOldVersions(dir)
+    } finally {
+      clearInterval(typing)
+    }
+    expect((await readdir(dir)).filter((name) => name.startsWith(OLD_VERSION_PREFIX))).toEqual([])
+    expect(await readFile(path, 'utf8')).toMatch(/^---\nstatus: pending\n---\n# Draft\n\nThe words a person wrote.\n(A line they typed.\n)+$/)
   })
 
   it('an old version nobody saved into is only removed; a note saved after it by a person stays as it is', async () => {

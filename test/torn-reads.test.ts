@@ -194,16 +194,16 @@ ${JOURNAL}`,
   }, 120_000)
 })
 
-describe('a save paused at a line break for longer than the settle window', () => {
-  it('is caught going into the old version and kept, with the status patched into it', async () => {
-    const note = `---\nstatus: pending\n---\n# Draft\n\n${JOURNAL}`
-    const dir = await writeVault({ 'draft.md': note })
-    const path = join(dir, 'draft.md')
-    // An editor descheduled for 400 ms between its two writes, the first ending at a line break: a read in the pause passes for whole.
-    const PAUSED = `
+/**
+ * An editor descheduled for 400 ms between its two writes of one save in
+ * place, the first ending at a line break (a read in the pause passes for
+ * whole): the bytes it read, with the line `added` typed at the end, cut
+ * where `cutBefore` opens. It prints `cut` when the pause starts.
+ */
+const PAUSED = `
 const fs = require('node:fs')
-const [path, cutBefore] = process.argv.slice(1)
-const text = fs.readFileSync(path)
+const [path, cutBefore, added = ''] = process.argv.slice(1)
+const text = Buffer.concat([fs.readFileSync(path), Buffer.from(added)])
 const cut = text.indexOf(cutBefore)
 const fd = fs.openSync(path, 'w')
 fs.writeSync(fd, text, 0, cut)
@@ -212,13 +212,43 @@ Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 400)
 fs.writeSync(fd, text, cut)
 fs.closeSync(fd)
 `
-    const editor = spawn(process.execPath, ['-e', PAUSED, path, '## Journal'], { stdio: ['ignore', 'pipe', 'inherit'] })
-    const ended = new Promise((resolve) => editor.once('close', resolve))
-    await new Promise((resolve) => editor.stdout.once('data', resolve))
+
+/** Starts PAUSED on `path`; resolves once its first part is written, with a promise of its end. */
+async function pausedSave(path: string, added = ''): Promise<{ ended: Promise<unknown> }> {
+  const editor = spawn(process.execPath, ['-e', PAUSED, path, '## Journal', added], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const ended = new Promise((resolve) => editor.once('close', resolve))
+  await new Promise((resolve) => editor.stdout.once('data', resolve))
+  return { ended }
+}
+
+describe('a save paused at a line break for longer than the settle window', () => {
+  it('is caught going into the old version and kept, with the status patched into it', async () => {
+    const note = `---\nstatus: pending\n---\n# Draft\n\n${JOURNAL}`
+    const dir = await writeVault({ 'draft.md': note })
+    const path = join(dir, 'draft.md')
+    const { ended } = await pausedSave(path)
     await sleep(150)
     await updateStatus(dir, 'draft', 'done')
     await ended
     expect(await readFile(path, 'utf8')).toBe(note.replace('status: pending', 'status: done'))
+  })
+
+  it("a running plan's status write while a person's save is paused never loses their bytes", async () => {
+    const note = `---\ntype: start\nstatus: pending\n---\n# Draft\n\n## Next\n- [[send]]\n\n${JOURNAL}`
+    const dir = await writeVault({ 'draft.md': note, 'send.md': '# Send\n\nSend it.\n' })
+    const path = join(dir, 'draft.md')
+    const typed = 'A line the person typed while the agent worked.\n'
+    let save: Promise<unknown> | undefined
+    const work = scriptedWorker(async (step) => {
+      if (step.node.id !== 'draft') return
+      // The person saves the note being worked; their editor stalls mid-save just as the worker ends and the run writes `done`.
+      save = (await pausedSave(path, typed)).ended
+      await sleep(150)
+    })
+    const result = await runPlan(dir, { query: 'Draft and send', fsync: false, work, llm: noJudge() })
+    await save
+    expect(result).toMatchObject({ status: 'completed', lastNode: 'send' })
+    expect(await readFile(path, 'utf8')).toBe(note.replace('status: pending', 'status: done') + typed)
   })
 })
 

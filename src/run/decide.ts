@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
-import { editNote } from '../vault/replace-note.js'
+import { editNote } from '../vault/edit-note.js'
 import { loadPlan } from '../plan/load-plan.js'
 import { addFeedback, tickBox } from '../vault/note-edits.js'
 import { parseNote } from '../vault/parse-note.js'

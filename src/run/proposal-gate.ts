@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
-import { editNote } from '../vault/replace-note.js'
+import { editNote } from '../vault/edit-note.js'
 import { createLLM } from '../models/llm-client.js'
 import { PROPOSAL_CHOICES, PROPOSAL_NODE, proposalStand, readProposalNote, type ProposalNote, type ProposalStatus } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'

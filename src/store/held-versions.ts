@@ -17,6 +17,8 @@ export class HeldVersions {
   private readonly stamps = new Map<string, FileStamp>()
   private readonly texts = new Map<string, string>()
   private readonly checked = new Map<string, number>()
+  /** The notes whose version held was read as one a person may have been saving (the reader saw it change). */
+  private readonly doubtedReads = new Set<string>()
   private readonly gone = new Map<string, { ino: number | undefined; text: string | undefined }>()
 
   /** The stamp of the version held. */
@@ -34,8 +36,19 @@ export class HeldVersions {
     return sameStamp(stampOrNothing(path), this.stamps.get(file))
   }
 
-  /** Keeps the text and stamp a note was read with (at `at`, taken before the read), then lets the note go of them. */
-  remember(note: ParsedNote, at: number): void {
+  /** Whether the version held was read doubted (the reader saw the note change), not written by this session nor read at first sight. */
+  doubted(file: string): boolean {
+    return this.doubtedReads.has(file)
+  }
+
+  /**
+   * Keeps the text and stamp a note was read with (at `at`, taken before the
+   * read), then lets the note go of them. `doubted`: read as a note that
+   * changed, so a person's save of it may have been under way.
+   */
+  remember(note: ParsedNote, at: number, doubted = false): void {
+    if (doubted) this.doubtedReads.add(note.file)
+    else this.doubtedReads.delete(note.file)
     if (note.stamp) this.stamps.set(note.file, note.stamp)
     if (note.text !== undefined) this.texts.set(note.file, note.text)
     if (note.stamp && note.text !== undefined) this.checked.set(note.file, at)
@@ -43,11 +56,17 @@ export class HeldVersions {
     delete note.text
   }
 
-  /** A version this session wrote; still confirmed when the write left the stamp as it was (nothing changed). */
-  wrote(file: string, stamp: FileStamp, text: string, before?: FileStamp): void {
+  /**
+   * A version this session wrote, or read to write it (`doubted` as that
+   * read was); still confirmed when the write left the stamp as it was
+   * (nothing changed).
+   */
+  wrote(file: string, stamp: FileStamp, text: string, before?: FileStamp, doubted = false): void {
+    if (doubted) this.doubtedReads.add(file)
+    else this.doubtedReads.delete(file)
     this.stamps.set(file, stamp)
     this.texts.set(file, text)
-    if (stamp !== before) this.checked.delete(file)
+    if (!sameStamp(stamp, before)) this.checked.delete(file)
   }
 
   /**
@@ -62,6 +81,7 @@ export class HeldVersions {
     this.stamps.delete(file)
     this.texts.delete(file)
     this.checked.delete(file)
+    this.doubtedReads.delete(file)
     return stamp
   }
 
@@ -99,6 +119,7 @@ export class HeldVersions {
     for (const [file, stamp] of other.stamps) this.stamps.set(file, stamp)
     for (const [file, text] of other.texts) this.texts.set(file, text)
     for (const [file, at] of other.checked) this.checked.set(file, at)
+    for (const file of other.doubtedReads) this.doubtedReads.add(file)
   }
 }
 

@@ -5,12 +5,12 @@ import { RunStateError } from '../core/errors.js'
 import { watchFolders } from '../vault/folder-watch.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { pathInVault, replacedFilesFreed, sameStamp } from '../vault/fs-atomic.js'
-import { editNote, replaceNote } from '../vault/replace-note.js'
+import { editNote, type EditOptions, type NoteEdit } from '../vault/edit-note.js'
 import { graphFromNotes } from '../plan/load-plan.js'
 import { listVault, readNote, readNotes } from '../vault/read-vault.js'
 import { hasTraceFolder, TRACE_FOLDER } from '../vault/run-folder.js'
 import { NoteJournal } from './note-journal.js'
-import { busyOr, readNoteForRewrite, rememberWrite } from '../vault/settled-read.js'
+import { busyOr } from '../vault/settled-read.js'
 import { parseNote, type ParsedNote } from '../vault/parse-note.js'
 import { RunFiles } from './run-files.js'
 import { HeldVersions, StatusIndex, stampOrNothing } from './held-versions.js'
@@ -136,69 +136,58 @@ export class VaultSession {
   }
 
   /**
-   * Sets a node's status in its note. The note's stamp is compared just
-   * before the write (it is read again when a person changed it) and only
-   * the status value is patched, so an edit made a moment earlier survives.
-   * `justRefreshed`: `refresh([id])` ran right before, with nothing awaited
-   * since, so its stamp comparison stands. `checked`: look at the note first.
+   * Sets a node's status in its note, through `editNote` (the one careful
+   * rewrite of a person's note): only the status value is patched, and a
+   * note a person changed is read again (an edit made a moment earlier
+   * survives, a save paused mid-way too). The version the session holds is
+   * taken as the note's without a stat, since the replace compares its
+   * stamp anyway. With the journal, its copy of the note is flushed before
+   * the rename instead of the note. `justRefreshed`: `refresh([id])` ran
+   * right before, with nothing awaited since, so its stamp comparison
+   * stands when there is nothing to write.
+   *
+   * @returns the note's id now (a note a person renamed meanwhile is followed)
+   * @throws {RunStateError} `status-unwritable` when the frontmatter cannot be patched; `note-busy` when the note kept changing; `node-missing` when it was deleted
    */
-  async setStatus(id: string, status: NodeStatus, options: { justRefreshed?: boolean; checked?: boolean } = {}): Promise<string> {
-    const node = this.graph.node(id)
-    const file = node.file ?? `${id}.md`
-    const known = this.held.stamp(file)
-    // The stamp we hold is taken as the note's, a stat less: `replaceNote` compares it with the note's own before it replaces anything
-    // (a person may edit the note while a worker runs); `changed`, or nothing to replace (nothing compared), is looked at (`checked`).
-    const refreshed = options.justRefreshed === true && this.verified === file && known !== undefined
-    const trusted = refreshed || (known !== undefined && options.checked !== true)
+  async setStatus(id: string, status: NodeStatus, options: { justRefreshed?: boolean } = {}): Promise<string> {
+    const file = this.graph.node(id).file ?? `${id}.md`
+    const refreshed = options.justRefreshed === true && this.verified === file
     this.verified = undefined
-    // Synchronous calls on the hop path: a system call each, no thread-pool round trip (a regular note only: readRegularFileSync).
-    let path = this.writePaths.get(file) ?? (await this.writePath(file).catch(() => undefined))
-    const before = trusted ? known : path === undefined ? undefined : stampOrNothing(path)
-    // Renamed (Obsidian moves the file and rewrites the links) or deleted while the run went on.
-    if (path === undefined || before === undefined) return this.setStatus(await this.follow(id), status)
-    const editedMeanwhile = !sameStamp(before, known)
-    if (editedMeanwhile) path = await this.writePath(file)
-    const text = (!editedMeanwhile && this.held.text(file)) || (await readNoteForRewrite(file, path, editedMeanwhile && (known ?? true)))
-    // Flushed before the rename when the journal does not hold this version yet (the first rewrite, a person's edit).
-    // Also the rewrite of a person's save that the replace caught going into the old version (see replaceNote).
-    const rewrite = (from: string) => {
-      const patched = setFrontmatterStatus(from, status)
-      if (patched !== from && this.journal) {
-        this.journal.cover(file, from)
-        this.journal.status(file, status)
-        this.journal.commit()
+    const journal = this.journal
+    const patch = (text: string) => {
+      try {
+        return setFrontmatterStatus(text, status)
+      } catch (error) {
+        throw new RunStateError(
+          'status-unwritable',
+          `Cannot write \`status: ${status}\` into \`${file}\`: ${(error as Error).message}. The note is unchanged; fix its frontmatter and run again.`,
+          { file, status },
+          { cause: error },
+        )
       }
-      return patched
     }
-    let updated: string
-    try {
-      updated = rewrite(text)
-    } catch (error) {
-      throw new RunStateError(
-        'status-unwritable',
-        `Cannot write \`status: ${status}\` into \`${file}\`: ${(error as Error).message}. The note is unchanged; fix its frontmatter and run again.`,
-        { file, status },
-        { cause: error },
-      )
-    }
-    // The folder is not flushed: the trace, not the statuses, says where a run is; the note's data is flushed before the rename
-    // (or the journal holds its bytes). The old version leaves the note's folder at once, unlinked in the trace folder later.
-    const write = { fsync: this.options.fsync && !this.journal, syncFolder: false, mode: before.mode, park: tracePaths(this.root).folder }
-    const replaced = updated !== text ? await replaceNote(path, before, updated, rewrite, write) : trusted && !refreshed ? 'changed' : { stamp: before }
-    if (replaced === 'changed') return this.setStatus(id, status, { checked: true })
-    const stamp = replaced.stamp
-    if (replaced.text !== undefined) updated = replaced.text
-    this.held.wrote(file, stamp, updated, before)
-    if (updated !== text) rememberWrite(path, stamp)
-    this.dirty.delete(file)
+    // The note's data is flushed before the rename, or the journal holds its bytes.
+    const how: Pick<EditOptions, 'trust' | 'fsync' | 'beforeWrite'> = { trust: refreshed ? 'confirmed' : true, fsync: this.options.fsync && !journal }
+    // Flushed before the rename when the journal does not hold this version yet (the first rewrite, a person's edit).
+    if (journal)
+      how.beforeWrite = (from) => {
+        journal.cover(file, from)
+        journal.status(file, status)
+        journal.commit()
+      }
+    const done = await this.rewrite(file, patch, how)
+    if (done === undefined) return this.setStatus(await this.follow(id), status)
+    const { edited, held } = done
+    const node = this.graph.node(id)
     const note = this.notes.get(file)
-    if (editedMeanwhile || replaced.text !== undefined || !note) {
-      this.notes.set(file, parseNote(file, updated))
+    // A version a person saved meanwhile, or their save the replace caught: the note is parsed again.
+    if (edited.from !== held || !note) {
+      this.notes.set(file, parseNote(file, edited.text))
       await this.rebuildAndValidate()
       return id
     }
     // Only the status moved (perhaps on a line of its own): patch what we hold instead of reading the note again.
-    const added = countLines(updated) - countLines(text)
+    const added = countLines(edited.text) - countLines(edited.from)
     if (added !== 0) {
       for (const edge of note.edges) {
         edge.line += added
@@ -249,22 +238,51 @@ export class VaultSession {
   /**
    * Shows a human node's `## Next` items as empty task boxes: ticks are
    * cleared (a consumed decision, or one made before the node waited) and
-   * items without a box gain one, so a person sees what to tick.
+   * items without a box gain one, so a person sees what to tick. Written
+   * through `editNote`, on the note as it is when written (a status written
+   * may have added a line), and flushed: the journal's copy would give a
+   * power cut's victim its ticks back.
+   *
+   * @returns the note's id now (a note a person renamed meanwhile is followed)
    */
   async emptyBoxes(id: string): Promise<string> {
-    const node = this.graph.node(id)
-    const file = node.file ?? `${id}.md`
-    const path = await this.writePath(file).catch(() => undefined)
-    const write = { fsync: this.options.fsync, syncFolder: false, park: tracePaths(this.root).folder, doubt: !path || !this.held.unchanged(path, file) }
-    // The items of the text as it is when written (a status written may have added a line). Renamed or deleted meanwhile: followed.
-    const gone = (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(error))
-    const edited = path && (await editNote(file, path, (text) => emptyTaskBoxes(file, text), write).catch(gone))
-    if (!edited) return this.emptyBoxes(await this.follow(id))
-    if (!edited.written) return id
-    this.held.wrote(file, edited.stamp, edited.text)
-    this.notes.set(file, parseNote(file, edited.text))
+    const file = this.graph.node(id).file ?? `${id}.md`
+    const done = await this.rewrite(file, (text) => emptyTaskBoxes(file, text), { trust: false, fsync: this.options.fsync })
+    if (done === undefined) return this.emptyBoxes(await this.follow(id))
+    if (!done.edited.written && done.edited.from === done.held) return id
+    this.notes.set(file, parseNote(file, done.edited.text))
     this.rebuild()
     return id
+  }
+
+  /**
+   * Rewrites a note through `editNote`, from the version the session holds
+   * while the note still has its stamp, and holds what was written.
+   *
+   * @returns what `editNote` did and the text the session held before; `undefined` when the note is gone (renamed or deleted)
+   */
+  private async rewrite(
+    file: string,
+    edit: (text: string) => string,
+    how: Pick<EditOptions, 'trust' | 'fsync' | 'beforeWrite'>,
+  ): Promise<{ edited: NoteEdit; held: string | undefined } | undefined> {
+    // Synchronous calls on the hop path: a system call each, no thread-pool round trip (a regular note only).
+    const path = this.writePaths.get(file) ?? (await this.writePath(file).catch(() => undefined))
+    if (path === undefined) return undefined
+    const stamp = this.held.stamp(file)
+    const text = this.held.text(file)
+    // The folder is not flushed: the trace, not the notes, says where a run is. The old version leaves the note's folder
+    // at once, unlinked in the trace folder later.
+    const options: EditOptions = { ...how, syncFolder: false, park: tracePaths(this.root).folder, doubt: stamp ?? true }
+    if (stamp !== undefined && text !== undefined) options.held = { stamp, text, doubted: this.held.doubted(file) }
+    const gone = (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(error))
+    const edited = await editNote(file, path, edit, options).catch(gone)
+    if (edited === undefined) return undefined
+    // A version a person saved meanwhile: where its writes go is checked again next time.
+    if (edited.from !== text) this.writePaths.delete(file)
+    this.held.wrote(file, edited.stamp, edited.text, edited.written ? undefined : stamp, !edited.written && edited.doubted)
+    this.dirty.delete(file)
+    return { edited, held: text }
   }
 
   /** Saves a step's output note in one flush with the journal (see `saveOutputNote`). */
@@ -333,7 +351,7 @@ export class VaultSession {
     this.readIssues = [...this.readIssues.filter((issue) => issue.file !== file), ...issues]
     if (note) {
       this.notes.set(file, note)
-      this.held.remember(note, at)
+      this.held.remember(note, at, true)
     } else this.notes.delete(file)
     return true
   }

@@ -4,7 +4,7 @@ import { parseFrontmatter } from './frontmatter.js'
 import { PROPOSAL_FILE, PROPOSALS_FOLDER } from './run-folder.js'
 import { addFeedback, tickBox } from './note-edits.js'
 import { parseNote } from './parse-note.js'
-import { editNote } from './replace-note.js'
+import { editNote } from './edit-note.js'
 import { readNoteForRewrite } from './settled-read.js'
 import { countLines } from '../core/text.js'
 

@@ -3,20 +3,10 @@ import { readdir, rm, stat } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { basename, dirname, join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
-import {
-  readRegularFileSync,
-  removeLater,
-  replacedFilesFreed,
-  sameStamp,
-  toStamp,
-  writeFileAtomic,
-  writeFileAtomicSync,
-  type FileStamp,
-  type WriteOptions,
-} from './fs-atomic.js'
+import { readRegularFileSync, removeLater, sameStamp, toStamp, writeFileAtomic, writeFileAtomicSync, type FileStamp, type WriteOptions } from './fs-atomic.js'
 import { setFrontmatterStatus } from './frontmatter.js'
 import { parseNote } from './parse-note.js'
-import { MAX_SETTLE_MS, readSettled, readSettledNote, SETTLE_CUT_MS } from './settled-read.js'
+import { MAX_SETTLE_MS, readSettled, SETTLE_CUT_MS } from './settled-read.js'
 
 /**
  * The prefix of the second name a note's old version keeps while the run
@@ -185,60 +175,13 @@ export async function replaceNote(
   return recovered.kind === 'changed' ? 'changed' : { stamp: recovered.stamp, text: recovered.text }
 }
 
-/** How often {@link editNote} reads again when the note changed between its read and its write. */
-const EDIT_ATTEMPTS = 3
-
-/**
- * Edits a note a person may be saving at the same moment, the one careful
- * way every rewrite of a person's note takes: a settled read (a note caught
- * between an editor's truncate and its write is read again, never written
- * from), `edit` of what was read, and {@link replaceNote} against the stamp
- * of that read, so a save made meanwhile is read again and edited in turn
- * (one going into the old version, also one paused mid-way when the note
- * was read, is put back as the note and edited in turn: see `watchUntil`). `edit`
- * returns the text unchanged when there is nothing to do, and `undefined`
- * when the note is no longer what the caller expected (nothing is written).
- * Without `park`, the old version's second name is gone when this returns.
- *
- * @param file - the note as messages name it
- * @param doubt - whether the note may have changed since the caller last looked (see `readSettledNote`)
- * @returns the note's text and stamp now and whether it was written, or `undefined` when `edit` said so
- * @throws {RunStateError} `note-busy` when the note kept changing; nothing was changed
- */
-export async function editNote(
-  file: string,
-  path: string,
-  edit: (text: string) => string | undefined,
-  options: ReplaceOptions & { doubt?: boolean | FileStamp } = {},
-): Promise<{ text: string; stamp: FileStamp; written: boolean } | undefined> {
-  const { doubt = true, ...write } = options
-  for (let attempt = 1; attempt <= EDIT_ATTEMPTS; attempt++) {
-    const { text, stamp } = await readSettledNote(file, path, attempt > 1 || doubt)
-    const updated = edit(text)
-    if (updated === undefined || updated === text) return updated === undefined ? undefined : { text, stamp, written: false }
-    // A save caught going into the old version gets the same edit; one the edit refuses is kept as the person saved it.
-    const redo = (saved: string) => {
-      try {
-        return edit(saved) ?? saved
-      } catch {
-        return saved
-      }
-    }
-    // Saved less than SETTLE_CUT_MS before the read: a save paused mid-way (perhaps at a line break) may still write its rest.
-    const replaced = await replaceNote(path, stamp, updated, redo, { ...write, watchUntil: stamp.mtimeMs + SETTLE_CUT_MS })
-    if (replaced === 'changed') continue
-    if (write.park === undefined) await replacedFilesFreed()
-    return { text: replaced.text ?? updated, stamp: replaced.stamp, written: true }
-  }
-  throw new RunStateError('note-busy', `\`${file}\` kept changing while it was written; nothing was changed. Try again.`, { files: [file] })
-}
-
 /**
  * Settles the old versions a killed run left in `folder` (see
  * {@link replaceNoteSync}): one that is still the version its name records
- * is removed; one an editor saved into, newer than its note, goes back into
- * the note with the note's status value now. A note saved after it (by a
- * person) stays as it is.
+ * is removed, and so is one that is still the note's own file (the run was
+ * killed before its rename); one an editor saved into, newer than its note,
+ * goes back into the note with the note's status value now. A note saved
+ * after it (by a person) stays as it is.
  */
 export async function recoverOldVersions(folder: string): Promise<void> {
   let names: string[]
@@ -256,8 +199,10 @@ export async function recoverOldVersions(folder: string): Promise<void> {
     const unchanged = info.ino.toString(36) === ino && info.size.toString(36) === size && Math.round(info.mtimeMs * 1000).toString(36) === mtime
     const note = join(folder, file)
     const current = readRegularFileSync(note, MAX_NOTE_BYTES)
+    // Still the note's own file (killed before its rename): a save going into it goes into the note, nothing to put back.
+    const same = current !== undefined && current.stamp.ino === info.ino
     // The editor may still be writing into it (the run was killed, the editor not): read once its save has settled.
-    const saved = unchanged || (current && current.stamp.mtimeMs > info.mtimeMs) ? undefined : await readCaught(old)
+    const saved = unchanged || same || (current && current.stamp.mtimeMs > info.mtimeMs) ? undefined : await readCaught(old)
     // Still being written after 3 s: kept for the next run.
     if (saved === 'busy') continue
     if (saved !== undefined) {

@@ -72,7 +72,7 @@ function looksCut(text: string): boolean {
   return text === '' || (/^---\r?\n/.test(text) && !/\n(?:---|\.\.\.)[ \t]*\r?\n/.test(text.slice(3)))
 }
 
-/** The stamps of the notes this process wrote last (a status rewrite), by path: never doubted. */
+/** The stamps of the notes this process wrote last (any rewrite of `editNote`), by path: never doubted. */
 const ownWrites = new Map<string, FileStamp>()
 const OWN_WRITES_KEPT = 10_000
 
@@ -81,6 +81,11 @@ export function rememberWrite(path: string, stamp: FileStamp): void {
   ownWrites.delete(path)
   ownWrites.set(path, stamp)
   if (ownWrites.size > OWN_WRITES_KEPT) ownWrites.delete(ownWrites.keys().next().value!)
+}
+
+/** Whether the note at `path` is, by its stamp, the version this process wrote there last (see {@link rememberWrite}). */
+export function isOwnWrite(path: string, stamp: FileStamp): boolean {
+  return sameStamp(ownWrites.get(path), stamp)
 }
 
 /**
@@ -93,7 +98,7 @@ export function rememberWrite(path: string, stamp: FileStamp): void {
  * for whole.
  */
 export function settleWindow(path: string, read: { text: string; stamp: FileStamp }, changed: boolean | FileStamp): number {
-  if (sameStamp(ownWrites.get(path), read.stamp)) return 0
+  if (isOwnWrite(path, read.stamp)) return 0
   if (looksCut(read.text)) return SETTLE_CUT_MS
   // Stopping inside a line: an editor's save caught part way, perhaps descheduled on a busy machine (the crash harness's editor
   // trials found pauses past 100 ms, and a resumed run's first read taking such a cut for the plan). A note that ends without a

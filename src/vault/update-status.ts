@@ -4,7 +4,7 @@ import { setFrontmatterStatus } from './frontmatter.js'
 import { assertFolder, pathInVault, type WriteOptions } from './fs-atomic.js'
 import { idFromFile } from './parse-note.js'
 import { listNotes } from './read-vault.js'
-import { editNote } from './replace-note.js'
+import { editNote } from './edit-note.js'
 import { NODE_STATUSES as STATUSES } from '../core/knobs.js'
 import type { NodeStatus } from '../core/types.js'
 
