@@ -3,7 +3,7 @@ import { nextStep, observeRun, readRunStatus, runPlan } from 'vaultplan'
 import { vaultplan } from './helpers/cli.js'
 import { noJudge } from './helpers/scripted.js'
 import { nestedPlan } from './helpers/subplans.js'
-import { note, writeVault } from './helpers/vault.js'
+import { edit, note, writeVault } from './helpers/vault.js'
 
 /*
  * Every surface reads one value of where a run stands (SPEC section 15):
@@ -87,5 +87,23 @@ describe('observeRun and the surfaces that read it', () => {
     expect((await observeRun(dir)).nodes.map((each) => each.id)).toEqual(['zeta', 'alpha', 'mid'])
     const cli = await vaultplan(['status', '.'], { cwd: dir })
     expect(cli.stdout.match(/^>.*$/gm)).toEqual([expect.stringMatching(/^> +zeta +active/)])
+  })
+})
+
+describe('the budget a snapshot decides for when not told one', () => {
+  it('is the one the run last ran with, not the one it started with', async () => {
+    const dir = await writeVault({
+      'ask.md': note({ front: { type: 'start', judge: 'human' }, title: 'Ask', body: 'Ask a person.', next: ['[ ] go -> [[b]]'] }),
+      'b.md': note({ title: 'B', body: 'Do b.', next: ['[[c]]'] }),
+      'c.md': note({ title: 'C', body: 'Do c.' }),
+    })
+    expect(await runPlan(dir, { ...options, work, maxSteps: 5 })).toMatchObject({ status: 'waiting' })
+    await edit(dir, 'ask.md', (text) => text.replace('- [ ] go', '- [x] go'))
+    // The person's decision is recorded; `b` is refused by this call's budget of 1.
+    expect(await runPlan(dir, { ...options, work, maxSteps: 1 })).toMatchObject({ status: 'stopped', stop: { node: 'b' } })
+    const snapshot = await observeRun(dir)
+    expect({ phase: snapshot.phase, maxSteps: snapshot.maxSteps }).toEqual({ phase: 'stopped', maxSteps: 1 })
+    expect((await readRunStatus(dir)).phase).toBe('stopped')
+    expect((await observeRun(dir, { maxSteps: 5 })).phase).toBe('ready')
   })
 })

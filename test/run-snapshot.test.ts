@@ -141,6 +141,25 @@ describe('snapshotOf: where a run stands, from its records alone', () => {
       expect(snapshot.hops.map((each) => each.node)).toEqual(['a', 'web/find', 'library/find'])
     })
 
+    it('hops of parallel branches are listed in the order the run made them, by their step numbers', () => {
+      const records = vault(
+        { ...top, a: { ...top.a, status: 'done' }, research: { ...top.research, status: 'active' } },
+        {
+          records: [hop(1, 'a', 'research')],
+          subplans: {
+            web: branch('web', [hop(2, 'find', 'sum'), hop(4, 'sum', null)], { sum: 'done' }),
+            library: branch('library', [hop(3, 'find', 'sum')]),
+          },
+        },
+      )
+      expect(snapshotOf('v', records, options).hops.map((each) => [each.step, each.node])).toEqual([
+        [1, 'a'],
+        [2, 'web/find'],
+        [3, 'library/find'],
+        [4, 'web/sum'],
+      ])
+    })
+
     it('a budget with room for one more visit: one branch’s visit is in the frontier; none left: stopped', () => {
       const records = vault(
         { ...top, a: { ...top.a, status: 'done' }, research: { ...top.research, status: 'active' } },

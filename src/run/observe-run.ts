@@ -19,7 +19,7 @@ export interface ObserveOptions {
   /**
    * The step budget to decide the phase and frontier for.
    *
-   * @default the budget the run's trace records it was started with, else 50
+   * @default the budget the run last ran with (its trace records it), else 50
    */
   maxSteps?: number
   /**
@@ -65,9 +65,20 @@ export async function observeRun(vault: string, options: ObserveOptions = {}): P
   return snapshotOf(vault, records, { maxSteps: budgetOf(records, maxSteps), hops })
 }
 
-/** The budget a run is decided for: the one given, else the one its trace records it was started with, else the default. */
+/**
+ * The budget a run is decided for: the one given, else the one the run last
+ * ran with (its latest claim or stop, subplans included, records it; a run
+ * before those were recorded, the one it was started with), else the default.
+ */
 export function budgetOf(records: VaultRecords, told?: number): number {
-  return stepBudget(told ?? records.trace?.header.maxSteps)
+  let last: { at: string; maxSteps: number } | undefined
+  for (const { vault } of subplanTree(records)) {
+    for (const entry of [...(vault.trace?.claims ?? []), ...(vault.trace?.records ?? [])]) {
+      if (!('maxSteps' in entry) || entry.maxSteps === undefined || entry.at === undefined) continue
+      if (!last || entry.at >= last.at) last = { at: entry.at, maxSteps: entry.maxSteps }
+    }
+  }
+  return stepBudget(told ?? last?.maxSteps ?? records.trace?.header.maxSteps)
 }
 
 /**

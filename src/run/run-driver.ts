@@ -264,7 +264,7 @@ export class RunDriver {
       const step = taken ?? position.step
       // A note whose subplans number their works takes no number of its own.
       if (recorded === undefined && (taken !== undefined || !this.options.steps))
-        claim = { kind: 'claim', step, node: node.id, visit: position.visit, at: new Date().toISOString() }
+        claim = { kind: 'claim', step, node: node.id, visit: position.visit, at: new Date().toISOString(), maxSteps: this.options.maxSteps }
       this.claim = { node: node.id, visit: position.visit, step, at: Date.now() }
       this.usage = []
     }
@@ -426,6 +426,7 @@ export class RunDriver {
       budget: stop.budget,
       reason,
       at: new Date().toISOString(),
+      maxSteps: this.options.maxSteps,
     }
     await this.perform(effectsOf(position, this.state.lastRecord, { type: 'stopped', record, recorded: position.recorded }))
     tell(this.options.onEvent, { type: 'stop', node: stop.node, reason })

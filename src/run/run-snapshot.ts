@@ -191,11 +191,13 @@ function hopsOf(records: VaultRecords, stand: VaultStand | undefined): SnapshotH
     const node = records.graph.nodes.get(id)
     if (!node?.plan) return []
     const key = visitKey(runId, id, visit)
-    return subplanFoldersOf(node).flatMap(({ folder }) => {
+    const branches = subplanFoldersOf(node).flatMap(({ folder }) => {
       const inner = records.subplans.get(folder)
       if (!inner?.trace || inner.trace.header.source !== key) return []
       return hopsOf(inner, stand?.branches.find((each) => each.folder === folder)?.stand)
     })
+    // Parallel branches' hops in the order of the run: by their whole-run step numbers (a stable sort keeps a branch's own order).
+    return branches.sort((a, b) => a.step - b.step)
   }
   for (const record of records.trace?.records ?? []) {
     if (record.kind !== 'hop') continue

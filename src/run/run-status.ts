@@ -22,7 +22,7 @@ export interface RunStatusOptions {
   /**
    * The step budget a run would be given, so `next` says what that run does.
    *
-   * @default the budget the run's trace records it was started with, else 50
+   * @default the budget the run last ran with (its trace records it), else 50
    */
   maxSteps?: number
 }
@@ -132,7 +132,7 @@ const EXCERPT = 400
  * whole run, subplans included. Reads only; never changes the vault.
  *
  * @param options.hops - how many of the latest hops to report (default 5)
- * @param options.maxSteps - the step budget a run would have (default: the one the run was started with, else 50)
+ * @param options.maxSteps - the step budget a run would have (default: the one the run last ran with, else 50)
  * @throws {VaultPathError} when `vault` is not a folder
  * @throws {RunStateError} when the trace is unreadable or written by a newer vaultplan
  */

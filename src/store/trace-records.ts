@@ -19,6 +19,8 @@ const stopFields = {
   visit: z.number().int().min(1),
   budget: z.enum(['max_visits', 'maxSteps']),
   reason: z.string(),
+  /** The step budget of the call that stopped (format 3). */
+  maxSteps: z.number().int().min(1).optional(),
 }
 const waitingFields = { kind: z.literal('waiting'), step: z.number().int().min(1), node: z.string(), visit: z.number().int().min(1) }
 
@@ -98,6 +100,8 @@ export const claimSchema = z.strictObject({
   node: z.string(),
   visit: z.number().int().min(1),
   at: z.string().optional(),
+  /** The step budget of the call that claimed: a snapshot not told one decides for the budget the run last ran with. */
+  maxSteps: z.number().int().min(1).optional(),
 })
 
 /** A visit's claim, as the trace records it. */
