@@ -78,7 +78,8 @@ export function budgetOf(records: VaultRecords, told?: number): number {
       if (!last || entry.at >= last.at) last = { at: entry.at, maxSteps: entry.maxSteps }
     }
   }
-  return stepBudget(told ?? last?.maxSteps ?? records.trace?.header.maxSteps)
+  const recorded = last ? last.maxSteps : records.trace?.header.maxSteps
+  return stepBudget(told ?? recorded)
 }
 
 /**
