@@ -18,6 +18,7 @@ import {
   type WaitingNote,
 } from 'vaultplan'
 import { crashSeam } from '../src/run/run-words.js'
+import { visitsOfSnapshot } from '../src/run/run-snapshot.js'
 import { humanReview, linear } from './helpers/plans.js'
 import { folderSpec, planFiles, randomJudge, randomPicks, randomPredicates, type FolderSpec } from './helpers/random-plans.js'
 import { noJudge } from './helpers/scripted.js'
@@ -264,6 +265,9 @@ async function driveRunPlan(c: Case): Promise<void> {
       })
       if (drive.crashes === 0) expect(result.steps, 'steps are the visits worked').toBe(drive.distinct().length)
       expect(statusVisitsOf(status.nodes), 'visits in readRunStatus and observeRun').toEqual(visitsOf(snapshot.nodes))
+      // The pictures (`vaultplan graph`, MCP `plan_graph`) are drawn with the snapshot's visits.
+      const pictured = Object.fromEntries(Object.entries(visitsOfSnapshot(snapshot)).filter(([, visits]) => visits > 0))
+      expect(pictured, 'visits the pictures show and runPlan reports').toEqual(result.visits)
       if (result.status !== 'waiting') return
       expect(snapshot.waiting, 'the notes waiting').toEqual(result.waiting)
       await drive.decide(result.waiting!)

@@ -13,9 +13,8 @@ import { recordedWorks, TreeBudget } from './tree-budget.js'
 import { readRecords } from './observe-run.js'
 import { highestBelow, standOf, type VaultStand } from './vault-stand.js'
 import { nextStepNumber } from './run-core.js'
-import { visitsOf } from './run-status.js'
+import { snapshotOf, visitsOfSnapshot } from './run-snapshot.js'
 import { readTrace } from '../store/trace.js'
-import { subplanTree } from '../plan/subplan-tree.js'
 import type { PlanNode, RunEvent } from '../core/types.js'
 import { VaultSession } from '../store/vault-session.js'
 import type { SessionOptions } from './run-options.js'
@@ -172,7 +171,9 @@ export class PlanTree {
     const result = this.root.resultOf(step)
     result.steps = this.spent()
     result.plannerCalls = this.budget.plannerCalls
-    Object.assign(result.visits, await nestedVisits(this.root.vault))
+    // Visits as the run's snapshot counts them (subplans' by path, a note working through its subplans included): what status and the pictures show.
+    const snapshot = snapshotOf(this.root.vault, await readRecords(this.root.vault), { maxSteps: this.settings.driver.maxSteps, hops: 0 })
+    result.visits = Object.fromEntries(Object.entries(visitsOfSnapshot(snapshot)).filter(([, visits]) => visits > 0))
     // Unless the top worked a note since, the last node worked is the nested one (the top's is the note that ran the subplan).
     const since = this.root.replayed.steps - this.lastAt
     if (this.lastNode !== '' && (since === 0 || (since === 1 && this.session.graph.nodes.get(result.lastNode)?.plan))) result.lastNode = this.lastNode
@@ -488,16 +489,6 @@ function recordedBelow(stand: VaultStand, into = new Map<string, number>()): Map
     recordedBelow(branch, into)
   }
   return into
-}
-
-/** The visits of the notes of every subplan of `vault` (and of theirs), by their path from the top vault, as the subplans' traces record them. */
-async function nestedVisits(vault: string): Promise<Record<string, number>> {
-  const visits: Record<string, number> = {}
-  for (const { folder, vault: records } of subplanTree(await readRecords(vault))) {
-    if (folder === '') continue
-    for (const [id, count] of Object.entries(visitsOf(records.trace?.records ?? []))) visits[`${folder}/${id}`] = count
-  }
-  return visits
 }
 
 /** A subplan's event told from the top vault. */

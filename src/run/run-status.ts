@@ -1,14 +1,14 @@
 import { join } from 'node:path'
 import { subplanFoldersOf } from '../vault/subplan-folders.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
-import { replay, nextStepNumber } from './run-core.js'
+import { nextStepNumber } from './run-core.js'
 import { PROPOSAL_CHOICES, PROPOSAL_NODE, proposalStand, toProposalInfo, type ProposalInfo, type ProposalNote } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
 import { budgetOf, checkObserveOptions, readRecords } from './observe-run.js'
 import { snapshotOfStand, type NoteState } from './run-snapshot.js'
 import { standOf, type VaultStand } from './vault-stand.js'
 import { planOrder } from '../plan/plan-order.js'
-import type { HopRecord, TraceRecord } from '../store/trace.js'
+import type { HopRecord } from '../store/trace.js'
 import type { DecidedBy, Edge, PlanIssue, PlanNode } from '../core/types.js'
 
 /** Options of `readRunStatus`. */
@@ -196,15 +196,6 @@ function subplansOf(vault: string, stand: VaultStand, node: PlanNode, maxSteps: 
     const branch = stand.branches.find((each) => each.folder === folder)?.stand ?? standOf({ ...inner, folder: '' }, maxSteps)
     return [{ folder, status: statusOf(join(vault, folder), branch, maxSteps, moving) }]
   })
-}
-
-/**
- * Visits per node recorded in a trace: the highest visit of each node's hops
- * and waits for a person (a waiting node's visit is worked), as a run reports them.
- */
-export function visitsOf(records: readonly TraceRecord[]): Record<string, number> {
-  // fromEntries, not assignment: a note named `__proto__` is a plain key.
-  return Object.fromEntries(replay(records, () => undefined).visits)
 }
 
 /** The phase of a vault that has no proposal waiting and a valid plan, from its position. */
