@@ -118,7 +118,7 @@ async function vaultRecordsOf(dir: string, folder: string, graph: PlanGraph, sub
   const records: VaultRecords = { folder, graph, issues: graph.check().issues, trace, pending: undefined, subplans }
   if (trace) {
     const steps = trace.records.reduce((highest, record) => Math.max(highest, record.step), 0)
-    records.pending = await pendingOutput(dir, steps)
+    records.pending = await pendingOutput(dir, steps, undefined, trace.claims)
     const final = await finalOutput(dir, trace)
     if (final !== undefined) records.final = final
   }

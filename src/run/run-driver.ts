@@ -90,7 +90,7 @@ export class RunDriver {
   static async open(vault: string, session: VaultSession, lock: VaultLock, options: DriverOptions): Promise<RunDriver> {
     const { trace, outputs } = await openRun(vault, session, options)
     const driver = new RunDriver(vault, session, lock, options, trace, outputs)
-    if (trace) driver.pending = await pendingOutput(vault, driver.state.lastStep, session.runFiles)
+    if (trace) driver.pending = await pendingOutput(vault, driver.state.lastStep, session.runFiles, trace.claims)
     return driver
   }
 

@@ -3,7 +3,7 @@ import { RunStateError } from '../core/errors.js'
 import { removeStaleTempFiles } from '../vault/fs-atomic.js'
 import { recoverOldVersions } from '../vault/replace-note.js'
 import type { RunFiles } from '../store/run-files.js'
-import { archiveInterrupted, archiveTrace, outputFile, tracePaths, type Trace, type TraceRecord } from '../store/trace.js'
+import { archiveInterrupted, archiveTrace, outputFile, tracePaths, type ClaimRecord, type Trace, type TraceRecord } from '../store/trace.js'
 import { findOutputOfStep, readOutput, type SavedOutput } from '../store/output-note.js'
 import { clipLine } from './run-words.js'
 import { OUTPUTS_FOLDER, TRACE_FOLDER } from '../vault/run-folder.js'
@@ -68,13 +68,19 @@ export async function outputsOf(vault: string, records: readonly TraceRecord[], 
   return outputs
 }
 
-/** The output saved whole for the step after the last recorded one, if a crash left one (its hop not recorded). */
+/**
+ * The output saved whole for the visit after the last recorded step, if a
+ * crash left one (its hop not recorded): saved with the number its claim
+ * gave it (the whole run's, inside a subplan), else the step after `steps`.
+ */
 export async function pendingOutput(
   vault: string,
   steps: number,
   files: OutputReader = readerOf(vault),
+  claims: readonly ClaimRecord[] = [],
 ): Promise<(SavedOutput & { file: string }) | undefined> {
-  const file = await findOutputOfStep(vault, steps + 1)
+  const claimed = claims.at(-1)?.step
+  const file = await findOutputOfStep(vault, claimed !== undefined && claimed > steps ? claimed : steps + 1)
   const saved = file === undefined ? undefined : await files.readOutput(file)
   // A note cut short by a crash is not the worker's output: the step works again and writes it anew.
   return file !== undefined && saved?.whole ? { ...saved, file } : undefined
