@@ -27,7 +27,7 @@ import { note, writeVault } from './helpers/vault.js'
 /*
  * Agreement holds and budgets compose (SPEC section 15), for random plans
  * (loops, conditions, human notes, subplans nested up to three deep,
- * parallel branches) driven by `runPlan` and by stepping, with and without
+ * parallel branches, `plan: generate` with a scripted planner) driven by `runPlan` and by stepping, with and without
  * crashes. Before every `runPlan` and `nextStep`, the first item of
  * `observeRun`'s frontier is what it then works or claims; worker calls
  * never exceed `maxSteps`; each visit is worked once (again only after a
@@ -156,15 +156,21 @@ class Drive {
     expect(distinct.length, 'visits worked').toBeLessThanOrEqual(this.c.maxSteps)
     if (this.crashes === 0) expect(this.works.length, 'worker calls').toBeLessThanOrEqual(this.c.maxSteps)
     expect(this.problems, 'visits worked again').toEqual([])
-    expect(
-      distinct.map((each) => each.step).sort((a, b) => a - b),
-      'step numbers of the visits worked (whole-run numbers)',
-    ).toEqual(distinct.map((_, at) => at + 1))
+    const numbers = distinct.map((each) => each.step).sort((a, b) => a - b)
+    // Numbered 1, 2, ... in a calm run. A crash that cuts parallel branches short as they claim may leave a number a
+    // visit was given and no visit worked (the budget's last step going to another branch): never one number twice.
+    if (this.crashes === 0) expect(numbers, 'step numbers of the visits worked (whole-run numbers)').toEqual(distinct.map((_, at) => at + 1))
+    else expect(numbers, 'step numbers of the visits worked (whole-run numbers, each once)').toEqual([...new Set(numbers)])
   }
 
   /** The first item of the frontier observed `before` is the visit the call then worked or claimed first. */
   checkClaim(before: RunSnapshot, claimed: Work | undefined, what: string): void {
     const next = before.frontier[0]
+    // A planner call due: the visit worked next is in the folder it writes, with the step the item shows (none when no step was left for it).
+    if (next?.kind === 'plan') {
+      if (claimed) expect(claimed.step, what).toBe(next.step)
+      return
+    }
     expect(claimed && { kind: 'work', node: claimed.node, visit: claimed.visit, step: claimed.step }, what).toEqual(
       next && { kind: next.kind, node: next.node, visit: next.visit, step: next.step },
     )
@@ -297,7 +303,8 @@ async function driveStepping(c: Case): Promise<void> {
       if (before.frontier[0]?.kind !== 'judge') {
         const claimed = step.kind === 'work' ? { key: step.key, node: pathOf(step.plan, step.node.id), visit: step.visit, step: step.step } : undefined
         drive.checkClaim(before, claimed, 'nextStep claims frontier[0]')
-        if (step.kind !== 'work') expect(before.phase, 'the phase before nextStep').toBe(step.kind)
+        // A planner call due is made by the call, which may then find no step left for a work.
+        if (step.kind !== 'work' && before.frontier[0]?.kind !== 'plan') expect(before.phase, 'the phase before nextStep').toBe(step.kind)
         if (step.kind === 'waiting') expect(before.waiting, 'the notes waiting').toEqual(step.waiting)
       }
       const worked = drive.crashes === 0 ? drive.distinct().length : before.steps

@@ -60,7 +60,13 @@ const positionOf = (records: VaultRecords) => {
 function hopEvents(records: VaultRecords, node: string, step: number, next: string | null, waits = false): HopEvent[] {
   const record: TraceRecord = waits ? { kind: 'waiting', step, node, visit: 1 } : hop(step, node, next)
   return [
-    { type: 'claim', node, header: records.trace ? undefined : header, active: statusOf(records, node) === 'active' },
+    {
+      type: 'claim',
+      node,
+      header: records.trace ? undefined : header,
+      claim: { kind: 'claim', step, node, visit: 1 },
+      active: statusOf(records, node) === 'active',
+    },
     { type: 'worked', node, file: file(node, step), meta: meta(node, step), output: `out ${node}` },
     { type: 'judged', record, rationale: 'why', waits, output: `out ${node}` },
   ]
@@ -163,6 +169,14 @@ describe('effectsOf: what each event of a hop writes, in order', () => {
     expect(effectsOf(undefined, undefined, event)).toEqual(expected)
   })
 
+  it('a claim that takes a number: `active` first, then the number (a number in the trace is always a claimed visit’s)', () => {
+    const claim = { kind: 'claim' as const, step: 3, node: 'a', visit: 1 }
+    expect(effectsOf(undefined, undefined, { type: 'claim', node: 'a', claim, active: false })).toEqual([
+      { kind: 'status', node: 'a', status: 'active' },
+      { kind: 'claim', claim },
+    ])
+  })
+
   it('recovery: a decision recorded while its note still waits is finished; an output saved while its note is `active` marks it `done`', () => {
     const decided = hop(1, 'a', 'b', { decidedBy: 'human' } as Partial<HopRecord>)
     expect(effectsOf(undefined, decided, { type: 'recover', status: 'waiting' })).toEqual([
@@ -194,6 +208,7 @@ describe('a crash between any two effects of a hop: the next call resumes the sa
       ['nothing', { kind: 'work', node: 'a', visit: 1, claimed: false }],
       ['header', { kind: 'work', node: 'a', visit: 1, claimed: false }],
       ['status', { kind: 'work', node: 'a', visit: 1, claimed: true }],
+      ['claim', { kind: 'work', node: 'a', visit: 1, claimed: true }],
       ['output', { kind: 'judge', node: 'a', visit: 1 }],
       ['status', { kind: 'judge', node: 'a', visit: 1 }],
     ])
@@ -222,6 +237,7 @@ describe('a crash between any two effects of a hop: the next call resumes the sa
     expect(positions).toEqual([
       ['nothing', { kind: 'work', node: 'a', visit: 1, claimed: false }],
       ['status', { kind: 'work', node: 'a', visit: 1, claimed: true }],
+      ['claim', { kind: 'work', node: 'a', visit: 1, claimed: true }],
       ['output', { kind: 'judge', node: 'a', visit: 1 }],
       ['status', { kind: 'judge', node: 'a', visit: 1 }],
       ['empty-boxes', { kind: 'judge', node: 'a', visit: 1 }],

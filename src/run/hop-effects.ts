@@ -16,7 +16,7 @@ import type { Position } from './run-core.js'
 export type Effect =
   /** A new run's trace header: written before its first claim. */
   | { kind: 'header'; header: TraceHeader }
-  /** The step number a visit was given, appended to the trace before its note says `active`. */
+  /** The step number a visit was given, appended to the trace once its note says `active`. */
   | { kind: 'claim'; claim: ClaimRecord }
   /** A note's `status:` rewritten (the note's other bytes kept). */
   | { kind: 'status'; node: string; status: NodeStatus }
@@ -58,10 +58,12 @@ export type HopEvent =
 export function effectsOf(position: Position | undefined, last: TraceRecord | undefined, event: HopEvent): Effect[] {
   switch (event.type) {
     case 'claim':
+      // `active` before the claim's number: a number the trace holds is always a visit's that was claimed (a crash
+      // in between leaves the visit to take the next number, which no other visit was given meanwhile).
       return [
         ...(event.header ? [{ kind: 'header' as const, header: event.header }] : []),
-        ...(event.claim ? [{ kind: 'claim' as const, claim: event.claim }] : []),
         ...(event.active ? [] : [status(event.node, 'active')]),
+        ...(event.claim ? [{ kind: 'claim' as const, claim: event.claim }] : []),
       ]
     case 'worked':
       // The output first: a crash after it is judged from what was saved, never worked again.

@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import type { Predicate } from 'vaultplan'
+import type { CallLLM, Predicate } from 'vaultplan'
 import { conditionsIn, grid, scriptedJudge } from './scripted.js'
 import { note } from './vault.js'
 
@@ -8,7 +8,8 @@ import { note } from './vault.js'
  * (so a terminal is reachable) and back (loops, bounded by `max_visits`),
  * conditions decided by predicates, by the judge or by the stepping
  * caller's choice, `judge: human` notes, and notes that run subplans (one
- * folder, or two as parallel branches) nested up to three deep.
+ * folder, or two as parallel branches) nested up to three deep, or that
+ * `plan: generate` (a scripted planner writes their folder).
  */
 
 /** An edge's condition: `next` (unconditional), a label a predicate decides (`p<n>`), or one the judge or the caller's choice decides (`c<n>`). */
@@ -23,8 +24,8 @@ export interface NoteSpec {
   edges: EdgeSpec[]
   human: boolean
   maxVisits: number | undefined
-  /** The subplans the note runs: one folder, or two (parallel branches). */
-  plan: FolderSpec[] | undefined
+  /** The subplans the note runs: one folder, or two (parallel branches), or the folder a planner writes (`generate`). */
+  plan: FolderSpec[] | 'generate' | undefined
 }
 
 export interface FolderSpec {
@@ -44,10 +45,14 @@ function noteSpec(index: number, count: number, depth: number): fc.Arbitrary<Not
           fc.array(fc.record({ to: fc.integer({ min: 0, max: count - 1 }), kind: edgeKind }), { maxLength: 2 }),
         )
         .map(([forward, extra]) => [forward, ...extra])
-  const plan: fc.Arbitrary<FolderSpec[] | undefined> =
+  const plan: fc.Arbitrary<FolderSpec[] | 'generate' | undefined> =
     depth >= 3
       ? fc.constant(undefined)
-      : fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.array(folderSpec(depth + 1), { minLength: 1, maxLength: 2 }) })
+      : fc.oneof(
+          { weight: 4, arbitrary: fc.constant(undefined) },
+          { weight: 1, arbitrary: fc.array(folderSpec(depth + 1), { minLength: 1, maxLength: 2 }) },
+          { weight: 1, arbitrary: fc.constant('generate' as const) },
+        )
   return fc.record({
     edges,
     // One note in five waits for a person; shrinks towards none.
@@ -75,8 +80,9 @@ export function planFiles(top: FolderSpec): Record<string, string> {
       if (index === 0) front.type = 'start'
       if (spec.maxVisits !== undefined) front.max_visits = spec.maxVisits
       if (spec.human) front.judge = 'human'
-      const subs = (spec.plan ?? []).map((sub) => [`f${++count}`, sub] as const)
+      const subs = (spec.plan === 'generate' ? [] : (spec.plan ?? [])).map((sub) => [`f${++count}`, sub] as const)
       if (subs.length > 0) front.plan = subs.length === 1 ? subs[0]![0] : `[${subs.map(([name]) => name).join(', ')}]`
+      if (spec.plan === 'generate') front.plan = 'generate'
       let unconditional = false
       const next = spec.edges.map((edge, at) => {
         // One unconditional edge a note: a second `next` becomes a condition.
@@ -121,12 +127,24 @@ export function randomPredicates(seed: number): Record<string, Predicate> {
   return { p0: holds('p0'), p1: holds('p1'), p2: holds('p2') }
 }
 
-/** A judge for the `c` labels: YES or NO per condition by the prompt (its random fence left out). */
-export function randomJudge(seed: number) {
-  return scriptedJudge((prompt) => {
+/**
+ * A judge for the `c` labels: YES or NO per condition by the prompt (its
+ * random fence left out); and a planner for `plan: generate` notes, which
+ * writes one or two notes, the first of which sometimes decomposes again.
+ */
+export function randomJudge(seed: number): CallLLM & { calls: ReturnType<typeof scriptedJudge>['calls'] } {
+  const judge = scriptedJudge((prompt) => {
     const conditions = conditionsIn(prompt)
     const plain = prompt.replace(/DATA-[0-9a-f]+/g, 'DATA')
     const yes = conditions.map((_, at) => at + 1).filter((at) => hash(`${seed}|${at}|${plain}`) < 0.4)
     return grid(conditions.length, yes)
   })
+  const llm: CallLLM = async (prompt, options) => {
+    if (options.role !== 'planning') return judge(prompt, options)
+    judge.calls.push({ prompt, role: options.role, system: options.system })
+    const roll = hash(`${seed}|plan|${prompt.replace(/DATA-[0-9a-f]+/g, 'DATA')}`)
+    const again = roll < 0.3 ? 'plan: generate\n' : ''
+    return roll < 0.6 ? `## g0\ntype: start\n${again}Do g0.\n### Next\n- [[g1]]\n\n## g1\nDo g1.\n` : `## g0\ntype: start\n${again}Do g0.\n`
+  }
+  return Object.assign(llm, { calls: judge.calls })
 }
