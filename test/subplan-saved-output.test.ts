@@ -24,7 +24,8 @@ const plan = {
   'z.md': note({ title: 'Z', body: 'z' }),
 }
 
-const claimOf = (step: Step) => (step.kind === 'work' ? { node: step.plan ? `${step.plan}/${step.node.id}` : step.node.id, visit: step.visit, step: step.step } : step.kind)
+const claimOf = (step: Step) =>
+  step.kind === 'work' ? { node: step.plan ? `${step.plan}/${step.node.id}` : step.node.id, visit: step.visit, step: step.step } : step.kind
 
 /** Kills the call right after a worked visit's output is saved (before its note says `done`). */
 function killAfterSave(): void {

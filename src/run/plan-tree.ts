@@ -121,6 +121,8 @@ export class PlanTree {
     if ([...session.graph.nodes.values()].some((node) => node.plan && node.status === 'active')) {
       const stand = standOf(await readRecords(vault), settings.driver.maxSteps)
       for (const [folder, works] of recordedBelow(stand)) tree.before.set(folder, works)
+      // A visit claimed in an earlier call, in a vault nested deeper, holds its step before any vault opened first claims anew.
+      for (const folder of claimedBelow(stand)) tree.budget.hold(folder)
       below = highestBelow(stand)
     }
     tree.numbered = Math.max(nextStepNumber(tree.root.replayed) - 1, below, tree.spent())
@@ -480,6 +482,16 @@ export class PlanTree {
     this.open.delete(top)
     return { step: inner, works, last: driver.replayed.lastStep, ...(refused && { refused }) }
   }
+}
+
+/** The subplan runs under way with a visit claimed in an earlier call (left `active`, not recorded), by folder from the top vault. */
+function claimedBelow(stand: VaultStand, into: string[] = []): string[] {
+  for (const { stand: branch } of stand.branches) {
+    const folder = branch.records.folder
+    if (branch.items.some((item) => item.kind === 'work' && item.plan === folder && !branch.unclaimed.has(item))) into.push(folder)
+    claimedBelow(branch, into)
+  }
+  return into
 }
 
 /** The works each subplan run under way recorded (its own, not its subplans'), by its folder from the top vault. */

@@ -24,6 +24,8 @@ export class TreeBudget {
   plannerCalls: number
   /** Per vault (its folder from the top vault, `''` the top), the visit it claimed for a worker, reserved while its replay's steps are still those of the claim. */
   private readonly claims = new Map<string, { driver: Recorder; steps: number }>()
+  /** Vaults not open yet whose visit an earlier call claimed (left `active`), by folder: each holds its step until its vault opens and claims it again. */
+  private readonly held = new Set<string>()
   /** Vaults open with no run begun, by folder: see {@link spentBy}. */
   private readonly fresh = new Set<string>()
   /** Works of joined subplans on their way into the record of the note that ran them (in the vault `folder`): counted until that record holds them. */
@@ -83,9 +85,18 @@ export class TreeBudget {
     return claim?.driver === driver && driver.replayed.steps === claim.steps
   }
 
+  /** The vault `folder`, not open yet, holds a visit claimed in an earlier call: its step is held until the vault claims it again. */
+  hold(folder: string): void {
+    this.held.add(folder)
+  }
+
   /** Reserves a step for the visit the vault `folder` claims now; `false`, reserving nothing, when no step is left. */
   claim(folder: string, driver: Recorder): boolean {
-    if (this.used(folder) >= this.maxSteps) return false
+    // A held visit claimed again competes with the others held as they open (folder order), not with all of them at once.
+    const renewing = this.held.has(folder)
+    // Claimed again or not, it holds nothing from now: a held visit the budget refuses now stops with its vault.
+    this.held.delete(folder)
+    if (this.used(folder, renewing) >= this.maxSteps) return false
     this.claims.set(folder, { driver, steps: driver.replayed.steps })
     return true
   }
@@ -113,9 +124,10 @@ export class TreeBudget {
    * counts when its record holds them: checking its claim again as it
    * completes it finds the claim within the budget.
    */
-  private used(folder: string): number {
+  private used(folder: string, renewing = false): number {
     let spent = this.recorded() + this.plannerCalls
     for (const [other, claim] of this.claims) if (other !== folder && claim.driver.replayed.steps === claim.steps) spent++
+    if (!renewing) for (const other of this.held) if (other !== folder) spent++
     for (const handover of this.handovers) if (handover.folder !== folder) spent += Math.max(0, handover.until - recordedWorks(handover.driver))
     return spent
   }
