@@ -31,8 +31,10 @@ export interface Replay {
   feedback: Map<string, string>
   /** Visits (`node\nvisit`) that waited for a person: their decision adds no second output. */
   waited: Set<string>
-  /** The step number each claimed visit (`node\nvisit`) was given, as the trace's claims record it. */
-  claims: Map<string, number>
+  /** Each claimed visit's claim (by `claimKey`), as the trace records it: the step number it was given. */
+  claims: Map<string, ClaimRecord>
+  /** The highest step number a claim holds. */
+  lastClaim: number
 }
 
 /**
@@ -54,8 +56,10 @@ export function replay(records: readonly TraceRecord[], outputOf: (file: string)
     lastOutput: '',
     feedback: new Map(),
     waited: new Set(),
-    claims: new Map(claims.map((claim) => [`${claim.node}\n${claim.visit}`, claim.step])),
+    claims: new Map(),
+    lastClaim: 0,
   }
+  for (const claim of claims) addClaim(state, claim)
   for (const record of records) applyRecord(state, record, outputOf(record.kind === 'hop' ? record.output : outputFile(record.step, record.node)))
   return state
 }
@@ -189,7 +193,7 @@ function enter(run: { replay: Replay; maxSteps: number; spent?: number | undefin
     const recorded = last?.kind === 'stop' && last.node === node && last.budget === budget && last.visit === visit
     return { kind: 'stopped', node, visit, budget, recorded }
   }
-  return { kind: 'work', node, visit, step: state.claims.get(`${node}\n${visit}`) ?? nextStepNumber(state), claimed }
+  return { kind: 'work', node, visit, step: state.claims.get(claimKey(node, visit))?.step ?? nextStepNumber(state), claimed }
 }
 
 /**
@@ -203,7 +207,18 @@ export function nextStepNumber(state: Replay): number {
 
 /** The highest step number a vault's trace holds: recorded, or given to a claim. */
 export function highestNumber(state: Replay): number {
-  return Math.max(state.lastStep, state.steps + state.extraWorks, ...state.claims.values())
+  return Math.max(state.lastStep, state.steps + state.extraWorks, state.lastClaim)
+}
+
+/** The key of a visit's claim in `Replay.claims`. */
+export function claimKey(node: string, visit: number): string {
+  return `${node}\n${visit}`
+}
+
+/** Adds a claim to a replay, as the run that writes it goes on: the same whether just appended or read back. */
+export function addClaim(state: Replay, claim: ClaimRecord): void {
+  state.claims.set(claimKey(claim.node, claim.visit), claim)
+  state.lastClaim = Math.max(state.lastClaim, claim.step)
 }
 
 /** The stable key of a visit: run, node and visit, the same when the visit is worked again. */

@@ -17,7 +17,20 @@ import {
   waitingStep,
   workStep,
 } from './run-words.js'
-import { applyRecord, feedbackToHandOn, highestNumber, locate, nextStepNumber, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
+import {
+  addClaim,
+  applyRecord,
+  claimKey,
+  feedbackToHandOn,
+  highestNumber,
+  locate,
+  nextStepNumber,
+  notesOf,
+  replay,
+  visitKey,
+  type Position,
+  type Replay,
+} from './run-core.js'
 import type { Claim, DriverOptions, RunResult, Step } from './run-options.js'
 import {
   outputFile,
@@ -190,10 +203,8 @@ export class RunDriver {
     if (choice === undefined && !human && !this.llm) checkJudgeModel(node, this.options.predicates)
     // A subplan note's hop has the step of its subplans' last work; a visit claimed in this call, the number it was given;
     // a note renamed since its claim, the number the trace gave it under its old name.
-    const before = renamed
-      ? [...this.state.claims].find(([visit]) => visitKey(this.runId, visit.slice(0, visit.lastIndexOf('\n')), claimed.visit) === key)
-      : undefined
-    const step = result.step ?? (this.claim?.node === node.id && this.claim.visit === claimed.visit ? this.claim.step : (before?.[1] ?? claimed.step))
+    const before = renamed ? [...this.state.claims.values()].find((claim) => visitKey(this.runId, claim.node, claim.visit) === key) : undefined
+    const step = result.step ?? (this.claim?.node === node.id && this.claim.visit === claimed.visit ? this.claim.step : (before?.step ?? claimed.step))
     const file = outputFile(step, node.id)
     const meta: OutputMeta = { run: this.runId, step, node: node.id, visit: claimed.visit }
     if (choice !== undefined && !human) meta.choice = choice
@@ -259,7 +270,7 @@ export class RunDriver {
     let claim: ClaimRecord | undefined
     if (this.claim?.node !== node.id || this.claim.visit !== position.visit) {
       // A number the trace gave the visit before (a crash since) is kept; else the run's next, recorded with the claim.
-      const recorded = this.state.claims.get(`${node.id}\n${position.visit}`)
+      const recorded = this.state.claims.get(claimKey(node.id, position.visit))?.step
       const taken = recorded ?? this.options.steps?.take(node)
       const step = taken ?? position.step
       // A note whose subplans number their works takes no number of its own.
@@ -309,7 +320,7 @@ export class RunDriver {
           this.lock.check()
           this.appender ??= await TraceAppender.open(this.vault, { fsync: this.options.fsync })
           this.appender.appendClaim(effect.claim)
-          this.state.claims.set(`${effect.claim.node}\n${effect.claim.visit}`, effect.claim.step)
+          addClaim(this.state, effect.claim)
           break
         case 'status':
           // A claim's note was just read again: its stamp is the note's.

@@ -5,7 +5,7 @@ import type { LockHolder } from '../core/errors.js'
 import { proposalStand, PROPOSAL_NODE, type ProposalNote } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
 import { isGenerate, runsSubplans, subplanFoldersOf } from '../vault/subplan-folders.js'
-import { highestNumber, locate, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
+import { claimKey, highestNumber, locate, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
 import type { SavedOutput } from '../store/output-note.js'
 import type { StopInfo, WaitingNote } from './run-options.js'
 import { stopInSubplan, stopOf } from './run-words.js'
@@ -210,7 +210,7 @@ function settle(stand: VaultStand, prefix: string, maxSteps: number, spentAbove:
         } else return branchesOf(stand, node, position, maxSteps, spentAbove, depth)
       } else stand.items.push(item('work', position))
       if (!position.claimed) stand.unclaimed.add(stand.items.at(-1)!)
-      if (stand.replay.claims.has(`${position.node}\n${position.visit}`)) stand.fixed.add(stand.items.at(-1)!)
+      if (stand.replay.claims.has(claimKey(position.node, position.visit))) stand.fixed.add(stand.items.at(-1)!)
       return stand
     }
     case 'two-active':
