@@ -1,6 +1,8 @@
-import { realpath } from 'node:fs/promises'
+import { access, realpath } from 'node:fs/promises'
+import { basename, dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { EXIT, readVersion, UsageError, vaultFolder, type Io } from './cli-support.js'
+import { EXIT, readVersion, shellWord, UsageError, vaultFolder, type Io } from './cli-support.js'
 
 export const MCP_HELP = `Usage: vaultplan mcp [--root DIR] [--http HOST:PORT] [--allowed-host H]
 
@@ -54,11 +56,7 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
     modules = await Promise.all([import('../mcp/server.js'), import('../mcp/http.js'), import('@modelcontextprotocol/sdk/server/stdio.js')])
   } catch (error) {
     if (!isMissingSdk(error)) throw error
-    io.stderr.write(
-      'vaultplan: `vaultplan mcp` needs the MCP SDK, which is not installed.\nInstall it beside vaultplan: ' +
-        'npm install @modelcontextprotocol/sdk\n(or run it with npx: npx -p vaultplan -p @modelcontextprotocol/sdk ' +
-        'vaultplan mcp)\n',
-    )
+    io.stderr.write(`vaultplan: \`vaultplan mcp\` needs the MCP SDK, which is not installed. Install it beside vaultplan:\n  ${await sdkInstallCommand()}\n`)
     return EXIT.usage
   }
   const [{ createMcpServer }, { serveHttp }, { StdioServerTransport }] = modules
@@ -99,6 +97,26 @@ function stopSignal(): Promise<void> {
     process.once('SIGINT', () => resolve())
     process.once('SIGTERM', () => resolve())
   })
+}
+
+/**
+ * The command that installs the MCP SDK where this vaultplan resolves it: in the project whose
+ * `node_modules` holds vaultplan, in the clone it was built in, or globally beside a global install.
+ * (vaultplan is not on the registry, so a command that fetches vaultplan itself would fail.)
+ */
+export async function sdkInstallCommand(packageRoot = fileURLToPath(new URL('../..', import.meta.url))): Promise<string> {
+  const root = resolve(packageRoot)
+  const holder = basename(dirname(root)) === 'node_modules' ? dirname(dirname(root)) : root
+  const install = 'npm install @modelcontextprotocol/sdk'
+  if (await exists(join(holder, 'package.json'))) return `cd ${shellWord(holder)} && ${install}`
+  return 'npm install --global @modelcontextprotocol/sdk'
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  )
 }
 
 function isMissingSdk(error: unknown): boolean {

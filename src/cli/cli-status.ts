@@ -8,6 +8,7 @@ import {
   painter,
   printable,
   printableJson,
+  shellWord,
   vaultFolder,
   vaultReadFailure,
   type Io,
@@ -138,11 +139,6 @@ function stepBudgetSentence(status: RunStatus, run: string): string {
 
 function boxLabel(box: { label: string; target: string }): string {
   return `${box.label || 'next'} -> [[${box.target}]]`
-}
-
-/** A word for a POSIX shell: as it is when it is safe, else single-quoted. */
-function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
 }
 
 /**

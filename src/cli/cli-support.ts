@@ -123,6 +123,11 @@ export function errorJson(error: unknown): { name: string; code?: string; messag
   return error instanceof RunStateError ? { name, code, message, data: error.data } : { name, code, message }
 }
 
+/** A word for a POSIX shell: as it is when it is safe, else single-quoted. */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
+}
+
 /** The version in vaultplan's own package.json. */
 export async function readVersion(): Promise<string> {
   const manifest = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown }
