@@ -93,6 +93,7 @@ it('pins the error codes', async () => {
     'not-a-note',
     'note-too-large',
     'outside-vault',
+    'too-many-sections',
     'two-active',
     'unknown-tool',
     'unreachable',

@@ -91,6 +91,7 @@ export const PLAN_ISSUE_CODES = [
   'not-a-note',
   'note-too-large',
   'outside-vault',
+  'too-many-sections',
   'two-active',
   'unknown-tool',
   'unreachable',
