@@ -1,5 +1,9 @@
+import { readdir, symlink } from 'node:fs/promises'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { parsePlanDocument, PlanValidationError, type PlanIssue } from 'vaultplan'
+import { parsePlanDocument, PlanValidationError, runPlan, RunStateError, type PlanIssue } from 'vaultplan'
+import { scriptedJudge, scriptedWorker } from './helpers/scripted.js'
+import { note, tempDir, writeVault } from './helpers/vault.js'
 
 /** The issues `parsePlanDocument` throws for `text`, code and message; any other error is rethrown. */
 function issuesOf(text: string): Pick<PlanIssue, 'code' | 'message'>[] {
@@ -38,5 +42,35 @@ describe('a plan document of a hundred thousand lines', () => {
       },
     ])
     expect(parsePlanDocument(sections(5_000)).nodes.size).toBe(5_000)
+  })
+})
+
+describe('`plan: generate` into a folder that is a symlink', () => {
+  it('is refused with trace-outside-vault before the planner is asked, leaving no temporary folder', async () => {
+    const dir = await writeVault({
+      'outline.md': note({ front: { type: 'start' }, title: 'Outline', next: ['[[research]]'] }),
+      'research.md': note({ front: { plan: 'generate' }, title: 'Research', next: ['[[write]]'] }),
+      'write.md': note({ title: 'Write' }),
+    })
+    const elsewhere = await tempDir()
+    await symlink(elsewhere, join(dir, 'research'))
+    const llm = scriptedJudge(() => '## find\ntype: start\nFind.\n')
+    const refused = runPlan(dir, { query: 'solar', fsync: false, llm, work: scriptedWorker() })
+    await expect(refused).rejects.toThrow(RunStateError)
+    await expect(refused).rejects.toMatchObject({ code: 'trace-outside-vault', data: { path: join(dir, 'research') } })
+    expect(llm.calls).toEqual([])
+    expect((await readdir(dir)).sort()).toEqual(['00_plan-trace', 'outline.md', 'research', 'research.md', 'write.md'])
+    expect(await readdir(elsewhere)).toEqual([])
+  })
+
+  it('refuses a run vault that is a symlink the same way, leaving nothing beside it', async () => {
+    const plan = await writeVault({ 'a.md': note({ front: { type: 'start' }, title: 'A' }) })
+    const runs = await tempDir()
+    const elsewhere = await tempDir()
+    await symlink(elsewhere, join(runs, 'run'))
+    const refused = runPlan(plan, { query: 'solar', fsync: false, runVault: join(runs, 'run'), work: scriptedWorker() })
+    await expect(refused).rejects.toMatchObject({ name: 'RunStateError', code: 'trace-outside-vault', data: { path: join(runs, 'run') } })
+    expect(await readdir(runs)).toEqual(['run'])
+    expect(await readdir(elsewhere)).toEqual([])
   })
 })
