@@ -1,7 +1,9 @@
 import { readdir, symlink } from 'node:fs/promises'
 import { join } from 'node:path'
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { parsePlanDocument, PlanValidationError, runPlan, RunStateError, type PlanIssue } from 'vaultplan'
+import { parsePlanDocument, PlanValidationError, runPlan, RunStateError, searchRuns, type PlanIssue } from 'vaultplan'
+import { firstWordAt } from '../src/memory/search-runs.js'
 import { scriptedJudge, scriptedWorker } from './helpers/scripted.js'
 import { note, tempDir, writeVault } from './helpers/vault.js'
 
@@ -72,5 +74,41 @@ describe('`plan: generate` into a folder that is a symlink', () => {
     await expect(refused).rejects.toMatchObject({ name: 'RunStateError', code: 'trace-outside-vault', data: { path: join(runs, 'run') } })
     expect(await readdir(runs)).toEqual(['run'])
     expect(await readdir(elsewhere)).toEqual([])
+  })
+})
+
+describe('a search with a long query', () => {
+  it('refuses a query over 64 words or 1,000 characters with a RangeError that says so', async () => {
+    const root = await tempDir()
+    const words = (count: number) => Array.from({ length: count }, (_, n) => `word${n}`).join(' ')
+    await expect(searchRuns(root, words(5_000))).rejects.toThrow(
+      new RangeError(
+        'the query has 5000 words (43889 characters), over the 64 words and 1000 characters a search takes; search with the few words that matter',
+      ),
+    )
+    await expect(searchRuns(root, 'x'.repeat(1_001))).rejects.toThrow(RangeError)
+    expect(await searchRuns(root, words(64))).toEqual([])
+  })
+
+  it('finds where a snippet starts in one pass, where the scan per word found it', () => {
+    const alphabet = fc.constantFrom('a', 'b', 'É', 'é', '1', ' ', '-', '$', '😀', '.')
+    const text = fc.array(alphabet, { maxLength: 40 }).map((chars) => chars.join(''))
+    const word = fc.array(alphabet, { minLength: 1, maxLength: 4 }).map((chars) => chars.join('').toLowerCase())
+    const escape = (value: string) => value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    const byScans = (lower: string, words: string[]) => {
+      let at = -1
+      for (const each of words) {
+        const found = lower.search(new RegExp(`(^|[^\\p{L}\\p{N}])${escape(each)}`, 'u'))
+        if (found !== -1 && (at === -1 || found < at)) at = found
+      }
+      return at
+    }
+    fc.assert(
+      fc.property(text, fc.array(word, { minLength: 1, maxLength: 4 }), (raw, words) => {
+        const lower = raw.toLowerCase()
+        expect(firstWordAt(lower, words)).toBe(byScans(lower, words))
+      }),
+      { numRuns: 2_000 },
+    )
   })
 })

@@ -32,7 +32,9 @@ export async function searchCommand(args: string[], io: Io): Promise<number> {
   const limit = values.limit === undefined ? 10 : Number(values.limit)
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit takes an integer from 1 up, got '${values.limit}'`)
   const root = await vaultFolder(values.root ?? '.', io)
-  const { searchRuns } = await import('../memory/search-runs.js')
+  const { queryTooLong, searchRuns } = await import('../memory/search-runs.js')
+  const tooLong = queryTooLong(query)
+  if (tooLong !== undefined) throw new UsageError(tooLong)
   const hits = await searchRuns(root, query, { limit })
   if (values.json) {
     io.stdout.write(`${JSON.stringify(hits, null, 2)}\n`)
