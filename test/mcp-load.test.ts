@@ -1,0 +1,113 @@
+import { request, type ClientRequest } from 'node:http'
+import { afterEach, describe, expect, it } from 'vitest'
+import { serveHttp, type HttpOptions } from '../src/mcp/http.js'
+import { until } from './helpers/mcp.js'
+import { tempDir } from './helpers/vault.js'
+
+const servers: { close(): Promise<void> }[] = []
+const streams: ClientRequest[] = []
+
+afterEach(async () => {
+  for (const stream of streams.splice(0)) stream.destroy()
+  await Promise.all(servers.splice(0).map((server) => server.close()))
+})
+
+/** `serveHttp` in this process on a free port of 127.0.0.1. */
+async function serve(options: Partial<HttpOptions> = {}): Promise<{ port: number }> {
+  const served = await serveHttp({ root: await tempDir(), version: '0.0.0', port: 0, ...options })
+  servers.push(served)
+  return { port: Number(new URL(served.url).port) }
+}
+
+const HEADERS = { host: '', 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+
+/** A raw POST to `/mcp`: its status, its `mcp-session-id` and its body. */
+function post(port: number, body: object, session?: string): Promise<{ status: number; session: string | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { ...HEADERS, host: `127.0.0.1:${port}`, ...(session && { 'mcp-session-id': session }) }
+    const sent = request({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers }, (response) => {
+      let text = ''
+      response.on('data', (chunk: Buffer) => (text += chunk.toString()))
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, session: response.headers['mcp-session-id'] as string | undefined, body: text }))
+    })
+    sent.on('error', reject)
+    sent.end(JSON.stringify(body))
+  })
+}
+
+/** An `initialize` request: the new session's id, and the status. */
+async function initialize(port: number): Promise<{ status: number; session: string | undefined; body: string }> {
+  return post(port, {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  })
+}
+
+/** A `ping` in a session: 200 while the session lives, 404 once it is gone. */
+async function ping(port: number, session: string): Promise<number> {
+  return (await post(port, { jsonrpc: '2.0', id: 2, method: 'ping' }, session)).status
+}
+
+/** Opens the session's event stream (GET) and keeps it open until the test ends. */
+function openStream(port: number, session: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const headers = { host: `127.0.0.1:${port}`, accept: 'text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' }
+    const sent = request({ host: '127.0.0.1', port, path: '/mcp', method: 'GET', headers }, (response) => resolve(response.statusCode ?? 0))
+    sent.on('error', (error) => (sent.destroyed ? undefined : reject(error)))
+    streams.push(sent)
+    sent.end()
+  })
+}
+
+describe('MCP over HTTP under load', () => {
+  it('holds at most maxSessions sessions: a new one closes the one idle longest', async () => {
+    const { port } = await serve({ maxSessions: 3 })
+    const ids: string[] = []
+    for (let n = 0; n < 3; n++) ids.push((await initialize(port)).session!)
+    // The first is used again: the second is now the one idle longest.
+    expect(await ping(port, ids[0]!)).toBe(200)
+    const fourth = await initialize(port)
+    expect(fourth.status).toBe(200)
+    expect(await Promise.all([...ids, fourth.session!].map((id) => ping(port, id)))).toEqual([200, 404, 200, 200])
+  })
+
+  it('refuses a new session with 503 and a JSON-RPC error while every session has a stream open', async () => {
+    const { port } = await serve({ maxSessions: 2 })
+    const ids = [(await initialize(port)).session!, (await initialize(port)).session!]
+    expect(await Promise.all(ids.map((id) => openStream(port, id)))).toEqual([200, 200])
+    const refused = await initialize(port)
+    expect({ status: refused.status, body: JSON.parse(refused.body) }).toEqual({
+      status: 503,
+      body: {
+        jsonrpc: '2.0',
+        error: {
+          code: -32000,
+          message: 'Too many sessions: all 2 have a request or a stream open; close one (DELETE /mcp) or start the server with a higher --max-sessions',
+        },
+        id: null,
+      },
+    })
+    expect(await Promise.all(ids.map((id) => ping(port, id)))).toEqual([200, 200])
+    streams.shift()!.destroy()
+    await until(async () => (await initialize(port)).status === 200, 'a session once a stream closed')
+    expect(await ping(port, ids[0]!)).toBe(404)
+  })
+
+  it('closes a session idle for sessionIdleMs', async () => {
+    const { port } = await serve({ sessionIdleMs: 200 })
+    const { session } = await initialize(port)
+    expect(await ping(port, session!)).toBe(200)
+    // Each look waits first: a ping is a request, and would keep the session from being idle.
+    const idle = () => new Promise((resolve) => setTimeout(resolve, 1_000))
+    await until(async () => (await idle(), await ping(port, session!)) === 404, 'the idle session to be closed')
+  })
+
+  it('refuses maxSessions and sessionIdleMs that are no bound', async () => {
+    await expect(serve({ maxSessions: 0 })).rejects.toThrow(new TypeError('Expected `maxSessions` to be an integer from 1 up, got `0`'))
+    await expect(serve({ sessionIdleMs: Number.NaN })).rejects.toThrow(
+      new TypeError('Expected `sessionIdleMs` to be a number of milliseconds above 0, got `NaN`'),
+    )
+  })
+})
