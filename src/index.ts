@@ -1,5 +1,6 @@
 export {
   formatIssue,
+  PictureTooLargeError,
   PlanValidationError,
   RUN_STATE_ERROR_CODES,
   RunStateError,
@@ -48,7 +49,7 @@ export { proposePlan, type ProposeOptions } from './run/propose-plan.js'
 export { readProposal, type ProposalInfo, type ProposalStatus } from './vault/proposal-note.js'
 export { toDot, toMermaid, type PictureState } from './plan/plan-picture.js'
 export { toCanvas, type CanvasColor, type CanvasDocument, type CanvasEdge, type CanvasNode, type CanvasOptions } from './plan/plan-canvas.js'
-export { toSvg } from './plan/plan-svg.js'
+export { toSvg, type SvgOptions } from './plan/plan-svg.js'
 export {
   readRunStatus,
   type DecisionBox,

@@ -1,8 +1,10 @@
 import { request, type ClientRequest } from 'node:http'
+import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { loadPlan, PictureTooLargeError, toSvg } from 'vaultplan'
 import { serveHttp, type HttpOptions } from '../src/mcp/http.js'
-import { until } from './helpers/mcp.js'
-import { tempDir } from './helpers/vault.js'
+import { httpClient, until } from './helpers/mcp.js'
+import { note, tempDir, writeVault } from './helpers/vault.js'
 
 const servers: { close(): Promise<void> }[] = []
 const streams: ClientRequest[] = []
@@ -13,10 +15,27 @@ afterEach(async () => {
 })
 
 /** `serveHttp` in this process on a free port of 127.0.0.1. */
-async function serve(options: Partial<HttpOptions> = {}): Promise<{ port: number }> {
-  const served = await serveHttp({ root: await tempDir(), version: '0.0.0', port: 0, ...options })
+async function serve(options: Partial<HttpOptions> = {}): Promise<{ port: number; url: string; root: string }> {
+  const root = await tempDir()
+  const served = await serveHttp({ root, version: '0.0.0', port: 0, ...options })
   servers.push(served)
-  return { port: Number(new URL(served.url).port) }
+  return { port: Number(new URL(served.url).port), url: served.url, root }
+}
+
+/**
+ * A plan Graphviz takes long to lay out: `count` notes in a row, each with
+ * three more links to notes drawn at random (seeded). 40 such notes take
+ * seconds, 60 tens of seconds, 400 far longer than anyone waits.
+ */
+function densePlan(count: number): Record<string, string> {
+  let seed = 1
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
+  const files: Record<string, string> = {}
+  for (let n = 0; n < count; n++) {
+    const links = n + 1 < count ? [`next -> [[n${n + 1}]]`, ...[0, 1, 2].map((k) => `c${k} -> [[n${Math.floor(random() * count)}]]`)] : []
+    files[`n${n}.md`] = note({ front: n === 0 ? { type: 'start' } : {}, title: `Note ${n}`, ...(links.length > 0 && { next: links }) })
+  }
+  return files
 }
 
 const HEADERS = { host: '', 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
@@ -109,5 +128,43 @@ describe('MCP over HTTP under load', () => {
     await expect(serve({ sessionIdleMs: Number.NaN })).rejects.toThrow(
       new TypeError('Expected `sessionIdleMs` to be a number of milliseconds above 0, got `NaN`'),
     )
+  })
+
+  it('answers another session while an SVG is laid out, and refuses the SVG past svgTimeoutMs with picture-too-large', async () => {
+    const { url, root } = await serve({ svgTimeoutMs: 5_000 })
+    await writeVault(densePlan(60), join(root, 'dense'))
+    const [drawer, other] = await Promise.all([httpClient(url), httpClient(url)])
+    let drawn = false
+    const svg = drawer.refusal('plan_graph', { vault: 'dense', format: 'svg' }).finally(() => (drawn = true))
+    // Another session's call, made once the layout is under way, is answered before the layout ends.
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const listed = await other.call('plan_list')
+    expect({ drawn, vaults: listed.vaults.map((row: { vault: string }) => row.vault) }).toEqual({ drawn: false, vaults: ['dense'] })
+    expect(await svg).toEqual({
+      error: {
+        code: 'picture-too-large',
+        message:
+          "The plan (60 notes) is too large to lay out as SVG within 5 s; draw it as mermaid, dot or canvas instead, or lay the DOT text out with Graphviz's own `dot -Tsvg`.",
+        data: { notes: 60, timeoutMs: 5_000 },
+      },
+    })
+  })
+})
+
+describe('toSvg of a 400-note plan', () => {
+  it('ends with PictureTooLargeError at timeoutMs, the process answering meanwhile', async () => {
+    const graph = await loadPlan(await writeVault(densePlan(400)))
+    let ticks = 0
+    const ticking = setInterval(() => ticks++, 10)
+    const refused = await toSvg(graph, undefined, { timeoutMs: 2_000 }).catch((error: unknown) => error)
+    clearInterval(ticking)
+    expect(refused).toBeInstanceOf(PictureTooLargeError)
+    expect(refused).toMatchObject({ code: 'picture-too-large', notes: 400, timeoutMs: 2_000 })
+    expect(ticks).toBeGreaterThan(0)
+  })
+
+  it('still draws a small plan', async () => {
+    const svg = await toSvg(await loadPlan(await writeVault(densePlan(5))))
+    expect(svg).toMatch(/^<\?xml[\s\S]*<svg[\s\S]*Note 4[\s\S]*<\/svg>\n$/)
   })
 })

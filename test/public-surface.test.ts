@@ -6,6 +6,7 @@ it('exports exactly these names', async () => {
     'LLMError',
     'ModelConfigError',
     'PLAN_ISSUE_CODES',
+    'PictureTooLargeError',
     'PlanGraph',
     'PlanValidationError',
     'RUN_STATE_ERROR_CODES',
@@ -113,6 +114,7 @@ it('every error class shares the base, its name and one casing of codes', async 
     new lib.VaultPathError('vault-missing', 'no such folder', { cause }),
     new lib.ModelConfigError('action', 'no model'),
     new lib.LLMError({ role: 'action', model: 'm', baseURL: 'http://127.0.0.1:1/v1' }, 'refused', { cause }),
+    new lib.PictureTooLargeError(400, 10_000, { cause }),
   ]
   for (const error of errors) {
     expect(error).toBeInstanceOf(lib.VaultplanError)
@@ -127,6 +129,7 @@ it('every error class shares the base, its name and one casing of codes', async 
     'vault-missing',
     'model-not-configured',
     'llm-request-failed',
+    'picture-too-large',
   ])
 })
 

@@ -31,6 +31,8 @@ export interface HttpOptions {
    * @default 3_600_000 (one hour)
    */
   sessionIdleMs?: number
+  /** How long `plan_graph`'s SVG layout may take (see `McpServerOptions`). */
+  svgTimeoutMs?: number
 }
 
 const DEFAULTS = { host: '127.0.0.1', maxSessions: 100, sessionIdleMs: 3_600_000 }
@@ -128,7 +130,11 @@ export async function serveHttp(options: HttpOptions): Promise<{ url: string; cl
       }
       drop(...idlest)
     }
-    const mcp = createMcpServer({ root: options.root, version: options.version })
+    const mcp = createMcpServer({
+      root: options.root,
+      version: options.version,
+      ...(options.svgTimeoutMs !== undefined && { svgTimeoutMs: options.svgTimeoutMs }),
+    })
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {
