@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { loadPlan, PictureTooLargeError, toSvg } from 'vaultplan'
 import { serveHttp, type HttpOptions } from '../src/mcp/http.js'
+import { vaultplan } from './helpers/cli.js'
 import { httpClient, until } from './helpers/mcp.js'
 import { note, tempDir, writeVault } from './helpers/vault.js'
 
@@ -123,6 +124,21 @@ describe('MCP over HTTP under load', () => {
     await until(async () => (await idle(), await ping(port, session!)) === 404, 'the idle session to be closed')
   })
 
+  it('takes the bounds as --max-sessions and --session-idle, and says so in its help', async () => {
+    const help = await vaultplan(['mcp', '--help'])
+    expect(help.stdout).toContain('--max-sessions N    over HTTP, hold at most N sessions (default 100)')
+    expect(help.stdout).toContain('--session-idle MIN  over HTTP, close a session idle MIN minutes (default 60)')
+    const root = await tempDir()
+    expect(await vaultplan(['mcp', '--root', root, '--http', '0', '--max-sessions', '0'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("--max-sessions takes an integer from 1 up, got '0'"),
+    })
+    expect(await vaultplan(['mcp', '--root', root, '--session-idle', '5'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--max-sessions and --session-idle are for --http; stdio serves one session'),
+    })
+  })
+
   it('refuses maxSessions and sessionIdleMs that are no bound', async () => {
     await expect(serve({ maxSessions: 0 })).rejects.toThrow(new TypeError('Expected `maxSessions` to be an integer from 1 up, got `0`'))
     await expect(serve({ sessionIdleMs: Number.NaN })).rejects.toThrow(
@@ -146,6 +162,20 @@ describe('MCP over HTTP under load', () => {
         message:
           "The plan (60 notes) is too large to lay out as SVG within 5 s; draw it as mermaid, dot or canvas instead, or lay the DOT text out with Graphviz's own `dot -Tsvg`.",
         data: { notes: 60, timeoutMs: 5_000 },
+      },
+    })
+  })
+})
+
+describe('plan_search with a long query', () => {
+  it('is refused with query-too-long, saying why', async () => {
+    const { url } = await serve()
+    const agent = await httpClient(url)
+    const query = Array.from({ length: 65 }, (_, n) => `w${n}`).join(' ')
+    expect(await agent.refusal('plan_search', { query })).toEqual({
+      error: {
+        code: 'query-too-long',
+        message: `the query has 65 words (${query.length} characters), over the 64 words and 1000 characters a search takes; search with the few words that matter`,
       },
     })
   })
