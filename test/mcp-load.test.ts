@@ -93,6 +93,15 @@ describe('MCP over HTTP under load', () => {
     expect(await Promise.all([...ids, fourth.session!].map((id) => ping(port, id)))).toEqual([200, 404, 200, 200])
   })
 
+  it('holds at most maxSessions when initialize requests race, each answered 200 or 503', async () => {
+    const { port } = await serve({ maxSessions: 3 })
+    const answers = await Promise.all(Array.from({ length: 12 }, () => initialize(port)))
+    expect(answers.map((answer) => answer.status).filter((status) => status !== 200 && status !== 503)).toEqual([])
+    expect(answers.filter((answer) => answer.status === 200).length).toBeGreaterThan(0)
+    const alive = await Promise.all(answers.filter((answer) => answer.session).map((answer) => ping(port, answer.session!)))
+    expect(alive.filter((status) => status === 200).length).toBeLessThanOrEqual(3)
+  })
+
   it('refuses a new session with 503 and a JSON-RPC error while every session has a stream open', async () => {
     const { port } = await serve({ maxSessions: 2 })
     const ids = [(await initialize(port)).session!, (await initialize(port)).session!]

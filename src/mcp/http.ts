@@ -135,23 +135,29 @@ export async function serveHttp(options: HttpOptions): Promise<{ url: string; cl
       version: options.version,
       ...(options.svgTimeoutMs !== undefined && { svgTimeoutMs: options.svgTimeoutMs }),
     })
+    // Counted against the cap from here until it is a session (or is refused), so racing initializes cannot pass it.
+    let pending = true
+    starting++
+    const settle = () => {
+      if (pending) starting--
+      pending = false
+    }
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {
-        const session: Session = { transport, close: mcp.close, open: 0, idleSince: Date.now() }
-        attend(sessionId, session, response)
+        settle()
+        attend(sessionId, { transport, close: mcp.close, open: 0, idleSince: Date.now() }, response)
       },
     })
     // The server hears of the close too (its onclose stops the session's file watchers).
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
     }
-    starting++
     try {
       await mcp.server.connect(transport)
       await transport.handleRequest(request, response, body)
     } finally {
-      starting--
+      settle()
     }
     // An initialize the transport refused (a wrong Accept header, say) made no session: nothing may hold its server.
     if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) await mcp.close()
