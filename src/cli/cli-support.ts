@@ -82,7 +82,7 @@ export function printable(text: string): string {
  * bidirectional overrides as they are; here they are written as `\uXXXX`
  * escapes, so the output parses to exactly the same value.
  */
-export function printableJson(value: unknown, space?: number): string {
+export function printableJson(value: unknown, space?: number | string): string {
   return JSON.stringify(value, null, space).replace(
     /[\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g,
     (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,

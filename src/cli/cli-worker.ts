@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import { EXIT, UsageError, type Io } from './cli-support.js'
+import { EXIT, printable, printableJson, UsageError, type Io } from './cli-support.js'
 import type { HopReport } from '../queue/index.js'
 import { DEFAULT_MAX_STEPS } from '../run/run-options.js'
 
@@ -119,7 +119,7 @@ export async function queueCommand(args: string[], io: Io): Promise<number> {
     return unreachable(url, error, io)
   }
   if (values.json) {
-    io.stdout.write(`${JSON.stringify(status, null, 2)}\n`)
+    io.stdout.write(`${printableJson(status, 2)}\n`)
     return EXIT.ok
   }
   io.stdout.write(
@@ -127,7 +127,7 @@ export async function queueCommand(args: string[], io: Io): Promise<number> {
       `waiting for a person, ${status.failed} failed, ${status.completed} completed, ${status.stopped} ` +
       `stopped\n`,
   )
-  for (const failure of status.failures) io.stdout.write(`  failed: ${failure.vault}: ${failure.error.split('\n')[0]}\n`)
+  for (const failure of status.failures) io.stdout.write(`  failed: ${printable(`${failure.vault}: ${failure.error.split('\n')[0]}`)}\n`)
   return EXIT.ok
 }
 
@@ -144,7 +144,7 @@ export function hopLine(hop: HopReport): string {
     retrying: `failed, retried later: ${firstLine(hop.error)}`,
     superseded: 'superseded: another worker took this hop over after it expired',
   }[hop.outcome]
-  return `${new Date().toISOString()}  ${hop.vault}  ${worked}  -> ${outcome}  ${(hop.ms / 1000).toFixed(2)}s`
+  return printable(`${new Date().toISOString()}  ${hop.vault}  ${worked}  -> ${outcome}  ${(hop.ms / 1000).toFixed(2)}s`)
 }
 
 /** The database could not be reached or set up (refused, wrong password, pg-boss missing): one line, exit 1. */
