@@ -93,6 +93,7 @@ export const PLAN_ISSUE_CODES = [
   'outside-vault',
   'two-active',
   'unknown-tool',
+  'unprintable-name',
   'unreachable',
   'unreadable-next',
   'unreadable-note',
