@@ -95,6 +95,7 @@ it('pins the error codes', async () => {
     'outside-vault',
     'two-active',
     'unknown-tool',
+    'unprintable-name',
     'unreachable',
     'unreadable-next',
     'unreadable-note',
