@@ -91,7 +91,7 @@ export function vaultName(root: string, vault: string): string {
 }
 
 /**
- * The resource URI of a file of a vault (SPEC section 10): the vault, relative
+ * The resource URI of a file of a vault: the vault, relative
  * to the root, percent-encoded as one segment, then each segment of the
  * file's path relative to the vault, so `review/final.md` of the vault
  * `plans/release` is `vaultplan://plans%2Frelease/review/final.md`.

@@ -61,7 +61,9 @@ export class PlanGraph {
   }
 
   /**
-   * Checks the plan (SPEC section 3) and reports every problem at once.
+   * Checks the plan (dangling edges, cycles without an exit, the start, a
+   * reachable terminal, frontmatter, ambiguous edges and links) and reports
+   * every problem at once.
    *
    * @param options.tools - names of the tools the caller supplies; a node's `tools:` entry outside them is a warning.
    * @returns the warnings.

@@ -52,7 +52,7 @@ function startOf(nodes: readonly PlanNode[], entered: () => (node: PlanNode) => 
 }
 
 /**
- * Checks a plan (SPEC section 3): dangling edges, cycles without an exit, the
+ * Checks a plan: dangling edges, cycles without an exit, the
  * start node, a reachable terminal, frontmatter, ambiguous edges and links.
  * Problems of notes the start cannot reach are warnings.
  *

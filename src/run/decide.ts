@@ -27,7 +27,7 @@ const ATTEMPTS = 3
  * byte changes. It writes only that note, atomically and checking its stamp,
  * so it needs no runner's lock; the next `runPlan` or `nextStep` (or a
  * runner waiting on the note) follows it as a box ticked by hand. While a
- * proposal is pending (SPEC section 11), `node` `proposal` means it: the
+ * proposal is pending (`proposePlan`), `node` `proposal` means it: the
  * edge is `approve`, `revise` or `decline`, ticked in
  * `00_plan-trace/proposal.md`.
  *

@@ -48,7 +48,7 @@ export function checkObserveOptions(options: ObserveOptions): { hops: number; ma
 }
 
 /**
- * Where the run of a plan vault stands, as one value (SPEC section 15): its
+ * Where the run of a plan vault stands, as one value: its
  * phase, the notes in plan order with their subplans nested, the frontier
  * of everything that can be done now across branches (its first item is
  * what the next `nextStep` claims and `runPlan` works), the notes waiting

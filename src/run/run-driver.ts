@@ -94,7 +94,7 @@ export class RunDriver {
 
   /**
    * Reads the run of a locked vault: validates the plan, applies `fresh`,
-   * the query policy (SPEC section 8) and replays the trace.
+   * the query policy (a resumed run keeps its recorded query) and replays the trace.
    *
    * @throws {PlanValidationError} when the plan is invalid
    * @throws {RunStateError} `query-mismatch` for another query than the recorded one

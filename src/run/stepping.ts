@@ -11,7 +11,7 @@ export type { Step, StepOptions, StopInfo, WaitingNote }
 
 /**
  * What the plan asks now, one hop at a time, for an agent that owns its
- * loop (SPEC section 9). Validates the plan, finds where the run stands
+ * loop. Validates the plan, finds where the run stands
  * (judging a saved output, following a ticked box on the way) and, for a
  * note to work, claims its visit (`status: active`, the trace header for a
  * new run) and returns `work`. Until that visit is completed, every call
