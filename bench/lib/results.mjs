@@ -25,10 +25,10 @@ export function commit() {
   }
 }
 
-/** The file system type of `dir` (`stat -f`), or 'unknown'. */
+/** The file system type of `dir` (`df`: `stat -f` says ext2/ext3 for ext4), or 'unknown'. */
 function fileSystem(dir) {
   try {
-    return execFileSync('stat', ['-f', '-c', '%T', dir], { encoding: 'utf8' }).trim()
+    return execFileSync('df', ['--output=fstype', dir], { encoding: 'utf8' }).trim().split('\n').at(-1)
   } catch {
     return 'unknown'
   }
