@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { cliPage, renderCliPage } from '../scripts/docs-cli.js'
+import { performancePage, renderPerformancePage } from '../scripts/docs-bench.js'
 import { root } from './helpers/cli.js'
 
 /*
@@ -87,5 +88,9 @@ describe('the README and docs/', () => {
 describe('the generated parts of docs/ (npm run docs)', () => {
   it("docs/cli.md's reference is the built CLI's --help, command by command", async () => {
     expect(readFileSync(cliPage, 'utf8')).toBe(await renderCliPage())
+  })
+
+  it("docs/performance.md's tables are the committed results of bench/results/", async () => {
+    expect(readFileSync(performancePage, 'utf8')).toBe(await renderPerformancePage())
   })
 })
