@@ -1,3 +1,9 @@
+/**
+ * Models and tools of the Vercel AI SDK as vaultplan's `callLLM` and tools
+ * (needs the `ai` package).
+ *
+ * @module vaultplan/ai-sdk
+ */
 import { generateText, type LanguageModel, type ToolSet } from 'ai'
 import { z, type ZodType } from 'zod'
 import { followSignal } from '../core/abort.js'

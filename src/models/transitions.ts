@@ -23,8 +23,10 @@ export interface ChooseEdgeOptions {
   predicates?: Record<string, Predicate>
   /**
    * The caller's choice (`completeStep`): after the predicates, it takes its
-   * edge (`decidedBy: 'agent'`) instead of the LLM judge. One of
-   * {@link conditionsOf}; check it first with {@link matchChoice}.
+   * edge (`decidedBy: 'agent'`) instead of the LLM judge. One of the
+   * step's `conditions` (a condition label no predicate decides, `next` for
+   * the unconditional edge), ignoring case and surrounding space, or the
+   * target of exactly one such edge.
    */
   choice?: string
   signal?: AbortSignal

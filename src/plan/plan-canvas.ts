@@ -8,7 +8,7 @@ import type { NodeStatus, PlanNode } from '../core/types.js'
 export type CanvasColor = '1' | '2' | '3' | '4' | '5' | '6' | `#${string}`
 
 /** What every JSON Canvas node has; `x`, `y`, `width`, `height` are integer pixels. */
-interface CanvasNodeBase {
+export interface CanvasNodeBase {
   id: string
   x: number
   y: number
