@@ -12,7 +12,7 @@ import { withOrigin, type EdgeOrigin, type PlanIssue, type PlanNode } from '../c
  * A bad note becomes diagnostics, never a failed load; call
  * `graph.validate()` to see them.
  *
- * @throws {Error} when `dir` does not exist or is not a folder.
+ * @throws `Error` when `dir` does not exist or is not a folder.
  */
 export async function loadPlan(dir: string): Promise<PlanGraph> {
   const { notes, issues } = await readNotes(dir)

@@ -14,7 +14,7 @@ const NEXT_LINE = /^(?:#{3,6}\s*next(?:\s*#+)?|next\s*:)$/i
  * `## <node-id>` section per node, optional `key: value` knob lines first,
  * then the body, then the edges under `### Next` (or a `Next:` line).
  *
- * @throws {PlanValidationError} when the document has no sections or the plan is invalid.
+ * @throws {@link PlanValidationError} when the document has no sections or the plan is invalid.
  */
 export function parsePlanDocument(text: string): PlanGraph {
   const sections = splitSections(text)
@@ -65,7 +65,7 @@ function inDocument(found: PlanIssue, at: (line: number) => number): PlanIssue {
 /**
  * A linear plan: one node per step, each leading to the next unconditionally.
  *
- * @throws {TypeError} when `steps` is empty.
+ * @throws `TypeError` when `steps` is empty.
  */
 export function pathGraphFromSteps(steps: string[]): PlanGraph {
   const texts = steps.map((step) => String(step).trim()).filter((step) => step !== '')

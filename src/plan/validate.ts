@@ -57,7 +57,7 @@ function startOf(nodes: readonly PlanNode[], entered: () => (node: PlanNode) => 
  * Problems of notes the start cannot reach are warnings.
  *
  * @returns the warnings.
- * @throws {PlanValidationError} carrying every issue, when there is at least one error.
+ * @throws {@link PlanValidationError} carrying every issue, when there is at least one error.
  */
 export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): PlanIssue[] {
   const nodeIssues: PlanIssue[] = [...(graph.issues ?? [])]

@@ -32,8 +32,8 @@ const ATTEMPTS = 3
  * `00_plan-trace/proposal.md`.
  *
  * @param node - the waiting note's id (its path in the vault without `.md`; inside a subplan, its path from the vault: `research/approve`)
- * @throws {RunStateError} `not-waiting` when the note is not `status: waiting`; `bad-choice` for an unknown or ambiguous edge; `ambiguous-decision` when another box is ticked already
- * @throws {TypeError} on a bad argument
+ * @throws {@link RunStateError} `not-waiting` when the note is not `status: waiting`; `bad-choice` for an unknown or ambiguous edge; `ambiguous-decision` when another box is ticked already
+ * @throws `TypeError` on a bad argument
  */
 export async function decide(vault: string, node: string, decision: Decision): Promise<void> {
   if (typeof node !== 'string' || node === '') throw new TypeError(`Expected \`node\` to be a note id, got \`${String(node)}\``)

@@ -107,8 +107,8 @@ export class PlanTree {
   /**
    * Opens the run of a locked top vault (see `RunDriver.open`).
    *
-   * @throws {PlanValidationError} when the plan (its subplans included) is invalid
-   * @throws {RunStateError} `query-mismatch` for another query than the recorded one
+   * @throws {@link PlanValidationError} when the plan (its subplans included) is invalid
+   * @throws {@link RunStateError} `query-mismatch` for another query than the recorded one
    */
   static async open(vault: string, session: VaultSession, settings: TreeSettings): Promise<PlanTree> {
     const tree = new PlanTree(session, settings)
@@ -143,7 +143,7 @@ export class PlanTree {
    * Completes the pending visit whose key is `key`, at the top or inside a
    * subplan, and goes on to the next step.
    *
-   * @throws {RunStateError} `stale-step` when no pending visit has that key (nothing is written for it)
+   * @throws {@link RunStateError} `stale-step` when no pending visit has that key (nothing is written for it)
    */
   async complete(key: string, result: { output: string; choice?: string | undefined }): Promise<Step> {
     // A visit of the top vault (a crash after its output was saved included) is the top driver's to complete.
@@ -226,7 +226,7 @@ export class PlanTree {
    * its step in the same turn as the budget's check (branches claim at
    * once); the first claim of a vault with no run begun is checked here.
    *
-   * @throws {BudgetRefusal} when no step is left; nothing is written for the visit
+   * @throws `BudgetRefusal` when no step is left; nothing is written for the visit
    */
   private claimGuard(folder: string, depth: number): (node: PlanNode) => void {
     return (node) => {

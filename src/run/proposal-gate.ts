@@ -22,7 +22,7 @@ export type ProposalGate = { kind: 'run'; query: string | undefined } | { kind: 
  * next version and waits again, `decline` marks it declined; with no box
  * ticked it waits.
  *
- * @throws {RunStateError} `declined` for a declined proposal; `ambiguous-decision` for more than one box ticked; `query-mismatch` for another query than the approved one
+ * @throws {@link RunStateError} `declined` for a declined proposal; `ambiguous-decision` for more than one box ticked; `query-mismatch` for another query than the approved one
  */
 export async function proposalGate(
   vault: string,

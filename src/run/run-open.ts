@@ -17,9 +17,9 @@ import type { VaultSession } from '../store/vault-session.js'
  * one is refused unless `fresh`), and reads
  * the outputs the trace names, for the replay.
  *
- * @throws {PlanValidationError} when the plan is invalid
- * @throws {RunStateError} `query-mismatch` for another query than the recorded one; `note-busy` when a note left out because it kept changing leaves the plan invalid
- * @throws {TypeError} for a new run without a query
+ * @throws {@link PlanValidationError} when the plan is invalid
+ * @throws {@link RunStateError} `query-mismatch` for another query than the recorded one; `note-busy` when a note left out because it kept changing leaves the plan invalid
+ * @throws `TypeError` for a new run without a query
  */
 export async function openRun(
   vault: string,

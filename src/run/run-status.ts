@@ -134,8 +134,8 @@ const EXCERPT = 400
  *
  * @param options.hops - how many of the latest hops to report (default 5)
  * @param options.maxSteps - the step budget a run would have (default: the one the run last ran with, else 50)
- * @throws {VaultPathError} when `vault` is not a folder
- * @throws {RunStateError} when the trace is unreadable or written by a newer vaultplan
+ * @throws {@link VaultPathError} when `vault` is not a folder
+ * @throws {@link RunStateError} when the trace is unreadable or written by a newer vaultplan
  */
 export async function readRunStatus(vault: string, options: RunStatusOptions = {}): Promise<RunStatus> {
   const { hops, maxSteps: told } = checkObserveOptions(options)
