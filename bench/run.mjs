@@ -315,6 +315,7 @@ async function main() {
   }
   figures[`search: first search of a new process (${search.outputs} outputs)`] = one(search.reopenMs, 'median of 3 processes')
   results.searchOutputs = search.outputs
+  results.search = search
 
   results.ratios = ratios(figures, results.checks, results.searchOutputs)
   results.wallSeconds = +((now() - started) / 1000).toFixed(1)

@@ -1,11 +1,12 @@
 /**
- * Renders the tables of docs/performance.md from the committed bench results
- * (bench/results/<name>.json, written by bench/run.mjs, bench/queue.mjs and
- * bench/hop-syscalls.mjs), each with the commit and the machine it was
+ * Renders the tables of docs/performance.md and docs/memory.md from the
+ * committed bench results (bench/results/<name>.json, written by
+ * bench/run.mjs, bench/queue.mjs, bench/hop-syscalls.mjs and
+ * bench/search-engines.mjs), each with the commit and the machine it was
  * measured on, so the page shows what was measured and nothing pasted.
  *
- *   tsx scripts/docs-bench.ts            rewrites docs/performance.md
- *   tsx scripts/docs-bench.ts --check    exits 1 when docs/performance.md differs
+ *   tsx scripts/docs-bench.ts            rewrites the pages
+ *   tsx scripts/docs-bench.ts --check    exits 1 when a page differs
  */
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -14,6 +15,7 @@ import { isMain, replaceGenerated } from './generated.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 export const performancePage = join(root, 'docs', 'performance.md')
+export const memoryPage = join(root, 'docs', 'memory.md')
 const resultsDir = join(root, 'bench', 'results')
 
 /** What every result file holds besides its figures (bench/lib/results.mjs). */
@@ -74,6 +76,11 @@ interface QueueResult extends Recorded {
   config: { runs: number; hopsPerRun: number; sleepMs: number; rounds: number }
   figures: { workers: number; median: number; min: number; max: number; ideal: number }[]
   ratio: { name: string; value: number; target: string; pass: boolean }
+}
+
+interface SearchEnginesResult extends Recorded {
+  config: { outputs: number; textMB: number; queries: number; repetitions: number }
+  engines: { name: string; version: string; buildMs: number; queryMs: number; savedMB: number; reopenMs: number }[]
 }
 
 interface HopSyscallsResult extends Recorded {
@@ -174,6 +181,44 @@ export function renderHopSyscalls(runs: HopSyscallsResult[]): string {
   return `${table(head, rows, `l${'r'.repeat(runs.length)}`)}\n\n${config.hops} hops a variant, ${config.rounds} rounds in turns.\n\n${runs.map((run) => provenance(run)).join('\n\n')}`
 }
 
+/** The search engines side by side (bench/search-engines.mjs), and the first one's figures divided by each other's. */
+export function renderSearchEngines(result: SearchEnginesResult): string {
+  const rows = result.engines.map((engine) => [
+    `${engine.name} ${engine.version}`,
+    `${engine.buildMs} ms`,
+    `${engine.queryMs} ms`,
+    `${engine.savedMB} MB`,
+    `${engine.reopenMs} ms`,
+  ])
+  const [first, ...others] = result.engines
+  const ratio = (a: number, b: number) => (a / b).toFixed(2)
+  for (const other of others)
+    rows.push([
+      `${first!.name} / ${other.name}`,
+      ratio(first!.buildMs, other.buildMs),
+      ratio(first!.queryMs, other.queryMs),
+      ratio(first!.savedMB, other.savedMB),
+      ratio(first!.reopenMs, other.reopenMs),
+    ])
+  const head = ['engine', 'build', `query (median of ${result.config.queries})`, 'saved index', 'reopen']
+  return `${table(head, rows, 'lrrrr')}\n\nMedians of ${result.config.repetitions} repetitions over ${result.config.outputs} outputs (${result.config.textMB} MB of text).\n\n${provenance(result)}`
+}
+
+/** `searchRuns` over past outputs: the search rows of bench/run.mjs (from bench/search.mjs). */
+export function renderSearchRuns(run: RunResult): string {
+  const rows = Object.entries(run.figures)
+    .filter(([name]) => name.startsWith('search: '))
+    .map(([name, summary]) => [
+      name.slice('search: '.length),
+      `${figure(summary.median)} ${summary.unit}`,
+      summary.cpu ? `${figure(summary.cpu.median)} ${summary.unit}` : '',
+      summary.measured ?? `${summary.runs} runs`,
+    ])
+  const target = run.ratios.find((ratio) => ratio.name.startsWith('search: '))
+  const verdict = target ? `\n\nTarget ${target.target} ms per query: ${target.pass ? 'PASS' : 'MISS'}.` : ''
+  return `${table(['figure', 'median', 'CPU', 'measured'], rows, 'lrrl')}${verdict}\n\n${provenance(run)}`
+}
+
 async function result<T>(name: string): Promise<T> {
   return JSON.parse(await readFile(join(resultsDir, `${name}.json`), 'utf8')) as T
 }
@@ -196,15 +241,26 @@ export async function renderPerformancePage(): Promise<string> {
   return parts.reduce((text, [id, body]) => replaceGenerated(text, id, body), page)
 }
 
+/** docs/memory.md with its search tables rendered from bench/results/. */
+export async function renderMemoryPage(): Promise<string> {
+  const [page, run, engines] = await Promise.all([readFile(memoryPage, 'utf8'), result<RunResult>('run'), result<SearchEnginesResult>('search-engines')])
+  return replaceGenerated(replaceGenerated(page, 'search-engines', renderSearchEngines(engines)), 'search-runs', renderSearchRuns(run))
+}
+
 if (isMain(import.meta.url)) {
-  const [page, rendered] = await Promise.all([readFile(performancePage, 'utf8'), renderPerformancePage()])
-  if (process.argv.includes('--check')) {
-    if (page !== rendered) {
-      process.stderr.write('docs/performance.md differs from bench/results/: run `npm run docs`\n')
+  const pages: [string, string, () => Promise<string>][] = [
+    ['docs/performance.md', performancePage, renderPerformancePage],
+    ['docs/memory.md', memoryPage, renderMemoryPage],
+  ]
+  for (const [name, path, render] of pages) {
+    const [page, rendered] = await Promise.all([readFile(path, 'utf8'), render()])
+    if (page === rendered) continue
+    if (process.argv.includes('--check')) {
+      process.stderr.write(`${name} differs from bench/results/: run \`npm run docs\`\n`)
       process.exitCode = 1
+    } else {
+      await writeFile(path, rendered)
+      process.stdout.write(`wrote ${name}\n`)
     }
-  } else if (page !== rendered) {
-    await writeFile(performancePage, rendered)
-    process.stdout.write('wrote docs/performance.md\n')
   }
 }

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { cliPage, renderCliPage } from '../scripts/docs-cli.js'
-import { performancePage, renderPerformancePage } from '../scripts/docs-bench.js'
+import { memoryPage, performancePage, renderMemoryPage, renderPerformancePage } from '../scripts/docs-bench.js'
 import { root } from './helpers/cli.js'
 
 /*
@@ -92,5 +92,9 @@ describe('the generated parts of docs/ (npm run docs)', () => {
 
   it("docs/performance.md's tables are the committed results of bench/results/", async () => {
     expect(readFileSync(performancePage, 'utf8')).toBe(await renderPerformancePage())
+  })
+
+  it("docs/memory.md's search tables are the committed results of bench/results/", async () => {
+    expect(readFileSync(memoryPage, 'utf8')).toBe(await renderMemoryPage())
   })
 })
