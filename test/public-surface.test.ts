@@ -3,9 +3,15 @@ import { expect, it } from 'vitest'
 // The names users import. Adding one is a feature, removing or renaming one breaks users: either is a decision, made here.
 it('exports exactly these names', async () => {
   expect(Object.keys(await import('vaultplan')).sort()).toEqual([
+    'DECIDED_BY',
+    'JUDGE_KINDS',
+    'LEDGER_KINDS',
     'LLMError',
     'ModelConfigError',
+    'NODE_STATUSES',
+    'NODE_TYPES',
     'PLAN_ISSUE_CODES',
+    'PROPOSAL_STATUSES',
     'PlanGraph',
     'PlanValidationError',
     'RUN_STATE_ERROR_CODES',

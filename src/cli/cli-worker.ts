@@ -22,7 +22,8 @@ Options:
 
 Needs pg-boss 10 (npm install pg-boss@10). Exit codes: 0 stopped by a
 signal, 1 the queue's database cannot be used, 2 bad usage or no model
-configured.`
+configured, 70 internal error, 130 a second signal (the hops in flight are
+retried by another worker).`
 
 export const QUEUE_HELP = `Usage: vaultplan queue status --queue <postgres url> [--json]
 
@@ -36,7 +37,8 @@ Options:
   --json               print the counts as JSON
   -h, --help           show this help
 
-Exit codes: 0 shown, 1 the queue's database cannot be used, 2 bad usage.`
+Exit codes: 0 shown, 1 the queue's database cannot be used, 2 bad usage,
+70 internal error.`
 
 /** `vaultplan worker`: works hop jobs from the queue until a signal stops it. */
 export async function workerCommand(args: string[], io: Io): Promise<number> {

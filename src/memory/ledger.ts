@@ -64,8 +64,8 @@ type LedgerRecord = z.infer<typeof recordSchema>
  * inside a run of this process (a worker's tool) the write goes through
  * that run's lock; otherwise the vault's lock is taken for the write.
  *
- * @throws {TypeError} on a bad argument.
- * @throws {RunStateError} (`vault-locked`) when another process runs the vault; (`ledger-unreadable`, `ledger-too-new`) for a ledger this version cannot extend.
+ * @throws `TypeError` on a bad argument.
+ * @throws {@link RunStateError} (`vault-locked`) when another process runs the vault; (`ledger-unreadable`, `ledger-too-new`) for a ledger this version cannot extend.
  */
 export async function recordEntry(vault: string, entry: NewLedgerEntry, options: LedgerWriteOptions = {}): Promise<string> {
   checkVault(vault)
@@ -97,8 +97,8 @@ export async function recordEntry(vault: string, entry: NewLedgerEntry, options:
 /**
  * Marks an assumption invalid, with the reason; the judge no longer sees it.
  *
- * @throws {TypeError} when `id` is no assumption of the ledger, or `reason` is empty.
- * @throws {RunStateError} as `recordEntry` does.
+ * @throws `TypeError` when `id` is no assumption of the ledger, or `reason` is empty.
+ * @throws {@link RunStateError} as `recordEntry` does.
  */
 export async function invalidate(vault: string, id: string, reason: string, options: StandingOptions = {}): Promise<void> {
   checkText('reason', reason)
@@ -108,8 +108,8 @@ export async function invalidate(vault: string, id: string, reason: string, opti
 /**
  * Makes an invalidated assumption valid again.
  *
- * @throws {TypeError} when `id` is no assumption of the ledger.
- * @throws {RunStateError} as `recordEntry` does.
+ * @throws `TypeError` when `id` is no assumption of the ledger.
+ * @throws {@link RunStateError} as `recordEntry` does.
  */
 export async function revalidate(vault: string, id: string, reason?: string, options: StandingOptions = {}): Promise<void> {
   if (reason !== undefined) checkText('reason', reason)
@@ -121,7 +121,7 @@ export async function revalidate(vault: string, id: string, reason?: string, opt
  * decisions, in the order recorded. An entry cut short by a crash is
  * ignored; a vault without a ledger has an empty one.
  *
- * @throws {RunStateError} (`ledger-unreadable`) for a ledger that is not one or holds an entry this version does not know; (`ledger-too-new`) for a newer format.
+ * @throws {@link RunStateError} (`ledger-unreadable`) for a ledger that is not one or holds an entry this version does not know; (`ledger-too-new`) for a newer format.
  */
 export async function readLedger(vault: string): Promise<LedgerView> {
   checkVault(vault)

@@ -48,7 +48,7 @@ const MAX_NOTE_BYTES = 8 * 1024 * 1024
  * The index is a cache in `<root>/.vaultplan/`, brought up to date from the
  * notes at each call (built the first time; see `refreshRunIndex`).
  *
- * @throws {TypeError} when `root` is not a folder, `query` not a string or `limit` not an integer from 1 up.
+ * @throws `TypeError` when `root` is not a folder, `query` not a string or `limit` not an integer from 1 up.
  */
 export async function searchRuns(root: string, query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
   const { limit } = { ...DEFAULTS, ...options }

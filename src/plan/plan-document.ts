@@ -10,11 +10,11 @@ const KNOB_LINE = new RegExp(`^(${KNOB_KEYS.join('|')})\\s*:\\s*\\S`, 'i')
 const NEXT_LINE = /^(?:#{3,6}\s*next(?:\s*#+)?|next\s*:)$/i
 
 /**
- * Reads a whole plan written as one markdown document (SPEC section 5): one
+ * Reads a whole plan written as one markdown document: one
  * `## <node-id>` section per node, optional `key: value` knob lines first,
  * then the body, then the edges under `### Next` (or a `Next:` line).
  *
- * @throws {PlanValidationError} when the document has no sections or the plan is invalid.
+ * @throws {@link PlanValidationError} when the document has no sections or the plan is invalid.
  */
 export function parsePlanDocument(text: string): PlanGraph {
   const sections = splitSections(text)
@@ -65,7 +65,7 @@ function inDocument(found: PlanIssue, at: (line: number) => number): PlanIssue {
 /**
  * A linear plan: one node per step, each leading to the next unconditionally.
  *
- * @throws {TypeError} when `steps` is empty.
+ * @throws `TypeError` when `steps` is empty.
  */
 export function pathGraphFromSteps(steps: string[]): PlanGraph {
   const texts = steps.map((step) => String(step).trim()).filter((step) => step !== '')
@@ -98,7 +98,7 @@ export function pathGraphFromSteps(steps: string[]): PlanGraph {
 
 /**
  * Asks the `planning` role's model to write a plan for `query` as one
- * document (SPEC section 5). A reply that does not parse or validate
+ * document (one `## <node-id>` section a node). A reply that does not parse or validate
  * degrades to a path graph of its steps, and `graph.degraded` says why.
  */
 export async function planGraph(query: string, llm: CallLLM, options: { signal?: AbortSignal } = {}): Promise<PlanGraph> {

@@ -12,7 +12,7 @@ let loading: Promise<Viz> | undefined
  * package, no `dot` binary. Graphviz is loaded on the first call only, so
  * importing vaultplan stays light.
  *
- * @throws {Error} when Graphviz cannot draw the DOT text (a bug of `toDot`: please report it).
+ * @throws `Error` when Graphviz cannot draw the DOT text (a bug of `toDot`: please report it).
  */
 export async function toSvg(graph: PlanGraph, state?: PictureState): Promise<string> {
   loading ??= import('@viz-js/viz').then(({ instance }) => instance())
