@@ -3,9 +3,15 @@ import { expect, it } from 'vitest'
 // The names users import. Adding one is a feature, removing or renaming one breaks users: either is a decision, made here.
 it('exports exactly these names', async () => {
   expect(Object.keys(await import('vaultplan')).sort()).toEqual([
+    'DECIDED_BY',
+    'JUDGE_KINDS',
+    'LEDGER_KINDS',
     'LLMError',
     'ModelConfigError',
+    'NODE_STATUSES',
+    'NODE_TYPES',
     'PLAN_ISSUE_CODES',
+    'PROPOSAL_STATUSES',
     'PictureTooLargeError',
     'PlanGraph',
     'PlanValidationError',
@@ -97,6 +103,7 @@ it('pins the error codes', async () => {
     'too-many-sections',
     'two-active',
     'unknown-tool',
+    'unprintable-name',
     'unreachable',
     'unreadable-next',
     'unreadable-note',

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import { parseArgs } from 'node:util'
-import { count, displayPath, EXIT, onlyPositional, printable, UsageError, vaultFolder, vaultReadFailure, type Io } from './cli-support.js'
+import { count, displayPath, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, vaultReadFailure, type Io } from './cli-support.js'
 import type { PictureState } from '../plan/plan-picture.js'
 import { GRAPH_FILES } from '../vault/run-folder.js'
 
@@ -74,7 +74,7 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
     }
   } else if (format === 'canvas') {
     const canvas = (await import('../plan/plan-canvas.js')).toCanvas(graph, state, { folder: await folderInObsidian(vault) })
-    text = `${JSON.stringify(canvas, null, '\t')}\n`
+    text = `${printableJson(canvas, '\t')}\n`
   } else text = format === 'dot' ? picture.toDot(graph, state) : picture.toMermaid(graph, state)
   if (!values.write) {
     // Ids and labels are text notes wrote.

@@ -23,8 +23,8 @@ export interface Edge {
   /** `false` for an unconditional edge (`- [[target]]` or `- next -> [[target]]`). */
   conditional: boolean
   /**
-   * Where the edge was read from; absent for edges built in code. Not enumerable (set with
-   * {@link withOrigin}): two edges compare equal, and print, however they were made.
+   * Where the edge was read from; absent for edges built in code. Not enumerable: two edges
+   * compare equal, and print, however they were made.
    */
   readonly at?: EdgeOrigin
 }
@@ -94,6 +94,7 @@ export const PLAN_ISSUE_CODES = [
   'too-many-sections',
   'two-active',
   'unknown-tool',
+  'unprintable-name',
   'unreachable',
   'unreadable-next',
   'unreadable-note',

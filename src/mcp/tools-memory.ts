@@ -20,7 +20,7 @@ const entryArgs = {
 const entryOut = { vault: z.string(), id: z.string(), todo: z.string() }
 
 /**
- * Registers the tools of a plan's memory (SPEC section 12): the ledger's
+ * Registers the tools of a plan's memory: the ledger's
  * plan_fact, plan_assume, plan_decision and plan_invalidate, and
  * plan_search over past runs under the root.
  */

@@ -53,8 +53,8 @@ const MAX_NOTE_BYTES = 8 * 1024 * 1024
  * The index is a cache in `<root>/.vaultplan/`, brought up to date from the
  * notes at each call (built the first time; see `refreshRunIndex`).
  *
- * @throws {TypeError} when `root` is not a folder, `query` not a string or `limit` not an integer from 1 up.
- * @throws {RangeError} when `query` is over {@link MAX_QUERY_CHARS} characters or {@link MAX_QUERY_WORDS} words (see `queryTooLong`).
+ * @throws `TypeError` when `root` is not a folder, `query` not a string or `limit` not an integer from 1 up.
+ * @throws `RangeError` when `query` is over 1,000 characters or 64 words (see `queryTooLong`).
  */
 export async function searchRuns(root: string, query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
   const { limit } = { ...DEFAULTS, ...options }

@@ -12,12 +12,12 @@ const NEXT_LINE = /^(?:#{3,6}\s*next(?:\s*#+)?|next\s*:)$/i
 export const MAX_DOCUMENT_SECTIONS = 5_000
 
 /**
- * Reads a whole plan written as one markdown document (SPEC section 5): one
+ * Reads a whole plan written as one markdown document: one
  * `## <node-id>` section per node, optional `key: value` knob lines first,
  * then the body, then the edges under `### Next` (or a `Next:` line).
  *
- * @throws {PlanValidationError} when the document has no sections (`no-sections`), over
- *   {@link MAX_DOCUMENT_SECTIONS} of them (`too-many-sections`), or the plan is invalid.
+ * @throws {@link PlanValidationError} when the document has no sections (`no-sections`), over 5,000 of
+ *   them (`too-many-sections`), or the plan is invalid.
  */
 export function parsePlanDocument(text: string): PlanGraph {
   const sections = splitSections(text)
@@ -80,7 +80,7 @@ function inDocument(found: PlanIssue, at: (line: number) => number): PlanIssue {
 /**
  * A linear plan: one node per step, each leading to the next unconditionally.
  *
- * @throws {TypeError} when `steps` is empty.
+ * @throws `TypeError` when `steps` is empty.
  */
 export function pathGraphFromSteps(steps: string[]): PlanGraph {
   const texts = steps.map((step) => String(step).trim()).filter((step) => step !== '')
@@ -113,7 +113,7 @@ export function pathGraphFromSteps(steps: string[]): PlanGraph {
 
 /**
  * Asks the `planning` role's model to write a plan for `query` as one
- * document (SPEC section 5). A reply that does not parse or validate
+ * document (one `## <node-id>` section a node). A reply that does not parse or validate
  * degrades to a path graph of its steps, and `graph.degraded` says why.
  */
 export async function planGraph(query: string, llm: CallLLM, options: { signal?: AbortSignal } = {}): Promise<PlanGraph> {

@@ -27,9 +27,9 @@ const DEFAULTS = { timeoutMs: 10_000 }
  * `options.timeoutMs`, so a large plan never stops the process; importing
  * vaultplan stays light, as Graphviz is loaded by the worker only.
  *
- * @throws {PictureTooLargeError} when the layout takes over `options.timeoutMs`.
- * @throws {TypeError} when `options.timeoutMs` is not a number above 0.
- * @throws {Error} when Graphviz cannot draw the DOT text (a bug of `toDot`: please report it).
+ * @throws {@link PictureTooLargeError} when the layout takes over `options.timeoutMs`.
+ * @throws `TypeError` when `options.timeoutMs` is not a number above 0.
+ * @throws `Error` when Graphviz cannot draw the DOT text (a bug of `toDot`: please report it).
  */
 export async function toSvg(graph: PlanGraph, state?: PictureState, options: SvgOptions = {}): Promise<string> {
   const { timeoutMs, signal } = { ...DEFAULTS, ...options }

@@ -52,12 +52,12 @@ function startOf(nodes: readonly PlanNode[], entered: () => (node: PlanNode) => 
 }
 
 /**
- * Checks a plan (SPEC section 3): dangling edges, cycles without an exit, the
+ * Checks a plan: dangling edges, cycles without an exit, the
  * start node, a reachable terminal, frontmatter, ambiguous edges and links.
  * Problems of notes the start cannot reach are warnings.
  *
  * @returns the warnings.
- * @throws {PlanValidationError} carrying every issue, when there is at least one error.
+ * @throws {@link PlanValidationError} carrying every issue, when there is at least one error.
  */
 export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): PlanIssue[] {
   const nodeIssues: PlanIssue[] = [...(graph.issues ?? [])]

@@ -23,7 +23,7 @@ const DECOMPOSITION_FILE = `${TRACE_FOLDER}/decomposition.md`
 export type Decomposition = { kind: 'reused' } | { kind: 'refused' } | { kind: 'planned'; degraded: string | undefined }
 
 /**
- * Decomposition (`plan: generate`, SPEC section 11): on the note's first
+ * Decomposition (`plan: generate`): on the note's first
  * visit, asks the planning role for a subplan of the note's title and body
  * and writes it as notes into the folder named like the note
  * (`research.md` -> `research/`), whole or not at all. A folder that holds

@@ -20,7 +20,7 @@ import { readTrace, tracePaths } from '../store/trace.js'
  * `source` identifies the plan (the template's real path, or a hash of the
  * graph) for the trace header.
  *
- * @throws {RunStateError} `run-vault-other-plan` when the run vault holds a run of another plan
+ * @throws {@link RunStateError} `run-vault-other-plan` when the run vault holds a run of another plan
  */
 export async function prepareRunVault(
   plan: string | PlanGraph,
@@ -147,7 +147,7 @@ function defaultRunVault(query: string, now = new Date()): string {
  * the plan's notes (a copy made just before a crash). An empty or missing
  * folder does not.
  *
- * @throws {RunStateError} when it holds other notes and no run: copying the plan in would mix the two.
+ * @throws {@link RunStateError} when it holds other notes and no run: copying the plan in would mix the two.
  */
 async function holdsPlan(folder: string, planFiles: string[], source: string): Promise<boolean> {
   const trace = await readTrace(folder).catch(() => undefined)
