@@ -6,8 +6,9 @@ import { configDefaults, defineConfig } from 'vitest/config'
  * The slow suite (`npm run test:slow`): each file here takes long because of
  * what it proves (crash trials, races against an editor process, model- and
  * property-based runs over many random plans, the tarball installed, an
- * outside conformance suite). `npm test` runs every other file;
- * test/suites.test.ts checks that each test file is in exactly one suite.
+ * outside conformance suite, TypeDoc compiling the sources). `npm test` runs
+ * every other file; test/suites.test.ts checks that each test file is in
+ * exactly one suite.
  */
 export const slowFiles = [
   'test/crash.test.ts',
@@ -16,6 +17,7 @@ export const slowFiles = [
   'test/agreement.property.test.ts',
   'test/mcp-conformance.test.ts',
   'test/package.test.ts',
+  'test/api-reference.test.ts',
 ]
 
 // The queue tests need PostgreSQL: without a database they are not collected, and the
