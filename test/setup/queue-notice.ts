@@ -14,10 +14,19 @@ export function isCi(env: Record<string, string | undefined> = process.env): boo
   return env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0'
 }
 
-/** Vitest's global setup: under CI, a run that would leave the queue untested fails before it starts. */
-export function setup(env: Record<string, string | undefined> = process.env): void {
+/** Throws under CI when the queue tests cannot run. */
+export function requireQueueUnderCi(env: Record<string, string | undefined> = process.env): void {
   const notice = queueNotice(env)
   if (notice && isCi(env)) throw new Error(`CI=true, and the queue tests cannot run: CI must test the queue (.ci/run starts PostgreSQL). ${notice}`)
+}
+
+/**
+ * Vitest's global setup: under CI, a run that would leave the queue untested
+ * fails before it starts. It reads `process.env`: vitest passes its project
+ * as the first argument, so an `env` parameter here would get that.
+ */
+export function setup(): void {
+  requireQueueUnderCi(process.env)
 }
 
 /** Vitest's global teardown: runs once, after every test file. */
