@@ -5,6 +5,7 @@ import { isInside, makeFolder, syncFolder, syncTree } from '../vault/fs-atomic.j
 import { isAlive } from '../vault/lock.js'
 import { holdsRun, listNotes, readNotes } from '../vault/read-vault.js'
 import { subplanFoldersOf } from '../vault/subplan-folders.js'
+import { loadPlan } from '../plan/load-plan.js'
 import { savePlan } from '../plan/save-plan.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { RunStateError } from '../core/errors.js'
@@ -21,6 +22,7 @@ import { readTrace, tracePaths } from '../store/trace.js'
  * graph) for the trace header.
  *
  * @throws {RunStateError} `run-vault-other-plan` when the run vault holds a run of another plan
+ * @throws {PlanValidationError} when a template to copy is invalid (nothing is copied)
  */
 export async function prepareRunVault(
   plan: string | PlanGraph,
@@ -31,7 +33,12 @@ export async function prepareRunVault(
     const target = resolve(options.runVault)
     const source = await realpath(plan).catch(() => resolve(plan))
     const planFiles = await listNotes(resolve(plan), []).catch(() => [])
-    if (!(await holdsPlan(target, planFiles, source))) await intoPlace(target, (temp) => copyVault(resolve(plan), temp, [target]), options)
+    if (!(await holdsPlan(target, planFiles, source))) {
+      // A broken template is never copied: a copy would be held as the plan on the next run, after the template was fixed.
+      const template = await loadPlan(resolve(plan))
+      template.validate()
+      await intoPlace(target, (temp) => copyVault(resolve(plan), temp, [target]), options)
+    }
     return { vault: target, source }
   }
   const target = resolve(options.runVault ?? defaultRunVault(options.query ?? 'run'))
