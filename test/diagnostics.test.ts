@@ -1,7 +1,9 @@
+import { cp } from 'node:fs/promises'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { formatIssue } from 'vaultplan'
+import { formatIssue, runPlan, type RunEvent } from 'vaultplan'
 import { issuesOf } from './helpers/issues.js'
-import { writeVault } from './helpers/vault.js'
+import { tempDir, writeVault } from './helpers/vault.js'
 
 /*
  * The README's quick-start plan with one mistake at a time, as a person makes
@@ -116,6 +118,59 @@ describe('one mistake, one diagnostic, at its cause', () => {
       [
         "review.md:3:8 warning unknown-tool names tool \`fetch_ur\`, which the runner does not have",
       ]
+    `)
+  })
+})
+
+describe('where a run tells its diagnostics', () => {
+  it('runPlan tells the plan’s warnings once, before the run: a `tools:` name the built-in worker does not have', async () => {
+    const dir = await writeVault({
+      'a.md': '---\ntype: start\ntools: [fetch_url, record_fact]\n---\n# A\n\n## Next\n- [[b]]\n',
+      'b.md': '# B\n',
+    })
+    const events: RunEvent[] = []
+    const result = await runPlan(dir, { query: 'q', fsync: false, llm: async () => 'done', onEvent: (event) => events.push(event) })
+    expect(result.status).toBe('completed')
+    expect(events.filter((event) => event.type === 'warnings')).toMatchInlineSnapshot(`
+      [
+        {
+          "issues": [
+            {
+              "code": "unknown-tool",
+              "column": 8,
+              "file": "a.md",
+              "line": 3,
+              "message": "names tool \`fetch_url\`, which the runner does not have",
+              "node": "a",
+              "severity": "warning",
+            },
+          ],
+          "type": "warnings",
+        },
+      ]
+    `)
+    expect(events[0]?.type).toBe('warnings')
+    // A caller's own worker has tools of its own: nothing to say.
+    const own: RunEvent[] = []
+    await runPlan(dir, { query: 'q', fsync: false, fresh: true, work: async () => 'done', onEvent: (event) => own.push(event) })
+    expect(own.filter((event) => event.type === 'warnings')).toEqual([])
+  })
+
+  it('a PlanValidationError names the folder it found the plan in: the template, or the run vault', async () => {
+    const plan = await writeVault({ 'draft.md': DRAFT, 'review.md': REVIEW.replace('[[send]]', '[[sned]]'), 'send.md': SEND })
+    const runVault = join(await tempDir(), 'runs/announce')
+    const fromTemplate = await runPlan(plan, { query: 'q', fsync: false, runVault, work: async () => 'done' }).catch((error: unknown) => error)
+    expect(fromTemplate).toMatchObject({ name: 'PlanValidationError', vault: plan })
+    expect((fromTemplate as Error).message.replace(plan, '<plan>')).toMatchInlineSnapshot(`
+      "The plan has 1 error:
+        <plan>/review.md:10:15 error dangling-edge edge \`approved\` -> \`[[sned]]\` matches no note; did you mean \`[[send]]\`?"
+    `)
+    await cp(plan, runVault, { recursive: true })
+    const fromRunVault = await runPlan(plan, { query: 'q', fsync: false, runVault, work: async () => 'done' }).catch((error: unknown) => error)
+    expect(fromRunVault).toMatchObject({ name: 'PlanValidationError', vault: runVault })
+    expect((fromRunVault as Error).message.replace(runVault, '<runs/announce>')).toMatchInlineSnapshot(`
+      "The plan has 1 error:
+        <runs/announce>/review.md:10:15 error dangling-edge edge \`approved\` -> \`[[sned]]\` matches no note; did you mean \`[[send]]\`?"
     `)
   })
 })

@@ -237,3 +237,5 @@ export type RunEvent =
       tokens?: { input: number; output: number }
     }
   | { type: 'waiting' | 'stop' | 'end'; node: string; reason?: string }
+  /** Before the run goes on: the plan's warnings (files relative to the vault run), such as a `tools:` name the runner does not have. Told only when there are some. */
+  | { type: 'warnings'; issues: PlanIssue[] }
