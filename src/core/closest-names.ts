@@ -15,8 +15,9 @@ export function closestNames(word: string, names: Iterable<string>, options: { e
     if (name === word) return []
     if (Math.abs(name.length - wanted.length) > limit) continue
     // `2024-05-02` for `2024-05-01`, `step-3` for `step-2`: another numbered name, not a typo of it.
-    if (name.toLowerCase().replace(/\d/g, '') === wanted.replace(/\d/g, '')) continue
-    const edits = editDistance(wanted, name.toLowerCase(), limit)
+    const lower = name.toLowerCase()
+    if (lower !== wanted && lower.replace(/\d/g, '') === wanted.replace(/\d/g, '')) continue
+    const edits = editDistance(wanted, lower, limit)
     // A name that differs only in case is a typo too (`Type:`), one edit away.
     if (edits <= limit) found.push({ name, edits: Math.max(edits, 1) })
   }
@@ -30,22 +31,32 @@ export function didYouMean(names: readonly string[], quote: (name: string) => st
   return `did you mean ${shown.length === 1 ? shown[0] : `${shown.slice(0, -1).join(', ')} or ${shown.at(-1)}`}?`
 }
 
-/** The optimal string alignment distance of `a` and `b`, or `limit + 1` once it is sure to pass `limit`. */
+/**
+ * The optimal string alignment distance of `a` and `b`, or `limit + 1` once
+ * it is sure to pass `limit`. Only the cells within `limit` of the diagonal
+ * are worked out, so two long names cost their length, not its square.
+ */
 function editDistance(a: string, b: string, limit: number): number {
-  let before = new Array<number>(b.length + 1)
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
-  let current = new Array<number>(b.length + 1)
+  const far = limit + 1
+  const row = () => new Array<number>(b.length + 1).fill(far)
+  let before = row()
+  let previous = row()
+  let current = row()
+  for (let j = 0; j <= Math.min(b.length, limit); j++) previous[j] = j
   for (let i = 1; i <= a.length; i++) {
-    current[0] = i
-    let best = i
-    for (let j = 1; j <= b.length; j++) {
+    const from = Math.max(1, i - limit)
+    const to = Math.min(b.length, i + limit)
+    // The cell left of the band (the rows take turns in three arrays: it holds an older row's value).
+    current[from - 1] = from === 1 && i <= limit ? i : far
+    let best = from === 1 ? current[0]! : far
+    for (let j = from; j <= to; j++) {
       const change = a[i - 1] === b[j - 1] ? 0 : 1
       let cost = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + change)
       if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) cost = Math.min(cost, before[j - 2]! + 1)
-      current[j] = cost
+      current[j] = Math.min(cost, far)
       if (cost < best) best = cost
     }
-    if (best > limit) return limit + 1
+    if (best > limit) return far
     const spare = before
     before = previous
     previous = current

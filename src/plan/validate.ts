@@ -146,13 +146,14 @@ export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): Plan
     const first = edges.numberOf.get(start.id)!
     seen[first] = 1
     const queue = [first]
+    const enter = (target: number) => {
+      if (seen[target] === 1) return
+      seen[target] = 1
+      queue.push(target)
+    }
     for (let n = queue.pop(); n !== undefined; n = queue.pop()) {
-      for (const target of [...out[n]!, ...meant[n]!]) {
-        if (seen[target] === 0) {
-          seen[target] = 1
-          queue.push(target)
-        }
-      }
+      for (const target of out[n]!) enter(target)
+      for (const target of meant[n]!) enter(target)
     }
     reaches = (id) => seen[edges.numberOf.get(id)!] === 1
   }
