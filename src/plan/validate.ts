@@ -170,12 +170,13 @@ export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): Plan
       nodeIssues.push({ ...issue(node, 'unknown-tool', message, node.at?.keys.get('tools')), severity: 'warning' })
     }
   }
-  // A note the run can never enter cannot break it: its problems are only warnings (unless its type is unknown: it may be the start).
-  const demoted = (id: string | undefined) => {
-    const node = id === undefined ? undefined : graph.nodes.get(id)
-    return reaches !== undefined && node !== undefined && !reaches(node.id) && !typeUnknown(node)
-  }
-  const all = [...planIssues, ...nodeIssues.map((found) => (demoted(found.node) ? { ...found, severity: 'warning' as const } : found))].sort(byPlace)
+  // A note the run can never enter cannot break it: its problems are only warnings.
+  const all = [
+    ...planIssues,
+    ...nodeIssues.map((found) =>
+      reaches && found.node !== undefined && graph.nodes.has(found.node) && !reaches(found.node) ? { ...found, severity: 'warning' as const } : found,
+    ),
+  ].sort(byPlace)
   return all
 }
 
