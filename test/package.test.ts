@@ -3,6 +3,8 @@ import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { bin, root } from './helpers/cli.js'
 
@@ -59,6 +61,7 @@ describe('the packed package, installed from its tarball into a fresh project', 
     expect(files).toContain('package/dist/index.js')
     expect(files).toContain('package/dist/index.d.ts')
     expect(files).toContain('package/dist/cli.js')
+    expect(files).toContain('package/LICENSE')
     expect(files.filter((file) => !/^package\/(dist\/|package\.json$|README\.md$|LICENSE$)/.test(file))).toEqual([])
   })
 
@@ -108,4 +111,55 @@ describe('the packed package, installed from its tarball into a fresh project', 
     const validated = await run('npx', ['--offline', 'vaultplan', 'validate', 'plan'], project)
     expect(validated).toEqual({ code: 0, stdout: 'plan: 2 notes, 0 errors, 0 warnings\n', stderr: '' })
   }, 120_000)
+})
+
+/** The command and arguments each agent's registration in docs/mcp.md starts, as written there. */
+async function documentedServers(): Promise<Record<string, { command: string; args: string[] }>> {
+  const page = await readFile(join(root, 'docs/mcp.md'), 'utf8')
+  const line = (agent: string) => {
+    const words = new RegExp(`^${agent} mcp add vaultplan -- (.+)$`, 'm').exec(page)?.[1]?.split(' ')
+    if (!words) throw new Error(`docs/mcp.md has no \`${agent} mcp add vaultplan -- ...\` line`)
+    return { command: words[0]!, args: words.slice(1) }
+  }
+  const cursorJson = /\*\*Cursor\*\*[^]*?```json\n([^]*?)```/.exec(page)?.[1]
+  if (!cursorJson) throw new Error('docs/mcp.md has no Cursor `mcp.json`')
+  const cursor = (JSON.parse(cursorJson) as { mcpServers: Record<string, { command: string; args: string[] }> }).mcpServers.vaultplan!
+  return { 'Claude Code': line('claude'), Cursor: cursor, Codex: line('codex') }
+}
+
+describe('an MCP server for a coding agent, set up as docs/mcp.md says', () => {
+  test('the install line names the tarball `npm pack` writes', async () => {
+    const page = await readFile(join(root, 'docs/mcp.md'), 'utf8')
+    expect(page).toContain(`npm install ../vaultplan/vaultplan-${version}.tgz @modelcontextprotocol/sdk`)
+    expect(await readFile(join(root, 'README.md'), 'utf8')).toContain(`npm install ../vaultplan/vaultplan-${version}.tgz`)
+  })
+
+  test('without the SDK, `vaultplan mcp` prints the line that installs it where vaultplan finds it, and that line works', async () => {
+    const refused = await run(join(project, 'node_modules/.bin/vaultplan'), ['mcp', '--root', '.'], project)
+    expect(refused.code).toBe(2)
+    const line = /Install it beside vaultplan:\n {2}(.+)\n/.exec(refused.stderr)?.[1]
+    expect(line).toBe(`cd ${project} && npm install @modelcontextprotocol/sdk`)
+    // From another folder, as a user would paste it; offline from npm's cache, as the rest of the suite.
+    const installed = await run('sh', ['-c', `${line} --prefer-offline --no-audit --no-fund`], scratch)
+    expect(installed.code).toBe(0)
+  }, 120_000)
+
+  test.each(['Claude Code', 'Cursor', 'Codex'])(
+    '%s: the documented registration starts a server that lists the plans',
+    async (agent) => {
+      const server = (await documentedServers())[agent]!
+      const args = server.args.map((arg) => arg.replaceAll('/path/to/my-agent', project))
+      const client = new Client({ name: 'package-test', version: '1.0.0' })
+      await client.connect(new StdioClientTransport({ command: server.command, args, cwd: project, stderr: 'pipe' }))
+      try {
+        const { tools } = await client.listTools()
+        expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['plan_next', 'plan_finish', 'plan_status']))
+        const listed = await client.callTool({ name: 'plan_list', arguments: {} })
+        expect(JSON.stringify(listed.structuredContent)).toContain('"plan"')
+      } finally {
+        await client.close()
+      }
+    },
+    60_000,
+  )
 })

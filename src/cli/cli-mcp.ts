@@ -1,8 +1,10 @@
-import { realpath } from 'node:fs/promises'
+import { access, realpath } from 'node:fs/promises'
+import { basename, dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { EXIT, readVersion, UsageError, vaultFolder, type Io } from './cli-support.js'
+import { EXIT, readVersion, shellWord, UsageError, vaultFolder, type Io } from './cli-support.js'
 
-export const MCP_HELP = `Usage: vaultplan mcp [--root DIR] [--http HOST:PORT] [--allowed-host H]
+export const MCP_HELP = `Usage: vaultplan mcp [--root DIR] [--http HOST:PORT] [--allowed-host H] [--max-sessions N] [--session-idle MIN]
 
 Serves the plan vaults under DIR to MCP clients (Claude Code, Cursor, Codex,
 any client of the MCP SDK): the tools plan_list, plan_validate, plan_create,
@@ -18,6 +20,10 @@ Options:
                       proxy, or the addresses clients use when bound to
                       0.0.0.0); may be repeated. Requests with any other
                       Host or Origin are refused (403, DNS rebinding)
+  --max-sessions N    over HTTP, hold at most N sessions (default 100): a new
+                      one closes the session idle longest (its client gets
+                      404 and initializes again); refused (503) when all are busy
+  --session-idle MIN  over HTTP, close a session idle MIN minutes (default 60)
   -h, --help          show this help
 
 Environment:
@@ -39,13 +45,26 @@ interface Address {
 export async function mcpCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { root: { type: 'string' }, http: { type: 'string' }, 'allowed-host': { type: 'string', multiple: true } },
+    options: {
+      root: { type: 'string' },
+      http: { type: 'string' },
+      'allowed-host': { type: 'string', multiple: true },
+      'max-sessions': { type: 'string' },
+      'session-idle': { type: 'string' },
+    },
     allowPositionals: true,
     strict: true,
   })
   if (positionals.length > 0) throw new UsageError(`'mcp' takes no arguments, got '${positionals[0]}'; pass the folder as --root DIR`)
   const address = values.http === undefined ? undefined : parseAddress(values.http)
   if (values['allowed-host'] && !address) throw new UsageError('--allowed-host is for --http; a stdio server has no Host to check')
+  const maxSessions = values['max-sessions'] === undefined ? undefined : Number(values['max-sessions'])
+  if (maxSessions !== undefined && (!Number.isInteger(maxSessions) || maxSessions < 1))
+    throw new UsageError(`--max-sessions takes an integer from 1 up, got '${values['max-sessions']}'`)
+  const idleMinutes = values['session-idle'] === undefined ? undefined : Number(values['session-idle'])
+  if (idleMinutes !== undefined && !(idleMinutes > 0)) throw new UsageError(`--session-idle takes a number of minutes above 0, got '${values['session-idle']}'`)
+  if ((maxSessions !== undefined || idleMinutes !== undefined) && !address)
+    throw new UsageError('--max-sessions and --session-idle are for --http; stdio serves one session')
   const root = await realpath(await vaultFolder(values.root ?? '.', io))
   const version = await readVersion()
 
@@ -54,18 +73,22 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
     modules = await Promise.all([import('../mcp/server.js'), import('../mcp/http.js'), import('@modelcontextprotocol/sdk/server/stdio.js')])
   } catch (error) {
     if (!isMissingSdk(error)) throw error
-    io.stderr.write(
-      'vaultplan: `vaultplan mcp` needs the MCP SDK, which is not installed.\nInstall it beside vaultplan: ' +
-        'npm install @modelcontextprotocol/sdk\n(or run it with npx: npx -p vaultplan -p @modelcontextprotocol/sdk ' +
-        'vaultplan mcp)\n',
-    )
+    io.stderr.write(`vaultplan: \`vaultplan mcp\` needs the MCP SDK, which is not installed. Install it beside vaultplan:\n  ${await sdkInstallCommand()}\n`)
     return EXIT.usage
   }
   const [{ createMcpServer }, { serveHttp }, { StdioServerTransport }] = modules
 
   if (address) {
     const token = io.env.VAULTPLAN_MCP_TOKEN
-    const served = await serveHttp({ root, version, ...address, allowedHosts: values['allowed-host'] ?? [], ...(token ? { token } : {}) })
+    const served = await serveHttp({
+      root,
+      version,
+      ...address,
+      allowedHosts: values['allowed-host'] ?? [],
+      ...(token ? { token } : {}),
+      ...(maxSessions !== undefined && { maxSessions }),
+      ...(idleMinutes !== undefined && { sessionIdleMs: idleMinutes * 60_000 }),
+    })
     io.stderr.write(`vaultplan mcp: serving ${root} at ${served.url}${token ? ' (bearer token required)' : ''}\n`)
     await stopSignal()
     await served.close()
@@ -99,6 +122,26 @@ function stopSignal(): Promise<void> {
     process.once('SIGINT', () => resolve())
     process.once('SIGTERM', () => resolve())
   })
+}
+
+/**
+ * The command that installs the MCP SDK where this vaultplan resolves it: in the project whose
+ * `node_modules` holds vaultplan, in the clone it was built in, or globally beside a global install.
+ * (vaultplan is not on the registry, so a command that fetches vaultplan itself would fail.)
+ */
+export async function sdkInstallCommand(packageRoot = fileURLToPath(new URL('../..', import.meta.url))): Promise<string> {
+  const root = resolve(packageRoot)
+  const holder = basename(dirname(root)) === 'node_modules' ? dirname(dirname(root)) : root
+  const install = 'npm install @modelcontextprotocol/sdk'
+  if (await exists(join(holder, 'package.json'))) return `cd ${shellWord(holder)} && ${install}`
+  return 'npm install --global @modelcontextprotocol/sdk'
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  )
 }
 
 function isMissingSdk(error: unknown): boolean {

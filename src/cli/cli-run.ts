@@ -25,8 +25,9 @@ Options:
                      (or one error object: name, code, message)
   -h, --help         show this help
 
-Exit codes: 0 completed, 1 invalid plan or failed step, 2 bad usage or no model
-configured, 3 stopped by a budget, 4 waiting for a person, 130 interrupted.`
+Exit codes: 0 completed, 1 invalid plan, failed step or failed model call,
+2 bad usage or no model configured, 3 stopped by a budget, 4 waiting for a
+person, 70 internal error, 130 interrupted.`
 
 /** How often `--wait` looks at the waiting note. */
 const WAIT_POLL_MS = 500

@@ -8,6 +8,7 @@ import {
   painter,
   printable,
   printableJson,
+  shellWord,
   vaultFolder,
   vaultReadFailure,
   type Io,
@@ -140,11 +141,6 @@ function boxLabel(box: { label: string; target: string }): string {
   return `${box.label || 'next'} -> [[${box.target}]]`
 }
 
-/** A word for a POSIX shell: as it is when it is safe, else single-quoted. */
-function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
-}
-
 /**
  * The status for a person: a headline, the nodes as a table, the last hops,
  * the phase's details, what to do next. Note ids, labels, the query and the
@@ -157,7 +153,7 @@ function render(status: RunStatus, shown: string, paint: Paint): string {
 
 function renderLines(status: RunStatus, shown: string): string[] {
   const out: string[] = []
-  if (status.run) out.push(`run ${status.run.id}, ${count(status.run.steps, 'step')}, query: ${JSON.stringify(status.run.query)}`)
+  if (status.run) out.push(`run ${status.run.id}, ${count(status.run.steps, 'step')}, query: ${printableJson(status.run.query)}`)
   out.push('', ...table(status))
   if (status.hops.length > 0) out.push('', 'Last hops:', ...hopLines(status.hops))
   if (status.phase === 'waiting') {

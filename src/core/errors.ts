@@ -222,8 +222,30 @@ export class VaultPathError extends VaultplanError<VaultPathErrorCode> {
   override readonly name = 'VaultPathError'
 }
 
+/**
+ * Thrown when a plan is too large to lay out as SVG in time: the layout
+ * (Graphviz, in a worker thread) was stopped after `timeoutMs`. The DOT,
+ * mermaid and canvas pictures have no such bound.
+ */
+export class PictureTooLargeError extends VaultplanError<'picture-too-large'> {
+  override readonly name = 'PictureTooLargeError'
+  /** The notes of the plan. */
+  readonly notes: number
+  readonly timeoutMs: number
+
+  constructor(notes: number, timeoutMs: number, options?: { cause?: unknown }) {
+    super(
+      'picture-too-large',
+      `The plan (${notes} notes) is too large to lay out as SVG within ${timeoutMs / 1000} s; draw it as mermaid, dot or canvas instead, or lay the DOT text out with Graphviz's own \`dot -Tsvg\`.`,
+      options,
+    )
+    this.notes = notes
+    this.timeoutMs = timeoutMs
+  }
+}
+
 /** Why a model could not be used: not configured for a role, or the call failed. */
 export type ModelErrorCode = 'model-not-configured' | 'llm-request-failed'
 
 /** Every `code` a {@link VaultplanError} can carry. */
-export type VaultplanErrorCode = 'plan-invalid' | RunStateErrorCode | 'worker-failed' | VaultPathErrorCode | ModelErrorCode
+export type VaultplanErrorCode = 'plan-invalid' | RunStateErrorCode | 'worker-failed' | VaultPathErrorCode | ModelErrorCode | 'picture-too-large'

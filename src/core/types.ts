@@ -23,8 +23,8 @@ export interface Edge {
   /** `false` for an unconditional edge (`- [[target]]` or `- next -> [[target]]`). */
   conditional: boolean
   /**
-   * Where the edge was read from; absent for edges built in code. Not enumerable (set with
-   * {@link withOrigin}): two edges compare equal, and print, however they were made.
+   * Where the edge was read from; absent for edges built in code. Not enumerable: two edges
+   * compare equal, and print, however they were made.
    */
   readonly at?: EdgeOrigin
 }
@@ -111,8 +111,10 @@ export const PLAN_ISSUE_CODES = [
   'not-a-note',
   'note-too-large',
   'outside-vault',
+  'too-many-sections',
   'two-active',
   'unknown-tool',
+  'unprintable-name',
   'unreachable',
   'unreadable-next',
   'unreadable-note',

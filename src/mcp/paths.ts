@@ -47,7 +47,7 @@ export function segmentsOf(path: string, what: string): string[] {
  * Resolves to the real path of what exists followed by the segments that do
  * not exist yet, and whether the whole path exists.
  *
- * @throws {PathRefusal} when the path leaves `base`.
+ * @throws `PathRefusal` when the path leaves `base`.
  */
 export async function confine(base: string, relativePath: string, what: string): Promise<{ path: string; exists: boolean }> {
   const segments = segmentsOf(relativePath, what)
@@ -70,7 +70,7 @@ export async function confine(base: string, relativePath: string, what: string):
  * The vault `vault` (relative to the root) as a real path: an existing folder
  * strictly inside the root.
  *
- * @throws {PathRefusal} when it leaves the root, is the root itself, or is no folder.
+ * @throws `PathRefusal` when it leaves the root, is the root itself, or is no folder.
  */
 export async function vaultPath(root: string, vault: string): Promise<string> {
   const { path, exists } = await confine(root, vault, 'the vault')
@@ -91,7 +91,7 @@ export function vaultName(root: string, vault: string): string {
 }
 
 /**
- * The resource URI of a file of a vault (SPEC section 10): the vault, relative
+ * The resource URI of a file of a vault: the vault, relative
  * to the root, percent-encoded as one segment, then each segment of the
  * file's path relative to the vault, so `review/final.md` of the vault
  * `plans/release` is `vaultplan://plans%2Frelease/review/final.md`.
@@ -105,7 +105,7 @@ export function resourceUri(vault: string, file: string): string {
  * checked like any path a client passes; `undefined` for a URI of another
  * scheme.
  *
- * @throws {PathRefusal} for a URI of this scheme that is malformed or climbs out.
+ * @throws `PathRefusal` for a URI of this scheme that is malformed or climbs out.
  */
 export function parseResourceUri(uri: string): { vault: string; file: string } | undefined {
   const prefix = `${URI_SCHEME}//`

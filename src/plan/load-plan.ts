@@ -12,7 +12,7 @@ import { withNodeOrigin, withOrigin, type EdgeOrigin, type PlanIssue, type PlanN
  * A bad note becomes diagnostics, never a failed load; call
  * `graph.validate()` to see them.
  *
- * @throws {Error} when `dir` does not exist or is not a folder.
+ * @throws `Error` when `dir` does not exist or is not a folder.
  */
 export async function loadPlan(dir: string): Promise<PlanGraph> {
   const { notes, issues } = await readNotes(dir)
@@ -25,7 +25,7 @@ export async function loadPlan(dir: string): Promise<PlanGraph> {
  * @param depth - how deep these notes' vault is nested in the top vault (0: the top vault), for the limit on nesting
  */
 export function graphFromNotes(notes: ParsedNote[], issues: PlanIssue[] = [], depth = 0): PlanGraph {
-  // The notes of a subplan folder are the subplan's (SPEC section 11): validated with the parent, never its nodes.
+  // The notes of a subplan folder are the subplan's: validated with the parent, never its nodes.
   const split = splitSubplans(notes, depth)
   const inner = [...split.inner.values()].flat()
   const innerIds = new Set(inner.map((note) => note.id))

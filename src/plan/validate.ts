@@ -56,7 +56,7 @@ function startOf(nodes: readonly PlanNode[], entered: () => (node: PlanNode) => 
 }
 
 /**
- * Checks a plan (SPEC section 3): dangling edges, cycles without an exit, the
+ * Checks a plan: dangling edges, cycles without an exit, the
  * start node, frontmatter, ambiguous edges and links, misspelled knobs.
  * Problems of notes the start cannot reach are warnings. One mistake is
  * reported once, at its cause: a broken edge is a way out of its loop, and a
@@ -66,7 +66,7 @@ function startOf(nodes: readonly PlanNode[], entered: () => (node: PlanNode) => 
  * with no way out or a broken edge, and is reported there.
  *
  * @returns the warnings.
- * @throws {PlanValidationError} carrying every issue, when there is at least one error.
+ * @throws {@link PlanValidationError} carrying every issue, when there is at least one error.
  */
 export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): PlanIssue[] {
   const nodeIssues: PlanIssue[] = [...(graph.issues ?? [])]

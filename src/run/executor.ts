@@ -28,11 +28,11 @@ import { LEDGER_TOOL_NAMES } from '../memory/ledger-tools.js'
  * work / `completeStep` under one lock.
  *
  * @param plan - a vault folder, or an in-memory graph (written to a run vault first)
- * @throws {PlanValidationError} when the plan (or an edit made mid-run) is invalid
- * @throws {StepError} when the worker fails; the vault stays resumable
- * @throws {RunStateError} when the vault's state needs a person (two `active` notes, a lock held by another run, another query than the recorded one, ...)
- * @throws {ModelConfigError} before anything is written, when the run needs a model and none is configured
- * @throws {TypeError} on bad options, or a new run without `query`
+ * @throws {@link PlanValidationError} when the plan (or an edit made mid-run) is invalid
+ * @throws {@link StepError} when the worker fails; the vault stays resumable
+ * @throws {@link RunStateError} when the vault's state needs a person (two `active` notes, a lock held by another run, another query than the recorded one, ...)
+ * @throws {@link ModelConfigError} before anything is written, when the run needs a model and none is configured
+ * @throws `TypeError` on bad options, or a new run without `query`
  */
 export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}): Promise<RunResult> {
   checkOptions(plan, options)

@@ -52,8 +52,8 @@ const MARKER = /^<!-- vaultplan:(?:hop|ledger) (.*) -->$/
  * branches are ordered by when they were claimed.
  *
  * @returns the fork's path
- * @throws {TypeError} when `step` is not a step of the source run (0 up to its works)
- * @throws {RunStateError} `no-run` when the source holds no run; `run-vault-not-empty` when `into` holds anything
+ * @throws `TypeError` when `step` is not a step of the source run (0 up to its works)
+ * @throws {@link RunStateError} `no-run` when the source holds no run; `run-vault-not-empty` when `into` holds anything
  */
 export async function forkRun(vault: string, options: ForkOptions): Promise<string> {
   if (!options || typeof options.into !== 'string' || options.into === '')

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { copyFile, mkdir, readdir, realpath, rename, rm, rmdir, stat, symlink } from 'node:fs/promises'
+import { copyFile, lstat, mkdir, readdir, realpath, rename, rm, rmdir, stat, symlink } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import { isInside, makeFolder, syncFolder, syncTree } from '../vault/fs-atomic.js'
 import { isAlive } from '../vault/lock.js'
@@ -22,8 +22,8 @@ import { readTrace, tracePaths } from '../store/trace.js'
  * graph) for the trace header. A template is validated (with the runner's
  * `tools`) before it is copied.
  *
- * @throws {RunStateError} `run-vault-other-plan` when the run vault holds a run of another plan
- * @throws {PlanValidationError} when a template to copy is invalid (nothing is copied)
+ * @throws {@link RunStateError} `run-vault-other-plan` when the run vault holds a run of another plan
+ * @throws {@link PlanValidationError} when a template to copy is invalid (nothing is copied)
  */
 export async function prepareRunVault(
   plan: string | PlanGraph,
@@ -82,16 +82,50 @@ function graphHash(graph: PlanGraph): string {
 export async function intoPlace(target: string, fill: (temp: string) => Promise<void>, options: { fsync: boolean }): Promise<void> {
   const parent = dirname(target)
   await makeFolder(parent, options)
+  await checkPlace(target)
   const temp = `${target}${COPY_TEMP}${process.pid}`
   await removeDeadCopies(target)
   await rm(temp, { recursive: true, force: true })
-  await fill(temp)
-  if (options.fsync) await syncTree(temp)
-  await rmdir(target).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT') throw error
-  })
-  await rename(temp, target)
+  try {
+    await fill(temp)
+    if (options.fsync) await syncTree(temp)
+    await rmdir(target).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error
+    })
+    await rename(temp, target)
+  } catch (error) {
+    // Whole or not at all: a failed fill or rename leaves no half-written copy beside the target.
+    await rm(temp, { recursive: true, force: true })
+    throw error
+  }
   if (options.fsync) await syncFolder(parent)
+}
+
+/**
+ * Checks that a plan may be written at `target`: nothing there yet, or a
+ * real folder. A symlink is refused, as the loader does not read a
+ * symlinked folder as part of the plan (and a write through it would land
+ * outside the vault); so is a file.
+ *
+ * @throws {RunStateError} `trace-outside-vault` for a symlink, `trace-not-folder` for a file
+ */
+export async function checkPlace(target: string): Promise<void> {
+  const info = await lstat(target).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined
+    throw error
+  })
+  if (info?.isSymbolicLink()) {
+    throw new RunStateError(
+      'trace-outside-vault',
+      `\`${target}\` is a symlink; a plan is written only into a real folder (or where there is none yet). Remove it (or put a folder in its place), then run again.`,
+      { path: target },
+    )
+  }
+  if (info !== undefined && !info.isDirectory()) {
+    throw new RunStateError('trace-not-folder', `\`${target}\` is a file, not a folder; move it away so the plan can be written there, then run again.`, {
+      path: target,
+    })
+  }
 }
 
 const COPY_TEMP = '.vaultplan-tmp-'
@@ -125,7 +159,7 @@ function defaultRunVault(query: string, now = new Date()): string {
  * the plan's notes (a copy made just before a crash). An empty or missing
  * folder does not.
  *
- * @throws {RunStateError} when it holds other notes and no run: copying the plan in would mix the two.
+ * @throws {@link RunStateError} when it holds other notes and no run: copying the plan in would mix the two.
  */
 async function holdsPlan(folder: string, planFiles: string[], source: string): Promise<boolean> {
   const trace = await readTrace(folder).catch(() => undefined)

@@ -305,7 +305,7 @@ export async function removeStaleTempFiles(folder: string): Promise<void> {
  * Resolves `file` inside `vault` for writing, refusing a path that leaves the
  * vault by `..`, by an absolute path or through a symlink.
  *
- * @throws {Error} when the path leaves the vault.
+ * @throws `Error` when the path leaves the vault.
  */
 export async function pathInVault(vault: string, file: string): Promise<string> {
   const root = await realpath(vault)
@@ -334,7 +334,7 @@ export function isInside(root: string, path: string): boolean {
 /**
  * Checks that `dir` is a folder that can be read.
  *
- * @throws {VaultPathError} naming `dir` and what is wrong with it
+ * @throws {@link VaultPathError} naming `dir` and what is wrong with it
  */
 export async function assertFolder(dir: string, shownAs = dir): Promise<void> {
   let info

@@ -7,6 +7,7 @@ import { busyNoteIssue, isSettled, readSettled, settleWindow, type FileRead } fr
 import { TRACE_FILE, TRACE_FOLDER } from './run-folder.js'
 import { subplanFoldersOf } from './subplan-folders.js'
 import type { PlanIssue } from '../core/types.js'
+import { escapeControls, hasControls } from '../core/text.js'
 
 /** Notes larger than this are not read as plan steps. */
 const MAX_NOTE_BYTES = 8 * 1024 * 1024
@@ -248,6 +249,19 @@ export async function listNotes(root: string, issues: PlanIssue[], folders?: Not
     for (const entry of entries) {
       if (entry.name.startsWith('.')) continue
       const path = folder ? `${folder}/${entry.name}` : entry.name
+      if (hasControls(entry.name)) {
+        // A line feed in a name would let every line that prints the note's id be forged.
+        if (entry.isDirectory() || /\.md$/i.test(entry.name)) {
+          const what = entry.isDirectory() ? 'folder' : 'note'
+          issues.push({
+            code: 'unprintable-name',
+            severity: 'warning',
+            message: `is a ${what} whose name has a line break, a control character or a direction override (shown escaped); it is not read: rename it`,
+            file: escapeControls(path),
+          })
+        }
+        continue
+      }
       // A run's folder at any depth holds no notes of the plan; a subfolder with a run of its own
       // (a run vault kept inside the plan, a subplan's folder) is a vault of its own.
       if (entry.name === TRACE_FOLDER) continue

@@ -15,7 +15,7 @@ import { RunStateError } from '../core/errors.js'
  * Synchronous: `lstat` and `mkdir` never block on what they look at.
  *
  * @returns the folder's absolute path
- * @throws {RunStateError} `trace-outside-vault` for a symlink on the way, `trace-not-folder` for a file in a folder's place
+ * @throws {@link RunStateError} `trace-outside-vault` for a symlink on the way, `trace-not-folder` for a file in a folder's place
  */
 export function runFolder(vault: string, folder: string): string {
   let path = vault
@@ -51,7 +51,7 @@ export function runFolder(vault: string, folder: string): string {
  *
  * @param file - relative to the vault, `/` between names: `00_plan-trace/ledger.md`
  * @returns the file's absolute path
- * @throws {RunStateError} `trace-outside-vault` for a symlink on the way or in the file's place
+ * @throws {@link RunStateError} `trace-outside-vault` for a symlink on the way or in the file's place
  */
 export function runFilePath(vault: string, file: string): string {
   const cut = file.lastIndexOf('/')

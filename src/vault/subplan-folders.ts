@@ -4,7 +4,7 @@ import type { PlanIssue } from '../core/types.js'
 import { closestNames, didYouMean } from '../core/closest-names.js'
 
 /*
- * Which notes of a vault belong to a subplan (SPEC section 11): a note with
+ * Which notes of a vault belong to a subplan: a note with
  * `plan: <folder>` is worked by running that folder as a plan of its own, so
  * the notes in that folder are no nodes of the parent. One rule, used by the
  * loader, the session's rescans and the copy of a template.
