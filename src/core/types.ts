@@ -74,7 +74,7 @@ export interface PlanNode {
   issues?: PlanIssue[]
   /**
    * Where the note's frontmatter was read from; absent for nodes built in code. Not
-   * enumerable (set with {@link withNodeOrigin}), like an edge's `at`.
+   * enumerable, like an edge's `at`: two nodes compare equal, and print, however they were made.
    */
   readonly at?: NodeOrigin
 }
