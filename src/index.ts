@@ -22,7 +22,7 @@ export {
   type VaultPathErrorCode,
   type VaultplanErrorCode,
 } from './core/errors.js'
-export { DECIDED_BY, PLAN_ISSUE_CODES, type EdgeOrigin, type ModelUsage, type PlanIssueCode } from './core/types.js'
+export { DECIDED_BY, PLAN_ISSUE_CODES, type EdgeOrigin, type ModelUsage, type NodeOrigin, type PlanIssueCode } from './core/types.js'
 export { JUDGE_KINDS, NODE_STATUSES, NODE_TYPES } from './core/knobs.js'
 export { LEDGER_KINDS } from './core/ledger-types.js'
 export { decide, type Decision as HumanDecision } from './run/decide.js'

@@ -92,6 +92,7 @@ it('pins the error codes', async () => {
     'duplicate-id',
     'invalid-frontmatter',
     'invalid-subplan',
+    'misspelled-knob',
     'multiple-starts',
     'multiple-targets',
     'no-reachable-terminal',

@@ -4,7 +4,7 @@ import { issueFromSubplan, MAX_SUBPLAN_DEPTH, rerooted, splitSubplans } from '..
 import { checkPlan } from './validate.js'
 import { readNotes } from '../vault/read-vault.js'
 import { PlanGraph } from './plan-graph.js'
-import { withOrigin, type EdgeOrigin, type PlanIssue, type PlanNode } from '../core/types.js'
+import { withNodeOrigin, withOrigin, type EdgeOrigin, type PlanIssue, type PlanNode } from '../core/types.js'
 
 /**
  * Reads a plan vault: every `*.md` file (subfolders too, not `00_plan-trace/`
@@ -129,5 +129,5 @@ export function nodeFromNote(note: ParsedNote, resolver: LinkResolver, innerReso
   if (note.judge !== undefined) node.judge = note.judge
   if (note.plan !== undefined) node.plan = note.plan
   if (note.issues.length > 0 || issues.length > 0) node.issues = issues.length > 0 ? [...note.issues, ...issues] : [...note.issues]
-  return node
+  return withNodeOrigin(node, note.origin)
 }

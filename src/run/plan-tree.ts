@@ -505,6 +505,7 @@ function recordedBelow(stand: VaultStand, into = new Map<string, number>()): Map
 
 /** A subplan's event told from the top vault. */
 function nested(event: RunEvent, top: string, onEvent: (event: RunEvent) => void): void {
-  if (event.type === 'start' || event.type === 'end') return
+  // Warnings are told once, by the top run, for the whole tree.
+  if (event.type === 'start' || event.type === 'end' || event.type === 'warnings') return
   onEvent({ ...event, node: `${top}/${event.node}` })
 }

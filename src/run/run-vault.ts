@@ -5,9 +5,10 @@ import { isInside, makeFolder, syncFolder, syncTree } from '../vault/fs-atomic.j
 import { isAlive } from '../vault/lock.js'
 import { holdsRun, listNotes, readNotes } from '../vault/read-vault.js'
 import { subplanFoldersOf } from '../vault/subplan-folders.js'
+import { loadPlan } from '../plan/load-plan.js'
 import { savePlan } from '../plan/save-plan.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
-import { RunStateError } from '../core/errors.js'
+import { namingVault, RunStateError } from '../core/errors.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { readTrace, tracePaths } from '../store/trace.js'
 
@@ -18,20 +19,31 @@ import { readTrace, tracePaths } from '../store/trace.js'
  * `./runs/<YYYYMMDD-HHMMSS>-<slug of the query>/`. A copy is written into a
  * temporary folder and renamed into place, so a kill never leaves half a plan.
  * `source` identifies the plan (the template's real path, or a hash of the
- * graph) for the trace header.
+ * graph) for the trace header. A template is validated (with the runner's
+ * `tools`) before it is copied.
  *
  * @throws {@link RunStateError} `run-vault-other-plan` when the run vault holds a run of another plan
+ * @throws {@link PlanValidationError} when a template to copy is invalid (nothing is copied)
  */
 export async function prepareRunVault(
   plan: string | PlanGraph,
-  options: { query?: string | undefined; runVault?: string | undefined; fsync: boolean },
+  options: { query?: string | undefined; runVault?: string | undefined; fsync: boolean; tools?: string[] | undefined },
 ): Promise<{ vault: string; source?: string }> {
   if (typeof plan === 'string') {
     if (options.runVault === undefined || resolve(options.runVault) === resolve(plan)) return { vault: resolve(plan) }
     const target = resolve(options.runVault)
     const source = await realpath(plan).catch(() => resolve(plan))
     const planFiles = await listNotes(resolve(plan), []).catch(() => [])
-    if (!(await holdsPlan(target, planFiles, source))) await intoPlace(target, (temp) => copyVault(resolve(plan), temp, [target]), options)
+    if (!(await holdsPlan(target, planFiles, source))) {
+      // A broken template is never copied: a copy would be held as the plan on the next run, after the template was fixed.
+      const template = await loadPlan(resolve(plan))
+      try {
+        template.validate(options.tools ? { tools: options.tools } : undefined)
+      } catch (error) {
+        throw namingVault(error, plan)
+      }
+      await intoPlace(target, (temp) => copyVault(resolve(plan), temp, [target]), options)
+    }
     return { vault: target, source }
   }
   const target = resolve(options.runVault ?? defaultRunVault(options.query ?? 'run'))
