@@ -174,3 +174,27 @@ describe('where a run tells its diagnostics', () => {
     `)
   })
 })
+
+describe('a folder of the plan that holds a run of its own', () => {
+  it('is named as the cause when an edge into it dangles: its notes are left out of the plan', async () => {
+    const dir = await writeVault({
+      'a.md': '---\ntype: start\n---\n# A\n\nDo a.\n\n## Next\n- [[b]]\n',
+      'steps/b.md': '# B\n\nDo b.\n\n## Next\n- [[c]]\n',
+      'steps/c.md': '# C\n\nDone.\n',
+    })
+    expect((await issuesOf(dir)).map(formatIssue)).toEqual([])
+    // The person ran the subfolder as a vault of its own: it now holds a run, so it is no longer the plan's.
+    expect(await runPlan(join(dir, 'steps'), { query: 'q', work: async () => 'ok', fsync: false })).toMatchObject({ status: 'completed' })
+    expect((await issuesOf(dir)).map(formatIssue)).toMatchInlineSnapshot(`
+      [
+        "a.md:9:3 error dangling-edge edge \`next\` -> \`[[b]]\` matches no note; did you mean \`[[a]]\`? Or is it in \`steps/\`, which holds a run of its own and so is not part of this plan?",
+        "steps warning run-folder holds a run of its own (\`steps/00_plan-trace/\`), so its notes are not part of this plan; to make them the plan's again, move \`steps/00_plan-trace/\` out of the plan",
+      ]
+    `)
+  })
+
+  it('says nothing when no edge leads into it (a run vault kept beside the notes)', async () => {
+    const dir = await writeVault({ ...plan(), 'runs/one/a.md': '---\ntype: start\n---\n# A\n', 'runs/one/00_plan-trace/trace.md': '' })
+    expect((await issuesOf(dir)).map(formatIssue)).toEqual([])
+  })
+})

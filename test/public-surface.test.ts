@@ -101,6 +101,7 @@ it('pins the error codes', async () => {
     'not-a-note',
     'note-too-large',
     'outside-vault',
+    'run-folder',
     'too-many-sections',
     'two-active',
     'unknown-tool',

@@ -111,6 +111,7 @@ export const PLAN_ISSUE_CODES = [
   'not-a-note',
   'note-too-large',
   'outside-vault',
+  'run-folder',
   'too-many-sections',
   'two-active',
   'unknown-tool',

@@ -69,7 +69,10 @@ function startOf(nodes: readonly PlanNode[], entered: () => (node: PlanNode) => 
  * @throws {@link PlanValidationError} carrying every issue, when there is at least one error.
  */
 export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): PlanIssue[] {
-  const nodeIssues: PlanIssue[] = [...(graph.issues ?? [])]
+  // A folder passed over because it holds a run is worth saying only as the cause of a dangling edge.
+  const runFolders = (graph.issues ?? []).filter((found) => found.code === 'run-folder')
+  const nodeIssues: PlanIssue[] = (graph.issues ?? []).filter((found) => found.code !== 'run-folder')
+  let danglingIntoRuns = false
   for (const node of graph.nodes.values()) if (node.issues) for (const found of node.issues) nodeIssues.push(found)
   const planIssues: PlanIssue[] = []
   const edges = planEdges(graph.nodes)
@@ -104,6 +107,11 @@ export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): Plan
             (link) => `\`[[${link}]]\``,
           )}`
         if (guesses.length === 1) meant[n]!.push(guesses[0]!.node)
+        if (runFolders.length > 0) {
+          const named = runFolders.map((found) => `\`${found.file}/\``).join(', ')
+          why += `${guesses.length > 0 ? ' Or' : ';'} is it in ${named}, which ${runFolders.length === 1 ? 'holds a run' : 'hold runs'} of ${runFolders.length === 1 ? 'its' : 'their'} own and so ${runFolders.length === 1 ? 'is' : 'are'} not part of this plan?`
+          danglingIntoRuns = true
+        }
       }
       nodeIssues.push(issue(node, 'dangling-edge', `edge \`${edge.label || 'next'}\` -> \`[[${edge.target}]]\` ${why}`, origin))
     }
@@ -115,6 +123,8 @@ export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): Plan
       nodeIssues.push({ ...issue(node, 'misspelled-knob', message, node.at?.keys.get(key)), severity: 'warning' })
     }
   }
+
+  if (danglingIntoRuns) nodeIssues.push(...runFolders)
 
   const loops = exitlessLoops(edges, broken)
   for (const component of loops) {

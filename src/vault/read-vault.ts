@@ -33,7 +33,24 @@ export async function readNotes(dir: string): Promise<VaultNotes> {
     files = []
     for (const folder of wanted) files.push(...(await listNotes(root, issues, folders, folder)))
   }
+  runFolderIssues(folders, issues)
   return { notes, issues }
+}
+
+/**
+ * Says which folders were passed over because they hold a run of their own (and no `plan:` claims
+ * them): their notes are not the plan's. Validation reports it only when an edge dangles, as its cause.
+ */
+function runFolderIssues(folders: NoteFolders, issues: PlanIssue[]): void {
+  for (const folder of folders.skipped) {
+    if (folders.claimed.has(folder)) continue
+    issues.push({
+      code: 'run-folder',
+      severity: 'warning',
+      message: `holds a run of its own (\`${folder}/${TRACE_FOLDER}/\`), so its notes are not part of this plan; to make them the plan's again, move \`${folder}/${TRACE_FOLDER}/\` out of the plan`,
+      file: folder,
+    })
+  }
 }
 
 /** How long the loader reads notes at once before it lets the event loop run (timers such as the lock's refresh). */
@@ -88,6 +105,7 @@ export async function listVault(
     batch = []
     for (const folder of claimedRunFolders(folders, claiming)) batch.push(...(await listNotes(root, issues, folders, folder)))
   }
+  runFolderIssues(folders, issues)
   return listed
 }
 
