@@ -172,7 +172,7 @@ describe('a pending proposal', () => {
     // The planner saw the feedback and version 1's notes, as data.
     expect(llm.calls[1]!.prompt).toContain('Start with an outline.')
     expect(llm.calls[1]!.prompt).toContain('Find three sources on tide pools.')
-    expect(llm.calls[1]!.prompt).toMatch(/<<<DATA-\w+\nStart with an outline\./)
+    expect(llm.calls[1]!.prompt).toMatch(/<<<DATA-\w+\n> Start with an outline\./)
     let tree = await readTree(vault)
     expect(Object.keys(tree)).toEqual([
       '00_plan-trace/proposal.md',
@@ -188,7 +188,7 @@ describe('a pending proposal', () => {
     const v1 = tree['00_plan-trace/proposals/v1/proposal.md']!
     expect(v1).toContain('status: revised')
     expect(v1).toContain('- [x] revise')
-    expect(v1).toMatch(/## Feedback\n\nStart with an outline\.\n/)
+    expect(v1).toMatch(/## Feedback\n\n> Start with an outline\.\n/)
     expect(tree['00_plan-trace/proposal.md']).toContain('## Earlier versions\n\n- [[00_plan-trace/proposals/v1/proposal|v1]]: Start with an outline.\n')
     expect(tree['00_plan-trace/proposal.md']).toContain('- [[outline]]\n- [[draft]]\n')
 
@@ -315,9 +315,9 @@ describe('a pending proposal', () => {
     await decide(vault, 'proposal', { edge: 'revise', feedback: 'More detail.' })
     const decided = await readFile(join(vault, '00_plan-trace/proposal.md'), 'utf8')
     expect(decided).toContain('- [x] revise\r\n')
-    expect(decided).toContain('## Feedback\r\n\r\nMore detail.\r\n')
+    expect(decided).toContain('## Feedback\r\n\r\n> More detail.\r\n')
     expect(decided.replace(/\r\n/g, '')).not.toContain('\n')
-    expect(await readProposal(vault)).toEqual({ version: 1, status: 'pending', feedback: 'More detail.' })
+    expect(await readProposal(vault)).toEqual({ version: 1, status: 'pending', feedback: '> More detail.' })
   })
 
   test('two boxes ticked: an error naming both, nothing changed; decide refuses a second box', async () => {

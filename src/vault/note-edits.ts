@@ -46,14 +46,35 @@ export function tickBox(text: string, line: number): string {
   return text.slice(0, start) + ticked + text.slice(end)
 }
 
-/** Adds text at the end of the last `## Feedback` section, or appends the section. */
+/**
+ * Adds text at the end of the last `## Feedback` section, or appends the section. The text is
+ * written as a block quote, so no heading, list item, fence or HTML comment in it can change
+ * the note's sections or edges; a run of `%` (which would open an Obsidian comment reaching
+ * past the quote) is escaped.
+ */
 export function addFeedback(text: string, feedback: string): string {
   const end = parseNote('note.md', text).feedbackEnd
   const eol = text.includes('\r\n') ? '\r\n' : '\n'
-  const block = feedback.trim().split(/\r?\n/).join(eol)
+  const block = quoted(feedback.trim(), eol)
   if (end === undefined) return `${text}${text.endsWith('\n') || text === '' ? '' : eol}${eol}## Feedback${eol}${eol}${block}${eol}`
   const head = text.slice(0, end)
   const tail = text.slice(end)
   const gap = head.endsWith(`${eol}${eol}`) ? '' : head.endsWith(eol) ? eol : `${eol}${eol}`
   return `${head}${gap}${block}${eol}${tail === '' ? '' : eol}${tail}`
+}
+
+/** Feedback without the block quote's `>` markers `addFeedback` wrote: the words, for a one-line summary. */
+export function unquoted(feedback: string): string {
+  return feedback.replace(/^[ \t]*>[ \t]?/gm, '')
+}
+
+/** `text` as a block quote, one `>` line per line (a lone carriage return ends a line too, as markdown reads it). */
+function quoted(text: string, eol: string): string {
+  return text
+    .split(/\r\n|\r|\n/)
+    .map((line) => {
+      const safe = line.replace(/%{2,}/g, (run) => '\\%'.repeat(run.length))
+      return safe.trim() === '' ? '>' : `> ${safe}`
+    })
+    .join(eol)
 }
