@@ -5,6 +5,7 @@ import { displayPath, errorJson, EXIT, onlyPositional, printable, printableJson,
 import { formatIssue, PlanValidationError, RunStateError, StepError, VaultplanError } from '../core/errors.js'
 import { DEFAULT_MAX_STEPS, type RunResult } from '../run/run-options.js'
 import type { RunEvent } from '../core/types.js'
+import { reasonFor } from '../run/reason-for.js'
 
 export const RUN_HELP = `Usage: vaultplan run <vault> [--query "..."] [options]
 
@@ -234,7 +235,9 @@ function finish(result: RunResult, json: boolean, io: Io): number {
     // A stop is at the note it refused, not at the last note worked (which may be deep in a subplan).
     const at = result.stop ? `${result.stop.node} (visit ${result.stop.visit} refused)` : result.lastNode
     io.stdout.write(
-      printable(`\n${result.status} after ${result.steps} step${result.steps === 1 ? '' : 's'} at ${at}${result.reason ? `\n${result.reason}` : ''}`) + '\n\n',
+      printable(
+        `\n${result.status} after ${result.steps} step${result.steps === 1 ? '' : 's'} at ${at}${result.reason ? `\n${reasonFor('cli', result.reason)}` : ''}`,
+      ) + '\n\n',
     )
     if (result.status === 'waiting') {
       // The output of the note that waits is not a result: say what to decide, and where.

@@ -16,6 +16,7 @@ import {
 import { formatIssue } from '../core/errors.js'
 import type { HopSummary, RunStatus } from '../run/run-status.js'
 import { FINAL_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
+import { reasonFor, stepBudgetKnob } from '../run/reason-for.js'
 
 export const STATUS_HELP = `Usage: vaultplan status <vault> [--json]
 
@@ -167,7 +168,7 @@ function renderLines(status: RunStatus, shown: string): string[] {
     for (const box of status.boxes)
       out.push(`  ${box.box ? `[${box.checked ? 'x' : ' '}]` : '-  '} ${proposal ? box.label : `${box.label ? `${box.label} ` : ''}-> ${box.target}`}`)
   } else if (status.phase === 'stopped') {
-    out.push('', status.reason)
+    out.push('', reasonFor('cli', status.reason))
   } else if (status.phase === 'completed') {
     out.push('', 'Final output:', ...status.output.split('\n').map((line) => `  ${line}`))
   }
@@ -196,7 +197,7 @@ function headline(unsafe: RunStatus, paint: Paint): string {
         return `${paint('waiting', 'yellow')} for a person to approve, revise or decline proposal v${status.visit}`
       return `${paint('waiting', 'yellow')} for a person at ${status.node} (visit ${status.visit})`
     case 'stopped':
-      return `${paint('stopped', 'yellow')} by ${status.budget} at ${status.node} (visit ${status.visit} refused)`
+      return `${paint('stopped', 'yellow')} by ${status.budget === 'maxSteps' ? stepBudgetKnob('cli') : status.budget} at ${status.node} (visit ${status.visit} refused)`
     case 'completed':
       return `${paint('completed', 'green')} at ${status.node}`
     case 'invalid': {
