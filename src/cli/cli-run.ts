@@ -58,9 +58,11 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
   }
   const runVault = values['run-vault'] === undefined ? undefined : resolve(io.cwd, values['run-vault'])
   const json = values.json === true
+  // A run vault not made yet would be a copy of the plan: the run starts as the plan does.
+  const target = runVault !== undefined && (await stat(runVault).catch(() => undefined))?.isDirectory() ? runVault : vault
   if (values['dry-run']) {
     const { dryRun } = await import('../run/dry-run.js')
-    const preview = await dryRun(runVault ?? vault, values.query === undefined ? {} : { query: values.query })
+    const preview = await dryRun(target, values.query === undefined ? {} : { query: values.query })
     if (json) io.stdout.write(`${printableJson({ type: 'dry-run', preview })}\n`)
     else if (!preview) io.stdout.write('The next hop asks no judge (no condition left for the model, a person decides, or the run is over).\n')
     else
@@ -83,7 +85,6 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
     import('../run/executor.js'),
   ])
   // Where the run stands decides what is needed: a query for a new run, a model for one that works.
-  const target = runVault !== undefined && (await stat(runVault).catch(() => undefined))?.isDirectory() ? runVault : vault
   let status
   try {
     status = await readRunStatus(target)
