@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { displayPath, errorJson, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, type Io } from './cli-support.js'
+import { displayPath, shellWord, errorJson, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, type Io } from './cli-support.js'
 import { formatIssue, PlanValidationError, RunStateError, StepError, VaultplanError } from '../core/errors.js'
 import { DEFAULT_MAX_STEPS, type RunResult } from '../run/run-options.js'
 import type { RunEvent } from '../core/types.js'
@@ -138,7 +138,11 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
     }
   } catch (error) {
     if (controller.signal.aborted)
-      return fail(error, EXIT.interrupted, `\nInterrupted. The vault is resumable: run \`vaultplan run ${shownVault}\` again to go on.\n`)
+      return fail(
+        error,
+        EXIT.interrupted,
+        `\nInterrupted. The vault is resumable: run \`${io.self ?? 'vaultplan'} run ${shellWord(shownVault)}\` again to go on.\n`,
+      )
     if (error instanceof ModelConfigError) {
       // Only a run that needs a model asks for one: a completed vault answers without.
       return fail(error, EXIT.usage, `vaultplan: ${error.message}\nThe vault is resumable: set the variables and run again.\n`)

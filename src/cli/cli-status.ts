@@ -8,6 +8,7 @@ import {
   painter,
   printable,
   printableJson,
+  shellWord,
   vaultFolder,
   vaultReadFailure,
   type Io,
@@ -50,7 +51,7 @@ export async function statusCommand(args: string[], io: Io): Promise<number> {
     io.stdout.write(`${printableJson(status, 2)}\n`)
     return code
   }
-  io.stdout.write(render(status, shown, painter(io)))
+  io.stdout.write(render(status, shown, painter(io), io.self ?? 'vaultplan'))
   return code
 }
 
@@ -60,8 +61,8 @@ export async function statusCommand(args: string[], io: Io): Promise<number> {
  *
  * @param shown - the vault as the user typed it
  */
-export function nextSentence(status: RunStatus, shown: string): string {
-  const run = `vaultplan run ${shellWord(shown)}`
+export function nextSentence(status: RunStatus, shown: string, self = 'vaultplan'): string {
+  const run = `${self} run ${shellWord(shown)}`
   const next = status.next
   const fileOf = (id: string | undefined) => status.nodes.find((node) => node.id === id)?.file ?? `${id}.md`
   const at = next.plan === undefined ? next.node : `${next.plan}/${next.node}`
@@ -74,7 +75,7 @@ export function nextSentence(status: RunStatus, shown: string): string {
       const where = first ? ` (start with ${place}${first.message})` : ''
       return (
         `Fix the plan's ${errors.length === 1 ? 'error' : `${errors.length} errors`}${where}, then ` +
-        `check with \`vaultplan validate ${shellWord(shown)}\`; a run refuses an invalid plan, and ` +
+        `check with \`${self} validate ${shellWord(shown)}\`; a run refuses an invalid plan, and ` +
         `the vault stays resumable.`
       )
     }
@@ -141,22 +142,17 @@ function boxLabel(box: { label: string; target: string }): string {
   return `${box.label || 'next'} -> [[${box.target}]]`
 }
 
-/** A word for a POSIX shell: as it is when it is safe, else single-quoted. */
-function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
-}
-
 /**
  * The status for a person: a headline, the nodes as a table, the last hops,
  * the phase's details, what to do next. Note ids, labels, the query and the
  * output are text a note or a model wrote: printed through `printable`.
  */
-function render(status: RunStatus, shown: string, paint: Paint): string {
-  const lines = renderLines(status, shown)
+function render(status: RunStatus, shown: string, paint: Paint, self: string): string {
+  const lines = renderLines(status, shown, self)
   return `${[`${printable(shown)}: ${headline(status, paint)}`, ...lines.map(printable)].join('\n')}\n`
 }
 
-function renderLines(status: RunStatus, shown: string): string[] {
+function renderLines(status: RunStatus, shown: string, self: string): string[] {
   const out: string[] = []
   if (status.run) out.push(`run ${status.run.id}, ${count(status.run.steps, 'step')}, query: ${JSON.stringify(status.run.query)}`)
   out.push('', ...table(status))
@@ -176,9 +172,9 @@ function renderLines(status: RunStatus, shown: string): string[] {
   if (errors.length > 0) {
     out.push('', ...status.issues.map((issue) => formatIssue(issue.file === undefined ? issue : { ...issue, file: join(shown, issue.file) })))
   } else if (status.issues.length > 0) {
-    out.push('', `${count(status.issues.length, 'warning')}: \`vaultplan validate ${shown}\` lists them.`)
+    out.push('', `${count(status.issues.length, 'warning')}: \`${self} validate ${shellWord(shown)}\` lists them.`)
   }
-  out.push('', `Next: ${nextSentence(status, shown)}`)
+  out.push('', `Next: ${nextSentence(status, shown, self)}`)
   return out
 }
 
