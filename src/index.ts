@@ -2,6 +2,7 @@ export {
   formatIssue,
   PlanValidationError,
   RUN_STATE_ERROR_CODES,
+  RunAbortedError,
   RunStateError,
   StepError,
   VaultPathError,

@@ -1,3 +1,4 @@
+import { abortable } from '../core/abort.js'
 import { waitsForPerson } from '../core/knobs.js'
 import { createLLM, resolveModelConfig } from '../models/llm-client.js'
 import { lockVault } from '../vault/lock.js'
@@ -31,12 +32,18 @@ import { LEDGER_TOOL_NAMES } from '../memory/ledger-tools.js'
  * @throws {StepError} when the worker fails; the vault stays resumable
  * @throws {RunStateError} when the vault's state needs a person (two `active` notes, a lock held by another run, another query than the recorded one, ...)
  * @throws {ModelConfigError} before anything is written, when the run needs a model and none is configured
+ * @throws {RunAbortedError} when `signal` aborts the run; the vault stays resumable
  * @throws {TypeError} on bad options, or a new run without `query`
  */
 export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}): Promise<RunResult> {
   checkOptions(plan, options)
   const fsync = options.fsync ?? DEFAULTS.fsync
   const prepared = await prepareRunVault(plan, { query: options.query, fsync, runVault: options.runVault })
+  return abortable(options.signal, prepared.vault, () => runPrepared(plan, prepared, options))
+}
+
+async function runPrepared(plan: string | PlanGraph, prepared: Awaited<ReturnType<typeof prepareRunVault>>, options: RunOptions): Promise<RunResult> {
+  const fsync = options.fsync ?? DEFAULTS.fsync
   // Not queued behind this process's other calls like a stepping call: a run holds the vault for long, so a second one is refused.
   const lock = await lockVault(prepared.vault)
   const telemetry = await runTelemetry(prepared.vault)

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path'
+import { abortable } from '../core/abort.js'
 import { assertFolder } from '../vault/fs-atomic.js'
 import { withVaultLock } from '../vault/lock.js'
 import { PlanTree } from './plan-tree.js'
@@ -20,6 +21,7 @@ export type { Step, StepOptions, StopInfo, WaitingNote }
  *
  * @throws {PlanValidationError} when the plan is invalid
  * @throws {RunStateError} `vault-locked` while a runner in another process holds the vault; `query-mismatch`; `two-active`
+ * @throws {RunAbortedError} when `signal` aborts the call; the vault stays resumable
  * @throws {TypeError} for a vault with no run and no `query`
  */
 export async function nextStep(vault: string, options: StepOptions = {}): Promise<Step> {
@@ -38,6 +40,7 @@ export async function nextStep(vault: string, options: StepOptions = {}): Promis
  * @param result.choice - one of the step's `conditions`
  * @throws {RunStateError} `stale-step` for any other key, `bad-choice` for a choice outside the conditions (nothing is written for either)
  * @throws {ModelConfigError} when conditions remain, no choice is given and no model is configured (nothing is written)
+ * @throws {RunAbortedError} when `signal` aborts the call; the vault stays resumable
  */
 export async function completeStep(vault: string, key: string, result: { output: string; choice?: string }, options: StepOptions = {}): Promise<Step> {
   checkStepOptions(vault, options)
@@ -53,6 +56,10 @@ async function withDriver(vault: string, options: StepOptions, call: (tree: Plan
   const dir = resolve(vault)
   await assertFolder(dir)
   const fsync = options.fsync ?? DEFAULTS.fsync
+  return abortable(options.signal, dir, () => stepLocked(dir, fsync, options, call))
+}
+
+function stepLocked(dir: string, fsync: boolean, options: StepOptions, call: (tree: PlanTree) => Promise<Step>): Promise<Step> {
   return withVaultLock(dir, async (lock) => {
     const gate = await proposalGate(dir, { query: options.query, fresh: options.fresh ?? false, llm: options.llm, fsync, signal: options.signal })
     if (gate.kind === 'waiting') return gate.step
