@@ -1,8 +1,8 @@
-import { lstatSync, type FSWatcher } from 'node:fs'
+import { lstatSync } from 'node:fs'
 import { realpath } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
-import { watchFolders } from '../vault/folder-watch.js'
+import { watchFolders, type FolderWatcher } from '../vault/folder-watch.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { pathInVault, replacedFilesFreed, sameStamp } from '../vault/fs-atomic.js'
 import { editNote, type EditOptions, type NoteEdit } from '../vault/edit-note.js'
@@ -37,7 +37,7 @@ export class VaultSession {
   /** Where a note's writes go (a symlink inside the vault resolved), checked once per version of the file. */
   private readonly writePaths = new Map<string, string>()
   private readonly dirty = new Set<string>()
-  private readonly watchers: FSWatcher[] = []
+  private readonly watchers: FolderWatcher[] = []
   private readIssues: PlanIssue[]
   private relist = false
   /** A note whose stamp `refresh` has just compared: the status write that follows needs no second look. */
