@@ -1,5 +1,5 @@
 import type { PlanGraph } from './plan-graph.js'
-import { toDot, type PictureState } from './plan-picture.js'
+import { dotOf, type PictureState } from './plan-picture.js'
 
 type Viz = Awaited<ReturnType<typeof import('@viz-js/viz').instance>>
 let loading: Promise<Viz> | undefined
@@ -7,7 +7,8 @@ let loading: Promise<Viz> | undefined
 /**
  * The plan as an SVG image: the picture of `toDot` (entry arrow, double
  * border on terminals, labels on the arrows, with `state` visits against
- * budgets and statuses as colours), laid out and drawn by Graphviz compiled
+ * budgets and statuses as colours, a note a person decides as a hexagon)
+ * with a legend below saying so, laid out and drawn by Graphviz compiled
  * to WebAssembly (`@viz-js/viz`). It runs in-process and offline: no system
  * package, no `dot` binary. Graphviz is loaded on the first call only, so
  * importing vaultplan stays light.
@@ -17,7 +18,7 @@ let loading: Promise<Viz> | undefined
 export async function toSvg(graph: PlanGraph, state?: PictureState): Promise<string> {
   loading ??= import('@viz-js/viz').then(({ instance }) => instance())
   const viz = await loading
-  const result = viz.render(toDot(graph, state), { format: 'svg' })
+  const result = viz.render(dotOf(graph, state, true), { format: 'svg' })
   if (result.status !== 'success') {
     const errors = result.errors.filter((error) => error.level !== 'warning').map((error) => error.message)
     throw new Error(`Graphviz could not draw the plan (${errors.join('; ') || 'no message'}); this is a bug of vaultplan's DOT text, please report it`)
