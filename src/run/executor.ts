@@ -14,6 +14,7 @@ import { runTelemetry } from './telemetry.js'
 import { conditionsOf } from '../models/transitions.js'
 import type { PlanNode } from '../core/types.js'
 import { VaultSession } from '../store/vault-session.js'
+import { tidyFinishedRun } from '../store/tidy-finished-run.js'
 import { createWorker } from '../models/worker.js'
 import { workVisit } from './work-visit.js'
 import { LEDGER_TOOL_NAMES } from '../memory/ledger-tools.js'
@@ -63,6 +64,7 @@ async function runPrepared(plan: string | PlanGraph, prepared: Awaited<ReturnTyp
     if (options.tools) sessionOptions.tools = [...options.tools.map((tool) => tool.name), ...LEDGER_TOOL_NAMES]
     const session = await VaultSession.open(prepared.vault, sessionOptions)
     let tree: PlanTree | undefined
+    let completed = false
     try {
       const work = worker(() => tree!.top, options)
       const driver: DriverOptions = {
@@ -85,10 +87,14 @@ async function runPrepared(plan: string | PlanGraph, prepared: Awaited<ReturnTyp
       tree.top.begin()
       const step = await tree.next()
       if (step.kind === 'work') throw new Error('A run tree with a worker returned a visit to work')
-      return await tree.resultOf(step)
+      const result = await tree.resultOf(step)
+      completed = result.status === 'completed'
+      return result
     } finally {
       await tree?.close()
       await session.close()
+      // What a finished run no longer needs (journals, locks of runners gone) is removed under the lock, its sessions closed.
+      if (completed) await tidyFinishedRun(prepared.vault)
     }
   } catch (error) {
     failure = error

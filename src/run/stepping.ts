@@ -7,6 +7,7 @@ import { proposalGate } from './proposal-gate.js'
 import { DEFAULTS, stepBudget, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run-options.js'
 import { SessionCache } from '../store/session-cache.js'
 import { VaultSession } from '../store/vault-session.js'
+import { tidyFinishedRun } from '../store/tidy-finished-run.js'
 
 export type { Step, StepOptions, StopInfo, WaitingNote }
 
@@ -67,6 +68,7 @@ function stepLocked(dir: string, fsync: boolean, options: StepOptions, call: (tr
     const session = await VaultSession.open(dir, { fsync, watch: false }, sessions)
     let tree: PlanTree | undefined
     let kept = false
+    let completed = false
     try {
       const driver = {
         query: gate.query,
@@ -80,12 +82,15 @@ function stepLocked(dir: string, fsync: boolean, options: StepOptions, call: (tr
       tree = await PlanTree.open(dir, session, { lock, session: { fsync }, driver })
       const step = await call(tree)
       kept = true
+      completed = step.kind === 'completed'
       return step
     } finally {
       await tree?.close()
       await session.close()
       // Only after a call that went through: one that threw may have left the notes half known.
       if (kept) sessions.keep(session)
+      // What a finished run no longer needs (journals, locks of runners gone) is removed under the lock, its sessions closed.
+      if (completed) await tidyFinishedRun(dir)
     }
   })
 }
