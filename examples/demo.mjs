@@ -2,7 +2,7 @@
 // Without LLM_BASE_URL it starts the scripted stand-in model on 127.0.0.1
 // (no network needed); with LLM_BASE_URL (and LLM_MODEL, LLM_API_KEY) the
 // same run goes to your real endpoint.
-import { startExample } from './example-run.mjs'
+import { cli, startExample } from './example-run.mjs'
 
 const { runVault, vaultplan, close } = await startExample('demo')
 const code = await vaultplan([
@@ -16,7 +16,7 @@ const code = await vaultplan([
 await close()
 if (code === 0) {
   console.log(`\nThe plan in vaults/draft-review is untouched; the run is in ${runVault}.`)
-  console.log(`Run \`node dist/cli.js run ${runVault}\` again: it returns the recorded result without calling any model;`)
-  console.log(`\`node dist/cli.js status ${runVault}\` tells where it stands.`)
+  console.log(`Run \`${cli} run ${runVault}\` again: it returns the recorded result without calling any model;`)
+  console.log(`\`${cli} status ${runVault}\` tells where it stands.`)
 }
 process.exit(code)

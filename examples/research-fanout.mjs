@@ -5,7 +5,7 @@
 // script ticks `approved` for you (as you would in Obsidian) and runs again.
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { root, startExample } from './example-run.mjs'
+import { cli, root, startExample } from './example-run.mjs'
 
 const { runVault, vaultplan, close } = await startExample('fanout')
 let code = await vaultplan(['run', 'vaults/research-fanout', '--run-vault', runVault, '--query', 'How do heat pumps perform in cold climates?'])
@@ -16,5 +16,5 @@ if (code === 4) {
   code = await vaultplan(['run', runVault])
 }
 await close()
-if (code === 0) console.log(`\n\`node dist/cli.js status ${runVault}\` shows each branch nested under \`gather\`.`)
+if (code === 0) console.log(`\n\`${cli} status ${runVault}\` shows each branch nested under \`gather\`.`)
 process.exit(code)

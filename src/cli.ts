@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { EXIT, readVersion, printable, UsageError, type Command, type Io } from './cli/cli-support.js'
+import { EXIT, readVersion, printable, selfCommand, UsageError, type Command, type Io } from './cli/cli-support.js'
 import { RUN_HELP, runCommand } from './cli/cli-run.js'
 import { STATUS_HELP, statusCommand } from './cli/cli-status.js'
 import { GRAPH_HELP, graphCommand } from './cli/cli-graph.js'
@@ -192,5 +192,12 @@ if (isBinary()) {
     if (error.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok)
     throw error
   })
-  process.exitCode = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, cwd: process.cwd(), env: process.env })
+  const cwd = process.cwd()
+  process.exitCode = await main(process.argv.slice(2), {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    cwd,
+    env: process.env,
+    self: selfCommand(process.argv[1], cwd),
+  })
 }

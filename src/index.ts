@@ -9,6 +9,7 @@ export {
   PictureTooLargeError,
   PlanValidationError,
   RUN_STATE_ERROR_CODES,
+  RunAbortedError,
   RunStateError,
   StepError,
   VaultPathError,

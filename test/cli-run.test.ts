@@ -147,6 +147,22 @@ describe('vaultplan run', () => {
     expect(run.stderr).toBe('')
   })
 
+  test('a budget stop tells a person at the command line to pass a larger --max-steps, not the library’s maxSteps', async () => {
+    const model = await startChatServer(reviewer)
+    servers.push(model)
+    const vault = await writeVault(reviewedLoop)
+    const run = await vaultplan(['run', vault, '--query', 'q', '--max-steps', '3', '--no-fsync'], { env: { LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
+    expect(run.code).toBe(3)
+    expect(run.stdout).toContain(
+      'Budget stop: the run used its --max-steps budget of 3 steps before entering `review` (visit 2). ' +
+        'It sits in the loop `draft` -> `review` -> `draft`. Pass a larger `--max-steps` and run the vault again to go on.',
+    )
+    expect(run.stdout).not.toContain('maxSteps')
+    const status = await vaultplan(['status', vault], { env: {} })
+    expect(status.stdout).toContain('Pass a larger `--max-steps` and run the vault again to go on.')
+    expect(status.stdout).not.toContain('maxSteps')
+  })
+
   test('--json prints one error object when the run fails, and nothing is written without a model', async () => {
     const vault = await writeVault(reviewedLoop)
     const before = await readTree(vault)

@@ -3,7 +3,7 @@ import { mkdir, readFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { beforeAll, describe, expect, test } from 'vitest'
 import { runPlan, type RunStatus } from 'vaultplan'
-import { draftReview } from './helpers/plans.js'
+import { draftReview, humanReview } from './helpers/plans.js'
 import { noJudge, reviewJudge, scriptedWorker } from './helpers/scripted.js'
 import { edit, note, tempDir, writeVault } from './helpers/vault.js'
 import { canvasProblems } from './helpers/json-canvas.js'
@@ -169,23 +169,47 @@ describe('vaultplan graph', () => {
     expect((await parseSvg(rendered.svg!)).nodes).toEqual(['entry', 'n0', 'n1', 'n2'])
   })
 
-  test('--format svg --write: an SVG drawn in-process, embedded in the graph note Obsidian shows', async () => {
+  test('--format svg --write: an SVG drawn in-process, in its own file beside the mermaid note, which it leaves as it was', async () => {
     const { dir, cwd, name } = await vaultIn(draftReview())
     await runPlan(dir, { query, work: scriptedWorker(), llm: reviewJudge('review v1'), fsync: false })
+    await vaultplan(['graph', name, '--write'], { cwd })
+    const mermaid = await readFile(join(dir, '00_plan-trace', 'plan-graph.md'), 'utf8')
     const printed = await vaultplan(['graph', name, '--format', 'svg'], { cwd })
     expect({ code: printed.code, stderr: printed.stderr }).toEqual({ code: 0, stderr: '' })
     expect(await vaultplan(['graph', name, '--format', 'svg', '--write'], { cwd })).toEqual({
       code: 0,
-      stdout: `wrote ${name}/00_plan-trace/plan-graph.svg\nwrote ${name}/00_plan-trace/plan-graph.md\n`,
+      stdout: `wrote ${name}/00_plan-trace/plan-graph.svg\n`,
       stderr: '',
     })
     const svg = await readFile(join(dir, '00_plan-trace', 'plan-graph.svg'), 'utf8')
     expect(svg).toBe(printed.stdout)
     const picture = await parseSvg(svg)
-    expect(picture).toMatchObject({ root: 'svg', namespace: 'http://www.w3.org/2000/svg', nodes: ['entry', 'n0', 'n1', 'n2'] })
-    expect(picture.texts.map((text) => text.trim()).sort()).toEqual(['approved', 'draft (1/3)', 'needs revision', 'review (1/3)', 'send (1/3)'])
-    const written = await readFile(join(dir, '00_plan-trace', 'plan-graph.md'), 'utf8')
-    expect(written).toMatch(/^---\nvaultplan: plan-graph\nwritten: \S+\n---\n# Plan graph\n\nThe plan of this vault, .*\n\n!\[\[plan-graph\.svg\]\]\n$/)
+    expect(picture).toMatchObject({ root: 'svg', namespace: 'http://www.w3.org/2000/svg' })
+    expect(picture.nodes.filter((node) => !node.startsWith('legend_'))).toEqual(['entry', 'n0', 'n1', 'n2'])
+    expect(
+      picture.texts
+        .map((text) => text.trim())
+        .filter((text) => /[/]|approved|revision/.test(text))
+        .sort(),
+    ).toEqual(['approved', 'draft (1/3)', 'needs revision', 'review (1/3)', 'send (1/3)'])
+    // The mermaid note is still the mermaid picture.
+    expect(await readFile(join(dir, '00_plan-trace', 'plan-graph.md'), 'utf8')).toBe(mermaid)
+  })
+
+  test('the SVG has a legend (start, terminal, a person decides, the status colours), and a note a person decides is a hexagon', async () => {
+    const { dir, cwd, name } = await vaultIn(humanReview())
+    await runPlan(dir, { query, work: scriptedWorker(), llm: reviewJudge('review v1'), fsync: false })
+    const { stdout } = await vaultplan(['graph', name, '--format', 'svg'], { cwd })
+    const picture = await parseSvg(stdout)
+    expect(picture.texts.map((text) => text.trim())).toEqual(
+      expect.arrayContaining(['Legend', 'start', 'terminal', 'a person decides', 'pending', 'active', 'done', 'waiting']),
+    )
+    // The waiting review is drawn cyan, as the legend and the graph note say.
+    expect(picture.fills).toContain('#cffafe')
+    const dot = (await vaultplan(['graph', name, '--format', 'dot'], { cwd })).stdout
+    expect(dot).toMatch(/n1 \[label="review \(1\/\d+\)".*shape=hexagon/)
+    await vaultplan(['graph', name, '--write'], { cwd })
+    expect(await readFile(join(dir, '00_plan-trace', 'plan-graph.md'), 'utf8')).toContain('Colours: grey pending, yellow active, green done, cyan waiting;')
   })
 
   test('--format canvas --write: a JSON Canvas of file cards, paths from the Obsidian vault that holds the plan', async () => {

@@ -1,8 +1,9 @@
+import { readdir } from 'node:fs/promises'
 import { expect, it } from 'vitest'
 import { dryRun, runPlan } from 'vaultplan'
 import { draftReview } from './helpers/plans.js'
 import { reviewJudge, scriptedWorker } from './helpers/scripted.js'
-import { note, readTree, writeVault } from './helpers/vault.js'
+import { note, readTree, tempDir, writeVault } from './helpers/vault.js'
 import { vaultplan } from './helpers/cli.js'
 
 it('shows the judge prompt the next hop would send, the same a run sends, and changes nothing', async () => {
@@ -44,6 +45,19 @@ it('vaultplan run --dry-run prints it and writes nothing', async () => {
   expect(run.stdout).toContain('Dry run: the judge prompt of review (visit 1, step 2), before its work')
   expect(run.stdout).toContain('1. approved\n2. needs revision')
   expect(await readTree(dir)).toEqual(before)
+})
+
+it('vaultplan run --dry-run --run-vault runs/new previews the copy a run would make, and makes none', async () => {
+  const plan = await writeVault({
+    'review.md': note({ front: { type: 'start' }, title: 'Review', body: 'Review the draft.', next: ['approved -> [[send]]', 'needs revision -> [[review]]'] }),
+    'send.md': note({ title: 'Send', body: 'Send it.' }),
+  })
+  const cwd = await tempDir()
+  const run = await vaultplan(['run', plan, '--dry-run', '--run-vault', 'runs/new', '--query', 'Announce'], { cwd, env: {} })
+  expect(run).toMatchObject({ code: 0, stderr: '' })
+  expect(run.stdout).toContain('Dry run: the judge prompt of review (visit 1, step 1), before its work')
+  expect(run.stdout).toContain('1. approved\n2. needs revision')
+  expect(await readdir(cwd)).toEqual([])
 })
 
 it('inside a subplan: the preview is the judge prompt of the next hop there, numbered as the whole run', async () => {

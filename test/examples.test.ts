@@ -33,6 +33,24 @@ describe('the example scripts (the README’s main job)', () => {
     expect(await readFile(join(root, 'vaults/draft-review/draft.md'), 'utf8')).toBe(before)
   })
 
+  it('`npm run demo` echoes a command a person in the clone can paste, and suggests the commands `status` suggests too', async () => {
+    const run = await example('examples/demo.mjs')
+    expect(run.code).toBe(0)
+    // The query has spaces and a colon: a shell needs it quoted.
+    expect(run.stdout).toContain(
+      `$ node dist/cli.js run vaults/draft-review --run-vault ${run.runVault} --query 'Announce vaultplan 0.1: plans as Obsidian vaults, resumable runs.'\n`,
+    )
+    expect(run.stdout).toContain(`\`node dist/cli.js status ${run.runVault}\` tells where it stands.`)
+    // The status the demo points to suggests the next command the same way.
+    const status = await new Promise<string>((done) =>
+      execFile(process.execPath, ['dist/cli.js', 'status', run.runVault], { cwd: root, env: { PATH: process.env.PATH ?? '', NO_COLOR: '1' } }, (_, stdout) =>
+        done(stdout),
+      ),
+    )
+    expect(status).toContain(`or start over with \`node dist/cli.js run ${run.runVault} --fresh\`.`)
+    expect(status).not.toContain('vaultplan run')
+  })
+
   it('examples/research-fanout.mjs waits inside a branch, ticks the approval and completes', async () => {
     const run = await example('examples/research-fanout.mjs')
     expect(run.code).toBe(0)

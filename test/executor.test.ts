@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { loadPlan, PlanGraph, PlanValidationError, registerPredicate, runPlan, StepError, type PlanNode, type RunEvent } from 'vaultplan'
+import { loadPlan, PlanGraph, PlanValidationError, registerPredicate, RunAbortedError, runPlan, StepError, type PlanNode, type RunEvent } from 'vaultplan'
 import { draftReview, linear } from './helpers/plans.js'
 import { currentOutput, noJudge, reviewJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
 import { edit, note, read, readNotes, readTree, statuses, tempDir, traceEntries, traceHeadings, writeVault } from './helpers/vault.js'
@@ -412,15 +412,24 @@ describe('events and abort', () => {
     ])
   })
 
-  it('an abort during work rejects with the signal’s reason and leaves the vault resumable', async () => {
+  it('an abort during work rejects with a RunAbortedError (the signal’s reason its cause) and leaves the vault resumable', async () => {
     const dir = await writeVault(linear())
     const controller = new AbortController()
+    const stop = new Error('user pressed stop')
     const first = scriptedWorker((step) => {
       if (step.node.id !== 'b') return
-      controller.abort(new Error('user pressed stop'))
+      controller.abort(stop)
       step.signal?.throwIfAborted()
     })
-    await expect(runPlan(dir, { query, work: first, llm: noJudge(), fsync: false, signal: controller.signal })).rejects.toThrow('user pressed stop')
+    const error = await runPlan(dir, { query, work: first, llm: noJudge(), fsync: false, signal: controller.signal }).catch((error: unknown) => error)
+    expect(error).toBeInstanceOf(RunAbortedError)
+    expect(error).toMatchObject({
+      name: 'RunAbortedError',
+      code: 'run-aborted',
+      vault: dir,
+      cause: stop,
+      message: `The run of \`${dir}\` was aborted (user pressed stop); the vault is resumable: run it again to go on.`,
+    })
     expect(await statuses(dir)).toEqual({ a: 'done', b: 'active', c: 'pending' })
 
     const work = scriptedWorker()
@@ -436,8 +445,11 @@ describe('events and abort', () => {
       if (event.type === 'transition' && event.node === 'a') controller.abort()
     }
     const first = scriptedWorker()
+    // `controller.abort()`: the cause is the DOMException named AbortError.
     await expect(runPlan(dir, { query, work: first, llm: noJudge(), fsync: false, signal: controller.signal, onEvent })).rejects.toMatchObject({
-      name: 'AbortError',
+      name: 'RunAbortedError',
+      message: `The run of \`${dir}\` was aborted; the vault is resumable: run it again to go on.`,
+      cause: { name: 'AbortError' },
     })
     expect(first.calls).toHaveLength(1)
     expect(await statuses(dir)).toEqual({ a: 'done', b: 'pending', c: 'pending' })

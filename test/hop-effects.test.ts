@@ -142,10 +142,36 @@ describe('effectsOf: what each event of a hop writes, in order', () => {
     },
     {
       name: 'a person’s decision: the record first (a tick is never lost), then boxes cleared and `done`',
-      event: { type: 'decided', record: hop(1, 'a', 'b', { decidedBy: 'human' } as Partial<HopRecord>) as HopRecord, rationale: 'r', output: 'x' } as HopEvent,
+      event: {
+        type: 'decided',
+        record: hop(1, 'a', 'b', { decidedBy: 'human' } as Partial<HopRecord>) as HopRecord,
+        rationale: 'r',
+        output: 'x',
+        handed: '',
+      } as HopEvent,
       expected: [
         { kind: 'record', record: hop(1, 'a', 'b', { decidedBy: 'human' } as Partial<HopRecord>), rationale: 'r', output: 'x' },
         { kind: 'empty-boxes', node: 'a' },
+        { kind: 'status', node: 'a', status: 'done' },
+      ],
+    },
+    {
+      name: 'a person’s decision with feedback: the boxes cleared and the feedback marked handed on at the decision’s step, in one edit',
+      event: {
+        type: 'decided',
+        record: hop(3, 'a', 'b', { decidedBy: 'human', feedback: 'Ship it.' } as Partial<HopRecord>) as HopRecord,
+        rationale: 'Feedback:\nShip it.',
+        output: 'x',
+        handed: 'Ship it.',
+      } as HopEvent,
+      expected: [
+        {
+          kind: 'record',
+          record: hop(3, 'a', 'b', { decidedBy: 'human', feedback: 'Ship it.' } as Partial<HopRecord>),
+          rationale: 'Feedback:\nShip it.',
+          output: 'x',
+        },
+        { kind: 'empty-boxes', node: 'a', handed: { text: 'Ship it.', step: 3 } },
         { kind: 'status', node: 'a', status: 'done' },
       ],
     },
@@ -255,6 +281,7 @@ describe('a crash between any two effects of a hop: the next call resumes the sa
       record: hop(1, 'a', 'b', { decidedBy: 'human' } as Partial<HopRecord>) as HopRecord,
       rationale: 'r',
       output: 'x',
+      handed: '',
     }
     const effects = effectsOfAll(waiting, [decided])
     const whole = applyAll(waiting, effects)

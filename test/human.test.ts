@@ -124,12 +124,33 @@ describe('a `judge: human` node', () => {
       { heading: 'Step 2 · [[approve]] · visit 1', edge: 'approved → [[send]]', decidedBy: 'human', rationale: 'Feedback:\nLooks good, ship it.' },
       { heading: 'Step 3 · [[send]] · visit 1', edge: 'none (terminal)', decidedBy: 'terminal', rationale: 'terminal: the node has no edges' },
     ])
-    // Boxes cleared, status done, the feedback left as the person wrote it.
+    // Boxes cleared, status done, the feedback left as the person wrote it, with one line saying it was handed on.
     expect(await read(dir, 'approve.md')).toBe(
       '---\njudge: human\nmax_visits: 3\nstatus: done\n---\n# Approve the draft\n\nA person reads ' +
         'the draft.\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n\n## ' +
-        'Feedback\nLooks good, ship it.\n',
+        'Feedback\nLooks good, ship it.\n(handed on at step 2)\n',
     )
+  })
+
+  it('feedback piles up in the note: each is marked `(handed on at step N)` when handed on, and only the new one is handed to the next worker', async () => {
+    const dir = await writeVault(plan())
+    await runPlan(dir, { ...options, work: scriptedWorker() })
+    await edit(dir, 'approve.md', (text) => `${tick('needs revision')(text)}\n## Feedback\nAdd a photo caption.\n`)
+    const first = scriptedWorker()
+    await runPlan(dir, { ...options, work: first })
+    expect(first.calls[0]!.outputs.at(-1)).toEqual({ node: 'approve', visit: 1, output: 'Add a photo caption.' })
+    expect(await read(dir, 'approve.md')).toMatch(/\n## Feedback\nAdd a photo caption\.\n\(handed on at step 2\)\n$/)
+
+    // The person writes below what they wrote before, in their own way (a blank line, trailing spaces kept).
+    await edit(dir, 'approve.md', (text) => `${tick('approved')(text)}\nShip it.  \n`)
+    const second = scriptedWorker()
+    await runPlan(dir, { ...options, work: second })
+    const handed = second.calls[0]!.outputs.filter((output) => output.node === 'approve' && !output.output.startsWith('approve v'))
+    expect(handed).toEqual([
+      { node: 'approve', visit: 1, output: 'Add a photo caption.' },
+      { node: 'approve', visit: 2, output: 'Ship it.' },
+    ])
+    expect(await read(dir, 'approve.md')).toMatch(/\n## Feedback\nAdd a photo caption\.\n\(handed on at step 2\)\n\nShip it\.  \n\(handed on at step 4\)\n$/)
   })
 
   it('a ticked way back loops, counts the visit and waits again with the boxes cleared', async () => {
@@ -189,7 +210,7 @@ describe('a `judge: human` node', () => {
       crlf(
         '---\njudge: human\nmax_visits: 3\nstatus: done\n---\n# Approve the draft\n\nA person reads ' +
           'the draft.\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n\n## ' +
-          'Feedback\nFine.\n',
+          'Feedback\nFine.\n(handed on at step 2)\n',
       ),
     )
   })

@@ -182,3 +182,68 @@ describe('a runner on a vault and a runner on one of its folders exclude each ot
     await expect(runPlan(top, { query: 'q', work, fsync: false })).resolves.toMatchObject({ status: 'completed' })
   })
 })
+
+describe('what a finished run leaves in 00_plan-trace', () => {
+  const twoSteps = {
+    'a.md': '---\ntype: start\n---\n# First\n\n## Next\n- [[b]]\n',
+    'b.md': '# Second\n',
+  }
+
+  /** Runs `vault` in a process of its own (the built package) and kills it with SIGKILL once it works `node`. */
+  async function killedWhileWorking(vault: string, node: string): Promise<void> {
+    const script = `
+      const { runPlan } = await import(${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)})
+      await runPlan(process.argv[1], { query: 'q', work: async (step) => {
+        if (step.node.id === ${JSON.stringify(node)}) { console.log('working'); await new Promise(() => setInterval(() => {}, 1000)) }
+        return 'done'
+      } })`
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, vault], { stdio: ['ignore', 'pipe', 'inherit'] })
+    await new Promise<void>((done) => child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('working') && done()))
+    const exited = new Promise((done) => child.on('exit', done))
+    child.kill('SIGKILL')
+    await exited
+  }
+
+  it('after `kill -9` of a run and a run that completes it: no lock, no holder naming the dead process, no journal', async () => {
+    const vault = await writeVault(twoSteps)
+    // Killed while it works `b`: its lock, holder and journal stay behind.
+    await killedWhileWorking(vault, 'b')
+    expect((await readdir(join(vault, '00_plan-trace'))).filter((name) => !name.startsWith('.vaultplan-tmp-')).sort()).toEqual([
+      '.journal',
+      '.lock',
+      '.lock-holder.json',
+      'outputs',
+      'trace.md',
+    ])
+
+    expect(await runPlan(vault, { work })).toMatchObject({ status: 'completed', steps: 2 })
+    expect((await readdir(join(vault, '00_plan-trace'))).sort()).toEqual(['final.md', 'outputs', 'trace.md'])
+  }, 20_000)
+
+  it('a run killed after its subplan: the subplan folder’s lock and holder of the dead process are gone once the run completes', async () => {
+    const vault = await writeVault({
+      'a.md': '---\ntype: start\nplan: research\n---\n# Research\n\n## Next\n- [[c]]\n',
+      'c.md': '# Report\n',
+      'research/x.md': '---\ntype: start\n---\n# Find\n\n## Next\n- [[y]]\n',
+      'research/y.md': '# Summarise\n',
+    })
+    // Killed while it works `c`, with the subplan `research/` done but its lock still held.
+    await killedWhileWorking(vault, 'c')
+    expect((await readdir(join(vault, 'research/00_plan-trace'))).filter((name) => name.startsWith('.lock')).sort()).toEqual(['.lock', '.lock-holder.json'])
+
+    // The resumed run goes on at `c`: it never enters `research/` again.
+    expect(await runPlan(vault, { work })).toMatchObject({ status: 'completed', steps: 3 })
+    expect((await readdir(join(vault, 'research/00_plan-trace'))).sort()).toEqual(['final.md', 'outputs', 'trace.md'])
+    expect((await readdir(join(vault, '00_plan-trace'))).sort()).toEqual(['final.md', 'outputs', 'trace.md'])
+  }, 20_000)
+
+  it('a run that waits for a person keeps its journal: a later save of the note is still protected', async () => {
+    const vault = await writeVault({
+      'a.md': '---\ntype: start\n---\n# First\n\n## Next\n- [[b]]\n',
+      'b.md': '---\njudge: human\n---\n# Approve\n\n## Next\n- [ ] approved -> [[c]]\n',
+      'c.md': '# Send\n',
+    })
+    expect(await runPlan(vault, { query: 'q', work })).toMatchObject({ status: 'waiting' })
+    expect((await readdir(join(vault, '00_plan-trace'))).sort()).toEqual(['.journal', 'outputs', 'trace.md'])
+  })
+})

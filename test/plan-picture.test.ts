@@ -64,7 +64,7 @@ describe('toMermaid', () => {
       ['fix (0/3)', ['active']],
     ])
     expect(text).toContain('  classDef done fill:#dcfce7,stroke:#16a34a,color:#18181b\n  class n0 done\n')
-    expect(text).toContain('  classDef waiting fill:#dbeafe,stroke:#2563eb,color:#18181b,stroke-width:3px\n  class n1 waiting\n')
+    expect(text).toContain('  classDef waiting fill:#cffafe,stroke:#0891b2,color:#18181b,stroke-width:3px\n  class n1 waiting\n')
     // statuses passed in win over the notes' own
     expect((await parseMermaid(toMermaid(graph, { visits: {}, statuses: { fix: 'done' } }))).vertices[3]!.classes).toEqual(['done'])
   })
@@ -119,19 +119,29 @@ describe('toDot', () => {
 describe('toSvg', () => {
   test('draws the DOT picture in-process: an SVG image with every note, label and status colour', async () => {
     const graph = await loadPlan(draftReview)
-    const svg = await toSvg(graph, { visits: { draft: 2, review: 2, send: 1 }, statuses: { draft: 'done', review: 'done', send: 'active' } })
-    expect(svg).toBe(
-      (await renderDot(toDot(graph, { visits: { draft: 2, review: 2, send: 1 }, statuses: { draft: 'done', review: 'done', send: 'active' } }))).svg,
-    )
+    const state = { visits: { draft: 2, review: 2, send: 1 }, statuses: { draft: 'done', review: 'done', send: 'active' } } as const
+    const svg = await toSvg(graph, state)
     const picture = await parseSvg(svg)
-    expect(picture).toMatchObject({ root: 'svg', namespace: 'http://www.w3.org/2000/svg', nodes: ['entry', 'n0', 'n1', 'n2'] })
-    expect(picture.texts.map((text) => text.trim()).sort()).toEqual(['approved', 'draft (2/3)', 'needs revision', 'review (2/3)', 'send (1/3)'])
-    expect(picture.fills).toEqual(['#18181b', '#dcfce7', '#dcfce7', '#fef3c7'])
+    // The picture of toDot, and a legend.
+    const plain = await parseSvg((await renderDot(toDot(graph, state))).svg!)
+    expect(picture).toMatchObject({ root: 'svg', namespace: 'http://www.w3.org/2000/svg' })
+    expect(plain.nodes).toEqual(['entry', 'n0', 'n1', 'n2'])
+    const legend = ['legend_start', 'legend_terminal', 'legend_person', 'legend_pending', 'legend_active', 'legend_done', 'legend_waiting']
+    expect([...picture.nodes].sort()).toEqual([...plain.nodes, ...legend].sort())
+    const words = ['Legend', 'start', 'terminal', 'a person decides', 'pending', 'active', 'done', 'waiting']
+    expect(picture.texts.map((text) => text.trim()).sort()).toEqual([...plain.texts.map((text) => text.trim()), ...words].sort())
+    expect(plain.texts.map((text) => text.trim()).sort()).toEqual(['approved', 'draft (2/3)', 'needs revision', 'review (2/3)', 'send (1/3)'])
+    // The plan's colours, the legend's four, and its three white shapes.
+    expect([...picture.fills].sort()).toEqual([...plain.fills, '#f4f4f5', '#fef3c7', '#dcfce7', '#cffafe', '#ffffff', '#ffffff', '#ffffff'].sort())
+    expect(plain.fills).toEqual(['#18181b', '#dcfce7', '#dcfce7', '#fef3c7'])
   })
 
   test('without a state: the plan alone, white boxes', async () => {
     const picture = await parseSvg(await toSvg(await loadPlan(draftReview)))
-    expect(picture.texts.map((text) => text.trim()).sort()).toEqual(['approved', 'draft', 'needs revision', 'review', 'send'])
+    // The legend has no colours without a run.
+    expect(picture.texts.map((text) => text.trim()).sort()).toEqual(
+      ['a person decides', 'approved', 'draft', 'Legend', 'needs revision', 'review', 'send', 'start', 'terminal'].sort(),
+    )
     expect(new Set(picture.fills.slice(1))).toEqual(new Set(['#ffffff']))
   })
 })

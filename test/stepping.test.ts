@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { crashSeam } from '../src/run/run-words.js'
-import { completeStep, decide, nextStep, readRunStatus, runPlan, type Step } from 'vaultplan'
+import { completeStep, decide, nextStep, readRunStatus, RunAbortedError, runPlan, type Step } from 'vaultplan'
 import { draftReview, humanReview } from './helpers/plans.js'
 import { noJudge, reviewJudge, scriptedWorker } from './helpers/scripted.js'
 import { edit, read, readTree, statuses, traceEntries, writeVault } from './helpers/vault.js'
@@ -58,6 +58,26 @@ describe('nextStep claims a visit, idempotently', () => {
 })
 
 describe('completeStep', () => {
+  it('aborted by its signal while the judge is asked, rejects with a RunAbortedError; the same key completes afterwards', async () => {
+    const dir = await writeVault(draftReview())
+    const options = { query: 'Announce', fsync: false }
+    const draft = work(await nextStep(dir, options))
+    const step = work(await completeStep(dir, draft.key, { output: 'draft' }, { ...options, llm: noJudge() }))
+    expect(step.node.id).toBe('review')
+    const controller = new AbortController()
+    const llm = async (_prompt: string, call: { signal?: AbortSignal }) => {
+      controller.abort()
+      call.signal?.throwIfAborted()
+      return '1: YES\n2: NO'
+    }
+    const aborted = completeStep(dir, step.key, { output: 'review' }, { ...options, llm, signal: controller.signal })
+    await expect(aborted).rejects.toBeInstanceOf(RunAbortedError)
+    await expect(aborted).rejects.toMatchObject({ code: 'run-aborted', cause: { name: 'AbortError' } })
+    // The output was saved before the judge was asked: the same key goes on by judging it.
+    const next = await completeStep(dir, step.key, { output: 'review' }, { ...options, llm: async () => '1: YES\n2: NO' })
+    expect(next).toMatchObject({ kind: 'work', node: { id: 'send' } })
+  })
+
   it('walks a plan to its end, one call per hop, the agent choosing the edges', async () => {
     const dir = await writeVault(draftReview())
     const path: string[] = []

@@ -114,6 +114,10 @@ describe('a stop before a note’s first visit, after a subplan', () => {
     const dir = await writeVault(researchThenDraft)
     const run = await vaultplan(['run', dir, '--query', query, '--no-fsync', '--max-steps', '3'], { env: { LLM_MODEL: 'm', LLM_BASE_URL: model.url } })
     expect(run.code).toBe(3)
-    expect(run.stdout).toContain(`\nstopped after 3 steps at draft (visit 1 refused)\n${reason}\n`)
+    // The same reason, naming the flag a person at the command line passes.
+    const said =
+      'Budget stop: the run used its --max-steps budget of 3 steps before entering `draft` (visit 1). ' +
+      'The run came to it without going round a loop. Pass a larger `--max-steps` and run the vault again to go on.'
+    expect(run.stdout).toContain(`\nstopped after 3 steps at draft (visit 1 refused)\n${said}\n`)
   })
 })

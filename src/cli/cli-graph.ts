@@ -4,22 +4,24 @@ import { parseArgs } from 'node:util'
 import { count, displayPath, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, vaultReadFailure, type Io } from './cli-support.js'
 import type { PictureState } from '../plan/plan-picture.js'
 import { GRAPH_FILES } from '../vault/run-folder.js'
+import { statusColourWords } from '../plan/status-colours.js'
 
 export const GRAPH_HELP = `Usage: vaultplan graph <vault> [--format mermaid|dot|svg|canvas] [--write]
 
 Prints the plan in <vault> as a picture: edge labels on the arrows, the start
 and the terminals marked. When the vault holds a run, each note shows its
 visits against its budget, as in 'review (2/3)', and its status as a colour:
-grey pending, amber active, green done, blue waiting.
+${statusColourWords()}. The SVG has a legend.
 
 Options:
   --format F     mermaid (default); dot (Graphviz's language); svg (the DOT
                  picture drawn in-process, no Graphviz install needed); canvas
                  (an Obsidian canvas: one card per note, clicking opens it)
   --write        write the picture into the vault instead of printing it, and
-                 print where: mermaid and svg into the note
-                 <vault>/00_plan-trace/plan-graph.md (svg beside it as
-                 plan-graph.svg), canvas as <vault>/00_plan-trace/plan.canvas
+                 print where: mermaid into the note
+                 <vault>/00_plan-trace/plan-graph.md, svg as its own file
+                 <vault>/00_plan-trace/plan-graph.svg (the note is left as
+                 it is), canvas as <vault>/00_plan-trace/plan.canvas
   -h, --help     show this help
 
 Exit codes: 0 done (an invalid plan is pictured too, with a note on stderr),
@@ -86,10 +88,7 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
     format === 'canvas'
       ? [[GRAPH_FILES.canvas, text]]
       : format === 'svg'
-        ? [
-            [GRAPH_FILES.svg, text],
-            [GRAPH_FILES.note, graphNote(`![[${GRAPH_FILES.svg.split('/').at(-1)!}]]`, snapshot.run !== null)],
-          ]
+        ? [[GRAPH_FILES.svg, text]]
         : [[GRAPH_FILES.note, graphNote(['```mermaid', text.trimEnd(), '```'].join('\n'), snapshot.run !== null)]]
   const { runFilePath } = await import('../vault/run-file-path.js')
   for (const [path, content] of files) {
@@ -113,10 +112,10 @@ async function folderInObsidian(vault: string): Promise<string> {
   }
 }
 
-/** A note that Obsidian renders as the picture (a mermaid block or an embed), with a line on how to read it. */
+/** A note that Obsidian renders as the picture (a mermaid block), with a line on how to read it. */
 function graphNote(picture: string, withRun: boolean): string {
   const legend = withRun
-    ? 'Colours: grey pending, amber active, green done, blue waiting; `(2/3)` is visits of the budget `max_visits`.'
+    ? `Colours: ${statusColourWords()}; \`(2/3)\` is visits of the budget \`max_visits\`.`
     : 'No run yet: statuses and visits appear once the vault has run.'
   return [
     '---',

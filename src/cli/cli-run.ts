@@ -1,10 +1,11 @@
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { displayPath, errorJson, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, type Io } from './cli-support.js'
+import { displayPath, shellWord, errorJson, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, type Io } from './cli-support.js'
 import { formatIssue, inFolder, PlanValidationError, RunStateError, StepError, VaultplanError } from '../core/errors.js'
 import { DEFAULT_MAX_STEPS, type RunResult } from '../run/run-options.js'
 import type { RunEvent } from '../core/types.js'
+import { reasonFor } from '../run/reason-for.js'
 
 export const RUN_HELP = `Usage: vaultplan run <vault> [--query "..."] [options]
 
@@ -58,9 +59,11 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
   }
   const runVault = values['run-vault'] === undefined ? undefined : resolve(io.cwd, values['run-vault'])
   const json = values.json === true
+  // A run vault not made yet would be a copy of the plan: the run starts as the plan does.
+  const target = runVault !== undefined && (await stat(runVault).catch(() => undefined))?.isDirectory() ? runVault : vault
   if (values['dry-run']) {
     const { dryRun } = await import('../run/dry-run.js')
-    const preview = await dryRun(runVault ?? vault, values.query === undefined ? {} : { query: values.query })
+    const preview = await dryRun(target, values.query === undefined ? {} : { query: values.query })
     if (json) io.stdout.write(`${printableJson({ type: 'dry-run', preview })}\n`)
     else if (!preview) io.stdout.write('The next hop asks no judge (no condition left for the model, a person decides, or the run is over).\n')
     else
@@ -83,7 +86,6 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
     import('../run/executor.js'),
   ])
   // Where the run stands decides what is needed: a query for a new run, a model for one that works.
-  const target = runVault !== undefined && (await stat(runVault).catch(() => undefined))?.isDirectory() ? runVault : vault
   let status
   try {
     status = await readRunStatus(target)
@@ -139,7 +141,11 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
     }
   } catch (error) {
     if (controller.signal.aborted)
-      return fail(error, EXIT.interrupted, `\nInterrupted. The vault is resumable: run \`vaultplan run ${shownVault}\` again to go on.\n`)
+      return fail(
+        error,
+        EXIT.interrupted,
+        `\nInterrupted. The vault is resumable: run \`${io.self ?? 'vaultplan'} run ${shellWord(shownVault)}\` again to go on.\n`,
+      )
     if (error instanceof ModelConfigError) {
       // Only a run that needs a model asks for one: a completed vault answers without.
       return fail(error, EXIT.usage, `vaultplan: ${error.message}\nThe vault is resumable: set the variables and run again.\n`)
@@ -241,7 +247,9 @@ function finish(result: RunResult, json: boolean, io: Io): number {
     // A stop is at the note it refused, not at the last note worked (which may be deep in a subplan).
     const at = result.stop ? `${result.stop.node} (visit ${result.stop.visit} refused)` : result.lastNode
     io.stdout.write(
-      printable(`\n${result.status} after ${result.steps} step${result.steps === 1 ? '' : 's'} at ${at}${result.reason ? `\n${result.reason}` : ''}`) + '\n\n',
+      printable(
+        `\n${result.status} after ${result.steps} step${result.steps === 1 ? '' : 's'} at ${at}${result.reason ? `\n${reasonFor('cli', result.reason)}` : ''}`,
+      ) + '\n\n',
     )
     if (result.status === 'waiting') {
       // The output of the note that waits is not a result: say what to decide, and where.

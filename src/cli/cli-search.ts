@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { EXIT, UsageError, vaultFolder, displayPath, printable, printableJson, type Io } from './cli-support.js'
 import type { SearchHit } from '../memory/search-runs.js'
@@ -7,8 +9,10 @@ export const SEARCH_HELP = `Usage: vaultplan search "<query>" [--root DIR] [--li
 Searches what the runs of every vault under DIR produced: outputs, final
 answers, ledger entries and the judges' rationales, archived runs included,
 best first. The query is words: quotes, dashes and operators are matched as
-text. The index is a cache in DIR/.vaultplan/, built at the first search and
-brought up to date at each one; deleting it is safe.
+text. The index is a cache written to DIR/.vaultplan/search-index.json (in
+the working directory when there is no --root), built at the first search
+and brought up to date at each one; deleting it is safe. Keep it out of
+version control: add .vaultplan/ to your .gitignore.
 
 Options:
   --root DIR     the folder to search under (default: the working directory)
@@ -32,10 +36,18 @@ export async function searchCommand(args: string[], io: Io): Promise<number> {
   const limit = values.limit === undefined ? 10 : Number(values.limit)
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit takes an integer from 1 up, got '${values.limit}'`)
   const root = await vaultFolder(values.root ?? '.', io)
-  const { queryTooLong, searchRuns } = await import('../memory/search-runs.js')
+  const [{ queryTooLong, searchRuns }, { INDEX_FILE, INDEX_FOLDER }] = await Promise.all([import('../memory/search-runs.js'), import('../memory/run-index.js')])
   const tooLong = queryTooLong(query)
   if (tooLong !== undefined) throw new UsageError(tooLong)
+  const index = join(root, INDEX_FOLDER, INDEX_FILE)
+  const indexed = existsSync(index)
   const hits = await searchRuns(root, query, { limit })
+  // The index is a file a person did not ask for, in a folder they may commit: say so once, when it is made.
+  if (!indexed && existsSync(index))
+    io.stderr.write(
+      `vaultplan: wrote the search index to ${displayPath(io.cwd, index)} (a cache, safe to delete); ` +
+        `keep it out of version control: add ${INDEX_FOLDER}/ to your .gitignore.\n`,
+    )
   if (values.json) {
     io.stdout.write(`${printableJson(hits, 2)}\n`)
     return hits.length > 0 ? EXIT.ok : EXIT.invalid

@@ -17,6 +17,7 @@ import {
 import { formatIssue } from '../core/errors.js'
 import type { HopSummary, RunStatus } from '../run/run-status.js'
 import { FINAL_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
+import { reasonFor, stepBudgetKnob } from '../run/reason-for.js'
 
 export const STATUS_HELP = `Usage: vaultplan status <vault> [--json]
 
@@ -50,7 +51,7 @@ export async function statusCommand(args: string[], io: Io): Promise<number> {
     io.stdout.write(`${printableJson(status, 2)}\n`)
     return code
   }
-  io.stdout.write(render(status, shown, painter(io)))
+  io.stdout.write(render(status, shown, painter(io), io.self ?? 'vaultplan'))
   return code
 }
 
@@ -60,8 +61,8 @@ export async function statusCommand(args: string[], io: Io): Promise<number> {
  *
  * @param shown - the vault as the user typed it
  */
-export function nextSentence(status: RunStatus, shown: string): string {
-  const run = `vaultplan run ${shellWord(shown)}`
+export function nextSentence(status: RunStatus, shown: string, self = 'vaultplan'): string {
+  const run = `${self} run ${shellWord(shown)}`
   const next = status.next
   const fileOf = (id: string | undefined) => status.nodes.find((node) => node.id === id)?.file ?? `${id}.md`
   const at = next.plan === undefined ? next.node : `${next.plan}/${next.node}`
@@ -74,7 +75,7 @@ export function nextSentence(status: RunStatus, shown: string): string {
       const where = first ? ` (start with ${place}${first.message})` : ''
       return (
         `Fix the plan's ${errors.length === 1 ? 'error' : `${errors.length} errors`}${where}, then ` +
-        `check with \`vaultplan validate ${shellWord(shown)}\`; a run refuses an invalid plan, and ` +
+        `check with \`${self} validate ${shellWord(shown)}\`; a run refuses an invalid plan, and ` +
         `the vault stays resumable.`
       )
     }
@@ -146,12 +147,12 @@ function boxLabel(box: { label: string; target: string }): string {
  * the phase's details, what to do next. Note ids, labels, the query and the
  * output are text a note or a model wrote: printed through `printable`.
  */
-function render(status: RunStatus, shown: string, paint: Paint): string {
-  const lines = renderLines(status, shown)
+function render(status: RunStatus, shown: string, paint: Paint, self: string): string {
+  const lines = renderLines(status, shown, self)
   return `${[`${printable(shown)}: ${headline(status, paint)}`, ...lines.map(printable)].join('\n')}\n`
 }
 
-function renderLines(status: RunStatus, shown: string): string[] {
+function renderLines(status: RunStatus, shown: string, self: string): string[] {
   const out: string[] = []
   if (status.run) out.push(`run ${status.run.id}, ${count(status.run.steps, 'step')}, query: ${printableJson(status.run.query)}`)
   out.push('', ...table(status))
@@ -163,7 +164,7 @@ function renderLines(status: RunStatus, shown: string): string[] {
     for (const box of status.boxes)
       out.push(`  ${box.box ? `[${box.checked ? 'x' : ' '}]` : '-  '} ${proposal ? box.label : `${box.label ? `${box.label} ` : ''}-> ${box.target}`}`)
   } else if (status.phase === 'stopped') {
-    out.push('', status.reason)
+    out.push('', reasonFor('cli', status.reason))
   } else if (status.phase === 'completed') {
     out.push('', 'Final output:', ...status.output.split('\n').map((line) => `  ${line}`))
   }
@@ -171,9 +172,9 @@ function renderLines(status: RunStatus, shown: string): string[] {
   if (errors.length > 0) {
     out.push('', ...status.issues.map((issue) => formatIssue(issue.file === undefined ? issue : { ...issue, file: join(shown, issue.file) })))
   } else if (status.issues.length > 0) {
-    out.push('', `${count(status.issues.length, 'warning')}: \`vaultplan validate ${shown}\` lists them.`)
+    out.push('', `${count(status.issues.length, 'warning')}: \`${self} validate ${shellWord(shown)}\` lists them.`)
   }
-  out.push('', `Next: ${nextSentence(status, shown)}`)
+  out.push('', `Next: ${nextSentence(status, shown, self)}`)
   return out
 }
 
@@ -192,7 +193,7 @@ function headline(unsafe: RunStatus, paint: Paint): string {
         return `${paint('waiting', 'yellow')} for a person to approve, revise or decline proposal v${status.visit}`
       return `${paint('waiting', 'yellow')} for a person at ${status.node} (visit ${status.visit})`
     case 'stopped':
-      return `${paint('stopped', 'yellow')} by ${status.budget} at ${status.node} (visit ${status.visit} refused)`
+      return `${paint('stopped', 'yellow')} by ${status.budget === 'maxSteps' ? stepBudgetKnob('cli') : status.budget} at ${status.node} (visit ${status.visit} refused)`
     case 'completed':
       return `${paint('completed', 'green')} at ${status.node}`
     case 'invalid': {

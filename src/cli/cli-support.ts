@@ -13,6 +13,8 @@ export interface Io {
   stderr: { write(text: string): unknown }
   cwd: string
   env: Record<string, string | undefined>
+  /** The command as the person typed it, for the commands the CLI suggests: `vaultplan` (the default), or `node dist/cli.js` in a clone. */
+  self?: string
 }
 
 /** A subcommand: its help (first line is the usage) and what it does with its own arguments. */
@@ -49,6 +51,21 @@ export function displayPath(cwd: string, path: string): string {
   if (shown === '') return '.'
   if (shown === '..' || shown.startsWith('../') || shown.startsWith('..\\') || isAbsolute(shown)) return path
   return shown
+}
+
+/** A word for a POSIX shell: as it is when it is safe, else single-quoted. */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
+}
+
+/**
+ * How a person typed this CLI, so that the commands it suggests are ones
+ * they can type: `vaultplan` from an installed bin (its link is named so),
+ * `node <script>` when they ran the script itself, as in a clone.
+ */
+export function selfCommand(script: string | undefined, cwd: string): string {
+  if (script === undefined || !/\bcli\.js$/.test(script)) return 'vaultplan'
+  return `node ${shellWord(displayPath(cwd, script))}`
 }
 
 /** Colours a piece of output, or leaves it as it is. */
@@ -120,11 +137,6 @@ export function errorJson(error: unknown): { name: string; code?: string; messag
   const code = (error as { code?: unknown } | undefined)?.code
   if (typeof code !== 'string') return { name, message }
   return error instanceof RunStateError ? { name, code, message, data: error.data } : { name, code, message }
-}
-
-/** A word for a POSIX shell: as it is when it is safe, else single-quoted. */
-export function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
 }
 
 /** The version in vaultplan's own package.json. */

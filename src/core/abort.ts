@@ -1,3 +1,5 @@
+import { RunAbortedError } from './errors.js'
+
 /** A signal of one's own that follows a caller's, and the means to end both ties. */
 export interface FollowedSignal {
   /** Aborts when the caller's signal does, or when {@link FollowedSignal.abort} is called. */
@@ -24,5 +26,20 @@ export function followSignal(signal?: AbortSignal): FollowedSignal {
     signal: controller.signal,
     abort: (reason) => controller.abort(reason),
     dispose: () => signal?.removeEventListener('abort', onAbort),
+  }
+}
+
+/**
+ * Does a run's (or a step's) `work` and, when the caller's `signal` aborted
+ * it, rejects with a {@link RunAbortedError} for `vault` whose `cause` is
+ * the signal's reason, whatever was cut short in flight (a worker, a model
+ * call, a wait between hops) threw.
+ */
+export async function abortable<T>(signal: AbortSignal | undefined, vault: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (error) {
+    if (signal?.aborted && !(error instanceof RunAbortedError)) throw new RunAbortedError(vault, { cause: signal.reason })
+    throw error
   }
 }

@@ -214,6 +214,28 @@ export class StepError extends VaultplanError<'worker-failed'> {
   }
 }
 
+/**
+ * Thrown when the caller's `signal` aborts a run (`runPlan`) or a step
+ * (`nextStep`, `completeStep`). Nothing is lost: the note being worked
+ * stays `active`, so running the vault again goes on at the same visit,
+ * with the same key. `cause` is the signal's `reason` (for a plain
+ * `controller.abort()`, a `DOMException` named `AbortError`).
+ */
+export class RunAbortedError extends VaultplanError<'run-aborted'> {
+  override readonly name = 'RunAbortedError'
+  /** The vault whose run was aborted. */
+  readonly vault: string
+
+  constructor(vault: string, options?: { cause?: unknown }) {
+    const reason = options?.cause
+    // A caller's own reason says why; the default one ("This operation was aborted") says nothing more.
+    const why =
+      reason instanceof Error && reason.name !== 'AbortError' ? ` (${reason.message})` : typeof reason === 'string' && reason !== '' ? ` (${reason})` : ''
+    super('run-aborted', `The run of \`${vault}\` was aborted${why}; the vault is resumable: run it again to go on.`, options)
+    this.vault = vault
+  }
+}
+
 /** Why a vault path cannot be used. */
 export type VaultPathErrorCode = 'vault-missing' | 'vault-not-folder' | 'vault-not-empty' | 'vault-unreadable'
 
@@ -248,4 +270,4 @@ export class PictureTooLargeError extends VaultplanError<'picture-too-large'> {
 export type ModelErrorCode = 'model-not-configured' | 'llm-request-failed'
 
 /** Every `code` a {@link VaultplanError} can carry. */
-export type VaultplanErrorCode = 'plan-invalid' | RunStateErrorCode | 'worker-failed' | VaultPathErrorCode | ModelErrorCode | 'picture-too-large'
+export type VaultplanErrorCode = 'plan-invalid' | RunStateErrorCode | 'worker-failed' | 'run-aborted' | VaultPathErrorCode | ModelErrorCode | 'picture-too-large'

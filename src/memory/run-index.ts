@@ -10,7 +10,7 @@ import { documentsOf, runFileOf, runIdOfTrace, tracePartEntered, type RunDocumen
 
 /** The cache folder under the root, and the index in it. */
 export const INDEX_FOLDER = '.vaultplan'
-const INDEX_FILE = 'search-index.json'
+export const INDEX_FILE = 'search-index.json'
 const INDEX_FORMAT = 1
 const ENGINE = 'minisearch@7'
 /** Run files larger than this are left out (a real output is far smaller). */

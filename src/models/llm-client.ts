@@ -14,7 +14,7 @@ let sdk: Promise<SDK> | undefined
 /** Options of {@link createLLM}. */
 export interface CreateLLMOptions {
   /** Where the `LLM_*` and `OPENAI_*` variables are read. @default process.env */
-  env?: NodeJS.ProcessEnv
+  env?: Record<string, string | undefined>
   /** How long one attempt may take, reply body included, in milliseconds. @default 120000 */
   timeoutMs?: number
   /** Retries after a timeout, a lost connection, a 408, 409, 429 or 5xx, with backoff (or the server's `retry-after`). @default 2 */

@@ -42,7 +42,7 @@ const OPENAI_BASE_URL = 'https://api.openai.com/v1'
  *   variables to set and never shows a key or password.
  * @throws `TypeError` when `role` is empty.
  */
-export function resolveModelConfig(role: string, env: NodeJS.ProcessEnv = process.env): ModelConfig {
+export function resolveModelConfig(role: string, env: Record<string, string | undefined> = process.env): ModelConfig {
   if (typeof role !== 'string' || role.trim() === '') {
     throw new TypeError(`Expected \`role\` to be a non-empty string, got \`${String(role)}\``)
   }

@@ -1,6 +1,7 @@
 import { posix } from 'node:path'
 import type { PlanGraph } from './plan-graph.js'
 import { pictureOf, statusOf, type Box, type PictureState } from './plan-picture.js'
+import { STATUS_COLOURS } from './status-colours.js'
 import { subplansOf } from './plan-clusters.js'
 import type { NodeStatus, PlanNode } from '../core/types.js'
 
@@ -57,7 +58,9 @@ export interface CanvasOptions {
 }
 
 /** Colours of the statuses, as presets so they follow Obsidian's theme; pending is left uncoloured. */
-const STATUS_COLOURS: Record<NodeStatus, CanvasColor | undefined> = { pending: undefined, active: '3', done: '4', waiting: '5' }
+const STATUS_PRESETS: Record<NodeStatus, CanvasColor | undefined> = Object.fromEntries(
+  Object.entries(STATUS_COLOURS).map(([status, colour]) => [status, colour.canvas]),
+) as Record<NodeStatus, CanvasColor | undefined>
 /** Colours of the start and the terminals when there is no run to show. */
 const ROLE_COLOURS = { start: '6', terminal: '5', missing: '1' } as const satisfies Record<string, CanvasColor>
 const CARD = { width: 320, height: 200 }
@@ -82,7 +85,7 @@ interface Unit {
  * start: the start alone in the top row, each row the notes one hop further
  * (then a row of the notes the start cannot reach), edges down the page,
  * loops drawn back up the right side. With `state`, each card's colour is its
- * status (active yellow, done green, waiting cyan, pending uncoloured);
+ * status (as {@link STATUS_COLOURS} words them, pending uncoloured);
  * without, the start is purple and the terminals cyan. Links to notes that
  * do not exist are red text cards, so an invalid plan can be pictured too.
  * With `options.group`, the notes of a group are laid out together inside a
@@ -301,7 +304,7 @@ interface Frame {
 
 function colourOf(box: Box, state: PictureState | undefined): CanvasColor | undefined {
   if (!box.node) return ROLE_COLOURS.missing
-  if (state) return STATUS_COLOURS[statusOf(box.node, state)]
+  if (state) return STATUS_PRESETS[statusOf(box.node, state)]
   return box.start ? ROLE_COLOURS.start : box.terminal ? ROLE_COLOURS.terminal : undefined
 }
 

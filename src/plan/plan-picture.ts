@@ -2,6 +2,8 @@ import type { PlanGraph } from './plan-graph.js'
 import type { NodeStatus, PlanNode } from '../core/types.js'
 import { clustersOf, type Cluster } from './plan-clusters.js'
 import { findStart } from './validate.js'
+import { waitsForPerson } from '../core/knobs.js'
+import { STATUS_COLOURS } from './status-colours.js'
 
 /** Where a run stands, for a picture: statuses as colours, visits against budgets. */
 export interface PictureState {
@@ -15,13 +17,6 @@ export interface PictureState {
   statuses?: Readonly<Record<string, NodeStatus>>
 }
 
-/** Colours of the statuses: a fill and a border, readable on light and dark themes. */
-const PALETTE: Record<NodeStatus, { fill: string; stroke: string; bold: boolean }> = {
-  pending: { fill: '#f4f4f5', stroke: '#71717a', bold: false },
-  active: { fill: '#fef3c7', stroke: '#d97706', bold: true },
-  done: { fill: '#dcfce7', stroke: '#16a34a', bold: false },
-  waiting: { fill: '#dbeafe', stroke: '#2563eb', bold: true },
-}
 const MISSING = { fill: '#fee2e2', stroke: '#dc2626', bold: false }
 const TEXT = '#18181b'
 
@@ -44,7 +39,7 @@ export interface Layout {
  * The plan as a mermaid flowchart: the start node as a stadium, terminals as
  * double circles, edge labels on the arrows. With `state`, each node shows
  * its visits against its budget (`review (2/3)`) and its status as a colour
- * (pending grey, active amber, done green, waiting blue). Links to notes that
+ * (see {@link STATUS_COLOURS}). Links to notes that
  * do not exist are drawn dashed red, so an invalid plan can be pictured too.
  * Nodes get generated identifiers (`n0`, `n1`, ...); the real id is the label.
  */
@@ -81,7 +76,7 @@ export function toMermaid(graph: PlanGraph, state?: PictureState): string {
     if (name !== undefined) classes.set(name, [...(classes.get(name) ?? []), box.key])
   }
   for (const [name, keys] of classes) {
-    const colours = name === 'missing' ? MISSING : PALETTE[name as NodeStatus]
+    const colours = name === 'missing' ? MISSING : STATUS_COLOURS[name as NodeStatus]
     const extra = name === 'missing' ? ',stroke-dasharray:5 3' : colours.bold ? ',stroke-width:3px' : ''
     lines.push(`  classDef ${name} fill:${colours.fill},stroke:${colours.stroke},color:${TEXT}${extra}`, `  class ${keys.join(',')} ${name}`)
   }
@@ -90,19 +85,25 @@ export function toMermaid(graph: PlanGraph, state?: PictureState): string {
 
 /**
  * The plan as a Graphviz DOT digraph, for `dot -Tsvg`: an arrow from a dot
- * into the start node, terminals with a double border, edge labels on the
+ * into the start node, terminals with a double border, a note a person
+ * decides (`judge: human`) as a hexagon, edge labels on the
  * arrows, each note's title as its tooltip. With `state`, visits against
  * budgets and statuses as colours, as in `toMermaid`. Links to notes that do
  * not exist are drawn dashed red.
  */
 export function toDot(graph: PlanGraph, state?: PictureState): string {
+  return dotOf(graph, state, false)
+}
+
+/** The DOT text of {@link toDot}; with `legend`, a legend below the plan saying what the borders, shapes and colours mean. */
+export function dotOf(graph: PlanGraph, state: PictureState | undefined, legend: boolean): string {
   const top = pictureOf(graph, state)
   const clusters = clustersOf(graph, top, state, pictureOf)
   const { boxes } = top
   const lines = [
     'digraph plan {',
     `  graph [rankdir=TB, fontname="Helvetica", nodesep=0.4, ranksep=0.5${clusters.length > 0 ? ', compound=true' : ''}]`,
-    `  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=12, fillcolor="#ffffff", color="${PALETTE.pending.stroke}", fontcolor="${TEXT}"]`,
+    `  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=12, fillcolor="#ffffff", color="${STATUS_COLOURS.pending.stroke}", fontcolor="${TEXT}"]`,
     '  edge [fontname="Helvetica", fontsize=10, color="#52525b", fontcolor="#3f3f46"]',
   ]
   const start = boxes.find((box) => box.start)
@@ -114,8 +115,10 @@ export function toDot(graph: PlanGraph, state?: PictureState): string {
     } else {
       if (box.node.title !== box.node.id) attributes.push(`tooltip=${dotString(box.node.title)}`)
       if (box.terminal) attributes.push('peripheries=2')
+      // A note a person decides is a hexagon: it waits for someone, not for a model.
+      if (waitsForPerson(box.node)) attributes.push('shape=hexagon')
       if (state) {
-        const colours = PALETTE[statusOf(box.node, state)]
+        const colours = STATUS_COLOURS[statusOf(box.node, state)]
         attributes.push(`fillcolor="${colours.fill}"`, `color="${colours.stroke}"`)
         if (colours.bold || box.start) attributes.push('penwidth=2')
       } else if (box.start) attributes.push('penwidth=2')
@@ -130,7 +133,7 @@ export function toDot(graph: PlanGraph, state?: PictureState): string {
         `${indent}subgraph cluster_${cluster.key} {`,
         `${indent}  label=${dotString(cluster.label)}`,
         `${indent}  style="rounded,dashed"`,
-        `${indent}  color="${PALETTE.pending.stroke}"`,
+        `${indent}  color="${STATUS_COLOURS.pending.stroke}"`,
       )
       for (const box of cluster.layout.boxes) drawBox(box, `${indent}  `)
       drawClusters(cluster.clusters, `${indent}  `)
@@ -145,8 +148,47 @@ export function toDot(graph: PlanGraph, state?: PictureState): string {
     const first = cluster.layout.boxes[0]
     if (first) lines.push(`  ${cluster.from} -> ${first.key} [style=dashed, lhead=cluster_${cluster.key}]`)
   }
+  if (legend) {
+    lines.push(...legendLines(state !== undefined))
+    // Below the plan: every note ranks above the legend (arrows not drawn, weightless so they leave the plan's layout be),
+    // ranked with the plan as one graph (`newrank`), the legend's rows being a cluster's.
+    lines.push('  newrank=true')
+    for (const box of top.boxes) lines.push(`  ${box.key} -> legend_start [style=invis, weight=0]`)
+  }
   lines.push('}')
   return `${lines.join('\n')}\n`
+}
+
+/** A small legend at the bottom of the picture: the start's thick border, a terminal's double one, a person's hexagon, the statuses' colours. */
+function legendLines(withState: boolean): string[] {
+  const sample = (key: string, label: string, extra: string) =>
+    `    ${key} [label=${dotString(label)}, fontsize=9, width=0, height=0, margin="0.08,0.03"${extra}]`
+  const shapes = [
+    sample('legend_start', 'start', ', penwidth=2'),
+    sample('legend_terminal', 'terminal', ', peripheries=2'),
+    sample('legend_person', 'a person decides', ', shape=hexagon'),
+  ]
+  const colours = withState
+    ? Object.entries(STATUS_COLOURS).map(([status, colour]) =>
+        sample(`legend_${status}`, status, `, fillcolor="${colour.fill}", color="${colour.stroke}"${colour.bold ? ', penwidth=2' : ''}`),
+      )
+    : []
+  const keys = (lines: string[]) => lines.map((line) => line.trim().split(' ')[0]!)
+  // A row each, kept in order by invisible arrows; the colours below the shapes.
+  const row = (lines: string[]) => (lines.length === 0 ? [] : [`    { rank=same; ${keys(lines).join('; ')} }`, `    ${keys(lines).join(' -> ')} [style=invis]`])
+  return [
+    '  subgraph cluster_legend {',
+    '    label="Legend"',
+    '    fontsize=10',
+    '    style="rounded"',
+    '    color="#d4d4d8"',
+    ...shapes,
+    ...colours,
+    ...row(shapes),
+    ...row(colours),
+    ...(colours.length > 0 ? [`    ${keys(shapes)[0]} -> ${keys(colours)[0]} [style=invis]`] : []),
+    '  }',
+  ]
 }
 
 /** Gives every node and every missing link target a safe key, the start first, the rest in file order. */

@@ -1,5 +1,5 @@
 import type { PlanGraph } from './plan-graph.js'
-import { toDot, type PictureState } from './plan-picture.js'
+import { dotOf, type PictureState } from './plan-picture.js'
 import { layOut } from './svg-layout.js'
 
 /** Options of `toSvg`. */
@@ -21,7 +21,8 @@ const DEFAULTS = { timeoutMs: 10_000 }
 /**
  * The plan as an SVG image: the picture of `toDot` (entry arrow, double
  * border on terminals, labels on the arrows, with `state` visits against
- * budgets and statuses as colours), laid out and drawn by Graphviz compiled
+ * budgets and statuses as colours, a note a person decides as a hexagon)
+ * with a legend below saying so, laid out and drawn by Graphviz compiled
  * to WebAssembly (`@viz-js/viz`). It runs offline: no system package, no
  * `dot` binary. The layout runs in a worker thread, bounded by
  * `options.timeoutMs`, so a large plan never stops the process; importing
@@ -34,7 +35,7 @@ const DEFAULTS = { timeoutMs: 10_000 }
 export async function toSvg(graph: PlanGraph, state?: PictureState, options: SvgOptions = {}): Promise<string> {
   const { timeoutMs, signal } = { ...DEFAULTS, ...options }
   if (!(timeoutMs > 0)) throw new TypeError(`Expected \`timeoutMs\` to be a number of milliseconds above 0, got \`${String(timeoutMs)}\``)
-  const result = await layOut(toDot(graph, state), graph.nodes.size, { timeoutMs, signal })
+  const result = await layOut(dotOf(graph, state, true), graph.nodes.size, { timeoutMs, signal })
   if (result.status !== 'success') {
     const errors = result.errors.filter((error) => error.level !== 'warning').map((error) => error.message)
     throw new Error(`Graphviz could not draw the plan (${errors.join('; ') || 'no message'}); this is a bug of vaultplan's DOT text, please report it`)

@@ -1,3 +1,4 @@
+import { abortable } from '../core/abort.js'
 import { waitsForPerson } from '../core/knobs.js'
 import { createLLM, resolveModelConfig } from '../models/llm-client.js'
 import { lockVault } from '../vault/lock.js'
@@ -14,6 +15,7 @@ import { runTelemetry } from './telemetry.js'
 import { conditionsOf } from '../models/transitions.js'
 import type { PlanNode } from '../core/types.js'
 import { VaultSession } from '../store/vault-session.js'
+import { tidyFinishedRun } from '../store/tidy-finished-run.js'
 import { createWorker } from '../models/worker.js'
 import { workVisit } from './work-visit.js'
 import { LEDGER_TOOL_NAMES } from '../memory/ledger-tools.js'
@@ -32,6 +34,7 @@ import { LEDGER_TOOL_NAMES } from '../memory/ledger-tools.js'
  * @throws {@link StepError} when the worker fails; the vault stays resumable
  * @throws {@link RunStateError} when the vault's state needs a person (two `active` notes, a lock held by another run, another query than the recorded one, ...)
  * @throws {@link ModelConfigError} before anything is written, when the run needs a model and none is configured
+ * @throws {@link RunAbortedError} when `signal` aborts the run; the vault stays resumable
  * @throws `TypeError` on bad options, or a new run without `query`
  */
 export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}): Promise<RunResult> {
@@ -41,6 +44,16 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
   // Its ledger tools are known names too: `tools: [record_fact]` is no unknown tool. A caller's `work` has tools of its own.
   const tools = options.tools || !options.work ? [...(options.tools ?? []).map((tool) => tool.name), ...LEDGER_TOOL_NAMES] : undefined
   const prepared = await prepareRunVault(plan, { query: options.query, fsync, runVault: options.runVault, tools })
+  return abortable(options.signal, prepared.vault, () => runPrepared(plan, prepared, options, tools))
+}
+
+async function runPrepared(
+  plan: string | PlanGraph,
+  prepared: Awaited<ReturnType<typeof prepareRunVault>>,
+  options: RunOptions,
+  tools: string[] | undefined,
+): Promise<RunResult> {
+  const fsync = options.fsync ?? DEFAULTS.fsync
   // Not queued behind this process's other calls like a stepping call: a run holds the vault for long, so a second one is refused.
   const lock = await lockVault(prepared.vault)
   const telemetry = await runTelemetry(prepared.vault)
@@ -59,6 +72,7 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
     if (tools) sessionOptions.tools = tools
     const session = await VaultSession.open(prepared.vault, sessionOptions)
     let tree: PlanTree | undefined
+    let completed = false
     try {
       const warnings = session.validate()
       if (warnings.length > 0) tell(options.onEvent, { type: 'warnings', issues: warnings })
@@ -83,10 +97,14 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
       tree.top.begin()
       const step = await tree.next()
       if (step.kind === 'work') throw new Error('A run tree with a worker returned a visit to work')
-      return await tree.resultOf(step)
+      const result = await tree.resultOf(step)
+      completed = result.status === 'completed'
+      return result
     } finally {
       await tree?.close()
       await session.close()
+      // What a finished run no longer needs (journals, locks of runners gone) is removed under the lock, its sessions closed.
+      if (completed) await tidyFinishedRun(prepared.vault)
     }
   } catch (error) {
     // The diagnostics of a run vault name it: `runs/announce/review.md`, not a `review.md` the template also has.

@@ -1,7 +1,7 @@
 import type { NodeStatus } from '../core/types.js'
 import type { OutputMeta } from '../store/output-note.js'
 import type { ClaimRecord, HopRecord, TraceHeader, TraceRecord } from '../store/trace.js'
-import type { Position } from './run-core.js'
+import { feedbackToHandOn, type Position } from './run-core.js'
 
 /*
  * What a run writes, decided without I/O (a pure decision, tested by tables):
@@ -21,7 +21,7 @@ export type Effect =
   /** A note's `status:` rewritten (the note's other bytes kept). */
   | { kind: 'status'; node: string; status: NodeStatus }
   /** The boxes under a waiting note's `## Next` cleared. */
-  | { kind: 'empty-boxes'; node: string }
+  | { kind: 'empty-boxes'; node: string; handed?: { text: string; step: number } }
   /** A worked visit's output note, saved whole before anything says it was worked. */
   | { kind: 'output'; node: string; file: string; meta: OutputMeta; output: string }
   /** A record appended to the trace, with the text shown under it; `output` is the text of the record's output, for the run's replay. */
@@ -42,7 +42,7 @@ export type HopEvent =
   /** A worked visit's transition was decided: a hop record, or a `waiting` one for a note that waits for a person. `output` is the visit's. */
   | { type: 'judged'; record: TraceRecord; rationale: string; waits: boolean; output: string }
   /** A person ticked one box of a waiting note: the hop it decides. `output` is the run's last. */
-  | { type: 'decided'; record: HopRecord; rationale: string; output: string }
+  | { type: 'decided'; record: HopRecord; rationale: string; output: string; handed: string }
   /** The run had reached its terminal: `final.md` is written unless it is there. */
   | { type: 'finished'; node: string; output: string; written: boolean }
   /** A budget refused the next visit: the stop, unless the trace says so already. */
@@ -80,7 +80,7 @@ export function effectsOf(position: Position | undefined, last: TraceRecord | un
       // Recorded before the boxes are cleared: a tick is never lost (a crash in between is recovered).
       return [
         { kind: 'record', record: event.record, rationale: event.rationale, output: event.output },
-        { kind: 'empty-boxes', node: event.record.node },
+        boxesAfterDecision(event.record, event.handed),
         status(event.record.node, 'done'),
       ]
     case 'finished':
@@ -90,11 +90,16 @@ export function effectsOf(position: Position | undefined, last: TraceRecord | un
     case 'recover':
       // A person's decision recorded, its note still waiting: clear its boxes and set it `done`.
       if (last?.kind === 'hop' && last.decidedBy === 'human' && event.status === 'waiting')
-        return [{ kind: 'empty-boxes', node: last.node }, status(last.node, 'done')]
+        return [boxesAfterDecision(last, feedbackToHandOn(undefined, last.feedback)), status(last.node, 'done')]
       // An output saved, its note still `active`: the note was worked.
       if (position?.kind === 'judge' && event.status === 'active') return [status(position.node, 'done')]
       return []
   }
+}
+
+/** A decided note's boxes cleared, and the feedback it handed on marked `(handed on at step N)` in the same edit. */
+function boxesAfterDecision(record: HopRecord, handed: string): Effect {
+  return handed === '' ? { kind: 'empty-boxes', node: record.node } : { kind: 'empty-boxes', node: record.node, handed: { text: handed, step: record.step } }
 }
 
 function status(node: string, value: NodeStatus): Effect {

@@ -1,3 +1,4 @@
+import { feedbackAfterMarks } from '../vault/note-edits.js'
 import type { SavedOutput } from '../store/output-note.js'
 import { outputFile, type ClaimRecord, type HopRecord, type TraceRecord } from '../store/trace.js'
 import type { StepOutput } from '../core/types.js'
@@ -97,11 +98,15 @@ export function applyRecord(state: Replay, record: TraceRecord, output: string |
 
 /**
  * The feedback a decision hands on: the `## Feedback` text as it stands,
- * less what an earlier decision of the same note already handed on. A person
+ * less what was handed on already: what follows the last
+ * `(handed on at step N)` line, or, in a note with no such line, what
+ * follows the text an earlier decision of the same note recorded. A person
  * adds below what they wrote before, so only the new part is new.
  */
 export function feedbackToHandOn(previous: string | undefined, current: string | undefined): string {
   const now = current?.trim() ?? ''
+  const unmarked = feedbackAfterMarks(now)
+  if (unmarked !== undefined) return unmarked
   const before = previous?.trim() ?? ''
   if (now === '' || now === before) return ''
   return before !== '' && now.startsWith(before) ? now.slice(before.length).trim() : now

@@ -327,7 +327,7 @@ export class RunDriver {
           renamed.set(effect.node, await this.session.setStatus(node, effect.status, { justRefreshed: effect.status === 'active' }))
           break
         case 'empty-boxes':
-          renamed.set(effect.node, await this.session.emptyBoxes(node))
+          renamed.set(effect.node, await this.session.emptyBoxes(node, effect.handed))
           break
         case 'output':
           this.session.saveOutput(node, effect.file, effect.meta, effect.output)
@@ -422,7 +422,7 @@ export class RunDriver {
     }
     if (feedback) record.feedback = feedback
     const rationale = handed ? `Feedback:\n${handed}` : 'A person ticked this edge.'
-    await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'decided', record, rationale, output: this.state.lastOutput }))
+    await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'decided', record, rationale, output: this.state.lastOutput, handed }))
     tell(this.options.onEvent, { type: 'transition', node: id, visit, step, edge, decidedBy: 'human', rationale })
     return undefined
   }

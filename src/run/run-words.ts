@@ -6,6 +6,7 @@ import type { HopRecord } from '../store/trace.js'
 import { conditionsOf, matchChoice, type Decision } from '../models/transitions.js'
 import { loopOf, type PlanShape } from '../plan/validate.js'
 import { waitsForPerson } from '../core/knobs.js'
+import { stepBudgetWords } from './reason-for.js'
 import type { CallLLM, ModelUsage, PlanNode, Predicate, RunEvent, StepOutput } from '../core/types.js'
 
 /*
@@ -31,7 +32,7 @@ export function budgetReason(stop: StopInfo, context: { reworking: boolean; maxV
     ? `Budget stop: \`${id}\` was refused visit ${visit}; its budget is max_visits ${context.maxVisits} ` +
         `and it has been visited ${visit - 1} time${visit === 2 ? '' : 's'}. ${where} Raise \`max_visits\` ` +
         `in \`${context.file}\` (or change the plan), then run the vault again to go on.`
-    : `Budget stop: the run used its maxSteps budget of ${context.maxSteps} steps before entering \`${id}\` (visit ${visit}). ${where} Pass a larger \`maxSteps\` and run the vault again to go on.`
+    : `Budget stop: the run used its ${stepBudgetWords('library').spent} of ${context.maxSteps} steps before entering \`${id}\` (visit ${visit}). ${where} ${stepBudgetWords('library').advice}`
 }
 
 /**

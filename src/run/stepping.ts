@@ -1,4 +1,5 @@
 import { resolve } from 'node:path'
+import { abortable } from '../core/abort.js'
 import { assertFolder } from '../vault/fs-atomic.js'
 import { withVaultLock } from '../vault/lock.js'
 import { PlanTree } from './plan-tree.js'
@@ -6,6 +7,7 @@ import { proposalGate } from './proposal-gate.js'
 import { DEFAULTS, stepBudget, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run-options.js'
 import { SessionCache } from '../store/session-cache.js'
 import { VaultSession } from '../store/vault-session.js'
+import { tidyFinishedRun } from '../store/tidy-finished-run.js'
 
 export type { Step, StepOptions, StopInfo, WaitingNote }
 
@@ -20,6 +22,7 @@ export type { Step, StepOptions, StopInfo, WaitingNote }
  *
  * @throws {@link PlanValidationError} when the plan is invalid
  * @throws {@link RunStateError} `vault-locked` while a runner in another process holds the vault; `query-mismatch`; `two-active`
+ * @throws {@link RunAbortedError} when `signal` aborts the call; the vault stays resumable
  * @throws `TypeError` for a vault with no run and no `query`
  */
 export async function nextStep(vault: string, options: StepOptions = {}): Promise<Step> {
@@ -38,6 +41,7 @@ export async function nextStep(vault: string, options: StepOptions = {}): Promis
  * @param result.choice - one of the step's `conditions`
  * @throws {@link RunStateError} `stale-step` for any other key, `bad-choice` for a choice outside the conditions (nothing is written for either)
  * @throws {@link ModelConfigError} when conditions remain, no choice is given and no model is configured (nothing is written)
+ * @throws {@link RunAbortedError} when `signal` aborts the call; the vault stays resumable
  */
 export async function completeStep(vault: string, key: string, result: { output: string; choice?: string }, options: StepOptions = {}): Promise<Step> {
   checkStepOptions(vault, options)
@@ -53,6 +57,10 @@ async function withDriver(vault: string, options: StepOptions, call: (tree: Plan
   const dir = resolve(vault)
   await assertFolder(dir)
   const fsync = options.fsync ?? DEFAULTS.fsync
+  return abortable(options.signal, dir, () => stepLocked(dir, fsync, options, call))
+}
+
+function stepLocked(dir: string, fsync: boolean, options: StepOptions, call: (tree: PlanTree) => Promise<Step>): Promise<Step> {
   return withVaultLock(dir, async (lock) => {
     const gate = await proposalGate(dir, { query: options.query, fresh: options.fresh ?? false, llm: options.llm, fsync, signal: options.signal })
     if (gate.kind === 'waiting') return gate.step
@@ -60,6 +68,7 @@ async function withDriver(vault: string, options: StepOptions, call: (tree: Plan
     const session = await VaultSession.open(dir, { fsync, watch: false }, sessions)
     let tree: PlanTree | undefined
     let kept = false
+    let completed = false
     try {
       const driver = {
         query: gate.query,
@@ -73,12 +82,15 @@ async function withDriver(vault: string, options: StepOptions, call: (tree: Plan
       tree = await PlanTree.open(dir, session, { lock, session: { fsync }, driver })
       const step = await call(tree)
       kept = true
+      completed = step.kind === 'completed'
       return step
     } finally {
       await tree?.close()
       await session.close()
       // Only after a call that went through: one that threw may have left the notes half known.
       if (kept) sessions.keep(session)
+      // What a finished run no longer needs (journals, locks of runners gone) is removed under the lock, its sessions closed.
+      if (completed) await tidyFinishedRun(dir)
     }
   })
 }

@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, lstatSync, openSync, readFileSync } from 'node:fs'
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, lstatSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { readRegularFileSync, syncFolderSync, writeAllSync, writeFileAtomicSync } from '../vault/fs-atomic.js'
@@ -182,30 +182,69 @@ export class NoteJournal {
     }
   }
 
+  /**
+   * Removes the journal of a vault whose run is finished. It is opened
+   * first, as a run opens it, so what a power cut tore is repaired from it;
+   * then every file it covers is flushed, and only then is it unlinked:
+   * nothing it holds is needed any more, and the next run that rewrites a
+   * note journals it anew. Call it holding the vault's lock, with no session
+   * of the vault open. Does nothing when the vault has no journal.
+   *
+   * @returns whether a journal was removed
+   */
+  static retire(root: string): boolean {
+    const path = runFilePath(root, `${TRACE_FOLDER}/${JOURNAL}`)
+    if (!isFile(path)) return false
+    const journal = NoteJournal.open(root)
+    // An entry a rename still waits for would be pending: not the case once the run closed, but never removed then.
+    if (journal.needed) {
+      journal.close()
+      return false
+    }
+    journal.close()
+    flushFiles(root, parse(readRegularFileSync(path, MAX_READ)?.text ?? '').files.keys(), journal.images.keys())
+    rmSync(path, { force: true })
+    syncFolderSync(dirname(path))
+    return true
+  }
+
   /** Flushes every file the journal covers, then empties it: what it held is on the disk by then. */
   private compact(files: string[]): void {
-    const folders = new Set<string>()
-    for (const file of files) {
-      const path = join(this.root, file)
-      try {
-        if (!lstatSync(path).isFile()) continue
-        const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
-        try {
-          fsyncSync(fd)
-        } finally {
-          closeSync(fd)
-        }
-        folders.add(dirname(path))
-      } catch {
-        // gone or unreadable: nothing of it to keep
-      }
-    }
-    for (const folder of folders) syncFolderSync(folder)
+    flushFiles(this.root, files)
     this.openFd((fd) => {
       ftruncateSync(fd, 0)
       fsyncSync(fd)
     })
     this.size = 0
+  }
+}
+
+/** Flushes files of a vault (vault-relative) and their folders; one gone or unreadable has nothing to keep. */
+function flushFiles(root: string, ...lists: Iterable<string>[]): void {
+  const folders = new Set<string>()
+  for (const file of lists.flatMap((list) => [...list])) {
+    const path = join(root, file)
+    try {
+      if (!lstatSync(path).isFile()) continue
+      const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+      try {
+        fsyncSync(fd)
+      } finally {
+        closeSync(fd)
+      }
+      folders.add(dirname(path))
+    } catch {
+      // gone or unreadable: nothing of it to keep
+    }
+  }
+  for (const folder of folders) syncFolderSync(folder)
+}
+
+function isFile(path: string): boolean {
+  try {
+    return lstatSync(path).isFile()
+  } catch {
+    return false
   }
 }
 

@@ -1,8 +1,8 @@
-import { lstatSync, type FSWatcher } from 'node:fs'
+import { lstatSync } from 'node:fs'
 import { realpath } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
-import { watchFolders } from '../vault/folder-watch.js'
+import { watchFolders, type FolderWatcher } from '../vault/folder-watch.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { pathInVault, replacedFilesFreed, sameStamp } from '../vault/fs-atomic.js'
 import { editNote, type EditOptions, type NoteEdit } from '../vault/edit-note.js'
@@ -16,7 +16,7 @@ import { RunFiles } from './run-files.js'
 import { HeldVersions, StatusIndex, stampOrNothing } from './held-versions.js'
 import { renderOutput, saveOutputNote, type OutputMeta } from './output-note.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
-import { emptyTaskBoxes } from '../vault/note-edits.js'
+import { emptyTaskBoxes, markHandedOn } from '../vault/note-edits.js'
 import { countLines } from '../core/text.js'
 import { tracePaths } from './trace.js'
 import type { NodeStatus, PlanIssue } from '../core/types.js'
@@ -37,7 +37,7 @@ export class VaultSession {
   /** Where a note's writes go (a symlink inside the vault resolved), checked once per version of the file. */
   private readonly writePaths = new Map<string, string>()
   private readonly dirty = new Set<string>()
-  private readonly watchers: FSWatcher[] = []
+  private readonly watchers: FolderWatcher[] = []
   private readIssues: PlanIssue[]
   private relist = false
   /** A note whose stamp `refresh` has just compared: the status write that follows needs no second look. */
@@ -241,14 +241,16 @@ export class VaultSession {
    * items without a box gain one, so a person sees what to tick. Written
    * through `editNote`, on the note as it is when written (a status written
    * may have added a line), and flushed: the journal's copy would give a
-   * power cut's victim its ticks back.
+   * power cut's victim its ticks back. The feedback a decision `handed`
+   * on gets its `(handed on at step N)` line in the same edit.
    *
    * @returns the note's id now (a note a person renamed meanwhile is followed)
    */
-  async emptyBoxes(id: string): Promise<string> {
+  async emptyBoxes(id: string, handed?: { text: string; step: number }): Promise<string> {
     const file = this.graph.node(id).file ?? `${id}.md`
-    const done = await this.rewrite(file, (text) => emptyTaskBoxes(file, text), { trust: false, fsync: this.options.fsync })
-    if (done === undefined) return this.emptyBoxes(await this.follow(id))
+    const edit = (text: string) => emptyTaskBoxes(file, handed ? markHandedOn(file, text, handed.text, handed.step) : text)
+    const done = await this.rewrite(file, edit, { trust: false, fsync: this.options.fsync })
+    if (done === undefined) return this.emptyBoxes(await this.follow(id), handed)
     if (!done.edited.written && done.edited.from === done.held) return id
     this.notes.set(file, parseNote(file, done.edited.text))
     this.rebuild()

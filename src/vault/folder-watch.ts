@@ -1,4 +1,9 @@
 import { watch, type FSWatcher } from 'node:fs'
+
+/** A folder's watcher, as its owner needs it (no Node type in the declarations a package user compiles). */
+export interface FolderWatcher {
+  close(): void
+}
 import { join } from 'node:path'
 import { TRACE_FOLDER } from './run-folder.js'
 
@@ -10,7 +15,7 @@ import { TRACE_FOLDER } from './run-folder.js'
  * over: watching is an optimisation, the notes a hop touches are still
  * checked by their stamp.
  */
-export function watchFolders(root: string, folders: Iterable<string>, onNote: (file: string) => void, onRelist: () => void): FSWatcher[] {
+export function watchFolders(root: string, folders: Iterable<string>, onNote: (file: string) => void, onRelist: () => void): FolderWatcher[] {
   const watchers: FSWatcher[] = []
   // Each folder once; `.` (the `dirname` of a note at the top) is the vault itself.
   for (const folder of new Set([...folders].map((each) => (each === '.' ? '' : each)))) {

@@ -159,7 +159,7 @@ export async function replacedFilesFreed(): Promise<void> {
 }
 
 /** Writes every byte of `buffer` at the file's current position (a write may be short). */
-export function writeAllSync(fd: number, buffer: Buffer): void {
+export function writeAllSync(fd: number, buffer: Uint8Array): void {
   for (let written = 0; written < buffer.length;) written += writeSync(fd, buffer, written, buffer.length - written)
 }
 

@@ -295,6 +295,45 @@ async function movedLive(aside: string, age: number): Promise<boolean> {
 }
 
 /**
+ * Removes the lock a runner gone for good left in `folder` (a subplan's run
+ * folder, below a vault whose run completed: a killed run leaves the lock
+ * and holder file of each subplan it had open, and a run that completes
+ * without entering them again never takes those over). A lock is removed
+ * only when a takeover would take it: its holder is a process of this
+ * machine that is gone, or of another machine and not refreshed for 10 s,
+ * or unnamed and not refreshed for the orphan time; never one this process
+ * holds, nor one refreshed meanwhile. Call it holding the lock of a vault
+ * above `folder`, so no runner of another process can keep one there.
+ *
+ * @returns whether `folder` is free of any lock now
+ */
+export async function clearAbandonedLock(folder: string): Promise<boolean> {
+  const trace = join(folder, TRACE_FOLDER)
+  const lockPath = join(trace, '.lock')
+  const info = await stat(lockPath).catch(() => undefined)
+  if (!info) return true
+  if (heldHere.has(await realpath(folder).catch(() => folder))) return false
+  const holder = await readHolder(join(trace, '.lock-holder.json'))
+  const age = Date.now() - info.mtimeMs
+  const gone = holder ? (holder.host === hostname() ? !isAlive(holder.pid) && age > UPDATE_MS : age > STALE_MS) : age > orphanTime({})
+  if (!gone) return false
+  const aside = `${lockPath}.abandoned-${process.pid}-${Date.now()}`
+  const moved = await rename(lockPath, aside).then(
+    () => true,
+    () => false,
+  )
+  if (!moved) return false
+  // A runner that refreshed (or took over) the lock between the look and the rename keeps it.
+  if (((await stat(aside).catch(() => undefined))?.mtimeMs ?? 0) > info.mtimeMs) {
+    await rename(aside, lockPath).catch(() => rm(aside, { recursive: true, force: true }))
+    return false
+  }
+  await rm(aside, { recursive: true, force: true })
+  await rm(join(trace, '.lock-holder.json'), { force: true })
+  return true
+}
+
+/**
  * A runner of another process in a vault that holds this one (a folder
  * above it) or that this one holds (a folder below it): both would write
  * the same notes. A folder above costs a look per level; a folder below, a

@@ -78,3 +78,41 @@ function quoted(text: string, eol: string): string {
     })
     .join(eol)
 }
+
+/** The line appended after feedback handed on to a worker, so a person sees which feedback is new. */
+export function handedOnLine(step: number): string {
+  return `(handed on at step ${step})`
+}
+
+const HANDED_ON_LINE = /^\(handed on at step \d+\)[ \t]*\r?$/gm
+
+/**
+ * What of a `## Feedback` text was not handed on yet: the text after its
+ * last `(handed on at step N)` line, trimmed; `undefined` when no line is
+ * marked (feedback written before marks, or never handed on).
+ */
+export function feedbackAfterMarks(feedback: string): string | undefined {
+  let end: number | undefined
+  for (const match of feedback.matchAll(HANDED_ON_LINE)) end = match.index + match[0].length
+  return end === undefined ? undefined : feedback.slice(end).trim()
+}
+
+/**
+ * Marks feedback handed on at `step`: one line, `(handed on at step N)`,
+ * after the line where the last occurrence of `handed` (as the note holds
+ * it) in the note's last `## Feedback` section ends. No other byte changes; the text is
+ * returned as it is when `handed` is not there any more (the person edited
+ * it) or is marked already (an edit done again).
+ */
+export function markHandedOn(file: string, text: string, handed: string, step: number): string {
+  const end = parseNote(file, text).feedbackEnd
+  if (end === undefined || handed === '') return text
+  const at = text.lastIndexOf(handed, end - handed.length)
+  if (at === -1) return text
+  // At the end of the line the feedback ends on: what the person wrote on that line (trailing spaces too) stays on it.
+  const newline = text.indexOf('\n', at + handed.length)
+  const after = newline === -1 ? text.length : text[newline - 1] === '\r' ? newline - 1 : newline
+  const eol = text.includes('\r\n') ? '\r\n' : '\n'
+  if (/^\r?\n\(handed on at step \d+\)/.test(text.slice(after))) return text
+  return `${text.slice(0, after)}${eol}${handedOnLine(step)}${text.slice(after)}`
+}

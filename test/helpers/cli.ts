@@ -1,10 +1,16 @@
 import { execFile } from 'node:child_process'
+import { mkdtempSync, symlinkSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** The repository, and the built binary the CLI tests run as a user's shell would (`npm test` builds first). */
 export const root = fileURLToPath(new URL('../..', import.meta.url))
 export const bin = join(root, 'dist', 'cli.js')
+
+/** The binary as npm installs it: a link named `vaultplan` (the CLI names itself by it in the commands it suggests). */
+const installed = join(mkdtempSync(join(tmpdir(), 'vaultplan-bin-')), 'vaultplan')
+symlinkSync(bin, installed)
 
 /** What one run of the binary did; `code` is `null` when a signal ended it. */
 export interface CliRun {
@@ -21,7 +27,7 @@ export interface CliRun {
 export function vaultplan(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliRun> {
   const env = options.env ? { PATH: process.env.PATH ?? '', ...options.env } : { ...process.env, NO_COLOR: '1' }
   return new Promise((done) => {
-    execFile(process.execPath, [bin, ...args], { cwd: options.cwd ?? root, env }, (error, stdout, stderr) => {
+    execFile(process.execPath, [installed, ...args], { cwd: options.cwd ?? root, env }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : null) : 0
       done({ code, stdout, stderr })
     })

@@ -1,0 +1,30 @@
+import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { clearAbandonedLock } from '../vault/lock.js'
+import { TRACE_FOLDER } from '../vault/run-folder.js'
+import { NoteJournal } from './note-journal.js'
+
+/**
+ * Once a run is completed, removes what it no longer needs from its run
+ * folders: the journal of its vault, and in the folders below it (its
+ * subplans') the locks runners gone for good left there and then their
+ * journals, each through {@link NoteJournal.retire}, which repairs from the
+ * journal and flushes what it covers first. Call it holding the vault's
+ * lock, with its sessions closed: a runner of another process in a folder
+ * below is refused while that lock is held, and a folder locked by a runner
+ * still alive (of this process or another) is left as it is.
+ */
+export async function tidyFinishedRun(vault: string): Promise<void> {
+  NoteJournal.retire(vault)
+  const below = async (folder: string): Promise<void> => {
+    const entries = await readdir(folder, { withFileTypes: true }).catch(() => [])
+    for (const entry of entries) {
+      // As the loader and the lock's look below: no dot-folder, no run folder, no symlinked folder.
+      if (!entry.isDirectory() || entry.name.startsWith('.') || entry.name === TRACE_FOLDER) continue
+      const path = join(folder, entry.name)
+      if (await clearAbandonedLock(path)) NoteJournal.retire(path)
+      await below(path)
+    }
+  }
+  await below(vault)
+}
