@@ -270,4 +270,5 @@ export class PictureTooLargeError extends VaultplanError<'picture-too-large'> {
 export type ModelErrorCode = 'model-not-configured' | 'llm-request-failed'
 
 /** Every `code` a {@link VaultplanError} can carry. */
-export type VaultplanErrorCode = 'plan-invalid' | RunStateErrorCode | 'worker-failed' | 'run-aborted' | VaultPathErrorCode | ModelErrorCode | 'picture-too-large'
+export type VaultplanErrorCode =
+  'plan-invalid' | RunStateErrorCode | 'worker-failed' | 'run-aborted' | VaultPathErrorCode | ModelErrorCode | 'picture-too-large'
