@@ -259,7 +259,7 @@ describe('vaultplan graph', () => {
     })
     const { code, stdout, stderr } = await vaultplan(['graph', name], { cwd })
     expect(code).toBe(0)
-    expect(stderr).toBe(`vaultplan: the plan has 3 errors; \`vaultplan validate ${name}\` lists them\n`)
+    expect(stderr).toBe(`vaultplan: the plan has 1 error; \`vaultplan validate ${name}\` lists them\n`)
     expect((await parseMermaid(stdout)).vertices.at(-1)).toEqual({ id: 'm0', text: 'sned (missing)', type: 'square', classes: ['missing'] })
   })
 

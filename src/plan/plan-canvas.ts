@@ -85,7 +85,7 @@ interface Unit {
  * start: the start alone in the top row, each row the notes one hop further
  * (then a row of the notes the start cannot reach), edges down the page,
  * loops drawn back up the right side. With `state`, each card's colour is its
- * status (as {@link STATUS_COLOURS} words them, pending uncoloured);
+ * status (yellow active, green done, cyan waiting, pending uncoloured);
  * without, the start is purple and the terminals cyan. Links to notes that
  * do not exist are red text cards, so an invalid plan can be pictured too.
  * With `options.group`, the notes of a group are laid out together inside a

@@ -39,7 +39,7 @@ export interface Layout {
  * The plan as a mermaid flowchart: the start node as a stadium, terminals as
  * double circles, edge labels on the arrows. With `state`, each node shows
  * its visits against its budget (`review (2/3)`) and its status as a colour
- * (see {@link STATUS_COLOURS}). Links to notes that
+ * (grey pending, yellow active, green done, cyan waiting). Links to notes that
  * do not exist are drawn dashed red, so an invalid plan can be pictured too.
  * Nodes get generated identifiers (`n0`, `n1`, ...); the real id is the label.
  */
