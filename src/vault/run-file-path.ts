@@ -1,6 +1,7 @@
 import { lstatSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
+import { insideSegments } from './path-gate.js'
 
 /**
  * The one check every write of a run's own files goes through (the trace,
@@ -16,11 +17,11 @@ import { RunStateError } from '../core/errors.js'
  *
  * @returns the folder's absolute path
  * @throws {RunStateError} `trace-outside-vault` for a symlink on the way, `trace-not-folder` for a file in a folder's place
+ * @throws {PathRefusal} for a `folder` that is absolute or climbs out with `..` (see `insideSegments`)
  */
 export function runFolder(vault: string, folder: string): string {
   let path = vault
-  for (const part of folder.split('/').filter((each) => each !== '' && each !== '.')) {
-    if (part === '..') throw new TypeError(`Expected a folder inside the vault, got \`${folder}\``)
+  for (const part of insideSegments(folder, 'a run folder')) {
     path = join(path, part)
     const info = lstatOrNothing(path)
     if (info === undefined) {
