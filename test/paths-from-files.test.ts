@@ -1,0 +1,64 @@
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { decide, proposePlan, runPlan, RunStateError } from 'vaultplan'
+import { scriptedJudge, scriptedWorker } from './helpers/scripted.js'
+import { edit, readTree, tempDir } from './helpers/vault.js'
+
+/*
+ * Paths that come out of files, not arguments (issue 26): a proposal's
+ * `notes:`, a trace hop's `output`, a search index's documents. Each goes
+ * through the one path gate (src/vault/path-gate.ts) before a file is read,
+ * written or moved; test/path-gate.property.test.ts fuzzes the same fields.
+ */
+
+const QUERY = 'Write a post about tide pools'
+const V1 = '## research\ntype: start\nFind three sources on tide pools.\n### Next\n- [[draft]]\n\n## draft\nWrite the draft.\n'
+const V2 = '## outline\ntype: start\nOutline the post first.\n### Next\n- [[draft]]\n\n## draft\nWrite the draft from the outline.\n'
+const DIARY = '# Diary\n\nThe combination is 4-8-15.\n'
+
+function planner() {
+  return scriptedJudge((_prompt, call) => [V1, V2][call] ?? V2)
+}
+
+/** A proposal in `<jail>/post`, a diary beside it (outside the vault), and the planner. */
+async function proposalBesideDiary() {
+  const jail = await tempDir()
+  await writeFile(join(jail, 'diary.md'), DIARY)
+  const llm = planner()
+  const vault = await proposePlan(QUERY, { into: join(jail, 'post'), llm, fsync: false })
+  return { jail, vault, llm }
+}
+
+describe('a proposal revised', () => {
+  test('moves and sends only notes inside the vault: `..`, absolute paths and links out in `notes:` are left where they are', async () => {
+    const { jail, vault, llm } = await proposalBesideDiary()
+    await symlink(join(jail, 'diary.md'), join(vault, 'linked.md'))
+    await edit(vault, '00_plan-trace/proposal.md', (text) =>
+      text.replace(
+        'notes: ["research.md","draft.md"]',
+        `notes: ["research.md","draft.md","../diary.md",${JSON.stringify(join(jail, 'diary.md'))},"linked.md"]`,
+      ),
+    )
+    await decide(vault, 'proposal', { edge: 'revise', feedback: 'Start with an outline.' })
+    expect(await runPlan(vault, { work: scriptedWorker(), llm, fsync: false })).toMatchObject({ status: 'waiting' })
+    // The diary stays beside the vault, unread by the planner; the link is no note of the proposal either.
+    expect(await readFile(join(jail, 'diary.md'), 'utf8')).toBe(DIARY)
+    expect(llm.calls[1]!.prompt).toContain('Find three sources on tide pools.')
+    expect(llm.calls[1]!.prompt).not.toContain('4-8-15')
+    expect(Object.keys(await readTree(join(vault, '00_plan-trace/proposals/v1')))).toEqual(['draft.md', 'proposal.md', 'research.md'])
+  })
+
+  test('refuses a symlinked `00_plan-trace/proposals`: neither the old notes nor the archived proposal land outside the vault', async () => {
+    const { jail, vault, llm } = await proposalBesideDiary()
+    await mkdir(join(jail, 'elsewhere'))
+    await symlink(join(jail, 'elsewhere'), join(vault, '00_plan-trace/proposals'))
+    await decide(vault, 'proposal', { edge: 'revise', feedback: 'Start with an outline.' })
+    await expect(runPlan(vault, { work: scriptedWorker(), llm, fsync: false })).rejects.toSatisfy(
+      (error) => error instanceof RunStateError && error.code === 'trace-outside-vault',
+    )
+    expect(await readdir(join(jail, 'elsewhere'))).toEqual([])
+    // Nothing moved: version 1's notes are where they were.
+    expect((await readdir(vault)).sort()).toEqual(['00_plan-trace', 'draft.md', 'research.md'])
+  })
+})
