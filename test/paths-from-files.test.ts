@@ -1,9 +1,10 @@
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { decide, proposePlan, runPlan, RunStateError } from 'vaultplan'
-import { scriptedJudge, scriptedWorker } from './helpers/scripted.js'
-import { edit, readTree, tempDir } from './helpers/vault.js'
+import { decide, forkRun, proposePlan, runPlan, RunStateError } from 'vaultplan'
+import { draftReview } from './helpers/plans.js'
+import { reviewJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
+import { edit, readTree, tempDir, writeVault } from './helpers/vault.js'
 
 /*
  * Paths that come out of files, not arguments (issue 26): a proposal's
@@ -60,5 +61,23 @@ describe('a proposal revised', () => {
     expect(await readdir(join(jail, 'elsewhere'))).toEqual([])
     // Nothing moved: version 1's notes are where they were.
     expect((await readdir(vault)).sort()).toEqual(['00_plan-trace', 'draft.md', 'research.md'])
+  })
+})
+
+describe('a fork', () => {
+  test("refuses a trace whose hop names an `output` outside the source's trace folder: nothing is copied from or to outside", async () => {
+    const jail = await tempDir()
+    const source = await writeVault(draftReview(), join(jail, 'runs/source'))
+    await runPlan(source, { query: 'q', work: scriptedWorker(), llm: reviewJudge('review v1'), fsync: false })
+    await writeFile(join(jail, 'runs/secret.md'), DIARY)
+    await edit(source, '00_plan-trace/trace.md', (text) => text.replace('"output":"outputs/0001-draft.md"', '"output":"../../secret.md"'))
+    const into = join(jail, 'forks/fork')
+    await expect(forkRun(source, { step: 2, into, fsync: false })).rejects.toSatisfy(
+      (error) => error instanceof RunStateError && error.code === 'trace-outside-vault',
+    )
+    // Outside the source and the fork (and its unfinished copy), the jail holds what it held, and the secret is nowhere else.
+    const tree = await readTree(jail)
+    expect(Object.keys(tree).filter((file) => !/^(runs\/source|forks\/fork[^/]*)\//.test(file))).toEqual(['runs/secret.md'])
+    expect(Object.keys(tree).filter((file) => tree[file]!.includes('4-8-15'))).toEqual(['runs/secret.md'])
   })
 })
