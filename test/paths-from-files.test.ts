@@ -1,8 +1,9 @@
-import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
-import { decide, forkRun, proposePlan, runPlan, RunStateError } from 'vaultplan'
-import { draftReview } from './helpers/plans.js'
+import MiniSearch from 'minisearch'
+import { decide, forkRun, proposePlan, runPlan, RunStateError, searchRuns } from 'vaultplan'
+import { draftReview, linear } from './helpers/plans.js'
 import { reviewJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
 import { edit, readTree, tempDir, writeVault } from './helpers/vault.js'
 
@@ -79,5 +80,42 @@ describe('a fork', () => {
     const tree = await readTree(jail)
     expect(Object.keys(tree).filter((file) => !/^(runs\/source|forks\/fork[^/]*)\//.test(file))).toEqual(['runs/secret.md'])
     expect(Object.keys(tree).filter((file) => tree[file]!.includes('4-8-15'))).toEqual(['runs/secret.md'])
+  })
+})
+
+/** A root with one run (vault `v`, whose note `a` answered about tide pools) and a diary beside the root. */
+async function searchedRoot() {
+  const jail = await tempDir()
+  const root = join(jail, 'root')
+  await writeVault(linear(), join(root, 'v'))
+  await runPlan(join(root, 'v'), { query: 'q', fsync: false, work: async (step) => `${step.node.id}: tide pools at dawn` })
+  await writeFile(join(jail, 'diary.md'), `---\nx: 1\n---\n${DIARY}tide pools are where I hid it.\n`)
+  return { jail, root, index: join(root, '.vaultplan/search-index.json') }
+}
+
+describe('the search index', () => {
+  test('drops a planted document whose `file` leads outside the root: no search returns its text', async () => {
+    const { root, index } = await searchedRoot()
+    const clean = await searchRuns(root, 'tide pools')
+    const saved = JSON.parse(await readFile(index, 'utf8'))
+    // The engine as the index writes it, with one more document: a run file of nobody's, outside the root.
+    const options = { fields: ['text'], storeFields: ['kind', 'vault', 'runId', 'file', 'node', 'step', 'shown'], autoVacuum: false }
+    const engine = MiniSearch.loadJS(saved.index, options)
+    engine.add({ id: '../diary.md#0', text: 'tide pools combination', kind: 'output', vault: 'v', runId: 'r', file: '../diary.md', node: 'a', step: 9 })
+    await writeFile(index, JSON.stringify({ ...saved, index: engine.toJSON() }))
+    const hits = await searchRuns(root, 'tide pools')
+    expect(JSON.stringify(hits)).not.toContain('4-8-15')
+    expect(hits).toEqual(clean)
+  })
+
+  test('is rebuilt when it is JSON of the wrong shape, instead of failing every search', async () => {
+    const { root, index } = await searchedRoot()
+    const clean = await searchRuns(root, 'tide pools')
+    const saved = JSON.parse(await readFile(index, 'utf8'))
+    const folder = await stat(root)
+    // The root's entry with its real stamp (so it is trusted) and no list of files.
+    await writeFile(index, JSON.stringify({ ...saved, folders: { ...saved.folders, '': { m: folder.mtimeMs, i: folder.ino, dirs: ['v'], files: null } } }))
+    expect(await searchRuns(root, 'tide pools')).toEqual(clean)
+    expect(JSON.parse(await readFile(index, 'utf8')).folders['']).toMatchObject({ dirs: ['v'], files: [] })
   })
 })
