@@ -80,8 +80,14 @@ export async function confine(base: string, relativePath: string, what: string):
     } catch {
       return { path: join(next, ...segments.slice(index + 1)), exists: false }
     }
-    void info
-    real = await realpath(next).catch(() => next)
+    const resolved = await realpath(next).catch(() => undefined)
+    // A link to nothing would follow wherever its target appears later, out of the root too.
+    if (resolved === undefined && info.isSymbolicLink())
+      throw new PathRefusal(
+        'outside-root',
+        `\`${relativePath}\` goes through a symlink that leads nowhere; ${what} must be a real file or folder inside the root`,
+      )
+    real = resolved ?? next
     if (!isInside(root, real))
       throw new PathRefusal('outside-root', `\`${relativePath}\` leads outside the root through a symlink; only files inside the root are read or written`)
   }
