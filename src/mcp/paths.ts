@@ -1,6 +1,7 @@
 import { lstat } from 'node:fs/promises'
-import { sep } from 'node:path'
+import { dirname, sep } from 'node:path'
 import { confine, PathRefusal, segmentsOf } from '../vault/path-gate.js'
+import { isPlanFolder } from './vaults.js'
 
 // The one gate for paths from clients and from files (src/vault/path-gate.ts), as the server's tools use it.
 export { confine, PathRefusal, segmentsOf }
@@ -10,9 +11,10 @@ export const URI_SCHEME = 'vaultplan:'
 
 /**
  * The vault `vault` (relative to the root) as a real path: an existing folder
- * strictly inside the root.
+ * strictly inside the root, and no folder of another vault's. Every tool
+ * that takes a vault goes through here.
  *
- * @throws {PathRefusal} when it leaves the root, is the root itself, or is no folder.
+ * @throws {PathRefusal} when it leaves the root, is the root itself, is no folder, or is inside a vault.
  */
 export async function vaultPath(root: string, vault: string): Promise<string> {
   const { path, exists } = await confine(root, vault, 'the vault')
@@ -21,7 +23,30 @@ export async function vaultPath(root: string, vault: string): Promise<string> {
   if (!info?.isDirectory()) {
     throw new PathRefusal('not-found', `There is no vault folder \`${vault}\` under the root; plan_list shows the vaults, plan_create writes a new one`)
   }
+  await refuseInsideVault(root, path, vault)
   return path
+}
+
+/**
+ * Refuses `path` (a real path under `root`, existing or not) when a folder
+ * above it, below the root, holds a plan: it is then that vault's notes, a
+ * subplan or a run's files, and a run started or a plan written there would
+ * change that plan (its notes leave it, its saved outputs get a `status:`).
+ *
+ * @param code - `exists` for a vault to create: the folder is taken by the vault above
+ * @throws {PathRefusal} naming the vault it is inside
+ */
+export async function refuseInsideVault(root: string, path: string, vault: string, code: 'bad-path' | 'exists' = 'bad-path'): Promise<void> {
+  for (let folder = dirname(path); folder.startsWith(root + sep); folder = dirname(folder)) {
+    if (!(await isPlanFolder(folder))) continue
+    const name = vaultName(root, folder)
+    throw new PathRefusal(
+      code,
+      code === 'exists'
+        ? `\`${vault}\` would be inside the vault \`${name}\`, whose notes would change that plan; put it beside that vault`
+        : `\`${vault}\` is inside the vault \`${name}\`: its notes and run files belong to that plan; pass \`${name}\``,
+    )
+  }
 }
 
 /** A vault's path relative to the root as the server names it: `/` between folders, whatever the platform. */
