@@ -1,5 +1,5 @@
 import { lstat, realpath } from 'node:fs/promises'
-import { join } from 'node:path'
+import { join, relative, resolve } from 'node:path'
 import { isInside } from './fs-atomic.js'
 
 /**
@@ -101,5 +101,26 @@ export async function confinedOrNothing(base: string, relativePath: string, what
   } catch (error) {
     if (error instanceof PathRefusal) return undefined
     throw error
+  }
+}
+
+/**
+ * Resolves `file` inside `vault` for writing a note (a plan's node, a
+ * status), refusing a path that leaves the vault by `..`, by an absolute
+ * path or through a symlink: {@link confine}'s rule, after `..` inside the
+ * vault is resolved. A note that is a symlink inside the vault resolves to
+ * its target.
+ *
+ * @throws {Error} when the path leaves the vault.
+ */
+export async function pathInVault(vault: string, file: string): Promise<string> {
+  const root = await realpath(vault)
+  const target = resolve(root, file)
+  if (target === root || !isInside(root, target)) throw new Error(`Refusing to write \`${file}\`: it is outside the vault \`${vault}\``)
+  try {
+    return (await confine(root, relative(root, target), 'a note')).path
+  } catch (error) {
+    if (!(error instanceof PathRefusal)) throw error
+    throw new Error(`Refusing to write \`${file}\`: it leads outside the vault \`${vault}\` through a symlink`, { cause: error })
   }
 }

@@ -11,7 +11,7 @@ import { insideSegments } from './path-gate.js'
  * must be a real folder. A symlink anywhere on the way (even one that leads
  * back inside the vault) is refused: run files go where their names say,
  * never into a person's notes or outside the vault. The notes themselves,
- * which may be symlinks inside the vault, are resolved by `pathInVault`.
+ * which may be symlinks inside the vault, are resolved by `pathInVault` (src/vault/path-gate.ts).
  *
  * Synchronous: `lstat` and `mkdir` never block on what they look at.
  *
