@@ -50,7 +50,32 @@ describe('the MCP tools on a folder inside a plan vault', () => {
         })
       }
     }
+    expect(await agent.refuse('plan_create', { vault: 'p/steps/new', document: '## a\ntype: start\n' })).toMatch(
+      /^Error \(exists\): [^\n]*inside the vault `p`/,
+    )
     expect(await readTree(join(root, 'p'))).toEqual(before)
+    // A tool added later that takes a vault is added above too.
+    const { tools } = await agent.client.listTools()
+    expect(
+      tools
+        .filter((tool) => 'vault' in (tool.inputSchema.properties ?? {}))
+        .map((tool) => tool.name)
+        .sort(),
+    ).toEqual(
+      [
+        'plan_create',
+        'plan_next',
+        'plan_fact',
+        'plan_assume',
+        'plan_decision',
+        'plan_invalidate',
+        'plan_finish',
+        'plan_decide',
+        'plan_status',
+        'plan_validate',
+        'plan_graph',
+      ].sort(),
+    )
   })
 })
 

@@ -37,16 +37,19 @@ export async function vaultPath(root: string, vault: string): Promise<string> {
  * @throws {PathRefusal} naming the vault it is inside
  */
 export async function refuseInsideVault(root: string, path: string, vault: string, code: 'bad-path' | 'exists' = 'bad-path'): Promise<void> {
+  // The outermost plan folder is the vault: a subplan's folder inside it is a plan folder too.
+  let outermost: string | undefined
   for (let folder = dirname(path); folder.startsWith(root + sep); folder = dirname(folder)) {
-    if (!(await isPlanFolder(folder))) continue
-    const name = vaultName(root, folder)
-    throw new PathRefusal(
-      code,
-      code === 'exists'
-        ? `\`${vault}\` would be inside the vault \`${name}\`, whose notes would change that plan; put it beside that vault`
-        : `\`${vault}\` is inside the vault \`${name}\`: its notes and run files belong to that plan; pass \`${name}\``,
-    )
+    if (await isPlanFolder(folder)) outermost = folder
   }
+  if (outermost === undefined) return
+  const name = vaultName(root, outermost)
+  throw new PathRefusal(
+    code,
+    code === 'exists'
+      ? `\`${vault}\` would be inside the vault \`${name}\`, whose notes would change that plan; put it beside that vault`
+      : `\`${vault}\` is inside the vault \`${name}\`: its notes and run files belong to that plan; pass \`${name}\``,
+  )
 }
 
 /** A vault's path relative to the root as the server names it: `/` between folders, whatever the platform. */
