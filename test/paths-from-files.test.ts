@@ -119,3 +119,16 @@ describe('the search index', () => {
     expect(JSON.parse(await readFile(index, 'utf8')).folders['']).toMatchObject({ dirs: ['v'], files: [] })
   })
 })
+
+describe("a run's archive", () => {
+  test.each(['.', '..', '', '.hidden'])('keeps an old run whose trace names its run id `%s` in a folder of its own under archive/', async (id) => {
+    const vault = await writeVault(linear())
+    const work = async (step: { node: { id: string } }) => `${step.node.id} of this run`
+    await runPlan(vault, { query: 'first', fsync: false, work })
+    await edit(vault, '00_plan-trace/trace.md', (text) => text.replace(/^run: .*$/m, `run: ${JSON.stringify(id)}`))
+    expect(await runPlan(vault, { query: 'second', fresh: true, fsync: false, work })).toMatchObject({ status: 'completed' })
+    // The first trace is kept whole, one folder down, in a folder the search index reads (no dot-folder).
+    const kept = Object.entries(await readTree(join(vault, '00_plan-trace/archive'))).filter(([file]) => file.endsWith('trace.md'))
+    expect(kept.map(([file, text]) => [/^[^./][^/]*\/trace\.md$/.test(file), /^query: (.*)$/m.exec(text)?.[1]])).toEqual([[true, 'first']])
+  })
+})
