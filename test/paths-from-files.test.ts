@@ -132,3 +132,20 @@ describe("a run's archive", () => {
     expect(kept.map(([file, text]) => [/^[^./][^/]*\/trace\.md$/.test(file), /^query: (.*)$/m.exec(text)?.[1]])).toEqual([[true, 'first']])
   })
 })
+
+describe('a run resumed', () => {
+  test("hands its worker only outputs from its own trace folder: a hop's `output` naming another vault's output note is not read", async () => {
+    const jail = await tempDir()
+    const other = await writeVault(linear(), join(jail, 'other'))
+    await runPlan(other, { query: 'q', fsync: false, work: async (step) => `${step.node.id}: ${DIARY}` })
+    const vault = await writeVault(linear(), join(jail, 'v'))
+    await runPlan(vault, { query: 'q', fsync: false, maxSteps: 1, work: async (step) => `${step.node.id} here` })
+    await edit(vault, '00_plan-trace/trace.md', (text) =>
+      text.replace('"output":"outputs/0001-a.md"', '"output":"../../other/00_plan-trace/outputs/0001-a.md"'),
+    )
+    const work = scriptedWorker()
+    await runPlan(vault, { fsync: false, work })
+    expect(work.calls.map((call) => call.node)).toEqual(['b', 'c'])
+    expect(JSON.stringify(work.calls)).not.toContain('4-8-15')
+  })
+})

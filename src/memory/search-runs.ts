@@ -76,7 +76,7 @@ export async function searchRuns(root: string, query: string, options: SearchOpt
   while (next < results.length && hits.length < limit) {
     const batch = results.slice(next, next + limit - hits.length) as unknown as (StoredDocument & { score: number })[]
     next += batch.length
-    const texts = await Promise.all(batch.map((stored) => (stored.shown !== undefined ? stored.shown : bodyOf(index.root, stored.file))))
+    const texts = batch.map((stored) => (stored.shown !== undefined ? stored.shown : bodyOf(index.root, stored.file)))
     batch.forEach((stored, n) => {
       const text = texts[n]
       if (text === undefined) return
@@ -101,10 +101,10 @@ export async function searchRuns(root: string, query: string, options: SearchOpt
  * path gate, then read synchronously: a few small notes per search, where
  * the thread pool's round trips would cost more than the reads.
  */
-async function bodyOf(root: string, file: string): Promise<string | undefined> {
-  const path = await confinedOrNothing(root, file, 'a run file')
-  if (path === undefined) return undefined
+function bodyOf(root: string, file: string): string | undefined {
   try {
+    const path = confinedOrNothing(root, file, 'a run file')
+    if (path === undefined) return undefined
     if (statSync(path).size > MAX_NOTE_BYTES) return undefined
     const text = readFileSync(path, 'utf8')
     return text.slice(parseFrontmatter(text).split.contentStart)

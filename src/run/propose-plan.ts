@@ -86,7 +86,7 @@ export async function reviseProposal(
 ): Promise<ProposalNote> {
   const version = note.version
   // `notes:` is text a person (or anyone) may edit: only the notes the gate finds inside the vault are read, moved or sent.
-  const ours = await notesInside(vault, note.notes)
+  const ours = notesInside(vault, note.notes)
   const earlierNotes = await Promise.all(ours.map(async ({ file, path }) => ({ file, text: await readFile(path, 'utf8').catch(() => undefined) })))
   const fence = dataFence("an earlier plan and a person's feedback on it")
   const request = [
@@ -148,8 +148,8 @@ export async function reviseProposal(
 }
 
 /** The entries of a proposal's `notes:` that the path gate finds inside the vault, each with the real path it reads from. */
-async function notesInside(vault: string, notes: string[]): Promise<{ file: string; path: string }[]> {
-  const inside = await Promise.all(notes.map(async (file) => ({ file, path: await confinedOrNothing(vault, file, 'a note of the proposal') })))
+function notesInside(vault: string, notes: string[]): { file: string; path: string }[] {
+  const inside = notes.map((file) => ({ file, path: confinedOrNothing(vault, file, 'a note of the proposal') }))
   return inside.filter((note): note is { file: string; path: string } => note.path !== undefined)
 }
 
@@ -173,7 +173,7 @@ async function earlierVersions(vault: string, upTo: number): Promise<ProposalCon
   const earlier: ProposalContent['earlier'] = []
   for (const version of versions.sort((a, b) => a - b)) {
     const folder = `${PROPOSALS_FOLDER}/v${version}`
-    const kept = await confinedOrNothing(vault, `${folder}/proposal.md`, 'a kept proposal')
+    const kept = confinedOrNothing(vault, `${folder}/proposal.md`, 'a kept proposal')
     const text = kept === undefined ? undefined : await readFile(kept, 'utf8').catch(() => undefined)
     let feedback: string | undefined
     try {

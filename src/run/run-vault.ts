@@ -178,7 +178,7 @@ export async function copyVault(from: string, to: string, skip: string[]): Promi
 
 /** A symlink of the plan that leads to a file inside it, made again in the copy relative to where it sits. */
 async function copyLink(root: string, path: string, to: string): Promise<void> {
-  const real = await confinedOrNothing(root, path, 'a link of the plan')
+  const real = confinedOrNothing(root, path, 'a link of the plan')
   if (real === undefined || !(await stat(real).catch(() => undefined))?.isFile()) return
   const target = relative(root, real)
   // A file the copy leaves out (the trace, `.git/`): the copy holds its bytes instead.

@@ -1,4 +1,5 @@
-import { lstat, realpath } from 'node:fs/promises'
+import { lstatSync, realpathSync } from 'node:fs'
+import { realpath } from 'node:fs/promises'
 import { join, relative, resolve } from 'node:path'
 import { isInside } from './fs-atomic.js'
 
@@ -61,26 +62,25 @@ export function segmentsOf(path: string, what: string): string[] {
  * client: where `relativePath` leads under the folder `base`, checked on
  * disk. Every part of it that exists must really be inside `base`
  * (symlinks followed, `base` taken by its real path), so a link pointing
- * out, or leading nowhere, refuses the path. Resolves to the real path of
- * what exists followed by the segments that do not exist yet, and whether
- * the whole path exists. Writes of a run's own files go through the
- * stricter `runFilePath`, which takes no symlink at all.
+ * out, or leading nowhere, refuses the path. Returns the real path of what
+ * exists followed by the segments that do not exist yet, and whether the
+ * whole path exists. Writes of a run's own files go through the stricter
+ * `runFilePath`, which takes no symlink at all.
+ *
+ * Synchronous: `lstat` and `realpath` never block on what they look at, and
+ * a run checks every output its trace names at each call.
  *
  * @throws {PathRefusal} when the path leaves `base` or breaks {@link segmentsOf}' rule.
  */
-export async function confine(base: string, relativePath: string, what: string): Promise<{ path: string; exists: boolean }> {
+export function confineSync(base: string, relativePath: string, what: string): { path: string; exists: boolean } {
   const segments = segmentsOf(relativePath, what)
-  const root = await realpath(base)
+  const root = realpathSync.native(base)
   let real = root
   for (let index = 0; index < segments.length; index++) {
     const next = join(real, segments[index]!)
-    let info
-    try {
-      info = await lstat(next)
-    } catch {
-      return { path: join(next, ...segments.slice(index + 1)), exists: false }
-    }
-    const resolved = await realpath(next).catch(() => undefined)
+    const info = lstatOrNothing(next)
+    if (info === undefined) return { path: join(next, ...segments.slice(index + 1)), exists: false }
+    const resolved = realOrNothing(next)
     // A link to nothing would follow wherever its target appears later, out of the root too.
     if (resolved === undefined && info.isSymbolicLink())
       throw new PathRefusal(
@@ -94,13 +94,35 @@ export async function confine(base: string, relativePath: string, what: string):
   return { path: real, exists: true }
 }
 
-/** The path {@link confine} resolves, or `undefined` for one it refuses: for a list read from a file, whose bad entries are left out. */
-export async function confinedOrNothing(base: string, relativePath: string, what: string): Promise<string | undefined> {
+/** {@link confineSync}, for the callers that await it. */
+export async function confine(base: string, relativePath: string, what: string): Promise<{ path: string; exists: boolean }> {
+  return confineSync(base, relativePath, what)
+}
+
+/** The path {@link confineSync} resolves, or `undefined` for one it refuses: for a list read from a file, whose bad entries are left out. */
+export function confinedOrNothing(base: string, relativePath: string, what: string): string | undefined {
   try {
-    return (await confine(base, relativePath, what)).path
+    return confineSync(base, relativePath, what).path
   } catch (error) {
     if (error instanceof PathRefusal) return undefined
     throw error
+  }
+}
+
+/** What `lstat` says of `path`, `undefined` when there is nothing to follow there (missing, or a file on the way). */
+function lstatOrNothing(path: string): ReturnType<typeof lstatSync> | undefined {
+  try {
+    return lstatSync(path)
+  } catch {
+    return undefined
+  }
+}
+
+function realOrNothing(path: string): string | undefined {
+  try {
+    return realpathSync.native(path)
+  } catch {
+    return undefined
   }
 }
 
