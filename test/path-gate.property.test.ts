@@ -12,10 +12,11 @@ import { edit, tempDir, writeVault } from './helpers/vault.js'
 
 /*
  * Paths that come out of files (issue 26), fuzzed: a proposal's `notes:`, a
- * trace hop's `output` and a search index's documents are filled with `..`,
- * absolute paths, symlinks out, links to nothing and aliases inside a jail
- * folder. Whatever the operation answers, nothing outside the jail is read
- * (its secret shows up nowhere), written, created or moved.
+ * trace hop's `output` (forked, and resumed) and a search index's documents
+ * are filled with `..`, absolute paths, symlinks out, links to nothing and
+ * aliases inside a jail folder. Whatever the operation answers, nothing
+ * outside the jail is read (its secret shows up nowhere), written, created
+ * or moved.
  */
 
 const SECRET = 'the-secret-outside-the-jail'
@@ -26,8 +27,10 @@ async function world(): Promise<{ top: string; jail: string; outside: string }> 
   const top = await realpath(await tempDir())
   const outside = join(top, 'outside')
   await mkdir(join(outside, 'folder'), { recursive: true })
-  await writeFile(join(outside, 'secret.md'), `---\nx: 1\n---\n# Secret\n\n${SECRET} tide pools\n`)
-  await writeFile(join(outside, 'folder/0001-draft.md'), `${SECRET} tide pools\n`)
+  // Shaped as output notes, so that a reader of outputs would take them.
+  const note = `---\nvaultplan: output\nnode: a\nvisit: 1\nstep: 1\nrun: r\n---\n${SECRET} tide pools\n`
+  await writeFile(join(outside, 'secret.md'), note)
+  await writeFile(join(outside, 'folder/0001-draft.md'), note)
   const jail = join(top, 'jail')
   await mkdir(jail)
   return { top, jail, outside }
@@ -175,6 +178,24 @@ describe('paths read from files never lead outside the jail', () => {
         // Besides the random ones, each way out at least once: `..` from the trace folder, a link to a file, a link to a folder.
         examples: [[['../../../outside/secret.md', 'secret-link.md', 'outputs/out/0001-draft.md']]],
       },
+    )
+  })
+
+  it("a trace hop's `output`, resumed", async () => {
+    const { top, jail, outside } = await world()
+    let runs = 0
+    await fc.assert(
+      fc.asyncProperty(hostilePath(3, ['outputs', '0001-a.md'], outside), async (output) => {
+        const vault = await writeVault(linear(), join(jail, `v${runs++}`))
+        await runPlan(vault, { query: 'q', fsync: false, maxSteps: 1, work: async (step) => `${step.node.id} here` })
+        await plantLinks(join(vault, '00_plan-trace'), outside)
+        await plantLinks(join(vault, '00_plan-trace/outputs'), outside)
+        await edit(vault, '00_plan-trace/trace.md', (text) => text.replace('"output":"outputs/0001-a.md"', `"output":${JSON.stringify(output)}`))
+        const work = scriptedWorker()
+        await confined(top, jail, () => runPlan(vault, { fsync: false, work }))
+        expect(JSON.stringify(work.calls)).not.toContain(SECRET)
+      }),
+      { ...settings, numRuns: settings.numRuns * 3, examples: [['../../../outside/secret.md'], ['secret-link.md'], ['outputs/out/0001-draft.md']] },
     )
   })
 
