@@ -149,3 +149,24 @@ describe('a run resumed', () => {
     expect(JSON.stringify(work.calls)).not.toContain('4-8-15')
   })
 })
+
+describe("a vault's note journal, replayed after a restart", () => {
+  test('writes only files inside the vault: an entry naming a file outside it is not restored', async () => {
+    const jail = await tempDir()
+    const vault = await writeVault(linear(), join(jail, 'v'))
+    // Empty files read as torn: a replay would give them the journaled text.
+    await writeFile(join(jail, 'authorized_keys'), '')
+    await writeFile(join(jail, 'output.md'), '')
+    const entries = [
+      { k: 'note', f: '../authorized_keys', t: 'ssh-ed25519 AAAA planted\n' },
+      { k: 'file', f: '00_plan-trace/../../output.md', t: 'planted\n' },
+    ]
+    // No boot entry: written before this machine started, so the notes are repaired from it.
+    await mkdir(join(vault, '00_plan-trace'))
+    await writeFile(join(vault, '00_plan-trace/.journal'), entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''))
+    // The journal is kept when every write is flushed.
+    await runPlan(vault, { query: 'q', work: async (step) => `${step.node.id} done` })
+    expect(await readFile(join(jail, 'authorized_keys'), 'utf8')).toBe('')
+    expect(await readFile(join(jail, 'output.md'), 'utf8')).toBe('')
+  })
+})
