@@ -1,4 +1,4 @@
-import { lstat, mkdir, readdir, readFile, readlink, realpath, symlink, writeFile } from 'node:fs/promises'
+import { lstat, mkdir, readdir, readFile, readlink, realpath, rm, symlink, writeFile } from 'node:fs/promises'
 import { join, relative } from 'node:path'
 import fc from 'fast-check'
 import MiniSearch from 'minisearch'
@@ -12,11 +12,11 @@ import { edit, tempDir, writeVault } from './helpers/vault.js'
 
 /*
  * Paths that come out of files (issue 26), fuzzed: a proposal's `notes:`, a
- * trace hop's `output` (forked, and resumed) and a search index's documents
- * are filled with `..`, absolute paths, symlinks out, links to nothing and
- * aliases inside a jail folder. Whatever the operation answers, nothing
- * outside the jail is read (its secret shows up nowhere), written, created
- * or moved.
+ * trace hop's `output` (forked, and resumed), a note journal's entries and
+ * a search index's documents are filled with `..`, absolute paths, symlinks
+ * out, links to nothing and aliases inside a jail folder. Whatever the
+ * operation answers, nothing outside the jail is read (its secret shows up
+ * nowhere), written, created or moved.
  */
 
 const SECRET = 'the-secret-outside-the-jail'
@@ -31,6 +31,9 @@ async function world(): Promise<{ top: string; jail: string; outside: string }> 
   const note = `---\nvaultplan: output\nnode: a\nvisit: 1\nstep: 1\nrun: r\n---\n${SECRET} tide pools\n`
   await writeFile(join(outside, 'secret.md'), note)
   await writeFile(join(outside, 'folder/0001-draft.md'), note)
+  // Empty files read as torn: a journal replay would fill them.
+  await writeFile(join(outside, 'empty.md'), '')
+  await writeFile(join(outside, 'folder/empty.md'), '')
   const jail = join(top, 'jail')
   await mkdir(jail)
   return { top, jail, outside }
@@ -58,7 +61,7 @@ function hostilePath(depth: number, names: string[], outside: string): fc.Arbitr
     fc.constantFrom(['outside'], ['out'], ['alias'], ['alias', 'out'], ['outside', 'folder']),
     fc.array(fc.constantFrom('out', 'alias', 'outside', 'folder', '.', ''), { maxLength: 3 }),
   )
-  const name = fc.constantFrom('secret.md', 'secret-link.md', 'dangling.md', '0001-draft.md', ...names)
+  const name = fc.constantFrom('secret.md', 'secret-link.md', 'dangling.md', '0001-draft.md', 'empty.md', ...names)
   return fc.oneof(
     { weight: 4, arbitrary: fc.tuple(ups, middle, name, fc.boolean()).map(([up, mid, last, back]) => [...up, ...mid, last].join(back ? '\\' : '/')) },
     {
@@ -196,6 +199,41 @@ describe('paths read from files never lead outside the jail', () => {
         expect(JSON.stringify(work.calls)).not.toContain(SECRET)
       }),
       { ...settings, numRuns: settings.numRuns * 3, examples: [['../../../outside/secret.md'], ['secret-link.md'], ['outputs/out/0001-draft.md']] },
+    )
+  })
+
+  it("a note journal's entries, replayed after a restart", async () => {
+    const { top, jail, outside } = await world()
+    let runs = 0
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.constantFrom('note', 'file'), hostilePath(1, ['a.md', '00_plan-trace'], outside)), { minLength: 1, maxLength: 4 }),
+        async (entries) => {
+          const vault = await writeVault(linear(), join(jail, `v${runs++}`))
+          await plantLinks(vault, outside)
+          await mkdir(join(vault, '00_plan-trace'))
+          // No boot entry: written before this machine started, so the run repairs files from it.
+          const journal = entries.map(([k, f]) => `${JSON.stringify({ k, f, t: `${SECRET}\n` })}\n`).join('')
+          await writeFile(join(vault, '00_plan-trace/.journal'), journal)
+          await confined(top, jail, async () => {
+            await runPlan(vault, { query: 'q', work: async (step) => `${step.node.id} done` })
+            // The journal itself holds the secret as planted: not a read of anything outside.
+            await rm(join(vault, '00_plan-trace/.journal'), { force: true })
+          })
+        },
+      ),
+      {
+        ...settings,
+        numRuns: settings.numRuns * 3,
+        examples: [
+          [
+            [
+              ['note', '../outside/empty.md'],
+              ['file', 'out/empty.md'],
+            ],
+          ],
+        ],
+      },
     )
   })
 
