@@ -1,5 +1,28 @@
+import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { configDefaults, defineConfig } from 'vitest/config'
+
+/**
+ * The slow suite (`npm run test:slow`): each file here takes long because of
+ * what it proves (crash trials, races against an editor process, model- and
+ * property-based runs over many random plans, the tarball installed, an
+ * outside conformance suite, TypeDoc compiling the sources). `npm test` runs
+ * every other file; test/suites.test.ts checks that each test file is in
+ * exactly one suite.
+ */
+export const slowFiles = [
+  'test/crash.test.ts',
+  'test/torn-reads.test.ts',
+  'test/lifecycle.model.test.ts',
+  'test/agreement.property.test.ts',
+  'test/mcp-conformance.test.ts',
+  'test/package.test.ts',
+  'test/api-reference.test.ts',
+]
+
+// The queue tests need PostgreSQL: without a database they are not collected, and the
+// global setup says so after the summary (a skipped test would hide it).
+const queueFiles = process.env.VAULTPLAN_TEST_PG ? [] : ['test/queue*.test.ts']
 
 export default defineConfig({
   resolve: {
@@ -12,13 +35,27 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['test/**/*.test.ts'],
-    // The queue tests need PostgreSQL: without a database they are not collected, and the
-    // global setup says so after the summary (a skipped test would hide it).
-    exclude: [...configDefaults.exclude, ...(process.env.VAULTPLAN_TEST_PG ? [] : ['test/queue*.test.ts'])],
-    globalSetup: ['test/setup/queue-notice.ts'],
     testTimeout: 30_000,
     // A killed runner's lock is taken over after 1.1 s instead of 3 s (test/lock.test.ts checks the option itself).
     env: { VAULTPLAN_LOCK_ORPHAN_MS: '1100' },
+    // Most files spend their time waiting (settle windows, child processes, servers on 127.0.0.1), not
+    // computing; vitest's default of one worker per core but one would run them one by one on 2 cores.
+    maxWorkers: Math.max(4, availableParallelism()),
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'fast',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...slowFiles, ...queueFiles],
+          // Only here, so that its notice prints once: the queue tests are in this suite.
+          globalSetup: ['test/setup/queue-notice.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'slow', include: slowFiles },
+      },
+    ],
   },
 })

@@ -9,7 +9,11 @@
  * second to the next hits both alike. Tells what a hop's safety costs apart
  * from what the rest of the run costs.
  *
- *   node bench/hop-syscalls.mjs [--rounds 7] [--only floor,hop,vaultplan]   (after `npm run build` and `npm --prefix bench ci`)
+ *   node bench/hop-syscalls.mjs [--rounds 7] [--only floor,hop,vaultplan] [--name hop-syscalls]   (after `npm run build` and `npm --prefix bench ci`)
+ *
+ * Writes `bench/results/<name>.json` (with the commit, the machine and the date;
+ * `--name hop-syscalls-tmpfs` for a run with `TMPDIR=/dev/shm`), from which
+ * `npm run docs` renders docs/performance.md.
  *
  * Variants:
  * - `floor`: per hop two rewrites (temporary file, write, close, rename over the note) and a 200-byte append.
@@ -46,11 +50,14 @@ import { unlink } from 'node:fs/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runVaultplan } from './lib/contenders.mjs'
+import { startRecord, writeResult } from './lib/results.mjs'
 import { writeLoopVault } from './lib/vaults.mjs'
 
 const args = process.argv.slice(2)
 const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback)
 const rounds = Number(option('--rounds', 7))
+const name = option('--name', 'hop-syscalls')
+const begun = startRecord()
 const HOPS = 1000
 const BATCH = 64
 const base = mkdtempSync(join(tmpdir(), 'vaultplan-hop-syscalls-'))
@@ -178,8 +185,15 @@ const median = (values) => {
 console.log(
   `file work of a loop hop, ${HOPS} hops a variant, ${rounds} rounds in turns after a warm-up round (ms a hop; ratio: median of per-round ratios to the floor)`,
 )
+const round3 = (value) => +value.toFixed(3)
+const rows = []
 for (const kind of kinds) {
   const ratios = times[kind].map((ms, round) => ms / times.floor[round])
+  rows.push({
+    variant: kind,
+    msPerHop: { median: round3(median(times[kind])), min: round3(Math.min(...times[kind])), max: round3(Math.max(...times[kind])) },
+    toFloor: { median: round3(median(ratios)), min: round3(Math.min(...ratios)), max: round3(Math.max(...ratios)) },
+  })
   console.log(
     `  ${kind.padEnd(20)} median ${median(times[kind]).toFixed(3)} ms (min ${Math.min(...times[kind]).toFixed(3)}, max ${Math.max(...times[kind]).toFixed(3)}), ` +
       `/ floor ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})`,
@@ -190,3 +204,4 @@ console.log(
     .map((value) => value.toFixed(2))
     .join(' ')} at end`,
 )
+console.log(`Written to ${await writeResult(name, begun, { config: { hops: HOPS, rounds }, variants: rows })}.`)

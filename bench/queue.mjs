@@ -6,6 +6,9 @@
  *
  *   node bench/queue.mjs [--url postgres://...] [--runs N] [--reps N]
  *
+ * Writes `bench/results/queue.json` (with the commit, the machine and the
+ * date), from which `npm run docs` renders docs/performance.md.
+ *
  * Without a URL (`--url` or VAULTPLAN_TEST_PG) it says that it did not run.
  * `scripts/test-pg.sh npm run bench` gives it a throwaway PostgreSQL.
  * Needs the build (`npm run build`).
@@ -15,6 +18,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { startRecord, writeResult } from './lib/results.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const dist = join(here, '..', 'dist')
@@ -40,6 +44,7 @@ if (!url) {
   process.exit(0)
 }
 
+const begun = startRecord()
 const { RunQueue, enqueueRun, readQueueStatus } = await import(pathToFileURL(join(dist, 'queue', 'index.js')).href)
 const base = await mkdtemp(join(tmpdir(), 'vaultplan-bench-queue-'))
 const log = (line) => process.stderr.write(`${line}\n`)
@@ -118,6 +123,20 @@ try {
   const ratio = median(figures[4]) / median(figures[1])
   console.log('')
   console.log(`queue: 4 workers / 1 worker = ${ratio.toFixed(2)}x (target >= ${TARGET}x) ${ratio >= TARGET ? 'PASS' : 'MISS'}`)
+  const round = (value) => +value.toFixed(1)
+  const path = await writeResult('queue', begun, {
+    config: { runs, hopsPerRun: HOPS, sleepMs: SLEEP_MS, rounds: reps, workers: WORKERS },
+    figures: WORKERS.map((workers) => ({
+      workers,
+      median: round(median(figures[workers])),
+      min: round(Math.min(...figures[workers])),
+      max: round(Math.max(...figures[workers])),
+      ideal: (workers * 1000) / SLEEP_MS,
+      values: figures[workers].map(round),
+    })),
+    ratio: { name: '4 workers / 1 worker, hops per second', value: +ratio.toFixed(2), target: `>= ${TARGET}`, pass: ratio >= TARGET },
+  })
+  console.log(`Written to ${path}.`)
   console.log(
     `Node ${process.version}, ${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}, load average ${loadavg()
       .map((value) => value.toFixed(2))

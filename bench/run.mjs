@@ -2,7 +2,8 @@
  * `npm run bench`: vaultplan's own overhead, side by side with LangGraph.js
  * (SqliteSaver) and the file-system floor, on plans and vaults generated
  * here. Workers and judges are scripted and instant. Prints a table and
- * writes `bench/results.json`.
+ * writes `bench/results/run.json` (with the commit, the machine and the date),
+ * from which `npm run docs` renders docs/performance.md.
  *
  * Every figure is the median of several repetitions after a warm-up, with
  * min and max; contenders that are compared are measured in turns, and
@@ -11,14 +12,15 @@
  * `node bench/run.mjs --quick` runs a smaller version, to check the bench itself.
  */
 import { execFile } from 'node:child_process'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { cpus, loadavg, tmpdir } from 'node:os'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { langgraphLoop, langgraphPath, runFloor, runFloorSync, runLangGraph, runVaultplan } from './lib/contenders.mjs'
 import { loadAndValidate, readOnly, readOnlySync } from './lib/load.mjs'
 import { print } from './lib/print.mjs'
+import { machine, startRecord, writeResult } from './lib/results.mjs'
 import { measureStartup, writeTinyVault } from './lib/startup.mjs'
 import { straceWorks, syscallsPerHop } from './lib/syscalls.mjs'
 import { measureInTurns, now, ratioInRounds, summarize } from './lib/stats.mjs'
@@ -73,11 +75,9 @@ async function main() {
   const base = await mkdtemp(join(tmpdir(), 'vaultplan-bench-'))
   let serial = 0
   const fresh = (name) => join(base, `${name}-${serial++}`)
+  const begun = startRecord()
   const results = {
-    date: new Date().toISOString(),
-    node: process.version,
-    cpus: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}`,
-    loadAverageAtStart: loadavg().map((value) => +value.toFixed(2)),
+    quick,
     config: CONFIG,
     figures: {},
     checks: {},
@@ -315,12 +315,13 @@ async function main() {
   }
   figures[`search: first search of a new process (${search.outputs} outputs)`] = one(search.reopenMs, 'median of 3 processes')
   results.searchOutputs = search.outputs
+  results.search = search
 
   results.ratios = ratios(figures, results.checks, results.searchOutputs)
   results.wallSeconds = +((now() - started) / 1000).toFixed(1)
-  results.loadAverageAtEnd = loadavg().map((value) => +value.toFixed(2))
-  await writeFile(join(here, 'results.json'), `${JSON.stringify(results, null, 2)}\n`)
-  print(results)
+  // A quick run only checks the bench: it must not overwrite the figures the docs are rendered from.
+  const path = await writeResult(quick ? 'run-quick' : 'run', begun, results)
+  print({ ...results, machine: { ...machine(), loadAverageAtStart: begun.loadAverage } }, path)
 }
 
 /** The targets of the issue, each a ratio of two figures of this run (and the same ratio of their CPU times). */

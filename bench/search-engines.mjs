@@ -4,11 +4,14 @@
  * outputs (about 1 KB each): index build time, median latency of 100
  * queries, size of the saved index and time to reopen it. Needs `bench/`'s
  * dependencies (`npm --prefix bench ci`). vaultplan uses the one this
- * picks (see docs/memory.md, "Search over past runs").
+ * picks (see docs/memory.md, "Search over past runs"). Writes
+ * `bench/results/search-engines.json` (with the commit, the machine and
+ * the date), from which `npm run docs` renders docs/memory.md's table.
  */
 import { readFileSync } from 'node:fs'
 import MiniSearch from 'minisearch'
 import FlexSearch from 'flexsearch'
+import { startRecord, writeResult } from './lib/results.mjs'
 import { summarize, now } from './lib/stats.mjs'
 import { random } from './lib/vaults.mjs'
 import { outputText, queries, vocabulary } from './lib/outputs.mjs'
@@ -17,6 +20,7 @@ const versionOf = (name) => JSON.parse(readFileSync(new URL(`./node_modules/${na
 const quick = process.argv.includes('--quick')
 const COUNT = quick ? 1000 : 10_000
 const REPS = 3
+const begun = startRecord()
 
 const words = vocabulary()
 const rand = random(5)
@@ -100,3 +104,17 @@ for (const [name, row] of Object.entries(rows)) {
     `${`${name} ${engines[name].version}`.padEnd(18)} ${ms(row.build).padStart(8)}   ${ms(row.query).padStart(24)}   ${(row.bytes / 1e6).toFixed(1).padStart(8)}   ${ms(row.open).padStart(9)}   ${row.hits}`,
   )
 }
+const round = (value, digits) => +value.toFixed(digits)
+const path = await writeResult(quick ? 'search-engines-quick' : 'search-engines', begun, {
+  config: { outputs: COUNT, textMB: round(docs.reduce((sum, doc) => sum + doc.text.length, 0) / 1e6, 1), queries: asked.length, repetitions: REPS },
+  engines: Object.entries(rows).map(([name, row]) => ({
+    name,
+    version: engines[name].version,
+    buildMs: round(summarize(row.build).median, 0),
+    queryMs: round(summarize(row.query).median, 2),
+    savedMB: round(row.bytes / 1e6, 1),
+    reopenMs: round(summarize(row.open).median, 0),
+    hits: row.hits,
+  })),
+})
+console.log(`Written to ${path}.`)

@@ -58,7 +58,12 @@ const commands: Record<string, Command> = {
 Prints the version of vaultplan, as --version does. Through npm, both
 'npx vaultplan version' and 'npx vaultplan --version' reach vaultplan
 ('npm exec vaultplan --version' is npm's own --version: use
-'npm exec -- vaultplan --version').`,
+'npm exec -- vaultplan --version').
+
+Options:
+  -h, --help     show this help
+
+Exit codes: 0 printed, 2 bad usage.`,
     run: versionCommand,
   },
   fork: {

@@ -1,5 +1,12 @@
+/**
+ * Load and check a plan vault, run it or step through it, picture it, and
+ * read what its runs left behind.
+ *
+ * @module vaultplan
+ */
 export {
   formatIssue,
+  PictureTooLargeError,
   PlanValidationError,
   RUN_STATE_ERROR_CODES,
   RunStateError,
@@ -15,7 +22,9 @@ export {
   type VaultPathErrorCode,
   type VaultplanErrorCode,
 } from './core/errors.js'
-export { PLAN_ISSUE_CODES, type PlanIssueCode } from './core/types.js'
+export { DECIDED_BY, PLAN_ISSUE_CODES, type EdgeOrigin, type ModelUsage, type NodeOrigin, type PlanIssueCode } from './core/types.js'
+export { JUDGE_KINDS, NODE_STATUSES, NODE_TYPES } from './core/knobs.js'
+export { LEDGER_KINDS } from './core/ledger-types.js'
 export { decide, type Decision as HumanDecision } from './run/decide.js'
 export { dryRun, type JudgePreview } from './run/dry-run.js'
 export { observeRun, type ObserveOptions } from './run/observe-run.js'
@@ -41,14 +50,23 @@ export {
 } from './memory/ledger.js'
 export { loadPlan } from './plan/load-plan.js'
 export { savePlan } from './plan/save-plan.js'
+export type { WriteOptions } from './vault/fs-atomic.js'
 export { updateStatus } from './vault/update-status.js'
 export { parsePlanDocument, pathGraphFromSteps, planGraph } from './plan/plan-document.js'
 export { PlanGraph } from './plan/plan-graph.js'
 export { proposePlan, type ProposeOptions } from './run/propose-plan.js'
-export { readProposal, type ProposalInfo, type ProposalStatus } from './vault/proposal-note.js'
+export { PROPOSAL_STATUSES, readProposal, type ProposalInfo, type ProposalStatus } from './vault/proposal-note.js'
 export { toDot, toMermaid, type PictureState } from './plan/plan-picture.js'
-export { toCanvas, type CanvasColor, type CanvasDocument, type CanvasEdge, type CanvasNode, type CanvasOptions } from './plan/plan-canvas.js'
-export { toSvg } from './plan/plan-svg.js'
+export {
+  toCanvas,
+  type CanvasColor,
+  type CanvasDocument,
+  type CanvasEdge,
+  type CanvasNode,
+  type CanvasNodeBase,
+  type CanvasOptions,
+} from './plan/plan-canvas.js'
+export { toSvg, type SvgOptions } from './plan/plan-svg.js'
 export {
   readRunStatus,
   type DecisionBox,
@@ -58,6 +76,8 @@ export {
   type RunPhase,
   type RunStatus,
   type RunStatusOptions,
+  type StatusBase,
+  type SubplanState,
 } from './run/run-status.js'
 export { createWorker, type WorkerOptions } from './models/worker.js'
 export { chooseEdge, registerPredicate, type ChooseEdgeOptions, type Decision } from './models/transitions.js'

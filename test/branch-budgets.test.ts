@@ -34,22 +34,26 @@ function fanOut(): Record<string, string> {
 const everyWork = ['/brief', 'library/borrow', 'library/excerpt', 'library/read', 'web/notes', 'web/search', 'web/skim', '/report'].sort()
 
 /**
- * A worker whose calls overlap: each takes a few turns of the event loop
- * (`wait`), so both branches are working when the budget runs out. It
+ * A worker whose calls overlap: by default each waits (up to 50 ms) for a
+ * call of the other branch to start, so both branches are working when the
+ * budget runs out, however busy the machine; `wait` replaces that. It
  * answers `<plan/id> v<visit>`.
  */
-function slowWorker(wait: (id: string) => Promise<unknown> = () => sleep(5)) {
+function slowWorker(wait?: (id: string) => Promise<unknown>) {
   const calls: string[] = []
   const inputs = new Map<string, StepInput['outputs']>()
   let inFlight = 0
   let most = 0
+  const overlap = async () => {
+    for (let turn = 0; turn < 10 && inFlight < 2; turn++) await sleep(5)
+  }
   const work = async (step: StepInput) => {
     const id = `${step.plan ?? ''}/${step.node.id}`
     calls.push(id)
     inputs.set(id, step.outputs)
     inFlight++
     most = Math.max(most, inFlight)
-    await wait(id)
+    await (wait ? wait(id) : overlap())
     inFlight--
     return `${id} v${step.visit}`
   }

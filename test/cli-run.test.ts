@@ -42,6 +42,49 @@ const approvedByAPerson = {
 }
 
 describe('vaultplan run', () => {
+  test("the demo's plan: a note naming a tool the CLI's worker does not have is warned about once, at the run vault's file", async () => {
+    const model = await startChatServer(reviewer)
+    servers.push(model)
+    const dir = await tempDir()
+    await cp(join(root, 'vaults/draft-review'), join(dir, 'plan'), { recursive: true })
+    const run = await vaultplan(['run', 'plan', '--run-vault', 'runs/announce', '--query', 'announce it', '--no-fsync'], {
+      cwd: dir,
+      env: { LLM_MODEL: 'm', LLM_BASE_URL: model.url },
+    })
+    expect(run).toMatchObject({ code: 0, stderr: '' })
+    expect(run.stdout.split('\n').filter((line) => line.includes('warning'))).toMatchInlineSnapshot(`
+      [
+        "runs/announce/review.md:4:8 warning unknown-tool names tool \`fetch_url\`, which the runner does not have",
+        "runs/announce/send.md:3:8 warning unknown-tool names tool \`send_email\`, which the runner does not have",
+      ]
+    `)
+  })
+
+  test('a broken plan: each diagnostic names the file as the user finds it, in the template or in the run vault', async () => {
+    const dir = await tempDir()
+    await cp(join(root, 'vaults/draft-review'), join(dir, 'plan'), { recursive: true })
+    const review = await readFile(join(dir, 'plan/review.md'), 'utf8')
+    await writeFile(join(dir, 'plan/review.md'), review.replace('[[send]]', '[[sned]]'))
+    const env = { LLM_MODEL: 'm', LLM_BASE_URL: 'http://127.0.0.1:9/v1' }
+    const args = ['run', 'plan', '--run-vault', 'runs/announce', '--query', 'announce it', '--no-fsync']
+    expect((await vaultplan(args, { cwd: dir, env })).stderr).toMatchInlineSnapshot(`
+      "plan/review.md:4:8 warning unknown-tool names tool \`fetch_url\`, which the runner does not have
+      plan/review.md:18:15 error dangling-edge edge \`approved\` -> \`[[sned]]\` matches no note; did you mean \`[[send]]\`?
+      plan/send.md:3:8 warning unknown-tool names tool \`send_email\`, which the runner does not have
+      vaultplan: the plan is invalid; fix the notes above and run again.
+      "
+    `)
+    // A run vault holding a broken copy (a person's edit, say) is named as such.
+    await cp(join(dir, 'plan'), join(dir, 'runs/announce'), { recursive: true })
+    expect((await vaultplan(args, { cwd: dir, env })).stderr).toMatchInlineSnapshot(`
+      "runs/announce/review.md:4:8 warning unknown-tool names tool \`fetch_url\`, which the runner does not have
+      runs/announce/review.md:18:15 error dangling-edge edge \`approved\` -> \`[[sned]]\` matches no note; did you mean \`[[send]]\`?
+      runs/announce/send.md:3:8 warning unknown-tool names tool \`send_email\`, which the runner does not have
+      vaultplan: the plan is invalid; fix the notes above and run again.
+      "
+    `)
+  })
+
   test('runs a vault hop by hop with the env-configured model and shows progress', async () => {
     const model = await startChatServer(reviewer)
     servers.push(model)

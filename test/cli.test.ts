@@ -58,9 +58,8 @@ describe.concurrent('vaultplan validate', () => {
     expect(await vaultplan(['validate', 'vaults/draft-review'], { cwd: temp })).toEqual({
       code: 1,
       stdout: [
-        'vaults/draft-review/draft.md warning unreachable cannot be reached from the start node',
-        'vaults/draft-review/review.md:11:21 error dangling-edge edge `needs revision` -> `[[drfat]]` matches no note',
-        'vaults/draft-review: 3 notes, 1 error, 1 warning',
+        'vaults/draft-review/review.md:11:21 error dangling-edge edge `needs revision` -> `[[drfat]]` matches no note; did you mean `[[draft]]`?',
+        'vaults/draft-review: 3 notes, 1 error, 0 warnings',
         '',
       ].join('\n'),
       stderr: '',
@@ -70,8 +69,10 @@ describe.concurrent('vaultplan validate', () => {
   test('run from inside the vault, files are shown bare', async () => {
     const dir = await vault('inside', DANGLING)
     const run = await vaultplan(['validate', '.'], { cwd: dir })
-    expect(run.stdout.split('\n')[1]).toBe('review.md:11:21 error dangling-edge edge `needs revision` -> `[[drfat]]` matches no note')
-    expect(run.stdout.split('\n')[2]).toBe('.: 3 notes, 1 error, 1 warning')
+    expect(run.stdout.split('\n')[0]).toBe(
+      'review.md:11:21 error dangling-edge edge `needs revision` -> `[[drfat]]` matches no note; did you mean `[[draft]]`?',
+    )
+    expect(run.stdout.split('\n')[1]).toBe('.: 3 notes, 1 error, 0 warnings')
   })
 
   test('every error is reported, not only the first', async () => {
@@ -133,7 +134,7 @@ describe.concurrent('vaultplan validate', () => {
     const dir = await vault('tools', VALID)
     expect(await vaultplan(['validate', dir, '--tools', 'fetch_url,calc'])).toEqual({
       code: 0,
-      stdout: `${dir}/research.md warning unknown-tool names tool \`search\`, which is not among the tools supplied\n${dir}: 3 notes, 0 errors, 1 warning\n`,
+      stdout: `${dir}/research.md:3:8 warning unknown-tool names tool \`search\`, which the runner does not have\n${dir}: 3 notes, 0 errors, 1 warning\n`,
       stderr: '',
     })
     expect(await vaultplan(['validate', dir, '--tools', 'calc, search'])).toEqual({
@@ -204,7 +205,8 @@ Checks the plan vault in <dir> and prints every problem, one per line, as
 
 Options:
   --json         print {"valid":bool,"issues":[...]} on stdout and nothing else
-  --tools a,b    the tools your agent supplies; a note naming another one gets a warning
+  --tools a,b    the tools your agent supplies (comma-separated, may be
+                 repeated); a note naming another one gets a warning
   -h, --help     show this help
 
 Exit codes: 0 valid (warnings allowed), 1 the plan has errors,

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { runCrashTrials, type CrashReport } from './crash/run.mjs'
 
 // The crash harness runs the built library (`dist/`) in child processes, so
-// `npm test` builds first. `npm run test:crash -- --trials 200` runs many more.
+// `npm run test:slow` builds first. `npm run test:crash -- --trials 200` runs many more.
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const mutants = join(root, 'node_modules', '.cache', `vaultplan-crash-mutants-${process.pid}`)

@@ -1,11 +1,14 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { cliPage, renderCliPage } from '../scripts/docs-cli.js'
+import { memoryPage, performancePage, renderMemoryPage, renderPerformancePage } from '../scripts/docs-bench.js'
 import { root } from './helpers/cli.js'
 
 /*
  * The README and the pages of docs/ as a reader navigates them: a README
- * short enough to read, and no link between pages that leads nowhere.
+ * short enough to read, no link between pages that leads nowhere, and the
+ * generated parts as `npm run docs` makes them now.
  */
 
 /** The README and every page of docs/, by path from the repository. */
@@ -79,5 +82,19 @@ describe('the README and docs/', () => {
     const index = readFileSync(join(root, 'docs/README.md'), 'utf8')
     const linked = new Set(linksOf(index).map(({ target }) => target.split('#')[0]))
     expect(pages.filter((page) => page.startsWith('docs/') && page !== 'docs/README.md' && !linked.has(page.slice('docs/'.length)))).toEqual([])
+  })
+})
+
+describe('the generated parts of docs/ (npm run docs)', () => {
+  it("docs/cli.md's reference is the built CLI's --help, command by command", async () => {
+    expect(readFileSync(cliPage, 'utf8')).toBe(await renderCliPage())
+  })
+
+  it("docs/performance.md's tables are the committed results of bench/results/", async () => {
+    expect(readFileSync(performancePage, 'utf8')).toBe(await renderPerformancePage())
+  })
+
+  it("docs/memory.md's search tables are the committed results of bench/results/", async () => {
+    expect(readFileSync(memoryPage, 'utf8')).toBe(await renderMemoryPage())
   })
 })

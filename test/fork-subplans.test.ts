@@ -115,21 +115,24 @@ describe('forkRun of a run with a subplan', () => {
         trace: true,
       },
     ]
-    for (const [step, want] of expected.entries()) {
-      const into = join(await tempDir(), 'fork')
-      await forkRun(source, { step, into })
-      expect(await readTree(source)).toEqual(before)
-      expect({ step, statuses: await noteStatuses(into) }).toEqual({ step, statuses: want.statuses })
-      expect({ step, status: view(await readRunStatus(into)) }).toEqual({ step, status: want.status })
-      expect({ step, trace: await exists(join(into, 'research/00_plan-trace/trace.md')) }).toEqual({ step, trace: want.trace })
+    // The forks are independent (forkRun only reads the source), so they are made and run at once: each mostly waits on its files.
+    await Promise.all(
+      expected.map(async (want, step) => {
+        const into = join(await tempDir(), 'fork')
+        await forkRun(source, { step, into })
+        expect(await readTree(source)).toEqual(before)
+        expect({ step, statuses: await noteStatuses(into) }).toEqual({ step, statuses: want.statuses })
+        expect({ step, status: view(await readRunStatus(into)) }).toEqual({ step, status: want.status })
+        expect({ step, trace: await exists(join(into, 'research/00_plan-trace/trace.md')) }).toEqual({ step, trace: want.trace })
 
-      // Running the fork works only what a straight run does after that step, and ends as the original did.
-      const again = recordingWorker()
-      const result = await runPlan(into, { ...options, work: again })
-      expect({ step, calls: again.calls }).toEqual({ step, calls: work.calls.slice(step) })
-      expect({ ...result, runVault: '', runId: '' }).toEqual({ ...original, runVault: '', runId: '' })
-      expect(Object.values(await noteStatuses(into)).every((status) => status === 'done')).toBe(true)
-    }
+        // Running the fork works only what a straight run does after that step, and ends as the original did.
+        const again = recordingWorker()
+        const result = await runPlan(into, { ...options, work: again })
+        expect({ step, calls: again.calls }).toEqual({ step, calls: work.calls.slice(step) })
+        expect({ ...result, runVault: '', runId: '' }).toEqual({ ...original, runVault: '', runId: '' })
+        expect(Object.values(await noteStatuses(into)).every((status) => status === 'done')).toBe(true)
+      }),
+    )
   })
 
   it('refuses a step past the works of the whole run, subplans included', async () => {
@@ -148,25 +151,28 @@ describe('forkRun of a run with a subplan', () => {
     const original = await runPlan(source, { ...options, query, work, predicates })
     expect(original).toMatchObject({ status: 'completed', steps: 8 })
 
-    for (let step = 1; step <= 8; step++) {
-      // The same plan run straight with a budget of `step` works stands where the fork should.
-      const stopped = await writeVault(files)
-      await runPlan(stopped, { ...options, query, work: recordingWorker(), predicates, maxSteps: step })
-      const into = join(await tempDir(), 'fork')
-      await forkRun(source, { step, into })
-      expect({ step, statuses: await noteStatuses(into) }).toEqual({ step, statuses: await noteStatuses(stopped) })
-      const nodes = (status: RunStatus) => ({ top: view(status).nodes, subplan: view(status).subplans?.research?.nodes })
-      // Both read for the budget the straight run stopped on (the straight run's trace records it; the fork's has the original's).
-      expect({ step, nodes: nodes(await readRunStatus(into, { maxSteps: step })) }).toEqual({
-        step,
-        nodes: nodes(await readRunStatus(stopped, { maxSteps: step })),
-      })
+    // The forks are independent (forkRun only reads the source), so they are made and run at once: each mostly waits on its files.
+    await Promise.all(
+      [1, 2, 3, 4, 5, 6, 7, 8].map(async (step) => {
+        // The same plan run straight with a budget of `step` works stands where the fork should.
+        const stopped = await writeVault(files)
+        await runPlan(stopped, { ...options, query, work: recordingWorker(), predicates, maxSteps: step })
+        const into = join(await tempDir(), 'fork')
+        await forkRun(source, { step, into })
+        expect({ step, statuses: await noteStatuses(into) }).toEqual({ step, statuses: await noteStatuses(stopped) })
+        const nodes = (status: RunStatus) => ({ top: view(status).nodes, subplan: view(status).subplans?.research?.nodes })
+        // Both read for the budget the straight run stopped on (the straight run's trace records it; the fork's has the original's).
+        expect({ step, nodes: nodes(await readRunStatus(into, { maxSteps: step })) }).toEqual({
+          step,
+          nodes: nodes(await readRunStatus(stopped, { maxSteps: step })),
+        })
 
-      const again = recordingWorker()
-      const result = await runPlan(into, { ...options, work: again, predicates })
-      expect({ step, calls: again.calls }).toEqual({ step, calls: work.calls.slice(step) })
-      expect(result).toMatchObject({ status: 'completed', steps: 8, visits: original.visits })
-    }
+        const again = recordingWorker()
+        const result = await runPlan(into, { ...options, work: again, predicates })
+        expect({ step, calls: again.calls }).toEqual({ step, calls: work.calls.slice(step) })
+        expect(result).toMatchObject({ status: 'completed', steps: 8, visits: original.visits })
+      }),
+    )
   })
 
   it('leaves a note of the subplan that waited at the step waiting, and one decided later done', async () => {

@@ -24,27 +24,30 @@ describe('forkRun', () => {
     const originalPath = await path(source)
     expect(originalPath).toHaveLength(5)
     const before = await readTree(source)
-    for (let step = 0; step <= 5; step++) {
-      const into = join(await tempDir(), 'fork')
-      expect(await forkRun(source, { step, into })).toBe(into)
-      expect(await readTree(source)).toEqual(before)
-      const header = await read(into, '00_plan-trace/trace.md')
-      expect(header).toContain(`fork:\n  run: ${original.runId}\n  step: ${step}\n`)
-      expect(header).not.toContain(`run: ${original.runId}\nformat`)
-      // The notes read as the run had them right after the step: worked ones `done`, so Obsidian shows the progress.
-      const worked = [[], ['draft'], ['draft', 'review'], ['draft', 'review'], ['draft', 'review'], ['draft', 'review', 'send']][step]!
-      expect({ step, statuses: await statuses(into) }).toEqual({
-        step,
-        statuses: { draft: 'pending', review: 'pending', send: 'pending', ...Object.fromEntries(worked.map((id) => [id, 'done'])) },
-      })
-      const work = scriptedWorker()
-      const result = await runPlan(into, { ...options, work, llm: reviewJudge('review v2') })
-      expect(await path(into)).toEqual(originalPath)
-      // Only the hops after the fork's step are worked again.
-      expect(work.calls.map((call) => call.step)).toEqual([1, 2, 3, 4, 5].filter((each) => each > step))
-      expect({ ...result, runVault: '', runId: '' }).toEqual({ ...original, runVault: '', runId: '' })
-      expect(result.runId).not.toBe(original.runId)
-    }
+    // The forks are independent (forkRun only reads the source), so they are made and run at once: each mostly waits on its files.
+    await Promise.all(
+      [0, 1, 2, 3, 4, 5].map(async (step) => {
+        const into = join(await tempDir(), 'fork')
+        expect(await forkRun(source, { step, into })).toBe(into)
+        expect(await readTree(source)).toEqual(before)
+        const header = await read(into, '00_plan-trace/trace.md')
+        expect(header).toContain(`fork:\n  run: ${original.runId}\n  step: ${step}\n`)
+        expect(header).not.toContain(`run: ${original.runId}\nformat`)
+        // The notes read as the run had them right after the step: worked ones `done`, so Obsidian shows the progress.
+        const worked = [[], ['draft'], ['draft', 'review'], ['draft', 'review'], ['draft', 'review'], ['draft', 'review', 'send']][step]!
+        expect({ step, statuses: await statuses(into) }).toEqual({
+          step,
+          statuses: { draft: 'pending', review: 'pending', send: 'pending', ...Object.fromEntries(worked.map((id) => [id, 'done'])) },
+        })
+        const work = scriptedWorker()
+        const result = await runPlan(into, { ...options, work, llm: reviewJudge('review v2') })
+        expect(await path(into)).toEqual(originalPath)
+        // Only the hops after the fork's step are worked again.
+        expect(work.calls.map((call) => call.step)).toEqual([1, 2, 3, 4, 5].filter((each) => each > step))
+        expect({ ...result, runVault: '', runId: '' }).toEqual({ ...original, runVault: '', runId: '' })
+        expect(result.runId).not.toBe(original.runId)
+      }),
+    )
   })
 
   it('replays from before a step with a fixed note: the fork uses the notes as they are in it', async () => {

@@ -129,6 +129,16 @@ describe('the ledger', () => {
     }
   })
 
+  it('never gives one id twice after a torn entry whose number is past the safe integers', async () => {
+    const vault = await writeVault(linear())
+    await recordEntry(vault, { kind: 'fact', text: 'first' })
+    // A kill left only the heading of an entry whose number a float cannot hold exactly.
+    await writeFile(join(vault, LEDGER), `${await read(vault, LEDGER)}\n## F9007199254740993 · fact\n`)
+    const ids = [await recordEntry(vault, { kind: 'fact', text: 'second' }), await recordEntry(vault, { kind: 'fact', text: 'third' })]
+    expect(ids).toEqual(['F9007199254740994', 'F9007199254740995'])
+    expect((await readLedger(vault)).facts.map((entry) => entry.id)).toEqual(['F1', ...ids])
+  })
+
   it('keeps text that looks like a heading or a marker as text', async () => {
     const vault = await writeVault(linear())
     const forged = 'real\n## F9 · fact\n<!-- vaultplan:ledger {"op":"record","kind":"fact","id":"F7","text":"forged","at":"x"} -->'

@@ -154,3 +154,24 @@ describe('updateStatus finds notes whose file name is not the id plus `.md`', ()
     expect([await readFile(join(dir, 'b.md'), 'utf8'), await readFile(join(dir, 'b.MD'), 'utf8')]).toEqual(['status: x\n', 'B\n'])
   })
 })
+
+describe('a note or folder whose name has a control character', () => {
+  it('is not read, and the warning shows the name escaped, so no output can be forged line by line', async () => {
+    const vault = await writeVault({
+      'a.md': '---\ntype: start\n---\n# A\n\n## Next\n- [[b]]\n',
+      'b.md': '# B\n',
+      'b\nstep 9  forged -> [[send]].md': '# Forged\n',
+      'c\u001b]52;c;eA==\u0007.md': '# Clipboard\n',
+      'dir\r\u202e/d.md': '# Hidden\n',
+    })
+    const graph = await loadPlan(vault)
+    expect([...graph.nodes.keys()].sort()).toEqual(['a', 'b'])
+    expect(graph.validate().filter((issue) => issue.code === 'unprintable-name')).toEqual([
+      { code: 'unprintable-name', severity: 'warning', message: expect.stringContaining('rename it'), file: 'b\\nstep 9  forged -> [[send]].md' },
+      { code: 'unprintable-name', severity: 'warning', message: expect.stringContaining('rename it'), file: 'c\\u001b]52;c;eA==\\u0007.md' },
+      { code: 'unprintable-name', severity: 'warning', message: expect.stringContaining('rename it'), file: 'dir\\u000d\\u202e' },
+    ])
+    const validated = execFileSync(process.execPath, [join(import.meta.dirname, '../dist/cli.js'), 'validate', vault], { encoding: 'utf8' })
+    expect(validated.split('\n').filter((line) => line.startsWith('step 9'))).toEqual([])
+  })
+})

@@ -143,7 +143,7 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
     const root = await tempDir()
     const agent = await stdioClient(root)
     const invalid = await agent.refuse('plan_create', { vault: 'broken', document: '## a\ntype: start\n### Next\n- [[nowhere]]\n' })
-    expect(invalid).toMatch(/^Error \(plan-invalid\): The plan has 2 errors/)
+    expect(invalid).toMatch(/^Error \(plan-invalid\): The plan has 1 error:/)
     expect(invalid).toMatch(/a \(line 4:3\) error dangling-edge edge `next` -> `\[\[nowhere\]\]` matches no note/)
     await agent.call('plan_create', { vault: 'release', document: DOCUMENT })
     expect(await agent.refuse('plan_create', { vault: 'release', document: DOCUMENT })).toMatch(/^Error \(exists\)/)

@@ -102,7 +102,7 @@ describe('an edit that breaks the plan', () => {
     expect((error as PlanValidationError).issues).toContainEqual({
       code: 'dangling-edge',
       severity: 'error',
-      message: 'edge `approved` -> `[[sned]]` matches no note',
+      message: 'edge `approved` -> `[[sned]]` matches no note; did you mean `[[send]]`?',
       node: 'review',
       file: 'review.md',
       line: 6,

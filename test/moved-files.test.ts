@@ -62,9 +62,10 @@ describe('a person renames or deletes the note being worked', () => {
     const first = await nextStep(dir, options)
     const second = first.kind === 'work' ? await completeStep(dir, first.key, { output: 'a v1' }, options) : first
     if (second.kind !== 'work') throw new Error('expected a work step')
-    // b's text moved into a new note that is not b (another inode, other words): no rename to follow.
-    await rm(join(dir, 'b.md'))
+    // b's text moved into a new note that is not b (another inode, other words): no rename to follow. The new note is
+    // written before b is removed, so it cannot get the inode b just freed (file systems reuse them at once).
     await writeFile(join(dir, 'bee.md'), '---\nstatus: active\n---\n# Bee\n\nSomething else.\n\n## Next\n- [[c]]\n')
+    await rm(join(dir, 'b.md'))
     await writeFile(join(dir, 'a.md'), (await readFile(join(dir, 'a.md'), 'utf8')).replace('[[b]]', '[[bee]]'))
     const error = await completeStep(dir, second.key, { output: 'b v1' }, options).catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(RunStateError)

@@ -25,10 +25,15 @@ describe('a visit claimed inside a nested subplan of the second branch', () => {
     })
     const calls: string[] = []
     let fail = true
+    // x finishes only once u has been claimed: on a busy machine a timer let x finish first, and y then
+    // took the last step before u could claim it (the run stopped instead of failing).
+    let uClaimed!: () => void
+    const uStarted = new Promise<void>((resolve) => (uClaimed = resolve))
     const work = async (input: StepInput) => {
       calls.push(`${input.plan}/${input.node.id} ${input.step}`)
+      if (input.node.id === 'u') uClaimed()
       if (fail && input.node.id === 'u') throw new Error('worker down')
-      await new Promise((resolve) => setTimeout(resolve, 10))
+      if (input.node.id === 'x') await uStarted
       return `${input.node.id} done`
     }
     await expect(runPlan(dir, { ...options, work })).rejects.toThrow('worker down')

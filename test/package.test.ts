@@ -117,7 +117,7 @@ describe('the packed package, installed from its tarball into a fresh project', 
 async function documentedServers(): Promise<Record<string, { command: string; args: string[] }>> {
   const page = await readFile(join(root, 'docs/mcp.md'), 'utf8')
   const line = (agent: string) => {
-    const words = new RegExp(`^${agent} mcp add vaultplan -- (.+)$`, 'm').exec(page)?.[1].split(' ')
+    const words = new RegExp(`^${agent} mcp add vaultplan -- (.+)$`, 'm').exec(page)?.[1]?.split(' ')
     if (!words) throw new Error(`docs/mcp.md has no \`${agent} mcp add vaultplan -- ...\` line`)
     return { command: words[0]!, args: words.slice(1) }
   }

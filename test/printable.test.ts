@@ -66,11 +66,12 @@ describe('the CLI prints no escape sequence a note or a model wrote', () => {
   })
 
   it('status and graph', async () => {
-    // No brackets: a wikilink cannot hold them. A C1 CSI that clears the screen, and ESC 7.
+    // A C1 CSI that clears the screen, and ESC 7, in a title and an output. (A note whose file
+    // name holds them is not read at all: test/loader-hostile.test.ts.)
     const evil = `send\u009B2J${ESC}7`
     const dir = await writeVault({
-      'draft.md': note({ front: { type: 'start' }, title: `Draft ${hostile.cursorUp}`, next: [`[[${evil}]]`] }),
-      [`${evil}.md`]: note({ title: 'Send', body: 'Send it.' }),
+      'draft.md': note({ front: { type: 'start' }, title: `Draft ${hostile.cursorUp}`, next: ['[[send]]'] }),
+      'send.md': note({ title: `Send ${evil}`, body: 'Send it.' }),
     })
     await runPlan(dir, {
       query: `query ${hostile.hyperlink}`,
@@ -92,7 +93,7 @@ describe('the CLI prints no escape sequence a note or a model wrote', () => {
       expect(hasControls(run.stdout.replace(/\n/g, ''))).toBe(false)
       expect(hasControls(run.stderr.replace(/\n/g, ''))).toBe(false)
     }
-    expect(JSON.parse(json.stdout).output).toBe(`done ${evil} ${hostile.overwrite}${hostile.c1}`)
+    expect(JSON.parse(json.stdout).output).toBe(`done send ${hostile.overwrite}${hostile.c1}`)
   })
 
   it('validate, whose diagnostics quote note text', async () => {

@@ -3,9 +3,16 @@ import { expect, it } from 'vitest'
 // The names users import. Adding one is a feature, removing or renaming one breaks users: either is a decision, made here.
 it('exports exactly these names', async () => {
   expect(Object.keys(await import('vaultplan')).sort()).toEqual([
+    'DECIDED_BY',
+    'JUDGE_KINDS',
+    'LEDGER_KINDS',
     'LLMError',
     'ModelConfigError',
+    'NODE_STATUSES',
+    'NODE_TYPES',
     'PLAN_ISSUE_CODES',
+    'PROPOSAL_STATUSES',
+    'PictureTooLargeError',
     'PlanGraph',
     'PlanValidationError',
     'RUN_STATE_ERROR_CODES',
@@ -85,6 +92,7 @@ it('pins the error codes', async () => {
     'duplicate-id',
     'invalid-frontmatter',
     'invalid-subplan',
+    'misspelled-knob',
     'multiple-starts',
     'multiple-targets',
     'no-reachable-terminal',
@@ -93,8 +101,11 @@ it('pins the error codes', async () => {
     'not-a-note',
     'note-too-large',
     'outside-vault',
+    'run-folder',
+    'too-many-sections',
     'two-active',
     'unknown-tool',
+    'unprintable-name',
     'unreachable',
     'unreadable-next',
     'unreadable-note',
@@ -112,6 +123,7 @@ it('every error class shares the base, its name and one casing of codes', async 
     new lib.VaultPathError('vault-missing', 'no such folder', { cause }),
     new lib.ModelConfigError('action', 'no model'),
     new lib.LLMError({ role: 'action', model: 'm', baseURL: 'http://127.0.0.1:1/v1' }, 'refused', { cause }),
+    new lib.PictureTooLargeError(400, 10_000, { cause }),
   ]
   for (const error of errors) {
     expect(error).toBeInstanceOf(lib.VaultplanError)
@@ -126,6 +138,7 @@ it('every error class shares the base, its name and one casing of codes', async 
     'vault-missing',
     'model-not-configured',
     'llm-request-failed',
+    'picture-too-large',
   ])
 })
 

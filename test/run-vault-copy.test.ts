@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { lstat, mkdir, readdir, readlink, rename, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { loadPlan, runPlan } from 'vaultplan'
-import { linear } from './helpers/plans.js'
+import { loadPlan, PlanValidationError, runPlan } from 'vaultplan'
+import { draftReview, linear } from './helpers/plans.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
 import { read, statusOf, tempDir, writeVault } from './helpers/vault.js'
 
@@ -48,5 +49,34 @@ describe('the copy of a template into a run vault is the plan it was', () => {
     }
     await runPlan(plan, { ...options, runVault, work: scriptedWorker() })
     expect((await readdir(parent)).sort()).toEqual(['run', `run.vaultplan-tmp-${process.ppid}`])
+  })
+})
+
+describe('a broken template is not copied into its run vault', () => {
+  const predicates = { approved: () => true, 'needs revision': () => false }
+
+  it('a typo in a link, fixed after the first run: the next run runs the fixed plan, not a stale copy of the broken one', async () => {
+    const plan = await writeVault(draftReview())
+    await writeFile(join(plan, 'review.md'), (await read(plan, 'review.md')).replace('[[send]]', '[[sned]]'))
+    const runVault = join(await tempDir(), 'runs/announce')
+    const first = await runPlan(plan, { ...options, runVault, predicates, work: scriptedWorker() }).catch((error: unknown) => error)
+    expect(first).toBeInstanceOf(PlanValidationError)
+    expect((first as PlanValidationError).issues.map(({ code, file }) => [code, file])).toContainEqual(['dangling-edge', 'review.md'])
+    expect(existsSync(runVault)).toBe(false)
+
+    await writeFile(join(plan, 'review.md'), (await read(plan, 'review.md')).replace('[[sned]]', '[[send]]'))
+    const second = await runPlan(plan, { ...options, runVault, predicates, work: scriptedWorker() })
+    expect(second).toMatchObject({ status: 'completed', output: 'send v1' })
+  })
+
+  it('a note missing on the first run and added later: the next run copies the whole plan (no run-vault-not-empty)', async () => {
+    const { 'send.md': send, ...rest } = draftReview()
+    const plan = await writeVault(rest)
+    const runVault = join(await tempDir(), 'runs/announce')
+    await expect(runPlan(plan, { ...options, runVault, predicates, work: scriptedWorker() })).rejects.toBeInstanceOf(PlanValidationError)
+
+    await writeFile(join(plan, 'send.md'), send!)
+    const second = await runPlan(plan, { ...options, runVault, predicates, work: scriptedWorker() })
+    expect(second).toMatchObject({ status: 'completed', output: 'send v1' })
   })
 })

@@ -1,14 +1,26 @@
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, stat, utimes, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadPlan, updateStatus, type NodeStatus } from 'vaultplan'
 import { tempDir } from './helpers/vault.js'
 
+/**
+ * Writes a note as a person saved it a minute ago. A note saved a moment ago
+ * is first watched for a second, for the rest of a save paused part way
+ * (test/torn-reads.test.ts tests that); the bytes written are the same
+ * either way.
+ */
+async function writeSavedNote(path: string, text: string): Promise<void> {
+  await writeFile(path, text)
+  const minuteAgo = new Date(Date.now() - 60_000)
+  await utimes(path, minuteAgo, minuteAgo)
+}
+
 /** Writes `text` as `file` in a fresh vault, sets the status, and returns the note's new text. */
 async function afterUpdate(text: string, status: NodeStatus = 'done', file = 'step.md'): Promise<string> {
   const dir = await tempDir()
   await mkdir(dirname(join(dir, file)), { recursive: true })
-  await writeFile(join(dir, file), text)
+  await writeSavedNote(join(dir, file), text)
   await updateStatus(dir, file.replace(/\.md$/, ''), status, { fsync: false })
   return readFile(join(dir, file), 'utf8')
 }
@@ -90,7 +102,7 @@ describe('updateStatus changes the status value and no other byte', () => {
   it('the file loads back with the new status and everything else equal', async () => {
     const dir = await tempDir()
     const text = `---\n# mine\ntags: [x] # keep\nstatus: 'pending'\nmax_visits: 2\n---\n${body}`
-    await writeFile(join(dir, 'review.md'), text)
+    await writeSavedNote(join(dir, 'review.md'), text)
     const before = (await loadPlan(dir)).node('review')
     await updateStatus(dir, 'review', 'waiting', { fsync: false })
     const after = (await loadPlan(dir)).node('review')

@@ -1,11 +1,11 @@
 /**
  * The bench's printed report (bench/run.mjs): the table of figures, the
  * targets with PASS/MISS, and the checks, from `results` as written to
- * `bench/results.json`.
+ * `bench/results/run.json`.
  */
 
 /** Prints the bench's results as Markdown tables and lines. */
-export function print(results) {
+export function print(results, path) {
   const format = (value) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(3))
   const rows = Object.entries(results.figures).map(([name, figure]) => [
     name,
@@ -66,7 +66,7 @@ export function print(results) {
     `Hops of the fsync runs: ${results.config.fsyncHops} (path: the first ${results.config.fsyncHops} of the ${results.config.pathNodes}-node plan, then a budget stop), ${results.config.fsyncHops + 1} (loop); per-hop figures compare with the 1,000-hop runs.`,
   )
   console.log(
-    `Node ${results.node}, ${results.cpus}; load average ${results.loadAverageAtStart.join(' ')} at start, ${results.loadAverageAtEnd.join(' ')} at end; ${results.wallSeconds} s. Written to bench/results.json.`,
+    `Node ${results.machine.node}, ${results.machine.cpus} x ${results.machine.model}, ${results.machine.fileSystem}; load average ${results.machine.loadAverageAtStart.join(' ')} at start, ${results.machine.loadAverage.join(' ')} at end; ${results.wallSeconds} s. Written to ${path}.`,
   )
 }
 

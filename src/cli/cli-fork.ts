@@ -16,7 +16,8 @@ Options:
   --into DIR     where the fork goes
   -h, --help     show this help
 
-Exit codes: 0 forked, 1 no run to fork or DIR not empty, 2 bad usage.`
+Exit codes: 0 forked, 1 no run to fork or DIR not empty, 2 bad usage,
+70 internal error.`
 
 /** `vaultplan fork`: time travel, a copy of a run up to a step. */
 export async function forkCommand(args: string[], io: Io): Promise<number> {

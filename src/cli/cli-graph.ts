@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import { parseArgs } from 'node:util'
-import { count, displayPath, EXIT, onlyPositional, printable, UsageError, vaultFolder, vaultReadFailure, type Io } from './cli-support.js'
+import { count, displayPath, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, vaultReadFailure, type Io } from './cli-support.js'
 import type { PictureState } from '../plan/plan-picture.js'
 import { GRAPH_FILES } from '../vault/run-folder.js'
 
@@ -23,8 +23,8 @@ Options:
   -h, --help     show this help
 
 Exit codes: 0 done (an invalid plan is pictured too, with a note on stderr),
-1 the vault's trace is unreadable, 2 bad usage or a vault path that is not a
-folder, 70 internal error.`
+1 the vault's trace is unreadable or the plan too large to lay out as SVG
+(over 10 s), 2 bad usage or a vault path that is not a folder, 70 internal error.`
 
 /** The files `--write` writes, relative to the vault. */
 const FORMATS = ['mermaid', 'dot', 'svg', 'canvas'] as const
@@ -63,10 +63,18 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
   // Visits as the run's snapshot counts them, the notes of subplans included.
   const state: PictureState | undefined = snapshot.run ? { visits: visitsOfSnapshot(snapshot) } : undefined
   let text: string
-  if (format === 'svg') text = await (await import('../plan/plan-svg.js')).toSvg(graph, state)
-  else if (format === 'canvas') {
+  if (format === 'svg') {
+    const [{ toSvg }, { PictureTooLargeError }] = await Promise.all([import('../plan/plan-svg.js'), import('../core/errors.js')])
+    try {
+      text = await toSvg(graph, state)
+    } catch (error) {
+      if (!(error instanceof PictureTooLargeError)) throw error
+      io.stderr.write(`vaultplan: ${error.message}\n`)
+      return EXIT.invalid
+    }
+  } else if (format === 'canvas') {
     const canvas = (await import('../plan/plan-canvas.js')).toCanvas(graph, state, { folder: await folderInObsidian(vault) })
-    text = `${JSON.stringify(canvas, null, '\t')}\n`
+    text = `${printableJson(canvas, '\t')}\n`
   } else text = format === 'dot' ? picture.toDot(graph, state) : picture.toMermaid(graph, state)
   if (!values.write) {
     // Ids and labels are text notes wrote.

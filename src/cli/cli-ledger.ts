@@ -1,5 +1,17 @@
 import { parseArgs } from 'node:util'
-import { count, displayPath, EXIT, onlyPositional, painter, vaultFolder, vaultReadFailure, type Io, type Paint } from './cli-support.js'
+import {
+  count,
+  displayPath,
+  EXIT,
+  onlyPositional,
+  painter,
+  printable,
+  printableJson,
+  vaultFolder,
+  vaultReadFailure,
+  type Io,
+  type Paint,
+} from './cli-support.js'
 import type { LedgerEntry, LedgerView } from '../memory/ledger.js'
 
 export const LEDGER_HELP = `Usage: vaultplan ledger <vault> [--json]
@@ -30,7 +42,7 @@ export async function ledgerCommand(args: string[], io: Io): Promise<number> {
     return vaultReadFailure(dir, error, io, values.json === true)
   }
   if (values.json) {
-    io.stdout.write(`${JSON.stringify(view, null, 2)}\n`)
+    io.stdout.write(`${printableJson(view, 2)}\n`)
     return EXIT.ok
   }
   io.stdout.write(render(view, displayPath(io.cwd, vault), painter(io)))
@@ -67,10 +79,12 @@ function lines(entry: LedgerEntry, standing?: string): string[] {
 }
 
 function where(entry: { node?: string; step?: number }): string {
-  const parts = [entry.node, entry.step === undefined ? undefined : `step ${entry.step}`].filter((part) => part !== undefined)
+  const parts = [entry.node === undefined ? undefined : printable(entry.node), entry.step === undefined ? undefined : `step ${entry.step}`].filter(
+    (part) => part !== undefined,
+  )
   return parts.length === 0 ? '' : `  (${parts.join(', ')})`
 }
 
 function indent(text: string): string {
-  return text.replace(/\r?\n/g, '\n      ')
+  return printable(text).replace(/\r?\n/g, '\n      ')
 }

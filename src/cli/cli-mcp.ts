@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { EXIT, readVersion, shellWord, UsageError, vaultFolder, type Io } from './cli-support.js'
 
-export const MCP_HELP = `Usage: vaultplan mcp [--root DIR] [--http HOST:PORT] [--allowed-host H]
+export const MCP_HELP = `Usage: vaultplan mcp [--root DIR] [--http HOST:PORT] [--allowed-host H] [--max-sessions N] [--session-idle MIN]
 
 Serves the plan vaults under DIR to MCP clients (Claude Code, Cursor, Codex,
 any client of the MCP SDK): the tools plan_list, plan_validate, plan_create,
@@ -20,6 +20,10 @@ Options:
                       proxy, or the addresses clients use when bound to
                       0.0.0.0); may be repeated. Requests with any other
                       Host or Origin are refused (403, DNS rebinding)
+  --max-sessions N    over HTTP, hold at most N sessions (default 100): a new
+                      one closes the session idle longest (its client gets
+                      404 and initializes again); refused (503) when all are busy
+  --session-idle MIN  over HTTP, close a session idle MIN minutes (default 60)
   -h, --help          show this help
 
 Environment:
@@ -41,13 +45,26 @@ interface Address {
 export async function mcpCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { root: { type: 'string' }, http: { type: 'string' }, 'allowed-host': { type: 'string', multiple: true } },
+    options: {
+      root: { type: 'string' },
+      http: { type: 'string' },
+      'allowed-host': { type: 'string', multiple: true },
+      'max-sessions': { type: 'string' },
+      'session-idle': { type: 'string' },
+    },
     allowPositionals: true,
     strict: true,
   })
   if (positionals.length > 0) throw new UsageError(`'mcp' takes no arguments, got '${positionals[0]}'; pass the folder as --root DIR`)
   const address = values.http === undefined ? undefined : parseAddress(values.http)
   if (values['allowed-host'] && !address) throw new UsageError('--allowed-host is for --http; a stdio server has no Host to check')
+  const maxSessions = values['max-sessions'] === undefined ? undefined : Number(values['max-sessions'])
+  if (maxSessions !== undefined && (!Number.isInteger(maxSessions) || maxSessions < 1))
+    throw new UsageError(`--max-sessions takes an integer from 1 up, got '${values['max-sessions']}'`)
+  const idleMinutes = values['session-idle'] === undefined ? undefined : Number(values['session-idle'])
+  if (idleMinutes !== undefined && !(idleMinutes > 0)) throw new UsageError(`--session-idle takes a number of minutes above 0, got '${values['session-idle']}'`)
+  if ((maxSessions !== undefined || idleMinutes !== undefined) && !address)
+    throw new UsageError('--max-sessions and --session-idle are for --http; stdio serves one session')
   const root = await realpath(await vaultFolder(values.root ?? '.', io))
   const version = await readVersion()
 
@@ -63,7 +80,15 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
 
   if (address) {
     const token = io.env.VAULTPLAN_MCP_TOKEN
-    const served = await serveHttp({ root, version, ...address, allowedHosts: values['allowed-host'] ?? [], ...(token ? { token } : {}) })
+    const served = await serveHttp({
+      root,
+      version,
+      ...address,
+      allowedHosts: values['allowed-host'] ?? [],
+      ...(token ? { token } : {}),
+      ...(maxSessions !== undefined && { maxSessions }),
+      ...(idleMinutes !== undefined && { sessionIdleMs: idleMinutes * 60_000 }),
+    })
     io.stderr.write(`vaultplan mcp: serving ${root} at ${served.url}${token ? ' (bearer token required)' : ''}\n`)
     await stopSignal()
     await served.close()

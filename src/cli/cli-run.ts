@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { displayPath, errorJson, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, type Io } from './cli-support.js'
-import { formatIssue, PlanValidationError, RunStateError, StepError, VaultplanError } from '../core/errors.js'
+import { formatIssue, inFolder, PlanValidationError, RunStateError, StepError, VaultplanError } from '../core/errors.js'
 import { DEFAULT_MAX_STEPS, type RunResult } from '../run/run-options.js'
 import type { RunEvent } from '../core/types.js'
 
@@ -25,8 +25,9 @@ Options:
                      (or one error object: name, code, message)
   -h, --help         show this help
 
-Exit codes: 0 completed, 1 invalid plan or failed step, 2 bad usage or no model
-configured, 3 stopped by a budget, 4 waiting for a person, 130 interrupted.`
+Exit codes: 0 completed, 1 invalid plan, failed step or failed model call,
+2 bad usage or no model configured, 3 stopped by a budget, 4 waiting for a
+person, 70 internal error, 130 interrupted.`
 
 /** How often `--wait` looks at the waiting note. */
 const WAIT_POLL_MS = 500
@@ -112,13 +113,15 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
   process.on('SIGINT', interrupt)
   process.on('SIGTERM', interrupt)
   const shownVault = displayPath(io.cwd, runVault ?? vault)
-  const live = reporter(io.stdout)
+  const live = reporter(io.stdout, shownVault)
   try {
     for (let round = 0; ; round++) {
+      const print = json ? (event: RunEvent) => io.stdout.write(`${printableJson(event)}\n`) : live.onEvent
       const options: Parameters<typeof runPlan>[1] = {
         llm: createLLM({ env: io.env }),
         signal: controller.signal,
-        onEvent: json ? (event) => io.stdout.write(`${printableJson(event)}\n`) : live.onEvent,
+        // The plan's warnings once, not again after each wait.
+        onEvent: (event) => (event.type === 'warnings' && round > 0 ? undefined : print(event)),
         fsync: !values['no-fsync'],
         fresh: values.fresh === true && round === 0,
       }
@@ -145,7 +148,7 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
       return fail(
         error,
         EXIT.invalid,
-        `${error.issues.map((issue) => `${formatIssue(issue)}\n`).join('')}vaultplan: the plan is invalid; fix the notes above and run again.\n`,
+        `${error.issues.map((issue) => `${formatIssue(inFolder(issue, displayPath(io.cwd, error.vault ?? runVault ?? vault)))}\n`).join('')}vaultplan: the plan is invalid; fix the notes above and run again.\n`,
       )
     }
     if (error instanceof StepError || error instanceof RunStateError || (error instanceof VaultplanError && error.code === 'llm-request-failed')) {
@@ -163,12 +166,13 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
 const LIVE_MS = 250
 
 /**
- * Prints one line per hop: step, node, visit, edge, who decided, time spent.
+ * Prints the plan's warnings (files shown inside `vault`), then one line per
+ * hop: step, node, visit, edge, who decided, time spent.
  * On a terminal a live line below them shows the note being worked, its
  * visit against its budget, the time so far and the tokens reported so far,
  * redrawn in place; piped output gets the hop lines only.
  */
-function reporter(out: Io['stdout']): { onEvent: (event: RunEvent) => void; stop: () => void } {
+function reporter(out: Io['stdout'], vault: string): { onEvent: (event: RunEvent) => void; stop: () => void } {
   let entered = Date.now()
   let tokens = 0
   let live: { node: string; visit: number; maxVisits?: number } | undefined
@@ -191,6 +195,9 @@ function reporter(out: Io['stdout']): { onEvent: (event: RunEvent) => void; stop
   }
   const onEvent = (event: RunEvent) => {
     switch (event.type) {
+      case 'warnings':
+        for (const issue of event.issues) out.write(`${printable(formatIssue(inFolder(issue, vault)))}\n`)
+        break
       case 'start':
         out.write(`run ${event.runId}${event.resumed ? ' (resumed)' : ''}\n`)
         break

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import { EXIT, UsageError, vaultFolder, displayPath, type Io } from './cli-support.js'
+import { EXIT, UsageError, vaultFolder, displayPath, printable, printableJson, type Io } from './cli-support.js'
 import type { SearchHit } from '../memory/search-runs.js'
 
 export const SEARCH_HELP = `Usage: vaultplan search "<query>" [--root DIR] [--limit N] [--json]
@@ -32,14 +32,16 @@ export async function searchCommand(args: string[], io: Io): Promise<number> {
   const limit = values.limit === undefined ? 10 : Number(values.limit)
   if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit takes an integer from 1 up, got '${values.limit}'`)
   const root = await vaultFolder(values.root ?? '.', io)
-  const { searchRuns } = await import('../memory/search-runs.js')
+  const { queryTooLong, searchRuns } = await import('../memory/search-runs.js')
+  const tooLong = queryTooLong(query)
+  if (tooLong !== undefined) throw new UsageError(tooLong)
   const hits = await searchRuns(root, query, { limit })
   if (values.json) {
-    io.stdout.write(`${JSON.stringify(hits, null, 2)}\n`)
+    io.stdout.write(`${printableJson(hits, 2)}\n`)
     return hits.length > 0 ? EXIT.ok : EXIT.invalid
   }
   if (hits.length === 0) {
-    io.stdout.write(`Nothing found under ${displayPath(io.cwd, root)} for ${JSON.stringify(query)}.\n`)
+    io.stdout.write(`Nothing found under ${displayPath(io.cwd, root)} for ${printableJson(query)}.\n`)
     return EXIT.invalid
   }
   io.stdout.write(hits.map(render).join('\n'))
@@ -48,5 +50,5 @@ export async function searchCommand(args: string[], io: Io): Promise<number> {
 
 function render(hit: SearchHit): string {
   const where = [hit.step === undefined ? undefined : `step ${hit.step}`, hit.node].filter((part) => part !== undefined).join(' ')
-  return `${hit.file}  [${hit.kind}${where === '' ? '' : `, ${where}`}, run ${hit.runId || '?'}]\n  ${hit.snippet}\n`
+  return printable(`${hit.file}  [${hit.kind}${where === '' ? '' : `, ${where}`}, run ${hit.runId || '?'}]\n  ${hit.snippet}\n`)
 }

@@ -153,7 +153,7 @@ function render(status: RunStatus, shown: string, paint: Paint): string {
 
 function renderLines(status: RunStatus, shown: string): string[] {
   const out: string[] = []
-  if (status.run) out.push(`run ${status.run.id}, ${count(status.run.steps, 'step')}, query: ${JSON.stringify(status.run.query)}`)
+  if (status.run) out.push(`run ${status.run.id}, ${count(status.run.steps, 'step')}, query: ${printableJson(status.run.query)}`)
   out.push('', ...table(status))
   if (status.hops.length > 0) out.push('', 'Last hops:', ...hopLines(status.hops))
   if (status.phase === 'waiting') {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { isAbsolute, relative, resolve } from 'node:path'
 import { RunStateError, VaultPathError } from '../core/errors.js'
+import { escapeControls } from '../core/text.js'
 import { assertFolder } from '../vault/fs-atomic.js'
 
 /** Exit codes; 70 is sysexits' EX_SOFTWARE. */
@@ -82,11 +83,9 @@ export function printable(text: string): string {
  * bidirectional overrides as they are; here they are written as `\uXXXX`
  * escapes, so the output parses to exactly the same value.
  */
-export function printableJson(value: unknown, space?: number): string {
-  return JSON.stringify(value, null, space).replace(
-    /[\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g,
-    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  )
+export function printableJson(value: unknown, space?: number | string): string {
+  // JSON.stringify escapes the C0 controls in strings; C1 controls and direction overrides it leaves as they are.
+  return escapeControls(JSON.stringify(value, null, space), true)
 }
 
 /** `1 note`, `3 notes`. */

@@ -23,7 +23,8 @@ Checks the plan vault in <dir> and prints every problem, one per line, as
 
 Options:
   --json         print {"valid":bool,"issues":[...]} on stdout and nothing else
-  --tools a,b    the tools your agent supplies; a note naming another one gets a warning
+  --tools a,b    the tools your agent supplies (comma-separated, may be
+                 repeated); a note naming another one gets a warning
   -h, --help     show this help
 
 Exit codes: 0 valid (warnings allowed), 1 the plan has errors,

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import { EXIT, UsageError, type Io } from './cli-support.js'
+import { EXIT, printable, printableJson, UsageError, type Io } from './cli-support.js'
 import type { HopReport } from '../queue/index.js'
 import { DEFAULT_MAX_STEPS } from '../run/run-options.js'
 
@@ -22,7 +22,8 @@ Options:
 
 Needs pg-boss 10 (npm install pg-boss@10). Exit codes: 0 stopped by a
 signal, 1 the queue's database cannot be used, 2 bad usage or no model
-configured.`
+configured, 70 internal error, 130 a second signal (the hops in flight are
+retried by another worker).`
 
 export const QUEUE_HELP = `Usage: vaultplan queue status --queue <postgres url> [--json]
 
@@ -36,7 +37,8 @@ Options:
   --json               print the counts as JSON
   -h, --help           show this help
 
-Exit codes: 0 shown, 1 the queue's database cannot be used, 2 bad usage.`
+Exit codes: 0 shown, 1 the queue's database cannot be used, 2 bad usage,
+70 internal error.`
 
 /** `vaultplan worker`: works hop jobs from the queue until a signal stops it. */
 export async function workerCommand(args: string[], io: Io): Promise<number> {
@@ -119,7 +121,7 @@ export async function queueCommand(args: string[], io: Io): Promise<number> {
     return unreachable(url, error, io)
   }
   if (values.json) {
-    io.stdout.write(`${JSON.stringify(status, null, 2)}\n`)
+    io.stdout.write(`${printableJson(status, 2)}\n`)
     return EXIT.ok
   }
   io.stdout.write(
@@ -127,7 +129,7 @@ export async function queueCommand(args: string[], io: Io): Promise<number> {
       `waiting for a person, ${status.failed} failed, ${status.completed} completed, ${status.stopped} ` +
       `stopped\n`,
   )
-  for (const failure of status.failures) io.stdout.write(`  failed: ${failure.vault}: ${failure.error.split('\n')[0]}\n`)
+  for (const failure of status.failures) io.stdout.write(`  failed: ${printable(`${failure.vault}: ${failure.error.split('\n')[0]}`)}\n`)
   return EXIT.ok
 }
 
@@ -144,7 +146,7 @@ export function hopLine(hop: HopReport): string {
     retrying: `failed, retried later: ${firstLine(hop.error)}`,
     superseded: 'superseded: another worker took this hop over after it expired',
   }[hop.outcome]
-  return `${new Date().toISOString()}  ${hop.vault}  ${worked}  -> ${outcome}  ${(hop.ms / 1000).toFixed(2)}s`
+  return printable(`${new Date().toISOString()}  ${hop.vault}  ${worked}  -> ${outcome}  ${(hop.ms / 1000).toFixed(2)}s`)
 }
 
 /** The database could not be reached or set up (refused, wrong password, pg-boss missing): one line, exit 1. */

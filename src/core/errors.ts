@@ -23,14 +23,32 @@ export abstract class VaultplanError<Code extends VaultplanErrorCode = Vaultplan
 export class PlanValidationError extends VaultplanError<'plan-invalid'> {
   override readonly name = 'PlanValidationError'
   readonly issues: PlanIssue[]
+  /**
+   * The folder the issues' files are in, as the caller named it, when the plan
+   * was read from one: a template, or the run vault a run copied it into
+   * (`runs/announce`). The message names the files inside it.
+   */
+  readonly vault?: string
 
-  constructor(issues: PlanIssue[], options?: { cause?: unknown }) {
+  constructor(issues: PlanIssue[], options?: { cause?: unknown; vault?: string }) {
     const errors = issues.filter((issue) => issue.severity === 'error')
-    const lines = errors.slice(0, 10).map((issue) => `  ${formatIssue(issue)}`)
+    const lines = errors.slice(0, 10).map((issue) => `  ${formatIssue(inFolder(issue, options?.vault))}`)
     if (errors.length > 10) lines.push(`  ... and ${errors.length - 10} more`)
     super('plan-invalid', `The plan has ${errors.length} error${errors.length === 1 ? '' : 's'}:\n${lines.join('\n')}`, options)
     this.issues = issues
+    if (options?.vault !== undefined) this.vault = options.vault
   }
+}
+
+/** `error` as thrown for a plan in the folder `vault`: a `PlanValidationError` that names no folder yet gets this one; anything else is returned as it is. */
+export function namingVault(error: unknown, vault: string): unknown {
+  return error instanceof PlanValidationError && error.vault === undefined ? new PlanValidationError(error.issues, { cause: error.cause, vault }) : error
+}
+
+/** An issue with its file as found from where the caller stands: `runs/announce/review.md` for `review.md` in `runs/announce`. */
+export function inFolder(issue: PlanIssue, vault: string | undefined): PlanIssue {
+  if (vault === undefined || issue.file === undefined) return issue
+  return { ...issue, file: `${vault.replace(/[\\/]+$/, '')}/${issue.file}` }
 }
 
 /** Every `code` a {@link RunStateError} can carry: one table for the type and the docs. */
@@ -204,8 +222,30 @@ export class VaultPathError extends VaultplanError<VaultPathErrorCode> {
   override readonly name = 'VaultPathError'
 }
 
+/**
+ * Thrown when a plan is too large to lay out as SVG in time: the layout
+ * (Graphviz, in a worker thread) was stopped after `timeoutMs`. The DOT,
+ * mermaid and canvas pictures have no such bound.
+ */
+export class PictureTooLargeError extends VaultplanError<'picture-too-large'> {
+  override readonly name = 'PictureTooLargeError'
+  /** The notes of the plan. */
+  readonly notes: number
+  readonly timeoutMs: number
+
+  constructor(notes: number, timeoutMs: number, options?: { cause?: unknown }) {
+    super(
+      'picture-too-large',
+      `The plan (${notes} notes) is too large to lay out as SVG within ${timeoutMs / 1000} s; draw it as mermaid, dot or canvas instead, or lay the DOT text out with Graphviz's own \`dot -Tsvg\`.`,
+      options,
+    )
+    this.notes = notes
+    this.timeoutMs = timeoutMs
+  }
+}
+
 /** Why a model could not be used: not configured for a role, or the call failed. */
 export type ModelErrorCode = 'model-not-configured' | 'llm-request-failed'
 
 /** Every `code` a {@link VaultplanError} can carry. */
-export type VaultplanErrorCode = 'plan-invalid' | RunStateErrorCode | 'worker-failed' | VaultPathErrorCode | ModelErrorCode
+export type VaultplanErrorCode = 'plan-invalid' | RunStateErrorCode | 'worker-failed' | VaultPathErrorCode | ModelErrorCode | 'picture-too-large'

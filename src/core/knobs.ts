@@ -1,8 +1,9 @@
 /**
- * The frontmatter knobs of SPEC section 2, declared once: the node field each
- * one sets, the values it takes, its default and what the error says. The
- * node types, the loader's checks, its messages, `savePlan`'s rendering and
- * the knob lines of a plan document all read this table.
+ * The frontmatter knobs of a note (`type`, `status`, `judge`, ...), declared
+ * once: the node field each one sets, the values it takes, its default and
+ * what the error says. The node types, the loader's checks, its messages,
+ * `savePlan`'s rendering and the knob lines of a plan document all read
+ * this table.
  */
 
 /** What a node is: `start` marks the entry node, everything else is a `step`. */

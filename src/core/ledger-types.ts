@@ -1,4 +1,4 @@
-/** The shapes of the ledger of facts and decisions (SPEC section 12), below every layer that reads or shows it. */
+/** The shapes of the ledger of facts and decisions, below every layer that reads or shows it. */
 
 /** The kinds of entry, each with the letter of its ids (`F1`, `A2`, `D3`). */
 export const LEDGER_KINDS = { fact: 'F', assumption: 'A', decision: 'D' } as const

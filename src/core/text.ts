@@ -6,6 +6,25 @@ export function recentOutputs(outputs: StepOutput[], count: number): StepOutput[
   return outputs.slice(-count).reverse()
 }
 
+/** Characters a terminal acts on or that reorder text: C0 and C1 controls, DEL, bidirectional overrides and isolates. */
+const CONTROLS = /[\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g
+
+/** Whether `text` has a character a terminal acts on (a line feed and a tab included). */
+export function hasControls(text: string): boolean {
+  return text.search(CONTROLS) !== -1
+}
+
+/**
+ * `text` with each such character written as its escape (`\n`, `\u001b`): shown, never acted on.
+ * With `layout`, line feeds and tabs stay as they are (the lines of an indented JSON).
+ */
+export function escapeControls(text: string, layout = false): string {
+  return text.replace(CONTROLS, (char) => {
+    if (char === '\n' || char === '\t') return layout ? char : char === '\n' ? '\\n' : '\\t'
+    return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`
+  })
+}
+
 /** `text` cut to `limit` characters, saying how much was left out. */
 export function clip(text: string, limit: number): string {
   return text.length <= limit ? text : `${text.slice(0, limit)}\n[... ${text.length - limit} more characters]`

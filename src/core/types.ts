@@ -23,8 +23,8 @@ export interface Edge {
   /** `false` for an unconditional edge (`- [[target]]` or `- next -> [[target]]`). */
   conditional: boolean
   /**
-   * Where the edge was read from; absent for edges built in code. Not enumerable (set with
-   * {@link withOrigin}): two edges compare equal, and print, however they were made.
+   * Where the edge was read from; absent for edges built in code. Not enumerable: two edges
+   * compare equal, and print, however they were made.
    */
   readonly at?: EdgeOrigin
 }
@@ -72,6 +72,24 @@ export interface PlanNode {
   frontmatter: Record<string, unknown>
   /** Problems found while reading the note (a bad knob, an ambiguous link), reported by `validate()`; absent for nodes built in code. */
   issues?: PlanIssue[]
+  /**
+   * Where the note's frontmatter was read from; absent for nodes built in code. Not
+   * enumerable, like an edge's `at`: two nodes compare equal, and print, however they were made.
+   */
+  readonly at?: NodeOrigin
+}
+
+/** Where a node's frontmatter was read from in its note, for diagnostics. */
+export interface NodeOrigin {
+  /** 1-based line and column in the real file of each top-level frontmatter key's value (of the key, when it has none). */
+  keys: ReadonlyMap<string, { line: number; column: number }>
+  /** The frontmatter could not be read (broken YAML): its knobs, `type: start` perhaps, are unknown. */
+  unread?: boolean
+}
+
+/** Gives a node the place its frontmatter was read from, as a property that equality and JSON leave out. */
+export function withNodeOrigin<Node extends PlanNode>(node: Node, at: NodeOrigin): Node {
+  return Object.defineProperty(node, 'at', { value: at, enumerable: false })
 }
 
 /** Every `code` a {@link PlanIssue} can carry. */
@@ -83,16 +101,21 @@ export const PLAN_ISSUE_CODES = [
   'duplicate-id',
   'invalid-frontmatter',
   'invalid-subplan',
+  'misspelled-knob',
   'multiple-starts',
   'multiple-targets',
+  // No longer reported: a start that reaches no terminal reaches a loop with no way out or a broken edge, reported there.
   'no-reachable-terminal',
   'no-sections',
   'no-start',
   'not-a-note',
   'note-too-large',
   'outside-vault',
+  'run-folder',
+  'too-many-sections',
   'two-active',
   'unknown-tool',
+  'unprintable-name',
   'unreachable',
   'unreadable-next',
   'unreadable-note',
@@ -217,3 +240,5 @@ export type RunEvent =
       tokens?: { input: number; output: number }
     }
   | { type: 'waiting' | 'stop' | 'end'; node: string; reason?: string }
+  /** Before the run goes on: the plan's warnings (files relative to the vault run), such as a `tools:` name the runner does not have. Told only when there are some. */
+  | { type: 'warnings'; issues: PlanIssue[] }

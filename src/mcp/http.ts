@@ -17,6 +17,32 @@ export interface HttpOptions {
   allowedHosts?: string[]
   /** When set, every request must carry `Authorization: Bearer <token>`. */
   token?: string
+  /**
+   * The most sessions held at once. A new session past it closes the one
+   * idle longest (its client gets 404 and initializes again, as MCP asks);
+   * when every session has a request or a stream open, it is refused with 503.
+   *
+   * @default 100
+   */
+  maxSessions?: number
+  /**
+   * A session with no request or stream open for this long is closed.
+   *
+   * @default 3_600_000 (one hour)
+   */
+  sessionIdleMs?: number
+  /** How long `plan_graph`'s SVG layout may take (see `McpServerOptions`). */
+  svgTimeoutMs?: number
+}
+
+const DEFAULTS = { host: '127.0.0.1', maxSessions: 100, sessionIdleMs: 3_600_000 }
+
+/** A session: its transport, what closes it, its requests and streams open, and when the last one ended. */
+interface Session {
+  transport: StreamableHTTPServerTransport
+  close(): Promise<void>
+  open: number
+  idleSince: number
 }
 
 /** The endpoint of the Streamable HTTP transport. */
@@ -33,14 +59,45 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
  * `127.0.0.1`, `[::1]` with that port when bound to loopback, or one of
  * `allowedHosts`), or whose `Origin` is present and not one of those, is
  * refused with 403 (DNS rebinding); with `token`, one without that bearer
- * token gets 401.
+ * token gets 401. Sessions are bounded: at most `maxSessions` are held (a
+ * new one closes the one idle longest, or is refused with 503 while every
+ * one has a request or stream open), and one idle for `sessionIdleMs` is
+ * closed, so a flood of `initialize` requests cannot grow the server.
  *
  * @returns the endpoint's URL and what stops the server and every session.
+ * @throws {TypeError} when `maxSessions` is not an integer from 1 up or `sessionIdleMs` not above 0.
  */
 export async function serveHttp(options: HttpOptions): Promise<{ url: string; close(): Promise<void> }> {
-  const host = options.host ?? '127.0.0.1'
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; close(): Promise<void> }>()
+  const { host, maxSessions, sessionIdleMs } = { ...DEFAULTS, ...definedOf(options) }
+  if (!Number.isInteger(maxSessions) || maxSessions < 1) throw new TypeError(`Expected \`maxSessions\` to be an integer from 1 up, got \`${maxSessions}\``)
+  if (!(sessionIdleMs > 0)) throw new TypeError(`Expected \`sessionIdleMs\` to be a number of milliseconds above 0, got \`${sessionIdleMs}\``)
+  // In the order of their last request, least recent first: the first idle one is the one to close at the cap.
+  const sessions = new Map<string, Session>()
+  let starting = 0
   let allowed = new Set<string>()
+
+  const drop = (id: string, session: Session) => {
+    sessions.delete(id)
+    session.close().catch(() => undefined)
+  }
+  /** Counts a request (or stream) of a session as open until its response closes. */
+  const attend = (id: string, session: Session, response: ServerResponse) => {
+    sessions.delete(id)
+    sessions.set(id, session)
+    session.open++
+    response.once('close', () => {
+      session.open--
+      session.idleSince = Date.now()
+    })
+  }
+  const sweep = setInterval(
+    () => {
+      const now = Date.now()
+      for (const [id, session] of sessions) if (session.open === 0 && now - session.idleSince >= sessionIdleMs) drop(id, session)
+    },
+    Math.min(sessionIdleMs, 60_000),
+  )
+  sweep.unref()
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const refused = refusal(request, allowed, options.token)
@@ -49,7 +106,8 @@ export async function serveHttp(options: HttpOptions): Promise<{ url: string; cl
     const id = request.headers['mcp-session-id']
     if (typeof id === 'string') {
       const session = sessions.get(id)
-      if (!session) return send(response, 404, 'Session not found: it was closed, or the server restarted; initialize a new one', {}, -32001)
+      if (!session) return send(response, 404, 'Session not found: it was closed, idle too long, or the server restarted; initialize a new one', {}, -32001)
+      attend(id, session, response)
       return session.transport.handleRequest(request, response)
     }
     if (request.method !== 'POST') return send(response, 400, 'No session: POST an initialize request first')
@@ -60,19 +118,49 @@ export async function serveHttp(options: HttpOptions): Promise<{ url: string; cl
       return send(response, (error as { status?: number }).status ?? 400, (error as Error).message, {}, -32700)
     }
     if (!isInitializeRequest(body)) return send(response, 400, 'No session: the first request of a session is an initialize request (without mcp-session-id)')
-    const mcp = createMcpServer({ root: options.root, version: options.version })
+    if (sessions.size + starting >= maxSessions) {
+      const idlest = [...sessions].find(([, session]) => session.open === 0)
+      if (!idlest) {
+        return send(
+          response,
+          503,
+          `Too many sessions: all ${maxSessions} have a request or a stream open; close one (DELETE /mcp) or start the server with a higher --max-sessions`,
+          { 'retry-after': '1' },
+        )
+      }
+      drop(...idlest)
+    }
+    const mcp = createMcpServer({
+      root: options.root,
+      version: options.version,
+      ...(options.svgTimeoutMs !== undefined && { svgTimeoutMs: options.svgTimeoutMs }),
+    })
+    // Counted against the cap from here until it is a session (or is refused), so racing initializes cannot pass it.
+    let pending = true
+    starting++
+    const settle = () => {
+      if (pending) starting--
+      pending = false
+    }
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {
-        sessions.set(sessionId, { transport, close: mcp.close })
+        settle()
+        attend(sessionId, { transport, close: mcp.close, open: 0, idleSince: Date.now() }, response)
       },
     })
     // The server hears of the close too (its onclose stops the session's file watchers).
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
     }
-    await mcp.server.connect(transport)
-    await transport.handleRequest(request, response, body)
+    try {
+      await mcp.server.connect(transport)
+      await transport.handleRequest(request, response, body)
+    } finally {
+      settle()
+    }
+    // An initialize the transport refused (a wrong Accept header, say) made no session: nothing may hold its server.
+    if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) await mcp.close()
   }
 
   const server = createServer((request, response) => {
@@ -91,12 +179,18 @@ export async function serveHttp(options: HttpOptions): Promise<{ url: string; cl
   return {
     url: `http://${shown}:${port}${ENDPOINT}`,
     close: async () => {
+      clearInterval(sweep)
       await Promise.all([...sessions.values()].map((session) => session.close()))
       sessions.clear()
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
     },
   }
+}
+
+/** `options` without its `undefined` values, so they take the defaults. */
+function definedOf<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>
 }
 
 /** The `Host` values a request may carry: `host:port` forms, lower case. */

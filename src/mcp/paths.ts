@@ -14,7 +14,7 @@ export const URI_SCHEME = 'vaultplan:'
  * strictly inside the root, and no folder of another vault's. Every tool
  * that takes a vault goes through here.
  *
- * @throws {PathRefusal} when it leaves the root, is the root itself, is no folder, or is inside a vault.
+ * @throws `PathRefusal` when it leaves the root, is the root itself, is no folder, or is inside a vault.
  */
 export async function vaultPath(root: string, vault: string): Promise<string> {
   const { path, exists } = await confine(root, vault, 'the vault')
@@ -34,7 +34,7 @@ export async function vaultPath(root: string, vault: string): Promise<string> {
  * change that plan (its notes leave it, its saved outputs get a `status:`).
  *
  * @param code - `exists` for a vault to create: the folder is taken by the vault above
- * @throws {PathRefusal} naming the vault it is inside
+ * @throws `PathRefusal` naming the vault it is inside
  */
 export async function refuseInsideVault(root: string, path: string, vault: string, code: 'bad-path' | 'exists' = 'bad-path'): Promise<void> {
   // The outermost plan folder is the vault: a subplan's folder inside it is a plan folder too.
@@ -61,7 +61,7 @@ export function vaultName(root: string, vault: string): string {
 }
 
 /**
- * The resource URI of a file of a vault (SPEC section 10): the vault, relative
+ * The resource URI of a file of a vault: the vault, relative
  * to the root, percent-encoded as one segment, then each segment of the
  * file's path relative to the vault, so `review/final.md` of the vault
  * `plans/release` is `vaultplan://plans%2Frelease/review/final.md`.
@@ -75,7 +75,7 @@ export function resourceUri(vault: string, file: string): string {
  * checked like any path a client passes; `undefined` for a URI of another
  * scheme.
  *
- * @throws {PathRefusal} for a URI of this scheme that is malformed or climbs out.
+ * @throws `PathRefusal` for a URI of this scheme that is malformed or climbs out.
  */
 export function parseResourceUri(uri: string): { vault: string; file: string } | undefined {
   const prefix = `${URI_SCHEME}//`

@@ -1,6 +1,6 @@
 import { sep } from 'node:path'
 import { z } from 'zod'
-import { formatIssue, PlanValidationError, RunStateError, VaultPathError } from '../core/errors.js'
+import { formatIssue, PictureTooLargeError, PlanValidationError, RunStateError, VaultPathError } from '../core/errors.js'
 import { LLMError, ModelConfigError } from '../models/llm-client.js'
 import type { PlanIssue } from '../core/types.js'
 import { PathRefusal } from './paths.js'
@@ -87,6 +87,7 @@ export function failure(error: unknown, root: string): ToolResult {
   if (error instanceof PathRefusal || error instanceof VaultPathError) return refusal(error.code, relative(error.message))
   if (error instanceof ModelConfigError) return refusal('model-not-configured', error.message)
   if (error instanceof LLMError) return refusal('llm-failed', `${error.message} Call again, or pass \`choice\` to decide without the model.`)
+  if (error instanceof PictureTooLargeError) return refusal(error.code, error.message, { notes: error.notes, timeoutMs: error.timeoutMs })
   throw error
 }
 

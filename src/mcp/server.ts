@@ -11,6 +11,12 @@ export interface McpServerOptions {
   root: string
   /** The version the server reports in `initialize`. */
   version: string
+  /**
+   * How long `plan_graph`'s SVG layout may take before the call is refused with `picture-too-large`.
+   *
+   * @default 10_000 (`toSvg`'s default)
+   */
+  svgTimeoutMs?: number
 }
 
 const INSTRUCTIONS = `vaultplan serves plans written as folders of markdown notes (vaults): one note per step, the edges under each note's "## Next".
@@ -28,7 +34,7 @@ People may edit the notes while you work; every call reads the vault again. The 
 export function createMcpServer(options: McpServerOptions): { server: McpServer; close(): Promise<void> } {
   const server = new McpServer({ name: 'vaultplan', version: options.version }, { capabilities: { logging: {} }, instructions: INSTRUCTIONS })
   const resources = serveResources(server.server, options.root)
-  registerPlanTools(server, { root: options.root })
+  registerPlanTools(server, { root: options.root, svgTimeoutMs: options.svgTimeoutMs })
   registerStepTools(server, { root: options.root })
   registerMemoryTools(server, { root: options.root })
   server.registerPrompt(

@@ -1,11 +1,11 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { invalidate, readLedger, recordEntry } from '../memory/ledger.js'
-import { searchRuns } from '../memory/search-runs.js'
+import { queryTooLong, searchRuns } from '../memory/search-runs.js'
 import { observeRun } from '../run/observe-run.js'
 import { snapshotNodes, type SnapshotNode } from '../run/run-snapshot.js'
 import { vaultPath } from './paths.js'
-import { guarded, ok, orRefusal } from './results.js'
+import { guarded, ok, orRefusal, refusal } from './results.js'
 import { vaultArg, type ToolContext } from './tools-plan.js'
 
 /** How many search hits a call returns at most. */
@@ -20,7 +20,7 @@ const entryArgs = {
 const entryOut = { vault: z.string(), id: z.string(), todo: z.string() }
 
 /**
- * Registers the tools of a plan's memory (SPEC section 12): the ledger's
+ * Registers the tools of a plan's memory: the ledger's
  * plan_fact, plan_assume, plan_decision and plan_invalidate, and
  * plan_search over past runs under the root.
  */
@@ -79,7 +79,7 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
         '`query` is plain words (quotes and operators are matched as text). Each hit names its vault, ' +
         'run, note, step and file (read it as the resource vaultplan://<vault>/<file>).',
       inputSchema: {
-        query: z.string().min(1).describe('words to look for'),
+        query: z.string().min(1).describe('words to look for: at most 64 words and 1,000 characters'),
         limit: z.number().int().min(1).max(MAX_HITS).optional().describe(`hits at most (default 10, at most ${MAX_HITS})`),
       },
       outputSchema: orRefusal(
@@ -102,6 +102,8 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
     },
     async ({ query, limit }) =>
       guarded(context.root, async () => {
+        const tooLong = queryTooLong(query)
+        if (tooLong !== undefined) return refusal('query-too-long', tooLong)
         const hits = await searchRuns(context.root, query, limit === undefined ? {} : { limit })
         return ok({ hits: hits.map((hit) => ({ ...hit })) })
       }),

@@ -20,6 +20,8 @@ import { findVaults, isPlanFolder } from './vaults.js'
 /** What every tool works from: the root it serves, as a real path. */
 export interface ToolContext {
   root: string
+  /** How long an SVG layout may take (`toSvg`'s `timeoutMs`); its default when not set. */
+  svgTimeoutMs?: number | undefined
 }
 
 const PICTURES = ['mermaid', 'dot', 'svg', 'canvas'] as const
@@ -153,7 +155,7 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
       outputSchema: orRefusal(z.object({ vault: z.string(), format: z.string(), picture: z.string(), more: z.string().optional() })),
       annotations: readOnly,
     },
-    async ({ vault, format }) => guarded(context.root, () => pictureOf(context, vault, format ?? 'mermaid')),
+    async ({ vault, format }, { signal }) => guarded(context.root, () => pictureOf(context, vault, format ?? 'mermaid', signal)),
   )
 }
 
@@ -253,7 +255,7 @@ function todoOf(status: RunStatus): string {
   return TODO[status.next.kind]
 }
 
-async function pictureOf(context: ToolContext, vault: string, format: (typeof PICTURES)[number]): Promise<ToolResult> {
+async function pictureOf(context: ToolContext, vault: string, format: (typeof PICTURES)[number], signal: AbortSignal): Promise<ToolResult> {
   const path = await vaultPath(context.root, vault)
   // Visits as the run's snapshot counts them, the notes of subplans included.
   const records = await readRecords(path)
@@ -261,7 +263,8 @@ async function pictureOf(context: ToolContext, vault: string, format: (typeof PI
   const snapshot = snapshotOf(path, records, { maxSteps: budgetOf(records), hops: 0 })
   const state = snapshot.run ? { visits: visitsOfSnapshot(snapshot) } : undefined
   let picture: string
-  if (format === 'svg') picture = await toSvg(graph, state)
+  // Laid out in a worker, bounded in time: a large plan never stops the server's other sessions.
+  if (format === 'svg') picture = await toSvg(graph, state, { signal, ...(context.svgTimeoutMs !== undefined && { timeoutMs: context.svgTimeoutMs }) })
   else if (format === 'canvas') picture = `${JSON.stringify(toCanvas(graph, state, { folder: await folderInObsidian(context.root, path) }), null, '\t')}\n`
   else picture = format === 'dot' ? toDot(graph, state) : toMermaid(graph, state)
   if (picture.length <= LIMITS.picture) return ok({ vault, format, picture })

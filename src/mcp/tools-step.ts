@@ -9,7 +9,7 @@ import { guarded, ok, orRefusal, refusal } from './results.js'
 import { stepResultSchema, viewStep } from './step-view.js'
 import { vaultArg, type ToolContext } from './tools-plan.js'
 
-/** Registers the tools that walk a plan one note at a time: plan_next, plan_finish, plan_decide (SPEC section 9). */
+/** Registers the tools that walk a plan one note at a time: plan_next, plan_finish, plan_decide. */
 export function registerStepTools(server: McpServer, context: ToolContext): void {
   server.registerTool(
     'plan_next',

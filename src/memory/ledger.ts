@@ -64,8 +64,8 @@ type LedgerRecord = z.infer<typeof recordSchema>
  * inside a run of this process (a worker's tool) the write goes through
  * that run's lock; otherwise the vault's lock is taken for the write.
  *
- * @throws {TypeError} on a bad argument.
- * @throws {RunStateError} (`vault-locked`) when another process runs the vault; (`ledger-unreadable`, `ledger-too-new`) for a ledger this version cannot extend.
+ * @throws `TypeError` on a bad argument.
+ * @throws {@link RunStateError} (`vault-locked`) when another process runs the vault; (`ledger-unreadable`, `ledger-too-new`) for a ledger this version cannot extend.
  */
 export async function recordEntry(vault: string, entry: NewLedgerEntry, options: LedgerWriteOptions = {}): Promise<string> {
   checkVault(vault)
@@ -97,8 +97,8 @@ export async function recordEntry(vault: string, entry: NewLedgerEntry, options:
 /**
  * Marks an assumption invalid, with the reason; the judge no longer sees it.
  *
- * @throws {TypeError} when `id` is no assumption of the ledger, or `reason` is empty.
- * @throws {RunStateError} as `recordEntry` does.
+ * @throws `TypeError` when `id` is no assumption of the ledger, or `reason` is empty.
+ * @throws {@link RunStateError} as `recordEntry` does.
  */
 export async function invalidate(vault: string, id: string, reason: string, options: StandingOptions = {}): Promise<void> {
   checkText('reason', reason)
@@ -108,8 +108,8 @@ export async function invalidate(vault: string, id: string, reason: string, opti
 /**
  * Makes an invalidated assumption valid again.
  *
- * @throws {TypeError} when `id` is no assumption of the ledger.
- * @throws {RunStateError} as `recordEntry` does.
+ * @throws `TypeError` when `id` is no assumption of the ledger.
+ * @throws {@link RunStateError} as `recordEntry` does.
  */
 export async function revalidate(vault: string, id: string, reason?: string, options: StandingOptions = {}): Promise<void> {
   if (reason !== undefined) checkText('reason', reason)
@@ -121,7 +121,7 @@ export async function revalidate(vault: string, id: string, reason?: string, opt
  * decisions, in the order recorded. An entry cut short by a crash is
  * ignored; a vault without a ledger has an empty one.
  *
- * @throws {RunStateError} (`ledger-unreadable`) for a ledger that is not one or holds an entry this version does not know; (`ledger-too-new`) for a newer format.
+ * @throws {@link RunStateError} (`ledger-unreadable`) for a ledger that is not one or holds an entry this version does not know; (`ledger-too-new`) for a newer format.
  */
 export async function readLedger(vault: string): Promise<LedgerView> {
   checkVault(vault)
@@ -153,8 +153,8 @@ async function changeStanding(
 
 interface OpenLedger {
   view: LedgerView
-  /** The number of the next id of each kind. */
-  next: Record<LedgerKind, number>
+  /** The number of the next id of each kind (a bigint: a torn heading may carry any number of digits). */
+  next: Record<LedgerKind, bigint>
   append(record: LedgerRecord): Promise<void>
 }
 
@@ -182,7 +182,7 @@ async function locked<T>(vault: string, options: LedgerWriteOptions, write: (led
   try {
     const path = runFilePath(vault, LEDGER_FILE)
     const text = await readLedgerText(path)
-    const { view, next } = text === undefined ? { view: emptyView(), next: { fact: 1, assumption: 1, decision: 1 } } : replayLedger(text, vault)
+    const { view, next } = text === undefined ? { view: emptyView(), next: firstIds() } : replayLedger(text, vault)
     const fsync = options.fsync ?? true
     let created = text !== undefined
     return await write({
@@ -230,10 +230,20 @@ function header(): string {
   return `---\nvaultplan: ledger\nformat: ${LEDGER_FORMAT}\n---\n# Ledger\n\nFacts, assumptions and decisions this plan's runs rest on, appended as they are recorded. Ids are never reused.\n`
 }
 
+function firstIds(): Record<LedgerKind, bigint> {
+  return { fact: 1n, assumption: 1n, decision: 1n }
+}
+
+/** The next id's number once `seen` (digits) is taken: exact at any length, where a float would round. */
+function after(next: bigint, seen: string): bigint {
+  const taken = BigInt(seen) + 1n
+  return taken > next ? taken : next
+}
+
 const HEADING = /^## ([FAD])([1-9]\d*) · (fact|assumption|decision)$/
 
 /** Replays a ledger's text; `next` counts the headings of torn entries too, so an id seen once is never given again. */
-export function replayLedger(text: string, vault: string): { view: LedgerView; next: Record<LedgerKind, number> } {
+export function replayLedger(text: string, vault: string): { view: LedgerView; next: Record<LedgerKind, bigint> } {
   const data = parseFrontmatter(text).data
   const format = Number(data.format)
   if (data.vaultplan !== 'ledger' || !Number.isInteger(format)) {
@@ -249,7 +259,7 @@ export function replayLedger(text: string, vault: string): { view: LedgerView; n
     )
   }
   const view = emptyView()
-  const next: Record<LedgerKind, number> = { fact: 1, assumption: 1, decision: 1 }
+  const next = firstIds()
   const byId = new Map<string, Assumption>()
   const seen = new Set<string>()
   const lines = text.split('\n')
@@ -259,7 +269,7 @@ export function replayLedger(text: string, vault: string): { view: LedgerView; n
     const heading = HEADING.exec(line)
     if (heading) {
       const kind = heading[3] as LedgerKind
-      next[kind] = Math.max(next[kind], Number(heading[2]) + 1)
+      next[kind] = after(next[kind], heading[2]!)
       return
     }
     if (!line.startsWith(MARKER) || !line.endsWith(END)) return
@@ -284,7 +294,7 @@ export function replayLedger(text: string, vault: string): { view: LedgerView; n
       if (!match || match[1] !== LEDGER_KINDS[record.kind]) throw bad(`gives the ${record.kind} the id \`${record.id}\``)
       if (seen.has(record.id)) throw bad(`records \`${record.id}\` a second time`)
       seen.add(record.id)
-      next[record.kind] = Math.max(next[record.kind], Number(match[2]) + 1)
+      next[record.kind] = after(next[record.kind], match[2]!)
       const entry: LedgerEntry = { id: record.id, text: record.text, ...placeOf(record), at: record.at }
       if (record.reason !== undefined) entry.reason = record.reason
       if (record.run !== undefined) entry.run = record.run

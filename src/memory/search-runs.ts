@@ -36,6 +36,11 @@ const DEFAULTS = { limit: 10 }
 /** How minisearch splits text into words: a query is split the same way, so it is only ever words. */
 const WORDS = /[\n\r\p{Z}\p{P}]+/u
 const SNIPPET_CHARS = 200
+/** The longest query searched, in characters: a few sentences. */
+export const MAX_QUERY_CHARS = 1_000
+/** The most words a query may hold. */
+export const MAX_QUERY_WORDS = 64
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u
 /** The run index leaves out files over this size; no snippet is read from one either. */
 const MAX_NOTE_BYTES = 8 * 1024 * 1024
 
@@ -48,7 +53,8 @@ const MAX_NOTE_BYTES = 8 * 1024 * 1024
  * The index is a cache in `<root>/.vaultplan/`, brought up to date from the
  * notes at each call (built the first time; see `refreshRunIndex`).
  *
- * @throws {TypeError} when `root` is not a folder, `query` not a string or `limit` not an integer from 1 up.
+ * @throws `TypeError` when `root` is not a folder, `query` not a string or `limit` not an integer from 1 up.
+ * @throws `RangeError` when `query` is over 1,000 characters or 64 words (see `queryTooLong`).
  */
 export async function searchRuns(root: string, query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
   const { limit } = { ...DEFAULTS, ...options }
@@ -63,6 +69,8 @@ export async function searchRuns(root: string, query: string, options: SearchOpt
   }
   if (typeof query !== 'string') throw new TypeError(`Expected \`query\` to be a string of words, got \`${String(query)}\``)
   if (!Number.isInteger(limit) || limit < 1) throw new TypeError(`Expected \`limit\` to be an integer from 1 up, got \`${String(limit)}\``)
+  const tooLong = queryTooLong(query)
+  if (tooLong !== undefined) throw new RangeError(tooLong)
   const words = query.toLowerCase().split(WORDS).filter(Boolean)
   const { index } = await refreshRunIndex(root)
   if (words.length === 0) return []
@@ -97,6 +105,18 @@ export async function searchRuns(root: string, query: string, options: SearchOpt
 }
 
 /**
+ * Why `query` is too long to search, in words, or `undefined` when it is
+ * not: over {@link MAX_QUERY_CHARS} characters or {@link MAX_QUERY_WORDS}
+ * words. A search costs time with every word, and a pasted page finds no
+ * more than its few words that matter.
+ */
+export function queryTooLong(query: string): string | undefined {
+  const words = query.split(WORDS).filter(Boolean).length
+  if (query.length <= MAX_QUERY_CHARS && words <= MAX_QUERY_WORDS) return undefined
+  return `the query has ${words} words (${query.length} characters), over the ${MAX_QUERY_WORDS} words and ${MAX_QUERY_CHARS} characters a search takes; search with the few words that matter`
+}
+
+/**
  * The body of a hit's note, its path (from the index, a file) through the
  * path gate, then read synchronously: a few small notes per search, where
  * the thread pool's round trips would cost more than the reads.
@@ -116,17 +136,33 @@ function bodyOf(root: string, file: string): string | undefined {
 /** The text around the first of `words` it holds, white space collapsed, marked `…` where cut. */
 function snippet(text: string, words: string[]): string {
   const flat = text.replace(/\s+/g, ' ').trim()
-  const lower = flat.toLowerCase()
-  let at = -1
-  for (const word of words) {
-    const found = lower.search(new RegExp(`(^|[^\\p{L}\\p{N}])${escape(word)}`, 'u'))
-    if (found !== -1 && (at === -1 || found < at)) at = found
-  }
+  const at = firstWordAt(flat.toLowerCase(), words)
   const start = Math.max(0, at - SNIPPET_CHARS / 4)
   const end = Math.min(flat.length, start + SNIPPET_CHARS)
   return `${start > 0 ? '…' : ''}${flat.slice(start, end).trim()}${end < flat.length ? '…' : ''}`
 }
 
-function escape(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+/**
+ * Where the first word of `lower` that starts with one of `words` begins (at
+ * the start, or after a character that is no letter or digit: the index of
+ * that character), or -1. One pass over the text, trying at each word's start
+ * only the query words that begin with its character: linear in the text
+ * (a scan per query word made a long query against a long note slow).
+ */
+export function firstWordAt(lower: string, words: string[]): number {
+  const byFirst = new Map<string, string[]>()
+  for (const word of new Set(words)) {
+    const first = String.fromCodePoint(word.codePointAt(0)!)
+    byFirst.set(first, [...(byFirst.get(first) ?? []), word])
+  }
+  let previous = -1
+  let boundary = true
+  for (let at = 0; at < lower.length;) {
+    const char = String.fromCodePoint(lower.codePointAt(at)!)
+    if (boundary && byFirst.get(char)?.some((word) => lower.startsWith(word, at))) return Math.max(previous, 0)
+    boundary = !LETTER_OR_DIGIT.test(char)
+    previous = at
+    at += char.length
+  }
+  return -1
 }

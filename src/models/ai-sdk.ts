@@ -1,3 +1,9 @@
+/**
+ * Models and tools of the Vercel AI SDK as vaultplan's `callLLM` and tools
+ * (needs the `ai` package).
+ *
+ * @module vaultplan/ai-sdk
+ */
 import { generateText, type LanguageModel, type ToolSet } from 'ai'
 import { z, type ZodType } from 'zod'
 import { followSignal } from '../core/abort.js'
@@ -25,7 +31,7 @@ export interface AISDKOptions {
  * ... }` to route roles (`action`, `transition`, `planning`, or a note's
  * `role:`) to their own models.
  *
- * @throws {TypeError} when no model is given, or a role has no model and there is no `default`.
+ * @throws `TypeError` when no model is given, or a role has no model and there is no `default`.
  */
 export function llmFromAISDK(models: LanguageModel | Record<string, LanguageModel>, options: AISDKOptions = {}): CallLLM {
   const byRole: Record<string, LanguageModel> = isModel(models) ? { default: models } : { ...models }
@@ -56,7 +62,7 @@ export function llmFromAISDK(models: LanguageModel | Record<string, LanguageMode
  * inputSchema, execute }) }`), for the built-in worker. A zod input schema
  * is used as it is; another schema is checked with its own `validate`.
  *
- * @throws {TypeError} when a tool has no `execute`.
+ * @throws `TypeError` when a tool has no `execute`.
  */
 export function toolsFromAISDK(tools: ToolSet): Tool[] {
   return Object.entries(tools).map(([name, tool]) => {

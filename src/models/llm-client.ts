@@ -60,7 +60,7 @@ const REPLY_PREVIEW = 200
  * and a temperature only when the environment sets one. Each call puts one
  * listener on the caller's `signal` and removes it when the call is over.
  *
- * @throws {TypeError} at once when `timeoutMs`, `maxRetries` or `maxReplyBytes` is not a valid count.
+ * @throws `TypeError` at once when `timeoutMs`, `maxRetries` or `maxReplyBytes` is not a valid count.
  * The returned function rejects with a {@link ModelConfigError} when the role is
  * not configured, with an {@link LLMError} when the call fails (naming role,
  * model, endpoint and HTTP status; the key and the URL's credentials appear

@@ -37,10 +37,10 @@ const OPENAI_BASE_URL = 'https://api.openai.com/v1'
  * holding a user name or password is refused too (fetch cannot send them,
  * and they would show in errors). Empty variables count as unset.
  *
- * @throws {ModelConfigError} when the model, the endpoint or a needed key is
+ * @throws {@link ModelConfigError} when the model, the endpoint or a needed key is
  *   missing, or a base URL or temperature does not parse; the message names the
  *   variables to set and never shows a key or password.
- * @throws {TypeError} when `role` is empty.
+ * @throws `TypeError` when `role` is empty.
  */
 export function resolveModelConfig(role: string, env: NodeJS.ProcessEnv = process.env): ModelConfig {
   if (typeof role !== 'string' || role.trim() === '') {

@@ -23,8 +23,10 @@ export interface ChooseEdgeOptions {
   predicates?: Record<string, Predicate>
   /**
    * The caller's choice (`completeStep`): after the predicates, it takes its
-   * edge (`decidedBy: 'agent'`) instead of the LLM judge. One of
-   * {@link conditionsOf}; check it first with {@link matchChoice}.
+   * edge (`decidedBy: 'agent'`) instead of the LLM judge. One of the
+   * step's `conditions` (a condition label no predicate decides, `next` for
+   * the unconditional edge), ignoring case and surrounding space, or the
+   * target of exactly one such edge.
    */
   choice?: string
   signal?: AbortSignal
@@ -50,7 +52,7 @@ function normalizeLabel(label: string): string {
  * LLM. The `predicates` option of `runPlan` and `chooseEdge` wins over it.
  *
  * @returns a function that removes the registration (tests should call it).
- * @throws {TypeError} when `label` is empty or `fn` is not a function.
+ * @throws `TypeError` when `label` is empty or `fn` is not a function.
  */
 export function registerPredicate(label: string, fn: Predicate): () => void {
   if (typeof label !== 'string' || label.trim() === '') throw new TypeError(`Expected \`label\` to be a non-empty string, got \`${String(label)}\``)
@@ -69,7 +71,7 @@ export function registerPredicate(label: string, fn: Predicate): () => void {
  * order wins), then the unconditional edge, then `null` (work the node
  * again). The LLM is called only when a condition is left undecided.
  *
- * @throws {TypeError} when a condition needs the LLM and no `callLLM` is given.
+ * @throws `TypeError` when a condition needs the LLM and no `callLLM` is given.
  */
 export async function chooseEdge(node: PlanNode, context: TransitionContext, callLLM?: CallLLM, options: ChooseEdgeOptions = {}): Promise<Decision> {
   if (node.edges.length === 0) return { edge: null, rationale: 'terminal: the node has no edges', decidedBy: 'terminal' }

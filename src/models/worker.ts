@@ -55,7 +55,7 @@ const ARGUMENT_ATTEMPTS = 2
  * `vault`, the ledger tools are among the tools, and the prompts show the
  * step's `ledger` (facts, valid assumptions, decisions).
  *
- * @throws {TypeError} on a bad option.
+ * @throws `TypeError` on a bad option.
  */
 export function createWorker(llm: CallLLM, options: WorkerOptions = {}): (step: StepInput) => Promise<string> {
   const { tools = [], maxToolCalls, ledgerTools: withLedger } = { ...DEFAULTS, ...options }

@@ -4,7 +4,7 @@ import { issueFromSubplan, MAX_SUBPLAN_DEPTH, rerooted, splitSubplans } from '..
 import { checkPlan } from './validate.js'
 import { readNotes } from '../vault/read-vault.js'
 import { PlanGraph } from './plan-graph.js'
-import { withOrigin, type EdgeOrigin, type PlanIssue, type PlanNode } from '../core/types.js'
+import { withNodeOrigin, withOrigin, type EdgeOrigin, type PlanIssue, type PlanNode } from '../core/types.js'
 
 /**
  * Reads a plan vault: every `*.md` file (subfolders too, not `00_plan-trace/`
@@ -12,7 +12,7 @@ import { withOrigin, type EdgeOrigin, type PlanIssue, type PlanNode } from '../c
  * A bad note becomes diagnostics, never a failed load; call
  * `graph.validate()` to see them.
  *
- * @throws {Error} when `dir` does not exist or is not a folder.
+ * @throws `Error` when `dir` does not exist or is not a folder.
  */
 export async function loadPlan(dir: string): Promise<PlanGraph> {
   const { notes, issues } = await readNotes(dir)
@@ -25,7 +25,7 @@ export async function loadPlan(dir: string): Promise<PlanGraph> {
  * @param depth - how deep these notes' vault is nested in the top vault (0: the top vault), for the limit on nesting
  */
 export function graphFromNotes(notes: ParsedNote[], issues: PlanIssue[] = [], depth = 0): PlanGraph {
-  // The notes of a subplan folder are the subplan's (SPEC section 11): validated with the parent, never its nodes.
+  // The notes of a subplan folder are the subplan's: validated with the parent, never its nodes.
   const split = splitSubplans(notes, depth)
   const inner = [...split.inner.values()].flat()
   const innerIds = new Set(inner.map((note) => note.id))
@@ -129,5 +129,5 @@ export function nodeFromNote(note: ParsedNote, resolver: LinkResolver, innerReso
   if (note.judge !== undefined) node.judge = note.judge
   if (note.plan !== undefined) node.plan = note.plan
   if (note.issues.length > 0 || issues.length > 0) node.issues = issues.length > 0 ? [...note.issues, ...issues] : [...note.issues]
-  return node
+  return withNodeOrigin(node, note.origin)
 }

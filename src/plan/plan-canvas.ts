@@ -8,7 +8,7 @@ import type { NodeStatus, PlanNode } from '../core/types.js'
 export type CanvasColor = '1' | '2' | '3' | '4' | '5' | '6' | `#${string}`
 
 /** What every JSON Canvas node has; `x`, `y`, `width`, `height` are integer pixels. */
-interface CanvasNodeBase {
+export interface CanvasNodeBase {
   id: string
   x: number
   y: number
@@ -90,7 +90,7 @@ interface Unit {
  * labelled with its folder (`research/`), laid out like a plan of its own
  * in the row below the note that runs it, with an edge from that note to it.
  *
- * @throws {TypeError} when `options.folder` is not a relative path inside the Obsidian vault.
+ * @throws `TypeError` when `options.folder` is not a relative path inside the Obsidian vault.
  */
 export function toCanvas(graph: PlanGraph, state?: PictureState, options: CanvasOptions = {}): CanvasDocument {
   const { groups, cards, edges } = canvasOf(graph, state, options.group, { folder: vaultFolder(options.folder ?? ''), plan: '', key: '' })

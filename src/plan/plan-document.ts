@@ -8,18 +8,30 @@ import type { CallLLM, PlanIssue, PlanNode } from '../core/types.js'
 const KNOB_LINE = new RegExp(`^(${KNOB_KEYS.join('|')})\\s*:\\s*\\S`, 'i')
 /** Matched against trimmed lines; no two white-space runs side by side, so it cannot backtrack far. */
 const NEXT_LINE = /^(?:#{3,6}\s*next(?:\s*#+)?|next\s*:)$/i
+/** The most `## <node-id>` sections a plan document may hold: far past any plan a person walks, short of a flood of notes. */
+export const MAX_DOCUMENT_SECTIONS = 5_000
 
 /**
- * Reads a whole plan written as one markdown document (SPEC section 5): one
+ * Reads a whole plan written as one markdown document: one
  * `## <node-id>` section per node, optional `key: value` knob lines first,
  * then the body, then the edges under `### Next` (or a `Next:` line).
  *
- * @throws {PlanValidationError} when the document has no sections or the plan is invalid.
+ * @throws {@link PlanValidationError} when the document has no sections (`no-sections`), over 5,000 of
+ *   them (`too-many-sections`), or the plan is invalid.
  */
 export function parsePlanDocument(text: string): PlanGraph {
   const sections = splitSections(text)
   if (sections.length === 0) {
     throw new PlanValidationError([{ code: 'no-sections', severity: 'error', message: 'the document has no `## <node-id>` sections' }])
+  }
+  if (sections.length > MAX_DOCUMENT_SECTIONS) {
+    throw new PlanValidationError([
+      {
+        code: 'too-many-sections',
+        severity: 'error',
+        message: `the document has ${sections.length} \`## <node-id>\` sections, over the ${MAX_DOCUMENT_SECTIONS} a plan document may hold; split the plan into subplans`,
+      },
+    ])
   }
   // Each section is read as the note it stands for; `at[n]` is the document's line of that note's line n + 1.
   const notes = sections.map(({ id, line, lines }) => {
@@ -28,16 +40,19 @@ export function parsePlanDocument(text: string): PlanGraph {
     for (; index < lines.length && (KNOB_LINE.test(lines[index]!.text) || (knobs.length === 0 && lines[index]!.text.trim() === '')); index++) {
       if (lines[index]!.text.trim() !== '') knobs.push(lines[index]!)
     }
-    const rest = lines.slice(index)
-    const next = rest.findIndex(({ text: line }) => NEXT_LINE.test(line.trim()))
+    const next = lines.findIndex(({ text: line }, at) => at >= index && NEXT_LINE.test(line.trim()))
+    // Built line by line: a section may hold a hundred thousand lines, too many to spread into a call.
     const note: DocumentLine[] = []
-    if (knobs.length > 0)
-      note.push({ text: '---', line }, ...knobs.map((knob) => ({ ...knob, text: knob.text.replace(/^(\w+)/, (key) => key.toLowerCase()) })), {
-        text: '---',
-        line,
-      })
-    note.push(...(next === -1 ? rest : rest.slice(0, next)))
-    if (next !== -1) note.push({ text: '', line: rest[next]!.line }, { text: '## Next', line: rest[next]!.line }, ...rest.slice(next + 1))
+    if (knobs.length > 0) {
+      note.push({ text: '---', line })
+      for (const knob of knobs) note.push({ ...knob, text: knob.text.replace(/^(\w+)/, (key) => key.toLowerCase()) })
+      note.push({ text: '---', line })
+    }
+    for (let at = index; at < (next === -1 ? lines.length : next); at++) note.push(lines[at]!)
+    if (next !== -1) {
+      note.push({ text: '', line: lines[next]!.line }, { text: '## Next', line: lines[next]!.line })
+      for (let at = next + 1; at < lines.length; at++) note.push(lines[at]!)
+    }
     const parsed = parseNote(`${id}.md`, `${note.map((entry) => entry.text).join('\n')}\n`)
     const at = (line: number) => note[line - 1]?.line ?? line
     return { ...parsed, edges: parsed.edges.map((edge) => ({ ...edge, line: at(edge.line) })), issues: parsed.issues.map((found) => inDocument(found, at)) }
@@ -65,7 +80,7 @@ function inDocument(found: PlanIssue, at: (line: number) => number): PlanIssue {
 /**
  * A linear plan: one node per step, each leading to the next unconditionally.
  *
- * @throws {TypeError} when `steps` is empty.
+ * @throws `TypeError` when `steps` is empty.
  */
 export function pathGraphFromSteps(steps: string[]): PlanGraph {
   const texts = steps.map((step) => String(step).trim()).filter((step) => step !== '')
@@ -98,7 +113,7 @@ export function pathGraphFromSteps(steps: string[]): PlanGraph {
 
 /**
  * Asks the `planning` role's model to write a plan for `query` as one
- * document (SPEC section 5). A reply that does not parse or validate
+ * document (one `## <node-id>` section a node). A reply that does not parse or validate
  * degrades to a path graph of its steps, and `graph.degraded` says why.
  */
 export async function planGraph(query: string, llm: CallLLM, options: { signal?: AbortSignal } = {}): Promise<PlanGraph> {
@@ -116,9 +131,11 @@ export async function planGraph(query: string, llm: CallLLM, options: { signal?:
             .map((issue) => issue.code)
             .join(', ')
         : String(error)
-    const steps = stepsOf(document)
+    const found = stepsOf(document)
+    const steps = found.slice(0, MAX_DOCUMENT_SECTIONS)
     const graph = pathGraphFromSteps(steps.length > 0 ? steps : [query])
-    graph.degraded = `The planner's document was not a valid plan (${why}); running ${steps.length > 0 ? `its ${steps.length} steps` : 'the query as one step'} in order instead.`
+    const which = steps.length < found.length ? `its first ${steps.length} of ${found.length} steps` : `its ${steps.length} steps`
+    graph.degraded = `The planner's document was not a valid plan (${why}); running ${steps.length > 0 ? which : 'the query as one step'} in order instead.`
     return graph
   }
 }

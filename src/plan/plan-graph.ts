@@ -18,7 +18,7 @@ export class PlanGraph {
   /**
    * @param options.issues - problems met while reading the vault that belong to no node.
    * @param options.subplans - the subplans read with the graph, by folder.
-   * @throws {TypeError} when two nodes share an id.
+   * @throws `TypeError` when two nodes share an id.
    */
   constructor(nodes: Iterable<PlanNode>, options: { issues?: readonly PlanIssue[]; subplans?: ReadonlyMap<string, PlanGraph> } = {}) {
     this.issues = options.issues ?? []
@@ -34,7 +34,7 @@ export class PlanGraph {
   /**
    * The node with this id.
    *
-   * @throws {Error} when there is no such node.
+   * @throws `Error` when there is no such node.
    */
   node(id: string): PlanNode {
     const node = this.nodes.get(id)
@@ -52,7 +52,7 @@ export class PlanGraph {
    * The entry node: the one marked `type: start`, or else the only node
    * without incoming edges.
    *
-   * @throws {PlanValidationError} when there is none, or more than one.
+   * @throws {@link PlanValidationError} when there is none, or more than one.
    */
   startNode(): PlanNode {
     const { start, issues } = findStart(this)
@@ -61,11 +61,13 @@ export class PlanGraph {
   }
 
   /**
-   * Checks the plan (SPEC section 3) and reports every problem at once.
+   * Checks the plan (dangling edges, cycles without an exit, the start, a
+   * reachable terminal, frontmatter, ambiguous edges and links) and reports
+   * every problem at once.
    *
    * @param options.tools - names of the tools the caller supplies; a node's `tools:` entry outside them is a warning.
    * @returns the warnings.
-   * @throws {PlanValidationError} carrying every issue, when there is at least one error.
+   * @throws {@link PlanValidationError} carrying every issue, when there is at least one error.
    */
   validate(options?: ValidateOptions): PlanIssue[] {
     return validatePlan(this, options)

@@ -43,8 +43,8 @@ const yaml = lazyModule<typeof import('yaml')>('yaml')
  * status gets just that value patched.
  *
  * @returns the vault's absolute path.
- * @throws {Error} when a node's body leaves a code fence or an Obsidian `%%` comment open: the `## Next` written after it would be hidden.
- * @throws {PlanValidationError} `not-a-note` when a node's file would be no note of the plan: inside a run folder
+ * @throws `Error` when a node's body leaves a code fence or an Obsidian `%%` comment open: the `## Next` written after it would be hidden.
+ * @throws {@link PlanValidationError} `not-a-note` when a node's file would be no note of the plan: inside a run folder
  *   (`00_plan-trace/`, at any depth) or a dot-folder, where the run keeps its own state; nothing is written then
  */
 export async function savePlan(graph: PlanGraph, dir: string, options: WriteOptions = {}): Promise<string> {

@@ -1,6 +1,8 @@
 import { PlanValidationError } from '../core/errors.js'
 import type { PlanIssue, PlanIssueCode, PlanNode } from '../core/types.js'
 import { planEdges, stronglyConnectedComponents, type PlanEdges } from './plan-edges.js'
+import { closestNames, didYouMean } from '../core/closest-names.js'
+import { KNOB_KEYS, KNOBS } from '../core/knobs.js'
 
 /** What validation reads of a plan: its nodes (each with the issues of its note) and the issues of no node. `PlanGraph` is one. */
 export interface PlanShape {
@@ -33,7 +35,9 @@ function startOf(nodes: readonly PlanNode[], entered: () => (node: PlanNode) => 
     const names = marked.map((node) => `\`${node.id}\``).join(', ')
     return {
       start: undefined,
-      issues: marked.map((node) => issue(node, 'multiple-starts', `${marked.length} notes are marked \`type: start\` (${names}); keep one`)),
+      issues: marked.map((node) =>
+        issue(node, 'multiple-starts', `${marked.length} notes are marked \`type: start\` (${names}); keep one`, node.at?.keys.get('type')),
+      ),
     }
   }
   const hasIncoming = entered()
@@ -52,48 +56,89 @@ function startOf(nodes: readonly PlanNode[], entered: () => (node: PlanNode) => 
 }
 
 /**
- * Checks a plan (SPEC section 3): dangling edges, cycles without an exit, the
- * start node, a reachable terminal, frontmatter, ambiguous edges and links.
- * Problems of notes the start cannot reach are warnings.
+ * Checks a plan: dangling edges, cycles without an exit, the
+ * start node, frontmatter, ambiguous edges and links, misspelled knobs.
+ * Problems of notes the start cannot reach are warnings. One mistake is
+ * reported once, at its cause: a broken edge is a way out of its loop, and a
+ * note whose frontmatter cannot be read may be the start, so neither is also
+ * reported as a loop or a missing start; a link's likely meaning counts as
+ * reaching its note. A start that reaches no terminal always reaches a loop
+ * with no way out or a broken edge, and is reported there.
  *
  * @returns the warnings.
- * @throws {PlanValidationError} carrying every issue, when there is at least one error.
+ * @throws {@link PlanValidationError} carrying every issue, when there is at least one error.
  */
 export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): PlanIssue[] {
-  const nodeIssues: PlanIssue[] = [...(graph.issues ?? [])]
+  // A folder passed over because it holds a run is worth saying only as the cause of a dangling edge.
+  const runFolders = (graph.issues ?? []).filter((found) => found.code === 'run-folder')
+  const nodeIssues: PlanIssue[] = (graph.issues ?? []).filter((found) => found.code !== 'run-folder')
+  let danglingIntoRuns = false
   for (const node of graph.nodes.values()) if (node.issues) for (const found of node.issues) nodeIssues.push(found)
   const planIssues: PlanIssue[] = []
   const edges = planEdges(graph.nodes)
   const { nodes, out } = edges
+  // Per node: whether an edge of it leads to no note (reported), and the notes such edges likely meant.
+  const broken = new Uint8Array(nodes.length)
+  const meant: number[][] = nodes.map(() => [])
+  const guess = linkGuesser(edges)
 
-  for (const node of nodes) {
+  for (let n = 0; n < nodes.length; n++) {
+    const node = nodes[n]!
     let unconditional = 0
     for (const edge of node.edges) {
       const origin = edge.at
       if (!edge.conditional && ++unconditional === 2) {
         nodeIssues.push(issue(node, 'ambiguous-unconditional', 'has two unconditional edges; label all but one with a condition', origin))
       }
-      if (!edges.numberOf.has(edge.target) && origin?.problem !== 'ambiguous') {
-        const why =
-          origin?.problem === 'outside'
-            ? 'points outside the vault'
-            : origin?.problem === 'subplan'
-              ? "points into a subplan's folder: that note belongs to the subplan, which runs on its own; link the note whose `plan:` names the folder"
-              : 'matches no note'
-        nodeIssues.push(issue(node, 'dangling-edge', `edge \`${edge.label || 'next'}\` -> \`[[${edge.target}]]\` ${why}`, origin))
+      if (edges.numberOf.has(edge.target)) continue
+      broken[n] = 1
+      if (origin?.problem === 'ambiguous') continue
+      let why =
+        origin?.problem === 'outside'
+          ? 'points outside the vault'
+          : origin?.problem === 'subplan'
+            ? "points into a subplan's folder: that note belongs to the subplan, which runs on its own; link the note whose `plan:` names the folder"
+            : 'matches no note'
+      if (origin?.problem === undefined) {
+        const guesses = guess(edge.target)
+        if (guesses.length > 0)
+          why += `; ${didYouMean(
+            guesses.map(({ link }) => link),
+            (link) => `\`[[${link}]]\``,
+          )}`
+        if (guesses.length === 1) meant[n]!.push(guesses[0]!.node)
+        if (runFolders.length > 0) {
+          const named = runFolders.map((found) => `\`${found.file}/\``).join(', ')
+          why += `${guesses.length > 0 ? ' Or' : ';'} is it in ${named}, which ${runFolders.length === 1 ? 'holds a run' : 'hold runs'} of ${runFolders.length === 1 ? 'its' : 'their'} own and so ${runFolders.length === 1 ? 'is' : 'are'} not part of this plan?`
+          danglingIntoRuns = true
+        }
       }
+      nodeIssues.push(issue(node, 'dangling-edge', `edge \`${edge.label || 'next'}\` -> \`[[${edge.target}]]\` ${why}`, origin))
+    }
+    for (const key of Object.keys(node.frontmatter)) {
+      if (Object.hasOwn(KNOBS, key)) continue
+      const knobs = closestNames(key, KNOB_KEYS, { edits: 1 })
+      if (knobs.length === 0) continue
+      const message = `\`${key}\` is no knob, so it is kept as a key of yours and does nothing; ${didYouMean(knobs)}`
+      nodeIssues.push({ ...issue(node, 'misspelled-knob', message, node.at?.keys.get(key)), severity: 'warning' })
     }
   }
 
-  for (const component of exitlessLoops(edges)) {
+  if (danglingIntoRuns) nodeIssues.push(...runFolders)
+
+  const loops = exitlessLoops(edges, broken)
+  for (const component of loops) {
     // File order, not edge order: arrows between them would claim edges that may not exist.
     const ordered = component.map((n) => nodes[n]!)
+    const first = ordered[0]!
     const loop = ordered.map((node) => `\`${node.id}\``).join(', ')
     const message =
       ordered.length === 1
         ? 'links only to itself and has no other way out; add an edge that leaves it'
         : `is in a loop with no way out (${loop}); add an edge that leaves the loop`
-    nodeIssues.push(issue(ordered[0]!, 'cycle-without-exit', message))
+    // At the edge that keeps the first note in the loop: where a way out is written.
+    const members = new Set(ordered.map((node) => node.id))
+    nodeIssues.push(issue(first, 'cycle-without-exit', message, first.edges.find((edge) => members.has(edge.target))?.at))
   }
 
   const { start, issues: startIssues } = startOf(nodes, () => {
@@ -101,30 +146,26 @@ export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): Plan
     for (let n = 0; n < out.length; n++) for (const target of out[n]!) if (target !== n) entered[target] = 1
     return (node) => entered[edges.numberOf.get(node.id)!] === 1
   })
-  planIssues.push(...startIssues)
-  // Whether the start reaches a node; `undefined` when there is no start.
+  // A note whose `type:` cannot be read may be the start: its `invalid-frontmatter` says what to fix.
+  const unknownType = nodes.some(typeUnknown)
+  planIssues.push(...startIssues.filter((found) => found.code !== 'no-start' || !unknownType))
+  // Whether the start reaches a node (through an edge, or a broken edge's likely meaning); `undefined` when there is no start.
   let reaches: ((id: string) => boolean) | undefined
   if (start) {
     const seen = new Uint8Array(nodes.length)
     const first = edges.numberOf.get(start.id)!
     seen[first] = 1
     const queue = [first]
-    let terminal = false
+    const enter = (target: number) => {
+      if (seen[target] === 1) return
+      seen[target] = 1
+      queue.push(target)
+    }
     for (let n = queue.pop(); n !== undefined; n = queue.pop()) {
-      if (nodes[n]!.edges.length === 0) terminal = true
-      for (const target of out[n]!) {
-        if (seen[target] === 0) {
-          seen[target] = 1
-          queue.push(target)
-        }
-      }
+      for (const target of out[n]!) enter(target)
+      for (const target of meant[n]!) enter(target)
     }
     reaches = (id) => seen[edges.numberOf.get(id)!] === 1
-    if (!terminal) {
-      planIssues.push(
-        issue(start, 'no-reachable-terminal', 'no note without edges (a terminal) can be reached from the start; every path loops or ends in a dangling edge'),
-      )
-    }
   }
 
   const known = options.tools ? new Set(options.tools) : undefined
@@ -133,8 +174,10 @@ export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): Plan
       nodeIssues.push({ ...issue(node, 'unreachable', 'cannot be reached from the start node'), severity: 'warning' })
     }
     for (const tool of known ? (node.tools ?? []) : []) {
-      if (!known!.has(tool))
-        nodeIssues.push({ ...issue(node, 'unknown-tool', `names tool \`${tool}\`, which is not among the tools supplied`), severity: 'warning' })
+      if (known!.has(tool)) continue
+      const guesses = didYouMean(closestNames(tool, known!))
+      const message = `names tool \`${tool}\`, which the runner does not have${guesses && `; ${guesses}`}`
+      nodeIssues.push({ ...issue(node, 'unknown-tool', message, node.at?.keys.get('tools')), severity: 'warning' })
     }
   }
   // A note the run can never enter cannot break it: its problems are only warnings.
@@ -145,6 +188,45 @@ export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): Plan
     ),
   ].sort(byPlace)
   return all
+}
+
+/** Whether a note's `type:` could not be read: its frontmatter is broken, or its `type:` value is not one of the types. */
+function typeUnknown(node: PlanNode): boolean {
+  const written = node.frontmatter.type
+  return node.at?.unread === true || (written !== undefined && written !== null && written !== node.type)
+}
+
+/**
+ * Guesses what a link that matches no note meant: the notes a typo away, by
+ * path for a link with a folder, else by name, each with the link to write
+ * (the name, or the path when several notes have that name).
+ */
+function linkGuesser({ ids, numberOf }: PlanEdges): (link: string) => { link: string; node: number }[] {
+  let byName: Map<string, string[]> | undefined
+  let guessed = 0
+  return (link) => {
+    // Enough for any plan a person wrote; a hostile one with thousands of broken links is not searched for each.
+    if (++guessed > MAX_GUESSED_LINKS) return []
+    if (link.includes('/')) return closestNames(link, ids).map((id) => ({ link: id, node: numberOf.get(id)! }))
+    byName ??= namesOf(ids)
+    return closestNames(link, byName.keys()).flatMap((name) => {
+      const found = byName!.get(name)!
+      return found.length === 1 ? [{ link: name, node: numberOf.get(found[0]!)! }] : found.map((id) => ({ link: id, node: numberOf.get(id)! }))
+    })
+  }
+}
+
+/** How many broken links of one plan get a guess. */
+const MAX_GUESSED_LINKS = 100
+
+/** The ids by their last part (`review/final` under `final`). */
+function namesOf(ids: readonly string[]): Map<string, string[]> {
+  const names = new Map<string, string[]>()
+  for (const id of ids) {
+    const name = id.slice(id.lastIndexOf('/') + 1)
+    names.set(name, [...(names.get(name) ?? []), id])
+  }
+  return names
 }
 
 /** `checkPlan`, throwing on errors: resolves to the warnings. */
@@ -199,8 +281,12 @@ export function loopOf(graph: PlanShape, id: string, walk: readonly string[]): s
   return [...loop.slice(first), ...loop.slice(0, first)]
 }
 
-/** The loops no edge leaves (a node linking only to itself among them), each as its node numbers in file order. */
-function exitlessLoops({ out }: PlanEdges): number[][] {
+/**
+ * The loops no edge leaves (a node linking only to itself among them), each
+ * as its node numbers in file order. A loop with a `broken` edge (one that
+ * leads to no note, reported) is left out: that edge leaves it.
+ */
+function exitlessLoops({ out }: PlanEdges, broken: Uint8Array): number[][] {
   const loops: number[][] = []
   const component = new Int32Array(out.length)
   const components = stronglyConnectedComponents(out)
@@ -209,7 +295,7 @@ function exitlessLoops({ out }: PlanEdges): number[][] {
     const members = components[c]!
     const only = members[0]!
     if (members.length === 1 && !out[only]!.includes(only)) continue
-    if (members.some((n) => out[n]!.some((target) => component[target] !== c))) continue
+    if (members.some((n) => broken[n] === 1 || out[n]!.some((target) => component[target] !== c))) continue
     loops.push(members.sort((a, b) => a - b))
   }
   return loops

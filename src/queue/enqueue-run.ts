@@ -35,7 +35,7 @@ export interface EnqueuedRun {
  * (it resumes from its vault as `runPlan` would).
  *
  * @param connection - a postgres URL, pg-boss options, or an open `RunQueue`
- * @throws {TypeError} when `vault` is not a non-empty string, or on a bad queue setting.
+ * @throws `TypeError` when `vault` is not a non-empty string, or on a bad queue setting.
  */
 export async function enqueueRun(connection: QueueConnection | RunQueue, options: EnqueueRunOptions): Promise<EnqueuedRun> {
   const { vault: given, query, ...queueOptions } = options ?? ({} as EnqueueRunOptions)
@@ -74,7 +74,7 @@ export async function enqueueRun(connection: QueueConnection | RunQueue, options
  * completed, or was never queued. Workers also notice a tick in a waiting
  * note on their own (by the note's stamp); calling both queues one job.
  *
- * @throws {TypeError} when `vault` is not a non-empty string.
+ * @throws `TypeError` when `vault` is not a non-empty string.
  */
 export async function resumeRun(connection: QueueConnection | RunQueue, vault: string, options: RunQueueOptions = {}): Promise<boolean> {
   if (typeof vault !== 'string' || vault === '') throw new TypeError(`Expected \`vault\` to be the path of a run vault, got \`${String(vault)}\``)

@@ -73,7 +73,7 @@ export class RunQueue {
    * and creates the queue when missing (with `options`' settings).
    *
    * @param bossOptions - pg-boss options that override the connection's (a short-lived connection turns maintenance off with them)
-   * @throws {TypeError} on a connection that is no URL or options object, a `db` adapter, or a bad setting.
+   * @throws `TypeError` on a connection that is no URL or options object, a `db` adapter, or a bad setting.
    */
   static async open(connection: QueueConnection, options: RunQueueOptions = {}, bossOptions: PgBoss.ConstructorOptions = {}): Promise<RunQueue> {
     const settings = { ...DEFAULTS, ...options }

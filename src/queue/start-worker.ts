@@ -81,7 +81,7 @@ const DEFAULTS = { concurrency: 1, pollIntervalMs: 500, watchIntervalMs: 2000, s
  * note a person changed. Resolves once connected.
  *
  * @param connection - a postgres URL, or pg-boss options (`maintenanceIntervalSeconds` sets how soon a dead worker's hop is retried)
- * @throws {TypeError} on a bad option.
+ * @throws `TypeError` on a bad option.
  */
 export async function startWorker(connection: QueueConnection, options: StartWorkerOptions = {}): Promise<QueueWorker> {
   const { concurrency, pollIntervalMs, watchIntervalMs } = { ...DEFAULTS, ...options }

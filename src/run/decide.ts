@@ -27,13 +27,13 @@ const ATTEMPTS = 3
  * byte changes. It writes only that note, atomically and checking its stamp,
  * so it needs no runner's lock; the next `runPlan` or `nextStep` (or a
  * runner waiting on the note) follows it as a box ticked by hand. While a
- * proposal is pending (SPEC section 11), `node` `proposal` means it: the
+ * proposal is pending (`proposePlan`), `node` `proposal` means it: the
  * edge is `approve`, `revise` or `decline`, ticked in
  * `00_plan-trace/proposal.md`.
  *
  * @param node - the waiting note's id (its path in the vault without `.md`; inside a subplan, its path from the vault: `research/approve`)
- * @throws {RunStateError} `not-waiting` when the note is not `status: waiting`; `bad-choice` for an unknown or ambiguous edge; `ambiguous-decision` when another box is ticked already
- * @throws {TypeError} on a bad argument
+ * @throws {@link RunStateError} `not-waiting` when the note is not `status: waiting`; `bad-choice` for an unknown or ambiguous edge; `ambiguous-decision` when another box is ticked already
+ * @throws `TypeError` on a bad argument
  */
 export async function decide(vault: string, node: string, decision: Decision): Promise<void> {
   if (typeof node !== 'string' || node === '') throw new TypeError(`Expected \`node\` to be a note id, got \`${String(node)}\``)

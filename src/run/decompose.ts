@@ -6,7 +6,7 @@ import { savePlan } from '../plan/save-plan.js'
 import { planGraph } from '../plan/plan-document.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { subplanTree } from '../plan/subplan-tree.js'
-import { intoPlace } from './run-vault.js'
+import { checkPlace, intoPlace } from './run-vault.js'
 import { isGenerate, subplanFoldersOf } from '../vault/subplan-folders.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import type { CallLLM, PlanNode } from '../core/types.js'
@@ -23,7 +23,7 @@ const DECOMPOSITION_FILE = `${TRACE_FOLDER}/decomposition.md`
 export type Decomposition = { kind: 'reused' } | { kind: 'refused' } | { kind: 'planned'; degraded: string | undefined }
 
 /**
- * Decomposition (`plan: generate`, SPEC section 11): on the note's first
+ * Decomposition (`plan: generate`): on the note's first
  * visit, asks the planning role for a subplan of the note's title and body
  * and writes it as notes into the folder named like the note
  * (`research.md` -> `research/`), whole or not at all. A folder that holds
@@ -43,6 +43,8 @@ export async function decompose(
   const target = join(vault, folder)
   const notes = await listNotes(target, []).catch(() => [])
   if (notes.length > 0) return { kind: 'reused' }
+  // Refused before the planner call it would waste: the plan could not be written there.
+  await checkPlace(target)
   if (!options.claim()) return { kind: 'refused' }
   const task = [node.title, node.body].filter((part) => part.trim() !== '').join('\n\n')
   const graph = await planGraph(task, options.llm ?? createLLM(), options.signal ? { signal: options.signal } : {})

@@ -34,7 +34,7 @@ const NOT_YET = '(the output of this visit: not worked yet)'
  *
  * @returns `null` when the next hop needs no judge (no condition left for
  *   the model, a person decides, the run completed or stopped)
- * @throws {PlanValidationError} when the plan is invalid
+ * @throws {@link PlanValidationError} when the plan is invalid
  */
 export async function dryRun(
   vault: string,

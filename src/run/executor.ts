@@ -4,8 +4,9 @@ import { lockVault } from '../vault/lock.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import type { RunDriver } from './run-driver.js'
 import { PlanTree, type TreeSettings } from './plan-tree.js'
-import { countedModel } from './run-words.js'
+import { countedModel, tell } from './run-words.js'
 import { isGenerate } from '../vault/subplan-folders.js'
+import { namingVault } from '../core/errors.js'
 import { checkOptions, DEFAULTS, stepBudget, type DriverOptions, type RunOptions, type RunResult } from './run-options.js'
 import { prepareRunVault } from './run-vault.js'
 import { proposalGate, proposalResult } from './proposal-gate.js'
@@ -27,16 +28,19 @@ import { LEDGER_TOOL_NAMES } from '../memory/ledger-tools.js'
  * work / `completeStep` under one lock.
  *
  * @param plan - a vault folder, or an in-memory graph (written to a run vault first)
- * @throws {PlanValidationError} when the plan (or an edit made mid-run) is invalid
- * @throws {StepError} when the worker fails; the vault stays resumable
- * @throws {RunStateError} when the vault's state needs a person (two `active` notes, a lock held by another run, another query than the recorded one, ...)
- * @throws {ModelConfigError} before anything is written, when the run needs a model and none is configured
- * @throws {TypeError} on bad options, or a new run without `query`
+ * @throws {@link PlanValidationError} when the plan (or an edit made mid-run) is invalid
+ * @throws {@link StepError} when the worker fails; the vault stays resumable
+ * @throws {@link RunStateError} when the vault's state needs a person (two `active` notes, a lock held by another run, another query than the recorded one, ...)
+ * @throws {@link ModelConfigError} before anything is written, when the run needs a model and none is configured
+ * @throws `TypeError` on bad options, or a new run without `query`
  */
 export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}): Promise<RunResult> {
   checkOptions(plan, options)
   const fsync = options.fsync ?? DEFAULTS.fsync
-  const prepared = await prepareRunVault(plan, { query: options.query, fsync, runVault: options.runVault })
+  // The runner's tools are known when the built-in worker works (with `tools`, or none): a note naming another is warned about.
+  // Its ledger tools are known names too: `tools: [record_fact]` is no unknown tool. A caller's `work` has tools of its own.
+  const tools = options.tools || !options.work ? [...(options.tools ?? []).map((tool) => tool.name), ...LEDGER_TOOL_NAMES] : undefined
+  const prepared = await prepareRunVault(plan, { query: options.query, fsync, runVault: options.runVault, tools })
   // Not queued behind this process's other calls like a stepping call: a run holds the vault for long, so a second one is refused.
   const lock = await lockVault(prepared.vault)
   const telemetry = await runTelemetry(prepared.vault)
@@ -52,11 +56,12 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
     })
     if (gate.kind === 'waiting') return proposalResult(gate.step, prepared.vault, options.onEvent)
     const sessionOptions: { fsync: boolean; tools?: string[] } = { fsync }
-    // The built-in worker's ledger tools are known names too: `tools: [record_fact]` is no unknown tool.
-    if (options.tools) sessionOptions.tools = [...options.tools.map((tool) => tool.name), ...LEDGER_TOOL_NAMES]
+    if (tools) sessionOptions.tools = tools
     const session = await VaultSession.open(prepared.vault, sessionOptions)
     let tree: PlanTree | undefined
     try {
+      const warnings = session.validate()
+      if (warnings.length > 0) tell(options.onEvent, { type: 'warnings', issues: warnings })
       const work = worker(() => tree!.top, options)
       const driver: DriverOptions = {
         query: gate.query,
@@ -84,8 +89,9 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
       await session.close()
     }
   } catch (error) {
-    failure = error
-    throw error
+    // The diagnostics of a run vault name it: `runs/announce/review.md`, not a `review.md` the template also has.
+    failure = namingVault(error, options.runVault ?? (typeof plan === 'string' ? plan : prepared.vault))
+    throw failure
   } finally {
     telemetry.end(failure)
     await lock.release()

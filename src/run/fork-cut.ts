@@ -2,7 +2,7 @@ import type { NodeStatus } from '../core/types.js'
 import type { TraceHeader, TraceRecord } from '../store/trace.js'
 
 /*
- * Where a fork cuts a run (SPEC section 15, "Forks"), decided without I/O
+ * Where a fork cuts a run, decided without I/O
  * from the traces of the run's vaults: its step numbers count the works of
  * the whole run, subplans included, as `RunResult.steps` does, and the fork
  * at step N holds what each vault of the tree had recorded right after the

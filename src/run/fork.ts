@@ -54,8 +54,8 @@ const MARKER = /^<!-- vaultplan:(?:hop|ledger) (.*) -->$/
  * branches are ordered by when they were claimed.
  *
  * @returns the fork's path
- * @throws {TypeError} when `step` is not a step of the source run (0 up to its works)
- * @throws {RunStateError} `no-run` when the source holds no run; `run-vault-not-empty` when `into` holds anything
+ * @throws `TypeError` when `step` is not a step of the source run (0 up to its works)
+ * @throws {@link RunStateError} `no-run` when the source holds no run; `run-vault-not-empty` when `into` holds anything
  */
 export async function forkRun(vault: string, options: ForkOptions): Promise<string> {
   if (!options || typeof options.into !== 'string' || options.into === '')
@@ -113,7 +113,7 @@ async function writeRun(vault: string, header: TraceHeader, run: RunRecords, ent
  * person may edit, so its `output` passes the path gate, inside the trace
  * folder `from` it belongs to.
  *
- * @throws {RunStateError} `trace-outside-vault` for an output that climbs out, is absolute or leads out through a symlink
+ * @throws {@link RunStateError} `trace-outside-vault` for an output that climbs out, is absolute or leads out through a symlink
  */
 async function outputOf(from: string, file: string): Promise<string> {
   try {

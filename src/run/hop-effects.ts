@@ -4,8 +4,8 @@ import type { ClaimRecord, HopRecord, TraceHeader, TraceRecord } from '../store/
 import type { Position } from './run-core.js'
 
 /*
- * What a run writes, decided without I/O (SPEC section 15, "The decision is
- * pure"): from where a vault's run stands and what just happened, the list
+ * What a run writes, decided without I/O (a pure decision, tested by tables):
+ * from where a vault's run stands and what just happened, the list
  * of writes to perform, in order. The driver performs them one by one; the
  * order is what makes every crash between two of them resumable (a status
  * is written after the record that explains it, an output before the status

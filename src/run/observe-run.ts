@@ -36,7 +36,7 @@ const DEFAULT_HOPS = 5
 /**
  * The options of `observeRun` (and `readRunStatus`) with their defaults.
  *
- * @throws {TypeError} for a `maxSteps` or `hops` that is not a whole number in range
+ * @throws `TypeError` for a `maxSteps` or `hops` that is not a whole number in range
  */
 export function checkObserveOptions(options: ObserveOptions): { hops: number; maxSteps: number | undefined } {
   const hops = options.hops ?? DEFAULT_HOPS
@@ -48,16 +48,16 @@ export function checkObserveOptions(options: ObserveOptions): { hops: number; ma
 }
 
 /**
- * Where the run of a plan vault stands, as one value (SPEC section 15): its
+ * Where the run of a plan vault stands, as one value: its
  * phase, the notes in plan order with their subplans nested, the frontier
  * of everything that can be done now across branches (its first item is
  * what the next `nextStep` claims and `runPlan` works), the notes waiting
  * for a person, a budget stop, the result, the latest hops, and the live
  * runner that holds the vault. Reads only; never changes the vault.
  *
- * @throws {VaultPathError} when `vault` is not a folder
- * @throws {RunStateError} when a trace is unreadable or written by a newer vaultplan
- * @throws {TypeError} for a `maxSteps` or `hops` that is not a whole number in range
+ * @throws {@link VaultPathError} when `vault` is not a folder
+ * @throws {@link RunStateError} when a trace is unreadable or written by a newer vaultplan
+ * @throws `TypeError` for a `maxSteps` or `hops` that is not a whole number in range
  */
 export async function observeRun(vault: string, options: ObserveOptions = {}): Promise<RunSnapshot> {
   const { hops, maxSteps } = checkObserveOptions(options)
@@ -86,7 +86,7 @@ export function budgetOf(records: VaultRecords, told?: number): number {
  * The records of a vault's run as on disk, its subplans' included: what the
  * snapshot is decided from.
  *
- * @throws {VaultPathError} when `vault` is not a folder
+ * @throws {@link VaultPathError} when `vault` is not a folder
  */
 export async function readRecords(vault: string): Promise<VaultRecords> {
   await assertFolder(vault)

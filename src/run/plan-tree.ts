@@ -54,7 +54,7 @@ class BudgetRefusal extends Error {
 }
 
 /**
- * A run over a vault and its subplans (SPEC section 11). The top vault's
+ * A run over a vault and its subplans. The top vault's
  * driver walks its plan; entering a note with `plan:` runs each of its folders
  * as a plan of its own, with its own driver (statuses, trace), under the top
  * runner's lock, branches at once. The note's output is its subplans' final
@@ -82,7 +82,7 @@ export class PlanTree {
   private readonly within: { node: PlanNode; plan: string; lone: boolean }[] = []
   /** Steps relayed from a subplan's terminal, and whether a choice given with them goes past the note that offered their conditions. */
   private readonly carries = new WeakMap<Step, boolean>()
-  /** The highest step number given so far: a claim anywhere in the tree takes the next (SPEC section 15, "One vocabulary"). */
+  /** The highest step number given so far: a claim anywhere in the tree takes the next, so a step number means one visit across the run. */
   private numbered = 0
 
   private root!: RunDriver
@@ -107,8 +107,8 @@ export class PlanTree {
   /**
    * Opens the run of a locked top vault (see `RunDriver.open`).
    *
-   * @throws {PlanValidationError} when the plan (its subplans included) is invalid
-   * @throws {RunStateError} `query-mismatch` for another query than the recorded one
+   * @throws {@link PlanValidationError} when the plan (its subplans included) is invalid
+   * @throws {@link RunStateError} `query-mismatch` for another query than the recorded one
    */
   static async open(vault: string, session: VaultSession, settings: TreeSettings): Promise<PlanTree> {
     const tree = new PlanTree(session, settings)
@@ -143,7 +143,7 @@ export class PlanTree {
    * Completes the pending visit whose key is `key`, at the top or inside a
    * subplan, and goes on to the next step.
    *
-   * @throws {RunStateError} `stale-step` when no pending visit has that key (nothing is written for it)
+   * @throws {@link RunStateError} `stale-step` when no pending visit has that key (nothing is written for it)
    */
   async complete(key: string, result: { output: string; choice?: string | undefined }): Promise<Step> {
     // A visit of the top vault (a crash after its output was saved included) is the top driver's to complete.
@@ -226,7 +226,7 @@ export class PlanTree {
    * its step in the same turn as the budget's check (branches claim at
    * once); the first claim of a vault with no run begun is checked here.
    *
-   * @throws {BudgetRefusal} when no step is left; nothing is written for the visit
+   * @throws `BudgetRefusal` when no step is left; nothing is written for the visit
    */
   private claimGuard(folder: string, depth: number): (node: PlanNode) => void {
     return (node) => {
@@ -380,7 +380,7 @@ export class PlanTree {
   /**
    * Walks the open branches as far as each goes: at once for `runPlan`; one
    * after another for the stepping calls, which hand out the first visit of
-   * the first branch, in the listed order, that has one (SPEC section 9).
+   * the first branch, in the listed order, that has one.
    * `runPlan`'s branches claim their first visits in the listed order too
    * (each starts once the one before began its first work, or ended), so
    * the last steps of the budget go where the snapshot's frontier says. A
@@ -505,6 +505,7 @@ function recordedBelow(stand: VaultStand, into = new Map<string, number>()): Map
 
 /** A subplan's event told from the top vault. */
 function nested(event: RunEvent, top: string, onEvent: (event: RunEvent) => void): void {
-  if (event.type === 'start' || event.type === 'end') return
+  // Warnings are told once, by the top run, for the whole tree.
+  if (event.type === 'start' || event.type === 'end' || event.type === 'warnings') return
   onEvent({ ...event, node: `${top}/${event.node}` })
 }

@@ -15,14 +15,14 @@ import type { CallLLM, RunEvent } from '../core/types.js'
 export type ProposalGate = { kind: 'run'; query: string | undefined } | { kind: 'waiting'; step: Extract<Step, { kind: 'waiting' }> }
 
 /**
- * The proposal's say before a locked vault runs (SPEC section 11): no
+ * The proposal's say before a locked vault runs: no
  * proposal, or an approved one, lets the run go on (with the proposal's
  * query when the caller gives none); a pending one follows its ticked box:
  * `approve` marks it approved and runs, `revise` has the planner write the
  * next version and waits again, `decline` marks it declined; with no box
  * ticked it waits.
  *
- * @throws {RunStateError} `declined` for a declined proposal; `ambiguous-decision` for more than one box ticked; `query-mismatch` for another query than the approved one
+ * @throws {@link RunStateError} `declined` for a declined proposal; `ambiguous-decision` for more than one box ticked; `query-mismatch` for another query than the approved one
  */
 export async function proposalGate(
   vault: string,

@@ -45,9 +45,9 @@ export interface ProposeOptions {
  * returns `waiting` on the proposal. The vault appears whole or not at all.
  *
  * @returns the vault's absolute path
- * @throws {VaultPathError} `vault-not-empty` when `into` holds anything, `vault-not-folder` when it is a file
- * @throws {ModelConfigError} when no `llm` is given and no planning model is configured; nothing is written
- * @throws {TypeError} on a bad argument
+ * @throws {@link VaultPathError} `vault-not-empty` when `into` holds anything, `vault-not-folder` when it is a file
+ * @throws {@link ModelConfigError} when no `llm` is given and no planning model is configured; nothing is written
+ * @throws `TypeError` on a bad argument
  */
 export async function proposePlan(query: string, options: ProposeOptions): Promise<string> {
   if (typeof query !== 'string' || query.trim() === '') throw new TypeError(`Expected \`query\` to be a non-empty string, got \`${String(query)}\``)

@@ -115,7 +115,7 @@ export interface NotesView {
   start: string | undefined
   has(id: string): boolean
   maxVisits(id: string): number
-  /** Whether the note runs subplans: not a work itself (SPEC section 11), so a claimed visit of it is not refused by `maxSteps`. */
+  /** Whether the note runs subplans: not a work itself (its subplans' notes are), so a claimed visit of it is not refused by `maxSteps`. */
   runsSubplans?(id: string): boolean
 }
 
@@ -149,7 +149,7 @@ export type Position =
   | { kind: 'no-start' }
 
 /**
- * Where a run stands (SPEC section 4, "Resume"), in this order: two `active`
+ * Where a run stands when it resumes, in this order: two `active`
  * notes are an error; an output saved for the next step of this run and not
  * yet recorded is judged (unless a person moved the run to another note);
  * an `active` note is worked (again, with the same visit when the run was
@@ -185,7 +185,7 @@ export function locate(
 function enter(run: { replay: Replay; maxSteps: number; spent?: number | undefined }, notes: NotesView, node: string, claimed: boolean): Position {
   const { replay: state } = run
   const visit = (state.visits.get(node) ?? 0) + 1
-  // `spent`: the works of the whole run when subplans share the budget (SPEC section 11); a claimed note that runs subplans goes on into them.
+  // `spent`: the works of the whole run when subplans share the budget; a claimed note that runs subplans goes on into them.
   const spends = !(claimed && notes.runsSubplans?.(node))
   const budget = notes.has(node) && visit > notes.maxVisits(node) ? 'max_visits' : spends && (run.spent ?? state.steps) >= run.maxSteps ? 'maxSteps' : undefined
   if (budget) {

@@ -94,11 +94,11 @@ export class RunDriver {
 
   /**
    * Reads the run of a locked vault: validates the plan, applies `fresh`,
-   * the query policy (SPEC section 8) and replays the trace.
+   * the query policy (a resumed run keeps its recorded query) and replays the trace.
    *
-   * @throws {PlanValidationError} when the plan is invalid
-   * @throws {RunStateError} `query-mismatch` for another query than the recorded one
-   * @throws {TypeError} for a new run without a query
+   * @throws {@link PlanValidationError} when the plan is invalid
+   * @throws {@link RunStateError} `query-mismatch` for another query than the recorded one
+   * @throws `TypeError` for a new run without a query
    */
   static async open(vault: string, session: VaultSession, lock: VaultLock, options: DriverOptions): Promise<RunDriver> {
     const { trace, outputs } = await openRun(vault, session, options)
@@ -178,8 +178,8 @@ export class RunDriver {
    * (predicates, the caller's choice, the LLM, the unconditional edge,
    * rework), records the hop, and goes on to the next step.
    *
-   * @throws {RunStateError} `stale-step` for any other key, `bad-choice` for a choice outside the step's conditions; nothing is written then
-   * @throws {ModelConfigError} when conditions remain, no choice is given and no model is configured; nothing is written then
+   * @throws {@link RunStateError} `stale-step` for any other key, `bad-choice` for a choice outside the step's conditions; nothing is written then
+   * @throws {@link ModelConfigError} when conditions remain, no choice is given and no model is configured; nothing is written then
    */
   async complete(key: string, result: { output: string; choice?: string | undefined; works?: number; step?: number }): Promise<Step> {
     const position = this.position()

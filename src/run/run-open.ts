@@ -13,12 +13,13 @@ import type { VaultSession } from '../store/vault-session.js'
 /**
  * Reads the run of a locked vault before it goes on: validates the plan,
  * finishes an archive a kill cut short, applies `fresh` (statuses reset,
- * the old run archived) and the query policy (SPEC section 8), and reads
+ * the old run archived) and the query policy (a resumed run keeps its recorded query; another
+ * one is refused unless `fresh`), and reads
  * the outputs the trace names, for the replay.
  *
- * @throws {PlanValidationError} when the plan is invalid
- * @throws {RunStateError} `query-mismatch` for another query than the recorded one; `note-busy` when a note left out because it kept changing leaves the plan invalid
- * @throws {TypeError} for a new run without a query
+ * @throws {@link PlanValidationError} when the plan is invalid
+ * @throws {@link RunStateError} `query-mismatch` for another query than the recorded one; `note-busy` when a note left out because it kept changing leaves the plan invalid
+ * @throws `TypeError` for a new run without a query
  */
 export async function openRun(
   vault: string,

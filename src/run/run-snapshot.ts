@@ -11,7 +11,7 @@ import { standOf, type RunHolder, type VaultRecords, type VaultStand, type WorkI
 export type { RunHolder, VaultRecords, WorkItem } from './vault-stand.js'
 
 /*
- * Where a run stands, decided once (SPEC section 15): a pure function of the
+ * Where a run stands, decided once, in one place: a pure function of the
  * records read off disk, the top vault's and its subplans'. `observeRun`
  * reads the records and asks it; `readRunStatus`, the CLI and the MCP tools
  * are views of its answer.
@@ -47,7 +47,7 @@ export interface SnapshotHop {
   decidedBy: HopRecord['decidedBy']
 }
 
-/** The one value every surface reads of a run (SPEC section 15). */
+/** The one value every surface reads of a run: `readRunStatus`, the CLI and the MCP tools derive theirs from it. */
 export interface RunSnapshot {
   /** The vault as passed in. */
   vault: string

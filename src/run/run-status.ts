@@ -80,7 +80,8 @@ export interface DecisionBox {
   checked: boolean
 }
 
-interface StatusBase {
+/** What a run status holds in every phase; {@link RunStatus} adds what its phase tells. */
+export interface StatusBase {
   /** The vault as passed in. */
   vault: string
   /** The run recorded in the trace; `null` before the first run. */
@@ -92,13 +93,13 @@ interface StatusBase {
   issues: PlanIssue[]
   /** What the next call does. */
   next: RunNext
-  /** The vault's proposal (SPEC section 11), when `proposePlan` wrote it. */
+  /** The vault's proposal, when `proposePlan` wrote it. */
   proposal?: ProposalInfo
 }
 
 /**
  * Where a plan vault's run stands, derived from its notes and its trace the
- * way `runPlan` resumes (SPEC section 4): `phase` and its details, each
+ * way `runPlan` resumes: `phase` and its details, each
  * node's status and visits, the latest hops and what to do next.
  */
 export type RunStatus = StatusBase & RunPhase
@@ -133,8 +134,8 @@ const EXCERPT = 400
  *
  * @param options.hops - how many of the latest hops to report (default 5)
  * @param options.maxSteps - the step budget a run would have (default: the one the run last ran with, else 50)
- * @throws {VaultPathError} when `vault` is not a folder
- * @throws {RunStateError} when the trace is unreadable or written by a newer vaultplan
+ * @throws {@link VaultPathError} when `vault` is not a folder
+ * @throws {@link RunStateError} when the trace is unreadable or written by a newer vaultplan
  */
 export async function readRunStatus(vault: string, options: RunStatusOptions = {}): Promise<RunStatus> {
   const { hops, maxSteps: told } = checkObserveOptions(options)

@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto'
-import { copyFile, mkdir, readdir, realpath, rename, rm, rmdir, stat, symlink } from 'node:fs/promises'
+import { copyFile, lstat, mkdir, readdir, realpath, rename, rm, rmdir, stat, symlink } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import { makeFolder, syncFolder, syncTree } from '../vault/fs-atomic.js'
 import { confinedOrNothing } from '../vault/path-gate.js'
 import { isAlive } from '../vault/lock.js'
 import { holdsRun, listNotes, readNotes } from '../vault/read-vault.js'
 import { subplanFoldersOf } from '../vault/subplan-folders.js'
+import { loadPlan } from '../plan/load-plan.js'
 import { savePlan } from '../plan/save-plan.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
-import { RunStateError } from '../core/errors.js'
+import { namingVault, RunStateError } from '../core/errors.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { readTrace, tracePaths } from '../store/trace.js'
 
@@ -19,20 +20,31 @@ import { readTrace, tracePaths } from '../store/trace.js'
  * `./runs/<YYYYMMDD-HHMMSS>-<slug of the query>/`. A copy is written into a
  * temporary folder and renamed into place, so a kill never leaves half a plan.
  * `source` identifies the plan (the template's real path, or a hash of the
- * graph) for the trace header.
+ * graph) for the trace header. A template is validated (with the runner's
+ * `tools`) before it is copied.
  *
- * @throws {RunStateError} `run-vault-other-plan` when the run vault holds a run of another plan
+ * @throws {@link RunStateError} `run-vault-other-plan` when the run vault holds a run of another plan
+ * @throws {@link PlanValidationError} when a template to copy is invalid (nothing is copied)
  */
 export async function prepareRunVault(
   plan: string | PlanGraph,
-  options: { query?: string | undefined; runVault?: string | undefined; fsync: boolean },
+  options: { query?: string | undefined; runVault?: string | undefined; fsync: boolean; tools?: string[] | undefined },
 ): Promise<{ vault: string; source?: string }> {
   if (typeof plan === 'string') {
     if (options.runVault === undefined || resolve(options.runVault) === resolve(plan)) return { vault: resolve(plan) }
     const target = resolve(options.runVault)
     const source = await realpath(plan).catch(() => resolve(plan))
     const planFiles = await listNotes(resolve(plan), []).catch(() => [])
-    if (!(await holdsPlan(target, planFiles, source))) await intoPlace(target, (temp) => copyVault(resolve(plan), temp, [target]), options)
+    if (!(await holdsPlan(target, planFiles, source))) {
+      // A broken template is never copied: a copy would be held as the plan on the next run, after the template was fixed.
+      const template = await loadPlan(resolve(plan))
+      try {
+        template.validate(options.tools ? { tools: options.tools } : undefined)
+      } catch (error) {
+        throw namingVault(error, plan)
+      }
+      await intoPlace(target, (temp) => copyVault(resolve(plan), temp, [target]), options)
+    }
     return { vault: target, source }
   }
   const target = resolve(options.runVault ?? defaultRunVault(options.query ?? 'run'))
@@ -71,16 +83,50 @@ function graphHash(graph: PlanGraph): string {
 export async function intoPlace(target: string, fill: (temp: string) => Promise<void>, options: { fsync: boolean }): Promise<void> {
   const parent = dirname(target)
   await makeFolder(parent, options)
+  await checkPlace(target)
   const temp = `${target}${COPY_TEMP}${process.pid}`
   await removeDeadCopies(target)
   await rm(temp, { recursive: true, force: true })
-  await fill(temp)
-  if (options.fsync) await syncTree(temp)
-  await rmdir(target).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT') throw error
-  })
-  await rename(temp, target)
+  try {
+    await fill(temp)
+    if (options.fsync) await syncTree(temp)
+    await rmdir(target).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error
+    })
+    await rename(temp, target)
+  } catch (error) {
+    // Whole or not at all: a failed fill or rename leaves no half-written copy beside the target.
+    await rm(temp, { recursive: true, force: true })
+    throw error
+  }
   if (options.fsync) await syncFolder(parent)
+}
+
+/**
+ * Checks that a plan may be written at `target`: nothing there yet, or a
+ * real folder. A symlink is refused, as the loader does not read a
+ * symlinked folder as part of the plan (and a write through it would land
+ * outside the vault); so is a file.
+ *
+ * @throws {RunStateError} `trace-outside-vault` for a symlink, `trace-not-folder` for a file
+ */
+export async function checkPlace(target: string): Promise<void> {
+  const info = await lstat(target).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined
+    throw error
+  })
+  if (info?.isSymbolicLink()) {
+    throw new RunStateError(
+      'trace-outside-vault',
+      `\`${target}\` is a symlink; a plan is written only into a real folder (or where there is none yet). Remove it (or put a folder in its place), then run again.`,
+      { path: target },
+    )
+  }
+  if (info !== undefined && !info.isDirectory()) {
+    throw new RunStateError('trace-not-folder', `\`${target}\` is a file, not a folder; move it away so the plan can be written there, then run again.`, {
+      path: target,
+    })
+  }
 }
 
 const COPY_TEMP = '.vaultplan-tmp-'
@@ -114,7 +160,7 @@ function defaultRunVault(query: string, now = new Date()): string {
  * the plan's notes (a copy made just before a crash). An empty or missing
  * folder does not.
  *
- * @throws {RunStateError} when it holds other notes and no run: copying the plan in would mix the two.
+ * @throws {@link RunStateError} when it holds other notes and no run: copying the plan in would mix the two.
  */
 async function holdsPlan(folder: string, planFiles: string[], source: string): Promise<boolean> {
   const trace = await readTrace(folder).catch(() => undefined)

@@ -160,7 +160,7 @@ export function clipLine(text: string): string {
 /**
  * Refuses a caller's choice that names none of the node's conditions, before anything is written.
  *
- * @throws {RunStateError} `bad-choice` listing the valid choices
+ * @throws {@link RunStateError} `bad-choice` listing the valid choices
  */
 export function checkChoice(node: PlanNode, choice: string, predicates: Record<string, Predicate> | undefined): void {
   if (typeof choice === 'string' && matchChoice(node, choice, predicates)) return
@@ -176,7 +176,7 @@ export function checkChoice(node: PlanNode, choice: string, predicates: Record<s
 /**
  * Fails before anything is written when the judge will need a model (conditions remain) and none is configured.
  *
- * @throws {ModelConfigError} naming the variables to set, and the choices a caller could pass instead
+ * @throws {@link ModelConfigError} naming the variables to set, and the choices a caller could pass instead
  */
 export function checkJudgeModel(node: PlanNode, predicates: Record<string, Predicate> | undefined): void {
   const conditions = conditionsOf(node, predicates)

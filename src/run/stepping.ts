@@ -11,16 +11,16 @@ export type { Step, StepOptions, StopInfo, WaitingNote }
 
 /**
  * What the plan asks now, one hop at a time, for an agent that owns its
- * loop (SPEC section 9). Validates the plan, finds where the run stands
+ * loop. Validates the plan, finds where the run stands
  * (judging a saved output, following a ticked box on the way) and, for a
  * note to work, claims its visit (`status: active`, the trace header for a
  * new run) and returns `work`. Until that visit is completed, every call
  * returns the same step (same key, visit and step) and counts nothing again.
  * Holds the vault's lock for its own duration only.
  *
- * @throws {PlanValidationError} when the plan is invalid
- * @throws {RunStateError} `vault-locked` while a runner in another process holds the vault; `query-mismatch`; `two-active`
- * @throws {TypeError} for a vault with no run and no `query`
+ * @throws {@link PlanValidationError} when the plan is invalid
+ * @throws {@link RunStateError} `vault-locked` while a runner in another process holds the vault; `query-mismatch`; `two-active`
+ * @throws `TypeError` for a vault with no run and no `query`
  */
 export async function nextStep(vault: string, options: StepOptions = {}): Promise<Step> {
   checkStepOptions(vault, options)
@@ -36,8 +36,8 @@ export async function nextStep(vault: string, options: StepOptions = {}): Promis
  * call per hop. A `judge: human` note starts waiting; its choice is ignored.
  *
  * @param result.choice - one of the step's `conditions`
- * @throws {RunStateError} `stale-step` for any other key, `bad-choice` for a choice outside the conditions (nothing is written for either)
- * @throws {ModelConfigError} when conditions remain, no choice is given and no model is configured (nothing is written)
+ * @throws {@link RunStateError} `stale-step` for any other key, `bad-choice` for a choice outside the conditions (nothing is written for either)
+ * @throws {@link ModelConfigError} when conditions remain, no choice is given and no model is configured (nothing is written)
  */
 export async function completeStep(vault: string, key: string, result: { output: string; choice?: string }, options: StepOptions = {}): Promise<Step> {
   checkStepOptions(vault, options)

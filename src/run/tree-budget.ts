@@ -11,7 +11,7 @@ export function recordedWorks(driver: Recorder): number {
 }
 
 /**
- * The one budget of a run tree (SPEC section 15, "Budgets compose"):
+ * The one budget of a run tree (budgets compose):
  * `maxSteps` bounds the works of every vault of the tree plus the planner
  * calls. Branches run at once, so a check and what it allows happen in one
  * turn of the event loop: a visit claimed for a worker reserves its step

@@ -42,7 +42,7 @@ export interface VaultRecords {
 /** A live runner that holds a vault. */
 export type RunHolder = LockHolder
 
-/** What a run can do now (SPEC section 15): a visit to work, a saved output to judge, a planner call due. */
+/** What a run can do now: a visit to work, a saved output to judge, a planner call due. */
 export interface WorkItem {
   /** `judge`: an output is saved, its transition not yet judged; `plan`: a planner call is due. */
   kind: 'work' | 'judge' | 'plan'
@@ -157,7 +157,7 @@ export function standOf(records: VaultRecords, maxSteps: number, source?: string
 
 /**
  * Gives the top vault's items the whole run's step numbers they would get if
- * claimed in frontier order (SPEC section 15): a visit to work takes the
+ * claimed in frontier order: a visit to work takes the
  * next number, a planner call shows the number its first work would get, a
  * saved output keeps the number it was saved with.
  */

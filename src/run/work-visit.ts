@@ -21,7 +21,7 @@ export interface VisitPlace {
  * and a missing model configuration is passed on as it is (no step failed:
  * the variables are to be set).
  *
- * @throws {StepError} when the worker throws or returns no string
+ * @throws {@link StepError} when the worker throws or returns no string
  */
 export async function workVisit(step: Extract<Step, { kind: 'work' }>, work: (input: StepInput) => Promise<string>, place: VisitPlace): Promise<string> {
   const input: StepInput = {

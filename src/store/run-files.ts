@@ -22,7 +22,7 @@ export class RunFiles {
    * The trace as `readTrace` reads it.
    *
    * @param shownAs - the vault as the caller named it, for the messages
-   * @throws {RunStateError} as `readTrace`
+   * @throws {@link RunStateError} as `readTrace`
    */
   async readTrace(shownAs = this.vault): Promise<Trace | undefined> {
     const text = await readText(tracePaths(this.vault).trace)

@@ -66,7 +66,7 @@ export interface Trace {
  * short by a crash has no marker line and is ignored.
  *
  * @returns `undefined` when the vault has no trace.
- * @throws {RunStateError} when the trace was written by a newer, incompatible vaultplan.
+ * @throws {@link RunStateError} when the trace was written by a newer, incompatible vaultplan.
  */
 export async function readTrace(vault: string): Promise<Trace | undefined> {
   let text: string
@@ -91,7 +91,7 @@ export interface ParsedTrace {
  * this one only adds whole lines to (the trace was appended to), only the
  * added lines are parsed and the header is the earlier one.
  *
- * @throws {RunStateError} as `readTrace`
+ * @throws {@link RunStateError} as `readTrace`
  */
 export function parseTrace(vault: string, text: string, earlier?: ParsedTrace): ParsedTrace {
   if (earlier && earlier.text.endsWith('\n') && text.startsWith(earlier.text)) {
@@ -204,7 +204,7 @@ export class TraceAppender {
    * without following a symlink), so a FIFO put in its place cannot stall
    * the run.
    *
-   * @throws {RunStateError} `trace-unreadable` when the trace is not a regular file
+   * @throws {@link RunStateError} `trace-unreadable` when the trace is not a regular file
    */
   static async open(vault: string, options: WriteOptions): Promise<TraceAppender> {
     const path = tracePaths(vault).trace

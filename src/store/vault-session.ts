@@ -118,7 +118,7 @@ export class VaultSession {
    * re-read when their stamp changed; the graph is rebuilt and validated
    * only when something did.
    *
-   * @throws {PlanValidationError} when an edit made the plan invalid.
+   * @throws {@link PlanValidationError} when an edit made the plan invalid.
    */
   async refresh(ids: string[]): Promise<boolean> {
     this.verified = undefined
@@ -148,7 +148,7 @@ export class VaultSession {
    * stands when there is nothing to write.
    *
    * @returns the note's id now (a note a person renamed meanwhile is followed)
-   * @throws {RunStateError} `status-unwritable` when the frontmatter cannot be patched; `note-busy` when the note kept changing; `node-missing` when it was deleted
+   * @throws {@link RunStateError} `status-unwritable` when the frontmatter cannot be patched; `note-busy` when the note kept changing; `node-missing` when it was deleted
    */
   async setStatus(id: string, status: NodeStatus, options: { justRefreshed?: boolean } = {}): Promise<string> {
     const file = this.graph.node(id).file ?? `${id}.md`
@@ -210,8 +210,8 @@ export class VaultSession {
    * validates.
    *
    * @returns the note's id now
-   * @throws {PlanValidationError} when the plan is invalid without the old name (links not rewritten)
-   * @throws {RunStateError} `node-missing` when the note was deleted
+   * @throws {@link PlanValidationError} when the plan is invalid without the old name (links not rewritten)
+   * @throws {@link RunStateError} `node-missing` when the note was deleted
    */
   async follow(id: string): Promise<string> {
     const file = this.graph.node(id).file ?? `${id}.md`

@@ -75,7 +75,7 @@ export interface NoteEdit {
  * @param file - the note as messages name it
  * @param path - where the note is written (a symlink inside the vault resolved)
  * @returns the note's text and stamp now, the text edited, and whether it was written; `undefined` when `edit` said so
- * @throws {RunStateError} `note-busy` when the note kept changing; nothing was changed
+ * @throws {@link RunStateError} `note-busy` when the note kept changing; nothing was changed
  * @throws what `edit` throws on the note as read, and a system error of the read (`ENOENT` when the note is gone)
  */
 export async function editNote(

@@ -152,7 +152,7 @@ function duplicateKeys(doc: Document): { message: string; offset: number }[] {
  * other byte unchanged: comments, key order, quoting style, line endings. A
  * note without frontmatter gains one holding only the status.
  *
- * @throws {Error} when the frontmatter is not a YAML block mapping that can be patched in place.
+ * @throws `Error` when the frontmatter is not a YAML block mapping that can be patched in place.
  */
 export function setFrontmatterStatus(text: string, status: string): string {
   const updated = patchStatus(text, status)

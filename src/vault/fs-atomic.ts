@@ -310,7 +310,7 @@ export function isInside(root: string, path: string): boolean {
 /**
  * Checks that `dir` is a folder that can be read.
  *
- * @throws {VaultPathError} naming `dir` and what is wrong with it
+ * @throws {@link VaultPathError} naming `dir` and what is wrong with it
  */
 export async function assertFolder(dir: string, shownAs = dir): Promise<void> {
   let info

@@ -99,7 +99,7 @@ export async function withVaultLock<T>(vault: string, fn: (lock: VaultLock) => P
  * it. A lock nobody refreshes any more (its runner was killed) is taken over
  * after 3 s on this machine, after 10 s from another one.
  *
- * @throws {RunStateError} (`vault-locked`) naming the holder when another runner is active.
+ * @throws {@link RunStateError} (`vault-locked`) naming the holder when another runner is active.
  */
 export async function lockVault(vault: string, options: LockOptions = {}): Promise<VaultLock> {
   const orphanMs = orphanTime(options)

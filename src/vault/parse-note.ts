@@ -5,10 +5,10 @@ import { markdownParser, plainText, readEdges, type RawEdge } from './next-secti
 import { scanHeadings } from './headings.js'
 import { checkKnob, KNOB_KEYS, KNOBS, knobExpects, type KnobKey } from '../core/knobs.js'
 import { countLines } from '../core/text.js'
-import type { JudgeKind, NodeStatus, NodeType, PlanIssue, PlanIssueCode, PlanNode } from '../core/types.js'
+import type { JudgeKind, NodeOrigin, NodeStatus, NodeType, PlanIssue, PlanIssueCode, PlanNode } from '../core/types.js'
 
 /** One note read from its text: the node's fields with unresolved edges. */
-export interface ParsedNote extends Omit<PlanNode, 'edges' | 'file' | 'issues'> {
+export interface ParsedNote extends Omit<PlanNode, 'edges' | 'file' | 'issues' | 'at'> {
   file: string
   edges: RawEdge[]
   aliases: string[]
@@ -17,6 +17,8 @@ export interface ParsedNote extends Omit<PlanNode, 'edges' | 'file' | 'issues'> 
   /** Offset in the note's text where its last `## Feedback` section ends, when it has one. */
   feedbackEnd?: number
   issues: PlanIssue[]
+  /** Where its frontmatter keys are (the node's `at`); a plain field here, so copies of the note keep it. */
+  origin: NodeOrigin
   /** The note as read from disk, and the stamp of that version (set by `readNote`). */
   text?: string
   stamp?: FileStamp
@@ -145,6 +147,7 @@ export function parseNote(file: string, text: string): ParsedNote {
     frontmatter: data,
     feedback,
     issues,
+    origin: frontmatter.problems.length > 0 ? { keys: frontmatter.positions, unread: true } : { keys: frontmatter.positions },
   }
   if (feedbackEnd !== undefined) note.feedbackEnd = feedbackEnd
   if (knobs.tools !== undefined) note.tools = knobs.tools as string[]

@@ -29,7 +29,7 @@ const ABSOLUTE = /^([a-zA-Z]:|[\\/])/
  * `..` (by `/` or `\`) and without a NUL byte. Returns its `/`-separated
  * segments, empty and `.` ones left out.
  *
- * @throws {PathRefusal} `outside-root` for an absolute path or a `..`, `bad-path` for a NUL byte or no string
+ * @throws `PathRefusal` `outside-root` for an absolute path or a `..`, `bad-path` for a NUL byte or no string
  */
 export function insideSegments(path: string, what: string): string[] {
   if (typeof path !== 'string') throw new PathRefusal('bad-path', `\`${what}\` is no path: \`${String(path)}\``)
@@ -44,7 +44,7 @@ export function insideSegments(path: string, what: string): string[] {
  * them: {@link insideSegments}' rule, and also no `.` or empty segment (a
  * typo, or a name that says something else than it means).
  *
- * @throws {PathRefusal} for an empty path, and as {@link insideSegments} does
+ * @throws `PathRefusal` for an empty path, and as {@link insideSegments} does
  */
 export function segmentsOf(path: string, what: string): string[] {
   if (typeof path !== 'string' || path === '')
@@ -70,7 +70,7 @@ export function segmentsOf(path: string, what: string): string[] {
  * Synchronous: `lstat` and `realpath` never block on what they look at, and
  * a run checks every output its trace names at each call.
  *
- * @throws {PathRefusal} when the path leaves `base` or breaks {@link segmentsOf}' rule.
+ * @throws `PathRefusal` when the path leaves `base` or breaks {@link segmentsOf}' rule.
  */
 export function confineSync(base: string, relativePath: string, what: string): { path: string; exists: boolean } {
   const segments = segmentsOf(relativePath, what)
@@ -133,7 +133,7 @@ function realOrNothing(path: string): string | undefined {
  * vault is resolved. A note that is a symlink inside the vault resolves to
  * its target.
  *
- * @throws {Error} when the path leaves the vault.
+ * @throws `Error` when the path leaves the vault.
  */
 export async function pathInVault(vault: string, file: string): Promise<string> {
   const root = await realpath(vault)

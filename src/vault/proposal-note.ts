@@ -47,7 +47,7 @@ export interface ProposalNote extends ProposalInfo {
  * has no proposal. A person may edit the note: only its frontmatter keys
  * and its boxes are read.
  *
- * @throws {RunStateError} `proposal-unreadable` when the note lost its `version` or `query`
+ * @throws {@link RunStateError} `proposal-unreadable` when the note lost its `version` or `query`
  */
 export async function readProposal(vault: string): Promise<ProposalInfo | undefined> {
   if (typeof vault !== 'string' || vault === '') throw new TypeError(`Expected \`vault\` to be a folder path, got \`${String(vault)}\``)
@@ -90,7 +90,7 @@ export async function readProposalNote(vault: string, forRewrite = false): Promi
  * Reads a proposal note's text: the frontmatter's `version`, `status`,
  * `query`, `notes` and `parent`, the ticked boxes, the `## Feedback` text.
  *
- * @throws {RunStateError} `proposal-unreadable` when `version` or `query` is missing or not of its kind
+ * @throws {@link RunStateError} `proposal-unreadable` when `version` or `query` is missing or not of its kind
  */
 export function parseProposal(text: string, vault = '.'): ProposalNote {
   const { data, problems } = parseFrontmatter(text)
@@ -232,7 +232,7 @@ export function renderProposal(content: ProposalContent): string {
  * Resolves to `false`, writing nothing, when the vault has no pending
  * proposal.
  *
- * @throws {RunStateError} `bad-choice` for another choice than `approve`, `revise`, `decline` (or a box the person removed); `ambiguous-decision` when another box is ticked; `note-busy` when the note kept changing
+ * @throws {@link RunStateError} `bad-choice` for another choice than `approve`, `revise`, `decline` (or a box the person removed); `ambiguous-decision` when another box is ticked; `note-busy` when the note kept changing
  */
 export async function decideProposal(vault: string, decision: { edge: string; feedback?: string }): Promise<boolean> {
   const first = await readProposalNote(vault, true)

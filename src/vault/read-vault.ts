@@ -7,6 +7,7 @@ import { busyNoteIssue, isSettled, readSettled, settleWindow, type FileRead } fr
 import { TRACE_FILE, TRACE_FOLDER } from './run-folder.js'
 import { subplanFoldersOf } from './subplan-folders.js'
 import type { PlanIssue } from '../core/types.js'
+import { escapeControls, hasControls } from '../core/text.js'
 
 /** Notes larger than this are not read as plan steps. */
 const MAX_NOTE_BYTES = 8 * 1024 * 1024
@@ -32,7 +33,24 @@ export async function readNotes(dir: string): Promise<VaultNotes> {
     files = []
     for (const folder of wanted) files.push(...(await listNotes(root, issues, folders, folder)))
   }
+  runFolderIssues(folders, issues)
   return { notes, issues }
+}
+
+/**
+ * Says which folders were passed over because they hold a run of their own (and no `plan:` claims
+ * them): their notes are not the plan's. Validation reports it only when an edge dangles, as its cause.
+ */
+function runFolderIssues(folders: NoteFolders, issues: PlanIssue[]): void {
+  for (const folder of folders.skipped) {
+    if (folders.claimed.has(folder)) continue
+    issues.push({
+      code: 'run-folder',
+      severity: 'warning',
+      message: `holds a run of its own (\`${folder}/${TRACE_FOLDER}/\`), so its notes are not part of this plan; to make them the plan's again, move \`${folder}/${TRACE_FOLDER}/\` out of the plan`,
+      file: folder,
+    })
+  }
 }
 
 /** How long the loader reads notes at once before it lets the event loop run (timers such as the lock's refresh). */
@@ -87,6 +105,7 @@ export async function listVault(
     batch = []
     for (const folder of claimedRunFolders(folders, claiming)) batch.push(...(await listNotes(root, issues, folders, folder)))
   }
+  runFolderIssues(folders, issues)
   return listed
 }
 
@@ -248,6 +267,19 @@ export async function listNotes(root: string, issues: PlanIssue[], folders?: Not
     for (const entry of entries) {
       if (entry.name.startsWith('.')) continue
       const path = folder ? `${folder}/${entry.name}` : entry.name
+      if (hasControls(entry.name)) {
+        // A line feed in a name would let every line that prints the note's id be forged.
+        if (entry.isDirectory() || /\.md$/i.test(entry.name)) {
+          const what = entry.isDirectory() ? 'folder' : 'note'
+          issues.push({
+            code: 'unprintable-name',
+            severity: 'warning',
+            message: `is a ${what} whose name has a line break, a control character or a direction override (shown escaped); it is not read: rename it`,
+            file: escapeControls(path),
+          })
+        }
+        continue
+      }
       // A run's folder at any depth holds no notes of the plan; a subfolder with a run of its own
       // (a run vault kept inside the plan, a subplan's folder) is a vault of its own.
       if (entry.name === TRACE_FOLDER) continue

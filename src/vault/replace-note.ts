@@ -117,7 +117,7 @@ function oldVersionFate(path: string, old: string, expected: FileStamp, ours: Fi
  *
  * @returns the note's stamp and text now, or `changed` when the note was
  *   saved again meanwhile (a newer save of the person's: read it again)
- * @throws {RunStateError} `note-busy` when the save kept changing; its bytes stay under the second name for the next run
+ * @throws {@link RunStateError} `note-busy` when the save kept changing; its bytes stay under the second name for the next run
  */
 export async function recoverCaughtSave(
   path: string,

@@ -16,8 +16,8 @@ import { insideSegments } from './path-gate.js'
  * Synchronous: `lstat` and `mkdir` never block on what they look at.
  *
  * @returns the folder's absolute path
- * @throws {RunStateError} `trace-outside-vault` for a symlink on the way, `trace-not-folder` for a file in a folder's place
- * @throws {PathRefusal} for a `folder` that is absolute or climbs out with `..` (see `insideSegments`)
+ * @throws {@link RunStateError} `trace-outside-vault` for a symlink on the way, `trace-not-folder` for a file in a folder's place
+ * @throws `PathRefusal` for a `folder` that is absolute or climbs out with `..` (see `insideSegments`)
  */
 export function runFolder(vault: string, folder: string): string {
   let path = vault
@@ -52,7 +52,7 @@ export function runFolder(vault: string, folder: string): string {
  *
  * @param file - relative to the vault, `/` between names: `00_plan-trace/ledger.md`
  * @returns the file's absolute path
- * @throws {RunStateError} `trace-outside-vault` for a symlink on the way or in the file's place
+ * @throws {@link RunStateError} `trace-outside-vault` for a symlink on the way or in the file's place
  */
 export function runFilePath(vault: string, file: string): string {
   const cut = file.lastIndexOf('/')

@@ -118,7 +118,7 @@ const MAX_SYNC_READ = 8 * 1024 * 1024
  * known), so any read of it saved a moment ago is doubted. A small regular file is read with the synchronous calls.
  *
  * @param file - the note as the message names it
- * @throws {RunStateError} `note-busy` when it kept changing; nothing is written
+ * @throws {@link RunStateError} `note-busy` when it kept changing; nothing is written
  */
 export async function readNoteForRewrite(file: string, path: string, changed: boolean | FileStamp): Promise<string> {
   return (await readSettledNote(file, path, changed)).text
@@ -128,7 +128,7 @@ export async function readNoteForRewrite(file: string, path: string, changed: bo
  * {@link readNoteForRewrite}, with the stamp of the version read: a write
  * compared against it replaces exactly that version.
  *
- * @throws {RunStateError} `note-busy` when it kept changing; nothing is written
+ * @throws {@link RunStateError} `note-busy` when it kept changing; nothing is written
  */
 export async function readSettledNote(file: string, path: string, changed: boolean | FileStamp): Promise<{ text: string; stamp: FileStamp }> {
   const found = await readSettled(
@@ -164,7 +164,7 @@ const BUSY_MESSAGE = `kept changing for ${MAX_SETTLE_MS / 1000} s (an editor sav
  * it kept changing (its links dangle without it) is `note-busy` instead,
  * since the plan is not wrong, only caught mid-save.
  *
- * @throws {RunStateError} `note-busy` then; any other error as it is
+ * @throws {@link RunStateError} `note-busy` then; any other error as it is
  */
 export function busyOr<T>(check: () => T): T {
   try {

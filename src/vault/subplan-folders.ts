@@ -1,9 +1,10 @@
 import { posix } from 'node:path'
 import type { ParsedNote } from './parse-note.js'
 import type { PlanIssue } from '../core/types.js'
+import { closestNames, didYouMean } from '../core/closest-names.js'
 
 /*
- * Which notes of a vault belong to a subplan (SPEC section 11): a note with
+ * Which notes of a vault belong to a subplan: a note with
  * `plan: <folder>` is worked by running that folder as a plan of its own, so
  * the notes in that folder are no nodes of the parent. One rule, used by the
  * loader, the session's rescans and the copy of a template.
@@ -92,7 +93,11 @@ export function splitSubplans(notes: readonly ParsedNote[], nesting = 0): SplitN
   const claimers = notes.filter((note) => note.plan !== undefined).sort((a, b) => depth(a.file) - depth(b.file))
   const folders = new Map<string, ParsedNote>()
   const issues: PlanIssue[] = []
-  const report = (note: ParsedNote, message: string) => issues.push({ code: 'invalid-subplan', severity: 'error', message, node: note.id, file: note.file })
+  const report = (note: ParsedNote, message: string) => {
+    const at = note.origin.keys.get('plan')
+    issues.push({ code: 'invalid-subplan', severity: 'error', message, node: note.id, file: note.file, ...(at && { line: at.line, column: at.column }) })
+  }
+  const claimed = new Set(claimers.flatMap((note) => subplanFoldersOf(note).map(({ folder }) => folder)))
   for (const note of claimers) {
     if ([...folders.keys()].some((folder) => isInFolder(note.file, folder))) continue
     for (const { written, folder, outside } of subplanFoldersOf(note)) {
@@ -113,8 +118,16 @@ export function splitSubplans(notes: readonly ParsedNote[], nesting = 0): SplitN
             note,
             `${named} would nest a subplan ${nesting + 1} deep; subplans nest at most ${MAX_SUBPLAN_DEPTH} deep: move its notes up a level or work this note as a plain step`,
           )
-        else if (!generate && !filled)
-          report(note, `${named}: the folder \`${folder}/\` is missing or holds no notes; create it with the subplan's notes (or write \`plan: generate\`)`)
+        else if (!generate && !filled) {
+          // A typo (`plan: reserch` beside `research/`): that folder is the subplan meant, so its notes are not the parent's (its start no second start).
+          const meant = closestNames(posix.basename(folder), foldersBeside(notes, folder)).filter(
+            (name) => !claimed.has(posix.join(posix.dirname(folder), name)),
+          )
+          const guess = meant.length === 1 ? posix.join(posix.dirname(folder), meant[0]!) : undefined
+          if (guess !== undefined && ![...folders.keys()].some((other) => isInFolder(other, guess) || isInFolder(guess, other))) folders.set(guess, note)
+          const fix = meant.length > 0 ? `${didYouMean(meant)} Else create` : 'create'
+          report(note, `${named}: the folder \`${folder}/\` is missing or holds no notes; ${fix} it with the subplan's notes (or write \`plan: generate\`)`)
+        }
       }
     }
   }
@@ -127,6 +140,18 @@ export function splitSubplans(notes: readonly ParsedNote[], nesting = 0): SplitN
     else inner.get(folder)!.push(note)
   }
   return { own, inner, issues }
+}
+
+/** The names of the folders beside `folder` (in its parent folder) that hold notes. */
+function foldersBeside(notes: readonly ParsedNote[], folder: string): Set<string> {
+  const parent = posix.dirname(folder) === '.' ? '' : `${posix.dirname(folder)}/`
+  const names = new Set<string>()
+  for (const note of notes) {
+    if (!note.file.startsWith(parent)) continue
+    const rest = note.file.slice(parent.length)
+    if (rest.includes('/')) names.add(rest.slice(0, rest.indexOf('/')))
+  }
+  return names
 }
 
 /** A note of a subplan folder as the subplan reads it: its id and file relative to the folder. */

@@ -17,9 +17,9 @@ import type { NodeStatus } from '../core/types.js'
  * an editor is making at that moment is waited for, and one made meanwhile
  * is kept (see `editNote`).
  *
- * @throws {TypeError} on a status that is not one of `pending`, `active`, `done`, `waiting`.
- * @throws {Error} when no note has the id, two notes have it, or its frontmatter cannot be patched.
- * @throws {RunStateError} `note-busy` when the note kept changing while it was written; nothing was changed.
+ * @throws `TypeError` on a status that is not one of `pending`, `active`, `done`, `waiting`.
+ * @throws `Error` when no note has the id, two notes have it, or its frontmatter cannot be patched.
+ * @throws {@link RunStateError} `note-busy` when the note kept changing while it was written; nothing was changed.
  */
 export async function updateStatus(dir: string, nodeId: string, status: NodeStatus, options: WriteOptions = {}): Promise<void> {
   if (!STATUSES.includes(status)) {

@@ -1,0 +1,24 @@
+/**
+ * The generated parts of the docs: text between two markers that `npm run
+ * docs` rewrites and test/docs.test.ts compares, so a page cannot drift from
+ * what it is generated from.
+ */
+import { resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const begin = (id: string) => `<!-- begin generated: ${id} (npm run docs writes this part; do not edit it) -->`
+const end = (id: string) => `<!-- end generated: ${id} -->`
+
+/** The page with the part `id` replaced by `body`; throws when the page lacks the part's markers. */
+export function replaceGenerated(page: string, id: string, body: string): string {
+  const from = page.indexOf(begin(id))
+  const to = page.indexOf(end(id))
+  if (from === -1 || to < from) throw new Error(`Expected the markers \`${begin(id)}\` and \`${end(id)}\` in the page, in that order`)
+  return `${page.slice(0, from)}${begin(id)}\n\n${body.trim()}\n\n${page.slice(to)}`
+}
+
+/** Whether the module at `url` is the script node was started with (`tsx scripts/x.ts`), not one a test imports. */
+export function isMain(url: string): boolean {
+  const script = process.argv[1]
+  return script !== undefined && resolve(script) === fileURLToPath(url)
+}
