@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, stat, symlink, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import MiniSearch from 'minisearch'
@@ -29,7 +29,14 @@ async function proposalBesideDiary() {
   await writeFile(join(jail, 'diary.md'), DIARY)
   const llm = planner()
   const vault = await proposePlan(QUERY, { into: join(jail, 'post'), llm, fsync: false })
+  await savedAMinuteAgo(vault)
   return { jail, vault, llm }
+}
+
+/** Marks the proposal as saved a minute ago: a note saved a moment ago is watched for a second before it is rewritten, which proves nothing here. */
+async function savedAMinuteAgo(vault: string): Promise<void> {
+  const minuteAgo = new Date(Date.now() - 60_000)
+  await utimes(join(vault, '00_plan-trace/proposal.md'), minuteAgo, minuteAgo)
 }
 
 describe('a proposal revised', () => {
@@ -42,6 +49,7 @@ describe('a proposal revised', () => {
         `notes: ["research.md","draft.md","../diary.md",${JSON.stringify(join(jail, 'diary.md'))},"linked.md"]`,
       ),
     )
+    await savedAMinuteAgo(vault)
     await decide(vault, 'proposal', { edge: 'revise', feedback: 'Start with an outline.' })
     expect(await runPlan(vault, { work: scriptedWorker(), llm, fsync: false })).toMatchObject({ status: 'waiting' })
     // The diary stays beside the vault, unread by the planner; the link is no note of the proposal either.
