@@ -223,7 +223,6 @@ const JOURNAL = '.journal'
 const COMPACT_BYTES = 2 * 1024 * 1024
 const MAX_READ = 256 * 1024 * 1024
 
-/** The journal's complete entries, the last per file; a torn or garbled line ends it. */
 /**
  * The journal's entries whose files the path gate finds inside the vault:
  * the journal is a file anyone may edit, and a replay writes what it names
@@ -235,6 +234,7 @@ function gated<Parsed extends { notes: Map<string, string>; files: Map<string, s
   return parsed
 }
 
+/** The journal's complete entries, the last per file; a torn or garbled line ends it. */
 function parse(text: string): {
   notes: Map<string, string>
   files: Map<string, string>
