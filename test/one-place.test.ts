@@ -39,6 +39,9 @@ function filesOf(found: string[]): string[] {
   return found.map((at) => at.replace(/:\d+$/, '')).sort()
 }
 
+/** A path checked for leaving its folder: `isInside(`, or a segment found to be `..`. */
+const LEAVES_FOLDER = /\bisInside\(|===\s*'\.\.'|'\.\.'\s*===|\.includes\('\.\.'\)|startsWith\(['`]\.\.\//
+
 /** The default step budget, as run-options.ts writes it. */
 const DEFAULT_BUDGET = /\bDEFAULT_MAX_STEPS = (\d+)/.exec(FILES.get('src/run/run-options.ts') ?? '')?.[1] ?? 'missing'
 
@@ -94,6 +97,29 @@ describe('one place for each decision', () => {
     expect(filesOf(found), found.join('\n')).toEqual(['src/run/run-options.ts'])
   })
 
+  it('decides whether a path leads out of its folder in the path gate, and elsewhere only where no file is opened by it', () => {
+    const found = linesMatching(LEAVES_FOLDER)
+    expect(filesOf(found), found.join('\n')).toEqual(
+      [
+        // The gate (insideSegments, confineSync, pathInVault), and isInside itself.
+        'src/vault/path-gate.ts',
+        'src/vault/path-gate.ts',
+        'src/vault/path-gate.ts',
+        'src/vault/fs-atomic.ts',
+        // The loader's listing: a symlinked note it found is read only when it leads to a file inside.
+        'src/vault/read-vault.ts',
+        // Whether a live runner's vault is above this one: no path from a file.
+        'src/vault/lock.ts',
+        // A wikilink or a `plan:` resolved against its note's folder names a note or a folder of the listing, never opens a file.
+        'src/vault/next-section.ts',
+        'src/vault/subplan-folders.ts',
+        // Arguments: the canvas's folder option, and how the CLI shows a path.
+        'src/plan/plan-canvas.ts',
+        'src/cli/cli-support.ts',
+      ].sort(),
+    )
+  })
+
   it('catches a copy', () => {
     const copy = new Map([
       [
@@ -105,5 +131,7 @@ describe('one place for each decision', () => {
     expect(linesMatching(WALKS_SUBPLANS, copy)).toEqual(['src/run/copy.ts:1'])
     expect(linesMatching(IS_HUMAN, copy)).toEqual(['src/run/copy.ts:2'])
     expect(linesMatching(MAX_STEPS_DEFAULT, copy)).toEqual(['src/run/copy.ts:3', 'src/cli/help.ts:1'])
+    const paths = new Map([['src/run/copy.ts', "if (file.split('/').includes('..')) return\nif (!isInside(vault, real)) throw refused\n"]])
+    expect(linesMatching(LEAVES_FOLDER, paths)).toEqual(['src/run/copy.ts:1', 'src/run/copy.ts:2'])
   })
 })

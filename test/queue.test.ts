@@ -1,10 +1,12 @@
+import { symlink } from 'node:fs/promises'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { decide, runPlan, type StepInput, type TransitionContext } from 'vaultplan'
 import { enqueueRun, readQueueStatus, resumeRun, type HopReport } from 'vaultplan/queue'
 import { draftReview } from './helpers/plans.js'
 import { freshQueueName, jobStates, openQueue, testWorker, waitForStatus } from './helpers/queue.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
-import { edit, note, readNotes, traceHeadings, writeVault } from './helpers/vault.js'
+import { edit, note, readNotes, tempDir, traceHeadings, writeVault } from './helpers/vault.js'
 
 const query = 'Announce the release'
 /** Code decides the review: revise after the first draft, approve the second. */
@@ -138,6 +140,26 @@ describe('runs through the queue', () => {
     expect(second).toEqual({ vault, jobId: first.jobId, alreadyQueued: true })
     expect(await jobStates(queue)).toEqual({ created: 1 })
     expect(await readQueueStatus(queue)).toEqual({ queue: queue.name, queued: 1, inFlight: 0, waiting: 0, completed: 0, stopped: 0, failed: 0, failures: [] })
+  })
+
+  it('one vault queued by a symlinked path and by its real path is one run: one job chain, each visit worked once', async () => {
+    const reference = await sequential(draftReview())
+    const vault = await writeVault(draftReview())
+    const alias = join(await tempDir(), 'alias')
+    await symlink(vault, alias)
+    const name = freshQueueName()
+    const queue = await openQueue(name)
+    const first = await enqueueRun(queue, { vault, query })
+    expect(await enqueueRun(queue, { vault: alias, query })).toEqual({ vault, jobId: first.jobId, alreadyQueued: true })
+    expect(await jobStates(queue)).toEqual({ created: 1 })
+    const work = scriptedWorker()
+    await testWorker(name, { work, ...stepping })
+    await waitForStatus(queue, (status) => status.completed === 1 && status.queued === 0 && status.inFlight === 0)
+    expect(work.calls.map((call) => `${call.node} ${call.visit}`)).toEqual(['draft 1', 'review 1', 'draft 2', 'review 2', 'send 1'])
+    expect(await traceHeadings(vault)).toEqual(reference.headings)
+    // Asked by either path, it is the run that completed.
+    expect(await resumeRun(queue, alias)).toBe(false)
+    expect(await readQueueStatus(queue)).toMatchObject({ queued: 0, completed: 1 })
   })
 
   it('an open queue serves one pg-boss queue: naming another one with it is refused', async () => {

@@ -1,76 +1,20 @@
-import { lstat, realpath } from 'node:fs/promises'
-import { join, sep } from 'node:path'
-import { isInside } from '../vault/fs-atomic.js'
+import { lstat } from 'node:fs/promises'
+import { dirname, sep } from 'node:path'
+import { confine, PathRefusal, segmentsOf } from '../vault/path-gate.js'
+import { isPlanFolder } from './vaults.js'
+
+// The one gate for paths from clients and from files (src/vault/path-gate.ts), as the server's tools use it.
+export { confine, PathRefusal, segmentsOf }
 
 /** The scheme of the notes and traces the server offers as resources. */
 export const URI_SCHEME = 'vaultplan:'
 
 /**
- * A request that would leave the root, or names no usable folder or note: a
- * user's mistake, answered as a tool error (or a resource error) whose
- * message says what to pass instead.
- */
-export class PathRefusal extends Error {
-  override name = 'PathRefusal' as const
-  constructor(
-    readonly code: 'outside-root' | 'bad-path' | 'not-found' | 'exists',
-    message: string,
-  ) {
-    super(message)
-  }
-}
-
-/**
- * The segments of a path relative to the root or a vault, `/` or `\` between
- * them. Refuses what could name something else than it says: an absolute
- * path, `..`, `.`, an empty segment, a NUL byte.
- */
-export function segmentsOf(path: string, what: string): string[] {
-  if (typeof path !== 'string' || path === '')
-    throw new PathRefusal('bad-path', `\`${what}\` is empty; pass a path relative to the root, like \`plans/release\``)
-  if (path.includes('\0')) throw new PathRefusal('bad-path', `\`${what}\` contains a NUL byte`)
-  if (/^([a-zA-Z]:|[\\/])/.test(path)) {
-    throw new PathRefusal('outside-root', `\`${path}\` is absolute; pass ${what} relative to the root the server serves, like \`plans/release\``)
-  }
-  const segments = path.split(/[\\/]/).filter((segment, index, all) => !(segment === '' && index === all.length - 1))
-  for (const segment of segments) {
-    if (segment === '..') throw new PathRefusal('outside-root', `\`${path}\` climbs out with \`..\`; ${what} must stay inside the root the server serves`)
-    if (segment === '' || segment === '.') throw new PathRefusal('bad-path', `\`${path}\` has an empty or \`.\` segment; write ${what} as \`folder/sub\``)
-  }
-  return segments
-}
-
-/**
- * Where `relativePath` leads under the folder `base` (a real path), checked on
- * disk: the deepest part of it that exists must really be inside `base`
- * (symlinks followed), so a link pointing out of the root refuses the path.
- * Resolves to the real path of what exists followed by the segments that do
- * not exist yet, and whether the whole path exists.
- *
- * @throws `PathRefusal` when the path leaves `base`.
- */
-export async function confine(base: string, relativePath: string, what: string): Promise<{ path: string; exists: boolean }> {
-  const segments = segmentsOf(relativePath, what)
-  let real = base
-  for (let index = 0; index < segments.length; index++) {
-    const next = join(real, segments[index]!)
-    try {
-      await lstat(next)
-    } catch {
-      return { path: join(next, ...segments.slice(index + 1)), exists: false }
-    }
-    real = await realpath(next).catch(() => next)
-    if (!isInside(base, real))
-      throw new PathRefusal('outside-root', `\`${relativePath}\` leads outside the root through a symlink; the server reads and writes only inside its root`)
-  }
-  return { path: real, exists: true }
-}
-
-/**
  * The vault `vault` (relative to the root) as a real path: an existing folder
- * strictly inside the root.
+ * strictly inside the root, and no folder of another vault's. Every tool
+ * that takes a vault goes through here.
  *
- * @throws `PathRefusal` when it leaves the root, is the root itself, or is no folder.
+ * @throws `PathRefusal` when it leaves the root, is the root itself, is no folder, or is inside a vault.
  */
 export async function vaultPath(root: string, vault: string): Promise<string> {
   const { path, exists } = await confine(root, vault, 'the vault')
@@ -79,7 +23,33 @@ export async function vaultPath(root: string, vault: string): Promise<string> {
   if (!info?.isDirectory()) {
     throw new PathRefusal('not-found', `There is no vault folder \`${vault}\` under the root; plan_list shows the vaults, plan_create writes a new one`)
   }
+  await refuseInsideVault(root, path, vault)
   return path
+}
+
+/**
+ * Refuses `path` (a real path under `root`, existing or not) when a folder
+ * above it, below the root, holds a plan: it is then that vault's notes, a
+ * subplan or a run's files, and a run started or a plan written there would
+ * change that plan (its notes leave it, its saved outputs get a `status:`).
+ *
+ * @param code - `exists` for a vault to create: the folder is taken by the vault above
+ * @throws `PathRefusal` naming the vault it is inside
+ */
+export async function refuseInsideVault(root: string, path: string, vault: string, code: 'bad-path' | 'exists' = 'bad-path'): Promise<void> {
+  // The outermost plan folder is the vault: a subplan's folder inside it is a plan folder too.
+  let outermost: string | undefined
+  for (let folder = dirname(path); folder.startsWith(root + sep); folder = dirname(folder)) {
+    if (await isPlanFolder(folder)) outermost = folder
+  }
+  if (outermost === undefined) return
+  const name = vaultName(root, outermost)
+  throw new PathRefusal(
+    code,
+    code === 'exists'
+      ? `\`${vault}\` would be inside the vault \`${name}\`, whose notes would change that plan; put it beside that vault`
+      : `\`${vault}\` is inside the vault \`${name}\`: its notes and run files belong to that plan; pass \`${name}\``,
+  )
 }
 
 /** A vault's path relative to the root as the server names it: `/` between folders, whatever the platform. */

@@ -13,7 +13,7 @@ import { readRunStatus, type RunNext, type RunStatus } from '../run/run-status.j
 import { budgetOf, readRecords } from '../run/observe-run.js'
 import { snapshotOf, visitsOfSnapshot } from '../run/run-snapshot.js'
 import type { PlanIssue } from '../core/types.js'
-import { confine, PathRefusal, resourceUri, vaultName, vaultPath } from './paths.js'
+import { confine, PathRefusal, refuseInsideVault, resourceUri, vaultName, vaultPath } from './paths.js'
 import { guarded, LIMITS, ok, orRefusal, type ToolResult } from './results.js'
 import { findVaults, isPlanFolder } from './vaults.js'
 
@@ -199,14 +199,7 @@ async function createVault(context: ToolContext, vault: string, document: string
   if (exists) throw new PathRefusal('exists', `\`${vault}\` exists already`)
   // Parsed before any folder is made: an invalid document writes nothing.
   const graph = parsePlanDocument(document)
-  for (let folder = dirname(path); folder.startsWith(context.root + sep); folder = dirname(folder)) {
-    if (await isPlanFolder(folder)) {
-      throw new PathRefusal(
-        'exists',
-        `\`${vault}\` would be inside the vault \`${vaultName(context.root, folder)}\`, whose notes would change that plan; put it beside that vault`,
-      )
-    }
-  }
+  await refuseInsideVault(context.root, path, vault, 'exists')
   await mkdir(dirname(path), { recursive: true })
   try {
     await mkdir(path)

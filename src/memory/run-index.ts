@@ -2,10 +2,12 @@ import { statSync, type Stats } from 'node:fs'
 import { readdir, readFile, realpath, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import type MiniSearch from 'minisearch'
+import { z } from 'zod'
 import type { Options as MiniSearchOptions } from 'minisearch'
 import { sameStamp, toStamp, writeFileAtomic, type FileStamp } from '../vault/fs-atomic.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { runFilePath } from '../vault/run-file-path.js'
+import { insideSegments } from '../vault/path-gate.js'
 import { documentsOf, runFileOf, runIdOfTrace, tracePartEntered, type RunDocumentKind } from './run-documents.js'
 
 /** The cache folder under the root, and the index in it. */
@@ -127,11 +129,12 @@ async function loadIndex(MiniSearchClass: typeof MiniSearch, root: string, path:
   try {
     const text = await readFile(path, 'utf8')
     const stamp = await stat(path).then(toStamp)
-    const saved = JSON.parse(text) as { vaultplan?: unknown; format?: unknown; engine?: unknown; folders?: unknown; files?: unknown; index?: unknown }
-    if (saved.vaultplan !== 'search-index' || saved.format !== INDEX_FORMAT || saved.engine !== ENGINE) return undefined
-    if (!isRecord(saved.folders) || !isRecord(saved.files) || !isRecord(saved.index)) return undefined
-    const engine = MiniSearchClass.loadJS(saved.index as Parameters<typeof MiniSearch.loadJS>[0], OPTIONS) as RunIndex['engine']
-    return { root, engine, folders: saved.folders as RunIndex['folders'], files: saved.files as RunIndex['files'], stamp }
+    const raw = JSON.parse(text) as { index?: unknown }
+    // Anyone who can write into the root can write this file: of another shape, or naming a path the gate refuses, it is rebuilt.
+    const parsed = SAVED_INDEX.safeParse(raw)
+    if (!parsed.success || !pathsHold(parsed.data)) return undefined
+    const engine = MiniSearchClass.loadJS(raw.index as Parameters<typeof MiniSearch.loadJS>[0], OPTIONS) as RunIndex['engine']
+    return { root, engine, folders: parsed.data.folders, files: parsed.data.files as RunIndex['files'], stamp }
   } catch {
     return undefined // missing or unreadable: rebuilt from the notes
   }
@@ -247,6 +250,41 @@ function discard(index: RunIndex, file: string): void {
   for (const id of index.files[file]?.docs ?? []) if (index.engine.has(id)) index.engine.discard(id)
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
+const SAVED_INDEX = z.object({
+  vaultplan: z.literal('search-index'),
+  format: z.literal(INDEX_FORMAT),
+  engine: z.literal(ENGINE),
+  folders: z.record(z.string(), z.object({ m: z.number(), i: z.number(), dirs: z.array(z.string()), files: z.array(z.string()) })),
+  files: z.record(z.string(), z.object({ m: z.number(), s: z.number(), i: z.number(), docs: z.array(z.string()), run: z.string().optional() })),
+  // What is read of the engine's own JSON here: which file each document came from.
+  index: z.object({ documentIds: z.record(z.string(), z.string()), storedFields: z.record(z.string(), z.object({ file: z.string() })) }),
+})
+
+/**
+ * Whether a saved index names only what a refresh could have written: every
+ * path passes the path gate, every file is a run file listed in its folder,
+ * and every document belongs to the file it names. A document planted
+ * outside that would never be dropped, and its `file` read at each search.
+ */
+function pathsHold(saved: z.infer<typeof SAVED_INDEX>): boolean {
+  const gated = (path: string) => {
+    try {
+      insideSegments(path, 'a path of the search index')
+      return true
+    } catch {
+      return false
+    }
+  }
+  for (const [folder, state] of Object.entries(saved.folders)) {
+    if ((folder !== '' && !gated(folder)) || !state.dirs.every(gated) || !state.files.every(gated)) return false
+  }
+  for (const file of Object.keys(saved.files)) {
+    const folder = file.includes('/') ? file.slice(0, file.lastIndexOf('/')) : ''
+    if (!gated(file) || runFileOf(file) === undefined || !saved.folders[folder]?.files.includes(file)) return false
+  }
+  for (const [short, id] of Object.entries(saved.index.documentIds)) {
+    const file = saved.index.storedFields[short]?.file
+    if (file === undefined || !saved.files[file]?.docs.includes(id)) return false
+  }
+  return true
 }

@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
-import { join } from 'node:path'
 import { parseFrontmatter } from '../vault/frontmatter.js'
+import { confinedOrNothing } from '../vault/path-gate.js'
 import { refreshRunIndex, type StoredDocument } from './run-index.js'
 import type { RunDocumentKind } from './run-documents.js'
 
@@ -84,7 +84,7 @@ export async function searchRuns(root: string, query: string, options: SearchOpt
   while (next < results.length && hits.length < limit) {
     const batch = results.slice(next, next + limit - hits.length) as unknown as (StoredDocument & { score: number })[]
     next += batch.length
-    const texts = batch.map((stored) => (stored.shown !== undefined ? stored.shown : bodyOf(join(index.root, stored.file))))
+    const texts = batch.map((stored) => (stored.shown !== undefined ? stored.shown : bodyOf(index.root, stored.file)))
     batch.forEach((stored, n) => {
       const text = texts[n]
       if (text === undefined) return
@@ -117,11 +117,14 @@ export function queryTooLong(query: string): string | undefined {
 }
 
 /**
- * The body of a hit's note, read synchronously: a few small notes per
- * search, where the thread pool's round trips would cost more than the reads.
+ * The body of a hit's note, its path (from the index, a file) through the
+ * path gate, then read synchronously: a few small notes per search, where
+ * the thread pool's round trips would cost more than the reads.
  */
-function bodyOf(path: string): string | undefined {
+function bodyOf(root: string, file: string): string | undefined {
   try {
+    const path = confinedOrNothing(root, file, 'a run file')
+    if (path === undefined) return undefined
     if (statSync(path).size > MAX_NOTE_BYTES) return undefined
     const text = readFileSync(path, 'utf8')
     return text.slice(parseFrontmatter(text).split.contentStart)

@@ -1,3 +1,4 @@
+import { realpath } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type PgBoss from 'pg-boss'
 import { withQueue, type QueueConnection, type RunQueue, type RunQueueOptions, type Sql } from './run-queue.js'
@@ -18,7 +19,7 @@ export interface EnqueueRunOptions extends RunQueueOptions {
 
 /** What `enqueueRun` did. */
 export interface EnqueuedRun {
-  /** The vault, absolute. */
+  /** The vault, by its real path: the run's name in the queue. */
   vault: string
   /** The job of the run's next hop. */
   jobId: string
@@ -40,7 +41,7 @@ export async function enqueueRun(connection: QueueConnection | RunQueue, options
   const { vault: given, query, ...queueOptions } = options ?? ({} as EnqueueRunOptions)
   if (typeof given !== 'string' || given === '') throw new TypeError(`Expected \`vault\` to be the path of a run vault, got \`${String(given)}\``)
   if (query !== undefined && typeof query !== 'string') throw new TypeError(`Expected \`query\` to be a string, got \`${String(query)}\``)
-  const vault = resolve(given)
+  const vault = await runVault(given)
   return withQueue(connection, queueOptions, (queue) =>
     queue.transaction(async (sql, db) => {
       // The row first, so that two calls for one new vault queue behind each other here.
@@ -77,7 +78,19 @@ export async function enqueueRun(connection: QueueConnection | RunQueue, options
  */
 export async function resumeRun(connection: QueueConnection | RunQueue, vault: string, options: RunQueueOptions = {}): Promise<boolean> {
   if (typeof vault !== 'string' || vault === '') throw new TypeError(`Expected \`vault\` to be the path of a run vault, got \`${String(vault)}\``)
-  return withQueue(connection, options, (queue) => resumeInQueue(queue, resolve(vault), ['waiting', 'failed', 'stopped']))
+  const run = await runVault(vault)
+  return withQueue(connection, options, (queue) => resumeInQueue(queue, run, ['waiting', 'failed', 'stopped']))
+}
+
+/**
+ * The name the queue knows a run by: its vault's real path. By any other
+ * path (a symlink, a folder linked on the way) one vault would get a row
+ * and a job chain per path, and every visit worked once per chain. A vault
+ * that does not exist (yet) keeps its absolute path.
+ */
+async function runVault(vault: string): Promise<string> {
+  const path = resolve(vault)
+  return realpath(path).catch(() => path)
 }
 
 /** Sends a job for a run in one of `from` states, in one transaction with the row's change; whether it did. */

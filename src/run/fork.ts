@@ -1,8 +1,10 @@
-import { appendFile, copyFile, mkdir, readFile, readdir, stat } from 'node:fs/promises'
-import { dirname, join, resolve } from 'node:path'
+import { appendFile, copyFile, readFile, readdir, stat } from 'node:fs/promises'
+import { join, resolve } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { assertFolder, writeFileAtomic } from '../vault/fs-atomic.js'
-import { ARCHIVE_FOLDER, FINAL_FILE, LEDGER_FILE, TRACE_FILE } from '../vault/run-folder.js'
+import { ARCHIVE_FOLDER, FINAL_FILE, LEDGER_FILE, TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
+import { confine, PathRefusal } from '../vault/path-gate.js'
+import { runFilePath } from '../vault/run-file-path.js'
 import { subplanFoldersOf } from '../vault/subplan-folders.js'
 import { updateStatus } from '../vault/update-status.js'
 import { loadPlan } from '../plan/load-plan.js'
@@ -100,10 +102,30 @@ async function writeRun(vault: string, header: TraceHeader, run: RunRecords, ent
   const last = entries.at(-1)?.record
   if (last?.kind === 'hop' && last.next === null) files.push(FINAL_FILE)
   for (const file of files) {
-    const from = join(run.from, file)
+    const from = await outputOf(run.from, file)
     if (!(await stat(from).catch(() => undefined))?.isFile()) continue
-    await mkdir(dirname(join(tracePaths(vault).folder, file)), { recursive: true })
-    await copyFile(from, join(tracePaths(vault).folder, file))
+    await copyFile(from, runFilePath(vault, `${TRACE_FOLDER}/${file}`))
+  }
+}
+
+/**
+ * Where an output named by a trace hop is read from: the trace is a file a
+ * person may edit, so its `output` passes the path gate, inside the trace
+ * folder `from` it belongs to.
+ *
+ * @throws {@link RunStateError} `trace-outside-vault` for an output that climbs out, is absolute or leads out through a symlink
+ */
+async function outputOf(from: string, file: string): Promise<string> {
+  try {
+    return (await confine(from, file, 'an output of the trace')).path
+  } catch (error) {
+    if (!(error instanceof PathRefusal)) throw error
+    throw new RunStateError(
+      'trace-outside-vault',
+      `The trace in \`${from}\` names the output \`${file}\`, which is not a file of its own (${error.message}); restore the trace, then fork again.`,
+      { path: join(from, file) },
+      { cause: error },
+    )
   }
 }
 

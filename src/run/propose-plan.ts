@@ -1,7 +1,9 @@
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
-import { dirname, join, resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { VaultPathError } from '../core/errors.js'
 import { sameStamp, stampOf, writeFileAtomic } from '../vault/fs-atomic.js'
+import { confinedOrNothing } from '../vault/path-gate.js'
+import { runFilePath } from '../vault/run-file-path.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { createLLM } from '../models/llm-client.js'
 import { savePlan } from '../plan/save-plan.js'
@@ -83,7 +85,9 @@ export async function reviseProposal(
   options: { llm: CallLLM; fsync: boolean; signal?: AbortSignal | undefined },
 ): Promise<ProposalNote> {
   const version = note.version
-  const earlierNotes = await Promise.all(note.notes.map(async (file) => ({ file, text: await readFile(join(vault, file), 'utf8').catch(() => undefined) })))
+  // `notes:` is text a person (or anyone) may edit: only the notes the gate finds inside the vault are read, moved or sent.
+  const ours = notesInside(vault, note.notes)
+  const earlierNotes = await Promise.all(ours.map(async ({ file, path }) => ({ file, text: await readFile(path, 'utf8').catch(() => undefined) })))
   const fence = dataFence("an earlier plan and a person's feedback on it")
   const request = [
     note.query,
@@ -102,14 +106,14 @@ export async function reviseProposal(
   const planned = await planGraph(request, options.llm, signalOf(options.signal))
   const folder = `${PROPOSALS_FOLDER}/v${version}`
   // The notes a revision cut short wrote are ours too, like the version's own.
-  const journal = join(vault, folder, 'revision.json')
-  const mine = new Set([...note.notes, ...(await attemptedNotes(journal))])
+  // Every write below goes into real folders of the vault, never through a symlink (runFilePath).
+  const journal = runFilePath(vault, `${folder}/revision.json`)
+  const mine = new Set([...ours.map(({ file }) => file), ...(await attemptedNotes(journal))])
   // A person's own notes keep their names: a new note that would take one is renamed.
   const taken = new Set((await listNotes(vault, [])).filter((file) => !mine.has(file)))
   const graph = clearOf(planned, taken, version + 1)
-  const path = join(vault, PROPOSAL_FILE)
-  const archived = join(vault, folder, 'proposal.md')
-  await mkdir(dirname(archived), { recursive: true })
+  const path = runFilePath(vault, PROPOSAL_FILE)
+  const archived = runFilePath(vault, `${folder}/proposal.md`)
   const archive = async () => {
     const text = await readNoteForRewrite(PROPOSAL_FILE, path, true)
     await writeFileAtomic(archived, setFrontmatterStatus(text, 'revised'), { fsync: options.fsync })
@@ -117,8 +121,8 @@ export async function reviseProposal(
   }
   await writeFileAtomic(journal, `${JSON.stringify({ notes: contentOf(graph, note.query, version + 1, []).notes })}\n`, { fsync: options.fsync })
   const stamp = await archive()
-  for (const file of note.notes) {
-    const to = join(vault, folder, file)
+  for (const { file } of ours) {
+    const to = runFilePath(vault, `${folder}/${file}`)
     // Kept already by a revision cut short: what now holds the name stays where it is, never overwriting the kept one.
     if (
       await stat(to).then(
@@ -127,7 +131,6 @@ export async function reviseProposal(
       )
     )
       continue
-    await mkdir(dirname(to), { recursive: true })
     await rename(join(vault, file), to).catch((error: NodeJS.ErrnoException) => {
       // Deleted by a person: nothing to keep.
       if (error.code !== 'ENOENT') throw error
@@ -142,6 +145,12 @@ export async function reviseProposal(
   await writeFileAtomic(path, text, { fsync: options.fsync })
   await rm(journal, { force: true })
   return parseProposal(text, vault)
+}
+
+/** The entries of a proposal's `notes:` that the path gate finds inside the vault, each with the real path it reads from. */
+function notesInside(vault: string, notes: string[]): { file: string; path: string }[] {
+  const inside = notes.map((file) => ({ file, path: confinedOrNothing(vault, file, 'a note of the proposal') }))
+  return inside.filter((note): note is { file: string; path: string } => note.path !== undefined)
 }
 
 /** The notes a revision cut short had started to write, from its journal. */
@@ -164,7 +173,8 @@ async function earlierVersions(vault: string, upTo: number): Promise<ProposalCon
   const earlier: ProposalContent['earlier'] = []
   for (const version of versions.sort((a, b) => a - b)) {
     const folder = `${PROPOSALS_FOLDER}/v${version}`
-    const text = await readFile(join(vault, folder, 'proposal.md'), 'utf8').catch(() => undefined)
+    const kept = confinedOrNothing(vault, `${folder}/proposal.md`, 'a kept proposal')
+    const text = kept === undefined ? undefined : await readFile(kept, 'utf8').catch(() => undefined)
     let feedback: string | undefined
     try {
       feedback = text === undefined ? undefined : parseProposal(text, vault).feedback

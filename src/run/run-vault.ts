@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
 import { copyFile, lstat, mkdir, readdir, realpath, rename, rm, rmdir, stat, symlink } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
-import { isInside, makeFolder, syncFolder, syncTree } from '../vault/fs-atomic.js'
+import { makeFolder, syncFolder, syncTree } from '../vault/fs-atomic.js'
+import { confinedOrNothing } from '../vault/path-gate.js'
 import { isAlive } from '../vault/lock.js'
 import { holdsRun, listNotes, readNotes } from '../vault/read-vault.js'
 import { subplanFoldersOf } from '../vault/subplan-folders.js'
@@ -223,8 +224,8 @@ export async function copyVault(from: string, to: string, skip: string[]): Promi
 
 /** A symlink of the plan that leads to a file inside it, made again in the copy relative to where it sits. */
 async function copyLink(root: string, path: string, to: string): Promise<void> {
-  const real = await realpath(join(root, path)).catch(() => undefined)
-  if (real === undefined || !isInside(root, real) || !(await stat(real)).isFile()) return
+  const real = confinedOrNothing(root, path, 'a link of the plan')
+  if (real === undefined || !(await stat(real).catch(() => undefined))?.isFile()) return
   const target = relative(root, real)
   // A file the copy leaves out (the trace, `.git/`): the copy holds its bytes instead.
   const copied = !target.split(sep).some((part) => part === TRACE_FOLDER || part.startsWith('.'))

@@ -5,6 +5,7 @@ import { readRegularFileSync, syncFolderSync, writeAllSync, writeFileAtomicSync 
 import { TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
 import { RunStateError } from '../core/errors.js'
 import { runFilePath } from '../vault/run-file-path.js'
+import { confinedOrNothing } from '../vault/path-gate.js'
 
 /**
  * The journal that lets a hop flush twice instead of five times
@@ -54,7 +55,7 @@ export class NoteJournal {
   static open(root: string): NoteJournal {
     const path = runFilePath(root, `${TRACE_FOLDER}/${JOURNAL}`)
     const read = readRegularFileSync(path, MAX_READ)
-    const { notes, files, statuses, boot, valid } = parse(read?.text ?? '')
+    const { notes, files, statuses, boot, valid } = gated(root, parse(read?.text ?? ''))
     const journal = new NoteJournal(root, path, Buffer.byteLength(valid))
     // A tail torn by a crash goes before anything is appended after it.
     if (read && read.stamp.size !== journal.size) journal.openFd((fd) => ftruncateSync(fd, journal.size))
@@ -260,6 +261,17 @@ const JOURNAL = '.journal'
 /** Past this size the journal is emptied when a run opens the vault. */
 const COMPACT_BYTES = 2 * 1024 * 1024
 const MAX_READ = 256 * 1024 * 1024
+
+/**
+ * The journal's entries whose files the path gate finds inside the vault:
+ * the journal is a file anyone may edit, and a replay writes what it names
+ * (an entry naming an empty file outside the vault would fill it).
+ */
+function gated<Parsed extends { notes: Map<string, string>; files: Map<string, string>; statuses: Map<string, string> }>(root: string, parsed: Parsed): Parsed {
+  const inside = (file: string) => confinedOrNothing(root, file, 'a file of the journal') !== undefined
+  for (const entries of [parsed.notes, parsed.files, parsed.statuses]) for (const file of [...entries.keys()]) if (!inside(file)) entries.delete(file)
+  return parsed
+}
 
 /** The journal's complete entries, the last per file; a torn or garbled line ends it. */
 function parse(text: string): {

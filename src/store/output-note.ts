@@ -6,6 +6,7 @@ import { parseFrontmatter } from '../vault/frontmatter.js'
 import { stringifyFlat } from '../vault/plain-yaml.js'
 import { writeFileAtomicSync } from '../vault/fs-atomic.js'
 import { runFolder } from '../vault/run-file-path.js'
+import { confinedOrNothing } from '../vault/path-gate.js'
 import { OUTPUTS_FOLDER as OUTPUTS, TRACE_FOLDER } from '../vault/run-folder.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import type { HeldVersions } from './held-versions.js'
@@ -94,15 +95,30 @@ export interface OutputMeta {
  */
 export type SavedOutput = StepOutput & { step: number; run: string; choice?: string; works?: number; whole: boolean }
 
-/** Reads a saved output note back. */
+/** Reads a saved output note back (`file` as a trace names it); `undefined` for none, or one {@link outputPath} refuses. */
 export async function readOutput(vault: string, file: string): Promise<SavedOutput | undefined> {
+  const path = outputPath(vault, file)
+  if (path === undefined) return undefined
   let text: string
   try {
-    text = await readFile(join(tracePaths(vault).folder, file), 'utf8')
+    text = await readFile(path, 'utf8')
   } catch {
     return undefined
   }
   return parseOutput(text)
+}
+
+/**
+ * Where an output note a trace names is read: the trace is a file anyone may
+ * edit, so its `output` passes the path gate, inside the vault's trace
+ * folder. `undefined` for a path the gate refuses, or no trace folder.
+ */
+export function outputPath(vault: string, file: string): string | undefined {
+  try {
+    return confinedOrNothing(tracePaths(vault).folder, file, 'an output of the trace')
+  } catch {
+    return undefined
+  }
 }
 
 /** The output note of this text, or `undefined` when it is not one. */

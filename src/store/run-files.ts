@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises'
-import { join } from 'node:path'
 import { readRegularFileSync } from '../vault/fs-atomic.js'
-import { parseOutput, type SavedOutput } from './output-note.js'
+import { outputPath, parseOutput, type SavedOutput } from './output-note.js'
 import { parseTrace, tracePaths, type ParsedTrace, type Trace } from './trace.js'
 
 /**
@@ -43,7 +42,8 @@ export class RunFiles {
 
   /** An output note (relative to the trace folder) as `readOutput` reads it. */
   async readOutput(file: string): Promise<SavedOutput | undefined> {
-    const text = await readText(join(tracePaths(this.vault).folder, file))
+    const path = outputPath(this.vault, file)
+    const text = path === undefined ? undefined : await readText(path)
     if (text === undefined) {
       this.outputs.delete(file)
       return undefined

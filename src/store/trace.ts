@@ -356,8 +356,15 @@ export async function archiveTrace(vault: string, run: string, options: { fsync:
   await flush()
 }
 
+/**
+ * A run's archive folder, named by the run id its trace header gives: a file
+ * anyone may edit, so the name is made one plain folder whatever it says
+ * (never `.` or `..`, which named the archive or the trace folder itself,
+ * nor empty, nor a dot-folder the search leaves out).
+ */
 function archiveFolder(vault: string, run: string): string {
-  return join(tracePaths(vault).folder, ARCHIVE_FOLDER, run.replace(/[^\w.-]+/g, '_'))
+  const name = run.replace(/[^\w.-]+/g, '_').replace(/^\./, '_') || '_'
+  return join(tracePaths(vault).folder, ARCHIVE_FOLDER, name)
 }
 
 /** Whether archiving this run was begun and cut short (its archive folder exists while its trace is still in place). */

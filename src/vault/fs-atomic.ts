@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs'
-import { lstat, mkdir, open, readdir, realpath, rename, rm, stat, unlink } from 'node:fs/promises'
-import { basename, dirname, join, relative, resolve, sep } from 'node:path'
+import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises'
+import { dirname, join, relative, sep } from 'node:path'
 import { VaultPathError } from '../core/errors.js'
 
 /** Options of the durable writes. */
@@ -299,30 +299,6 @@ export async function removeStaleTempFiles(folder: string): Promise<void> {
     return
   }
   await Promise.all(entries.filter((name) => name.startsWith(TEMP_PREFIX)).map((name) => rm(join(folder, name), { force: true })))
-}
-
-/**
- * Resolves `file` inside `vault` for writing, refusing a path that leaves the
- * vault by `..`, by an absolute path or through a symlink.
- *
- * @throws `Error` when the path leaves the vault.
- */
-export async function pathInVault(vault: string, file: string): Promise<string> {
-  const root = await realpath(vault)
-  const target = resolve(root, file)
-  if (!isInside(root, target)) throw new Error(`Refusing to write \`${file}\`: it is outside the vault \`${vault}\``)
-  let real = target
-  try {
-    const info = await lstat(target)
-    if (info.isSymbolicLink()) real = await realpath(target)
-  } catch {
-    // does not exist yet: its folder decides
-  }
-  const folder = await realpath(dirname(real)).catch(() => dirname(real))
-  if (!isInside(root, join(folder, basename(real)))) {
-    throw new Error(`Refusing to write \`${file}\`: it leads outside the vault \`${vault}\` through a symlink`)
-  }
-  return join(folder, basename(real))
 }
 
 /** Whether `path` is `root` or below it. */

@@ -1,6 +1,7 @@
 import { lstatSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
+import { insideSegments } from './path-gate.js'
 
 /**
  * The one check every write of a run's own files goes through (the trace,
@@ -10,17 +11,17 @@ import { RunStateError } from '../core/errors.js'
  * must be a real folder. A symlink anywhere on the way (even one that leads
  * back inside the vault) is refused: run files go where their names say,
  * never into a person's notes or outside the vault. The notes themselves,
- * which may be symlinks inside the vault, are resolved by `pathInVault`.
+ * which may be symlinks inside the vault, are resolved by `pathInVault` (src/vault/path-gate.ts).
  *
  * Synchronous: `lstat` and `mkdir` never block on what they look at.
  *
  * @returns the folder's absolute path
  * @throws {@link RunStateError} `trace-outside-vault` for a symlink on the way, `trace-not-folder` for a file in a folder's place
+ * @throws `PathRefusal` for a `folder` that is absolute or climbs out with `..` (see `insideSegments`)
  */
 export function runFolder(vault: string, folder: string): string {
   let path = vault
-  for (const part of folder.split('/').filter((each) => each !== '' && each !== '.')) {
-    if (part === '..') throw new TypeError(`Expected a folder inside the vault, got \`${folder}\``)
+  for (const part of insideSegments(folder, 'a run folder')) {
     path = join(path, part)
     const info = lstatOrNothing(path)
     if (info === undefined) {

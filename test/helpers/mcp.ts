@@ -2,7 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { realpath } from 'node:fs/promises'
+import { createMcpServer } from '../../src/mcp/server.js'
 import { afterEach } from 'vitest'
 import { bin, root as repository } from './cli.js'
 
@@ -79,6 +82,22 @@ export async function stdioClient(root: string, env: Record<string, string> = {}
   const client = new Client({ name: 'vaultplan-test', version: '1.0.0' })
   await client.connect(transport)
   return wrap(client, () => client.close())
+}
+
+/**
+ * The server of `src/` in this process, connected to the SDK's client in
+ * memory: for tests of the server's checks, with no build and no child process.
+ */
+export async function memoryClient(root: string): Promise<TestClient> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+  const served = createMcpServer({ root: await realpath(root), version: '0.0.0-test' })
+  await served.server.connect(serverSide)
+  const client = new Client({ name: 'vaultplan-test', version: '1.0.0' })
+  await client.connect(clientSide)
+  return wrap(client, async () => {
+    await client.close()
+    await served.close()
+  })
 }
 
 /** A `vaultplan mcp --http` process of the built CLI and the endpoint it printed. */
