@@ -9,6 +9,21 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { readNotes, tempDir, writeVault } from './helpers/vault.js'
 import { SETTLE_CUT_MS, SETTLE_MS, settleWindow } from '../src/vault/settled-read.js'
 
+/** The delays of the editors and of the calls racing them come from this seed (`TORN_SEED=<n>` runs another one); a failure names it. */
+const SEED = Number(process.env.TORN_SEED ?? 20261202)
+
+/** mulberry32: a small seeded generator, as source text so the editors' own processes use it too. */
+const PRNG = `function seeded(seed) {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = Math.imul(a ^ (a >>> 15), 1 | a)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}`
+const seeded = new Function(`${PRNG}; return seeded`)() as (seed: number) => () => number
+
 /**
  * An editor that saves in place (Obsidian, VS Code, `cp`): it truncates the
  * note, writes a first part, pauses, then writes the rest. It runs in its
@@ -18,19 +33,21 @@ import { SETTLE_CUT_MS, SETTLE_MS, settleWindow } from '../src/vault/settled-rea
  */
 const EDITOR = `
 const fs = require('node:fs')
-const [dir, files] = [process.argv[1], process.argv[2].split(',')]
+const [dir, files, seed] = [process.argv[1], process.argv[2].split(','), Number(process.argv[3])]
+${PRNG}
+const random = seeded(seed)
 const pause = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
 let saves = 0
 while (!fs.existsSync(dir + '/stop')) {
-  const path = dir + '/' + files[Math.floor(Math.random() * files.length)]
+  const path = dir + '/' + files[Math.floor(random() * files.length)]
   const text = fs.readFileSync(path)
   const fd = fs.openSync(path, 'w')
   fs.writeSync(fd, text, 0, 40)
-  pause(5 + Math.random() * 20)
+  pause(5 + random() * 20)
   fs.writeSync(fd, text, 40)
   fs.closeSync(fd)
   saves++
-  pause(20 + Math.random() * 40)
+  pause(20 + random() * 40)
 }
 process.stdout.write(String(saves))
 `
@@ -66,7 +83,7 @@ describe('an editor saving in place while the run goes (torn reads)', () => {
   it('nothing is written from, or acted on, a note caught between its truncate and its write', async () => {
     const dir = await writeVault(chain())
     const files = Object.keys(chain())
-    const editor = spawn(process.execPath, ['-e', EDITOR, dir, files.join(',')], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const editor = spawn(process.execPath, ['-e', EDITOR, dir, files.join(','), String(SEED)], { stdio: ['ignore', 'pipe', 'inherit'] })
     let saves = ''
     editor.stdout.on('data', (chunk: Buffer) => (saves += chunk.toString()))
     // 'close', not 'exit': the editor's count may come after it exited.
@@ -91,7 +108,7 @@ describe('an editor saving in place while the run goes (torn reads)', () => {
       await writeFile(join(dir, 'stop'), '')
       await ended
     }
-    expect(Number(saves)).toBeGreaterThan(20)
+    expect(Number(saves), `TORN_SEED=${SEED}`).toBeGreaterThan(20)
     // A torn read acted on would end the run at a note without its `## Next` (a terminal by shape).
     expect(results.map((result) => [result.status, result.lastNode])).toEqual(Array.from({ length: 4 }, () => ['completed', `n${NOTES - 1}`]))
     // A torn read written from would leave a note without the person's last words.
@@ -115,6 +132,7 @@ while (!fs.existsSync(stop)) {
   const cut = text.indexOf(cutBefore)
   const fd = fs.openSync(path, 'w')
   fs.writeSync(fd, text, 0, cut === -1 ? text.length : cut)
+  fs.writeSync(1, 'T')
   pause(80)
   if (cut !== -1) fs.writeSync(fd, text, cut)
   fs.closeSync(fd)
@@ -125,23 +143,33 @@ while (!fs.existsSync(stop)) {
 
 const JOURNAL = `## Journal\n\n${'What the person wrote about the draft, while they decided. '.repeat(20)}\nTHE END OF THE JOURNAL\n`
 
-/** Runs `write` 20 times at random moments while ONE_NOTE_EDITOR saves `path` in place (cut at `## Journal`), then stops it. */
-async function whileSavedInPlace(path: string, stop: string, write: (call: number) => Promise<unknown>): Promise<number> {
+/**
+ * Runs `write` 20 times at seeded random moments while ONE_NOTE_EDITOR saves `path` in place (cut
+ * at `## Journal`), then stops it. Resolves to the editor's saves and to how many calls met a save
+ * under way (the editor had written its first part and not yet the rest): the race the test is about.
+ */
+async function whileSavedInPlace(path: string, stop: string, write: (call: number) => Promise<unknown>): Promise<{ saves: number; met: number }> {
   const editor = spawn(process.execPath, ['-e', ONE_NOTE_EDITOR, path, stop, '## Journal'], { stdio: ['ignore', 'pipe', 'inherit'] })
-  let saves = ''
-  editor.stdout.on('data', (chunk: Buffer) => (saves += chunk.toString()))
+  let marks = ''
+  editor.stdout.on('data', (chunk: Buffer) => (marks += chunk.toString()))
   const ended = new Promise((resolve) => editor.once('close', resolve))
+  const random = seeded(SEED)
+  let met = 0
   try {
-    while (saves.length === 0) await sleep(10)
+    while (!marks.includes('.')) await sleep(10)
     for (let call = 1; call <= 20; call++) {
+      const before = marks.length
+      const midSave = marks.endsWith('T')
       await write(call)
-      await sleep(Math.random() * 330)
+      // A save was under way as the call began, or one began while it ran.
+      if (midSave || marks.slice(before).includes('T')) met++
+      await sleep(random() * 330)
     }
   } finally {
     await writeFile(stop, '')
     await ended
   }
-  return saves.length
+  return { saves: marks.split('.').length - 1, met }
 }
 
 describe('decide while an editor saves the waiting note in place', () => {
@@ -154,12 +182,15 @@ describe('decide while an editor saves the waiting note in place', () => {
     })
     const path = join(dir, 'approve.md')
     // Each decision adds feedback, so each one writes the note; they come at random moments of the editor's saves.
-    const saves = await whileSavedInPlace(path, join(dir, 'stop'), (call) => decide(dir, 'approve', { edge: 'approved', feedback: `Feedback ${call}.` }))
+    const { saves, met } = await whileSavedInPlace(path, join(dir, 'stop'), (call) =>
+      decide(dir, 'approve', { edge: 'approved', feedback: `Feedback ${call}.` }),
+    )
     // Written from the editor's first part, the note would end at its `## Next` list, the journal gone.
     const text = await readFile(path, 'utf8')
     expect(text).toContain(JOURNAL)
     expect(text).toContain('- [x] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n')
-    expect(saves).toBeGreaterThan(10)
+    expect(saves, `TORN_SEED=${SEED}`).toBeGreaterThan(10)
+    expect(met, `TORN_SEED=${SEED}: no call met a save under way`).toBeGreaterThan(0)
   }, 120_000)
 })
 
@@ -175,10 +206,11 @@ status: pending
 ${JOURNAL}`,
     })
     const path = join(dir, 'draft.md')
-    const saves = await whileSavedInPlace(path, join(dir, 'stop'), (call) => updateStatus(dir, 'draft', call % 2 === 0 ? 'done' : 'pending'))
+    const { saves, met } = await whileSavedInPlace(path, join(dir, 'stop'), (call) => updateStatus(dir, 'draft', call % 2 === 0 ? 'done' : 'pending'))
     // Written from the editor's first part, the note would end at its heading, the journal gone.
     expect(await readFile(path, 'utf8')).toContain(JOURNAL)
-    expect(saves).toBeGreaterThan(10)
+    expect(saves, `TORN_SEED=${SEED}`).toBeGreaterThan(10)
+    expect(met, `TORN_SEED=${SEED}: no call met a save under way`).toBeGreaterThan(0)
   }, 120_000)
 
   it('a decision on a proposal is never written from a proposal caught between the truncate and the write', async () => {
@@ -186,11 +218,14 @@ ${JOURNAL}`,
     const vault = await proposePlan('Write a post about tide pools', { into: join(await tempDir(), 'post'), llm, fsync: false })
     const path = join(vault, '00_plan-trace', 'proposal.md')
     await writeFile(path, `${await readFile(path, 'utf8')}\n${JOURNAL}`)
-    const saves = await whileSavedInPlace(path, join(vault, 'stop'), (call) => decide(vault, 'proposal', { edge: 'approve', feedback: `Feedback ${call}.` }))
+    const { saves, met } = await whileSavedInPlace(path, join(vault, 'stop'), (call) =>
+      decide(vault, 'proposal', { edge: 'approve', feedback: `Feedback ${call}.` }),
+    )
     const text = await readFile(path, 'utf8')
     expect(text).toContain(JOURNAL)
     expect(text).toMatch(/- \[x\] approve/)
-    expect(saves).toBeGreaterThan(10)
+    expect(saves, `TORN_SEED=${SEED}`).toBeGreaterThan(10)
+    expect(met, `TORN_SEED=${SEED}: no call met a save under way`).toBeGreaterThan(0)
   }, 120_000)
 })
 
