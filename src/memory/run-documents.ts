@@ -1,6 +1,7 @@
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { parseFrontmatter } from '../vault/frontmatter.js'
-import { replayLedger, type LedgerEntry, type StandingChange } from './ledger.js'
+import type { LedgerEntry, StandingChange } from './ledger.js'
+import { replayLedger } from './ledger-format.js'
 
 /** What a run file holds for the search: `output`, `final`, `ledger` entry or judge `rationale`. */
 export type RunDocumentKind = 'output' | 'final' | 'ledger' | 'rationale'
