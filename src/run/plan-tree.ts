@@ -1,40 +1,25 @@
-import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
-import { lockVault, type VaultLock } from '../vault/lock.js'
-import { RunDriver } from './run-driver.js'
-import type { DriverOptions } from './run-options.js'
+import type { RunDriver } from './run-driver.js'
 import type { RunResult } from './run-options.js'
 import type { Step } from './run-options.js'
 import { checkChoice, fromSubplan, staleStep, stopOf, waitingReason } from './run-words.js'
 import { waitsForPerson } from '../core/knobs.js'
-import { decompose, plannerCallsOf } from './decompose.js'
-import { isGenerate, runsSubplans, subplanFoldersOf, tooDeepToDecompose } from '../vault/subplan-folders.js'
-import { recordedWorks, TreeBudget } from './tree-budget.js'
+import { decompose } from './decompose.js'
+import { isGenerate, runsSubplans, subplanFoldersOf } from '../vault/subplan-folders.js'
 import { readRecords } from './observe-run.js'
-import { highestBelow, standOf, type VaultStand } from './vault-stand.js'
-import { nextStepNumber } from './run-core.js'
 import { snapshotOf, visitsOfSnapshot } from './run-snapshot.js'
-import { readTrace } from '../store/trace.js'
-import type { PlanNode, RunEvent } from '../core/types.js'
-import { VaultSession } from '../store/vault-session.js'
-import type { SessionOptions } from './run-options.js'
+import type { PlanNode } from '../core/types.js'
+import type { VaultSession } from '../store/vault-session.js'
+import { BudgetRefusal, TreeVaults, type OpenBranch, type TreeSettings, type WorkStep } from './tree-vaults.js'
 
-/** A visit to work, as a step says it. */
-export type WorkStep = Extract<Step, { kind: 'work' }>
-
-/** What every driver of a run tree shares. */
-export interface TreeSettings {
-  /** The lock of the top vault: every driver of the tree writes under it. */
-  lock: VaultLock
-  session: SessionOptions
-  /** The options of the top driver; a subplan's driver gets the same, its query, `fresh` and the shared budget. */
-  driver: DriverOptions
-  /**
-   * Works a visit (`runPlan`); absent for the stepping calls, which return the
-   * first visit to work. `plan` is the subplan's folder relative to the top vault (`''` at the top).
-   */
-  work?: ((step: WorkStep, driver: RunDriver, plan: string) => Promise<string>) | undefined
-}
+/*
+ * The walk of a run tree: the top vault's plan stepped until the caller has
+ * something to do, a note with `plan:` running its subplans as branches (at
+ * once for `runPlan`, in turn for the stepping calls) joined when all
+ * completed, a visit completed wherever in the tree it is pending, and a
+ * subplan terminal's choice carried to the note that offered it. The vaults
+ * the walk opens and what they spend are `TreeVaults`' (tree-vaults.ts).
+ */
 
 /**
  * A step of a subplan's branch once it has gone as far as it can, with the
@@ -42,16 +27,6 @@ export interface TreeSettings {
  * the visit the budget refused (the stop, unless a sibling has more to say).
  */
 type Branch = { step: Step | undefined; works: number; last: number; refused?: Step }
-
-/** A branch's vault, opened: its folder from the top vault, its driver and session. */
-type OpenBranch = { top: string; driver: RunDriver; session: VaultSession }
-
-/** A claim of `node` the budget refused, nothing written for it: the driver, asked again, stops; a vault with no run begun does not begin. */
-class BudgetRefusal extends Error {
-  constructor(readonly node: PlanNode) {
-    super('no step of `maxSteps` is left')
-  }
-}
 
 /**
  * A run over a vault and its subplans. The top vault's
@@ -63,17 +38,9 @@ class BudgetRefusal extends Error {
  * vault; `maxSteps` counts the works of every vault of the tree.
  */
 export class PlanTree {
-  /** Drivers of subplans open now, by folder relative to the top vault. */
-  private readonly open = new Map<string, RunDriver>()
-  /** The subplan folders this call locked, kept until it ends: no other process runs them meanwhile. */
-  private readonly locks = new Map<string, VaultLock>()
   /** The last nested node worked in this call, by its path from the top vault, and the top's steps then. */
   private lastNode = ''
   private lastAt = 0
-  /** Works of the subplans this call left unfinished (waiting, stopped, or a visit handed out): no record holds them yet. */
-  private parked = 0
-  /** Works the subplan runs under way recorded before this call, by folder, counted until their drivers open (a branch may claim before a nested one opens). */
-  private readonly before = new Map<string, number>()
   /** `completeStep`: the visit to complete, wherever in the tree it is pending. */
   private completion: { key: string; result: { output: string; choice?: string | undefined }; done: boolean } | undefined
   /** A choice given when completing a subplan's terminal: it decides the transition of the note `at` (its folder and id) that offered it. */
@@ -82,27 +49,14 @@ export class PlanTree {
   private readonly within: { node: PlanNode; plan: string; lone: boolean }[] = []
   /** Steps relayed from a subplan's terminal, and whether a choice given with them goes past the note that offered their conditions. */
   private readonly carries = new WeakMap<Step, boolean>()
-  /** The highest step number given so far: a claim anywhere in the tree takes the next, so a step number means one visit across the run. */
-  private numbered = 0
-
-  private root!: RunDriver
-  /** What `maxSteps` bounds: works and planner calls of the whole tree, and the visits branches claimed for their workers. */
-  private budget!: TreeBudget
   /** `runPlan`'s branches waiting for their first work to begin (or for them to end), by folder from the top vault: the next branch's turn. */
   private readonly firstWork = new Map<string, () => void>()
-  /** The caller's own check before a claim, run after the budget's. */
-  private readonly beforeClaim: DriverOptions['beforeClaim']
 
   private constructor(
     private readonly session: VaultSession,
     private readonly settings: TreeSettings,
-  ) {
-    this.beforeClaim = settings.driver.beforeClaim
-    settings.driver.spent = () => this.budget.spentBy('')
-    settings.driver.runsSubplans = (node) => runsSubplans(node, 0)
-    settings.driver.beforeClaim = this.claimGuard('', 0)
-    settings.driver.steps = this.numbering(0)
-  }
+    private readonly vaults: TreeVaults,
+  ) {}
 
   /**
    * Opens the run of a locked top vault (see `RunDriver.open`).
@@ -111,32 +65,17 @@ export class PlanTree {
    * @throws {@link RunStateError} `query-mismatch` for another query than the recorded one
    */
   static async open(vault: string, session: VaultSession, settings: TreeSettings): Promise<PlanTree> {
-    const tree = new PlanTree(session, settings)
-    tree.root = await RunDriver.open(vault, session, settings.lock, settings.driver)
-    const run = tree.runId()
-    const planned = run === '' ? 0 : await plannerCallsOf(vault, session.graph, run)
-    tree.budget = new TreeBudget(settings.driver.maxSteps, () => tree.spent(), planned)
-    // Resumed inside subplans: what their runs recorded counts from the first claim, wherever it is.
-    let below = 0
-    if ([...session.graph.nodes.values()].some((node) => node.plan && node.status === 'active')) {
-      const stand = standOf(await readRecords(vault), settings.driver.maxSteps)
-      for (const [folder, works] of recordedBelow(stand)) tree.before.set(folder, works)
-      // A visit claimed in an earlier call, in a vault nested deeper, holds its step before any vault opened first claims anew.
-      for (const folder of claimedBelow(stand)) tree.budget.hold(folder)
-      below = highestBelow(stand)
-    }
-    tree.numbered = Math.max(nextStepNumber(tree.root.replayed) - 1, below, tree.spent())
-    return tree
+    return new PlanTree(session, settings, await TreeVaults.open(vault, session, settings))
   }
 
   /** The top vault's driver. */
   get top(): RunDriver {
-    return this.root
+    return this.vaults.top
   }
 
   /** Goes on until the caller has something to do: a visit to work (`runPlan` works them all), people to wait for, a stop, the result. */
   async next(): Promise<Step> {
-    return this.drive(this.root, '', 0)
+    return this.drive(this.vaults.top, '', 0)
   }
 
   /**
@@ -147,16 +86,16 @@ export class PlanTree {
    */
   async complete(key: string, result: { output: string; choice?: string | undefined }): Promise<Step> {
     // A visit of the top vault (a crash after its output was saved included) is the top driver's to complete.
-    const first = await this.root.complete(key, result).catch((error: unknown) => {
+    const first = await this.vaults.top.complete(key, result).catch((error: unknown) => {
       if (error instanceof RunStateError && error.code === 'stale-step') return undefined
       throw error
     })
-    if (first) return this.drive(this.root, '', 0, first)
+    if (first) return this.drive(this.vaults.top, '', 0, first)
     this.completion = { key, result, done: false }
-    const step = await this.drive(this.root, '', 0)
+    const step = await this.drive(this.vaults.top, '', 0)
     if (this.completion.done) return step
     throw staleStep(
-      this.root.vault,
+      this.vaults.top.vault,
       key,
       step.kind === 'work'
         ? { key: step.key, node: step.node.id, visit: step.visit, step: step.step, ...(step.plan !== undefined && { plan: step.plan }) }
@@ -170,25 +109,21 @@ export class PlanTree {
    * say, those that finished in an earlier call too).
    */
   async resultOf(step: Exclude<Step, { kind: 'work' }>): Promise<RunResult> {
-    const result = this.root.resultOf(step)
-    result.steps = this.spent()
-    result.plannerCalls = this.budget.plannerCalls
+    const result = this.vaults.top.resultOf(step)
+    result.steps = this.vaults.spent()
+    result.plannerCalls = this.vaults.budget.plannerCalls
     // Visits as the run's snapshot counts them (subplans' by path, a note working through its subplans included): what status and the pictures show.
-    const snapshot = snapshotOf(this.root.vault, await readRecords(this.root.vault), { maxSteps: this.settings.driver.maxSteps, hops: 0 })
+    const snapshot = snapshotOf(this.vaults.top.vault, await readRecords(this.vaults.top.vault), { maxSteps: this.settings.driver.maxSteps, hops: 0 })
     result.visits = Object.fromEntries(Object.entries(visitsOfSnapshot(snapshot)).filter(([, visits]) => visits > 0))
     // Unless the top worked a note since, the last node worked is the nested one (the top's is the note that ran the subplan).
-    const since = this.root.replayed.steps - this.lastAt
+    const since = this.vaults.top.replayed.steps - this.lastAt
     if (this.lastNode !== '' && (since === 0 || (since === 1 && this.session.graph.nodes.get(result.lastNode)?.plan))) result.lastNode = this.lastNode
     return result
   }
 
   /** Closes the drivers (the top's too) and releases the subplans' locks. */
   async close(): Promise<void> {
-    await this.root?.close()
-    for (const driver of this.open.values()) await driver.close()
-    this.open.clear()
-    for (const lock of this.locks.values()) await lock.release()
-    this.locks.clear()
+    await this.vaults.close()
   }
 
   /** A work begins in the vault `plan` (or a branch there ended): the branches it is inside have begun, the next ones take their turn. */
@@ -204,57 +139,13 @@ export class PlanTree {
   private worked(plan: string, id: string): void {
     if (!plan) return
     this.lastNode = id
-    this.lastAt = this.root.replayed.steps
-  }
-
-  /** The top run's id. */
-  private runId(): string {
-    return this.root.resultOf({ kind: 'waiting', runId: '', waiting: [], reason: '' }).runId
-  }
-
-  /** Works of the whole run: every vault's recorded works (a finished subplan's are in its parent's record). */
-  private spent(): number {
-    let works = this.parked + recordedWorks(this.root)
-    for (const recorded of this.before.values()) works += recorded
-    for (const driver of this.open.values()) works += recordedWorks(driver)
-    return works
-  }
-
-  /**
-   * The check before a visit of the vault `folder` (nested `depth` deep) is
-   * claimed, then the caller's. A visit `runPlan`'s worker will work reserves
-   * its step in the same turn as the budget's check (branches claim at
-   * once); the first claim of a vault with no run begun is checked here.
-   *
-   * @throws `BudgetRefusal` when no step is left; nothing is written for the visit
-   */
-  private claimGuard(folder: string, depth: number): (node: PlanNode) => void {
-    return (node) => {
-      const driver = folder === '' ? this.root : this.open.get(folder)
-      if (driver && !this.budget.admit(folder, driver, this.settings.work !== undefined && !runsSubplans(node, depth))) throw new BudgetRefusal(node)
-      this.beforeClaim?.(node)
-    }
-  }
-
-  /** The whole run's step numbers as a vault nested `depth` deep takes them: a note that runs subplans takes none (its hop has its subplans' last). */
-  private numbering(depth: number): NonNullable<DriverOptions['steps']> {
-    return {
-      take: (node) => (runsSubplans(node, depth) ? undefined : (this.numbered = this.highestStep() + 1)),
-      last: () => this.highestStep(),
-    }
-  }
-
-  /** The highest step number given or recorded so far: a saved output judged since keeps the number it was saved with. */
-  private highestStep(): number {
-    let highest = Math.max(this.numbered, this.root.highestStep)
-    for (const driver of this.open.values()) highest = Math.max(highest, driver.highestStep)
-    return highest
+    this.lastAt = this.vaults.top.replayed.steps
   }
 
   /** A driver's step; a claim the budget refused on the way is asked again, and the driver then stops (a vault with no run begun does not begin). */
   private async unrefused(driver: RunDriver, folder: string, step: Promise<Step>): Promise<Step> {
     return step.catch((error: unknown) => {
-      if (error instanceof BudgetRefusal && this.budget.begun(folder)) return driver.next()
+      if (error instanceof BudgetRefusal && this.vaults.budget.begun(folder)) return driver.next()
       throw error
     })
   }
@@ -305,7 +196,7 @@ export class PlanTree {
       }
       if (!this.settings.work) return plan ? { ...step, plan } : step
       // A visit claimed before this call (left `active`) reserves its step now; with none left, the driver stops it.
-      if (!this.budget.holds(plan, driver) && !this.budget.claim(plan, driver)) {
+      if (!this.vaults.budget.holds(plan, driver) && !this.vaults.budget.claim(plan, driver)) {
         step = await driver.next()
         continue
       }
@@ -324,13 +215,13 @@ export class PlanTree {
    */
   private async runSubplans(parent: RunDriver, plan: string, step: WorkStep, depth: number): Promise<Branch> {
     const planned = isGenerate(step.node.plan)
-      ? await decompose(parent.vault, step.node, { ...this.settings.driver, run: this.runId(), claim: () => this.budget.plan(plan) })
+      ? await decompose(parent.vault, step.node, { ...this.settings.driver, run: this.vaults.runId(), claim: () => this.vaults.budget.plan(plan) })
       : undefined
     if (planned?.kind === 'refused') return { step: undefined, works: 0, last: 0 }
     const degraded = planned?.kind === 'planned' ? planned.degraded : undefined
     const folders = subplanFoldersOf(step.node)
     this.within.push({ node: step.node, plan, lone: folders.length === 1 })
-    const opened = await Promise.allSettled(folders.map(({ folder }) => this.openBranch(parent, plan, folder, step, depth + 1, degraded)))
+    const opened = await Promise.allSettled(folders.map(({ folder }) => this.vaults.openBranch(parent, plan, folder, step, depth + 1, degraded)))
     const open = opened.flatMap((each) => (each.status === 'fulfilled' ? [each.value] : []))
     let branches: Branch[]
     try {
@@ -339,12 +230,7 @@ export class PlanTree {
       branches = await this.driveBranches(open, depth + 1)
     } finally {
       this.within.pop()
-      for (const branch of open) {
-        this.open.delete(branch.top)
-        this.budget.closed(branch.top)
-        await branch.driver.close()
-        await branch.session.close()
-      }
+      for (const branch of open) await this.vaults.closeBranch(branch)
     }
     const work = branches.find((each) => each.step?.kind === 'work')
     if (work) {
@@ -362,15 +248,14 @@ export class PlanTree {
     const stopped = branches.find((each) => each.step?.kind === 'stopped')
     if (stopped) return stopped
     const waiting = branches.flatMap((each) => (each.step?.kind === 'waiting' ? each.step.waiting : []))
-    if (waiting.length > 0) return { step: { kind: 'waiting', runId: this.runId(), waiting, reason: waitingReason(waiting) }, works: 0, last: 0 }
+    if (waiting.length > 0) return { step: { kind: 'waiting', runId: this.vaults.runId(), waiting, reason: waitingReason(waiting) }, works: 0, last: 0 }
     // A branch the budget kept from beginning stops the run at its first visit (after a person's wait, which is more to do).
     const refused = branches.find((each) => each.refused)?.refused
     if (refused) return { step: refused, works: 0, last: 0 }
     if (branches.some((each) => each.step === undefined)) return { step: undefined, works: 0, last: 0 }
     // The works of the joined branches go into the parent note's record from here on; the budget counts them until it holds them.
     const works = branches.reduce((sum, each) => sum + each.works, 0)
-    this.parked -= works
-    this.budget.handOver(plan, parent, works)
+    this.vaults.handOver(plan, parent, works)
     const outputs = branches.map((each) => (each.step?.kind === 'completed' ? each.step.output : ''))
     const output = folders.length === 1 ? outputs[0]! : folders.map(({ written }, index) => `## ${written}\n\n${outputs[index]!.trim()}\n`).join('\n')
     const last = Math.max(...branches.map((each) => each.last))
@@ -429,83 +314,18 @@ export class PlanTree {
     return this.within[level]
   }
 
-  /** Opens a branch nested `depth` deep: its driver afresh for a new visit of the parent note, else resumed. */
-  private async openBranch(parent: RunDriver, plan: string, folder: string, step: WorkStep, depth: number, degraded: string | undefined): Promise<OpenBranch> {
-    const top = plan ? `${plan}/${folder}` : folder
-    const dir = join(parent.vault, folder)
-    if (!this.locks.has(top)) this.locks.set(top, await lockVault(dir))
-    const trace = await readTrace(dir).catch(() => undefined)
-    // A subplan's run belongs to one visit of its note: the visit's key is its source.
-    const fresh = trace?.header.source !== step.key
-    const query = [step.node.title, step.node.body, step.query].filter((part) => part.trim() !== '').join('\n\n')
-    const session = await VaultSession.open(dir, this.settings.session)
-    try {
-      const onEvent = this.settings.driver.onEvent
-      const driver = await RunDriver.open(dir, session, this.settings.lock, {
-        ...this.settings.driver,
-        query: fresh ? query : undefined,
-        fresh,
-        source: step.key,
-        // A decomposition that fell back to a path graph, or notes too deep to decompose, say so in the subplan's trace.
-        degraded: [degraded, tooDeepToDecompose(session.graph.nodes.values(), depth)].filter((each) => each !== undefined).join('; ') || undefined,
-        onEvent: onEvent && ((event) => nested(event, top, onEvent)),
-        spent: () => this.budget.spentBy(top),
-        runsSubplans: (node) => runsSubplans(node, depth),
-        beforeClaim: this.claimGuard(top, depth),
-        steps: this.numbering(depth),
-      })
-      this.open.set(top, driver)
-      this.before.delete(top)
-      // A visit claimed in an earlier call holds its step, while one is left, before any branch claims a new one (branches open in folder order).
-      if (!fresh && [...session.graph.nodes.values()].some((note) => note.status === 'active' && !runsSubplans(note, depth))) this.budget.claim(top, driver)
-      this.budget.opened(top, !fresh)
-      return { top, driver, session }
-    } catch (error) {
-      await session.close()
-      throw error
-    }
-  }
-
   /** Walks an open branch as far as it goes; its works move to the parked ones as it leaves the open drivers, in one turn. */
   private async driveBranch({ top, driver, session }: OpenBranch, depth: number): Promise<Branch> {
     let refused: Step | undefined
     const inner = await this.drive(driver, top, depth).catch((error: unknown) => {
-      if (!(error instanceof BudgetRefusal) || this.budget.begun(top)) throw error
+      if (!(error instanceof BudgetRefusal) || this.vaults.budget.begun(top)) throw error
       const { node } = error
       const at = { node: node.id, visit: (driver.replayed.visits.get(node.id) ?? 0) + 1, budget: 'maxSteps' as const }
       const { reason, ...stop } = stopOf(session.graph, driver.replayed, at, this.settings.driver.maxSteps)
-      refused = fromSubplan({ kind: 'stopped', runId: this.runId(), stop, reason }, top)
+      refused = fromSubplan({ kind: 'stopped', runId: this.vaults.runId(), stop, reason }, top)
       return undefined
     })
-    const works = recordedWorks(driver)
-    this.parked += works
-    this.open.delete(top)
+    const works = this.vaults.park(top, driver)
     return { step: inner, works, last: driver.replayed.lastStep, ...(refused && { refused }) }
   }
-}
-
-/** The subplan runs under way with a visit claimed in an earlier call (left `active`, not recorded), by folder from the top vault. */
-function claimedBelow(stand: VaultStand, into: string[] = []): string[] {
-  for (const { stand: branch } of stand.branches) {
-    const folder = branch.records.folder
-    if (branch.items.some((item) => item.kind === 'work' && item.plan === folder && !branch.unclaimed.has(item))) into.push(folder)
-    claimedBelow(branch, into)
-  }
-  return into
-}
-
-/** The works each subplan run under way recorded (its own, not its subplans'), by its folder from the top vault. */
-function recordedBelow(stand: VaultStand, into = new Map<string, number>()): Map<string, number> {
-  for (const { stand: branch } of stand.branches) {
-    into.set(branch.records.folder, branch.replay.steps + branch.replay.extraWorks)
-    recordedBelow(branch, into)
-  }
-  return into
-}
-
-/** A subplan's event told from the top vault. */
-function nested(event: RunEvent, top: string, onEvent: (event: RunEvent) => void): void {
-  // Warnings are told once, by the top run, for the whole tree.
-  if (event.type === 'start' || event.type === 'end' || event.type === 'warnings') return
-  onEvent({ ...event, node: `${top}/${event.node}` })
 }
