@@ -1,57 +1,24 @@
 import { stat } from 'node:fs/promises'
 import { RunStateError } from '../core/errors.js'
-import { createLLM } from '../models/llm-client.js'
 import type { VaultLock } from '../vault/lock.js'
 import { newRunId } from './run-id.js'
 import { openRun, pendingOutput } from './run-open.js'
-import {
-  checkChoice,
-  checkJudgeModel,
-  countedModel,
-  hopRecordOf,
-  tell,
-  toRunResult,
-  staleStep,
-  stopOf,
-  twoActiveReason,
-  waitingStep,
-  workStep,
-} from './run-words.js'
-import {
-  addClaim,
-  applyRecord,
-  claimKey,
-  feedbackToHandOn,
-  highestNumber,
-  locate,
-  nextStepNumber,
-  notesOf,
-  replay,
-  visitKey,
-  type Position,
-  type Replay,
-} from './run-core.js'
-import type { Claim, DriverOptions, RunResult, Step } from './run-options.js'
-import {
-  outputFile,
-  TRACE_FORMAT,
-  TraceAppender,
-  tracePaths,
-  writeFinal,
-  writeTraceHeader,
-  type ClaimRecord,
-  type HopRecord,
-  type Trace,
-  type TraceHeader,
-  type TraceRecord,
-} from '../store/trace.js'
-import type { OutputMeta, SavedOutput } from '../store/output-note.js'
-import { chooseEdge, conditionsOf } from '../models/transitions.js'
-import type { CallLLM, ModelUsage, PlanNode, RunEvent, TransitionContext } from '../core/types.js'
-import { readLedger } from '../memory/ledger.js'
+import { checkChoice, checkJudgeModel, tell, toRunResult, staleStep, stopOf, twoActiveReason, workStep } from './run-words.js'
+import { claimKey, highestNumber, locate, nextStepNumber, notesOf, visitKey, type Position, type Replay } from './run-core.js'
+import type { DriverOptions, RunResult, Step } from './run-options.js'
+import { outputFile, TRACE_FORMAT, tracePaths, type ClaimRecord, type HopRecord, type TraceHeader, type TraceRecord } from '../store/trace.js'
+import type { OutputMeta } from '../store/output-note.js'
 import { waitsForPerson } from '../core/knobs.js'
-import { effectsOf, type Effect } from './hop-effects.js'
+import { effectsOf } from './hop-effects.js'
 import type { VaultSession } from '../store/vault-session.js'
+import { HopWriter } from './hop-writer.js'
+
+/*
+ * A run on one locked vault, step by step: where the run stands (the pure
+ * `locate`) and what the caller gets next, a visit to work, a person to wait
+ * for, a stop or the result. Judging a hop and performing its writes is
+ * `HopWriter`'s (hop-writer.ts).
+ */
 
 /**
  * The effects of a run on one locked vault: it asks the pure core
@@ -59,39 +26,7 @@ import type { VaultSession } from '../store/vault-session.js'
  * outputs, statuses, judgments, trace records). `runPlan` and the stepping
  * calls are thin loops over `next` and `complete`.
  */
-export class RunDriver {
-  private runId = ''
-  private query = ''
-  private state: Replay
-  private traced: boolean
-  private pending: (SavedOutput & { file: string }) | undefined
-  private appender: TraceAppender | undefined
-  private claim: Claim | undefined
-  private readonly llm: CallLLM | undefined
-  private envLLM: CallLLM | undefined
-  /** The model calls of the hop under way: roles, models, tokens, for its trace record. */
-  private usage: ModelUsage[] = []
-
-  private constructor(
-    readonly vault: string,
-    private readonly session: VaultSession,
-    private readonly lock: VaultLock,
-    private readonly options: DriverOptions,
-    trace: Trace | undefined,
-    outputs: Map<string, string>,
-  ) {
-    this.llm = options.llm
-    this.traced = trace !== undefined
-    this.state = replay(trace?.records ?? [], (file) => outputs.get(file), trace?.claims)
-    if (trace) {
-      this.runId = trace.header.run
-      this.query = trace.header.query
-      this.options.degraded ??= trace.header.degraded
-    } else {
-      this.query = options.query ?? ''
-    }
-  }
-
+export class RunDriver extends HopWriter {
   /**
    * Reads the run of a locked vault: validates the plan, applies `fresh`,
    * the query policy (a resumed run keeps its recorded query) and replays the trace.
@@ -302,131 +237,6 @@ export class RunDriver {
     return header
   }
 
-  /**
-   * Performs the writes the pure `effectsOf` decided, in order; `after` is
-   * told each one done. Returns the notes a status or box write followed to
-   * a new name (a note renamed meanwhile), by the id the effect named.
-   */
-  private async perform(effects: Effect[], after?: (effect: Effect) => void): Promise<Map<string, string>> {
-    const renamed = new Map<string, string>()
-    for (const effect of effects) {
-      const node = 'node' in effect ? (renamed.get(effect.node) ?? effect.node) : ''
-      switch (effect.kind) {
-        case 'header':
-          await writeTraceHeader(this.vault, effect.header, { fsync: this.options.fsync })
-          this.traced = true
-          break
-        case 'claim':
-          this.lock.check()
-          this.appender ??= await TraceAppender.open(this.vault, { fsync: this.options.fsync })
-          this.appender.appendClaim(effect.claim)
-          addClaim(this.state, effect.claim)
-          break
-        case 'status':
-          // A claim's note was just read again: its stamp is the note's.
-          renamed.set(effect.node, await this.session.setStatus(node, effect.status, { justRefreshed: effect.status === 'active' }))
-          break
-        case 'empty-boxes':
-          renamed.set(effect.node, await this.session.emptyBoxes(node, effect.handed))
-          break
-        case 'output':
-          this.session.saveOutput(node, effect.file, effect.meta, effect.output)
-          break
-        case 'record':
-          await this.record(effect.record, effect.rationale, effect.output)
-          break
-        case 'final':
-          await writeFinal(this.vault, node, effect.output, { fsync: this.options.fsync })
-          break
-      }
-      after?.(effect)
-    }
-    return renamed
-  }
-
-  /** Judges the transition of a worked visit and records the hop. */
-  private async judge(
-    id: string,
-    visit: number,
-    step: number,
-    output: string,
-    file: string,
-    choice: string | undefined,
-    checked: boolean,
-    works?: number,
-  ): Promise<void> {
-    // Writing `done` just compared the note with what we knew, and read it again if a person had edited it.
-    await this.session.refresh(checked ? [] : [id])
-    const node = this.nodeOrFail(id)
-    this.pending = undefined
-    const claim = this.claim?.node === id && this.claim.visit === visit ? this.claim : undefined
-    this.state.lastNode = id
-    this.state.lastOutput = output
-    if (waitsForPerson(node)) {
-      const record: TraceRecord = { kind: 'waiting', step, node: id, visit, at: new Date().toISOString(), ...(works !== undefined && { works }) }
-      await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'judged', record, rationale: '', waits: true, output }))
-      return
-    }
-    const context: TransitionContext = { query: this.query, node, visit, step, output, outputs: this.state.outputs.slice() }
-    const chooseOptions: Parameters<typeof chooseEdge>[3] = {}
-    if (this.options.predicates) chooseOptions.predicates = this.options.predicates
-    if (this.options.signal) chooseOptions.signal = this.options.signal
-    if (choice !== undefined) chooseOptions.choice = choice
-    const needsModel = choice === undefined && conditionsOf(node, this.options.predicates).some((label) => label !== 'next')
-    // The judge sees the facts and valid assumptions, as they stand after the work (it may have recorded some).
-    if (needsModel) context.ledger = await readLedger(this.vault)
-    const decision = await chooseEdge(node, context, needsModel ? this.model() : undefined, chooseOptions)
-    const record = hopRecordOf(decision, { step, node: id, visit, output: file, choice, works, claim, usage: this.usage })
-    this.usage = []
-    // The terminal's final answer is written after its event is told.
-    const effects = effectsOf(undefined, this.state.lastRecord, { type: 'judged', record, rationale: decision.rationale, waits: false, output })
-    await this.perform(effects.filter((effect) => effect.kind !== 'final'))
-    const event: RunEvent = { type: 'transition', node: id, visit, step, edge: decision.edge, decidedBy: decision.decidedBy, rationale: decision.rationale }
-    if (record.tokens) event.tokens = record.tokens
-    if (record.model) event.model = record.model
-    tell(this.options.onEvent, event)
-    await this.perform(effects.filter((effect) => effect.kind === 'final'))
-  }
-
-  /** A waiting `judge: human` note: follow the one ticked box, or say it still waits. */
-  private async humanDecision(id: string, visit: number, step: number): Promise<Step | undefined> {
-    await this.session.refresh([id])
-    const node = this.nodeOrFail(id)
-    const ticked = node.edges.filter((edge) => edge.at?.checked === true)
-    if (ticked.length > 1) {
-      throw new RunStateError(
-        'ambiguous-decision',
-        `\`${this.fileOf(id)}\` has ${ticked.length} boxes ticked (${ticked.map((edge) => `\`${edge.label || 'next'} -> [[${edge.target}]]\``).join(', ')}); ` +
-          `tick exactly one, then run the vault again.`,
-        { node: id, file: this.fileOf(id), ticked: ticked.map((edge) => edge.label || 'next') },
-      )
-    }
-    const edge = ticked[0]
-    if (!edge) {
-      const step = waitingStep(this.runId, node, this.fileOf(id))
-      tell(this.options.onEvent, { type: 'waiting', node: id, reason: step.reason })
-      return step
-    }
-    const feedback = this.session.feedbackOf(id)
-    const handed = feedbackToHandOn(this.state.feedback.get(id), feedback)
-    const record: HopRecord = {
-      kind: 'hop',
-      step,
-      node: id,
-      visit,
-      edge,
-      decidedBy: 'human',
-      next: edge.target,
-      output: outputFile(step, id),
-      at: new Date().toISOString(),
-    }
-    if (feedback) record.feedback = feedback
-    const rationale = handed ? `Feedback:\n${handed}` : 'A person ticked this edge.'
-    await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'decided', record, rationale, output: this.state.lastOutput, handed }))
-    tell(this.options.onEvent, { type: 'transition', node: id, visit, step, edge, decidedBy: 'human', rationale })
-    return undefined
-  }
-
   private async stop(position: Extract<Position, { kind: 'stopped' }>): Promise<Step> {
     const { reason, ...stop } = stopOf(this.session.graph, this.state, position, this.options.maxSteps)
     const record: TraceRecord = {
@@ -452,41 +262,5 @@ export class RunDriver {
     await this.perform(effectsOf(undefined, last, { type: 'finished', node: last.node, output, written }))
     tell(this.options.onEvent, { type: 'end', node: last.node })
     return { kind: 'completed', runId: this.runId, node: last.node, output }
-  }
-
-  private async record(record: TraceRecord, rationale: string, output: string | undefined): Promise<void> {
-    this.lock.check()
-    this.appender ??= await TraceAppender.open(this.vault, { fsync: this.options.fsync })
-    await this.appender.append(record, rationale)
-    applyRecord(this.state, record, output)
-    if (record.kind !== 'waiting') this.claim = undefined
-  }
-
-  /** Counts a model call of the hop under way (the worker's calls come through here too). */
-  noteUsage(usage: ModelUsage): void {
-    this.usage.push(usage)
-  }
-
-  /** The judge's model, its calls counted for the hop's record. */
-  private model(): CallLLM {
-    return countedModel(
-      () => this.llm ?? (this.envLLM ??= createLLM()),
-      (usage) => this.noteUsage(usage),
-    )
-  }
-
-  private nodeOrFail(id: string): PlanNode {
-    const node = this.session.graph.nodes.get(id)
-    if (!node)
-      throw new RunStateError(
-        'node-missing',
-        `The run is at \`${id}\`, but the vault has no such note any more. Restore it, or set another note \`status: active\` to move the run there.`,
-        { node: id },
-      )
-    return node
-  }
-
-  private fileOf(id: string): string {
-    return this.session.graph.nodes.get(id)?.file ?? `${id}.md`
   }
 }

@@ -1,0 +1,219 @@
+import { RunStateError } from '../core/errors.js'
+import { createLLM } from '../models/llm-client.js'
+import type { VaultLock } from '../vault/lock.js'
+import { countedModel, hopRecordOf, tell, waitingStep } from './run-words.js'
+import { addClaim, applyRecord, feedbackToHandOn, replay, type Replay } from './run-core.js'
+import type { Claim, DriverOptions, Step } from './run-options.js'
+import { outputFile, TraceAppender, writeFinal, writeTraceHeader, type HopRecord, type Trace, type TraceRecord } from '../store/trace.js'
+import type { SavedOutput } from '../store/output-note.js'
+import { chooseEdge, conditionsOf } from '../models/transitions.js'
+import type { CallLLM, ModelUsage, PlanNode, RunEvent, TransitionContext } from '../core/types.js'
+import { readLedger } from '../memory/ledger.js'
+import { waitsForPerson } from '../core/knobs.js'
+import { effectsOf, type Effect } from './hop-effects.js'
+import type { VaultSession } from '../store/vault-session.js'
+
+/*
+ * The end of a hop and the writes of a run: a worked visit's transition
+ * judged (predicates, the caller's choice, the model, the unconditional
+ * edge; its model calls counted), a waiting note's ticked box followed, and
+ * the writes the pure `effectsOf` decides performed in order on the locked
+ * vault, the replay kept in step with the trace. `RunDriver` builds the
+ * stepping on it: where the run stands, and what the caller gets next.
+ */
+
+/** What a driver knows of its run, and the hop's judgment and writes it performs. */
+export class HopWriter {
+  protected runId = ''
+  protected query = ''
+  protected state: Replay
+  protected traced: boolean
+  protected pending: (SavedOutput & { file: string }) | undefined
+  protected appender: TraceAppender | undefined
+  protected claim: Claim | undefined
+  protected readonly llm: CallLLM | undefined
+  private envLLM: CallLLM | undefined
+  /** The model calls of the hop under way: roles, models, tokens, for its trace record. */
+  protected usage: ModelUsage[] = []
+
+  protected constructor(
+    readonly vault: string,
+    protected readonly session: VaultSession,
+    protected readonly lock: VaultLock,
+    protected readonly options: DriverOptions,
+    trace: Trace | undefined,
+    outputs: Map<string, string>,
+  ) {
+    this.llm = options.llm
+    this.traced = trace !== undefined
+    this.state = replay(trace?.records ?? [], (file) => outputs.get(file), trace?.claims)
+    if (trace) {
+      this.runId = trace.header.run
+      this.query = trace.header.query
+      this.options.degraded ??= trace.header.degraded
+    } else {
+      this.query = options.query ?? ''
+    }
+  }
+
+  /**
+   * Performs the writes the pure `effectsOf` decided, in order; `after` is
+   * told each one done. Returns the notes a status or box write followed to
+   * a new name (a note renamed meanwhile), by the id the effect named.
+   */
+  protected async perform(effects: Effect[], after?: (effect: Effect) => void): Promise<Map<string, string>> {
+    const renamed = new Map<string, string>()
+    for (const effect of effects) {
+      const node = 'node' in effect ? (renamed.get(effect.node) ?? effect.node) : ''
+      switch (effect.kind) {
+        case 'header':
+          await writeTraceHeader(this.vault, effect.header, { fsync: this.options.fsync })
+          this.traced = true
+          break
+        case 'claim':
+          this.lock.check()
+          this.appender ??= await TraceAppender.open(this.vault, { fsync: this.options.fsync })
+          this.appender.appendClaim(effect.claim)
+          addClaim(this.state, effect.claim)
+          break
+        case 'status':
+          // A claim's note was just read again: its stamp is the note's.
+          renamed.set(effect.node, await this.session.setStatus(node, effect.status, { justRefreshed: effect.status === 'active' }))
+          break
+        case 'empty-boxes':
+          renamed.set(effect.node, await this.session.emptyBoxes(node, effect.handed))
+          break
+        case 'output':
+          this.session.saveOutput(node, effect.file, effect.meta, effect.output)
+          break
+        case 'record':
+          await this.record(effect.record, effect.rationale, effect.output)
+          break
+        case 'final':
+          await writeFinal(this.vault, node, effect.output, { fsync: this.options.fsync })
+          break
+      }
+      after?.(effect)
+    }
+    return renamed
+  }
+
+  /** Judges the transition of a worked visit and records the hop. */
+  protected async judge(
+    id: string,
+    visit: number,
+    step: number,
+    output: string,
+    file: string,
+    choice: string | undefined,
+    checked: boolean,
+    works?: number,
+  ): Promise<void> {
+    // Writing `done` just compared the note with what we knew, and read it again if a person had edited it.
+    await this.session.refresh(checked ? [] : [id])
+    const node = this.nodeOrFail(id)
+    this.pending = undefined
+    const claim = this.claim?.node === id && this.claim.visit === visit ? this.claim : undefined
+    this.state.lastNode = id
+    this.state.lastOutput = output
+    if (waitsForPerson(node)) {
+      const record: TraceRecord = { kind: 'waiting', step, node: id, visit, at: new Date().toISOString(), ...(works !== undefined && { works }) }
+      await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'judged', record, rationale: '', waits: true, output }))
+      return
+    }
+    const context: TransitionContext = { query: this.query, node, visit, step, output, outputs: this.state.outputs.slice() }
+    const chooseOptions: Parameters<typeof chooseEdge>[3] = {}
+    if (this.options.predicates) chooseOptions.predicates = this.options.predicates
+    if (this.options.signal) chooseOptions.signal = this.options.signal
+    if (choice !== undefined) chooseOptions.choice = choice
+    const needsModel = choice === undefined && conditionsOf(node, this.options.predicates).some((label) => label !== 'next')
+    // The judge sees the facts and valid assumptions, as they stand after the work (it may have recorded some).
+    if (needsModel) context.ledger = await readLedger(this.vault)
+    const decision = await chooseEdge(node, context, needsModel ? this.model() : undefined, chooseOptions)
+    const record = hopRecordOf(decision, { step, node: id, visit, output: file, choice, works, claim, usage: this.usage })
+    this.usage = []
+    // The terminal's final answer is written after its event is told.
+    const effects = effectsOf(undefined, this.state.lastRecord, { type: 'judged', record, rationale: decision.rationale, waits: false, output })
+    await this.perform(effects.filter((effect) => effect.kind !== 'final'))
+    const event: RunEvent = { type: 'transition', node: id, visit, step, edge: decision.edge, decidedBy: decision.decidedBy, rationale: decision.rationale }
+    if (record.tokens) event.tokens = record.tokens
+    if (record.model) event.model = record.model
+    tell(this.options.onEvent, event)
+    await this.perform(effects.filter((effect) => effect.kind === 'final'))
+  }
+
+  /** A waiting `judge: human` note: follow the one ticked box, or say it still waits. */
+  protected async humanDecision(id: string, visit: number, step: number): Promise<Step | undefined> {
+    await this.session.refresh([id])
+    const node = this.nodeOrFail(id)
+    const ticked = node.edges.filter((edge) => edge.at?.checked === true)
+    if (ticked.length > 1) {
+      throw new RunStateError(
+        'ambiguous-decision',
+        `\`${this.fileOf(id)}\` has ${ticked.length} boxes ticked (${ticked.map((edge) => `\`${edge.label || 'next'} -> [[${edge.target}]]\``).join(', ')}); ` +
+          `tick exactly one, then run the vault again.`,
+        { node: id, file: this.fileOf(id), ticked: ticked.map((edge) => edge.label || 'next') },
+      )
+    }
+    const edge = ticked[0]
+    if (!edge) {
+      const step = waitingStep(this.runId, node, this.fileOf(id))
+      tell(this.options.onEvent, { type: 'waiting', node: id, reason: step.reason })
+      return step
+    }
+    const feedback = this.session.feedbackOf(id)
+    const handed = feedbackToHandOn(this.state.feedback.get(id), feedback)
+    const record: HopRecord = {
+      kind: 'hop',
+      step,
+      node: id,
+      visit,
+      edge,
+      decidedBy: 'human',
+      next: edge.target,
+      output: outputFile(step, id),
+      at: new Date().toISOString(),
+    }
+    if (feedback) record.feedback = feedback
+    const rationale = handed ? `Feedback:\n${handed}` : 'A person ticked this edge.'
+    await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'decided', record, rationale, output: this.state.lastOutput, handed }))
+    tell(this.options.onEvent, { type: 'transition', node: id, visit, step, edge, decidedBy: 'human', rationale })
+    return undefined
+  }
+
+  private async record(record: TraceRecord, rationale: string, output: string | undefined): Promise<void> {
+    this.lock.check()
+    this.appender ??= await TraceAppender.open(this.vault, { fsync: this.options.fsync })
+    await this.appender.append(record, rationale)
+    applyRecord(this.state, record, output)
+    if (record.kind !== 'waiting') this.claim = undefined
+  }
+
+  /** Counts a model call of the hop under way (the worker's calls come through here too). */
+  noteUsage(usage: ModelUsage): void {
+    this.usage.push(usage)
+  }
+
+  /** The judge's model, its calls counted for the hop's record. */
+  private model(): CallLLM {
+    return countedModel(
+      () => this.llm ?? (this.envLLM ??= createLLM()),
+      (usage) => this.noteUsage(usage),
+    )
+  }
+
+  protected nodeOrFail(id: string): PlanNode {
+    const node = this.session.graph.nodes.get(id)
+    if (!node)
+      throw new RunStateError(
+        'node-missing',
+        `The run is at \`${id}\`, but the vault has no such note any more. Restore it, or set another note \`status: active\` to move the run there.`,
+        { node: id },
+      )
+    return node
+  }
+
+  protected fileOf(id: string): string {
+    return this.session.graph.nodes.get(id)?.file ?? `${id}.md`
+  }
+}
