@@ -4,17 +4,18 @@ import { dirname, join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { watchFolders, type FolderWatcher } from '../vault/folder-watch.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
-import { replacedFilesFreed, sameStamp } from '../vault/fs-atomic.js'
+import { replacedFilesFreed } from '../vault/fs-atomic.js'
 import { pathInVault } from '../vault/path-gate.js'
 import { editNote, type EditOptions, type NoteEdit } from '../vault/edit-note.js'
 import { graphFromNotes } from '../plan/load-plan.js'
-import { listVault, readNote, readNotes } from '../vault/read-vault.js'
-import { hasTraceFolder, TRACE_FOLDER } from '../vault/run-folder.js'
+import { readNotes } from '../vault/read-vault.js'
+import { hasTraceFolder } from '../vault/run-folder.js'
 import { NoteJournal } from './note-journal.js'
 import { busyOr } from '../vault/settled-read.js'
 import { parseNote, type ParsedNote } from '../vault/parse-note.js'
 import { RunFiles } from './run-files.js'
-import { HeldVersions, StatusIndex, stampOrNothing } from './held-versions.js'
+import { HeldVersions, StatusIndex } from './held-versions.js'
+import { NoteMirror } from './note-mirror.js'
 import { renderOutput, saveOutputNote, type OutputMeta } from './output-note.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { emptyTaskBoxes, markHandedOn } from '../vault/note-edits.js'
@@ -25,24 +26,21 @@ import type { SessionCache } from './session-cache.js'
 import type { SessionOptions } from './session-options.js'
 
 /**
- * A plan vault kept in memory while a run walks it. Edits people make in
- * their notes app are picked up from the next hop: folder watchers report
- * which files changed, and the notes a hop touches are checked by their
- * stamp, so a hop where nothing changed costs no work proportional to the
- * vault's size.
+ * A plan vault kept in memory while a run walks it: its graph, and the
+ * careful writes a run makes into people's notes (a status, emptied task
+ * boxes, output notes). Edits people make in their notes app are picked up
+ * from the next hop (the notes are kept in step with the disk by
+ * `NoteMirror`), so a hop where nothing changed costs no work proportional
+ * to the vault's size.
  */
 export class VaultSession {
   graph: PlanGraph
-  private readonly notes = new Map<string, ParsedNote>()
   readonly held = new HeldVersions()
+  /** The notes as last read, kept in step with the disk. */
+  private readonly files: NoteMirror
   /** Where a note's writes go (a symlink inside the vault resolved), checked once per version of the file. */
   private readonly writePaths = new Map<string, string>()
-  private readonly dirty = new Set<string>()
   private readonly watchers: FolderWatcher[] = []
-  private readIssues: PlanIssue[]
-  private relist = false
-  /** A note whose stamp `refresh` has just compared: the status write that follows needs no second look. */
-  private verified: string | undefined
   private readonly statuses = new StatusIndex()
 
   private constructor(
@@ -57,8 +55,7 @@ export class VaultSession {
     readonly runFiles: RunFiles,
     graph?: PlanGraph,
   ) {
-    for (const note of notes) this.notes.set(note.file, note)
-    this.readIssues = issues
+    this.files = new NoteMirror(root, this.held, notes, issues, (file) => this.writePaths.delete(file))
     this.graph = graph ?? graphFromNotes(notes, issues)
   }
 
@@ -67,7 +64,7 @@ export class VaultSession {
    * a power cut tore from the journal (call it holding the vault's lock).
    * With `cache`, a session an earlier call kept for this vault (in this
    * process) is taken from it and brought up to date with the disk by
-   * `resync` instead of every note being read and parsed again.
+   * `NoteMirror.resync` instead of every note being read and parsed again.
    */
   static async open(root: string, options: SessionOptions, cache?: SessionCache<VaultSession>): Promise<VaultSession> {
     const real = await realpath(root)
@@ -75,9 +72,9 @@ export class VaultSession {
     const kept = cache?.take(real)
     let session: VaultSession
     if (kept) {
-      session = new VaultSession(real, options, [...kept.notes.values()], kept.readIssues, journal, kept.runFiles, kept.graph)
+      session = new VaultSession(real, options, [...kept.files.notes.values()], kept.files.issues, journal, kept.runFiles, kept.graph)
       session.held.copyFrom(kept.held)
-      await session.resync()
+      if (await session.files.resync()) session.rebuild()
     } else {
       const at = Date.now()
       const { notes, issues } = await readNotes(real)
@@ -85,13 +82,13 @@ export class VaultSession {
       for (const note of notes) session.held.remember(note, at)
     }
     if (options.watch ?? true) {
-      const folders = ['', ...[...session.notes.keys()].map((file) => dirname(file))]
+      const folders = ['', ...[...session.files.notes.keys()].map((file) => dirname(file))]
       session.watchers.push(
         ...watchFolders(
           real,
           folders,
-          (file) => session.dirty.add(file),
-          () => (session.relist = true),
+          (file) => session.files.noteChanged(file),
+          () => session.files.listingChanged(),
         ),
       )
     }
@@ -100,7 +97,7 @@ export class VaultSession {
 
   /** How many notes the session holds. */
   get size(): number {
-    return this.notes.size
+    return this.files.notes.size
   }
 
   /** Ids of the notes with this status now, in vault order; kept until a status or a note changes. */
@@ -121,17 +118,12 @@ export class VaultSession {
    * @throws {@link PlanValidationError} when an edit made the plan invalid.
    */
   async refresh(ids: string[]): Promise<boolean> {
-    this.verified = undefined
-    const files = new Set(this.dirty)
-    this.dirty.clear()
+    const files: string[] = []
     for (const id of ids) {
       const file = this.graph.nodes.get(id)?.file
-      if (file !== undefined) files.add(file)
+      if (file !== undefined) files.push(file)
     }
-    let changed = false
-    if (this.relist) changed = (await this.relistFiles(files)) || changed
-    for (const file of files) changed = (await this.reread(file)) || changed
-    if (!changed) return false
+    if (!(await this.files.pickUp(files))) return false
     await this.rebuildAndValidate()
     return true
   }
@@ -152,8 +144,8 @@ export class VaultSession {
    */
   async setStatus(id: string, status: NodeStatus, options: { justRefreshed?: boolean } = {}): Promise<string> {
     const file = this.graph.node(id).file ?? `${id}.md`
-    const refreshed = options.justRefreshed === true && this.verified === file
-    this.verified = undefined
+    const refreshed = options.justRefreshed === true && this.files.verified === file
+    this.files.verified = undefined
     const journal = this.journal
     const patch = (text: string) => {
       try {
@@ -180,10 +172,10 @@ export class VaultSession {
     if (done === undefined) return this.setStatus(await this.follow(id), status)
     const { edited, held } = done
     const node = this.graph.node(id)
-    const note = this.notes.get(file)
+    const note = this.files.notes.get(file)
     // A version a person saved meanwhile, or their save the replace caught: the note is parsed again.
     if (edited.from !== held || !note) {
-      this.notes.set(file, parseNote(file, edited.text))
+      this.files.notes.set(file, parseNote(file, edited.text))
       await this.rebuildAndValidate()
       return id
     }
@@ -217,14 +209,14 @@ export class VaultSession {
     const file = this.graph.node(id).file ?? `${id}.md`
     // Taken before the refresh, which forgets the file once it is gone.
     const was = { ino: this.held.stamp(file)?.ino, text: this.held.text(file) }
-    const before = new Set(this.notes.keys())
-    this.dirty.add(file)
-    this.relist = true
+    const before = new Set(this.files.notes.keys())
+    this.files.noteChanged(file)
+    this.files.listingChanged()
     await this.refresh([])
-    if (this.notes.has(file)) return id
+    if (this.files.notes.has(file)) return id
     const moved = this.held.movedFrom(
       was,
-      [...this.notes.keys()].filter((each) => !before.has(each)),
+      [...this.files.notes.keys()].filter((each) => !before.has(each)),
     )
     const node = moved === undefined ? undefined : [...this.graph.nodes.values()].find((each) => each.file === moved)
     if (!node)
@@ -253,7 +245,7 @@ export class VaultSession {
     const done = await this.rewrite(file, edit, { trust: false, fsync: this.options.fsync })
     if (done === undefined) return this.emptyBoxes(await this.follow(id), handed)
     if (!done.edited.written && done.edited.from === done.held) return id
-    this.notes.set(file, parseNote(file, done.edited.text))
+    this.files.notes.set(file, parseNote(file, done.edited.text))
     this.rebuild()
     return id
   }
@@ -284,7 +276,7 @@ export class VaultSession {
     // A version a person saved meanwhile: where its writes go is checked again next time.
     if (edited.from !== text) this.writePaths.delete(file)
     this.held.wrote(file, edited.stamp, edited.text, edited.written ? undefined : stamp, !edited.written && edited.doubted)
-    this.dirty.delete(file)
+    this.files.wrote(file)
     return { edited, held: text }
   }
 
@@ -301,7 +293,7 @@ export class VaultSession {
   /** What a person wrote under the node's `## Feedback` heading. */
   feedbackOf(id: string): string {
     const file = this.graph.node(id).file
-    return (file !== undefined && this.notes.get(file)?.feedback) || ''
+    return (file !== undefined && this.files.notes.get(file)?.feedback) || ''
   }
 
   /** Stops watching, closes the journal, and waits until the second names of the note versions it replaced are removed. */
@@ -321,7 +313,7 @@ export class VaultSession {
   }
 
   private rebuild(): void {
-    this.graph = graphFromNotes([...this.notes.values()], this.readIssues)
+    this.graph = graphFromNotes([...this.files.notes.values()], this.files.issues)
   }
 
   /** Rebuilds the graph after an edit and validates it; an edited edge may link a note not read yet. */
@@ -329,92 +321,7 @@ export class VaultSession {
     this.rebuild()
     // A link to a note the watchers have not reported yet: look for new notes once.
     const dangling = [...this.graph.nodes.values()].some((node) => node.edges.some((edge) => !this.graph.nodes.has(edge.target)))
-    if (dangling && (await this.relistFiles(new Set()))) this.rebuild()
+    if (dangling && (await this.files.relistFiles(new Set()))) this.rebuild()
     this.validate()
-  }
-
-  /** Reads a note again when its stamp changed (or always, with `force`); whether the session's notes changed. */
-  private async reread(file: string, force = false): Promise<boolean> {
-    if (file.startsWith(`${TRACE_FOLDER}/`) || file.split('/').some((part) => part.startsWith('.')) || !/\.md$/i.test(file)) return false
-    const path = join(this.root, file)
-    const at = Date.now()
-    const stamp = stampOrNothing(path)
-    if (stamp === undefined) {
-      this.held.forget(file)
-      return this.notes.delete(file)
-    }
-    if (!force && sameStamp(stamp, this.held.stamp(file))) {
-      this.verified = file
-      return false
-    }
-    const seen = this.held.forget(file)
-    this.writePaths.delete(file)
-    const issues: PlanIssue[] = []
-    const note = await readNote(this.root, file, issues, { changed: seen ?? true })
-    this.readIssues = [...this.readIssues.filter((issue) => issue.file !== file), ...issues]
-    if (note) {
-      this.notes.set(file, note)
-      this.held.remember(note, at, true)
-    } else this.notes.delete(file)
-    return true
-  }
-
-  /**
-   * Brings a session kept from an earlier call up to date without trusting
-   * the watchers (another process may have written since, and a watcher
-   * lags): lists the vault again, compares every note's stamp, and reads a
-   * note again when its stamp changed, or when the stamp was confirmed too
-   * soon after the note's last write to tell a second write in the same
-   * clock tick of equal size (its text is compared then, and parsed only
-   * when it differs: git's "racy" rule). The graph is rebuilt only when a
-   * note, the listing or its order changed.
-   */
-  private async resync(): Promise<void> {
-    const now = Date.now()
-    const issuesBefore = JSON.stringify(this.readIssues)
-    const listIssues: PlanIssue[] = []
-    let changed = false
-    const inListing = await listVault(
-      this.root,
-      listIssues,
-      () => this.notes.values(),
-      async (file) => {
-        if (this.notes.has(file) && this.held.confirm(join(this.root, file), file, now)) return
-        changed = (await this.reread(file, this.notes.has(file))) || changed
-      },
-    )
-    const listed = [...inListing]
-    for (const file of [...this.notes.keys()]) {
-      if (inListing.has(file)) continue
-      this.notes.delete(file)
-      this.held.forget(file)
-      changed = true
-    }
-    this.readIssues = [...this.readIssues.filter((issue) => issue.file !== undefined && inListing.has(issue.file)), ...listIssues]
-    const order = listed.filter((file) => this.notes.has(file))
-    const known = [...this.notes.keys()]
-    if (order.some((file, index) => file !== known[index])) {
-      const notes = order.map((file) => this.notes.get(file)!)
-      this.notes.clear()
-      for (const note of notes) this.notes.set(note.file, note)
-      changed = true
-    }
-    if (changed || JSON.stringify(this.readIssues) !== issuesBefore) this.rebuild()
-  }
-
-  /** Lists the vault again to find notes added or removed; reads the new ones. */
-  private async relistFiles(files: Set<string>): Promise<boolean> {
-    this.relist = false
-    let changed = false
-    const listed = await listVault(
-      this.root,
-      [],
-      () => this.notes.values(),
-      async (file) => {
-        if (!this.notes.has(file)) changed = (await this.reread(file)) || changed
-      },
-    )
-    for (const file of this.notes.keys()) if (!listed.has(file)) files.add(file)
-    return changed
   }
 }
