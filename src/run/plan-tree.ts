@@ -114,7 +114,10 @@ export class PlanTree {
     result.plannerCalls = this.vaults.budget.plannerCalls
     // Visits as the run's snapshot counts them (subplans' by path, a note working through its subplans included): what status and the pictures show.
     const snapshot = snapshotOf(this.vaults.top.vault, await readRecords(this.vaults.top.vault), { maxSteps: this.settings.driver.maxSteps, hops: 0 })
-    result.visits = Object.fromEntries(Object.entries(visitsOfSnapshot(snapshot)).filter(([, visits]) => visits > 0))
+    const counted = visitsOfSnapshot(snapshot)
+    // A note the read just now left out (a person's editor was saving it that moment) keeps the visits the trace records.
+    for (const [id, visits] of this.vaults.top.replayed.visits) if (!Object.hasOwn(counted, id)) counted[id] = visits
+    result.visits = Object.fromEntries(Object.entries(counted).filter(([, visits]) => visits > 0))
     // Unless the top worked a note since, the last node worked is the nested one (the top's is the note that ran the subplan).
     const since = this.vaults.top.replayed.steps - this.lastAt
     if (this.lastNode !== '' && (since === 0 || (since === 1 && this.session.graph.nodes.get(result.lastNode)?.plan))) result.lastNode = this.lastNode
