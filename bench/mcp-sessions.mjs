@@ -10,12 +10,12 @@
  * (default 10,000 requests, this repository's dist/cli.js). With TRACE_RSS=1, it
  * prints the RSS every 1,000 requests too: a bound shows as a flat line.
  */
-import { spawn } from 'node:child_process'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { startMcpServer } from './lib/mcp-server.mjs'
 
 const args = process.argv.slice(2)
 const extra = args.includes('--') ? args.splice(args.indexOf('--')).slice(1) : []
@@ -25,16 +25,7 @@ const total = Number(args[0] ?? 10_000)
 const CONCURRENCY = 16
 
 const root = await mkdtemp(join(tmpdir(), 'vaultplan-mcp-sessions-'))
-const child = spawn(process.execPath, [cli, 'mcp', '--root', root, '--http', '127.0.0.1:0', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] })
-const url = await new Promise((resolve, reject) => {
-  let text = ''
-  child.stderr.on('data', (chunk) => {
-    text += chunk
-    const found = /at (http:\/\/\S+)/.exec(text)
-    if (found) resolve(new URL(found[1]))
-  })
-  child.once('exit', (code) => reject(new Error(`the server exited (${code}): ${text}`)))
-})
+const { child, url } = await startMcpServer(cli, root, extra)
 
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY })
 const body = JSON.stringify({

@@ -10,11 +10,11 @@
  * Usage (after `npm run build`): node bench/mcp-svg.mjs [notes] [--cli path/to/cli.js]
  * (default 400 notes, this repository's dist/cli.js)
  */
-import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { startMcpServer } from './lib/mcp-server.mjs'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 
@@ -35,17 +35,8 @@ for (let n = 0; n < notes; n++) {
   await writeFile(join(vault, `n${n}.md`), `${front}# Note ${n}\n${links.length ? `\n## Next\n${links.join('\n')}\n` : ''}`)
 }
 
-const child = spawn(process.execPath, [cli, 'mcp', '--root', root, '--http', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'] })
+const { child, url } = await startMcpServer(cli, root)
 const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)))
-const url = await new Promise((resolve, reject) => {
-  let text = ''
-  child.stderr.on('data', (chunk) => {
-    text += chunk
-    const found = /at (http:\/\/\S+)/.exec(text)
-    if (found) resolve(new URL(found[1]))
-  })
-  child.once('exit', (code) => reject(new Error(`the server exited (${code}): ${text}`)))
-})
 const connect = async () => {
   const client = new Client({ name: 'bench', version: '1' })
   await client.connect(new StreamableHTTPClientTransport(url))
