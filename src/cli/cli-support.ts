@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { isAbsolute, relative, resolve } from 'node:path'
 import { RunStateError, VaultPathError } from '../core/errors.js'
-import { escapeControls } from '../core/text.js'
+import { dropControls, escapeControls } from '../core/text.js'
 import { assertFolder } from '../vault/fs-atomic.js'
 
 /** Exit codes; 70 is sysexits' EX_SOFTWARE. */
@@ -82,8 +82,6 @@ export function painter(io: Io): Paint {
 /** Escape sequences a terminal acts on: CSI (colours, cursor moves, erasing), OSC (OSC 52 clipboard writes, OSC 8 hyperlinks, titles), DCS, SOS, PM, APC, and two-character escapes. */
 const ESCAPE_SEQUENCES =
   /(?:\u001B\[|\u009B)[0-?]*[ -/]*[@-~]|(?:\u001B[\]PX^_]|[\u0090\u0098\u009D-\u009F])[\s\S]*?(?:\u0007|\u001B\\|\u009C|$)|\u001B[ -/]*[0-~]/g
-/** Other control characters (line feed and tab kept), and the bidirectional overrides that can make text read backwards. */
-const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/g
 
 /**
  * Text a model or a note wrote, made safe to print on a terminal: escape
@@ -92,7 +90,7 @@ const CONTROL_CHARACTERS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u202A-\u202
  * kept. A carriage return goes too: it would let text overwrite its own line.
  */
 export function printable(text: string): string {
-  return text.replace(ESCAPE_SEQUENCES, '').replace(CONTROL_CHARACTERS, '')
+  return dropControls(text.replace(ESCAPE_SEQUENCES, ''))
 }
 
 /**

@@ -25,6 +25,11 @@ export function escapeControls(text: string, layout = false): string {
   })
 }
 
+/** `text` without such characters, line feeds and tabs kept: what is left a terminal only shows. */
+export function dropControls(text: string): string {
+  return text.replace(CONTROLS, (char) => (char === '\n' || char === '\t' ? char : ''))
+}
+
 /** `text` cut to `limit` characters, saying how much was left out. */
 export function clip(text: string, limit: number): string {
   return text.length <= limit ? text : `${text.slice(0, limit)}\n[... ${text.length - limit} more characters]`
