@@ -75,8 +75,15 @@ describe('the harness catches a broken library', () => {
 
   it('renames status rewrites over notes without the journal holding their bytes (a power cut empties a note)', async () => {
     const dist = await mutant('no-journal', 'store/note-journal.js', [
-      ['        if (!this.needed)\n            return;', '        this.queue = [];\n        return;'],
+      ['        if (!this.fsync || this.seen.get(file) === text)\n            return;', '        return;'],
     ])
+    const report = await runCrashTrials({ trials: 2, seed: 7, jobs: 2, mode: 'power', dist, keepFailed: false, log: () => {} })
+    expect(report.ok).toBe(false)
+    expect(report.dataLosses).toBeGreaterThan(0)
+  }, 60_000)
+
+  it("flushes a hop's record in the journal but never brings the trace up to it after a power cut (flushed hops lost)", async () => {
+    const dist = await mutant('no-trace-repair', 'store/note-journal.js', [['        journal.repairTrace(parsed);\n', '']])
     const report = await runCrashTrials({ trials: 2, seed: 7, jobs: 2, mode: 'power', dist, keepFailed: false, log: () => {} })
     expect(report.ok).toBe(false)
     expect(report.dataLosses).toBeGreaterThan(0)

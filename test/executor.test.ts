@@ -3,19 +3,37 @@ import { describe, expect, it } from 'vitest'
 import { loadPlan, PlanGraph, PlanValidationError, registerPredicate, RunAbortedError, runPlan, StepError, type PlanNode, type RunEvent } from 'vaultplan'
 import { draftReview, linear } from './helpers/plans.js'
 import { currentOutput, noJudge, reviewJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
-import { edit, note, read, readNotes, readTree, statuses, tempDir, traceEntries, traceHeadings, writeVault } from './helpers/vault.js'
+import {
+  edit,
+  note,
+  persistedStatuses,
+  read,
+  readNotes,
+  readTree,
+  shownInNote,
+  statuses,
+  tempDir,
+  traceEntries,
+  traceHeadings,
+  writeVault,
+} from './helpers/vault.js'
 
 const query = 'Announce the release'
 
 describe('a run walks the vault hop by hop', () => {
-  it('persists `active` before the worker works and `done` before the judge judges', async () => {
+  it('persists `active` before the worker works and `done` before the judge judges, and shows each in the note within a moment', async () => {
     const dir = await writeVault(draftReview())
     const seenByWorker: Record<string, string>[] = []
     const seenByJudge: Record<string, string>[] = []
-    const work = scriptedWorker(async () => void seenByWorker.push(await statuses(dir)))
+    const work = scriptedWorker(async (input) => {
+      seenByWorker.push(await persistedStatuses(dir))
+      // A person watching the note in Obsidian sees it move while the worker works.
+      await shownInNote(dir, `${input.node.id}.md`, 'active')
+    })
     const approve = reviewJudge('review v2')
     const llm = scriptedJudge(async (prompt) => {
-      seenByJudge.push(await statuses(dir))
+      seenByJudge.push(await persistedStatuses(dir))
+      await shownInNote(dir, 'review.md', 'done')
       return approve(prompt, { role: 'transition' })
     })
 
@@ -532,7 +550,7 @@ describe('run vaults', () => {
     const runVault = join(await tempDir(), 'run')
     let onDisk: Record<string, string> = {}
     const first = scriptedWorker(async (input) => {
-      if (input.step === 1) onDisk = await statuses(runVault)
+      if (input.step === 1) onDisk = await persistedStatuses(runVault)
     })
     const stopped = await runPlan(graph, { query, work: first, llm: noJudge(), runVault, fsync: false, maxSteps: 2 })
     expect(onDisk).toEqual({ plan: 'active', publish: 'pending', 'steps/write': 'pending' })

@@ -2,23 +2,26 @@ import { describe, expect, it } from 'vitest'
 import { PlanValidationError, runPlan, type StepInput } from 'vaultplan'
 import { draftReview } from './helpers/plans.js'
 import { conditionsIn, currentOutput, noJudge, reviewJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
-import { edit, note, read, statuses, traceEntries, writeVault } from './helpers/vault.js'
+import { edit, note, read, statuses, traceEntries, untilShown, writeVault } from './helpers/vault.js'
 
 const query = 'Announce the release'
 const options = { query, fsync: false } as const
 const hops = (work: { calls: { node: string; visit: number; step: number }[] }) => work.calls.map((call) => `${call.node} v${call.visit} step ${call.step}`)
 
 /** A worker that makes `change` once, from inside the visit `at` (`draft v1`), as a person in Obsidian would. */
-function editingWorker(at: string, change: () => Promise<void>) {
+/** A worker during whose work `at` a person edits the notes, as they see them (the run's writes shown). */
+function editingWorker(dir: string, at: string, change: () => Promise<void>) {
   return scriptedWorker(async (step: StepInput) => {
-    if (`${step.node.id} v${step.visit}` === at) await change()
+    if (`${step.node.id} v${step.visit}` !== at) return
+    await untilShown(dir)
+    await change()
   })
 }
 
 describe('edits made in the notes while a run goes on are honoured from the next hop', () => {
   it('a changed body: the next visit of that note and the next note get the new text', async () => {
     const dir = await writeVault(draftReview())
-    const work = editingWorker('draft v1', async () => {
+    const work = editingWorker(dir, 'draft v1', async () => {
       await edit(dir, 'draft.md', (text) => text.replace('Write the draft.', 'Write a shorter draft.'))
       await edit(dir, 'review.md', (text) => text.replace('Review the draft.', 'Review the draft for length.'))
     })
@@ -35,7 +38,7 @@ describe('edits made in the notes while a run goes on are honoured from the next
 
   it('a changed edge of the note being worked is followed', async () => {
     const dir = await writeVault(draftReview())
-    const work = editingWorker('draft v1', () => edit(dir, 'draft.md', (text) => text.replace('- [[review]]', '- [[send]]')))
+    const work = editingWorker(dir, 'draft v1', () => edit(dir, 'draft.md', (text) => text.replace('- [[review]]', '- [[send]]')))
     const result = await runPlan(dir, { ...options, work, llm: noJudge() })
     expect(hops(work)).toEqual(['draft v1 step 1', 'send v1 step 2'])
     expect(result).toMatchObject({ status: 'completed', output: 'send v1' })
@@ -44,7 +47,7 @@ describe('edits made in the notes while a run goes on are honoured from the next
 
   it('changed conditions of the next note are what the judge is asked about', async () => {
     const dir = await writeVault(draftReview())
-    const work = editingWorker('draft v1', () => edit(dir, 'review.md', (text) => text.replace('- approved -> [[send]]', '- good enough -> [[send]]')))
+    const work = editingWorker(dir, 'draft v1', () => edit(dir, 'review.md', (text) => text.replace('- approved -> [[send]]', '- good enough -> [[send]]')))
     const llm = scriptedJudge(() => '1: YES')
     await runPlan(dir, { ...options, work, llm })
     expect(llm.calls.map((call) => conditionsIn(call.prompt))).toEqual([['1. good enough', '2. needs revision']])
@@ -53,7 +56,7 @@ describe('edits made in the notes while a run goes on are honoured from the next
 
   it('a budget raised while the note is worked is honoured', async () => {
     const dir = await writeVault(draftReview({ reviewVisits: 1 }))
-    const work = editingWorker('review v1', () => edit(dir, 'review.md', (text) => text.replace('max_visits: 1', 'max_visits: 2')))
+    const work = editingWorker(dir, 'review v1', () => edit(dir, 'review.md', (text) => text.replace('max_visits: 1', 'max_visits: 2')))
     const result = await runPlan(dir, { ...options, work, llm: reviewJudge() })
     expect(hops(work)).toEqual(['draft v1 step 1', 'review v1 step 2', 'draft v2 step 3', 'review v2 step 4', 'draft v3 step 5'])
     expect(result).toMatchObject({ status: 'stopped', visits: { draft: 3, review: 2 } })
@@ -62,7 +65,7 @@ describe('edits made in the notes while a run goes on are honoured from the next
 
   it('a budget lowered in another note stops the run when it is entered', async () => {
     const dir = await writeVault(draftReview())
-    const work = editingWorker('draft v2', () => edit(dir, 'review.md', (text) => text.replace(/^---\n/, '---\nmax_visits: 1\n')))
+    const work = editingWorker(dir, 'draft v2', () => edit(dir, 'review.md', (text) => text.replace(/^---\n/, '---\nmax_visits: 1\n')))
     const result = await runPlan(dir, { ...options, work, llm: reviewJudge() })
     expect(hops(work)).toEqual(['draft v1 step 1', 'review v1 step 2', 'draft v2 step 3'])
     expect(result.reason).toContain('`review` was refused visit 2; its budget is max_visits 1')
@@ -70,7 +73,7 @@ describe('edits made in the notes while a run goes on are honoured from the next
 
   it('a new note linked from an edited edge of the note being worked', async () => {
     const dir = await writeVault(draftReview())
-    const work = editingWorker('draft v1', async () => {
+    const work = editingWorker(dir, 'draft v1', async () => {
       await writeVault({ 'outline.md': note({ title: 'Outline', body: 'Outline it first.', next: ['[[review]]'] }) }, dir)
       await edit(dir, 'draft.md', (text) => text.replace('- [[review]]', '- [[outline]]'))
     })
@@ -83,7 +86,7 @@ describe('edits made in the notes while a run goes on are honoured from the next
 
   it('a new note, in a new folder, linked from an edited edge of another note', async () => {
     const dir = await writeVault(draftReview())
-    const work = editingWorker('draft v1', async () => {
+    const work = editingWorker(dir, 'draft v1', async () => {
       await writeVault({ 'extra/legal.md': note({ title: 'Legal', body: 'Check the legal text.', next: ['[[send]]'] }) }, dir)
       await edit(dir, 'review.md', (text) => text.replace('- approved -> [[send]]', '- approved -> [[legal]]'))
     })
@@ -96,7 +99,7 @@ describe('edits made in the notes while a run goes on are honoured from the next
 describe('an edit that breaks the plan', () => {
   it('in another note: the call ends with the diagnostics, nothing is lost, and the run goes on after the fix', async () => {
     const dir = await writeVault(draftReview())
-    const first = editingWorker('draft v1', () => edit(dir, 'review.md', (text) => text.replace('- approved -> [[send]]', '- approved -> [[sned]]')))
+    const first = editingWorker(dir, 'draft v1', () => edit(dir, 'review.md', (text) => text.replace('- approved -> [[send]]', '- approved -> [[sned]]')))
     const error = await runPlan(dir, { ...options, work: first, llm: reviewJudge('review v1') }).catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(PlanValidationError)
     expect((error as PlanValidationError).issues).toContainEqual({
@@ -129,7 +132,7 @@ describe('an edit that breaks the plan', () => {
 
   it('in the note being worked: its work is kept and judged after the fix, not done again', async () => {
     const dir = await writeVault(draftReview())
-    const first = editingWorker('draft v1', () => edit(dir, 'draft.md', (text) => text.replace('- [[review]]', '- [[reveiw]]')))
+    const first = editingWorker(dir, 'draft v1', () => edit(dir, 'draft.md', (text) => text.replace('- [[review]]', '- [[reveiw]]')))
     const error = await runPlan(dir, { ...options, work: first, llm: noJudge() }).catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(PlanValidationError)
     expect((error as PlanValidationError).issues.map((issue) => [issue.code, issue.file])).toContainEqual(['dangling-edge', 'draft.md'])

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { completeStep, nextStep, PlanValidationError, runPlan, RunStateError } from 'vaultplan'
 import { linear } from './helpers/plans.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
-import { statuses, traceEntries, writeVault } from './helpers/vault.js'
+import { shownInNote, statuses, traceEntries, writeVault } from './helpers/vault.js'
 
 const options = { query: 'Ship it', fsync: false, llm: noJudge() } as const
 
@@ -18,16 +18,19 @@ async function obsidianRename(dir: string, from: string, to: string, linkedFrom:
 }
 
 /** A worker that does `change` once, from inside the first visit of `at`. */
-function changingWorker(at: string, change: () => Promise<void>) {
+/** A worker during whose work of `at` a person changes the vault, once they see the note say `active`. */
+function changingWorker(dir: string, at: string, change: () => Promise<void>) {
   return scriptedWorker(async (step) => {
-    if (step.node.id === at && step.visit === 1) await change()
+    if (step.node.id !== at || step.visit !== 1) return
+    await shownInNote(dir, `${at}.md`, 'active')
+    await change()
   })
 }
 
 describe('a person renames or deletes the note being worked', () => {
   it('renamed the way Obsidian renames (links rewritten): the run follows it under its new name', async () => {
     const dir = await writeVault(linear())
-    const work = changingWorker('b', () => obsidianRename(dir, 'b', 'bee', ['a.md']))
+    const work = changingWorker(dir, 'b', () => obsidianRename(dir, 'b', 'bee', ['a.md']))
     const result = await runPlan(dir, { ...options, work })
     expect(result).toMatchObject({ status: 'completed', output: 'c v1', visits: { a: 1, bee: 1, c: 1 } })
     expect(await statuses(dir)).toEqual({ a: 'done', bee: 'done', c: 'done' })
@@ -76,7 +79,7 @@ describe('a person renames or deletes the note being worked', () => {
 
   it('renamed with the links left as they were: a PlanValidationError naming the dangling link, and the run goes on once they are fixed', async () => {
     const dir = await writeVault(linear())
-    const work = changingWorker('b', () => rename(join(dir, 'b.md'), join(dir, 'bee.md')))
+    const work = changingWorker(dir, 'b', () => rename(join(dir, 'b.md'), join(dir, 'bee.md')))
     const error = await runPlan(dir, { ...options, work }).catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(PlanValidationError)
     expect((error as PlanValidationError).issues).toContainEqual(expect.objectContaining({ code: 'dangling-edge', file: 'a.md' }))
@@ -88,7 +91,7 @@ describe('a person renames or deletes the note being worked', () => {
 
   it('deleted: a PlanValidationError when the plan needs it, never a raw ENOENT', async () => {
     const dir = await writeVault(linear())
-    const work = changingWorker('b', () => rm(join(dir, 'b.md')))
+    const work = changingWorker(dir, 'b', () => rm(join(dir, 'b.md')))
     const error = await runPlan(dir, { ...options, work }).catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(PlanValidationError)
     expect((error as PlanValidationError).issues).toContainEqual(expect.objectContaining({ code: 'dangling-edge', file: 'a.md' }))
@@ -96,7 +99,7 @@ describe('a person renames or deletes the note being worked', () => {
 
   it('deleted, with the plan valid without it: a RunStateError `node-missing` naming the note', async () => {
     const dir = await writeVault(linear())
-    const work = changingWorker('b', async () => {
+    const work = changingWorker(dir, 'b', async () => {
       await rm(join(dir, 'b.md'))
       await writeFile(join(dir, 'a.md'), (await readFile(join(dir, 'a.md'), 'utf8')).replace('[[b]]', '[[c]]'))
     })
@@ -122,7 +125,7 @@ describe('a person deletes `00_plan-trace/outputs/`', () => {
 
   it('while the run goes: the next output makes it again', async () => {
     const dir = await writeVault(linear())
-    const work = changingWorker('b', () => rm(join(dir, '00_plan-trace/outputs'), { recursive: true }))
+    const work = changingWorker(dir, 'b', () => rm(join(dir, '00_plan-trace/outputs'), { recursive: true }))
     const result = await runPlan(dir, { ...options, work })
     expect(result).toMatchObject({ status: 'completed', output: 'c v1', steps: 3 })
   })

@@ -6,7 +6,7 @@ import { crashSeam } from '../src/run/run-words.js'
 import { nextStep, readRunStatus, RunStateError, runPlan, StepError, updateStatus, type RunEvent, type RunResult } from 'vaultplan'
 import { draftReview } from './helpers/plans.js'
 import { noJudge, reviewJudge, scriptedJudge, scriptedWorker, type WorkCall } from './helpers/scripted.js'
-import { edit, read, readNotes, readTree, statuses, traceEntries, traceHeadings, writeVault } from './helpers/vault.js'
+import { edit, read, readNotes, readTree, statuses, traceEntries, untilShown, traceHeadings, writeVault } from './helpers/vault.js'
 
 const query = 'Announce the release'
 const options = { query, fsync: false } as const
@@ -312,7 +312,10 @@ describe('what a re-run does with the vault as it finds it', () => {
     const firstRun = (firstEvents[0] as { runId: string }).runId
 
     const seen: Record<string, string>[] = []
-    const work = scriptedWorker(async () => void seen.push(await statuses(dir)))
+    const work = scriptedWorker(async () => {
+      await untilShown(dir)
+      seen.push(await statuses(dir))
+    })
     const events: RunEvent[] = []
     const result = await runPlan(dir, { ...options, work, llm: reviewJudge('review v1'), fresh: true, onEvent: (event) => events.push(event) })
     expect(seen[0]).toEqual({ draft: 'active', review: 'pending', send: 'pending' })

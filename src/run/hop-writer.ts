@@ -13,6 +13,11 @@ import { waitsForPerson } from '../core/knobs.js'
 import { effectsOf, type Effect } from './hop-effects.js'
 import type { VaultSession } from '../store/vault-session.js'
 
+/** How long a journaled write waits at most for a quiet moment before the hop's path applies it. */
+const APPLY_LAG_MS = 20
+/** How soon after the caller or a model takes the turn the journaled writes are applied. */
+const IDLE_APPLY_MS = 2
+
 /*
  * The end of a hop and the writes of a run: a worked visit's transition
  * judged (predicates, the caller's choice, the model, the unconditional
@@ -35,6 +40,11 @@ export class HopWriter {
   private envLLM: CallLLM | undefined
   /** The model calls of the hop under way: roles, models, tokens, for its trace record. */
   protected usage: ModelUsage[] = []
+  /** Whether the caller (its work) or a model has the turn: journaled writes may be applied meanwhile. */
+  private idle = false
+  private applying: Promise<void> | undefined
+  private applyFailed: { error: unknown } | undefined
+  private timer: NodeJS.Timeout | undefined
 
   protected constructor(
     readonly vault: string,
@@ -72,30 +82,88 @@ export class HopWriter {
           break
         case 'claim':
           this.lock.check()
-          this.appender ??= await TraceAppender.open(this.vault, { fsync: this.options.fsync })
-          this.appender.appendClaim(effect.claim)
+          await this.openAppender()
+          this.appender!.appendClaim(effect.claim)
           addClaim(this.state, effect.claim)
           break
         case 'status':
-          // A claim's note was just read again: its stamp is the note's.
-          renamed.set(effect.node, await this.session.setStatus(node, effect.status, { justRefreshed: effect.status === 'active' }))
+          // Journaled with the hop's next append, written into the note off the hop's path; else written now.
+          if (this.session.deferStatus(node, effect.status)) renamed.set(effect.node, node)
+          else renamed.set(effect.node, await this.session.setStatus(node, effect.status))
           break
         case 'empty-boxes':
+          // Written now, after every write journaled before it.
+          await this.session.apply()
           renamed.set(effect.node, await this.session.emptyBoxes(node, effect.handed))
           break
         case 'output':
-          this.session.saveOutput(node, effect.file, effect.meta, effect.output)
+          this.session.saveOutput(effect.file, effect.meta, effect.output)
           break
         case 'record':
           await this.record(effect.record, effect.rationale, effect.output)
           break
         case 'final':
+          await this.session.apply()
           await writeFinal(this.vault, node, effect.output, { fsync: this.options.fsync })
           break
       }
       after?.(effect)
     }
+    // One append: from here a crash loses none of what the effects journaled.
+    this.session.commit()
     return renamed
+  }
+
+  /** Opens the trace for appending; its entries go through the run's journal. */
+  private async openAppender(): Promise<void> {
+    this.appender ??= await TraceAppender.open(this.vault, {
+      fsync: this.options.fsync,
+      journal: (offset, text, record) => this.session.journalTrace(offset, text, this.runId, record),
+    })
+  }
+
+  /**
+   * The caller (its work) or a model has the turn: what the hops journaled
+   * is applied to the files a moment later, so a person sees each hop in
+   * their notes app within milliseconds while the work goes on.
+   */
+  protected leave(): void {
+    this.idle = true
+    if (this.timer || this.session.unappliedFor === undefined) return
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      if (!this.idle || this.applying) return
+      this.applying = this.session
+        .apply()
+        .catch((error: unknown) => {
+          this.applyFailed = { error }
+        })
+        .finally(() => {
+          this.applying = undefined
+        })
+    }, IDLE_APPLY_MS)
+    this.timer.unref()
+  }
+
+  /** The run has the turn again: an apply under way is waited for, and one that failed fails the call here. */
+  protected async enter(): Promise<void> {
+    this.idle = false
+    clearTimeout(this.timer)
+    this.timer = undefined
+    if (this.applying) await this.applying
+    const failed = this.applyFailed
+    this.applyFailed = undefined
+    if (failed) throw failed.error
+  }
+
+  /**
+   * Applies what the hops journaled: all of it (`all`, before the caller is
+   * told the run waits, stopped or ended), or once the oldest write has
+   * waited {@link APPLY_LAG_MS} (a run whose works return at once).
+   */
+  protected async settle(all: boolean): Promise<void> {
+    const waited = this.session.unappliedFor
+    if (waited !== undefined && (all || waited >= APPLY_LAG_MS)) await this.session.apply()
   }
 
   /** Judges the transition of a worked visit and records the hop. */
@@ -157,6 +225,7 @@ export class HopWriter {
     }
     const edge = ticked[0]
     if (!edge) {
+      await this.settle(true)
       const step = waitingStep(this.runId, node, this.fileOf(id))
       tell(this.options.onEvent, { type: 'waiting', node: id, reason: step.reason })
       return step
@@ -183,8 +252,8 @@ export class HopWriter {
 
   private async record(record: TraceRecord, rationale: string, output: string | undefined): Promise<void> {
     this.lock.check()
-    this.appender ??= await TraceAppender.open(this.vault, { fsync: this.options.fsync })
-    await this.appender.append(record, rationale)
+    await this.openAppender()
+    await this.appender!.append(record, rationale)
     applyRecord(this.state, record, output)
     if (record.kind !== 'waiting') this.claim = undefined
   }
@@ -196,10 +265,18 @@ export class HopWriter {
 
   /** The judge's model, its calls counted for the hop's record. */
   private model(): CallLLM {
-    return countedModel(
+    const counted = countedModel(
       () => this.llm ?? (this.envLLM ??= createLLM()),
       (usage) => this.noteUsage(usage),
     )
+    return async (prompt, options) => {
+      this.leave()
+      try {
+        return await counted(prompt, options)
+      } finally {
+        await this.enter()
+      }
+    }
   }
 
   protected nodeOrFail(id: string): PlanNode {

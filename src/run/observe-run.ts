@@ -5,6 +5,8 @@ import { assertFolder } from '../vault/fs-atomic.js'
 import { vaultHolder } from '../vault/lock.js'
 import { readProposalNote } from '../vault/proposal-note.js'
 import { loadPlan } from '../plan/load-plan.js'
+import { journaledStatuses } from '../store/note-journal.js'
+import type { NodeStatus } from '../core/types.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { subplanTree } from '../plan/subplan-tree.js'
 import { pendingOutput } from './run-open.js'
@@ -114,6 +116,10 @@ async function recordsOf(vault: string, graph: PlanGraph): Promise<VaultRecords>
 
 /** The records of one vault of the run, with `subplans` (filled by the caller) as its subplans'. */
 async function vaultRecordsOf(dir: string, folder: string, graph: PlanGraph, subplans: Map<string, VaultRecords>): Promise<VaultRecords> {
+  // Journal and files as one: a live run's last statuses, journaled and not written into the notes yet (they are within milliseconds).
+  const journaled = journaledStatuses(dir)
+  if (journaled.size > 0)
+    for (const node of graph.nodes.values()) node.status = (journaled.get(node.file ?? `${node.id}.md`) as NodeStatus | undefined) ?? node.status
   const trace = await readTrace(dir)
   const records: VaultRecords = { folder, graph, issues: graph.check().issues, trace, pending: undefined, subplans }
   if (trace) {

@@ -74,6 +74,17 @@ export class RunDriver extends HopWriter {
    * A saved output is judged and a ticked box followed on the way.
    */
   async next(): Promise<Step> {
+    await this.enter()
+    try {
+      const step = await this.walk()
+      await this.settle(step.kind !== 'work')
+      return step
+    } finally {
+      this.leave()
+    }
+  }
+
+  private async walk(): Promise<Step> {
     await this.finishDecision()
     for (;;) {
       this.options.signal?.throwIfAborted()
@@ -117,6 +128,7 @@ export class RunDriver extends HopWriter {
    * @throws {@link ModelConfigError} when conditions remain, no choice is given and no model is configured; nothing is written then
    */
   async complete(key: string, result: { output: string; choice?: string | undefined; works?: number; step?: number }): Promise<Step> {
+    await this.enter()
     const position = this.position()
     const claimed = position.kind === 'work' && position.claimed ? position : undefined
     // A completion cut short after its output was saved is finished by judging what was saved.
@@ -174,8 +186,9 @@ export class RunDriver extends HopWriter {
     return toRunResult(step, { runId: this.runId, replay: this.state, vault: this.vault, degraded: this.options.degraded })
   }
 
-  /** Closes the trace file. */
+  /** Waits for an apply under way (what it could not write stays journaled, for the session's close or the next open) and closes the trace file. */
   async close(): Promise<void> {
+    await this.enter().catch(() => undefined)
     await this.appender?.close()
   }
 
@@ -250,6 +263,7 @@ export class RunDriver extends HopWriter {
       maxSteps: this.options.maxSteps,
     }
     await this.perform(effectsOf(position, this.state.lastRecord, { type: 'stopped', record, recorded: position.recorded }))
+    await this.settle(true)
     tell(this.options.onEvent, { type: 'stop', node: stop.node, reason })
     return { kind: 'stopped', runId: this.runId, stop, reason }
   }
@@ -260,6 +274,7 @@ export class RunDriver extends HopWriter {
     const output = saved?.output ?? this.state.lastOutput
     const written = (await stat(tracePaths(this.vault).final).catch(() => undefined)) !== undefined
     await this.perform(effectsOf(undefined, last, { type: 'finished', node: last.node, output, written }))
+    await this.settle(true)
     tell(this.options.onEvent, { type: 'end', node: last.node })
     return { kind: 'completed', runId: this.runId, node: last.node, output }
   }

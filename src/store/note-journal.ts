@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, lstatSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, lstatSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { readRegularFileSync, syncFolderSync, writeAllSync, writeFileAtomicSync } from '../vault/fs-atomic.js'
@@ -6,26 +6,32 @@ import { TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
 import { RunStateError } from '../core/errors.js'
 import { runFilePath } from '../vault/run-file-path.js'
 import { confinedOrNothing } from '../vault/path-gate.js'
+import { parseJournal, type JournalEntries } from './journal-format.js'
 
 /**
- * The journal that lets a hop flush twice instead of five times
- * (`00_plan-trace/.journal`, hidden from Obsidian and from the loader).
+ * A run's write-ahead journal (`00_plan-trace/.journal`, hidden from
+ * Obsidian and from the loader): a hop is one append to it (the output, the
+ * statuses it moves, the trace entry) and, with `fsync`, one flush; the
+ * visible files are applied from it right after, off the hop's path.
  *
- * A status rewrite renames a temporary file over the note without flushing
- * its data first. After a power cut that rename may be on the disk while the
- * data is not (an empty or zero-filled note). So before a note is rewritten,
- * the journal holds a flushed copy of its bytes (an image); our own rewrites
- * change only the status value, so one image covers every later rewrite
- * until a person edits the note. An output note is written unflushed too, its
- * bytes being in the journal. Each hop flushes the journal once (the output,
- * with the images of the notes the hop may rewrite next) and the trace once.
- *
- * Recovery, when a run opens the vault: a journaled note that is empty, holds
- * NUL bytes or is cut short of a journaled version is restored from its
- * image (its status then shows an earlier value, which resume does not
- * trust anyway); any other content, a person's later edit included, is
- * left alone. An output note the trace names that is missing or differs
- * from its journaled bytes is written again.
+ * - The trace entries: each is appended to `trace.md` right after the
+ *   journal, at the offset the journal names. A crash between the two, or a
+ *   power cut that tore the trace's unflushed tail, is repaired when the
+ *   vault is opened again: the trace is cut at the first entry it lacks and
+ *   the journal's entries from there are appended, each exactly once.
+ * - The output notes and statuses of a hop are applied later (see
+ *   `VaultSession.apply`); the ones after the last `applied` mark are applied
+ *   when the vault is opened again.
+ * - With `fsync`, a note's status rewrite renames a temporary file over it
+ *   without flushing its data. After a power cut that rename may be on the
+ *   disk while the data is not (an empty or zero-filled note). So before a
+ *   note is rewritten, the journal holds a flushed copy of its bytes (an
+ *   image); our own rewrites change only the status value, so one image
+ *   covers every later rewrite until a person edits the note. Recovery after
+ *   a new boot: a journaled note that is empty, holds NUL bytes or is cut
+ *   short is restored from its image (its status then the last one
+ *   journaled); any other content, a person's later edit included, is left
+ *   alone.
  */
 export class NoteJournal {
   /** Per note (vault-relative), its last image; `key` (the status normalised) is worked out when first needed. */
@@ -33,52 +39,62 @@ export class NoteJournal {
   /** Per note, the last text found covered: most checks are this one string comparison. */
   private readonly seen = new Map<string, string>()
   private queue: string[] = []
-  /** Whether the queue holds an entry a rename waits for (an image, an output), not only status lines. */
+  /** Whether the queue holds an entry that must be flushed before the caller goes on (an image, a trace record). */
   private needed = false
+  /** The run files (output notes) journaled: flushed before the journal is emptied. */
+  private readonly written = new Set<string>()
   /** Per note, the last status queued or read: a repeated one is not queued again. */
   private readonly statuses = new Map<string, string>()
   private fd: number | undefined
   /** Whether the journal's entries were written since this machine started (the last boot entry is this boot's). */
   private booted = false
+  /** The statuses journaled after the last `applied` mark: a hop's, not applied to the notes when the run stopped. */
+  readonly unapplied = new Map<string, string>()
 
   private constructor(
     private readonly root: string,
     private readonly path: string,
     private size: number,
+    private readonly fsync: boolean,
   ) {}
 
   /**
-   * Opens a vault's journal: repairs from it what a power cut tore, drops a
-   * torn tail, and starts afresh (after flushing what it covers) once it is
-   * large. Call it holding the vault's lock, before the notes are read.
+   * Opens a vault's journal and brings the files up to it: a new boot's
+   * repair of what a power cut tore (with `fsync`), the trace's entries it
+   * lacks, the output notes not written yet; a torn tail is dropped. The
+   * statuses not applied yet are left in {@link unapplied}, for the session
+   * to write through its careful rewrite. Call it holding the vault's lock,
+   * before the notes are read.
    */
-  static open(root: string): NoteJournal {
+  static open(root: string, options: { fsync: boolean }): NoteJournal {
     const path = runFilePath(root, `${TRACE_FOLDER}/${JOURNAL}`)
     const read = readRegularFileSync(path, MAX_READ)
-    const { notes, files, statuses, boot, valid } = gated(root, parse(read?.text ?? ''))
-    const journal = new NoteJournal(root, path, Buffer.byteLength(valid))
+    const parsed = gated(root, parseJournal(read?.text ?? ''))
+    const journal = new NoteJournal(root, path, Buffer.byteLength(parsed.valid), options.fsync)
     // A tail torn by a crash goes before anything is appended after it.
     if (read && read.stamp.size !== journal.size) journal.openFd((fd) => ftruncateSync(fd, journal.size))
     // Same boot as the entries': the page cache held every write, so no power cut can have torn one.
-    journal.booted = boot !== undefined && boot === BOOT_ID
-    if (!journal.booted) {
-      for (const [file, image] of notes) journal.restoreNote(file, image, statuses.get(file))
-      if (files.size > 0) journal.restoreFiles(files)
-    }
-    for (const [file, status] of statuses) journal.statuses.set(file, status)
+    journal.booted = parsed.boot !== undefined && parsed.boot === BOOT_ID
+    if (!journal.booted) for (const [file, image] of parsed.notes) journal.restoreNote(file, image, parsed.statuses.get(file))
+    journal.repairTrace(parsed)
+    journal.restoreFiles(parsed)
+    for (const [file, status] of parsed.statuses) journal.statuses.set(file, status)
+    for (const [file, status] of parsed.unappliedStatuses) journal.unapplied.set(file, status)
     // Repaired once: the entries are this boot's from now on, so the next open (a stepping call) does not repair again.
-    if (!journal.booted && read !== undefined) {
-      journal.needed = true
-      journal.commit()
+    for (const [file, image] of parsed.notes) journal.images.set(file, { image })
+    for (const file of parsed.files.keys()) journal.written.add(file)
+    if (read !== undefined) {
+      // A new boot's entry, flushed: the next open (a stepping call) does not repair again.
+      if (!journal.booted) journal.needed = true
+      if (journal.unapplied.size === 0) journal.settled()
+      else journal.commit()
     }
-    for (const [file, image] of notes) journal.images.set(file, { image })
-    if (journal.size > COMPACT_BYTES) journal.compact([...notes.keys(), ...files.keys()])
     return journal
   }
 
-  /** Queues an image of a note about to be rewritten unless its journaled image already covers `text`. */
+  /** Queues an image of a note about to be rewritten unless its journaled image already covers `text` (with `fsync` only). */
   cover(file: string, text: string): void {
-    if (this.seen.get(file) === text) return
+    if (!this.fsync || this.seen.get(file) === text) return
     const known = this.images.get(file)
     const key = normalised(text)
     if (known) known.key ??= normalised(known.image)
@@ -90,27 +106,40 @@ export class NoteJournal {
     this.seen.set(file, text)
   }
 
-  /** Queues the bytes of a run file (an output note, vault-relative) written unflushed right after. */
+  /** Queues the bytes of a run file (an output note, vault-relative), applied after the hop's append. */
   file(file: string, text: string): void {
     this.queue.push(`${JSON.stringify({ k: 'file', f: file, t: text })}\n`)
-    this.needed = true
+    this.written.add(file)
   }
 
-  /**
-   * Queues the status a note is given. It rides along with the next flush
-   * (it costs none of its own): after a power cut that undid a status
-   * rename, recovery gives the note back the last status flushed here, so a
-   * stale `active` is not taken for a person moving the run.
-   */
+  /** Queues the status a note is given, applied after the hop's append (and, after a power cut, given back to a note whose rename was undone). */
   status(file: string, status: string): void {
     if (this.statuses.get(file) === status) return
     this.statuses.set(file, status)
     this.queue.push(`${JSON.stringify({ k: 'status', f: file, s: status })}\n`)
   }
 
-  /** Appends what is queued and flushes it when a rename waits for it: one flush, or none. */
+  /**
+   * Queues a trace entry: `text` to be found at byte `offset` of the trace
+   * of run `run`. `commit` (a hop's record) makes the next commit flush.
+   */
+  trace(offset: number, text: string, run: string, commit: boolean): void {
+    this.queue.push(`${JSON.stringify({ k: 'trace', o: offset, r: run, t: text })}\n`)
+    if (commit) this.needed = true
+  }
+
+  /** Queues the mark that every entry before it is applied to the files. */
+  applied(): void {
+    this.queue.push(APPLIED)
+  }
+
+  /** Appends what is queued, in one write; flushes it (with `fsync`) when an entry needs it: one flush, or none. */
   commit(): void {
-    if (!this.needed) return
+    this.append(this.fsync && this.needed)
+  }
+
+  private append(flush: boolean): void {
+    if (this.queue.length === 0) return
     this.needed = false
     if (!this.booted && BOOT_ID !== undefined) this.queue.unshift(`${JSON.stringify({ k: 'boot', id: BOOT_ID })}\n`)
     this.booted = true
@@ -118,19 +147,35 @@ export class NoteJournal {
     this.queue = []
     this.openFd((fd) => {
       writeAllSync(fd, data)
-      fsyncSync(fd)
+      if (flush) fsyncSync(fd)
     })
     this.size += data.length
   }
 
-  /** Writes the status lines still queued (without a flush: they only ride along) and closes the journal file. */
-  close(): void {
-    if (this.queue.length > 0) {
-      const data = Buffer.from(this.queue.join(''), 'utf8')
+  /**
+   * Once everything journaled is applied: without `fsync`, empties the
+   * journal (a kill keeps the page cache, which holds the files); with it,
+   * marks the entries applied, and empties the journal once it is large,
+   * after flushing every file it covers.
+   */
+  settled(): void {
+    this.unapplied.clear()
+    if (!this.fsync) {
       this.queue = []
-      this.openFd((fd) => writeAllSync(fd, data))
-      this.size += data.length
+      if (this.size > 0) this.openFd((fd) => ftruncateSync(fd, 0))
+      this.size = 0
+      this.statuses.clear()
+      this.written.clear()
+      return
     }
+    this.applied()
+    this.commit()
+    if (this.size > COMPACT_BYTES) this.compact()
+  }
+
+  /** Writes what is still queued (without a flush) and closes the journal file. */
+  close(): void {
+    this.append(false)
     if (this.fd !== undefined) closeSync(this.fd)
     this.fd = undefined
   }
@@ -152,7 +197,7 @@ export class NoteJournal {
       }
       this.fd = fd
       // A new journal's name must be on the disk before anything relies on it.
-      if (created) syncFolderSync(dirname(this.path))
+      if (created && this.fsync) syncFolderSync(dirname(this.path))
     }
     use(this.fd)
   }
@@ -168,56 +213,117 @@ export class NoteJournal {
     if (restored !== current.text) writeFileAtomicSync(path, restored, { fsync: true, mode: current.stamp.mode })
   }
 
-  private restoreFiles(files: Map<string, string>): void {
+  /**
+   * Brings the trace up to the journal's entries of its run: the first
+   * entry the trace does not hold where the journal says (a crash before
+   * its append, a power cut's torn tail) cuts the trace there, and it and
+   * every later entry are appended. Entries of another run (archived by a
+   * `fresh` start) are left out.
+   */
+  private repairTrace(parsed: JournalEntries): void {
+    const path = join(this.root, TRACE_FOLDER, TRACE_FILE)
+    if (parsed.traces.length === 0 || !isFile(path)) return
+    const bytes = readFileSync(path)
+    const run = runOf(bytes.subarray(0, HEADER_BYTES).toString('utf8'))
+    const entries = parsed.traces.filter((entry) => entry.r === run)
+    const missing = entries.findIndex((entry) => !bytes.subarray(entry.o, entry.o + Buffer.byteLength(entry.t)).equals(Buffer.from(entry.t, 'utf8')))
+    if (missing === -1) return
+    const from = entries[missing]!.o
+    // An entry past the trace's end with a gap before it: bytes the journal does not hold are missing, nothing to repair from.
+    if (from > bytes.length) return
+    const tail = Buffer.from(
+      entries
+        .slice(missing)
+        .map((entry) => entry.t)
+        .join(''),
+      'utf8',
+    )
+    // Cut and appended in place, as the trace is written: a crash part way is repaired the same way next time.
+    const fd = openSync(path, constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+    try {
+      ftruncateSync(fd, from)
+      for (let written = 0; written < tail.length;) written += writeSync(fd, tail, written, tail.length - written, from + written)
+      if (this.fsync) fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+  }
+
+  /**
+   * Writes the output notes the files lack: after a new boot, a torn one or
+   * a lost one the trace records; any time, one journaled after the last
+   * `applied` mark (a hop's, not applied when its run was killed).
+   */
+  private restoreFiles(parsed: JournalEntries): void {
     const trace = readRegularFileSync(join(this.root, TRACE_FOLDER, TRACE_FILE), MAX_READ)?.text ?? ''
-    for (const [file, text] of files) {
+    const run = runOf(trace)
+    for (const [file, text] of parsed.files) {
+      const unapplied = parsed.unappliedFiles.has(file)
+      if (this.booted && !unapplied) continue
       const current = readRegularFileSync(join(this.root, file), MAX_READ)?.text
       if (current === text) continue
-      // Only an output the trace records (its hop was committed): another is from an unfinished hop, or an archived run.
-      const name = file.slice(TRACE_FOLDER.length + 1).replace(/\.md$/, '')
       // No outputs folder: a `fresh` start moved it into the archive (the trace follows it there next), or a person deleted it.
-      const missing = current === undefined && trace.includes(`[[${TRACE_FOLDER}/${name}|`) && isFolder(dirname(join(this.root, file)))
-      if (missing || (current !== undefined && torn(current))) {
-        writeFileAtomicSync(join(this.root, file), text, { fsync: true, mode: 0o644 })
+      if (!isFolder(dirname(join(this.root, file)))) continue
+      // Only an output of the run the trace is of: another is an archived run's.
+      if (run === undefined || !text.includes(`\nrun: ${run}\n`)) continue
+      const name = file.slice(TRACE_FOLDER.length + 1).replace(/\.md$/, '')
+      const recorded = trace.includes(`[[${TRACE_FOLDER}/${name}|`)
+      if (unapplied || (current === undefined && recorded) || (current !== undefined && torn(current))) {
+        writeFileAtomicSync(join(this.root, file), text, { fsync: this.fsync, mode: 0o644 })
       }
     }
   }
 
   /**
    * Removes the journal of a vault whose run is finished. It is opened
-   * first, as a run opens it, so what a power cut tore is repaired from it;
-   * then every file it covers is flushed, and only then is it unlinked:
-   * nothing it holds is needed any more, and the next run that rewrites a
-   * note journals it anew. Call it holding the vault's lock, with no session
-   * of the vault open. Does nothing when the vault has no journal.
+   * first, as a run opens it, so what a crash or a power cut left is
+   * repaired from it; then every file it covers is flushed, and only then
+   * is it unlinked: nothing it holds is needed any more. A journal with
+   * statuses not applied yet stays, for the next session to apply. Call it
+   * holding the vault's lock, with no session of the vault open. Does
+   * nothing when the vault has no journal.
    *
    * @returns whether a journal was removed
    */
   static retire(root: string): boolean {
     const path = runFilePath(root, `${TRACE_FOLDER}/${JOURNAL}`)
     if (!isFile(path)) return false
-    const journal = NoteJournal.open(root)
-    // An entry a rename still waits for would be pending: not the case once the run closed, but never removed then.
-    if (journal.needed) {
-      journal.close()
-      return false
-    }
+    const journal = NoteJournal.open(root, { fsync: true })
     journal.close()
-    flushFiles(root, parse(readRegularFileSync(path, MAX_READ)?.text ?? '').files.keys(), journal.images.keys())
+    if (journal.unapplied.size > 0) return false
+    flushFiles(root, parseJournal(readRegularFileSync(path, MAX_READ)?.text ?? '').files.keys(), journal.images.keys(), [`${TRACE_FOLDER}/${TRACE_FILE}`])
     rmSync(path, { force: true })
     syncFolderSync(dirname(path))
     return true
   }
 
   /** Flushes every file the journal covers, then empties it: what it held is on the disk by then. */
-  private compact(files: string[]): void {
-    flushFiles(this.root, files)
+  private compact(): void {
+    flushFiles(this.root, this.images.keys(), this.written, [`${TRACE_FOLDER}/${TRACE_FILE}`])
+    this.written.clear()
     this.openFd((fd) => {
       ftruncateSync(fd, 0)
       fsyncSync(fd)
     })
     this.size = 0
   }
+}
+
+/**
+ * The statuses a vault's journal holds that are not applied to its notes
+ * yet (by vault-relative file): a run's last hops, for a reader that looks
+ * at a live run's notes (they are applied within milliseconds).
+ */
+export function journaledStatuses(root: string): Map<string, string> {
+  const read = readRegularFileSync(join(root, TRACE_FOLDER, JOURNAL), MAX_READ)
+  return read ? gated(root, parseJournal(read.text)).unappliedStatuses : new Map()
+}
+
+/** The run id in a trace's header, or `undefined` for a trace without one. */
+function runOf(trace: string): string | undefined {
+  const front = /^---\n([\s\S]*?)\n---/.exec(trace)?.[1]
+  const run = front === undefined ? undefined : /^run: ["']?([^"'\n]+)["']?$/m.exec(front)?.[1]
+  return run?.trim()
 }
 
 /** Flushes files of a vault (vault-relative) and their folders; one gone or unreadable has nothing to keep. */
@@ -258,56 +364,23 @@ function isFolder(path: string): boolean {
 }
 
 const JOURNAL = '.journal'
-/** Past this size the journal is emptied when a run opens the vault. */
+const APPLIED = `${JSON.stringify({ k: 'applied' })}\n`
+/** Past this size the journal is emptied once what it holds is applied. */
 const COMPACT_BYTES = 2 * 1024 * 1024
 const MAX_READ = 256 * 1024 * 1024
+/** How much of the trace's start holds its header (its run id). */
+const HEADER_BYTES = 4096
 
 /**
  * The journal's entries whose files the path gate finds inside the vault:
  * the journal is a file anyone may edit, and a replay writes what it names
  * (an entry naming an empty file outside the vault would fill it).
  */
-function gated<Parsed extends { notes: Map<string, string>; files: Map<string, string>; statuses: Map<string, string> }>(root: string, parsed: Parsed): Parsed {
+function gated(root: string, parsed: JournalEntries): JournalEntries {
   const inside = (file: string) => confinedOrNothing(root, file, 'a file of the journal') !== undefined
-  for (const entries of [parsed.notes, parsed.files, parsed.statuses]) for (const file of [...entries.keys()]) if (!inside(file)) entries.delete(file)
+  for (const entries of [parsed.notes, parsed.files, parsed.statuses, parsed.unappliedStatuses, parsed.unappliedFiles])
+    for (const file of [...entries.keys()]) if (!inside(file)) entries.delete(file)
   return parsed
-}
-
-/** The journal's complete entries, the last per file; a torn or garbled line ends it. */
-function parse(text: string): {
-  notes: Map<string, string>
-  files: Map<string, string>
-  statuses: Map<string, string>
-  boot: string | undefined
-  valid: string
-} {
-  const notes = new Map<string, string>()
-  const files = new Map<string, string>()
-  const statuses = new Map<string, string>()
-  let boot: string | undefined
-  let end = 0
-  for (let next = text.indexOf('\n'); next !== -1; next = text.indexOf('\n', end)) {
-    let entry: { k?: unknown; f?: unknown; t?: unknown; s?: unknown; id?: unknown }
-    try {
-      entry = JSON.parse(text.slice(end, next)) as typeof entry
-    } catch {
-      break
-    }
-    if (entry.k === 'boot' && typeof entry.id === 'string') {
-      boot = entry.id
-      end = next + 1
-      continue
-    }
-    if (entry.k === 'status' && typeof entry.f === 'string' && typeof entry.s === 'string') {
-      statuses.set(entry.f, entry.s)
-      end = next + 1
-      continue
-    }
-    if (typeof entry.f !== 'string' || typeof entry.t !== 'string' || (entry.k !== 'note' && entry.k !== 'file')) break
-    ;(entry.k === 'note' ? notes : files).set(entry.f, entry.t)
-    end = next + 1
-  }
-  return { notes, files, statuses, boot, valid: text.slice(0, end) }
 }
 
 /** A note's text with its status set to one value: two texts that differ only there are the same version. */

@@ -186,16 +186,22 @@ export async function writeTraceHeader(vault: string, header: TraceHeader, optio
   await writeFileAtomic(paths.trace, text, options)
 }
 
+/** Where a trace's appends are journaled first: `text` at byte `offset`; `record`, a hop's commit point, flushed there. */
+export type TraceJournal = (offset: number, text: string, record: boolean) => void
+
 /**
  * Appends entries to a run's trace: a readable section for people, ended by
  * a marker line the executor reads back. The file stays open for the run,
  * and each entry is flushed before the next hop begins: it is the hop's
- * commit point.
+ * commit point. With a journal, each entry goes to it first (flushed
+ * there), and the trace is brought up to it after a crash.
  */
 export class TraceAppender {
   private constructor(
     private readonly fd: number,
     private readonly fsync: boolean,
+    private size: number,
+    private readonly journal: TraceJournal | undefined,
   ) {}
 
   /**
@@ -206,7 +212,7 @@ export class TraceAppender {
    *
    * @throws {@link RunStateError} `trace-unreadable` when the trace is not a regular file
    */
-  static async open(vault: string, options: WriteOptions): Promise<TraceAppender> {
+  static async open(vault: string, options: WriteOptions & { journal?: TraceJournal }): Promise<TraceAppender> {
     const path = tracePaths(vault).trace
     const refuse = () =>
       new RunStateError('trace-unreadable', `The trace \`${path}\` is not a regular file; move it away or run with \`fresh: true\``, { file: path })
@@ -216,14 +222,15 @@ export class TraceAppender {
       closeSync(fd)
       throw refuse()
     }
-    closeTornEntry(path, fd)
-    return new TraceAppender(fd, options.fsync ?? true)
+    const appender = new TraceAppender(fd, options.fsync ?? true, fstatSync(fd).size, options.journal)
+    const closing = closingOfTornEntry(path, fd)
+    if (closing) appender.write(closing, false)
+    return appender
   }
 
-  /** Appends one entry, flushed when `fsync` is on. */
+  /** Appends one entry: the hop's commit point, flushed when `fsync` is on (in the journal, when there is one). */
   async append(record: TraceRecord, rationale: string): Promise<void> {
-    writeAllSync(this.fd, Buffer.from(renderRecord(record, rationale), 'utf8'))
-    if (this.fsync) fsyncSync(this.fd)
+    this.write(renderRecord(record, rationale), true)
   }
 
   /**
@@ -231,7 +238,16 @@ export class TraceAppender {
    * to a power cut only costs its number (the visit takes the next one).
    */
   appendClaim(claim: ClaimRecord): void {
-    writeAllSync(this.fd, Buffer.from(`\n${MARKER}claim ${markerText(claim)} -->\n`, 'utf8'))
+    this.write(`\n${MARKER}claim ${markerText(claim)} -->\n`, false)
+  }
+
+  /** Journals the text at the trace's end (a `record` flushed there), then appends it to the trace. */
+  private write(text: string, record: boolean): void {
+    this.journal?.(this.size, text, record)
+    const data = Buffer.from(text, 'utf8')
+    writeAllSync(this.fd, data)
+    if (record && this.fsync && !this.journal) fsyncSync(this.fd)
+    this.size += data.length
   }
 
   /** Closes the trace file. */
@@ -249,9 +265,9 @@ const TAIL_BYTES = 64 * 1024
  * would hide the entries after it from every reader of the note) is closed
  * by a line `-->` of its own, which no record reads as the end of the cut one.
  */
-function closeTornEntry(path: string, fd: number): void {
+function closingOfTornEntry(path: string, fd: number): string | undefined {
   const size = fstatSync(fd).size
-  if (size === 0) return
+  if (size === 0) return undefined
   const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW)
   const buffer = Buffer.alloc(Math.min(size, TAIL_BYTES))
   try {
@@ -261,7 +277,7 @@ function closeTornEntry(path: string, fd: number): void {
   }
   const tail = buffer.toString('utf8')
   // A cut line is ended by the next entry's leading line break; an open comment needs its end.
-  if (tail.lastIndexOf('<!--') > tail.lastIndexOf('-->')) writeAllSync(fd, Buffer.from(`${tail.endsWith('\n') ? '' : '\n'}-->\n`, 'utf8'))
+  return tail.lastIndexOf('<!--') > tail.lastIndexOf('-->') ? `${tail.endsWith('\n') ? '' : '\n'}-->\n` : undefined
 }
 
 function renderRecord(record: TraceRecord, rationale: string): string {

@@ -1,7 +1,7 @@
-import { lstatSync } from 'node:fs'
+import { lstatSync, statSync } from 'node:fs'
 import { realpath } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import { RunStateError } from '../core/errors.js'
+import { PlanValidationError, RunStateError } from '../core/errors.js'
 import { watchFolders, type FolderWatcher } from '../vault/folder-watch.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { replacedFilesFreed } from '../vault/fs-atomic.js'
@@ -9,14 +9,14 @@ import { pathInVault } from '../vault/path-gate.js'
 import { editNote, type EditOptions, type NoteEdit } from '../vault/edit-note.js'
 import { graphFromNotes } from '../plan/load-plan.js'
 import { readNotes } from '../vault/read-vault.js'
-import { hasTraceFolder } from '../vault/run-folder.js'
+import { hasTraceFolder, TRACE_FOLDER } from '../vault/run-folder.js'
 import { NoteJournal } from './note-journal.js'
 import { busyOr } from '../vault/settled-read.js'
 import { parseNote, type ParsedNote } from '../vault/parse-note.js'
 import { RunFiles } from './run-files.js'
 import { HeldVersions, StatusIndex } from './held-versions.js'
 import { NoteMirror } from './note-mirror.js'
-import { renderOutput, saveOutputNote, type OutputMeta } from './output-note.js'
+import { renderOutput, writeOutputNote, type OutputMeta } from './output-note.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { emptyTaskBoxes, markHandedOn } from '../vault/note-edits.js'
 import { countLines } from '../core/text.js'
@@ -42,6 +42,14 @@ export class VaultSession {
   private readonly writePaths = new Map<string, string>()
   private readonly watchers: FolderWatcher[] = []
   private readonly statuses = new StatusIndex()
+  /** Statuses journaled, not applied to their notes yet (by file), in the order they were given. */
+  private readonly pending = new Map<string, { id: string; status: NodeStatus }>()
+  /** Output notes journaled, not written yet. */
+  private readonly outputs: { file: string; text: string }[] = []
+  /** A person's save an apply read made the plan invalid: the next refresh validates it. */
+  private unvalidated = false
+  /** When the oldest write not applied yet was journaled (`Date.now()`), or `undefined` when none is waiting. */
+  private waitingSince: number | undefined
 
   private constructor(
     /** The vault's real path. */
@@ -49,8 +57,8 @@ export class VaultSession {
     private readonly options: SessionOptions,
     notes: ParsedNote[],
     issues: PlanIssue[],
-    /** With `fsync`: the journal that makes unflushed status rewrites and output notes safe (see NoteJournal). */
-    private readonly journal: NoteJournal | undefined,
+    /** The run's write-ahead journal (see NoteJournal); opened once the vault has a run folder. */
+    private journal: NoteJournal | undefined,
     /** The run's trace and output notes, as last parsed. */
     readonly runFiles: RunFiles,
     graph?: PlanGraph,
@@ -68,7 +76,7 @@ export class VaultSession {
    */
   static async open(root: string, options: SessionOptions, cache?: SessionCache<VaultSession>): Promise<VaultSession> {
     const real = await realpath(root)
-    const journal = options.fsync && hasTraceFolder(real) ? NoteJournal.open(real) : undefined
+    const journal = hasTraceFolder(real) ? NoteJournal.open(real, { fsync: options.fsync }) : undefined
     const kept = cache?.take(real)
     let session: VaultSession
     if (kept) {
@@ -80,6 +88,14 @@ export class VaultSession {
       const { notes, issues } = await readNotes(real)
       session = new VaultSession(real, options, notes, issues, journal, new RunFiles(real))
       for (const note of notes) session.held.remember(note, at)
+    }
+    // The statuses of the hops a killed run journaled and did not apply: applied as any other, by the careful rewrite.
+    if (journal && journal.unapplied.size > 0) {
+      for (const [file, status] of journal.unapplied) {
+        const node = [...session.graph.nodes.values()].find((each) => each.file === file)
+        if (node) session.defer(node.id, file, status as NodeStatus)
+      }
+      session.rebuild()
     }
     if (options.watch ?? true) {
       const folders = ['', ...[...session.files.notes.keys()].map((file) => dirname(file))]
@@ -123,7 +139,7 @@ export class VaultSession {
       const file = this.graph.nodes.get(id)?.file
       if (file !== undefined) files.push(file)
     }
-    if (!(await this.files.pickUp(files))) return false
+    if (!(await this.files.pickUp(files)) && !this.unvalidated) return false
     await this.rebuildAndValidate()
     return true
   }
@@ -144,6 +160,8 @@ export class VaultSession {
    */
   async setStatus(id: string, status: NodeStatus, options: { justRefreshed?: boolean } = {}): Promise<string> {
     const file = this.graph.node(id).file ?? `${id}.md`
+    // Written now: a status journaled for it before is replaced.
+    this.pending.delete(file)
     const refreshed = options.justRefreshed === true && this.files.verified === file
     this.files.verified = undefined
     const journal = this.journal
@@ -171,7 +189,6 @@ export class VaultSession {
     const done = await this.rewrite(file, patch, how)
     if (done === undefined) return this.setStatus(await this.follow(id), status)
     const { edited, held } = done
-    const node = this.graph.node(id)
     const note = this.files.notes.get(file)
     // A version a person saved meanwhile, or their save the replace caught: the note is parsed again.
     if (edited.from !== held || !note) {
@@ -187,12 +204,119 @@ export class VaultSession {
         edge.itemLine += added
       }
     }
-    note.status = status
-    note.frontmatter.status = status
+    this.hold(id, note, status)
+    return id
+  }
+
+  /**
+   * Gives a node a status in a hop: journaled (see {@link commit}) and held
+   * at once, written into its note by {@link apply}, off the hop's path.
+   * A later status of the same note replaces it unwritten.
+   *
+   * @returns false, journaling nothing, when the status cannot wait (see {@link canWait}): the caller writes it with {@link setStatus}
+   */
+  deferStatus(id: string, status: NodeStatus): boolean {
+    const file = this.graph.node(id).file ?? `${id}.md`
+    if (!this.canWait(file, status)) return false
+    this.journalOf().status(file, status)
+    this.defer(id, file, status)
+    return true
+  }
+
+  /**
+   * Whether a status can wait to be written: the note is the version the
+   * session holds (not saved by a person since, nor renamed or deleted; one
+   * `stat`) and its frontmatter takes a status. Otherwise it is written at
+   * once by {@link setStatus}, which merges a person's save, follows a
+   * rename and names a frontmatter it cannot patch, before any work.
+   */
+  private canWait(file: string, status: NodeStatus): boolean {
+    const stamp = this.held.stamp(file)
+    const text = this.held.text(file)
+    if (stamp === undefined || text === undefined) return false
+    try {
+      const now = statSync(this.writePaths.get(file) ?? join(this.root, file))
+      if (now.ino !== stamp.ino || now.size !== stamp.size || now.mtimeMs !== stamp.mtimeMs) return false
+      setFrontmatterStatus(text, status)
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  private defer(id: string, file: string, status: NodeStatus): void {
+    this.pending.delete(file)
+    this.pending.set(file, { id, status })
+    this.waitingSince ??= Date.now()
+    this.hold(id, this.files.notes.get(file), status)
+  }
+
+  /** Holds a status the note is given: the note as parsed, the graph's node, the index of statuses. */
+  private hold(id: string, note: ParsedNote | undefined, status: NodeStatus): void {
+    const node = this.graph.node(id)
+    if (note) {
+      note.status = status
+      note.frontmatter.status = status
+    }
     this.statuses.move(this.graph, id, node.status, status)
     node.status = status
     node.frontmatter.status = status
-    return id
+  }
+
+  /** Journals a trace entry of run `run` (see `TraceAppender`) and appends what the hop journaled with it; a `record` is flushed (with `fsync`). */
+  journalTrace(offset: number, text: string, run: string, record: boolean): void {
+    const journal = this.journalOf()
+    journal.trace(offset, text, run, record)
+    journal.commit()
+  }
+
+  /** Appends what the hop journaled, in one write (a hop's record flushed with `fsync`): from then on a crash loses none of it. */
+  commit(): void {
+    this.journal?.commit()
+  }
+
+  /** How long (ms) the oldest journaled write has waited to be applied; `undefined` when none waits. */
+  get unappliedFor(): number | undefined {
+    return this.waitingSince === undefined ? undefined : Date.now() - this.waitingSince
+  }
+
+  /**
+   * Applies the journaled writes to the files: the output notes, then each
+   * note's last status through {@link setStatus} (the one careful rewrite),
+   * with the images of the notes covered first in one flush (with `fsync`).
+   * Then the journal is marked applied (emptied without `fsync`).
+   *
+   * @throws what {@link setStatus} throws; what is not applied stays journaled, for the next open
+   */
+  async apply(): Promise<void> {
+    if (this.waitingSince === undefined) return
+    this.journal?.commit()
+    for (const { file, text } of this.outputs.splice(0)) writeOutputNote(this.root, file, text)
+    if (this.journal && this.pending.size > 0) {
+      for (const file of this.pending.keys()) {
+        const known = this.held.text(file)
+        if (known !== undefined) this.journal.cover(file, known)
+      }
+      this.journal.commit()
+    }
+    for (const [file, { id, status }] of [...this.pending]) {
+      if (this.pending.get(file)?.status !== status) continue
+      try {
+        await this.setStatus(id, status)
+      } catch (error) {
+        // Written, into a version a person saved that breaks the plan: the hop's path says so at its next refresh, after its work is saved.
+        if (!(error instanceof PlanValidationError)) throw error
+        this.unvalidated = true
+      }
+    }
+    if (this.pending.size > 0 || this.outputs.length > 0) return
+    this.waitingSince = undefined
+    this.journal?.settled()
+  }
+
+  private journalOf(): NoteJournal {
+    this.journal ??= NoteJournal.open(this.root, { fsync: this.options.fsync })
+    return this.journal
   }
 
   /**
@@ -280,14 +404,12 @@ export class VaultSession {
     return { edited, held: text }
   }
 
-  /** Saves a step's output note in one flush with the journal (see `saveOutputNote`). */
-  saveOutput(id: string, file: string, meta: OutputMeta, output: string): void {
-    saveOutputNote(
-      { root: this.root, graph: this.graph, held: this.held, journal: this.journal, fsync: this.options.fsync },
-      id,
-      file,
-      renderOutput(meta, output),
-    )
+  /** Journals a step's output note (`file` relative to the trace folder), written by {@link apply}. */
+  saveOutput(file: string, meta: OutputMeta, output: string): void {
+    const text = renderOutput(meta, output)
+    this.journalOf().file(`${TRACE_FOLDER}/${file}`, text)
+    this.outputs.push({ file, text })
+    this.waitingSince ??= Date.now()
   }
 
   /** What a person wrote under the node's `## Feedback` heading. */
@@ -296,8 +418,13 @@ export class VaultSession {
     return (file !== undefined && this.files.notes.get(file)?.feedback) || ''
   }
 
-  /** Stops watching, closes the journal, and waits until the second names of the note versions it replaced are removed. */
+  /**
+   * Applies what is journaled, stops watching, closes the journal, and waits
+   * until the second names of the note versions it replaced are removed. A
+   * write that fails here stays journaled: the next open applies it.
+   */
   async close(): Promise<void> {
+    await this.apply().catch(() => undefined)
     this.journal?.close()
     for (const watcher of this.watchers.splice(0)) watcher.close()
     await replacedFilesFreed()
@@ -313,11 +440,20 @@ export class VaultSession {
   }
 
   private rebuild(): void {
+    // A note read again (a person's save) still shows the status journaled for it: that write comes after their save.
+    for (const [file, { status }] of this.pending) {
+      const note = this.files.notes.get(file)
+      if (note && note.status !== status) {
+        note.status = status
+        note.frontmatter.status = status
+      }
+    }
     this.graph = graphFromNotes([...this.files.notes.values()], this.files.issues)
   }
 
   /** Rebuilds the graph after an edit and validates it; an edited edge may link a note not read yet. */
   private async rebuildAndValidate(): Promise<void> {
+    this.unvalidated = false
     this.rebuild()
     // A link to a note the watchers have not reported yet: look for new notes once.
     const dangling = [...this.graph.nodes.values()].some((node) => node.edges.some((edge) => !this.graph.nodes.has(edge.target)))

@@ -221,16 +221,34 @@ promises.symlink = async function symlink(target, path, type) {
 /**
  * Applies a power cut to the vault's files with the original calls, then the machine is off. First it
  * tells the parent how many hops of each trace were flushed (`flushed`, by folder): with `fsync` on,
- * the trace's entry is a hop's commit point, so those must survive the cut.
+ * the hop's entry flushed in the journal (or in the trace) is its commit point, so those must survive the cut.
  */
 function powerCut() {
   unwatched(() => {
     const flushed = {}
     for (const folder of config.nested ? ['', 'post', 'side'] : ['']) {
       const trace = `${config.vault}${folder ? `/${folder}` : ''}/00_plan-trace/trace.md`
-      const length = model.flushedLength(trace)
-      const text = length > 0 ? originalSync.readFileSync(trace).subarray(0, length).toString('utf8') : ''
-      flushed[folder] = text.split('\n').filter((line) => line.startsWith('<!-- vaultplan:hop {"kind":"hop"') && line.endsWith(' -->')).length
+      const flushedText = (path) => {
+        const length = model.flushedLength(path)
+        return length > 0 ? originalSync.readFileSync(path).subarray(0, length).toString('utf8') : ''
+      }
+      // A hop's entry is flushed in the journal (its commit point), or in the trace once the journal was emptied.
+      const journaled = flushedText(trace.replace(/trace\.md$/, '.journal'))
+        .split('\n')
+        .flatMap((line) => {
+          try {
+            const entry = JSON.parse(line)
+            return entry.k === 'trace' ? [entry.t] : []
+          } catch {
+            return []
+          }
+        })
+      const hops = new Set(
+        [flushedText(trace), ...journaled].flatMap((text) =>
+          text.split('\n').filter((line) => line.startsWith('<!-- vaultplan:hop {"kind":"hop"') && line.endsWith(' -->')),
+        ),
+      )
+      flushed[folder] = hops.size
     }
     side({ t: 'power-cut', flushed })
     model.cut()

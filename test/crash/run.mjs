@@ -373,7 +373,7 @@ async function killTrial(index, { root, fixture, reference, calibration, seed, l
       if (power) {
         await reboot(vault, dist)
         trial.powerCut = true
-      }
+      } else await recover(vault, dist)
       const attemptLog = readSideLog(sideLog).filter((entry) => entry.a === outcome.attempt)
       const { problems, state } = await check(false)
       if (power)
@@ -552,12 +552,22 @@ async function reboot(vault, dist) {
     const text = readFileSync(journal, 'utf8')
     writeFileSync(journal, text.replace(/\{"k":"boot","id":"[^"]*"\}/g, '{"k":"boot","id":"before-the-power-cut"}'))
   }
-  const { NoteJournal } = await import(new URL('store/note-journal.js', dist).href)
+  await recover(vault, dist)
+}
+
+/**
+ * What the next run does first when it opens a vault a killed runner left:
+ * the files are brought up to the run's journal (the trace's entries, the
+ * output notes, the statuses of the last hops), which is where the run
+ * stands (the snapshot reads the two as one). The checks look at the files.
+ */
+export async function recover(vault, dist) {
+  const { VaultSession } = await import(new URL('store/vault-session.js', dist).href)
+  const open = async (dir) => (await VaultSession.open(realpathSync(dir), { fsync: true, watch: false })).close()
   // As a run opens a vault: the journal only where a run began (the copy into a run vault may not be there yet).
-  if (existsSync(join(vault, TRACE_FOLDER))) NoteJournal.open(realpathSync(vault)).close()
+  if (existsSync(join(vault, TRACE_FOLDER))) await open(vault)
   // The next run repairs a branch when it enters it; the checks look before that, so repair them here as it would.
-  for (const folder of [BRANCH, 'side'])
-    if (existsSync(join(vault, folder, TRACE_FOLDER, '.journal'))) NoteJournal.open(realpathSync(join(vault, folder))).close()
+  for (const folder of [BRANCH, 'side']) if (existsSync(join(vault, folder, TRACE_FOLDER, '.journal'))) await open(join(vault, folder))
 }
 
 async function delay(microseconds) {

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { afterEach } from 'vitest'
+import { observeRun } from 'vaultplan'
 
 const temps: string[] = []
 
@@ -37,7 +38,11 @@ export async function readTree(dir: string, options: { skipTrace?: boolean } = {
       const rel = relative(dir, path).split('\\').join('/')
       if (options.skipTrace && rel === '00_plan-trace') continue
       if (entry.isDirectory()) await walk(path)
-      else files[rel] = await readFile(path, 'utf8')
+      else {
+        // A file gone between the listing and the read (a run's temporary file, while it works) was not there to read.
+        const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(error)))
+        if (text !== undefined) files[rel] = text
+      }
     }
   }
   await walk(dir)
@@ -54,6 +59,42 @@ export async function readNotes(dir: string): Promise<Record<string, string>> {
 export async function statuses(dir: string): Promise<Record<string, string>> {
   const notes = await readNotes(dir)
   return Object.fromEntries(Object.entries(notes).map(([path, text]) => [path.replace(/\.md$/, ''), statusOf(text)]))
+}
+
+/**
+ * Where the run's snapshot says each note stands (`observeRun`: the notes
+ * and the run's journal as one), by id: what the run has persisted, whether
+ * or not it is written into the note yet.
+ */
+export async function persistedStatuses(dir: string): Promise<Record<string, string>> {
+  const snapshot = await observeRun(dir)
+  return Object.fromEntries(snapshot.nodes.map((node) => [node.id, node.status]).sort(([a], [b]) => (a! < b! ? -1 : 1)))
+}
+
+/** Waits until every note shows the status the run persisted for it (see {@link persistedStatuses}), as a person sees them; throws after `ms`. */
+export async function untilShown(dir: string, ms = 2000): Promise<void> {
+  const until = Date.now() + ms
+  for (;;) {
+    const [shown, persisted] = [await statuses(dir), await persistedStatuses(dir)]
+    if (JSON.stringify(shown) === JSON.stringify(persisted)) return
+    if (Date.now() > until) throw new Error(`the notes show ${JSON.stringify(shown)} after ${ms} ms, the run persisted ${JSON.stringify(persisted)}`)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
+/**
+ * Waits until the note `file` says `status:` `status`, as a person watching
+ * it in their notes app would see it (a run writes a hop's statuses into the
+ * notes within milliseconds); throws after `ms` with what the note says.
+ */
+export async function shownInNote(dir: string, file: string, status: string, ms = 2000): Promise<void> {
+  const until = Date.now() + ms
+  for (;;) {
+    const now = statusOf(await readFile(join(dir, file), 'utf8').catch(() => ''))
+    if (now === status) return
+    if (Date.now() > until) throw new Error(`\`${file}\` still says \`status: ${now}\` after ${ms} ms, expected \`${status}\``)
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
 }
 
 /** The `status:` in a note's frontmatter; `pending` when it has none. */
