@@ -93,7 +93,7 @@ export class HopWriter {
           break
         case 'empty-boxes':
           // Written now, after every write journaled before it.
-          await this.session.apply()
+          await this.apply()
           renamed.set(effect.node, await this.session.emptyBoxes(node, effect.handed))
           break
         case 'output':
@@ -103,7 +103,7 @@ export class HopWriter {
           await this.record(effect.record, effect.rationale, effect.output)
           break
         case 'final':
-          await this.session.apply()
+          await this.apply()
           await writeFinal(this.vault, node, effect.output, { fsync: this.options.fsync })
           break
       }
@@ -133,8 +133,7 @@ export class HopWriter {
     this.timer = setTimeout(() => {
       this.timer = undefined
       if (!this.idle || this.applying) return
-      this.applying = this.session
-        .apply()
+      this.applying = this.apply()
         .catch((error: unknown) => {
           this.applyFailed = { error }
         })
@@ -163,7 +162,13 @@ export class HopWriter {
    */
   protected async settle(all: boolean): Promise<void> {
     const waited = this.session.unappliedFor
-    if (waited !== undefined && (all || waited >= APPLY_LAG_MS)) await this.session.apply()
+    if (waited !== undefined && (all || waited >= APPLY_LAG_MS)) await this.apply()
+  }
+
+  /** Applies what the hops journaled, as long as this runner still holds the vault (one paused past a takeover writes nothing). */
+  private async apply(): Promise<void> {
+    this.lock.check()
+    await this.session.apply()
   }
 
   /** Judges the transition of a worked visit and records the hop. */

@@ -186,9 +186,15 @@ export class RunDriver extends HopWriter {
     return toRunResult(step, { runId: this.runId, replay: this.state, vault: this.vault, degraded: this.options.degraded })
   }
 
-  /** Waits for an apply under way (what it could not write stays journaled, for the session's close or the next open) and closes the trace file. */
+  /**
+   * Applies what the hops journaled, as long as this runner holds the vault,
+   * and closes the trace file. What cannot be written now stays journaled,
+   * for the next open: closing never fails a call that ended otherwise.
+   */
   async close(): Promise<void> {
-    await this.enter().catch(() => undefined)
+    await this.enter()
+      .then(() => this.settle(true))
+      .catch(() => undefined)
     await this.appender?.close()
   }
 

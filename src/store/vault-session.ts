@@ -419,12 +419,12 @@ export class VaultSession {
   }
 
   /**
-   * Applies what is journaled, stops watching, closes the journal, and waits
-   * until the second names of the note versions it replaced are removed. A
-   * write that fails here stays journaled: the next open applies it.
+   * Stops watching, closes the journal, and waits until the second names of
+   * the note versions it replaced are removed. What is journaled and not
+   * applied yet (the run's driver applies it as it closes, holding the
+   * vault's lock) stays journaled: the next open applies it.
    */
   async close(): Promise<void> {
-    await this.apply().catch(() => undefined)
     this.journal?.close()
     for (const watcher of this.watchers.splice(0)) watcher.close()
     await replacedFilesFreed()

@@ -232,19 +232,22 @@ function powerCut() {
         const length = model.flushedLength(path)
         return length > 0 ? originalSync.readFileSync(path).subarray(0, length).toString('utf8') : ''
       }
-      // A hop's entry is flushed in the journal (its commit point), or in the trace once the journal was emptied.
+      // A hop's entry is flushed in the journal (its commit point), or in the trace once the journal was emptied;
+      // the journal's entries of the run this trace is of (an archived run's are not this trace's).
+      const traced = flushedText(trace)
+      const run = /^run: (\S+)$/m.exec(traced)?.[1]
       const journaled = flushedText(trace.replace(/trace\.md$/, '.journal'))
         .split('\n')
         .flatMap((line) => {
           try {
             const entry = JSON.parse(line)
-            return entry.k === 'trace' ? [entry.t] : []
+            return entry.k === 'trace' && entry.r === run ? [entry.t] : []
           } catch {
             return []
           }
         })
       const hops = new Set(
-        [flushedText(trace), ...journaled].flatMap((text) =>
+        [traced, ...journaled].flatMap((text) =>
           text.split('\n').filter((line) => line.startsWith('<!-- vaultplan:hop {"kind":"hop"') && line.endsWith(' -->')),
         ),
       )

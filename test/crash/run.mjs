@@ -563,7 +563,11 @@ async function reboot(vault, dist) {
  */
 export async function recover(vault, dist) {
   const { VaultSession } = await import(new URL('store/vault-session.js', dist).href)
-  const open = async (dir) => (await VaultSession.open(realpathSync(dir), { fsync: true, watch: false })).close()
+  const open = async (dir) => {
+    const session = await VaultSession.open(realpathSync(dir), { fsync: true, watch: false })
+    await session.apply().catch(() => undefined)
+    await session.close()
+  }
   // As a run opens a vault: the journal only where a run began (the copy into a run vault may not be there yet).
   if (existsSync(join(vault, TRACE_FOLDER))) await open(vault)
   // The next run repairs a branch when it enters it; the checks look before that, so repair them here as it would.
