@@ -81,7 +81,7 @@ const ASSET_FOLDER = new URL('../../assets/', import.meta.url)
  * without inline script); nothing outside the root is read or written.
  *
  * @returns the board's URL (with the token) and what stops it
- * @throws {@link VaultPathError} when `root` is not a folder
+ * @throws `VaultPathError` when `root` is not a folder
  * @throws `TypeError` when `port` is not an integer from 0 to 65535
  */
 export async function startBoard(options: BoardOptions): Promise<Board> {
