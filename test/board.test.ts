@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { join } from 'node:path'
@@ -6,6 +7,7 @@ import * as boardModule from 'vaultplan/board'
 import { startBoard } from 'vaultplan/board'
 import { safeHtml } from '../src/board/safe-html.js'
 import { teamRoot } from './helpers/board.js'
+import { bin } from './helpers/cli.js'
 
 /** A raw HTTP request, so that `Host` can be anything (fetch sets it from the URL). */
 function send(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; text: string }> {
@@ -33,6 +35,29 @@ describe('vaultplan/board', () => {
       expect(board.origin).toBe(board.url.replace('/?token=secret', ''))
     } finally {
       await board.close()
+    }
+  })
+})
+
+describe('vaultplan board', () => {
+  test("prints 'board: <url>' first, and the URL opens the runs page", async () => {
+    const child = spawn(process.execPath, [bin, 'board', '--root', await teamRoot(), '--http', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    try {
+      const first = await new Promise<string>((done) => {
+        let text = ''
+        child.stdout.setEncoding('utf8')
+        child.stdout.on('data', (chunk: string) => {
+          text += chunk
+          if (text.includes('\n')) done(text.slice(0, text.indexOf('\n')))
+        })
+      })
+      expect(first).toMatch(/^board: http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/)
+      const url = new URL(first.slice('board: '.length))
+      const opened = await fetch(url, { redirect: 'manual' })
+      const page = await fetch(new URL(opened.headers.get('location')!, url), { headers: { cookie: opened.headers.get('set-cookie')!.split(';')[0]! } })
+      expect({ status: page.status, title: /<title>(.*)<\/title>/.exec(await page.text())?.[1] }).toEqual({ status: 200, title: 'Runs · vaultplan board' })
+    } finally {
+      child.kill('SIGTERM')
     }
   })
 })
