@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { configDefaults, defineConfig } from 'vitest/config'
+import { hasChromium } from './test/setup/browser-notice.js'
 
 /**
  * The slow suite (`npm run test:slow`): each file here takes long because of
@@ -23,6 +24,8 @@ export const slowFiles = [
 // The queue tests need PostgreSQL: without a database they are not collected, and the
 // global setup says so after the summary (a skipped test would hide it).
 const queueFiles = process.env.VAULTPLAN_TEST_PG ? [] : ['test/queue*.test.ts']
+// The board's browser tests need Chromium (Debian's package); without it, the same: not collected, and said so.
+const browserFiles = hasChromium() ? [] : ['test/board-browser.test.ts']
 
 export default defineConfig({
   resolve: {
@@ -32,6 +35,7 @@ export default defineConfig({
       { find: /^vaultplan$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
       { find: /^vaultplan\/ai-sdk$/, replacement: fileURLToPath(new URL('./src/models/ai-sdk.ts', import.meta.url)) },
       { find: /^vaultplan\/queue$/, replacement: fileURLToPath(new URL('./src/queue/index.ts', import.meta.url)) },
+      { find: /^vaultplan\/board$/, replacement: fileURLToPath(new URL('./src/board/index.ts', import.meta.url)) },
     ],
   },
   test: {
@@ -47,8 +51,8 @@ export default defineConfig({
         test: {
           name: 'fast',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...slowFiles, ...queueFiles],
-          // Only here, so that its notice prints once: the queue tests are in this suite.
+          exclude: [...configDefaults.exclude, ...slowFiles, ...queueFiles, ...browserFiles],
+          // Only here, so that its notices print once: the queue and browser tests are in this suite.
           globalSetup: ['test/setup/queue-notice.ts'],
         },
       },

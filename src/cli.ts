@@ -10,6 +10,7 @@ import { PROPOSE_HELP, proposeCommand } from './cli/cli-propose.js'
 import { FORK_HELP, forkCommand } from './cli/cli-fork.js'
 import { LEDGER_HELP, ledgerCommand } from './cli/cli-ledger.js'
 import { MCP_HELP, mcpCommand } from './cli/cli-mcp.js'
+import { BOARD_HELP, boardCommand } from './cli/cli-board.js'
 import { SEARCH_HELP, searchCommand } from './cli/cli-search.js'
 import { VALIDATE_HELP, validateCommand } from './cli/cli-validate.js'
 import { QUEUE_HELP, queueCommand, WORKER_HELP, workerCommand } from './cli/cli-worker.js'
@@ -40,6 +41,11 @@ const commands: Record<string, Command> = {
     summary: 'serve the vaults of a folder to coding agents over MCP (stdio or HTTP)',
     help: MCP_HELP,
     run: mcpCommand,
+  },
+  board: {
+    summary: 'serve a live web page to watch runs, decide, fork and search',
+    help: BOARD_HELP,
+    run: boardCommand,
   },
   init: {
     summary: 'write a starter plan into a new or empty folder',

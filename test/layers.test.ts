@@ -17,6 +17,7 @@ const FOLDER_LAYER: Record<string, (typeof LAYERS)[number]> = {
   run: 'run',
   mcp: 'surfaces',
   queue: 'surfaces',
+  board: 'surfaces',
   cli: 'cli',
   '.': 'entry',
 }

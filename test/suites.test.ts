@@ -5,9 +5,10 @@ import { expect, test } from 'vitest'
 import { root } from './helpers/cli.js'
 import { slowFiles } from '../vitest.config.js'
 
-/** The test files vitest collects for `project`, as vitest itself lists them (the queue's included, as with a database). */
+/** The test files vitest collects for `project`, as vitest itself lists them (the queue's and the browser's included, as with a database and Chromium). */
 function listed(project: string): Promise<string[]> {
-  const env = { ...process.env, VAULTPLAN_TEST_PG: 'postgres://127.0.0.1:1/listed-only' }
+  // Listing runs nothing: any executable stands in for Chromium.
+  const env = { ...process.env, VAULTPLAN_TEST_PG: 'postgres://127.0.0.1:1/listed-only', VAULTPLAN_CHROMIUM: process.execPath }
   return new Promise((done, fail) => {
     execFile(
       process.execPath,

@@ -36,7 +36,7 @@ Exit codes: 0 the client went away or the server was stopped, 2 bad usage or a
 root that is not a folder, 70 internal error.`
 
 /** What `--http` asked for. */
-interface Address {
+export interface Address {
   host: string
   port: number
 }
@@ -109,7 +109,7 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
 }
 
 /** `127.0.0.1:8808`, `[::1]:8808`, `localhost:0`, or a port alone (bound to 127.0.0.1). */
-function parseAddress(text: string): Address {
+export function parseAddress(text: string): Address {
   const match = /^(?:(\[[^\]]+\]|[^:]+):)?(\d{1,5})$/.exec(text.trim())
   const port = match ? Number(match[2]) : Number.NaN
   if (!match || port > 65535) throw new UsageError(`--http takes HOST:PORT, like 127.0.0.1:8808, got '${text}'`)
@@ -117,7 +117,7 @@ function parseAddress(text: string): Address {
   return { host, port }
 }
 
-function stopSignal(): Promise<void> {
+export function stopSignal(): Promise<void> {
   return new Promise((resolve) => {
     process.once('SIGINT', () => resolve())
     process.once('SIGTERM', () => resolve())

@@ -1,8 +1,9 @@
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+import { allowedHosts, foreignHostOrOrigin, sameSecret } from '../core/host-check.js'
 import { createMcpServer } from './server.js'
 
 /** Options of `serveHttp`. */
@@ -49,7 +50,6 @@ interface Session {
 export const ENDPOINT = '/mcp'
 /** The largest request body read: the SDK's own bound. */
 const MAX_BODY = 4 * 1024 * 1024
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
 
 /**
  * Serves the vaults under `options.root` over MCP's Streamable HTTP
@@ -193,35 +193,16 @@ function definedOf<T extends object>(options: T): Partial<T> {
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>
 }
 
-/** The `Host` values a request may carry: `host:port` forms, lower case. */
-export function allowedHosts(host: string, port: number, extra: readonly string[]): Set<string> {
-  const form = (name: string) => `${name.includes(':') && !name.startsWith('[') ? `[${name}]` : name}`.toLowerCase()
-  const hosts = new Set([`${form(host)}:${port}`])
-  if (LOOPBACK.has(host.toLowerCase())) for (const name of ['localhost', '127.0.0.1', '[::1]']) hosts.add(`${name}:${port}`)
-  for (const entry of extra) {
-    const name = entry.trim().toLowerCase()
-    if (name === '') continue
-    hosts.add(/:\d+$/.test(name) && (name.startsWith('[') || name.split(':').length === 2) ? name : `${form(name)}:${port}`)
-  }
-  return hosts
-}
-
 /** Why a request is refused before it reaches MCP, if it is: a foreign `Host` or `Origin` (403), a missing token (401). */
 function refusal(
   request: IncomingMessage,
   allowed: ReadonlySet<string>,
   token: string | undefined,
 ): { status: number; message: string; headers?: Record<string, string> } | undefined {
-  const host = request.headers.host?.toLowerCase()
-  if (host === undefined || !allowed.has(host)) {
-    return {
-      status: 403,
-      message: `Forbidden: Host \`${host ?? ''}\` is not this server's address (DNS rebinding protection); start it with --allowed-host to accept another name`,
-    }
-  }
-  const origin = request.headers.origin
-  if (origin !== undefined && !allowed.has(originHost(origin))) {
-    return { status: 403, message: `Forbidden: Origin \`${origin}\` is not this server's address (DNS rebinding protection)` }
+  const foreign = foreignHostOrOrigin(request.headers, allowed)
+  if (foreign) {
+    const hint = foreign.header === 'Host' ? '; start it with --allowed-host to accept another name' : ''
+    return { status: 403, message: `Forbidden: ${foreign.message}${hint}` }
   }
   if (token !== undefined && !sameSecret(bearer(request.headers.authorization), token)) {
     return {
@@ -233,27 +214,9 @@ function refusal(
   return undefined
 }
 
-/** The `host:port` of an `Origin` (the scheme's default port written out), or `''` for `null` and garbage. */
-function originHost(origin: string): string {
-  try {
-    const url = new URL(origin)
-    const port = url.port || (url.protocol === 'https:' ? '443' : url.protocol === 'http:' ? '80' : '')
-    return `${url.hostname}:${port}`.toLowerCase()
-  } catch {
-    return ''
-  }
-}
-
 function bearer(header: string | undefined): string | undefined {
   const match = header === undefined ? null : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header)
   return match?.[1]
-}
-
-/** Compares in constant time, so the answer's timing tells nothing about the token. */
-function sameSecret(given: string | undefined, token: string): boolean {
-  if (given === undefined) return false
-  const digest = (text: string) => createHash('sha256').update(text).digest()
-  return timingSafeEqual(digest(given), digest(token))
 }
 
 async function readJson(request: IncomingMessage): Promise<unknown> {

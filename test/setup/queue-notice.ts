@@ -1,3 +1,5 @@
+import { browserNotice, requireBrowserUnderCi } from './browser-notice.js'
+
 /**
  * The queue tests (test/queue*.test.ts) need a PostgreSQL database; without
  * `VAULTPLAN_TEST_PG` they are not collected (vitest.config.ts), and this
@@ -27,10 +29,10 @@ export function requireQueueUnderCi(env: Record<string, string | undefined> = pr
  */
 export function setup(): void {
   requireQueueUnderCi(process.env)
+  requireBrowserUnderCi(process.env)
 }
 
 /** Vitest's global teardown: runs once, after every test file. */
 export function teardown(): void {
-  const notice = queueNotice()
-  if (notice) process.stdout.write(`\n${notice}\n`)
+  for (const notice of [queueNotice(), browserNotice()]) if (notice) process.stdout.write(`\n${notice}\n`)
 }

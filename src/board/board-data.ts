@@ -1,0 +1,139 @@
+import { readdir } from 'node:fs/promises'
+import { readLedger } from '../memory/ledger.js'
+import type { LedgerView } from '../core/ledger-types.js'
+import { loadPlan } from '../plan/load-plan.js'
+import { toSvg } from '../plan/plan-svg.js'
+import { observeRun } from '../run/observe-run.js'
+import { visitsOfSnapshot, type RunSnapshot } from '../run/run-snapshot.js'
+import { readOutput, type SavedOutput } from '../store/output-note.js'
+import { readTrace, tracePaths, type HopRecord } from '../store/trace.js'
+import { OUTPUTS_FOLDER } from '../vault/run-folder.js'
+import { readProposal, type ProposalInfo } from '../vault/proposal-note.js'
+import { vaultName, vaultPath } from '../mcp/paths.js'
+import { findVaults } from '../mcp/vaults.js'
+
+/** One row of the runs page. */
+export interface RunRow {
+  /** The vault, relative to the root, `/`-separated. */
+  name: string
+  phase: RunSnapshot['phase'] | 'unreadable'
+  query: string
+  /** What is worked or decided next, else the last note worked. */
+  current: string
+  steps: number
+  maxSteps: number
+  /** The notes that wait on a person (waiting notes, a pending proposal). */
+  waiting: string[]
+}
+
+/** How many vaults the board lists at most. */
+export const MAX_VAULTS = 5_000
+/** How many vaults are read at once: enough to hide the disk's latency, few enough not to run out of file handles. */
+const READ_AT_ONCE = 32
+
+/** Every vault under the root with where its run stands; those that wait on a person first, then by name. */
+export async function runRows(root: string): Promise<{ rows: RunRow[]; truncated: boolean }> {
+  const { vaults, truncated } = await findVaults(root, { limit: MAX_VAULTS })
+  const rows = await mapLimited(vaults, READ_AT_ONCE, async (path): Promise<RunRow> => {
+    const name = vaultName(root, path)
+    try {
+      const snapshot = await observeRun(path, { hops: 1 })
+      return {
+        name,
+        phase: snapshot.phase,
+        query: snapshot.run?.query ?? '',
+        current: snapshot.frontier[0]?.node ?? snapshot.waiting[0]?.node ?? snapshot.hops.at(-1)?.node ?? '',
+        steps: snapshot.steps,
+        maxSteps: snapshot.maxSteps,
+        waiting: snapshot.waiting.map((note) => note.node),
+      }
+    } catch {
+      return { name, phase: 'unreadable', query: '', current: '', steps: 0, maxSteps: 0, waiting: [] }
+    }
+  })
+  return { rows: rows.sort((a, b) => Number(b.waiting.length > 0) - Number(a.waiting.length > 0) || (a.name < b.name ? -1 : 1)), truncated }
+}
+
+/** One hop of a run's timeline: the snapshot's hop with what its trace record adds. */
+export interface TimelineHop {
+  step: number
+  node: string
+  visit: number
+  /** The label of the edge taken, `''` for an unconditional one, `null` for none. */
+  edge: string | null
+  decidedBy: string
+  /** Why: the person's feedback, or the caller's choice. */
+  why?: string
+  ms?: number
+  model?: string
+  tokens?: { input: number; output: number }
+  /** The output's file, relative to the trace folder. */
+  output?: string
+}
+
+/** What the page of one run shows. */
+export interface RunDetail {
+  name: string
+  path: string
+  snapshot: RunSnapshot
+  hops: TimelineHop[]
+  outputs: (SavedOutput & { file: string })[]
+  ledger: LedgerView
+  proposal: ProposalInfo | undefined
+}
+
+/**
+ * A run of the root, read for its page: the snapshot with every hop, each
+ * hop's trace record, its outputs, its ledger and its proposal.
+ *
+ * @throws `PathRefusal` when `name` leaves the root or is no vault
+ */
+export async function runDetail(root: string, name: string): Promise<RunDetail> {
+  const path = await vaultPath(root, name)
+  const snapshot = await observeRun(path, { hops: Number.MAX_SAFE_INTEGER })
+  const [trace, ledger, proposal] = await Promise.all([readTrace(path), readLedger(path), readProposal(path)])
+  const records = new Map<string, HopRecord>()
+  for (const record of trace?.records ?? []) if (record.kind === 'hop') records.set(`${record.step}:${record.node}`, record)
+  const hops = snapshot.hops.map((hop) => timelineHop(hop, records.get(`${hop.step}:${hop.node}`)))
+  const files = (await readdir(tracePaths(path).outputs).catch(() => [] as string[])).filter((file) => file.endsWith('.md')).sort()
+  const outputs = (await mapLimited(files, READ_AT_ONCE, async (file) => ({ file, saved: await readOutput(path, `${OUTPUTS_FOLDER}/${file}`) }))).flatMap(
+    ({ file, saved }) => (saved ? [{ ...saved, file }] : []),
+  )
+  return { name: vaultName(root, path), path, snapshot, hops, outputs, ledger, proposal }
+}
+
+function timelineHop(hop: RunSnapshot['hops'][number], record: HopRecord | undefined): TimelineHop {
+  const timeline: TimelineHop = { step: hop.step, node: hop.node, visit: hop.visit, edge: hop.edge ? hop.edge.label : null, decidedBy: hop.decidedBy }
+  const why = record?.feedback ?? record?.choice
+  if (why !== undefined) timeline.why = why
+  if (record?.ms !== undefined) timeline.ms = record.ms
+  if (record?.model !== undefined) timeline.model = record.model
+  if (record?.tokens !== undefined) timeline.tokens = record.tokens
+  if (record?.output !== undefined) timeline.output = record.output
+  return timeline
+}
+
+/**
+ * The plan of a run of the root as an SVG image, with statuses and visits.
+ *
+ * @throws `PathRefusal` when `name` leaves the root or is no vault
+ */
+export async function planSvg(root: string, name: string): Promise<string> {
+  const path = await vaultPath(root, name)
+  const [graph, snapshot] = await Promise.all([loadPlan(path), observeRun(path, { hops: 0 })])
+  return toSvg(graph, snapshot.run ? { visits: visitsOfSnapshot(snapshot) } : undefined)
+}
+
+/** `map` with at most `limit` calls of `each` under way, in input order. */
+async function mapLimited<T, R>(items: readonly T[], limit: number, each: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length)
+  let next = 0
+  const lane = async () => {
+    while (next < items.length) {
+      const index = next++
+      results[index] = await each(items[index]!)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane))
+  return results
+}

@@ -1,0 +1,171 @@
+import type { LedgerEntry } from '../core/ledger-types.js'
+import type { SearchHit } from '../memory/search-runs.js'
+import type { RunSnapshot } from '../run/run-snapshot.js'
+import type { RunDetail, RunRow, TimelineHop } from './board-data.js'
+import { escapeHtml as e, safeHtml } from './safe-html.js'
+
+/*
+ * The board's pages as HTML text. Everything that came from a file is
+ * escaped here or rendered by `safeHtml`; the page carries no inline script
+ * or style (the Content-Security-Policy forbids both): its script and styles
+ * are the static files under /assets/.
+ */
+
+/** The tabs of the runs page, "needs you" first; each keeps the rows it names. */
+export const RUN_TABS = [
+  { id: 'needs-you', label: 'Needs you', keeps: (row: RunRow) => row.waiting.length > 0 },
+  { id: 'all', label: 'All', keeps: () => true },
+  { id: 'ready', label: 'Ready', keeps: (row: RunRow) => row.phase === 'ready' },
+  { id: 'waiting', label: 'Waiting', keeps: (row: RunRow) => row.phase === 'waiting' },
+  { id: 'stopped', label: 'Stopped', keeps: (row: RunRow) => row.phase === 'stopped' },
+  { id: 'completed', label: 'Completed', keeps: (row: RunRow) => row.phase === 'completed' },
+  { id: 'fresh', label: 'Not started', keeps: (row: RunRow) => row.phase === 'fresh' },
+  { id: 'other', label: 'Declined, invalid', keeps: (row: RunRow) => ['declined', 'invalid', 'unreadable'].includes(row.phase) },
+] as const
+
+/** A whole page: the header with the way back and search, and `main`. `vault` names the run a live page follows. */
+export function page(title: string, main: string, vault?: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${e(title)} · vaultplan board</title>
+<link rel="stylesheet" href="/assets/board.css">
+<script src="/assets/board.js" defer></script>
+</head>
+<body${vault === undefined ? '' : ` data-vault="${e(vault)}"`}>
+<header><nav><a href="/">Runs</a>
+<form action="/search" method="get" role="search"><label>Search past runs <input name="q" type="search"></label> <button>Search</button></form>
+<span id="live" aria-live="polite"></span></nav></header>
+<main id="main">
+${main}
+</main>
+</body>
+</html>
+`
+}
+
+/** The runs page: tabs by phase, "needs you" first, and a row per vault. */
+export function runsPage(rows: readonly RunRow[], tab: string, truncated: boolean): string {
+  const chosen = RUN_TABS.find((each) => each.id === tab) ?? RUN_TABS[0]
+  const tabs = RUN_TABS.map((each) => {
+    const count = rows.filter(each.keeps).length
+    const current = each.id === chosen.id ? ' aria-current="page"' : ''
+    return `<a href="/?tab=${each.id}"${current}>${e(each.label)} <span class="count">${count}</span></a>`
+  }).join('\n')
+  const shown = rows.filter(chosen.keeps)
+  const body = shown
+    .map(
+      (row) => `<tr><td><a href="${runHref(row.name)}">${e(row.name)}</a></td><td><span class="phase phase-${row.phase}">${row.phase}</span></td>
+<td>${e(row.query)}</td><td>${e(row.current)}</td><td>${row.steps} / ${row.maxSteps}</td><td>${row.waiting.map(e).join(', ')}</td></tr>`,
+    )
+    .join('\n')
+  const empty = shown.length === 0 ? `<p class="empty">No run here.</p>` : ''
+  const more = truncated ? `<p class="note">The first ${rows.length} vaults are shown.</p>` : ''
+  return `<h1>Runs</h1>
+<nav class="tabs" aria-label="Runs by phase">${tabs}</nav>
+<table class="runs"><thead><tr><th>Vault</th><th>Phase</th><th>Query</th><th>Now</th><th>Steps</th><th>Waits on you</th></tr></thead>
+<tbody>${body}</tbody></table>${empty}${more}`
+}
+
+/** The page of one run: decisions first, then the plan, the frontier, the hops, the outputs and the ledger. */
+export function runPage(detail: RunDetail, planVersion: string): string {
+  const { snapshot, name } = detail
+  const run = snapshot.run
+  return `<h1>${e(name)} <span class="phase phase-${snapshot.phase}">${snapshot.phase}</span></h1>
+<p class="query">${run ? e(run.query) : 'Not run yet.'}</p>
+<p class="numbers">${snapshot.steps} of ${snapshot.maxSteps} steps${snapshot.holder ? ` · held by process ${snapshot.holder.pid} on ${e(snapshot.holder.host)}` : ''}</p>
+${snapshot.stop ? `<p class="stop">${e(snapshot.stop.reason)}</p>` : ''}
+${decisions(detail)}
+<section aria-labelledby="plan"><h2 id="plan">Plan</h2>
+<img class="plan" src="/plan.svg?vault=${encodeURIComponent(name)}&amp;v=${e(planVersion)}" alt="The plan of ${e(name)}, each note with its status and visits">
+</section>
+${frontier(snapshot)}
+${timeline(name, detail.hops, snapshot.steps)}
+${snapshot.result ? `<section aria-labelledby="result"><h2 id="result">Result</h2><article class="output">${safeHtml(snapshot.result.output)}</article></section>` : ''}
+<section aria-labelledby="outputs"><h2 id="outputs">Outputs</h2>
+${detail.outputs.map((output) => `<article class="output" id="output-${output.step}"><h3>Step ${output.step} · ${e(output.node)} · visit ${output.visit}</h3>${safeHtml(output.output)}</article>`).join('\n') || '<p class="empty">No output yet.</p>'}
+</section>
+${ledger(detail)}`
+}
+
+/** A waiting note's choices as buttons with a feedback box; a pending proposal's approve, revise, decline. */
+function decisions(detail: RunDetail): string {
+  const { snapshot, name, proposal } = detail
+  if (snapshot.waiting.length === 0) return ''
+  const forms = snapshot.waiting.map((waiting) => {
+    const isProposal = waiting.node === 'proposal' && proposal !== undefined
+    const heading = isProposal ? `The proposed plan, version ${proposal.version}` : `${e(waiting.node)} waits for you`
+    const earlier = isProposal && proposal.feedback ? `<p class="feedback">Earlier feedback: ${e(proposal.feedback)}</p>` : ''
+    const id = `feedback-${e(waiting.node.replace(/[^\w-]/g, '-'))}`
+    return `<form class="decision" method="post" action="/decide">
+<h3>${heading}</h3>${earlier}
+<input type="hidden" name="vault" value="${e(name)}"><input type="hidden" name="node" value="${e(waiting.node)}">
+<label for="${id}">Feedback (optional)</label>
+<textarea id="${id}" name="feedback" rows="3"></textarea>
+<div class="choices">${waiting.choices.map((choice) => `<button type="submit" name="edge" value="${e(choice)}">${e(choice)}</button>`).join(' ')}</div>
+</form>`
+  })
+  return `<section aria-labelledby="decide"><h2 id="decide">Needs you</h2>\n${forms.join('\n')}\n</section>`
+}
+
+function frontier(snapshot: RunSnapshot): string {
+  if (snapshot.frontier.length === 0) return ''
+  const items = snapshot.frontier.map((item) => `<li>${item.kind} <strong>${e(item.node)}</strong> · visit ${item.visit} · step ${item.step}</li>`)
+  return `<section aria-labelledby="frontier"><h2 id="frontier">Next</h2><ul>${items.join('')}</ul></section>`
+}
+
+function timeline(name: string, hops: readonly TimelineHop[], steps: number): string {
+  if (hops.length === 0) return ''
+  const rows = hops.map((hop) => {
+    const edge = hop.edge === null ? '—' : hop.edge === '' ? 'next' : e(hop.edge)
+    const tokens = hop.tokens ? `${hop.tokens.input} in / ${hop.tokens.output} out` : ''
+    return `<tr><td>${hop.step}</td><td>${e(hop.node)}</td><td>${hop.visit}</td><td>${edge}</td><td>${e(hop.decidedBy)}</td><td>${e(hop.why ?? '')}</td>
+<td>${hop.ms === undefined ? '' : `${(hop.ms / 1000).toFixed(1)} s`}</td><td>${e(hop.model ?? '')}</td><td>${tokens}</td></tr>`
+  })
+  return `<section aria-labelledby="hops"><h2 id="hops">Hops</h2>
+<table class="hops"><thead><tr><th>Step</th><th>Note</th><th>Visit</th><th>Edge</th><th>Decided by</th><th>Why</th><th>Took</th><th>Model</th><th>Tokens</th></tr></thead>
+<tbody>${rows.join('\n')}</tbody></table>
+<form class="fork" method="post" action="/fork"><input type="hidden" name="vault" value="${e(name)}">
+<label>Fork from step <input name="step" type="number" min="0" max="${steps}" value="${steps}" required></label>
+<label>into the new folder <input name="into" value="${e(`${name}-fork`)}" required></label>
+<button type="submit">Fork</button></form>
+</section>`
+}
+
+function ledger(detail: RunDetail): string {
+  const { facts, assumptions, decisions } = detail.ledger
+  if (facts.length + assumptions.length + decisions.length === 0) return ''
+  const list = (title: string, entries: readonly (LedgerEntry & { valid?: boolean })[]) =>
+    entries.length === 0
+      ? ''
+      : `<h3>${title}</h3><ul>${entries
+          .map(
+            (entry) =>
+              `<li${entry.valid === false ? ' class="invalid"' : ''}><strong>${e(entry.id)}</strong> ${e(entry.text)}${entry.reason ? ` <em>${e(entry.reason)}</em>` : ''}</li>`,
+          )
+          .join('')}</ul>`
+  return `<section aria-labelledby="ledger"><h2 id="ledger">Ledger</h2>${list('Facts', facts)}${list('Assumptions', assumptions)}${list('Decisions', decisions)}</section>`
+}
+
+/** The search page: the form's answer, hit by hit, each linking to its run. */
+export function searchPage(query: string, hits: readonly SearchHit[]): string {
+  const items = hits.map(
+    (hit) =>
+      `<li><a href="${runHref(hit.vault)}">${e(hit.vault)}</a> · ${e(hit.kind)}${hit.node ? ` · ${e(hit.node)}` : ''}${hit.step ? ` · step ${hit.step}` : ''}<p>${e(hit.snippet)}</p></li>`,
+  )
+  return `<h1>Search</h1>
+<form action="/search" method="get"><label>Words <input name="q" type="search" value="${e(query)}"></label> <button>Search</button></form>
+${query === '' ? '' : items.length === 0 ? '<p class="empty">Nothing found.</p>' : `<ol class="hits">${items.join('')}</ol>`}`
+}
+
+/** A page that says what went wrong, with the way back. */
+export function problemPage(message: string, back: string): string {
+  return `<h1>That did not work</h1><p class="problem">${e(message)}</p><p><a href="${e(back)}">Back</a></p>`
+}
+
+/** The address of a run's page. */
+export function runHref(name: string): string {
+  return `/run?vault=${encodeURIComponent(name)}`
+}

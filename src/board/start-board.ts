@@ -1,0 +1,218 @@
+import { randomBytes } from 'node:crypto'
+import { readFile, realpath } from 'node:fs/promises'
+import type { AddressInfo } from 'node:net'
+import { serve } from '@hono/node-server'
+import { Hono } from 'hono'
+import { getCookie, setCookie } from 'hono/cookie'
+import { streamSSE } from 'hono/streaming'
+import { allowedHosts, foreignHostOrOrigin, originHost, sameSecret } from '../core/host-check.js'
+import { searchRuns } from '../memory/search-runs.js'
+import { decide } from '../run/decide.js'
+import { forkRun } from '../run/fork.js'
+import { assertFolder } from '../vault/fs-atomic.js'
+import { confine, refuseInsideVault, vaultPath } from '../mcp/paths.js'
+import { planSvg, runDetail, runRows } from './board-data.js'
+import { page, problemPage, runHref, runPage, runsPage, searchPage } from './board-pages.js'
+import { RootWatch } from './root-watch.js'
+
+/** Options of `startBoard`. */
+export interface BoardOptions {
+  /** The folder whose vaults the board shows; nothing outside it is read or written. */
+  root: string
+  /**
+   * The address to listen on. Anything but loopback lets other machines
+   * reach the board (they still need the token).
+   *
+   * @default '127.0.0.1'
+   */
+  host?: string
+  /**
+   * The port; `0` picks a free one.
+   *
+   * @default 0
+   */
+  port?: number
+  /**
+   * The secret every request must carry (the URL's `?token=` sets a cookie).
+   *
+   * @default 32 random bytes, hex
+   */
+  token?: string
+  /** More `Host` values to accept (`name` or `name:port`), for a board behind a proxy. */
+  allowedHosts?: string[]
+}
+
+/** A running board. */
+export interface Board {
+  /** The board's address with its token: open it in a browser. */
+  url: string
+  /** The board's own origin (`http://127.0.0.1:PORT`): what a request that changes something must carry as `Origin`. */
+  origin: string
+  /** Stops the server, its watcher and every open page's stream. */
+  close(): Promise<void>
+}
+
+const DEFAULTS = { host: '127.0.0.1', port: 0 }
+/** The cookie that carries the token after the first visit. */
+const COOKIE = 'vaultplan_board'
+/** No inline script or style, nothing from elsewhere: text from a model can never run in the page. */
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+/** The page's script and styles, served from the package as they are: no build step. */
+const ASSETS: Record<string, string> = { 'board.js': 'text/javascript; charset=utf-8', 'board.css': 'text/css; charset=utf-8' }
+const ASSET_FOLDER = new URL('../../assets/', import.meta.url)
+
+/**
+ * Serves the board of the vaults under `options.root`: a web page for the
+ * people around a plan. The runs (tabs by phase, those that wait on a
+ * person first), each run (the plan drawn with statuses and visits, what
+ * comes next and who claimed it, the hops with who decided and why, every
+ * output rendered, the ledger), a waiting note's choices as buttons with a
+ * feedback box (`decide`), a proposal's approve / revise / decline, a fork
+ * from any step (`forkRun`), and search over past runs (`searchRuns`).
+ * A change on disk reaches open pages within a second through server-sent
+ * events from one watch of the root.
+ *
+ * Safe by default: it listens on 127.0.0.1; a request whose `Host` or
+ * `Origin` is not the board's is refused (403); every request needs the
+ * token (401 without it), and one that changes something must also carry
+ * the board's own `Origin`; text from notes, models and outputs is shown,
+ * never run (sanitized HTML, raw HTML as text, a Content-Security-Policy
+ * without inline script); nothing outside the root is read or written.
+ *
+ * @returns the board's URL (with the token) and what stops it
+ * @throws `VaultPathError` when `root` is not a folder
+ * @throws `TypeError` when `port` is not an integer from 0 to 65535
+ */
+export async function startBoard(options: BoardOptions): Promise<Board> {
+  const { host, port } = { ...DEFAULTS, ...definedOf(options) }
+  const token = options.token ?? randomBytes(32).toString('hex')
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`Expected \`port\` to be an integer from 0 to 65535, got \`${port}\``)
+  if (token === '') throw new TypeError('Expected `token` to be a non-empty string, got ``')
+  await assertFolder(options.root, options.root)
+  const root = await realpath(options.root)
+  const watch = new RootWatch(root)
+  let allowed = new Set<string>()
+  const app = new Hono()
+
+  app.use(async (c, next) => {
+    const foreign = foreignHostOrOrigin({ host: c.req.header('host'), origin: c.req.header('origin') }, allowed)
+    if (foreign) return c.text(`Forbidden: ${foreign.message}`, 403)
+    const given = c.req.query('token')
+    if (given !== undefined && sameSecret(given, token)) {
+      setCookie(c, COOKIE, token, { httpOnly: true, sameSite: 'Strict', path: '/' })
+      const url = new URL(c.req.url)
+      url.searchParams.delete('token')
+      return c.redirect(`${url.pathname}${url.search}`, 303)
+    }
+    if (!sameSecret(getCookie(c, COOKIE), token)) return c.text('Unauthorized: open the address `vaultplan board` printed (it carries the token)', 401)
+    // A request that changes something must come from the board's own page: same-site cookies alone do not say so.
+    const origin = c.req.header('origin')
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && (origin === undefined || !allowed.has(originHost(origin))))
+      return c.text("Forbidden: a change must come from the board's own page (no Origin, or another one)", 403)
+    await next()
+    c.header('content-security-policy', CSP)
+    c.header('x-content-type-options', 'nosniff')
+    // Not no-referrer: under it Chromium sends `Origin: null` with a form's POST, and the board could not tell its own page.
+    c.header('referrer-policy', 'same-origin')
+  })
+
+  app.get('/', async (c) => {
+    const { rows, truncated } = await runRows(root)
+    return c.html(page('Runs', runsPage(rows, c.req.query('tab') ?? '', truncated)))
+  })
+  app.get('/run', async (c) => {
+    const name = c.req.query('vault') ?? ''
+    const detail = await runDetail(root, name)
+    return c.html(page(detail.name, runPage(detail, String(Date.now())), detail.name))
+  })
+  app.get('/plan.svg', async (c) => {
+    const svg = await planSvg(root, c.req.query('vault') ?? '')
+    return c.body(svg, 200, { 'content-type': 'image/svg+xml; charset=utf-8', 'cache-control': 'no-store' })
+  })
+  app.get('/search', async (c) => {
+    const query = (c.req.query('q') ?? '').trim()
+    const hits = query === '' ? [] : await searchRuns(root, query, { limit: 50 })
+    return c.html(page('Search', searchPage(query, hits)))
+  })
+  app.get('/events', (c) =>
+    streamSSE(c, async (stream) => {
+      const queue: string[][] = []
+      let wake: (() => void) | undefined
+      const stop = watch.listen((paths) => {
+        queue.push(paths)
+        wake?.()
+      })
+      stream.onAbort(() => {
+        stop()
+        wake?.()
+      })
+      await stream.writeSSE({ event: 'ready', data: '' })
+      while (!stream.aborted) {
+        const paths = queue.shift()
+        if (paths) await stream.writeSSE({ event: 'change', data: JSON.stringify(paths) })
+        else await new Promise<void>((resolve) => (wake = resolve))
+      }
+      stop()
+    }),
+  )
+  app.get('/assets/:file', async (c) => {
+    const file = c.req.param('file')
+    const type = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined
+    if (!type) return c.text('Not found', 404)
+    return c.body(await readFile(new URL(file, ASSET_FOLDER), 'utf8'), 200, { 'content-type': type })
+  })
+  app.post('/decide', async (c) => {
+    const form = await c.req.parseBody()
+    const name = String(form.vault ?? '')
+    const feedback = String(form.feedback ?? '').trim()
+    await decide(await vaultPath(root, name), String(form.node ?? ''), { edge: String(form.edge ?? ''), ...(feedback !== '' && { feedback }) })
+    return c.redirect(runHref(name), 303)
+  })
+  app.post('/fork', async (c) => {
+    const form = await c.req.parseBody()
+    const name = String(form.vault ?? '')
+    const into = String(form.into ?? '')
+    const source = await vaultPath(root, name)
+    const target = await confine(root, into, 'the new folder')
+    await refuseInsideVault(root, target.path, into, 'exists')
+    await forkRun(source, { step: Number(form.step), into: target.path })
+    return c.redirect(runHref(into), 303)
+  })
+  app.notFound((c) => c.html(page('Not found', problemPage(`There is no page \`${c.req.path}\` on the board.`, '/')), 404))
+  app.onError((error, c) => {
+    const message = error instanceof Error ? error.message : String(error)
+    c.header('content-security-policy', CSP)
+    return c.html(page('Problem', problemPage(message, '/')), isCallerMistake(error) ? 400 : 500)
+  })
+
+  const server = serve({ fetch: app.fetch, hostname: host, port })
+  await new Promise<void>((resolve, reject) => {
+    if (server.listening) return resolve()
+    server.once('listening', () => resolve())
+    server.once('error', reject)
+  })
+  const bound = (server.address() as AddressInfo).port
+  allowed = allowedHosts(host, bound, options.allowedHosts ?? [])
+  const origin = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`
+  return {
+    url: `${origin}/?token=${token}`,
+    origin,
+    close: async () => {
+      watch.close()
+      if ('closeAllConnections' in server) server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
+
+/** An error of the request (a refused path, a decision on a note that is not waiting, a bad step): 400, not the board's fault. */
+function isCallerMistake(error: unknown): boolean {
+  const name = (error as { name?: unknown } | undefined)?.name
+  return name === 'PathRefusal' || name === 'RunStateError' || name === 'VaultPathError' || error instanceof TypeError
+}
+
+/** `options` without its `undefined` values, so they take the defaults. */
+function definedOf<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<T>
+}

@@ -1,0 +1,144 @@
+import { execFile } from 'node:child_process'
+import { mkdir, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { decide, observeRun } from 'vaultplan'
+import { copyOf, launchChromium, openBoard, teamRoot } from './helpers/board.js'
+import { root as repo } from './helpers/cli.js'
+
+// Each page's picture for docs/board.md: written there with VAULTPLAN_SCREENSHOTS=docs, else beside the test's vaults.
+const shots = process.env.VAULTPLAN_SCREENSHOTS === 'docs' ? join(repo, 'docs') : undefined
+async function screenshot(page: Page, name: string, root: string): Promise<void> {
+  const folder = shots ?? join(root, 'screenshots')
+  await mkdir(folder, { recursive: true })
+  await page.screenshot({ path: join(folder, `board-${name}.png`), fullPage: true })
+}
+
+let browser: Browser
+beforeAll(async () => {
+  browser = await launchChromium()
+})
+afterAll(async () => {
+  await browser?.close()
+})
+
+describe('the board in Chromium', () => {
+  test('the runs page lists every vault, the one that waits on a person under "Needs you"', async () => {
+    const root = await teamRoot()
+    const { page, close } = await openBoard(browser, root)
+    try {
+      expect(await page.locator('.tabs a[aria-current="page"]').innerText()).toBe('Needs you 1')
+      expect(await page.locator('table.runs tbody tr td:first-child').allInnerTexts()).toEqual(['release'])
+      await screenshot(page, 'runs', root)
+      await page.getByRole('link', { name: /^All/ }).click()
+      expect(await page.locator('table.runs tbody tr td:first-child').allInnerTexts()).toEqual(['release', 'chores', 'fresh'])
+      expect(await page.locator('table.runs tbody tr td:nth-child(2)').allInnerTexts()).toEqual(['waiting', 'stopped', 'fresh'])
+    } finally {
+      await close()
+    }
+  })
+
+  test("a run's page shows the plan drawn, the hops and the outputs rendered", async () => {
+    const root = await teamRoot()
+    const { page, close } = await openBoard(browser, root)
+    try {
+      await page.getByRole('link', { name: 'release' }).click()
+      const plan = page.getByRole('img', { name: /The plan of release/ })
+      await expect.poll(() => plan.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(100)
+      expect(await page.locator('table.hops tbody td:nth-child(2)').allInnerTexts()).toEqual(['draft'])
+      expect(await page.locator('.output strong').first().innerText()).toBe('bold')
+      await screenshot(page, 'run', root)
+    } finally {
+      await close()
+    }
+  })
+
+  test('a choice clicked with feedback, by keyboard alone, ticks exactly that box and appends the feedback, as decide does', async () => {
+    const root = await teamRoot()
+    const vault = join(root, 'release')
+    const expected = await copyOf(vault)
+    await decide(expected, 'review', { edge: 'needs revision', feedback: 'Shorter, please.' })
+    const { page, close } = await openBoard(browser, root)
+    try {
+      await page.goto(new URL('/run?vault=release', page.url()).href)
+      expect((await observeRun(vault)).phase).toBe('waiting')
+      await screenshot(page, 'decision', root)
+      // Tab to the feedback box, type, tab to the second choice, press Enter: real buttons, with labels.
+      for (let presses = 0; presses < 20 && (await page.locator('textarea:focus').count()) === 0; presses++) await page.keyboard.press('Tab')
+      expect(await page.locator(':focus').getAttribute('name')).toBe('feedback')
+      await page.keyboard.type('Shorter, please.')
+      await page.keyboard.press('Tab')
+      await page.keyboard.press('Tab')
+      expect(await page.locator(':focus').innerText()).toBe('needs revision')
+      await page.keyboard.press('Enter')
+      await expect.poll(() => page.locator('.decision').count()).toBe(0)
+      expect(await readFile(join(vault, 'review.md'), 'utf8')).toBe(await readFile(join(expected, 'review.md'), 'utf8'))
+      expect((await observeRun(vault)).phase).toBe('ready')
+    } finally {
+      await close()
+    }
+  })
+
+  test('a hop written by another process shows on the open page without a reload', async () => {
+    const root = await teamRoot()
+    const { page, close } = await openBoard(browser, root)
+    try {
+      await page.goto(new URL('/run?vault=chores', page.url()).href)
+      await page.waitForSelector('body[data-live="true"]')
+      await page.evaluate(() => Object.assign(globalThis, { loadedOnce: true }))
+      expect(await page.locator('table.hops tbody td:nth-child(2)').allInnerTexts()).toEqual(['a'])
+      await anotherProcessWorks(join(root, 'chores'), 2)
+      const written = Date.now()
+      await page.locator('table.hops tbody tr').nth(1).waitFor({ timeout: 1_000 })
+      expect(Date.now() - written).toBeLessThan(1_000)
+      expect(await page.locator('table.hops tbody td:nth-child(2)').allInnerTexts()).toEqual(['a', 'b'])
+      expect(await page.evaluate(() => (globalThis as { loadedOnce?: boolean }).loadedOnce)).toBe(true)
+    } finally {
+      await close()
+    }
+  })
+
+  test('a script in an output is shown as text and runs nothing', async () => {
+    const hostile = 'Look: <script>window.pwned = 1</script> <img src="x" onerror="window.pwned = 2"> [link](javascript:window.pwned=3)'
+    const root = await teamRoot(hostile)
+    const { page, close } = await openBoard(browser, root)
+    try {
+      const response = await page.goto(new URL('/run?vault=release', page.url()).href)
+      expect(response?.headers()['content-security-policy']).toContain("script-src 'self'")
+      await page.locator('.output a').first().click()
+      expect(await page.evaluate(() => (globalThis as { pwned?: number }).pwned)).toBeUndefined()
+      expect(await page.locator('.output').first().innerText()).toContain('<script>window.pwned = 1</script>')
+      expect(await page.locator('.output img, .output script').count()).toBe(0)
+    } finally {
+      await close()
+    }
+  })
+
+  test('a fork from a step, asked on the page, is a new vault holding the run up to that step', async () => {
+    const root = await teamRoot()
+    const { page, close } = await openBoard(browser, root)
+    try {
+      await page.goto(new URL('/run?vault=release', page.url()).href)
+      await page.getByLabel('Fork from step').fill('1')
+      await page.getByLabel('into the new folder').fill('release-again')
+      await Promise.all([page.waitForURL(/vault=release-again$/), page.getByRole('button', { name: 'Fork' }).click()])
+      const fork = await observeRun(join(root, 'release-again'))
+      expect({ phase: fork.phase, steps: fork.steps, next: fork.frontier[0]?.node }).toEqual({ phase: 'ready', steps: 1, next: 'review' })
+      expect(await page.locator('h1').innerText()).toContain('release-again')
+    } finally {
+      await close()
+    }
+  })
+})
+
+/** Works `steps` steps of the vault's run in a separate Node process, as a second runner would. */
+function anotherProcessWorks(vault: string, maxSteps: number): Promise<void> {
+  const script = `
+    import { runPlan } from ${JSON.stringify(join(repo, 'src/index.ts'))}
+    await runPlan(process.argv[1], { query: 'Do the chores', fsync: false, maxSteps: ${maxSteps}, work: async () => 'done', llm: async () => 'next' })
+  `
+  return new Promise((done, fail) => {
+    execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, vault], { cwd: repo }, (error) => (error ? fail(error) : done()))
+  })
+}

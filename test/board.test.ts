@@ -1,0 +1,136 @@
+import { spawn } from 'node:child_process'
+import { readFile } from 'node:fs/promises'
+import { request } from 'node:http'
+import { join } from 'node:path'
+import { describe, expect, test } from 'vitest'
+import * as boardModule from 'vaultplan/board'
+import { startBoard } from 'vaultplan/board'
+import { safeHtml } from '../src/board/safe-html.js'
+import { teamRoot } from './helpers/board.js'
+import { bin } from './helpers/cli.js'
+
+/** A raw HTTP request, so that `Host` can be anything (fetch sets it from the URL). */
+function send(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; text: string }> {
+  return new Promise((done, fail) => {
+    const call = request(url, { method: options.method ?? 'GET', headers: options.headers ?? {} }, (response) => {
+      let text = ''
+      response.setEncoding('utf8')
+      response.on('data', (chunk: string) => (text += chunk))
+      response.on('end', () => done({ status: response.statusCode ?? 0, text }))
+    })
+    call.on('error', fail)
+    call.end(options.body)
+  })
+}
+
+describe('vaultplan/board', () => {
+  test('exports startBoard and nothing else', () => {
+    expect(Object.keys(boardModule).sort()).toEqual(['startBoard'])
+  })
+
+  test('listens on 127.0.0.1 unless told, and its URL carries the token', async () => {
+    const board = await startBoard({ root: await teamRoot(), token: 'secret' })
+    try {
+      expect(board.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=secret$/)
+      expect(board.origin).toBe(board.url.replace('/?token=secret', ''))
+    } finally {
+      await board.close()
+    }
+  })
+})
+
+describe('vaultplan board', () => {
+  test("prints 'board: <url>' first, and the URL opens the runs page", async () => {
+    const child = spawn(process.execPath, [bin, 'board', '--root', await teamRoot(), '--http', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    try {
+      const first = await new Promise<string>((done) => {
+        let text = ''
+        child.stdout.setEncoding('utf8')
+        child.stdout.on('data', (chunk: string) => {
+          text += chunk
+          if (text.includes('\n')) done(text.slice(0, text.indexOf('\n')))
+        })
+      })
+      expect(first).toMatch(/^board: http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/)
+      const url = new URL(first.slice('board: '.length))
+      const opened = await fetch(url, { redirect: 'manual' })
+      const page = await fetch(new URL(opened.headers.get('location')!, url), { headers: { cookie: opened.headers.get('set-cookie')!.split(';')[0]! } })
+      expect({ status: page.status, title: /<title>(.*)<\/title>/.exec(await page.text())?.[1] }).toEqual({ status: 200, title: 'Runs · vaultplan board' })
+    } finally {
+      child.kill('SIGTERM')
+    }
+  })
+})
+
+describe('what the board refuses', () => {
+  const decision = 'vault=release&node=review&edge=approved&feedback=yes'
+  const form = { 'content-type': 'application/x-www-form-urlencoded' }
+
+  test('a POST without the token, from a foreign Origin, without an Origin, or to a foreign Host changes nothing', async () => {
+    const root = await teamRoot()
+    const note = join(root, 'release', 'review.md')
+    const before = await readFile(note, 'utf8')
+    const board = await startBoard({ root, token: 'secret' })
+    try {
+      const cookie = 'vaultplan_board=secret'
+      const host = new URL(board.origin).host
+      const refused = await Promise.all([
+        send(`${board.origin}/decide`, { method: 'POST', headers: { ...form, origin: board.origin }, body: decision }),
+        send(`${board.origin}/decide`, { method: 'POST', headers: { ...form, origin: board.origin, cookie: 'vaultplan_board=guess' }, body: decision }),
+        send(`${board.origin}/decide`, { method: 'POST', headers: { ...form, origin: 'http://evil.example', cookie }, body: decision }),
+        send(`${board.origin}/decide`, { method: 'POST', headers: { ...form, cookie }, body: decision }),
+        send(`${board.origin}/decide`, {
+          method: 'POST',
+          headers: { ...form, host: `evil.example:${host.split(':')[1]}`, origin: board.origin, cookie },
+          body: decision,
+        }),
+      ])
+      expect(refused.map(({ status }) => status)).toEqual([401, 401, 403, 403, 403])
+      expect(await readFile(note, 'utf8')).toBe(before)
+      // The same request with the token, from the board's own origin, is the decision.
+      const made = await send(`${board.origin}/decide`, { method: 'POST', headers: { ...form, origin: board.origin, cookie }, body: decision })
+      expect(made.status).toBe(303)
+      expect(await readFile(note, 'utf8')).not.toBe(before)
+    } finally {
+      await board.close()
+    }
+  })
+
+  test('a GET without the token is refused, and the URL with it sets an HttpOnly, SameSite=Strict cookie', async () => {
+    const board = await startBoard({ root: await teamRoot(), token: 'secret' })
+    try {
+      expect((await fetch(`${board.origin}/run?vault=release`)).status).toBe(401)
+      const first = await fetch(board.url, { redirect: 'manual' })
+      expect({ status: first.status, location: first.headers.get('location'), cookie: first.headers.get('set-cookie') }).toEqual({
+        status: 303,
+        location: '/',
+        cookie: 'vaultplan_board=secret; Path=/; HttpOnly; SameSite=Strict',
+      })
+    } finally {
+      await board.close()
+    }
+  })
+
+  test('a vault outside the root is refused, through the check the MCP server uses', async () => {
+    const board = await startBoard({ root: await teamRoot(), token: 'secret' })
+    try {
+      const outside = await send(`${board.origin}/run?vault=..%2F..%2Fetc`, { headers: { cookie: 'vaultplan_board=secret' } })
+      expect(outside.status).toBe(400)
+      expect(outside.text).toContain('climbs out with `..`; the vault must stay inside the root')
+    } finally {
+      await board.close()
+    }
+  })
+})
+
+describe('safeHtml: text from models and notes, as HTML that shows and never runs', () => {
+  test.each([
+    ['**bold** and `code`', '<p><strong>bold</strong> and <code>code</code></p>'],
+    ['<script>alert(1)</script>', '&#x3C;script>alert(1)&#x3C;/script>'],
+    ['<img src="x" onerror="alert(1)">', '&#x3C;img src="x" onerror="alert(1)">'],
+    ['[click](javascript:alert(1))', '<p><a>click</a></p>'],
+    ['<div>\n\nblock\n\n</div>', '&#x3C;div>\n<p>block</p>\n&#x3C;/div>'],
+  ])('%s', (markdown, html) => {
+    expect(safeHtml(markdown)).toBe(html)
+  })
+})

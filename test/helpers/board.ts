@@ -1,0 +1,53 @@
+import { cp, mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import { runPlan } from 'vaultplan'
+import { startBoard, type Board } from 'vaultplan/board'
+import { chromiumPath } from '../setup/browser-notice.js'
+import { humanReview, linear } from './plans.js'
+import { noJudge, scriptedWorker } from './scripted.js'
+import { tempDir, writeVault } from './vault.js'
+
+/** Chromium from Debian's package, headless; `--no-sandbox` because CI runs as root. Never a downloaded browser. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: chromiumPath(), headless: true, args: ['--no-sandbox'] })
+}
+
+/**
+ * A root of three vaults, as a team has them: `release` waits for a person
+ * at `review` (its outputs hold what `output` gives), `chores` stopped after
+ * one step, `fresh` never ran.
+ */
+export async function teamRoot(output = 'A draft with **bold** words.'): Promise<string> {
+  const root = await tempDir('vaultplan-board-')
+  const release = await writeVault(humanReview(), join(root, 'release'))
+  await runPlan(release, { query: 'Announce the release', fsync: false, llm: noJudge(), work: scriptedWorker(() => output) })
+  const chores = await writeVault(linear(), join(root, 'chores'))
+  await runPlan(chores, { query: 'Do the chores', fsync: false, llm: noJudge(), work: scriptedWorker(), maxSteps: 1 })
+  await writeVault(linear(), join(root, 'fresh'))
+  return root
+}
+
+/** A copy of a vault beside it, to compare what the board did with what the library does. */
+export async function copyOf(vault: string): Promise<string> {
+  const copy = await tempDir('vaultplan-board-copy-')
+  await mkdir(copy, { recursive: true })
+  await cp(vault, copy, { recursive: true })
+  return copy
+}
+
+/** A board on `root` and a browser page that opened its URL (so it holds the token's cookie). */
+export async function openBoard(browser: Browser, root: string): Promise<{ board: Board; page: Page; close(): Promise<void> }> {
+  const board = await startBoard({ root })
+  const context = await browser.newContext({ viewport: { width: 1200, height: 900 } })
+  const page = await context.newPage()
+  await page.goto(board.url)
+  return {
+    board,
+    page,
+    close: async () => {
+      await context.close()
+      await board.close()
+    },
+  }
+}
