@@ -1,3 +1,12 @@
+import { join } from 'node:path'
+import { readRegularFileSync } from '../vault/fs-atomic.js'
+import { confinedOrNothing } from '../vault/path-gate.js'
+import { TRACE_FOLDER } from '../vault/run-folder.js'
+
+/** The journal's name in the run folder. */
+export const JOURNAL = '.journal'
+const MAX_READ = 256 * 1024 * 1024
+
 /*
  * The lines of a run's write-ahead journal (`00_plan-trace/.journal`), one
  * JSON object each, read back: the entries `NoteJournal` writes, the last
@@ -69,4 +78,33 @@ function take(parsed: JournalEntries, entry: { k?: unknown; f?: unknown; t?: unk
     parsed.unappliedFiles.set(f, t)
   } else return false
   return true
+}
+
+/**
+ * The statuses a vault's journal holds that are not applied to its notes
+ * yet (by vault-relative file): a run's last hops, for a reader that looks
+ * at a live run's notes (they are applied within milliseconds).
+ */
+export function journaledStatuses(root: string): Map<string, string> {
+  const read = readRegularFileSync(join(root, TRACE_FOLDER, JOURNAL), MAX_READ)
+  return read ? gated(root, parseJournal(read.text)).unappliedStatuses : new Map()
+}
+
+/** The run id in a trace's header, or `undefined` for a trace without one. */
+export function runOf(trace: string): string | undefined {
+  const front = /^---\n([\s\S]*?)\n---/.exec(trace)?.[1]
+  const run = front === undefined ? undefined : /^run: ["']?([^"'\n]+)["']?$/m.exec(front)?.[1]
+  return run?.trim()
+}
+
+/**
+ * The journal's entries whose files the path gate finds inside the vault:
+ * the journal is a file anyone may edit, and a replay writes what it names
+ * (an entry naming an empty file outside the vault would fill it).
+ */
+export function gated(root: string, parsed: JournalEntries): JournalEntries {
+  const inside = (file: string) => confinedOrNothing(root, file, 'a file of the journal') !== undefined
+  for (const entries of [parsed.notes, parsed.files, parsed.statuses, parsed.unappliedStatuses, parsed.unappliedFiles])
+    for (const file of [...entries.keys()]) if (!inside(file)) entries.delete(file)
+  return parsed
 }

@@ -5,8 +5,7 @@ import { readRegularFileSync, syncFolderSync, writeAllSync, writeFileAtomicSync 
 import { TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
 import { RunStateError } from '../core/errors.js'
 import { runFilePath } from '../vault/run-file-path.js'
-import { confinedOrNothing } from '../vault/path-gate.js'
-import { parseJournal, type JournalEntries } from './journal-format.js'
+import { gated, JOURNAL, parseJournal, runOf, type JournalEntries } from './journal-format.js'
 
 /**
  * A run's write-ahead journal (`00_plan-trace/.journal`, hidden from
@@ -309,23 +308,6 @@ export class NoteJournal {
   }
 }
 
-/**
- * The statuses a vault's journal holds that are not applied to its notes
- * yet (by vault-relative file): a run's last hops, for a reader that looks
- * at a live run's notes (they are applied within milliseconds).
- */
-export function journaledStatuses(root: string): Map<string, string> {
-  const read = readRegularFileSync(join(root, TRACE_FOLDER, JOURNAL), MAX_READ)
-  return read ? gated(root, parseJournal(read.text)).unappliedStatuses : new Map()
-}
-
-/** The run id in a trace's header, or `undefined` for a trace without one. */
-function runOf(trace: string): string | undefined {
-  const front = /^---\n([\s\S]*?)\n---/.exec(trace)?.[1]
-  const run = front === undefined ? undefined : /^run: ["']?([^"'\n]+)["']?$/m.exec(front)?.[1]
-  return run?.trim()
-}
-
 /** Flushes files of a vault (vault-relative) and their folders; one gone or unreadable has nothing to keep. */
 function flushFiles(root: string, ...lists: Iterable<string>[]): void {
   const folders = new Set<string>()
@@ -363,25 +345,12 @@ function isFolder(path: string): boolean {
   }
 }
 
-const JOURNAL = '.journal'
 const APPLIED = `${JSON.stringify({ k: 'applied' })}\n`
 /** Past this size the journal is emptied once what it holds is applied. */
 const COMPACT_BYTES = 2 * 1024 * 1024
 const MAX_READ = 256 * 1024 * 1024
 /** How much of the trace's start holds its header (its run id). */
 const HEADER_BYTES = 4096
-
-/**
- * The journal's entries whose files the path gate finds inside the vault:
- * the journal is a file anyone may edit, and a replay writes what it names
- * (an entry naming an empty file outside the vault would fill it).
- */
-function gated(root: string, parsed: JournalEntries): JournalEntries {
-  const inside = (file: string) => confinedOrNothing(root, file, 'a file of the journal') !== undefined
-  for (const entries of [parsed.notes, parsed.files, parsed.statuses, parsed.unappliedStatuses, parsed.unappliedFiles])
-    for (const file of [...entries.keys()]) if (!inside(file)) entries.delete(file)
-  return parsed
-}
 
 /** A note's text with its status set to one value: two texts that differ only there are the same version. */
 function normalised(text: string): string {

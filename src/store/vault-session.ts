@@ -1,4 +1,4 @@
-import { lstatSync, statSync } from 'node:fs'
+import { lstatSync } from 'node:fs'
 import { realpath } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { PlanValidationError, RunStateError } from '../core/errors.js'
@@ -9,8 +9,9 @@ import { pathInVault } from '../vault/path-gate.js'
 import { editNote, type EditOptions, type NoteEdit } from '../vault/edit-note.js'
 import { graphFromNotes } from '../plan/load-plan.js'
 import { readNotes } from '../vault/read-vault.js'
-import { hasTraceFolder, TRACE_FOLDER } from '../vault/run-folder.js'
+import { hasTraceFolder } from '../vault/run-folder.js'
 import { NoteJournal } from './note-journal.js'
+import { JournaledWrites } from './journaled-writes.js'
 import { busyOr } from '../vault/settled-read.js'
 import { parseNote, type ParsedNote } from '../vault/parse-note.js'
 import { RunFiles } from './run-files.js'
@@ -42,14 +43,10 @@ export class VaultSession {
   private readonly writePaths = new Map<string, string>()
   private readonly watchers: FolderWatcher[] = []
   private readonly statuses = new StatusIndex()
-  /** Statuses journaled, not applied to their notes yet (by file), in the order they were given. */
-  private readonly pending = new Map<string, { id: string; status: NodeStatus }>()
-  /** Output notes journaled, not written yet. */
-  private readonly outputs: { file: string; text: string }[] = []
+  /** What the hops journaled and is not written yet, and the journal. */
+  private readonly writes: JournaledWrites
   /** A person's save an apply read made the plan invalid: the next refresh validates it. */
   private unvalidated = false
-  /** When the oldest write not applied yet was journaled (`Date.now()`), or `undefined` when none is waiting. */
-  private waitingSince: number | undefined
 
   private constructor(
     /** The vault's real path. */
@@ -57,12 +54,13 @@ export class VaultSession {
     private readonly options: SessionOptions,
     notes: ParsedNote[],
     issues: PlanIssue[],
-    /** The run's write-ahead journal (see NoteJournal); opened once the vault has a run folder. */
-    private journal: NoteJournal | undefined,
+    /** The run's write-ahead journal (see NoteJournal), when the vault has a run folder. */
+    journal: NoteJournal | undefined,
     /** The run's trace and output notes, as last parsed. */
     readonly runFiles: RunFiles,
     graph?: PlanGraph,
   ) {
+    this.writes = new JournaledWrites(root, options.fsync, journal)
     this.files = new NoteMirror(root, this.held, notes, issues, (file) => this.writePaths.delete(file))
     this.graph = graph ?? graphFromNotes(notes, issues)
   }
@@ -93,7 +91,7 @@ export class VaultSession {
     if (journal && journal.unapplied.size > 0) {
       for (const [file, status] of journal.unapplied) {
         const node = [...session.graph.nodes.values()].find((each) => each.file === file)
-        if (node) session.defer(node.id, file, status as NodeStatus)
+        if (node) session.defer(node.id, file, status as NodeStatus, true)
       }
       session.rebuild()
     }
@@ -161,10 +159,10 @@ export class VaultSession {
   async setStatus(id: string, status: NodeStatus, options: { justRefreshed?: boolean } = {}): Promise<string> {
     const file = this.graph.node(id).file ?? `${id}.md`
     // Written now: a status journaled for it before is replaced.
-    this.pending.delete(file)
+    this.writes.drop(file)
     const refreshed = options.justRefreshed === true && this.files.verified === file
     this.files.verified = undefined
-    const journal = this.journal
+    const journal = this.writes.journal
     const patch = (text: string) => {
       try {
         return setFrontmatterStatus(text, status)
@@ -218,7 +216,6 @@ export class VaultSession {
   deferStatus(id: string, status: NodeStatus): boolean {
     const file = this.graph.node(id).file ?? `${id}.md`
     if (!this.canWait(file, status)) return false
-    this.journalOf().status(file, status)
     this.defer(id, file, status)
     return true
   }
@@ -231,12 +228,9 @@ export class VaultSession {
    * rename and names a frontmatter it cannot patch, before any work.
    */
   private canWait(file: string, status: NodeStatus): boolean {
-    const stamp = this.held.stamp(file)
     const text = this.held.text(file)
-    if (stamp === undefined || text === undefined) return false
+    if (text === undefined || !this.held.unchanged(this.writePaths.get(file) ?? join(this.root, file), file)) return false
     try {
-      const now = statSync(this.writePaths.get(file) ?? join(this.root, file))
-      if (now.ino !== stamp.ino || now.size !== stamp.size || now.mtimeMs !== stamp.mtimeMs) return false
       setFrontmatterStatus(text, status)
       return true
     } catch {
@@ -244,10 +238,8 @@ export class VaultSession {
     }
   }
 
-  private defer(id: string, file: string, status: NodeStatus): void {
-    this.pending.delete(file)
-    this.pending.set(file, { id, status })
-    this.waitingSince ??= Date.now()
+  private defer(id: string, file: string, status: NodeStatus, recovered = false): void {
+    this.writes.status(file, id, status, recovered)
     this.hold(id, this.files.notes.get(file), status)
   }
 
@@ -265,19 +257,17 @@ export class VaultSession {
 
   /** Journals a trace entry of run `run` (see `TraceAppender`) and appends what the hop journaled with it; a `record` is flushed (with `fsync`). */
   journalTrace(offset: number, text: string, run: string, record: boolean): void {
-    const journal = this.journalOf()
-    journal.trace(offset, text, run, record)
-    journal.commit()
+    this.writes.trace(offset, text, run, record)
   }
 
   /** Appends what the hop journaled, in one write (a hop's record flushed with `fsync`): from then on a crash loses none of it. */
   commit(): void {
-    this.journal?.commit()
+    this.writes.journal?.commit()
   }
 
   /** How long (ms) the oldest journaled write has waited to be applied; `undefined` when none waits. */
   get unappliedFor(): number | undefined {
-    return this.waitingSince === undefined ? undefined : Date.now() - this.waitingSince
+    return this.writes.waited
   }
 
   /**
@@ -289,18 +279,11 @@ export class VaultSession {
    * @throws what {@link setStatus} throws; what is not applied stays journaled, for the next open
    */
   async apply(): Promise<void> {
-    if (this.waitingSince === undefined) return
-    this.journal?.commit()
-    for (const { file, text } of this.outputs.splice(0)) writeOutputNote(this.root, file, text)
-    if (this.journal && this.pending.size > 0) {
-      for (const file of this.pending.keys()) {
-        const known = this.held.text(file)
-        if (known !== undefined) this.journal.cover(file, known)
-      }
-      this.journal.commit()
-    }
-    for (const [file, { id, status }] of [...this.pending]) {
-      if (this.pending.get(file)?.status !== status) continue
+    if (this.writes.waited === undefined) return
+    const { outputs, statuses } = this.writes.take(this.held)
+    for (const { file, text } of outputs) writeOutputNote(this.root, file, text)
+    for (const [file, { id, status }] of statuses) {
+      if (this.writes.statusOf(file) !== status) continue
       try {
         await this.setStatus(id, status)
       } catch (error) {
@@ -309,14 +292,7 @@ export class VaultSession {
         this.unvalidated = true
       }
     }
-    if (this.pending.size > 0 || this.outputs.length > 0) return
-    this.waitingSince = undefined
-    this.journal?.settled()
-  }
-
-  private journalOf(): NoteJournal {
-    this.journal ??= NoteJournal.open(this.root, { fsync: this.options.fsync })
-    return this.journal
+    this.writes.settle()
   }
 
   /**
@@ -406,10 +382,7 @@ export class VaultSession {
 
   /** Journals a step's output note (`file` relative to the trace folder), written by {@link apply}. */
   saveOutput(file: string, meta: OutputMeta, output: string): void {
-    const text = renderOutput(meta, output)
-    this.journalOf().file(`${TRACE_FOLDER}/${file}`, text)
-    this.outputs.push({ file, text })
-    this.waitingSince ??= Date.now()
+    this.writes.output(file, renderOutput(meta, output))
   }
 
   /** What a person wrote under the node's `## Feedback` heading. */
@@ -425,7 +398,7 @@ export class VaultSession {
    * vault's lock) stays journaled: the next open applies it.
    */
   async close(): Promise<void> {
-    this.journal?.close()
+    this.writes.journal?.close()
     for (const watcher of this.watchers.splice(0)) watcher.close()
     await replacedFilesFreed()
   }
@@ -440,14 +413,7 @@ export class VaultSession {
   }
 
   private rebuild(): void {
-    // A note read again (a person's save) still shows the status journaled for it: that write comes after their save.
-    for (const [file, { status }] of this.pending) {
-      const note = this.files.notes.get(file)
-      if (note && note.status !== status) {
-        note.status = status
-        note.frontmatter.status = status
-      }
-    }
+    this.writes.overlay(this.files.notes)
     this.graph = graphFromNotes([...this.files.notes.values()], this.files.issues)
   }
 
