@@ -17,6 +17,8 @@ import type { VaultSession } from '../store/vault-session.js'
 const APPLY_LAG_MS = 20
 /** How soon after the caller or a model takes the turn the journaled writes are applied. */
 const IDLE_APPLY_MS = 2
+/** How long a look at the lock stands within a turn of the run's own (a takeover takes seconds of a holder's silence). */
+const LOCK_LOOK_MS = 5
 
 /*
  * The end of a hop and the writes of a run: a worked visit's transition
@@ -45,6 +47,8 @@ export class HopWriter {
   private applying: Promise<void> | undefined
   private applyFailed: { error: unknown } | undefined
   private timer: NodeJS.Timeout | undefined
+  /** When the lock was last looked at in this turn of the run's own (`performance.now()`). */
+  private lockSeen: number | undefined
 
   protected constructor(
     readonly vault: string,
@@ -81,7 +85,7 @@ export class HopWriter {
           this.traced = true
           break
         case 'claim':
-          this.lock.check()
+          this.checkLock()
           await this.openAppender()
           this.appender!.appendClaim(effect.claim)
           addClaim(this.state, effect.claim)
@@ -129,6 +133,7 @@ export class HopWriter {
    */
   protected leave(): void {
     this.idle = true
+    this.lockSeen = undefined
     if (this.timer || this.session.unappliedFor === undefined) return
     this.timer = setTimeout(() => {
       this.timer = undefined
@@ -163,6 +168,19 @@ export class HopWriter {
   protected async settle(all: boolean): Promise<void> {
     const waited = this.session.unappliedFor
     if (waited !== undefined && (all || waited >= APPLY_LAG_MS)) await this.apply()
+  }
+
+  /**
+   * Throws when this runner lost the vault's lock (a runner paused past a
+   * takeover writes nothing on waking). Looked at once a turn of the run's
+   * own (a few milliseconds at most): the caller or a model taking the turn
+   * makes the next look a new one.
+   */
+  protected checkLock(): void {
+    const now = performance.now()
+    if (this.lockSeen !== undefined && now - this.lockSeen < LOCK_LOOK_MS) return
+    this.lock.check()
+    this.lockSeen = now
   }
 
   /** Applies what the hops journaled, as long as this runner still holds the vault (one paused past a takeover writes nothing). */
@@ -256,7 +274,7 @@ export class HopWriter {
   }
 
   private async record(record: TraceRecord, rationale: string, output: string | undefined): Promise<void> {
-    this.lock.check()
+    this.checkLock()
     await this.openAppender()
     await this.appender!.append(record, rationale)
     applyRecord(this.state, record, output)

@@ -199,7 +199,7 @@ export class RunDriver extends HopWriter {
   }
 
   private position(): Position {
-    this.lock.check() // Looked up before anything is written: a runner paused past a takeover (in its work, between calls) writes nothing on waking.
+    this.checkLock() // Looked up before anything is written: a runner paused past a takeover (in its work, between calls) writes nothing on waking.
     const graph = this.session.graph
     const active = this.session.withStatus('active')
     let start: string | undefined
