@@ -281,7 +281,12 @@ async function main() {
     if (await straceWorks()) {
       const [short, long] = CONFIG.straceHops
       log(`system calls per hop: strace -f -c over loops of ${short} and ${long} hops, fsync false and true`)
-      results.checks.syscalls = { noFsync: await syscallsPerHop({ short, long, fsync: false }), fsync: await syscallsPerHop({ short, long, fsync: true }) }
+      // A run still going (stopped by its budget): its hops' path. A completed run also retires its journal, flushing each output once.
+      results.checks.syscalls = {
+        noFsync: await syscallsPerHop({ short, long, fsync: false }),
+        fsync: await syscallsPerHop({ short, long, fsync: true }),
+        fsyncCompleted: await syscallsPerHop({ short, long, fsync: true, finish: true }),
+      }
     } else results.checks.syscalls = undefined
 
     // Not a target: a plan that is one long chain must validate too.

@@ -68,7 +68,7 @@ interface SyscallCounts {
 interface RunResult extends Recorded {
   figures: Record<string, Summary>
   ratios: Ratio[]
-  checks: { syscalls?: { noFsync: SyscallCounts; fsync: SyscallCounts } }
+  checks: { syscalls?: { noFsync: SyscallCounts; fsync: SyscallCounts; fsyncCompleted?: SyscallCounts } }
   wallSeconds: number
 }
 
@@ -153,7 +153,10 @@ export function renderFigures(run: RunResult): string {
     ],
     'lrr',
   )
-  return `${figures}\n\n${calls}`
+  const completed = syscalls.fsyncCompleted
+    ? `\n\nCounted over a loop its budget stops (${syscalls.fsync.hops} hops more than another), a run still going: its hops' path. A completed run, fsync true, flushes ${syscalls.fsyncCompleted.flushes} times per hop: the hop's once, and each output note once when the finished run retires its journal.`
+    : ''
+  return `${figures}\n\n${calls}${completed}`
 }
 
 /** The queue's hops per second by worker count (bench/queue.mjs). */

@@ -44,9 +44,13 @@ export function print(results, path) {
         .map(([name, value]) => `${name} ${value}`)
         .join(', ')})`
     console.log(
-      `System calls per hop (strace -f -c, loop of ${checks.syscalls.noFsync.hops} hops more than another): fsync false ${show(checks.syscalls.noFsync)}`,
+      `System calls per hop (strace -f -c, a loop stopped by its budget after ${checks.syscalls.noFsync.hops} hops more than another): fsync false ${show(checks.syscalls.noFsync)}`,
     )
     console.log(`  fsync true ${show(checks.syscalls.fsync)}`)
+    if (checks.syscalls.fsyncCompleted)
+      console.log(
+        `  flushes per hop of a completed run, fsync true: ${checks.syscalls.fsyncCompleted.flushes} (the hop's one, and each output note once when the finished run retires its journal)`,
+      )
   } else console.log('System calls per hop: strace is not installed (or may not trace here); not counted.')
   console.log(
     `${checks.bigVault.notes}-note vault: ${(checks.bigVault.bytes / 2 ** 20).toFixed(1)} MB, ${checks.bigVault.averageBytes} bytes a note on average; a bare node process peaks at ${checks.processBaselineMB} MB before loading.`,

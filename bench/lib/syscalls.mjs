@@ -36,11 +36,12 @@ export function parseStraceSummary(text) {
   return counts
 }
 
-async function counted(base, hops, fsync) {
-  const vault = join(base, `loop-${hops}-${fsync}`)
+async function counted(base, hops, fsync, finish) {
+  const vault = join(base, `loop-${hops}-${fsync}-${finish}`)
   await writeLoopVault(vault)
-  const out = join(base, `strace-${hops}-${fsync}.txt`)
-  const { stdout } = await run('strace', ['-f', '-c', '-o', out, process.execPath, CHILD, vault, String(hops), fsync ? '1' : '0'], { maxBuffer: 1 << 20 })
+  const out = join(base, `strace-${hops}-${fsync}-${finish}.txt`)
+  const args = [CHILD, vault, String(hops), fsync ? '1' : '0', finish ? '1' : '0']
+  const { stdout } = await run('strace', ['-f', '-c', '-o', out, process.execPath, ...args], { maxBuffer: 1 << 20 })
   return { steps: JSON.parse(stdout).steps, counts: parseStraceSummary(await readFile(out, 'utf8')) }
 }
 
@@ -48,11 +49,11 @@ async function counted(base, hops, fsync) {
  * System calls per hop of the loop, by name, and their total; `flushes`
  * counts fsync and fdatasync.
  */
-export async function syscallsPerHop({ short, long, fsync }) {
+export async function syscallsPerHop({ short, long, fsync, finish = false }) {
   const base = await mkdtemp(join(tmpdir(), 'vaultplan-strace-'))
   try {
-    const a = await counted(base, short, fsync)
-    const b = await counted(base, long, fsync)
+    const a = await counted(base, short, fsync, finish)
+    const b = await counted(base, long, fsync, finish)
     const hops = b.steps - a.steps
     const perHop = {}
     for (const name of new Set([...Object.keys(a.counts), ...Object.keys(b.counts)])) {
