@@ -105,7 +105,7 @@ async function runPrepared(
       await tree?.close()
       await session.close()
       // What a finished run no longer needs (journals, locks of runners gone) is removed under the lock, its sessions closed.
-      if (completed) await tidyFinishedRun(prepared.vault)
+      if (completed) await tidyFinishedRun(prepared.vault, { fsync })
     }
   } catch (error) {
     // The diagnostics of a run vault name it: `runs/announce/review.md`, not a `review.md` the template also has.

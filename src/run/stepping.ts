@@ -90,7 +90,7 @@ function stepLocked(dir: string, fsync: boolean, options: StepOptions, call: (tr
       // Only after a call that went through: one that threw may have left the notes half known.
       if (kept) sessions.keep(session)
       // What a finished run no longer needs (journals, locks of runners gone) is removed under the lock, its sessions closed.
-      if (completed) await tidyFinishedRun(dir)
+      if (completed) await tidyFinishedRun(dir, { fsync })
     }
   })
 }

@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, lstatSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
+import { open } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { readRegularFileSync, syncFolderSync, writeAllSync, writeFileAtomicSync } from '../vault/fs-atomic.js'
@@ -277,22 +278,23 @@ export class NoteJournal {
    * Removes the journal of a vault whose run is finished. It is opened
    * first, as a run opens it, so what a crash or a power cut left is
    * repaired from it; then every file it covers is flushed, and only then
-   * is it unlinked: nothing it holds is needed any more. A journal with
+   * is it unlinked (without `fsync`, nothing is flushed): nothing it holds
+   * is needed any more. A journal with
    * statuses not applied yet stays, for the next session to apply. Call it
    * holding the vault's lock, with no session of the vault open. Does
    * nothing when the vault has no journal.
    *
    * @returns whether a journal was removed
    */
-  static retire(root: string): boolean {
+  static async retire(root: string, options: { fsync: boolean } = { fsync: true }): Promise<boolean> {
     const path = runFilePath(root, `${TRACE_FOLDER}/${JOURNAL}`)
     if (!isFile(path)) return false
-    const journal = NoteJournal.open(root, { fsync: true })
+    const journal = NoteJournal.open(root, options)
     journal.close()
     if (journal.unapplied.size > 0) return false
-    flushFiles(root, parseJournal(readRegularFileSync(path, MAX_READ)?.text ?? '').files.keys(), journal.images.keys(), [`${TRACE_FOLDER}/${TRACE_FILE}`])
+    if (options.fsync) await flushFilesAtOnce(root, [...journal.images.keys(), ...journal.written, `${TRACE_FOLDER}/${TRACE_FILE}`])
     rmSync(path, { force: true })
-    syncFolderSync(dirname(path))
+    if (options.fsync) syncFolderSync(dirname(path))
     return true
   }
 
@@ -306,6 +308,35 @@ export class NoteJournal {
     })
     this.size = 0
   }
+}
+
+/**
+ * Flushes files of a vault (vault-relative) and their folders, several at
+ * once in the thread pool (the file system commits flushes that overlap
+ * together): a finished run's output notes, at its end.
+ */
+async function flushFilesAtOnce(root: string, files: string[]): Promise<void> {
+  const folders = new Set<string>()
+  const flushOne = async (file: string) => {
+    const path = join(root, file)
+    const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => undefined)
+    if (!handle) return
+    try {
+      if ((await handle.stat()).isFile()) {
+        await handle.sync()
+        folders.add(dirname(path))
+      }
+    } finally {
+      await handle.close()
+    }
+  }
+  const queue = [...new Set(files)]
+  await Promise.all(
+    Array.from({ length: Math.min(FLUSHES_AT_ONCE, queue.length) }, async () => {
+      for (let file = queue.pop(); file !== undefined; file = queue.pop()) await flushOne(file)
+    }),
+  )
+  for (const folder of folders) syncFolderSync(folder)
 }
 
 /** Flushes files of a vault (vault-relative) and their folders; one gone or unreadable has nothing to keep. */
@@ -349,6 +380,8 @@ const APPLIED = `${JSON.stringify({ k: 'applied' })}\n`
 /** Past this size the journal is emptied once what it holds is applied. */
 const COMPACT_BYTES = 2 * 1024 * 1024
 const MAX_READ = 256 * 1024 * 1024
+/** How many files a finished run's journal flushes at once. */
+const FLUSHES_AT_ONCE = 8
 /** How much of the trace's start holds its header (its run id). */
 const HEADER_BYTES = 4096
 

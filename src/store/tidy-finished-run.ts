@@ -14,15 +14,15 @@ import { NoteJournal } from './note-journal.js'
  * below is refused while that lock is held, and a folder locked by a runner
  * still alive (of this process or another) is left as it is.
  */
-export async function tidyFinishedRun(vault: string): Promise<void> {
-  NoteJournal.retire(vault)
+export async function tidyFinishedRun(vault: string, options: { fsync: boolean } = { fsync: true }): Promise<void> {
+  await NoteJournal.retire(vault, options)
   const below = async (folder: string): Promise<void> => {
     const entries = await readdir(folder, { withFileTypes: true }).catch(() => [])
     for (const entry of entries) {
       // As the loader and the lock's look below: no dot-folder, no run folder, no symlinked folder.
       if (!entry.isDirectory() || entry.name.startsWith('.') || entry.name === TRACE_FOLDER) continue
       const path = join(folder, entry.name)
-      if (await clearAbandonedLock(path)) NoteJournal.retire(path)
+      if (await clearAbandonedLock(path)) await NoteJournal.retire(path, options)
       await below(path)
     }
   }
