@@ -34,6 +34,7 @@ export { forkRun, type ForkOptions } from './run/fork.js'
 export { completeStep, nextStep, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run/stepping.js'
 export { runPlan } from './run/executor.js'
 export type { RunOptions, RunResult } from './run/run-options.js'
+export type { CheckDefinition, CheckResult } from './run/checks.js'
 export { createLLM, LLMError, ModelConfigError, resolveModelConfig, type CreateLLMOptions, type ModelConfig } from './models/llm-client.js'
 export {
   invalidate,

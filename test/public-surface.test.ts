@@ -105,6 +105,7 @@ it('pins the error codes', async () => {
     'run-folder',
     'too-many-sections',
     'two-active',
+    'unknown-check',
     'unknown-tool',
     'unprintable-name',
     'unreachable',

@@ -49,7 +49,7 @@ export function stopOf(
 ): StopInfo & { reason: string } {
   const { node: id, visit, budget } = position
   // A node with no condition holding works again without an edge to itself: a loop the graph does not show.
-  const reworking = state.lastHop?.node === id && state.lastHop.decidedBy === 'rework'
+  const reworking = state.lastHop?.node === id && state.lastHop.next === id && !state.lastHop.edge
   // The loop the run went round to come back here: the notes of the component it sits in may be more.
   const loop = loopOf(graph, id, workedNodes(state.outputs))
   const stop: StopInfo = { budget, node: id, visit, loop }
