@@ -6,6 +6,7 @@ import { formatIssue, inFolder, PlanValidationError, RunStateError, StepError, V
 import { DEFAULT_MAX_STEPS, type RunResult } from '../run/run-options.js'
 import type { RunEvent } from '../core/types.js'
 import { reasonFor } from '../run/reason-for.js'
+import { runnerChecks } from './cli-checks.js'
 
 export const RUN_HELP = `Usage: vaultplan run <vault> [--query "..."] [options]
 
@@ -19,6 +20,9 @@ Options:
   --run-vault DIR    copy the plan to DIR and run the copy (resumes DIR if it holds one)
   --fresh            start over: statuses reset, the old trace archived
   --wait             when a person must decide, wait for the box to be ticked and go on
+  --check NAME='CMD' define the check a note's \`check: NAME\` runs (may be repeated;
+                     CMD is split into words like a shell would, never run by one);
+                     wins over the \`checks\` of vaultplan.config.json in the working folder
   --no-fsync         do not flush writes to the disk (faster; a power cut may lose the last hop)
   --dry-run          print the judge prompt the next hop would send; work,
                      judge and write nothing
@@ -46,6 +50,7 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
       'no-fsync': { type: 'boolean' },
       json: { type: 'boolean' },
       'dry-run': { type: 'boolean' },
+      check: { type: 'string', multiple: true },
     },
     allowPositionals: true,
     strict: true,
@@ -58,6 +63,7 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
     if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new UsageError(`--max-steps takes an integer from 1 up, got '${values['max-steps']}'`)
   }
   const runVault = values['run-vault'] === undefined ? undefined : resolve(io.cwd, values['run-vault'])
+  const checks = await runnerChecks(values.check, io.cwd)
   const json = values.json === true
   // A run vault not made yet would be a copy of the plan: the run starts as the plan does.
   const target = runVault !== undefined && (await stat(runVault).catch(() => undefined))?.isDirectory() ? runVault : vault
@@ -126,6 +132,7 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
         onEvent: (event) => (event.type === 'warnings' && round > 0 ? undefined : print(event)),
         fsync: !values['no-fsync'],
         fresh: values.fresh === true && round === 0,
+        checks,
       }
       if (values.query !== undefined && round === 0) options.query = values.query
       if (maxSteps !== undefined) options.maxSteps = maxSteps
