@@ -273,11 +273,15 @@ function finish(result: RunResult, json: boolean, io: Io): number {
 
 /**
  * Resolves when a note the run waits on changes on disk (a person ticked a
- * box), or rejects on abort. Every note `result.waiting` names is watched,
- * inside subplans too: their paths are from the vault the run wrote into.
+ * box) or the first `wait:` deadline with a `timeout` edge falls, or rejects
+ * on abort. Every note `result.waiting` names is watched, inside subplans
+ * too: their paths are from the vault the run wrote into.
  */
 async function waitForEdit(result: RunResult, signal: AbortSignal, watching: () => void): Promise<void> {
   const files = (result.waiting ?? []).map((note) => resolve(result.runVault, note.file))
+  // A note overdue has no `timeout` edge: its deadline wakes nothing.
+  const deadlines = (result.waiting ?? []).filter((note) => note.deadline !== undefined && !note.overdue && note.choices.includes('timeout'))
+  const due = Math.min(...deadlines.map((note) => Date.parse(note.deadline!)))
   const stampOf = async () => {
     const stamps = await Promise.all(
       files.map(async (file) => {
@@ -292,7 +296,7 @@ async function waitForEdit(result: RunResult, signal: AbortSignal, watching: () 
   watching()
   await new Promise<void>((done, fail) => {
     const timer = setInterval(async () => {
-      if ((await stampOf()) !== before) {
+      if (Date.now() >= due || (await stampOf()) !== before) {
         clearInterval(timer)
         done()
       }

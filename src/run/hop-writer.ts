@@ -14,6 +14,7 @@ import { effectsOf, type Effect } from './hop-effects.js'
 import type { VaultSession } from '../store/vault-session.js'
 import type { VisitOutcome } from '../store/output-note.js'
 import { checkWords, type CheckResult } from './checks.js'
+import { timeoutHop, waitClock } from './deadline.js'
 
 /** What decided a worked visit before any judge: its checks (with their results when they ran in this call), or its worker's failure. */
 export interface Verdict {
@@ -179,9 +180,21 @@ export class HopWriter {
     }
     const edge = ticked[0]
     if (!edge) {
-      const step = waitingStep(this.runId, node, this.fileOf(id))
-      tell(this.options.onEvent, { type: 'waiting', node: id, reason: step.reason })
-      return step
+      const since = this.waitingSince(id, visit)
+      const now = Date.now()
+      // Past its `wait:` deadline with a `timeout` edge: the wait ends here, as a decision nobody made.
+      const timeout = since === undefined ? undefined : timeoutHop(node, { node: id, visit, step, since }, now)
+      if (timeout) {
+        const rationale = `Nobody decided within \`wait: ${node.wait}\` (waiting since ${since}).`
+        await this.perform(
+          effectsOf(undefined, this.state.lastRecord, { type: 'decided', record: timeout, rationale, output: this.state.lastOutput, handed: '' }),
+        )
+        tell(this.options.onEvent, { type: 'transition', node: id, visit, step, edge: timeout.edge, decidedBy: 'timeout', rationale })
+        return undefined
+      }
+      const waiting = waitingStep(this.runId, node, this.fileOf(id), since === undefined ? undefined : waitClock(node, since, now))
+      tell(this.options.onEvent, { type: 'waiting', node: id, reason: waiting.reason })
+      return waiting
     }
     const feedback = this.session.feedbackOf(id)
     const handed = feedbackToHandOn(this.state.feedback.get(id), feedback)
@@ -201,6 +214,12 @@ export class HopWriter {
     await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'decided', record, rationale, output: this.state.lastOutput, handed }))
     tell(this.options.onEvent, { type: 'transition', node: id, visit, step, edge, decidedBy: 'human', rationale })
     return undefined
+  }
+
+  /** When the wait of a visit began: its `waiting` record's time (none for a record from before times were kept). */
+  private waitingSince(id: string, visit: number): string | undefined {
+    const last = this.state.lastRecord
+    return last?.kind === 'waiting' && last.node === id && last.visit === visit ? last.at : undefined
   }
 
   private async record(record: TraceRecord, rationale: string, output: string | undefined): Promise<void> {

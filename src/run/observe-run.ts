@@ -115,7 +115,7 @@ async function recordsOf(vault: string, graph: PlanGraph): Promise<VaultRecords>
 /** The records of one vault of the run, with `subplans` (filled by the caller) as its subplans'. */
 async function vaultRecordsOf(dir: string, folder: string, graph: PlanGraph, subplans: Map<string, VaultRecords>): Promise<VaultRecords> {
   const trace = await readTrace(dir)
-  const records: VaultRecords = { folder, graph, issues: graph.check().issues, trace, pending: undefined, subplans }
+  const records: VaultRecords = { folder, graph, issues: graph.check().issues, trace, pending: undefined, subplans, now: Date.now() }
   if (trace) {
     const steps = trace.records.reduce((highest, record) => Math.max(highest, record.step), 0)
     records.pending = await pendingOutput(dir, steps, undefined, trace.claims)

@@ -58,7 +58,7 @@ export class RunDriver extends HopWriter {
    */
   private async finishDecision(): Promise<void> {
     const last = this.state.lastRecord
-    if (last?.kind !== 'hop' || last.decidedBy !== 'human') return
+    if (last?.kind !== 'hop' || (last.decidedBy !== 'human' && last.decidedBy !== 'timeout')) return
     await this.perform(effectsOf(undefined, last, { type: 'recover', status: this.session.graph.nodes.get(last.node)?.status }))
   }
 

@@ -160,6 +160,12 @@ export interface WaitingNote {
   file: string
   /** The labels a person may choose (`next` for an unconditional edge). */
   choices: string[]
+  /** For a note with `wait:`: when the wait began, ISO 8601. */
+  since?: string
+  /** For a note with `wait:`: when its deadline falls, ISO 8601; the `timeout` edge is taken then, if the note has one. */
+  deadline?: string
+  /** `true` once the deadline has passed on a note with no `timeout` edge: it keeps waiting. */
+  overdue?: boolean
 }
 
 /** What a plan asks of the caller now. */
