@@ -14,13 +14,13 @@ import type { CheckDefinition } from '../run/checks.js'
 export const CONFIG_FILE = 'vaultplan.config.json'
 
 /**
- * The checks the runner defines: `vaultplan.config.json`'s in `cwd`, then
- * the `--check` flags over them.
+ * The checks the runner defines: `vaultplan.config.json`'s in `cwd` (none
+ * without `cwd`), then the `--check` flags over them.
  *
  * @throws {@link UsageError} for a flag or a config file that is not well formed
  */
-export async function runnerChecks(flags: readonly string[] | undefined, cwd: string): Promise<Record<string, CheckDefinition>> {
-  const checks: Record<string, CheckDefinition> = { ...(await configChecks(cwd)) }
+export async function runnerChecks(flags: readonly string[] | undefined, cwd: string | undefined): Promise<Record<string, CheckDefinition>> {
+  const checks: Record<string, CheckDefinition> = { ...(cwd === undefined ? {} : await configChecks(cwd)) }
   for (const flag of flags ?? []) {
     const at = flag.indexOf('=')
     const name = flag.slice(0, at).trim()

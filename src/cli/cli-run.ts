@@ -69,13 +69,14 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
   const target = runVault !== undefined && (await stat(runVault).catch(() => undefined))?.isDirectory() ? runVault : vault
   if (values['dry-run']) {
     const { dryRun } = await import('../run/dry-run.js')
-    const preview = await dryRun(target, values.query === undefined ? {} : { query: values.query })
+    const preview = await dryRun(target, values.query === undefined ? { checks } : { query: values.query, checks })
     if (json) io.stdout.write(`${printableJson({ type: 'dry-run', preview })}\n`)
     else if (!preview) io.stdout.write('The next hop asks no judge (no condition left for the model, a person decides, or the run is over).\n')
     else
       io.stdout.write(
         printable(
-          `Dry run: the judge prompt of ${preview.node} (visit ${preview.visit}, step ${preview.step})${preview.worked ? '' : ', before its work'}\n\n--- ` +
+          `Dry run: the judge prompt of ${preview.node} (visit ${preview.visit}, step ${preview.step})${preview.worked ? '' : ', before its work'}` +
+            `${preview.checks ? `; after the work the checks ${preview.checks.join(', ')} run first` : ''}\n\n--- ` +
             `system\n${preview.system}\n\n--- prompt\n${preview.prompt}`,
         ) + '\n',
       )
