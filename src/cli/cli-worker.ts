@@ -157,13 +157,13 @@ export function hopLine(hop: HopReport): string {
 }
 
 /** The database could not be reached or set up (refused, wrong password, pg-boss missing): one line, exit 1. */
-function unreachable(url: string, error: unknown, io: Io): number {
+export function unreachable(url: string, error: unknown, io: Io): number {
   const message = error instanceof Error ? error.message || (error as NodeJS.ErrnoException).code || error.name : String(error)
   io.stderr.write(`vaultplan: cannot use the queue at ${shownUrl(url)}: ${message}\n`)
   return EXIT.invalid
 }
 
-function queueUrl(given: string | undefined, io: Io): string {
+export function queueUrl(given: string | undefined, io: Io): string {
   const url = given ?? io.env.VAULTPLAN_QUEUE
   if (url === undefined || url === '') throw new UsageError('missing --queue <postgres url> (or set VAULTPLAN_QUEUE)')
   if (!/^postgres(ql)?:\/\//.test(url)) throw new UsageError(`--queue takes a postgres:// URL, got '${shownUrl(url)}'`)

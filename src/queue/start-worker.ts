@@ -8,6 +8,7 @@ import { advanceHop, type HopReport } from './advance-hop.js'
 import type { HopJobData } from './enqueue-run.js'
 import { RunQueue, type QueueConnection, type RunQueueOptions } from './run-queue.js'
 import { watchWaiting } from './watch-waiting.js'
+import { takeTicks } from './schedule-run.js'
 
 /** Options of `startWorker`. */
 export interface StartWorkerOptions extends RunQueueOptions {
@@ -53,7 +54,7 @@ export interface StartWorkerOptions extends RunQueueOptions {
    */
   pollIntervalMs?: number
   /**
-   * How often the worker looks at the notes of waiting runs for a decision.
+   * How often the worker looks at the notes of waiting runs for a decision, and at the schedules for ticks.
    *
    * @default 2000
    */
@@ -107,6 +108,7 @@ export async function startWorker(connection: QueueConnection, options: StartWor
   if (options.fsync !== undefined) stepOptions.fsync = options.fsync
   const onError = options.onError ?? ((error: unknown) => process.emitWarning(`vaultplan worker: ${error instanceof Error ? error.message : String(error)}`))
 
+  const checkNames = options.checks ? Object.keys(options.checks) : undefined
   const queue = await RunQueue.open(connection, queueOptions)
   const controller = new AbortController()
   const context = { queue, work, stepOptions, signal: controller.signal }
@@ -156,6 +158,7 @@ export async function startWorker(connection: QueueConnection, options: StartWor
       await sleeper.sleep(watchIntervalMs)
       if (stopping) break
       await watchWaiting(queue).catch(onError)
+      await takeTicks(queue, { fsync: stepOptions.fsync ?? true, checks: checkNames }).catch(onError)
     }
   })()
 
