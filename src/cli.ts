@@ -14,6 +14,7 @@ import { BOARD_HELP, boardCommand } from './cli/cli-board.js'
 import { SEARCH_HELP, searchCommand } from './cli/cli-search.js'
 import { VALIDATE_HELP, validateCommand } from './cli/cli-validate.js'
 import { QUEUE_HELP, queueCommand, WORKER_HELP, workerCommand } from './cli/cli-worker.js'
+import { SCHEDULE_HELP, scheduleCommand } from './cli/cli-schedule.js'
 import { VaultPathError } from './core/errors.js'
 
 const commands: Record<string, Command> = {
@@ -91,6 +92,11 @@ Exit codes: 0 printed, 2 bad usage.`,
     summary: 'work hops of queued runs from PostgreSQL (pg-boss), many workers at once',
     help: WORKER_HELP,
     run: workerCommand,
+  },
+  schedule: {
+    summary: 'run a plan on a cron: each tick copies it into a new run vault and runs it',
+    help: SCHEDULE_HELP,
+    run: scheduleCommand,
   },
   queue: {
     summary: "show the run queue: 'queue status' counts queued, in flight, waiting, failed",

@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
-import { STARTER_PLAN } from '../src/cli/cli-init.js'
+import { CODE_STARTER, STARTER_PLAN } from '../src/cli/cli-init.js'
 import { vaultplan } from './helpers/cli.js'
 import { edit, readTree, statuses, tempDir } from './helpers/vault.js'
 
@@ -69,6 +69,32 @@ describe('vaultplan init', () => {
     expect(await statuses(join(cwd, 'x'))).toEqual({ approve: 'done', draft: 'done', publish: 'done', review: 'done' })
     // The README note is no step: the run never touched it.
     expect(await readFile(join(cwd, 'x', '00_plan-trace', 'README.md'), 'utf8')).toBe(STARTER_PLAN['00_plan-trace/README.md'])
+  })
+
+  test('--code writes the starter for code: a check the runner defines, and an approval with a deadline', async () => {
+    const cwd = await tempDir()
+    const init = await vaultplan(['init', 'x', '--code'], { cwd })
+    expect(init.stdout.split('\n').slice(-3)).toEqual([
+      "  vaultplan validate x --check test='npm test'",
+      '  vaultplan run x --check test=\'npm test\' --query "..."',
+      '',
+    ])
+    expect(await readTree(join(cwd, 'x'))).toEqual(CODE_STARTER)
+    // The plan names `test`; only the runner says what it runs.
+    expect(await vaultplan(['validate', 'x', '--check', "test='npm test'"], { cwd })).toEqual({
+      code: 0,
+      stdout: 'x: 4 notes, 0 errors, 0 warnings\n',
+      stderr: '',
+    })
+    expect((await vaultplan(['validate', 'x'], { cwd })).stdout).toContain('unknown-check')
+    const model = await standIn()
+    const env = { LLM_BASE_URL: model.url, LLM_MODEL: 'stand-in', NO_COLOR: '1' }
+    const check = `test=${process.execPath} -e 0`
+    const run = await vaultplan(['run', 'x', '--check', check, '--query', 'Add a flag', '--no-fsync'], { cwd, env })
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 4, stderr: '' })
+    expect(await standing(cwd, 'x')).toEqual({ phase: 'waiting', nodes: ['change done 1', 'approve waiting 1', 'merge pending 0', 'remind pending 0'] })
+    const status = await vaultplan(['status', 'x'], { cwd })
+    expect(status.stdout).toMatch(/\nDeadline: \d{4}-\d\d-\d\dT/)
   })
 
   test('into the current folder by default, also one holding only dot-folders', async () => {

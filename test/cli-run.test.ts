@@ -267,6 +267,35 @@ describe('vaultplan run', () => {
     expect(await readFile(note, 'utf8')).toContain('- [ ] approved -> [[send]]')
   })
 
+  test('--wait takes the `timeout` edge by itself at the `wait:` deadline when nobody decides', async () => {
+    const model = await startChatServer(reviewer)
+    servers.push(model)
+    const vault = await writeVault({
+      ...approvedByAPerson,
+      'approve.md': '---\njudge: human\nwait: 2s\n---\n# Approve\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] timeout -> [[escalate]]\n',
+      'escalate.md': '# Escalate\n',
+    })
+    const child = spawn(process.execPath, [bin, 'run', vault, '--query', 'q', '--wait', '--no-fsync'], {
+      env: { PATH: process.env.PATH ?? '', LLM_MODEL: 'm', LLM_BASE_URL: model.url },
+    })
+    let stdout = ''
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)))
+    // A run that never wakes is ended after a while, so the test fails on the exit, not on its timeout.
+    const asleep = setTimeout(() => child.kill('SIGKILL'), 15_000)
+    const code = await exited
+    clearTimeout(asleep)
+    expect(code).toBe(0)
+    expect(stdout).toContain('--wait: watching')
+    expect(stdout).toContain('timeout -> escalate  [timeout]')
+    // The wait is recorded too (a record with no edge).
+    expect((await hops(vault)).filter((hop) => !hop.endsWith('[undefined]'))).toEqual([
+      '1 draft 1 -> approve [unconditional]',
+      '2 approve 1 -> escalate [timeout]',
+      '3 escalate 1 -> null [terminal]',
+    ])
+  })
+
   test('--wait wakes when a person ticks the box of a note waiting inside a subplan branch', async () => {
     const model = await startChatServer(reviewer)
     servers.push(model)

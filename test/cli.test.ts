@@ -168,7 +168,7 @@ describe.concurrent('vaultplan validate', () => {
 })
 
 describe.concurrent('bad usage: one line of reason and the usage on stderr, exit 2', () => {
-  const validateUsage = "Usage: vaultplan validate <dir> [--json] [--tools a,b]\nRun 'vaultplan validate --help' for details.\n"
+  const validateUsage = "Usage: vaultplan validate <dir> [--json] [--tools a,b] [--check ...]\nRun 'vaultplan validate --help' for details.\n"
   const mainUsage = "Usage: vaultplan <command> [options]\nRun 'vaultplan --help' for the commands.\n"
 
   test.each([
@@ -198,7 +198,7 @@ describe.concurrent('help and version', () => {
   test.each([[['validate', '--help']], [['validate', 'x', '-h']], [['help', 'validate']]])('vaultplan %j explains validate', async (args) => {
     expect(await vaultplan(args)).toEqual({
       code: 0,
-      stdout: `Usage: vaultplan validate <dir> [--json] [--tools a,b]
+      stdout: `Usage: vaultplan validate <dir> [--json] [--tools a,b] [--check ...]
 
 Checks the plan vault in <dir> and prints every problem, one per line, as
 <file>:<line>:<column> <severity> <code> <message>, then a summary line.
@@ -207,6 +207,10 @@ Options:
   --json         print {"valid":bool,"issues":[...]} on stdout and nothing else
   --tools a,b    the tools your agent supplies (comma-separated, may be
                  repeated); a note naming another one gets a warning
+  --check NAME='CMD'
+                 define the check a note's \`check: NAME\` names (may be
+                 repeated); else the \`checks\` of vaultplan.config.json in
+                 the working folder; a note naming another is an error
   -h, --help     show this help
 
 Exit codes: 0 valid (warnings allowed), 1 the plan has errors,

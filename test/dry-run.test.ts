@@ -70,3 +70,22 @@ it('inside a subplan: the preview is the judge prompt of the next hop there, num
   await runPlan(dir, { query: 'Announce', fsync: false, work: scriptedWorker(), maxSteps: 1 })
   expect(await dryRun(dir)).toMatchObject({ node: 'web/find', visit: 1, step: 2, worked: false, conditions: ['enough', 'more needed'] })
 })
+
+it('is given the checks a run would have: a note naming another is refused, and the preview names the checks that run before the judge', async () => {
+  const dir = await writeVault({
+    'code.md': note({
+      front: { type: 'start', check: 'test' },
+      title: 'Write the code',
+      next: ['failed -> [[code]]', 'passed -> [[ship]]', 'needs docs -> [[docs]]'],
+    }),
+    'docs.md': note({ title: 'Docs' }),
+    'ship.md': note({ title: 'Ship' }),
+  })
+  await expect(dryRun(dir, { query: 'Add a flag', checks: {} })).rejects.toMatchObject({ name: 'PlanValidationError', issues: [{ code: 'unknown-check' }] })
+  const preview = await dryRun(dir, { query: 'Add a flag', checks: { test: { command: ['npm', 'test'] } } })
+  // The checks decide `passed` and `failed`: the judge is asked only the rest.
+  expect(preview).toMatchObject({ node: 'code', checks: ['test'], conditions: ['needs docs'] })
+  const cli = await vaultplan(['run', dir, '--dry-run', '--query', 'Add a flag', '--check', 'test=npm test'])
+  expect(cli.stdout).toContain('Dry run: the judge prompt of code (visit 1, step 1), before its work; after the work the checks test run first')
+  expect((await vaultplan(['run', dir, '--dry-run', '--query', 'Add a flag'])).stderr).toContain('unknown-check')
+})

@@ -319,6 +319,6 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
       stderr: expect.stringContaining('--allowed-host is for --http'),
     })
     expect(await vaultplan(['mcp', '--root', '/nonexistent/folder'])).toMatchObject({ code: 2, stderr: expect.stringContaining('does not exist') })
-    expect((await vaultplan(['mcp', '--help'])).stdout).toContain('Usage: vaultplan mcp [--root DIR] [--http HOST:PORT] [--allowed-host H]')
+    expect((await vaultplan(['mcp', '--help'])).stdout).toContain("Usage: vaultplan mcp [--root DIR] [--http HOST:PORT] [--check NAME='CMD'] [options]")
   })
 })

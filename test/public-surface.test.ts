@@ -45,6 +45,7 @@ it('exports exactly these names', async () => {
     'resolveModelConfig',
     'revalidate',
     'runPlan',
+    'runSchedules',
     'savePlan',
     'searchRuns',
     'toCanvas',
@@ -105,6 +106,7 @@ it('pins the error codes', async () => {
     'run-folder',
     'too-many-sections',
     'two-active',
+    'unknown-check',
     'unknown-tool',
     'unprintable-name',
     'unreachable',
@@ -150,5 +152,14 @@ it('exports exactly these names from vaultplan/ai-sdk', async () => {
 })
 
 it('exports exactly these names from vaultplan/queue', async () => {
-  expect(Object.keys(await import('vaultplan/queue')).sort()).toEqual(['RunQueue', 'enqueueRun', 'readQueueStatus', 'resumeRun', 'startWorker'])
+  expect(Object.keys(await import('vaultplan/queue')).sort()).toEqual([
+    'RunQueue',
+    'enqueueRun',
+    'listScheduledRuns',
+    'readQueueStatus',
+    'resumeRun',
+    'scheduleRun',
+    'startWorker',
+    'unscheduleRun',
+  ])
 })

@@ -5,7 +5,7 @@ import { displayPath, EXIT, isSystemError, UsageError, type Io } from './cli-sup
 import { VaultPathError } from '../core/errors.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 
-export const INIT_HELP = `Usage: vaultplan init [dir]
+export const INIT_HELP = `Usage: vaultplan init [dir] [--code]
 
 Writes a small starter plan into <dir> (default: the current folder), which
 must be new or empty (dot-folders such as .git/ or .obsidian/ are allowed):
@@ -15,6 +15,9 @@ folder in Obsidian, edit the notes, then 'vaultplan validate <dir>' and
 'vaultplan run <dir> --query "..."'.
 
 Options:
+  --code         write the starter for code instead: a change checked by
+                 \`npm test\` (\`check: test\`, retried once), and an approval
+                 that gives up after two days (\`wait: 2d\`, a \`timeout\` edge)
   -h, --help     show this help
 
 Exit codes: 0 written, 2 bad usage or a folder that is not empty or not a
@@ -96,21 +99,84 @@ Run it from a terminal in the folder above:
 `,
 }
 
-/** `vaultplan init [dir]`: writes the starter plan into a new or empty folder. */
+/** The starter for code (`init --code`), path -> text: a check that decides `passed` / `failed`, and an approval with a deadline. */
+export const CODE_STARTER: Readonly<Record<string, string>> = {
+  'change.md': `---
+type: start
+check: test
+retries: 1
+max_visits: 3
+---
+# Make the change
+
+Make the change the query asks for, with a test that shows it works. If the
+tests failed last time, their output is among the outputs: fix what they say.
+
+## Next
+- passed -> [[approve]]
+- failed -> [[change]]
+`,
+  'approve.md': `---
+judge: human
+wait: 2d
+---
+# Approve
+
+Sum up the change for a person: what changed, and how it was tested.
+
+## Next
+- [ ] merge -> [[merge]]
+- [ ] rework -> [[change]]
+- [ ] timeout -> [[remind]]
+`,
+  'merge.md': `# Merge
+
+Write the summary of the approved change as the final result.
+`,
+  'remind.md': `# Remind
+
+Nobody approved the change within two days: write a short reminder saying
+what waits for a decision.
+`,
+  [`${TRACE_FOLDER}/README.md`]: `---
+vaultplan: readme
+---
+# How this plan works
+
+This folder is a plan that \`vaultplan\` runs. This note is not part of it.
+
+- [[change]] has \`check: test\`: after the agent's work, the command behind
+  \`test\` runs, and its exit code decides \`passed\` or \`failed\` (the agent
+  cannot talk its way past it). The command is given by whoever runs the plan,
+  never by the plan: \`--check test='npm test'\`, or \`"checks"\` in a
+  \`vaultplan.config.json\` in the folder you run from. \`retries: 1\` works
+  the note once more if the agent fails.
+- [[approve]] waits for a person (\`judge: human\`): tick one box under its
+  \`## Next\`. \`wait: 2d\` gives up after two days and takes the \`timeout\`
+  edge to [[remind]].
+
+Run it from a terminal in the folder of the code:
+
+    vaultplan run <this folder> --check test='npm test' --query "Add a --verbose flag" --wait
+`,
+}
+
+/** `vaultplan init [dir] [--code]`: writes a starter plan into a new or empty folder. */
 export async function initCommand(args: string[], io: Io): Promise<number> {
-  const { positionals } = parseArgs({ args, options: {}, allowPositionals: true, strict: true })
+  const { positionals, values } = parseArgs({ args, options: { code: { type: 'boolean' } }, allowPositionals: true, strict: true })
   if (positionals.length > 1) throw new UsageError(`expected at most one argument (the folder), got ${positionals.length}`)
   const dir = positionals[0] ?? '.'
   const folder = resolve(io.cwd, dir)
   await assertEmptyFolder(folder, dir)
   const shown = displayPath(io.cwd, folder)
-  for (const [path, text] of Object.entries(STARTER_PLAN)) {
+  for (const [path, text] of Object.entries(values.code ? CODE_STARTER : STARTER_PLAN)) {
     await mkdir(dirname(join(folder, path)), { recursive: true })
     // `wx`: a file that appeared meanwhile is never overwritten.
     await writeFile(join(folder, path), text, { flag: 'wx' })
     io.stdout.write(`wrote ${join(shown, path)}\n`)
   }
-  io.stdout.write(`\nNext: open ${shown} in Obsidian, or run\n  vaultplan validate ${shown}\n  vaultplan run ${shown} --query "..."\n`)
+  const check = values.code ? ` --check test='npm test'` : ''
+  io.stdout.write(`\nNext: open ${shown} in Obsidian, or run\n  vaultplan validate ${shown}${check}\n  vaultplan run ${shown}${check} --query "..."\n`)
   return EXIT.ok
 }
 

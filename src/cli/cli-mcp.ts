@@ -1,10 +1,11 @@
 import { access, realpath } from 'node:fs/promises'
-import { basename, dirname, join, resolve } from 'node:path'
+import { basename, dirname, join, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { EXIT, readVersion, shellWord, UsageError, vaultFolder, type Io } from './cli-support.js'
+import { runnerChecks } from './cli-checks.js'
 
-export const MCP_HELP = `Usage: vaultplan mcp [--root DIR] [--http HOST:PORT] [--allowed-host H] [--max-sessions N] [--session-idle MIN]
+export const MCP_HELP = `Usage: vaultplan mcp [--root DIR] [--http HOST:PORT] [--check NAME='CMD'] [options]
 
 Serves the plan vaults under DIR to MCP clients (Claude Code, Cursor, Codex,
 any client of the MCP SDK): the tools plan_list, plan_validate, plan_create,
@@ -24,6 +25,11 @@ Options:
                       one closes the session idle longest (its client gets
                       404 and initializes again); refused (503) when all are busy
   --session-idle MIN  over HTTP, close a session idle MIN minutes (default 60)
+  --check NAME='CMD'  define the check a note's \`check: NAME\` runs after
+                      plan_finish (may be repeated; split into words, never run
+                      by a shell); wins over the \`checks\` of
+                      vaultplan.config.json in the working folder, which is not
+                      read when it is DIR or inside it. No check runs otherwise
   -h, --help          show this help
 
 Environment:
@@ -51,6 +57,7 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
       'allowed-host': { type: 'string', multiple: true },
       'max-sessions': { type: 'string' },
       'session-idle': { type: 'string' },
+      check: { type: 'string', multiple: true },
     },
     allowPositionals: true,
     strict: true,
@@ -67,6 +74,11 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
     throw new UsageError('--max-sessions and --session-idle are for --http; stdio serves one session')
   const root = await realpath(await vaultFolder(values.root ?? '.', io))
   const version = await readVersion()
+  // A config file among the served vaults could be written by a client (plan_create): it defines no commands.
+  const cwd = await realpath(io.cwd).catch(() => resolve(io.cwd))
+  const inRoot = cwd === root || cwd.startsWith(root + sep)
+  const checks = await runnerChecks(values.check, inRoot ? undefined : cwd)
+  const checking = Object.keys(checks).length > 0 ? { checks } : {}
 
   let modules
   try {
@@ -88,13 +100,14 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
       ...(token ? { token } : {}),
       ...(maxSessions !== undefined && { maxSessions }),
       ...(idleMinutes !== undefined && { sessionIdleMs: idleMinutes * 60_000 }),
+      ...checking,
     })
     io.stderr.write(`vaultplan mcp: serving ${root} at ${served.url}${token ? ' (bearer token required)' : ''}\n`)
     await stopSignal()
     await served.close()
     return EXIT.ok
   }
-  const mcp = createMcpServer({ root, version })
+  const mcp = createMcpServer({ root, version, ...checking })
   const transport = new StdioServerTransport()
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve()

@@ -6,6 +6,7 @@ import { formatIssue, inFolder, PlanValidationError, RunStateError, StepError, V
 import { DEFAULT_MAX_STEPS, type RunResult } from '../run/run-options.js'
 import type { RunEvent } from '../core/types.js'
 import { reasonFor } from '../run/reason-for.js'
+import { runnerChecks } from './cli-checks.js'
 
 export const RUN_HELP = `Usage: vaultplan run <vault> [--query "..."] [options]
 
@@ -19,6 +20,9 @@ Options:
   --run-vault DIR    copy the plan to DIR and run the copy (resumes DIR if it holds one)
   --fresh            start over: statuses reset, the old trace archived
   --wait             when a person must decide, wait for the box to be ticked and go on
+  --check NAME='CMD' define the check a note's \`check: NAME\` runs (may be repeated;
+                     CMD is split into words like a shell would, never run by one);
+                     wins over the \`checks\` of vaultplan.config.json in the working folder
   --no-fsync         do not flush writes to the disk (faster; a power cut may lose the last hop)
   --dry-run          print the judge prompt the next hop would send; work,
                      judge and write nothing
@@ -46,6 +50,7 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
       'no-fsync': { type: 'boolean' },
       json: { type: 'boolean' },
       'dry-run': { type: 'boolean' },
+      check: { type: 'string', multiple: true },
     },
     allowPositionals: true,
     strict: true,
@@ -58,18 +63,20 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
     if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new UsageError(`--max-steps takes an integer from 1 up, got '${values['max-steps']}'`)
   }
   const runVault = values['run-vault'] === undefined ? undefined : resolve(io.cwd, values['run-vault'])
+  const checks = await runnerChecks(values.check, io.cwd)
   const json = values.json === true
   // A run vault not made yet would be a copy of the plan: the run starts as the plan does.
   const target = runVault !== undefined && (await stat(runVault).catch(() => undefined))?.isDirectory() ? runVault : vault
   if (values['dry-run']) {
     const { dryRun } = await import('../run/dry-run.js')
-    const preview = await dryRun(target, values.query === undefined ? {} : { query: values.query })
+    const preview = await dryRun(target, values.query === undefined ? { checks } : { query: values.query, checks })
     if (json) io.stdout.write(`${printableJson({ type: 'dry-run', preview })}\n`)
     else if (!preview) io.stdout.write('The next hop asks no judge (no condition left for the model, a person decides, or the run is over).\n')
     else
       io.stdout.write(
         printable(
-          `Dry run: the judge prompt of ${preview.node} (visit ${preview.visit}, step ${preview.step})${preview.worked ? '' : ', before its work'}\n\n--- ` +
+          `Dry run: the judge prompt of ${preview.node} (visit ${preview.visit}, step ${preview.step})${preview.worked ? '' : ', before its work'}` +
+            `${preview.checks ? `; after the work the checks ${preview.checks.join(', ')} run first` : ''}\n\n--- ` +
             `system\n${preview.system}\n\n--- prompt\n${preview.prompt}`,
         ) + '\n',
       )
@@ -126,6 +133,7 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
         onEvent: (event) => (event.type === 'warnings' && round > 0 ? undefined : print(event)),
         fsync: !values['no-fsync'],
         fresh: values.fresh === true && round === 0,
+        checks,
       }
       if (values.query !== undefined && round === 0) options.query = values.query
       if (maxSteps !== undefined) options.maxSteps = maxSteps
@@ -266,11 +274,15 @@ function finish(result: RunResult, json: boolean, io: Io): number {
 
 /**
  * Resolves when a note the run waits on changes on disk (a person ticked a
- * box), or rejects on abort. Every note `result.waiting` names is watched,
- * inside subplans too: their paths are from the vault the run wrote into.
+ * box) or the first `wait:` deadline with a `timeout` edge falls, or rejects
+ * on abort. Every note `result.waiting` names is watched, inside subplans
+ * too: their paths are from the vault the run wrote into.
  */
 async function waitForEdit(result: RunResult, signal: AbortSignal, watching: () => void): Promise<void> {
   const files = (result.waiting ?? []).map((note) => resolve(result.runVault, note.file))
+  // A note overdue has no `timeout` edge: its deadline wakes nothing.
+  const deadlines = (result.waiting ?? []).filter((note) => note.deadline !== undefined && !note.overdue && note.choices.includes('timeout'))
+  const due = Math.min(...deadlines.map((note) => Date.parse(note.deadline!)))
   const stampOf = async () => {
     const stamps = await Promise.all(
       files.map(async (file) => {
@@ -285,7 +297,7 @@ async function waitForEdit(result: RunResult, signal: AbortSignal, watching: () 
   watching()
   await new Promise<void>((done, fail) => {
     const timer = setInterval(async () => {
-      if ((await stampOf()) !== before) {
+      if (Date.now() >= due || (await stampOf()) !== before) {
         clearInterval(timer)
         done()
       }

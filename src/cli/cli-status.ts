@@ -127,6 +127,8 @@ function waitingSentence(status: RunStatus & { phase: 'waiting' }, shown: string
   const how = unboxed ? `; an item without a box is ticked by writing one: \`- [x] ${boxLabel(unboxed)}\`` : ''
   if (status.proposal && status.node === 'proposal' && ticked.length === 0)
     return `Tick \`approve\`, \`revise\` (with what must change under \`## Feedback\`) or \`decline\` in ${where}, then \`${run}\`.`
+  if (ticked.length === 0 && status.deadline !== undefined && status.next.kind !== 'waiting')
+    return `Its deadline passed (${status.deadline}) with no box ticked: \`${run}\` to go on along \`timeout\`.`
   if (ticked.length === 0) return `Tick one box under \`## Next\` in ${where}${how} (write under \`## Feedback\` if you like), then \`${run}\`.`
   if (status.proposal && status.node === 'proposal' && ticked.length === 1) return `\`${ticked[0]!.label}\` is ticked: \`${run}\` to go on.`
   if (ticked.length === 1) return `\`${boxLabel(ticked[0]!)}\` is ticked: \`${run}\` to go on along it.`
@@ -163,6 +165,8 @@ function renderLines(status: RunStatus, shown: string, self: string): string[] {
     out.push('', `Under ## ${proposal ? `Decision (proposal v${status.proposal!.version})` : 'Next'} in ${join(shown, status.file)}:`)
     for (const box of status.boxes)
       out.push(`  ${box.box ? `[${box.checked ? 'x' : ' '}]` : '-  '} ${proposal ? box.label : `${box.label ? `${box.label} ` : ''}-> ${box.target}`}`)
+    if (status.deadline !== undefined)
+      out.push(`Deadline: ${status.deadline}${status.overdue ? ' (overdue: the note has no `timeout` edge, it keeps waiting)' : ''}`)
   } else if (status.phase === 'stopped') {
     out.push('', reasonFor('cli', status.reason))
   } else if (status.phase === 'completed') {

@@ -14,9 +14,10 @@ import {
   type Paint,
 } from './cli-support.js'
 import { formatIssue } from '../core/errors.js'
+import { runnerChecks } from './cli-checks.js'
 import type { PlanIssue } from '../core/types.js'
 
-export const VALIDATE_HELP = `Usage: vaultplan validate <dir> [--json] [--tools a,b]
+export const VALIDATE_HELP = `Usage: vaultplan validate <dir> [--json] [--tools a,b] [--check ...]
 
 Checks the plan vault in <dir> and prints every problem, one per line, as
 <file>:<line>:<column> <severity> <code> <message>, then a summary line.
@@ -25,6 +26,10 @@ Options:
   --json         print {"valid":bool,"issues":[...]} on stdout and nothing else
   --tools a,b    the tools your agent supplies (comma-separated, may be
                  repeated); a note naming another one gets a warning
+  --check NAME='CMD'
+                 define the check a note's \`check: NAME\` names (may be
+                 repeated); else the \`checks\` of vaultplan.config.json in
+                 the working folder; a note naming another is an error
   -h, --help     show this help
 
 Exit codes: 0 valid (warnings allowed), 1 the plan has errors,
@@ -34,7 +39,7 @@ Exit codes: 0 valid (warnings allowed), 1 the plan has errors,
 export async function validateCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { json: { type: 'boolean' }, tools: { type: 'string', multiple: true } },
+    options: { json: { type: 'boolean' }, tools: { type: 'string', multiple: true }, check: { type: 'string', multiple: true } },
     allowPositionals: true,
     strict: true,
   })
@@ -44,6 +49,8 @@ export async function validateCommand(args: string[], io: Io): Promise<number> {
     .map((tool) => tool.trim())
     .filter(Boolean)
   const vault = await vaultFolder(dir, io)
+  // The checks a run from here would have: a note naming another is an error, as it would be for the run.
+  const checks = Object.keys(await runnerChecks(values.check, io.cwd))
   // Each command imports what it needs, so `--help` and the other commands do not pay for it.
   const { loadPlan } = await import('../plan/load-plan.js')
   let graph
@@ -53,7 +60,7 @@ export async function validateCommand(args: string[], io: Io): Promise<number> {
     return vaultReadFailure(dir, error, io, values.json === true)
   }
 
-  const checked = graph.check(tools ? { tools } : {})
+  const checked = graph.check(tools ? { tools, checks } : { checks })
   const issues: PlanIssue[] = checked.issues
   const errors = checked.errors.length
   const code = errors > 0 ? EXIT.invalid : EXIT.ok

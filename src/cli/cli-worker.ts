@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util'
 import { EXIT, printable, printableJson, UsageError, type Io } from './cli-support.js'
 import type { HopReport } from '../queue/index.js'
 import { DEFAULT_MAX_STEPS } from '../run/run-options.js'
+import { runnerChecks } from './cli-checks.js'
 
 export const WORKER_HELP = `Usage: vaultplan worker --queue <postgres url> [--concurrency N] [options]
 
@@ -17,6 +18,9 @@ Options:
   --concurrency N      hops worked at once, each of another run (default 1)
   --queue-name NAME    the pg-boss queue (default vaultplan-hops)
   --max-steps N        node works allowed in a whole run (default ${DEFAULT_MAX_STEPS})
+  --check NAME='CMD'   define the check a note's \`check: NAME\` runs (may be repeated;
+                       split into words, never run by a shell); wins over the
+                       \`checks\` of vaultplan.config.json in the working folder
   --no-fsync           do not flush writes to the disk (faster; a power cut may lose the last hop)
   -h, --help           show this help
 
@@ -50,11 +54,13 @@ export async function workerCommand(args: string[], io: Io): Promise<number> {
       'queue-name': { type: 'string' },
       'max-steps': { type: 'string' },
       'no-fsync': { type: 'boolean' },
+      check: { type: 'string', multiple: true },
     },
     allowPositionals: true,
     strict: true,
   })
   if (positionals.length > 0) throw new UsageError(`'worker' takes no arguments, got '${positionals[0]}'`)
+  const checks = await runnerChecks(values.check, io.cwd)
   const url = queueUrl(values.queue, io)
   const concurrency = values.concurrency === undefined ? 1 : wholeNumber('--concurrency', values.concurrency)
   const maxSteps = values['max-steps'] === undefined ? undefined : wholeNumber('--max-steps', values['max-steps'])
@@ -76,6 +82,7 @@ export async function workerCommand(args: string[], io: Io): Promise<number> {
     onError: (error) => io.stderr.write(`vaultplan worker: ${error instanceof Error ? error.message : String(error)}\n`),
   }
   if (maxSteps !== undefined) options.maxSteps = maxSteps
+  if (Object.keys(checks).length > 0) options.checks = checks
   if (values['queue-name'] !== undefined) options.queue = values['queue-name']
   let worker
   try {
@@ -150,13 +157,13 @@ export function hopLine(hop: HopReport): string {
 }
 
 /** The database could not be reached or set up (refused, wrong password, pg-boss missing): one line, exit 1. */
-function unreachable(url: string, error: unknown, io: Io): number {
+export function unreachable(url: string, error: unknown, io: Io): number {
   const message = error instanceof Error ? error.message || (error as NodeJS.ErrnoException).code || error.name : String(error)
   io.stderr.write(`vaultplan: cannot use the queue at ${shownUrl(url)}: ${message}\n`)
   return EXIT.invalid
 }
 
-function queueUrl(given: string | undefined, io: Io): string {
+export function queueUrl(given: string | undefined, io: Io): string {
   const url = given ?? io.env.VAULTPLAN_QUEUE
   if (url === undefined || url === '') throw new UsageError('missing --queue <postgres url> (or set VAULTPLAN_QUEUE)')
   if (!/^postgres(ql)?:\/\//.test(url)) throw new UsageError(`--queue takes a postgres:// URL, got '${shownUrl(url)}'`)

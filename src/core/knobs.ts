@@ -22,6 +22,9 @@ export const KNOBS = {
   max_visits: { field: 'maxVisits', shape: 'count', fallback: 3, expects: 'an integer from 1 up' },
   judge: { field: 'judge', values: JUDGE_KINDS },
   plan: { field: 'plan', shape: 'folders', expects: 'a folder beside the note (`plan: research`), a list of folders, or `generate`' },
+  check: { field: 'check', shape: 'folders', expects: 'a check name (`check: test`) or a list of names' },
+  retries: { field: 'retries', shape: 'count0', fallback: 0, expects: 'an integer from 0 up' },
+  wait: { field: 'wait', shape: 'duration', expects: 'a duration such as `45s`, `30m`, `4h` or `2d`' },
 } as const
 
 /** A knob's frontmatter name (`max_visits`). */
@@ -29,7 +32,13 @@ export type KnobKey = keyof typeof KNOBS
 /** The knobs' frontmatter names, in the table's order. */
 export const KNOB_KEYS = Object.keys(KNOBS) as KnobKey[]
 
-type Knob = { field: string; values?: readonly string[]; shape?: 'names' | 'name' | 'count' | 'folders'; fallback?: unknown; expects?: string }
+type Knob = {
+  field: string
+  values?: readonly string[]
+  shape?: 'names' | 'name' | 'count' | 'count0' | 'folders' | 'duration'
+  fallback?: unknown
+  expects?: string
+}
 
 /** The value of a knob as the node holds it (`plan: research` as `['research']`), or `undefined` when it is not one the knob takes. */
 export function checkKnob(key: KnobKey, value: unknown): unknown {
@@ -46,9 +55,24 @@ export function checkKnob(key: KnobKey, value: unknown): unknown {
         ? folders.map((folder) => (folder as string).trim())
         : undefined
     }
+    case 'count0':
+      return Number.isSafeInteger(value) && (value as number) >= 0 ? value : undefined
+    case 'duration':
+      return typeof value === 'string' && durationMs(value) !== undefined ? value.trim() : undefined
     default:
       return Number.isSafeInteger(value) && (value as number) >= 1 ? value : undefined
   }
+}
+
+/** Milliseconds per unit of a `wait:` duration. */
+const DURATION_UNITS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const
+
+/** The milliseconds a `wait:` duration (`45s`, `30m`, `4h`, `2d`) stands for, or `undefined` when it is not one. */
+export function durationMs(text: string): number | undefined {
+  const match = /^\s*(\d{1,9})\s*([smhd])\s*$/.exec(text)
+  if (!match) return undefined
+  const ms = Number(match[1]) * DURATION_UNITS[match[2] as keyof typeof DURATION_UNITS]
+  return ms > 0 ? ms : undefined
 }
 
 /** What a knob's error says it must be: `` must be `step` or `start` ``. */

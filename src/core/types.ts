@@ -65,6 +65,12 @@ export interface PlanNode {
   judge?: JudgeKind
   /** The `plan:` knob: the note is worked by running these folders (relative to the note's folder) as subplans; `['generate']` asks the planner for one. */
   plan?: string[]
+  /** The `check:` knob: names of checks the runner defines, run after the work; they decide the labels `passed` and `failed`. */
+  check?: string[]
+  /** The `retries:` knob: how often a worker that throws is retried (with backoff) before the visit fails. */
+  retries?: number
+  /** The `wait:` knob, as written (`4h`): how long a wait for a person may last before its `timeout` edge is taken. */
+  wait?: string
   edges: Edge[]
   /** Path of the note relative to the vault, when the node came from a file. */
   file?: string
@@ -114,6 +120,7 @@ export const PLAN_ISSUE_CODES = [
   'run-folder',
   'too-many-sections',
   'two-active',
+  'unknown-check',
   'unknown-tool',
   'unprintable-name',
   'unreachable',
@@ -164,9 +171,14 @@ export interface TransitionContext {
 export type Predicate = (context: TransitionContext) => boolean | Promise<boolean>
 
 /** Who decides a transition: one table for the type, the trace's schema and the prose. */
-export const DECIDED_BY = ['predicate', 'llm', 'agent', 'human', 'unconditional', 'rework', 'terminal'] as const
+export const DECIDED_BY = ['predicate', 'llm', 'agent', 'human', 'unconditional', 'rework', 'terminal', 'check', 'failure', 'timeout'] as const
 
-/** Who decided a transition; `agent`: the caller's `choice` given to `completeStep`. */
+/**
+ * Who decided a transition; `agent`: the caller's `choice` given to
+ * `completeStep`; `check`: the note's checks (`passed` / `failed`);
+ * `failure`: a worker that failed after its retries took the `failed` edge;
+ * `timeout`: a wait for a person ran past its `wait:` deadline.
+ */
 export type DecidedBy = (typeof DECIDED_BY)[number]
 
 /**

@@ -1,3 +1,4 @@
+import type { CheckDefinition } from '../run/checks.js'
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -34,6 +35,8 @@ export interface HttpOptions {
   sessionIdleMs?: number
   /** How long `plan_graph`'s SVG layout may take (see `McpServerOptions`). */
   svgTimeoutMs?: number
+  /** The checks a note's `check:` may name, as `McpServerOptions.checks`. */
+  checks?: Record<string, CheckDefinition>
 }
 
 const DEFAULTS = { host: '127.0.0.1', maxSessions: 100, sessionIdleMs: 3_600_000 }
@@ -134,6 +137,7 @@ export async function serveHttp(options: HttpOptions): Promise<{ url: string; cl
       root: options.root,
       version: options.version,
       ...(options.svgTimeoutMs !== undefined && { svgTimeoutMs: options.svgTimeoutMs }),
+      ...(options.checks !== undefined && { checks: options.checks }),
     })
     // Counted against the cap from here until it is a session (or is refused), so racing initializes cannot pass it.
     let pending = true

@@ -1,3 +1,4 @@
+import type { CheckDefinition } from '../run/checks.js'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { serveResources } from './resources.js'
@@ -17,6 +18,13 @@ export interface McpServerOptions {
    * @default 10_000 (`toSvg`'s default)
    */
   svgTimeoutMs?: number
+  /**
+   * The checks a note's `check:` may name (see `RunOptions.checks`), defined by whoever runs the server, never by a
+   * vault it serves. A note naming another check is refused at `plan_validate` and `plan_next`.
+   *
+   * @default none: a note with `check:` does not run
+   */
+  checks?: Record<string, CheckDefinition>
 }
 
 const INSTRUCTIONS = `vaultplan serves plans written as folders of markdown notes (vaults): one note per step, the edges under each note's "## Next".
@@ -34,8 +42,8 @@ People may edit the notes while you work; every call reads the vault again. The 
 export function createMcpServer(options: McpServerOptions): { server: McpServer; close(): Promise<void> } {
   const server = new McpServer({ name: 'vaultplan', version: options.version }, { capabilities: { logging: {} }, instructions: INSTRUCTIONS })
   const resources = serveResources(server.server, options.root)
-  registerPlanTools(server, { root: options.root, svgTimeoutMs: options.svgTimeoutMs })
-  registerStepTools(server, { root: options.root })
+  registerPlanTools(server, { root: options.root, svgTimeoutMs: options.svgTimeoutMs, checks: options.checks })
+  registerStepTools(server, { root: options.root, checks: options.checks })
   registerMemoryTools(server, { root: options.root })
   server.registerPrompt(
     'run_plan',

@@ -1,3 +1,4 @@
+import type { CheckDefinition } from '../run/checks.js'
 import { readdir } from 'node:fs/promises'
 import { waitsForPerson } from '../core/knobs.js'
 import { z } from 'zod'
@@ -38,6 +39,10 @@ const workView = z.object({
     terminal: z.boolean(),
   }),
   conditions: z.array(z.string()).describe('the valid values of `choice` for plan_finish'),
+  checks: z
+    .array(z.object({ name: z.string(), command: z.array(z.string()) }))
+    .optional()
+    .describe('the commands the server runs after plan_finish; they decide `passed` / `failed`'),
   outputs: z
     .array(z.object({ node: z.string(), visit: z.number().int(), output: z.string(), ...clippedText }))
     .describe('the freshest outputs of the run, newest first'),
@@ -48,7 +53,17 @@ const workView = z.object({
 const waitingView = z.object({
   kind: z.literal('waiting'),
   runId: z.string(),
-  waiting: z.array(z.object({ node: z.string(), file: z.string(), uri: z.string(), choices: z.array(z.string()) })),
+  waiting: z.array(
+    z.object({
+      node: z.string(),
+      file: z.string(),
+      uri: z.string(),
+      choices: z.array(z.string()),
+      since: z.string().optional(),
+      deadline: z.string().optional().describe('when the `timeout` edge is taken, if nobody decides'),
+      overdue: z.boolean().optional(),
+    }),
+  ),
   reason: z.string(),
   todo: z.string(),
 })
@@ -83,7 +98,7 @@ export type StepResult = z.infer<typeof stepResultSchema>
  * @param vault - the vault as the client named it (relative to the root)
  * @param path - the vault's real path
  */
-export async function viewStep(step: Step, vault: string, path: string): Promise<StepResult> {
+export async function viewStep(step: Step, vault: string, path: string, checks: Record<string, CheckDefinition> = {}): Promise<StepResult> {
   switch (step.kind) {
     case 'work': {
       const { node } = step
@@ -108,6 +123,12 @@ export async function viewStep(step: Step, vault: string, path: string): Promise
         : terminal
           ? `This is the last note: work it, then call plan_finish with \`key\` and your \`output\` (the final answer).`
           : `Work the note as its body says, then call plan_finish with \`key\`, your \`output\`${choose}.`
+      // The checks the server runs after plan_finish: said up front, so the agent knows what decides `passed` / `failed`.
+      const checking = (node.check ?? []).map((name) => ({ name, command: checks[name]?.command ?? [] }))
+      const checked =
+        checking.length === 0
+          ? ''
+          : ` Then the server runs ${checking.map((check) => `\`${check.command.join(' ')}\``).join(', ')}: they decide \`passed\` / \`failed\`, not your choice.`
       const view = {
         kind: 'work' as const,
         runId: step.runId,
@@ -129,9 +150,10 @@ export async function viewStep(step: Step, vault: string, path: string): Promise
           terminal,
         },
         conditions: step.conditions,
+        ...(checking.length === 0 ? {} : { checks: checking }),
         outputs,
         earlierOutputs: Math.max(0, step.outputs.length - shown),
-        todo,
+        todo: todo + checked,
       }
       return { step: view }
     }

@@ -1,3 +1,4 @@
+import type { CheckDefinition } from '../run/checks.js'
 import { mkdir, rm, stat } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
@@ -20,6 +21,8 @@ import { findVaults, isPlanFolder } from './vaults.js'
 /** What every tool works from: the root it serves, as a real path. */
 export interface ToolContext {
   root: string
+  /** The checks the server's operator defined (flags, `vaultplan.config.json`); a vault never defines one. */
+  checks?: Record<string, CheckDefinition> | undefined
   /** How long an SVG layout may take (`toSvg`'s `timeoutMs`); its default when not set. */
   svgTimeoutMs?: number | undefined
 }
@@ -186,7 +189,8 @@ async function listVaults(context: ToolContext): Promise<ToolResult> {
 
 async function validateVault(context: ToolContext, vault: string): Promise<ToolResult> {
   const graph = await loadPlan(await vaultPath(context.root, vault))
-  const checked = graph.check()
+  // The checks a walk here would have: a note naming another is an error, as plan_next would refuse it.
+  const checked = graph.check({ checks: Object.keys(context.checks ?? {}) })
   const issues: PlanIssue[] = checked.issues
   const errors = checked.errors.length
   const shown = issues.slice(0, LIMITS.issues)

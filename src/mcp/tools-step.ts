@@ -31,7 +31,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
     async ({ vault, query }) =>
       guarded(context.root, async () => {
         const path = await vaultPath(context.root, vault)
-        const options: StepOptions = query === undefined ? {} : { query }
+        const options: StepOptions = query === undefined ? stepOptions(context) : { ...stepOptions(context), query }
         let step
         try {
           step = await nextStep(path, options)
@@ -42,7 +42,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
           }
           throw error
         }
-        return ok(await viewStep(step, vault, path))
+        return ok(await viewStep(step, vault, path, context.checks))
       }),
   )
 
@@ -71,7 +71,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
       guarded(context.root, async () => {
         const path = await vaultPath(context.root, vault)
         const result = choice === undefined ? { output } : { output, choice }
-        return ok(await viewStep(await completeStep(path, key, result), vault, path))
+        return ok(await viewStep(await completeStep(path, key, { ...result }, stepOptions(context)), vault, path, context.checks))
       }),
   )
 
@@ -107,4 +107,9 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
         })
       }),
   )
+}
+
+/** What every step call of the server runs with: the checks its operator defined, and none else. */
+function stepOptions(context: ToolContext): StepOptions {
+  return context.checks ? { checks: context.checks } : {}
 }

@@ -29,8 +29,18 @@ export interface ChooseEdgeOptions {
    * target of exactly one such edge.
    */
   choice?: string
+  /**
+   * What the note's checks said (`check:`): they decide the labels `passed`
+   * and `failed` (`decidedBy: 'check'`) before the predicates. A failure
+   * with no `failed` edge works the note again; a pass with no `passed`
+   * edge leaves the other edges to be judged as usual.
+   */
+  check?: 'passed' | 'failed'
   signal?: AbortSignal
 }
+
+/** The labels a note's checks decide: the check's outcome, never a predicate's or a judge's. */
+const CHECK_LABELS = new Set(['passed', 'failed'])
 
 /** How much of each output the judge sees: the freshest in full up to this many characters. */
 const CURRENT_OUTPUT_CHARS = 16_000
@@ -65,8 +75,8 @@ export function registerPredicate(label: string, fn: Predicate): () => void {
 }
 
 /**
- * Decides which edge leaves a node after its work: registered predicates
- * first (a predicate that holds takes its edge), then one LLM call that
+ * Decides which edge leaves a node after its work: the note's checks first
+ * (`options.check` takes the `passed` or `failed` edge), then registered predicates (a predicate that holds takes its edge), then one LLM call that
  * judges every remaining condition as a YES/NO grid (the first YES in file
  * order wins), then the unconditional edge, then `null` (work the node
  * again). The LLM is called only when a condition is left undecided.
@@ -75,10 +85,20 @@ export function registerPredicate(label: string, fn: Predicate): () => void {
  */
 export async function chooseEdge(node: PlanNode, context: TransitionContext, callLLM?: CallLLM, options: ChooseEdgeOptions = {}): Promise<Decision> {
   if (node.edges.length === 0) return { edge: null, rationale: 'terminal: the node has no edges', decidedBy: 'terminal' }
+  if (options.check === 'failed') {
+    const edge = labelled(node, 'failed')
+    return edge
+      ? { edge, rationale: 'a check failed', decidedBy: 'check' }
+      : { edge: null, rationale: 'a check failed and the note has no `failed` edge: it works again', decidedBy: 'check' }
+  }
+  if (options.check === 'passed') {
+    const edge = labelled(node, 'passed')
+    if (edge) return { edge, rationale: 'the checks passed', decidedBy: 'check' }
+  }
   const predicates = predicatesOf(options.predicates)
   const undecided: Edge[] = []
   for (const edge of node.edges) {
-    if (!edge.conditional) continue
+    if (!edge.conditional || checkDecides(node, edge)) continue
     const predicate = predicates.get(normalizeLabel(edge.label))
     if (!predicate) undecided.push(edge)
     else if (await predicate(context)) return { edge, rationale: `predicate \`${edge.label}\` held`, decidedBy: 'predicate' }
@@ -116,6 +136,26 @@ export async function chooseEdge(node: PlanNode, context: TransitionContext, cal
   return { edge: null, rationale: 'no condition held', decidedBy: 'rework' }
 }
 
+/** Whether an edge's label is one the note's checks decide (`passed`, `failed` on a note with `check:`). */
+function checkDecides(node: PlanNode, edge: Edge): boolean {
+  return node.check !== undefined && edge.conditional && CHECK_LABELS.has(normalizeLabel(edge.label))
+}
+
+/** The conditional edge of a note with this label (ignoring case and surrounding space). */
+function labelled(node: PlanNode, label: string): Edge | undefined {
+  return node.edges.find((edge) => edge.conditional && normalizeLabel(edge.label) === label)
+}
+
+/**
+ * The edge a visit whose worker failed (after its retries) takes: the one
+ * labelled `failed`, on a note with `retries:` or `check:`; `undefined`
+ * when there is none (the run rejects with `StepError`). On other notes
+ * `failed` is an ordinary condition.
+ */
+export function failureEdge(node: PlanNode): Edge | undefined {
+  return node.retries !== undefined || node.check !== undefined ? labelled(node, 'failed') : undefined
+}
+
 function predicatesOf(given: Record<string, Predicate> | undefined): Map<string, Predicate> {
   const predicates = new Map(registry)
   for (const [label, fn] of Object.entries(given ?? {})) predicates.set(normalizeLabel(label), fn)
@@ -129,7 +169,7 @@ function predicatesOf(given: Record<string, Predicate> | undefined): Map<string,
  */
 export function conditionsOf(node: PlanNode, predicates?: Record<string, Predicate>): string[] {
   const known = predicatesOf(predicates)
-  const labels = node.edges.filter((edge) => edge.conditional && !known.has(normalizeLabel(edge.label))).map((edge) => edge.label)
+  const labels = node.edges.filter((edge) => edge.conditional && !known.has(normalizeLabel(edge.label)) && !checkDecides(node, edge)).map((edge) => edge.label)
   return node.edges.some((edge) => !edge.conditional) ? [...labels, 'next'] : labels
 }
 
@@ -141,7 +181,7 @@ export function conditionsOf(node: PlanNode, predicates?: Record<string, Predica
 export function matchChoice(node: PlanNode, choice: string, predicates?: Record<string, Predicate>): Edge | undefined {
   const known = predicatesOf(predicates)
   const wanted = normalizeLabel(choice)
-  const open = node.edges.filter((edge) => !edge.conditional || !known.has(normalizeLabel(edge.label)))
+  const open = node.edges.filter((edge) => !edge.conditional || (!known.has(normalizeLabel(edge.label)) && !checkDecides(node, edge)))
   const byLabel = open.find((edge) => edge.conditional && normalizeLabel(edge.label) === wanted)
   if (byLabel) return byLabel
   if (wanted === 'next') return open.find((edge) => !edge.conditional)

@@ -128,6 +128,9 @@ export function nodeFromNote(note: ParsedNote, resolver: LinkResolver, innerReso
   if (note.role !== undefined) node.role = note.role
   if (note.judge !== undefined) node.judge = note.judge
   if (note.plan !== undefined) node.plan = note.plan
+  if (note.check !== undefined) node.check = note.check
+  if (note.retries !== undefined) node.retries = note.retries
+  if (note.wait !== undefined) node.wait = note.wait
   if (note.issues.length > 0 || issues.length > 0) node.issues = issues.length > 0 ? [...note.issues, ...issues] : [...note.issues]
   return withNodeOrigin(node, note.origin)
 }

@@ -14,6 +14,15 @@ export interface PlanShape {
 export interface ValidateOptions {
   /** Names of the tools the caller supplies; unknown names in a node's `tools:` are warnings. */
   tools?: string[]
+  /**
+   * Names of the checks the runner defines (`RunOptions.checks`, `--check`,
+   * `vaultplan.config.json`); a node's `check:` naming another is the error
+   * `unknown-check`, so a vault can never make a runner start a program.
+   *
+   * Leave it out to not look at `check:` names (a plan read, not run);
+   * every runner passes the names it has, `[]` when none.
+   */
+  checks?: string[]
 }
 
 /** Finds the start node: the one marked `type: start`, or the only node without incoming edges. */
@@ -169,7 +178,15 @@ export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): Plan
   }
 
   const known = options.tools ? new Set(options.tools) : undefined
+  const checks = options.checks ? new Set(options.checks) : undefined
   for (const node of nodes) {
+    for (const name of checks ? (node.check ?? []) : []) {
+      if (checks!.has(name)) continue
+      const guesses = didYouMean(closestNames(name, checks!))
+      const defined = checks!.size === 0 ? 'the runner defines no checks' : `the runner defines ${[...checks!].map((each) => `\`${each}\``).join(', ')}`
+      const message = `names check \`${name}\`, which the runner does not define (${defined}; checks come from the runner's options, \`--check\` or \`vaultplan.config.json\`, never from the vault)${guesses && `; ${guesses}`}`
+      nodeIssues.push(issue(node, 'unknown-check', message, node.at?.keys.get('check')))
+    }
     if (reaches && !reaches(node.id)) {
       nodeIssues.push({ ...issue(node, 'unreachable', 'cannot be reached from the start node'), severity: 'warning' })
     }

@@ -21,7 +21,8 @@ export interface HopReport {
   worked?: { node: string; visit: number; step: number; key: string }
   /**
    * What the run does now: `queued` (the next hop's job is sent), `waiting`
-   * (for a person; no job until the decision), `completed`, `stopped` (a
+   * (for a person; no job until the decision, or one that starts at its `wait:`
+   * deadline to take the `timeout` edge), `completed`, `stopped` (a
    * budget), `failed` (the notes or the retries need a person), `retrying`
    * (the hop failed; pg-boss tries it again), or `superseded` (the job had
    * expired and was taken over: another attempt completes it, and this one
@@ -168,7 +169,10 @@ async function commitHop(
         }
         case 'waiting': {
           const node = after.waiting.map((note) => note.node).join(', ')
-          await record('waiting', { node, waiting: stamps ?? [] })
+          // A `wait:` deadline with a `timeout` edge: a job no worker takes before it, which then takes the edge.
+          const due = deadlineOf(after)
+          const jobId = due === undefined ? null : await sendHop(queue, { vault }, db, due)
+          await record('waiting', { node, waiting: stamps ?? [], jobId })
           return { outcome: 'waiting', node }
         }
         case 'completed':
@@ -227,6 +231,14 @@ async function recordFailure(queue: RunQueue, job: PgBoss.JobWithMetadata<HopJob
 /** Rows a pg-boss `complete` or `fail` changed (its typings say `void`; it resolves to `{ jobs, requested, affected }`). */
 function affected(result: unknown): number {
   return (result as { affected?: number } | undefined)?.affected ?? 0
+}
+
+/** The first `wait:` deadline of a waiting step whose note takes a `timeout` edge then (an overdue note has none). */
+function deadlineOf(step: Extract<Step, { kind: 'waiting' }>): Date | undefined {
+  const due = step.waiting
+    .filter((note) => note.deadline !== undefined && !note.overdue && note.choices.includes('timeout'))
+    .map((note) => Date.parse(note.deadline!))
+  return due.length === 0 ? undefined : new Date(Math.min(...due))
 }
 
 /** What the completed job keeps as its output: where the run went. */

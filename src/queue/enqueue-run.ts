@@ -56,6 +56,7 @@ export async function enqueueRun(connection: QueueConnection | RunQueue, options
       )
       const row = rows[0]
       if (row?.state === 'queued' && row.job_id !== null && (await hasLiveJob(queue, row.job_id, db))) return { vault, jobId: row.job_id, alreadyQueued: true }
+      if (row) await cancelDeadline(queue, row, db)
       const jobId = await sendHop(queue, { vault, ...(query === undefined ? {} : { query }) }, db)
       await sql.query(
         `UPDATE ${queue.runs} SET state = 'queued', job_id = $3, query = COALESCE($4, query), waiting = NULL, error = NULL, updated_on = now() WHERE queue = $1 AND vault = $2`,
@@ -96,21 +97,25 @@ async function runVault(vault: string): Promise<string> {
 /** Sends a job for a run in one of `from` states, in one transaction with the row's change; whether it did. */
 export function resumeInQueue(queue: RunQueue, vault: string, from: string[]): Promise<boolean> {
   return queue.transaction(async (sql, db) => {
-    const { rows } = await sql.query<{ state: string }>(`SELECT state FROM ${queue.runs} WHERE queue = $1 AND vault = $2 AND state = ANY($3) FOR UPDATE`, [
-      queue.name,
-      vault,
-      from,
-    ])
-    if (rows.length === 0) return false
+    const { rows } = await sql.query<{ state: string; job_id: string | null }>(
+      `SELECT state, job_id FROM ${queue.runs} WHERE queue = $1 AND vault = $2 AND state = ANY($3) FOR UPDATE`,
+      [queue.name, vault, from],
+    )
+    const row = rows[0]
+    if (!row) return false
+    await cancelDeadline(queue, row, db)
     const jobId = await sendHop(queue, { vault }, db)
     await setQueued(sql, queue, vault, jobId)
     return true
   })
 }
 
-/** Sends the job of a run's next hop through `db` (so that it commits with the caller's transaction). */
-export async function sendHop(queue: RunQueue, data: HopJobData, db: PgBoss.Db): Promise<string> {
-  const id = await queue.boss.send(queue.name, data as object, { db })
+/**
+ * Sends the job of a run's next hop through `db` (so that it commits with the caller's transaction); with
+ * `startAfter`, a job no worker takes before then (a waiting note's `wait:` deadline).
+ */
+export async function sendHop(queue: RunQueue, data: HopJobData, db: PgBoss.Db, startAfter?: Date): Promise<string> {
+  const id = await queue.boss.send(queue.name, data as object, startAfter ? { db, startAfter } : { db })
   if (id === null) throw new Error(`pg-boss sent no job for \`${data.vault}\` on queue \`${queue.name}\``)
   return id
 }
@@ -128,4 +133,9 @@ export async function setQueued(sql: Sql, queue: RunQueue, vault: string, jobId:
 async function hasLiveJob(queue: RunQueue, jobId: string, db: PgBoss.Db): Promise<boolean> {
   const job = await queue.boss.getJobById(queue.name, jobId, { db, includeArchive: false })
   return job !== null && (job.state === 'created' || job.state === 'retry' || job.state === 'active')
+}
+
+/** A waiting run's job is the one its `wait:` deadline starts: the run queued again now, it is cancelled (a run never has two). */
+async function cancelDeadline(queue: RunQueue, row: { state: string; job_id: string | null }, db: PgBoss.Db): Promise<void> {
+  if (row.state === 'waiting' && row.job_id !== null) await queue.boss.cancel(queue.name, row.job_id, { db })
 }

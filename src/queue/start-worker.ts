@@ -3,10 +3,12 @@ import type { CallLLM, Predicate, StepInput } from '../core/types.js'
 import { createLLM } from '../models/llm-client.js'
 import { createWorker } from '../models/worker.js'
 import type { StepOptions } from '../run/stepping.js'
+import type { CheckDefinition } from '../run/checks.js'
 import { advanceHop, type HopReport } from './advance-hop.js'
 import type { HopJobData } from './enqueue-run.js'
 import { RunQueue, type QueueConnection, type RunQueueOptions } from './run-queue.js'
 import { watchWaiting } from './watch-waiting.js'
+import { takeTicks } from './schedule-run.js'
 
 /** Options of `startWorker`. */
 export interface StartWorkerOptions extends RunQueueOptions {
@@ -30,6 +32,8 @@ export interface StartWorkerOptions extends RunQueueOptions {
   llm?: CallLLM
   /** Code that decides condition labels, as `RunOptions.predicates`. */
   predicates?: Record<string, Predicate>
+  /** The checks a note's `check:` may name, as `RunOptions.checks`: defined by whoever runs the worker, never by a vault. */
+  checks?: Record<string, CheckDefinition>
   /** @default 50 */
   maxSteps?: number
   /** @default true */
@@ -50,7 +54,7 @@ export interface StartWorkerOptions extends RunQueueOptions {
    */
   pollIntervalMs?: number
   /**
-   * How often the worker looks at the notes of waiting runs for a decision.
+   * How often the worker looks at the notes of waiting runs for a decision, and at the schedules for ticks.
    *
    * @default 2000
    */
@@ -99,10 +103,12 @@ export async function startWorker(connection: QueueConnection, options: StartWor
   const stepOptions: StepOptions = {}
   if (options.llm) stepOptions.llm = options.llm
   if (options.predicates) stepOptions.predicates = options.predicates
+  if (options.checks) stepOptions.checks = options.checks
   if (options.maxSteps !== undefined) stepOptions.maxSteps = options.maxSteps
   if (options.fsync !== undefined) stepOptions.fsync = options.fsync
   const onError = options.onError ?? ((error: unknown) => process.emitWarning(`vaultplan worker: ${error instanceof Error ? error.message : String(error)}`))
 
+  const checkNames = options.checks ? Object.keys(options.checks) : undefined
   const queue = await RunQueue.open(connection, queueOptions)
   const controller = new AbortController()
   const context = { queue, work, stepOptions, signal: controller.signal }
@@ -152,6 +158,7 @@ export async function startWorker(connection: QueueConnection, options: StartWor
       await sleeper.sleep(watchIntervalMs)
       if (stopping) break
       await watchWaiting(queue).catch(onError)
+      await takeTicks(queue, { fsync: stepOptions.fsync ?? true, checks: checkNames }).catch(onError)
     }
   })()
 

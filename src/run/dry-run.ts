@@ -10,6 +10,7 @@ import { standOf } from './vault-stand.js'
 import { subplanTree } from '../plan/subplan-tree.js'
 import { conditionsOf, judgePrompt } from '../models/transitions.js'
 import type { Predicate } from '../core/types.js'
+import type { CheckDefinition } from './checks.js'
 
 /** The judge prompt the next hop of a vault would send, as `dryRun` shows it. */
 export interface JudgePreview {
@@ -22,6 +23,8 @@ export interface JudgePreview {
   prompt: string
   /** `false` when the visit is not worked yet: the prompt shows a placeholder where its output will be. */
   worked: boolean
+  /** The checks the note runs after its work, before the judge (they decide `passed` / `failed`); absent when it runs none. */
+  checks?: string[]
 }
 
 /** What stands in the preview for an output the worker has not written yet. */
@@ -32,18 +35,22 @@ const NOT_YET = '(the output of this visit: not worked yet)'
  * from the vault exactly as a run would build it, without working,
  * judging or writing anything (no lock, no status, no trace).
  *
+ * `options.checks` are the checks a run would have (as `RunOptions.checks`):
+ * a note naming another is the validation error `unknown-check`, as for the
+ * run; none are run here.
+ *
  * @returns `null` when the next hop needs no judge (no condition left for
  *   the model, a person decides, the run completed or stopped)
  * @throws {@link PlanValidationError} when the plan is invalid
  */
 export async function dryRun(
   vault: string,
-  options: { query?: string; predicates?: Record<string, Predicate>; maxSteps?: number } = {},
+  options: { query?: string; predicates?: Record<string, Predicate>; maxSteps?: number; checks?: Record<string, CheckDefinition> } = {},
 ): Promise<JudgePreview | null> {
   const dir = resolve(vault)
   await assertFolder(dir, vault)
   const top = await readRecords(dir)
-  top.graph.validate()
+  top.graph.validate(options.checks ? { checks: Object.keys(options.checks) } : {})
   // The next hop is the snapshot's: the first item of its frontier, inside a subplan too.
   const item = standOf(top, stepBudget(options.maxSteps)).items[0]
   if (!item || item.kind === 'plan') return null
@@ -65,5 +72,14 @@ export async function dryRun(
     outputs: replay(trace?.records ?? [], (file) => outputs.get(file)).outputs,
     ledger: await readLedger(dir),
   }
-  return { node: item.node, visit: item.visit, step: item.step, conditions, ...judgePrompt(node, context, conditions), worked: saved !== undefined }
+  const preview: JudgePreview = {
+    node: item.node,
+    visit: item.visit,
+    step: item.step,
+    conditions,
+    ...judgePrompt(node, context, conditions),
+    worked: saved !== undefined,
+  }
+  if (node.check) preview.checks = node.check
+  return preview
 }

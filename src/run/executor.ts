@@ -18,7 +18,7 @@ import type { PlanNode } from '../core/types.js'
 import { VaultSession } from '../store/vault-session.js'
 import { tidyFinishedRun } from '../store/tidy-finished-run.js'
 import { createWorker } from '../models/worker.js'
-import { workVisit } from './work-visit.js'
+import { workWithRetries } from './work-visit.js'
 import { LEDGER_TOOL_NAMES } from '../memory/ledger-tools.js'
 
 /**
@@ -44,7 +44,7 @@ export async function runPlan(plan: string | PlanGraph, options: RunOptions = {}
   // The runner's tools are known when the built-in worker works (with `tools`, or none): a note naming another is warned about.
   // Its ledger tools are known names too: `tools: [record_fact]` is no unknown tool. A caller's `work` has tools of its own.
   const tools = options.tools || !options.work ? [...(options.tools ?? []).map((tool) => tool.name), ...LEDGER_TOOL_NAMES] : undefined
-  const prepared = await prepareRunVault(plan, { query: options.query, fsync, runVault: options.runVault, tools })
+  const prepared = await prepareRunVault(plan, { query: options.query, fsync, runVault: options.runVault, tools, checks: Object.keys(options.checks ?? {}) })
   return abortable(options.signal, prepared.vault, () => runPrepared(plan, prepared, options, tools))
 }
 
@@ -69,7 +69,7 @@ async function runPrepared(
       signal: options.signal,
     })
     if (gate.kind === 'waiting') return proposalResult(gate.step, prepared.vault, options.onEvent)
-    const sessionOptions: { fsync: boolean; tools?: string[] } = { fsync }
+    const sessionOptions: { fsync: boolean; tools?: string[]; checks: string[] } = { fsync, checks: Object.keys(options.checks ?? {}) }
     if (tools) sessionOptions.tools = tools
     const session = await VaultSession.open(prepared.vault, sessionOptions)
     let tree: PlanTree | undefined
@@ -82,6 +82,7 @@ async function runPrepared(
         query: gate.query,
         llm: options.llm,
         predicates: options.predicates,
+        checks: options.checks,
         maxSteps: stepBudget(options.maxSteps),
         fsync,
         fresh: options.fresh ?? DEFAULTS.fresh,
@@ -131,7 +132,7 @@ function worker(top: () => RunDriver, options: RunOptions): NonNullable<TreeSett
     )
     const run = options.work ?? createWorker(model, options.tools ? { tools: options.tools } : {})
     // The ledger is the top vault's: a run's facts are one record, subplans included.
-    return workVisit(step, run, { vault: top().vault, plan, signal: options.signal })
+    return workWithRetries(step, run, { vault: top().vault, plan, signal: options.signal })
   }
 }
 

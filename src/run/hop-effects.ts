@@ -88,8 +88,8 @@ export function effectsOf(position: Position | undefined, last: TraceRecord | un
     case 'stopped':
       return event.recorded ? [] : [{ kind: 'record', record: event.record, rationale: event.record.kind === 'stop' ? event.record.reason : '' }]
     case 'recover':
-      // A person's decision recorded, its note still waiting: clear its boxes and set it `done`.
-      if (last?.kind === 'hop' && last.decidedBy === 'human' && event.status === 'waiting')
+      // A person's decision (or a deadline's) recorded, its note still waiting: clear its boxes and set it `done`.
+      if (last?.kind === 'hop' && (last.decidedBy === 'human' || last.decidedBy === 'timeout') && event.status === 'waiting')
         return [boxesAfterDecision(last, feedbackToHandOn(undefined, last.feedback)), status(last.node, 'done')]
       // An output saved, its note still `active`: the note was worked.
       if (position?.kind === 'judge' && event.status === 'active') return [status(position.node, 'done')]

@@ -6,12 +6,23 @@ import { addClaim, applyRecord, feedbackToHandOn, replay, type Replay } from './
 import type { Claim, DriverOptions, Step } from './run-options.js'
 import { outputFile, TraceAppender, writeFinal, writeTraceHeader, type HopRecord, type Trace, type TraceRecord } from '../store/trace.js'
 import type { SavedOutput } from '../store/output-note.js'
-import { chooseEdge, conditionsOf } from '../models/transitions.js'
+import { chooseEdge, conditionsOf, failureEdge, type Decision } from '../models/transitions.js'
 import type { CallLLM, ModelUsage, PlanNode, RunEvent, TransitionContext } from '../core/types.js'
 import { readLedger } from '../memory/ledger.js'
 import { waitsForPerson } from '../core/knobs.js'
 import { effectsOf, type Effect } from './hop-effects.js'
 import type { VaultSession } from '../store/vault-session.js'
+import type { VisitOutcome } from '../store/output-note.js'
+import { checkWords, type CheckResult } from './checks.js'
+import { timeoutHop, waitClock } from './deadline.js'
+
+/** What decided a worked visit before any judge: its checks (with their results when they ran in this call), or its worker's failure. */
+export interface Verdict {
+  outcome?: VisitOutcome
+  checks?: CheckResult[]
+  /** The worker's error, for `outcome: 'error'`. */
+  error?: string
+}
 
 /** How long a journaled write waits at most for a quiet moment before the hop's path applies it. */
 const APPLY_LAG_MS = 20
@@ -199,6 +210,7 @@ export class HopWriter {
     choice: string | undefined,
     checked: boolean,
     works?: number,
+    verdict: Verdict = {},
   ): Promise<void> {
     // Writing `done` just compared the note with what we knew, and read it again if a person had edited it.
     await this.session.refresh(checked ? [] : [id])
@@ -217,11 +229,22 @@ export class HopWriter {
     if (this.options.predicates) chooseOptions.predicates = this.options.predicates
     if (this.options.signal) chooseOptions.signal = this.options.signal
     if (choice !== undefined) chooseOptions.choice = choice
-    const needsModel = choice === undefined && conditionsOf(node, this.options.predicates).some((label) => label !== 'next')
+    if (verdict.outcome === 'passed' || verdict.outcome === 'failed') chooseOptions.check = verdict.outcome
+    const needsModel =
+      choice === undefined &&
+      verdict.outcome !== 'failed' &&
+      verdict.outcome !== 'error' &&
+      conditionsOf(node, this.options.predicates).some((label) => label !== 'next')
     // The judge sees the facts and valid assumptions, as they stand after the work (it may have recorded some).
     if (needsModel) context.ledger = await readLedger(this.vault)
-    const decision = await chooseEdge(node, context, needsModel ? this.model() : undefined, chooseOptions)
+    const decision =
+      verdict.outcome === 'error'
+        ? failureDecision(node, verdict.error ?? '')
+        : await chooseEdge(node, context, needsModel ? this.model() : undefined, chooseOptions)
     const record = hopRecordOf(decision, { step, node: id, visit, output: file, choice, works, claim, usage: this.usage })
+    if (verdict.checks) record.checks = verdict.checks.map(({ name, exit, ms, timedOut }) => ({ name, exit, ms, ...(timedOut && { timedOut }) }))
+    if (verdict.outcome === 'error') record.error = verdict.error ?? ''
+    if (verdict.checks) decision.rationale += `\n\n${verdict.checks.map((check) => `${check.name}: ${checkWords(check)}`).join('\n')}`
     this.usage = []
     // The terminal's final answer is written after its event is told.
     const effects = effectsOf(undefined, this.state.lastRecord, { type: 'judged', record, rationale: decision.rationale, waits: false, output })
@@ -248,10 +271,22 @@ export class HopWriter {
     }
     const edge = ticked[0]
     if (!edge) {
+      const since = this.waitingSince(id, visit)
+      const now = Date.now()
+      // Past its `wait:` deadline with a `timeout` edge: the wait ends here, as a decision nobody made.
+      const timeout = since === undefined ? undefined : timeoutHop(node, { node: id, visit, step, since }, now)
+      if (timeout) {
+        const rationale = `Nobody decided within \`wait: ${node.wait}\` (waiting since ${since}).`
+        await this.perform(
+          effectsOf(undefined, this.state.lastRecord, { type: 'decided', record: timeout, rationale, output: this.state.lastOutput, handed: '' }),
+        )
+        tell(this.options.onEvent, { type: 'transition', node: id, visit, step, edge: timeout.edge, decidedBy: 'timeout', rationale })
+        return undefined
+      }
       await this.settle(true)
-      const step = waitingStep(this.runId, node, this.fileOf(id))
-      tell(this.options.onEvent, { type: 'waiting', node: id, reason: step.reason })
-      return step
+      const waiting = waitingStep(this.runId, node, this.fileOf(id), since === undefined ? undefined : waitClock(node, since, now))
+      tell(this.options.onEvent, { type: 'waiting', node: id, reason: waiting.reason })
+      return waiting
     }
     const feedback = this.session.feedbackOf(id)
     const handed = feedbackToHandOn(this.state.feedback.get(id), feedback)
@@ -271,6 +306,12 @@ export class HopWriter {
     await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'decided', record, rationale, output: this.state.lastOutput, handed }))
     tell(this.options.onEvent, { type: 'transition', node: id, visit, step, edge, decidedBy: 'human', rationale })
     return undefined
+  }
+
+  /** When the wait of a visit began: its `waiting` record's time (none for a record from before times were kept). */
+  private waitingSince(id: string, visit: number): string | undefined {
+    const last = this.state.lastRecord
+    return last?.kind === 'waiting' && last.node === id && last.visit === visit ? last.at : undefined
   }
 
   private async record(record: TraceRecord, rationale: string, output: string | undefined): Promise<void> {
@@ -316,4 +357,10 @@ export class HopWriter {
   protected fileOf(id: string): string {
     return this.session.graph.nodes.get(id)?.file ?? `${id}.md`
   }
+}
+
+/** A visit whose worker failed after its retries: the `failed` edge (the note is worked again if an edit took the edge away). */
+function failureDecision(node: PlanNode, error: string): Decision {
+  const edge = failureEdge(node) ?? null
+  return { edge, rationale: `The worker failed: ${error}`, decidedBy: 'failure' }
 }

@@ -121,7 +121,7 @@ async function vaultRecordsOf(dir: string, folder: string, graph: PlanGraph, sub
   if (journaled.size > 0)
     for (const node of graph.nodes.values()) node.status = (journaled.get(node.file ?? `${node.id}.md`) as NodeStatus | undefined) ?? node.status
   const trace = await readTrace(dir)
-  const records: VaultRecords = { folder, graph, issues: graph.check().issues, trace, pending: undefined, subplans }
+  const records: VaultRecords = { folder, graph, issues: graph.check().issues, trace, pending: undefined, subplans, now: Date.now() }
   if (trace) {
     const steps = trace.records.reduce((highest, record) => Math.max(highest, record.step), 0)
     records.pending = await pendingOutput(dir, steps, undefined, trace.claims)

@@ -204,9 +204,9 @@ export class PlanTree {
         continue
       }
       this.began(plan)
-      const output = await this.settings.work(step, driver, plan)
+      const worked = await this.settings.work(step, driver, plan)
       this.worked(plan, id)
-      step = await this.unrefused(driver, plan, driver.complete(step.key, { output }))
+      step = await this.unrefused(driver, plan, driver.complete(step.key, typeof worked === 'string' ? { output: worked } : worked))
     }
   }
 

@@ -11,7 +11,16 @@ import type { OutputMeta } from '../store/output-note.js'
 import { waitsForPerson } from '../core/knobs.js'
 import { effectsOf } from './hop-effects.js'
 import type { VaultSession } from '../store/vault-session.js'
-import { HopWriter } from './hop-writer.js'
+import { HopWriter, type Verdict } from './hop-writer.js'
+import { checkPassed, checksReport, runChecks } from './checks.js'
+import type { PlanNode } from '../core/types.js'
+import type { SavedOutput } from '../store/output-note.js'
+
+/** The verdict saved with an output (a crash after the save): judged from it, the checks never run twice for one visit. */
+function verdictSaved(saved: SavedOutput): Verdict | undefined {
+  if (saved.outcome === undefined) return undefined
+  return saved.outcome === 'error' ? { outcome: 'error', error: saved.output } : { outcome: saved.outcome }
+}
 
 /*
  * A run on one locked vault, step by step: where the run stands (the pure
@@ -49,7 +58,7 @@ export class RunDriver extends HopWriter {
    */
   private async finishDecision(): Promise<void> {
     const last = this.state.lastRecord
-    if (last?.kind !== 'hop' || last.decidedBy !== 'human') return
+    if (last?.kind !== 'hop' || (last.decidedBy !== 'human' && last.decidedBy !== 'timeout')) return
     await this.perform(effectsOf(undefined, last, { type: 'recover', status: this.session.graph.nodes.get(last.node)?.status }))
   }
 
@@ -102,7 +111,7 @@ export class RunDriver extends HopWriter {
           // Cut short between saving the output and writing `done`: finish that first.
           await this.session.refresh([position.node])
           await this.perform(effectsOf(position, this.state.lastRecord, { type: 'recover', status: this.session.graph.nodes.get(position.node)?.status }))
-          await this.judge(position.node, saved.visit, saved.step, saved.output, saved.file, saved.choice, false, saved.works)
+          await this.judge(position.node, saved.visit, saved.step, saved.output, saved.file, saved.choice, false, saved.works, verdictSaved(saved))
           break
         }
         case 'decide': {
@@ -127,7 +136,10 @@ export class RunDriver extends HopWriter {
    * @throws {@link RunStateError} `stale-step` for any other key, `bad-choice` for a choice outside the step's conditions; nothing is written then
    * @throws {@link ModelConfigError} when conditions remain, no choice is given and no model is configured; nothing is written then
    */
-  async complete(key: string, result: { output: string; choice?: string | undefined; works?: number; step?: number }): Promise<Step> {
+  async complete(
+    key: string,
+    result: { output: string; choice?: string | undefined; works?: number; step?: number; failure?: string | undefined },
+  ): Promise<Step> {
     await this.enter()
     const position = this.position()
     const claimed = position.kind === 'work' && position.claimed ? position : undefined
@@ -157,17 +169,29 @@ export class RunDriver extends HopWriter {
     if (choice !== undefined && !human) meta.choice = choice
     // Saved with the output too: a crash before the hop is recorded must not lose what the subplans did.
     if (result.works !== undefined) meta.works = result.works
+    // The checks run after the work and before anything says it was worked: a crash during one works the visit again.
+    const verdict = await this.verdictOf(node, result)
+    if (verdict.outcome) meta.outcome = verdict.outcome
+    const output = verdict.output
     // One flush with fsync: the output's bytes, journaled with the notes this hop may rewrite (VaultSession.saveOutput); then `done`.
-    const followed = await this.perform(
-      effectsOf(position, this.state.lastRecord, { type: 'worked', node: node.id, file, meta, output: result.output }),
-      (effect) => {
-        if (effect.kind === 'output') tell(this.options.onEvent, { type: 'work', node: node.id, visit: claimed.visit, output: result.output })
-      },
-    )
+    const followed = await this.perform(effectsOf(position, this.state.lastRecord, { type: 'worked', node: node.id, file, meta, output }), (effect) => {
+      if (effect.kind === 'output') tell(this.options.onEvent, { type: 'work', node: node.id, visit: claimed.visit, output })
+    })
     // The note may have been renamed during the work: the hop is recorded under the name it has now.
     const id = followed.get(node.id) ?? node.id
-    await this.judge(id, claimed.visit, step, result.output, file, meta.choice, true, meta.works)
+    await this.judge(id, claimed.visit, step, output, file, meta.choice, true, meta.works, verdict)
     return this.next()
+  }
+
+  /** What decides a worked visit before any judge: its worker's failure, or its checks (run now), and the output they make. */
+  private async verdictOf(node: PlanNode, result: { output: string; failure?: string | undefined }): Promise<Verdict & { output: string }> {
+    if (result.failure !== undefined) return { outcome: 'error', error: result.failure, output: result.output }
+    if (!node.check) return { output: result.output }
+    // The checks' commands have the turn meanwhile: what the hops journaled is written while they run.
+    this.leave()
+    const checks = await runChecks(node.check, this.options.checks ?? {}, this.options.signal).finally(() => this.enter())
+    const outcome = checks.every(checkPassed) ? 'passed' : 'failed'
+    return { outcome, checks, output: `${result.output.trimEnd()}\n\n${checksReport(checks)}\n` }
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { CallLLM, PlanNode, Predicate, RunEvent, StepInput, StepOutput, Tool } from '../core/types.js'
+import { checkDefinitions, type CheckDefinition } from './checks.js'
 
 /** Options of `runPlan`. */
 export interface RunOptions {
@@ -28,6 +29,14 @@ export interface RunOptions {
   predicates?: Record<string, Predicate>
   /** Tools for the built-in worker; a node's `tools:` scopes them. */
   tools?: Tool[]
+  /**
+   * The checks a note's `check:` may name, by name: commands run after the
+   * work that decide its `passed` / `failed` edges. Only the runner defines
+   * them; a note naming another is the validation error `unknown-check`.
+   *
+   * @default {}
+   */
+  checks?: Record<string, CheckDefinition>
   /**
    * Node works plus planner calls (`plan: generate`) allowed in the whole run, across restarts.
    *
@@ -107,6 +116,7 @@ export function checkOptions(plan: unknown, options: RunOptions): void {
   }
   if (options.work !== undefined && typeof options.work !== 'function')
     throw new TypeError(`Expected \`work\` to be a function, got \`${typeof options.work}\``)
+  checkDefinitions(options.checks)
 }
 
 /** Options of the stepping calls (`nextStep`, `completeStep`). */
@@ -117,6 +127,14 @@ export interface StepOptions {
   llm?: CallLLM
   /** Code that decides condition labels; always asked before the caller's choice. */
   predicates?: Record<string, Predicate>
+  /**
+   * The checks a note's `check:` may name (see `RunOptions.checks`):
+   * `completeStep` runs them before judging, and they decide `passed` /
+   * `failed`, which are then not among a step's `conditions`.
+   *
+   * @default {}
+   */
+  checks?: Record<string, CheckDefinition>
   /** @default 50 */
   maxSteps?: number
   /** @default true */
@@ -142,6 +160,12 @@ export interface WaitingNote {
   file: string
   /** The labels a person may choose (`next` for an unconditional edge). */
   choices: string[]
+  /** For a note with `wait:`: when the wait began, ISO 8601. */
+  since?: string
+  /** For a note with `wait:`: when its deadline falls, ISO 8601; the `timeout` edge is taken then, if the note has one. */
+  deadline?: string
+  /** `true` once the deadline has passed on a note with no `timeout` edge: it keeps waiting. */
+  overdue?: boolean
 }
 
 /** What a plan asks of the caller now. */
@@ -169,6 +193,8 @@ export interface DriverOptions {
   query?: string | undefined
   llm?: CallLLM | undefined
   predicates?: Record<string, Predicate> | undefined
+  /** The checks the runner defines, run for a note with `check:` after its work. */
+  checks?: Record<string, CheckDefinition> | undefined
   maxSteps: number
   fsync: boolean
   fresh: boolean

@@ -1,6 +1,6 @@
+import { waitClock } from './deadline.js'
 import { join } from 'node:path'
 import { subplanFoldersOf } from '../vault/subplan-folders.js'
-import type { PlanGraph } from '../plan/plan-graph.js'
 import { nextStepNumber } from './run-core.js'
 import { PROPOSAL_CHOICES, PROPOSAL_NODE, proposalStand, toProposalInfo, type ProposalInfo, type ProposalNote } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
@@ -110,8 +110,11 @@ export type RunPhase =
   | { phase: 'fresh'; node?: string }
   /** `running`: a live run holds the vault; `interrupted`: none does, and a run would go on at `node`, `visit`, `step`. */
   | { phase: 'running' | 'interrupted'; node: string; visit: number; step: number }
-  /** A `judge: human` node waits for one of its boxes to be ticked; `file` is its note. */
-  | { phase: 'waiting'; node: string; visit: number; file: string; boxes: DecisionBox[] }
+  /**
+   * A `judge: human` node waits for one of its boxes to be ticked; `file` is its note. With `wait:`, `deadline`
+   * (ISO 8601) says when its `timeout` edge is taken, and `overdue` that it passed on a note with no such edge.
+   */
+  | { phase: 'waiting'; node: string; visit: number; file: string; boxes: DecisionBox[]; deadline?: string; overdue?: boolean }
   /** A budget ran out before `visit` of `node`. */
   | { phase: 'stopped'; node: string; visit: number; budget: 'max_visits' | 'maxSteps'; reason: string }
   /** The run reached the terminal `node`; `output` is the start of its output. */
@@ -159,7 +162,7 @@ function statusOf(vault: string, stand: VaultStand, maxSteps: number, moving: 'r
   const gated = records.proposal ? proposalPhase(records.proposal) : undefined
   let phase = gated ?? (invalid ? invalidPhase() : phaseOf(stand, moving))
   // A note with one box ticked still waits, its boxes shown, until the next call follows the box: `next` says where to.
-  if (!gated && !invalid && stand.decided) phase = { ...waitingPhase(graph, stand.decided.node, stand.decided.visit), next: phase.next }
+  if (!gated && !invalid && stand.decided) phase = { ...waitingPhase(stand, stand.decided.node, stand.decided.visit), next: phase.next }
   const position = stand.position
   const working = position?.kind === 'work' && position.claimed && phase.phase !== 'fresh' ? position : undefined
   const hopRecords = (trace?.records ?? []).filter((record): record is HopRecord => record.kind === 'hop')
@@ -246,7 +249,7 @@ function phaseOf(stand: VaultStand, moving: 'running' | 'interrupted'): Phase {
       return { phase: moving, node: position.node, visit: position.visit, step, next }
     }
     case 'decide':
-      return waitingPhase(graph, position.node, position.visit)
+      return waitingPhase(stand, position.node, position.visit)
     case 'stopped': {
       const stop = stand.ownStop!
       return {
@@ -298,14 +301,20 @@ function stoppedOf(last: { node: string; visit: number; budget: 'max_visits' | '
   return { phase: 'stopped', node: last.node, visit: last.visit, budget: last.budget, reason: last.reason }
 }
 
-function waitingPhase(graph: PlanGraph, id: string, visit: number): Phase {
-  const node = graph.nodes.get(id)
+function waitingPhase(stand: VaultStand, id: string, visit: number): Phase {
+  const node = stand.records.graph.nodes.get(id)
+  const last = stand.replay.lastRecord
+  const since = last?.kind === 'waiting' && last.node === id ? last.at : undefined
+  const clock = node && since !== undefined ? waitClock(node, since, stand.records.now ?? Date.now()) : {}
   const file = node?.file ?? `${id}.md`
   const boxes: DecisionBox[] = (node?.edges ?? []).map((edge) => {
     const checked = edge.at?.checked
     return { label: edge.label, target: edge.target, box: checked !== undefined, checked: checked === true }
   })
-  return { phase: 'waiting', node: id, visit, file, boxes, next: { kind: 'waiting', node: id, visit } }
+  const phase: Phase = { phase: 'waiting', node: id, visit, file, boxes, next: { kind: 'waiting', node: id, visit } }
+  if (clock.deadline !== undefined) phase.deadline = clock.deadline
+  if (clock.overdue) phase.overdue = true
+  return phase
 }
 
 /** A proposal not approved: it waits (its boxes as a waiting note's), or it was declined. `undefined` once approved. */

@@ -28,7 +28,7 @@ import { readTrace, tracePaths } from '../store/trace.js'
  */
 export async function prepareRunVault(
   plan: string | PlanGraph,
-  options: { query?: string | undefined; runVault?: string | undefined; fsync: boolean; tools?: string[] | undefined },
+  options: { query?: string | undefined; runVault?: string | undefined; fsync: boolean; tools?: string[] | undefined; checks?: string[] | undefined },
 ): Promise<{ vault: string; source?: string }> {
   if (typeof plan === 'string') {
     if (options.runVault === undefined || resolve(options.runVault) === resolve(plan)) return { vault: resolve(plan) }
@@ -39,7 +39,7 @@ export async function prepareRunVault(
       // A broken template is never copied: a copy would be held as the plan on the next run, after the template was fixed.
       const template = await loadPlan(resolve(plan))
       try {
-        template.validate(options.tools ? { tools: options.tools } : undefined)
+        template.validate({ ...(options.tools && { tools: options.tools }), ...(options.checks && { checks: options.checks }) })
       } catch (error) {
         throw namingVault(error, plan)
       }

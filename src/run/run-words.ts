@@ -2,6 +2,7 @@ import { RunStateError, type PendingStep } from '../core/errors.js'
 import { ModelConfigError, resolveModelConfig } from '../models/llm-client.js'
 import { visitKey, type Replay } from './run-core.js'
 import type { Claim, RunResult, Step, StopInfo, WaitingNote } from './run-options.js'
+import type { WaitClock } from './deadline.js'
 import type { HopRecord } from '../store/trace.js'
 import { conditionsOf, matchChoice, type Decision } from '../models/transitions.js'
 import { loopOf, type PlanShape } from '../plan/validate.js'
@@ -49,7 +50,7 @@ export function stopOf(
 ): StopInfo & { reason: string } {
   const { node: id, visit, budget } = position
   // A node with no condition holding works again without an edge to itself: a loop the graph does not show.
-  const reworking = state.lastHop?.node === id && state.lastHop.decidedBy === 'rework'
+  const reworking = state.lastHop?.node === id && state.lastHop.next === id && !state.lastHop.edge
   // The loop the run went round to come back here: the notes of the component it sits in may be more.
   const loop = loopOf(graph, id, workedNodes(state.outputs))
   const stop: StopInfo = { budget, node: id, visit, loop }
@@ -245,9 +246,10 @@ export function workStep(
 }
 
 /** The step of a note waiting for a person, with the reason in words and the choices as data. */
-export function waitingStep(runId: string, node: PlanNode, file: string): Extract<Step, { kind: 'waiting' }> {
-  const reason = `\`${node.id}\` waits for a person: tick one box under \`## Next\` in \`${file}\` (and write under \`## Feedback\` if you like), then run the vault again.`
-  return { kind: 'waiting', runId, waiting: [{ node: node.id, file, choices: node.edges.map((each) => each.label || 'next') }], reason }
+export function waitingStep(runId: string, node: PlanNode, file: string, clock?: WaitClock): Extract<Step, { kind: 'waiting' }> {
+  const due = clock?.deadline === undefined ? '' : clock.overdue ? ` It is overdue since ${clock.deadline}.` : ` Its deadline is ${clock.deadline}.`
+  const reason = `\`${node.id}\` waits for a person: tick one box under \`## Next\` in \`${file}\` (and write under \`## Feedback\` if you like), then run the vault again.${due}`
+  return { kind: 'waiting', runId, waiting: [{ node: node.id, file, choices: node.edges.map((each) => each.label || 'next'), ...clock }], reason }
 }
 
 /** A subplan's step told from the top vault: waiting notes and stops by their path from it. */

@@ -65,7 +65,8 @@ function stepLocked(dir: string, fsync: boolean, options: StepOptions, call: (tr
     const gate = await proposalGate(dir, { query: options.query, fresh: options.fresh ?? false, llm: options.llm, fsync, signal: options.signal })
     if (gate.kind === 'waiting') return gate.step
     // No watchers: the next call compares every note's stamp anyway (VaultSession.open with a cache).
-    const session = await VaultSession.open(dir, { fsync, watch: false }, sessions)
+    const checks = Object.keys(options.checks ?? {})
+    const session = await VaultSession.open(dir, { fsync, watch: false, checks }, sessions)
     let tree: PlanTree | undefined
     let kept = false
     let completed = false
@@ -74,12 +75,13 @@ function stepLocked(dir: string, fsync: boolean, options: StepOptions, call: (tr
         query: gate.query,
         llm: options.llm,
         predicates: options.predicates,
+        checks: options.checks,
         maxSteps: stepBudget(options.maxSteps),
         fsync,
         fresh: options.fresh ?? false,
         signal: options.signal,
       }
-      tree = await PlanTree.open(dir, session, { lock, session: { fsync }, driver })
+      tree = await PlanTree.open(dir, session, { lock, session: { fsync, checks }, driver })
       const step = await call(tree)
       kept = true
       completed = step.kind === 'completed'

@@ -22,6 +22,14 @@ import type { SessionOptions } from './run-options.js'
  * call included. How the tree is walked is `PlanTree`'s (plan-tree.ts).
  */
 
+/** A visit whose worker failed after its retries, on a note with a `failed` edge: the edge is taken (`decidedBy: 'failure'`). */
+export interface WorkFailure {
+  /** What is saved as the visit's output: the error, in words. */
+  output: string
+  /** The worker's error message, for the trace. */
+  failure: string
+}
+
 /** A visit to work, as a step says it. */
 export type WorkStep = Extract<Step, { kind: 'work' }>
 
@@ -36,7 +44,7 @@ export interface TreeSettings {
    * Works a visit (`runPlan`); absent for the stepping calls, which return the
    * first visit to work. `plan` is the subplan's folder relative to the top vault (`''` at the top).
    */
-  work?: ((step: WorkStep, driver: RunDriver, plan: string) => Promise<string>) | undefined
+  work?: ((step: WorkStep, driver: RunDriver, plan: string) => Promise<string | WorkFailure>) | undefined
 }
 
 /** A branch's vault, opened: its folder from the top vault, its driver and session. */

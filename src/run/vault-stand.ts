@@ -10,6 +10,7 @@ import type { SavedOutput } from '../store/output-note.js'
 import type { StopInfo, WaitingNote } from './run-options.js'
 import { stopInSubplan, stopOf } from './run-words.js'
 import { outputFile, type HopRecord, type Trace } from '../store/trace.js'
+import { timeoutHop, waitClock, type WaitClock } from './deadline.js'
 
 /*
  * Where one vault of a run stands, its subplans' runs included: the pure
@@ -37,6 +38,8 @@ export interface VaultRecords {
   subplans: ReadonlyMap<string, VaultRecords>
   /** The top vault: the planner calls its run made (decompositions), which count against `maxSteps` too. */
   plannerCalls?: number
+  /** When the records were read (ms since the epoch): the clock `wait:` deadlines are measured by. */
+  now?: number
 }
 
 /** A live runner that holds a vault. */
@@ -145,7 +148,7 @@ export function standOf(records: VaultRecords, maxSteps: number, source?: string
   const spent = spentAbove + stand.works
   stand.position = locate({ runId, replay: state, pending, maxSteps, spent }, notes)
   // A waiting note with one box ticked: the next call records the person's hop and goes on along it, so the stand is where it leads.
-  const hop = stand.position.kind === 'decide' ? decisionOf(graph, stand.position) : undefined
+  const hop = stand.position.kind === 'decide' ? decisionOf(graph, stand.position, waitingSince(state), records.now ?? Date.now()) : undefined
   if (hop) {
     stand.decided = { node: hop.node, visit: hop.visit }
     stand.position = locate({ runId, replay: replay([...trace.records, hop], () => undefined, trace.claims), pending, maxSteps, spent }, notes)
@@ -175,12 +178,27 @@ export function highestBelow(stand: VaultStand): number {
   return Math.max(0, ...stand.branches.map(({ stand: branch }) => Math.max(highestNumber(branch.replay), highestBelow(branch))))
 }
 
-/** The hop the next call records for a waiting note with exactly one box ticked (as `RunDriver` follows it); none while it still waits or is ambiguous. */
-function decisionOf(graph: PlanGraph, at: { node: string; visit: number; step: number }): HopRecord | undefined {
-  const ticked = graph.nodes.get(at.node)?.edges.filter((edge) => edge.at?.checked === true) ?? []
+/**
+ * The hop the next call records for a waiting note (as `RunDriver` follows it): its one ticked box, or, with none
+ * ticked, its `timeout` edge past its deadline; none while it still waits or is ambiguous.
+ */
+function decisionOf(graph: PlanGraph, at: { node: string; visit: number; step: number }, since: string | undefined, now: number): HopRecord | undefined {
+  const node = graph.nodes.get(at.node)
+  const ticked = node?.edges.filter((edge) => edge.at?.checked === true) ?? []
+  if (node && ticked.length === 0) return since === undefined ? undefined : timeoutHop(node, { ...at, since }, now)
   if (ticked.length !== 1) return undefined
   const edge = ticked[0]!
   return { kind: 'hop', step: at.step, node: at.node, visit: at.visit, edge, decidedBy: 'human', next: edge.target, output: outputFile(at.step, at.node) }
+}
+
+/** When the wait the trace's last record began started (its `waiting` record's time). */
+function waitingSince(state: Replay): string | undefined {
+  const last = state.lastRecord
+  return last?.kind === 'waiting' ? last.at : undefined
+}
+
+function clockOf(node: PlanNode | undefined, since: string | undefined, now: number): WaitClock | undefined {
+  return node && since !== undefined ? waitClock(node, since, now) : undefined
 }
 
 /** Fills a stand's items, waits and stop from its position, descending into the subplans of a note that runs them. */
@@ -228,6 +246,7 @@ function settle(stand: VaultStand, prefix: string, maxSteps: number, spentAbove:
         node: prefix + position.node,
         file: prefix + (node?.file ?? `${position.node}.md`),
         choices: (node?.edges ?? []).map((edge) => edge.label || 'next'),
+        ...clockOf(node, waitingSince(stand.replay), stand.records.now ?? Date.now()),
       })
       return stand
     }

@@ -3,6 +3,8 @@ import type { StepInput } from '../core/types.js'
 import { readLedger } from '../memory/ledger.js'
 import { ModelConfigError } from '../models/llm-client.js'
 import type { Step } from './run-options.js'
+import { failureEdge } from '../models/transitions.js'
+import type { WorkFailure } from './tree-vaults.js'
 
 /** Where a visit is worked: the top vault (the ledger's), the subplan folder from it, the signal of the call. */
 export interface VisitPlace {
@@ -48,4 +50,56 @@ export async function workVisit(step: Extract<Step, { kind: 'work' }>, work: (in
   }
   if (typeof output !== 'string') throw new StepError(id, step.visit, new TypeError(`Expected the worker to return a string, got \`${typeof output}\``))
   return output
+}
+
+/** The wait before retry `attempt` (1 for the first retry): 1 s, doubling, at most 1 minute. */
+export function retryDelayMs(attempt: number): number {
+  return Math.min(1000 * 2 ** (attempt - 1), 60_000)
+}
+
+/**
+ * Works a claimed visit like {@link workVisit}, retrying a worker that
+ * throws as often as the note's `retries:` says, with backoff (1 s,
+ * doubling, at most 1 minute), under the same key. When the last attempt
+ * fails too, a note with a `failed` edge takes it (its failure is returned,
+ * to be recorded); any other note's visit rejects.
+ *
+ * @throws {@link StepError} when the last attempt fails and the note has no `failed` edge to take
+ */
+export async function workWithRetries(
+  step: Extract<Step, { kind: 'work' }>,
+  work: (input: StepInput) => Promise<string>,
+  place: VisitPlace,
+): Promise<string | WorkFailure> {
+  const retries = step.node.retries ?? 0
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await workVisit(step, work, place)
+    } catch (error) {
+      if (!(error instanceof StepError)) throw error
+      if (attempt > retries) {
+        if (!failureEdge(step.node)) throw error
+        const why = error.cause instanceof Error ? error.cause.message : String(error.cause)
+        const tries = attempt === 1 ? 'once' : `${attempt} times`
+        return { output: `The worker failed (tried ${tries}): ${why}`, failure: why }
+      }
+      await pause(retryDelayMs(attempt), place.signal)
+    }
+  }
+}
+
+/** Waits `ms`, or rejects with the signal's reason when it aborts first. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  signal?.throwIfAborted()
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer)
+      reject(signal!.reason)
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
 }

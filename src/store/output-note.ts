@@ -60,7 +60,13 @@ export interface OutputMeta {
   choice?: string
   /** A subplan note's output: the works its subplans did, for the record judged from it after a crash. */
   works?: number
+  /** What decided the visit before any judge, saved with its output so a crash never runs a check twice for it: its checks (`passed`, `failed`), or its worker's failure (`error`). */
+  outcome?: VisitOutcome
 }
+
+/** What decided a visit before any judge: its checks passed or failed, or its worker failed after its retries. */
+export type VisitOutcome = 'passed' | 'failed' | 'error'
+const OUTCOMES: readonly string[] = ['passed', 'failed', 'error'] satisfies VisitOutcome[]
 
 /**
  * An output note as read back. `whole` is false when the body is not the
@@ -68,7 +74,7 @@ export interface OutputMeta {
  * not the worker's output of a step whose hop was never recorded. A note
  * with no digest (an earlier release's) counts as whole.
  */
-export type SavedOutput = StepOutput & { step: number; run: string; choice?: string; works?: number; whole: boolean }
+export type SavedOutput = StepOutput & { step: number; run: string; choice?: string; works?: number; outcome?: VisitOutcome; whole: boolean }
 
 /** Reads a saved output note back (`file` as a trace names it); `undefined` for none, or one {@link outputPath} refuses. */
 export async function readOutput(vault: string, file: string): Promise<SavedOutput | undefined> {
@@ -111,6 +117,7 @@ export function parseOutput(text: string): SavedOutput | undefined {
   }
   if (typeof data.choice === 'string') saved.choice = data.choice
   if (Number.isSafeInteger(data.works)) saved.works = data.works as number
+  if (typeof data.outcome === 'string' && OUTCOMES.includes(data.outcome)) saved.outcome = data.outcome as VisitOutcome
   return saved
 }
 

@@ -82,6 +82,12 @@ export const recordSchemaV2 = z.discriminatedUnion('kind', [
     tokens: tokensSchema.optional(),
     /** The judge's answers, one per condition asked. */
     answers: z.array(z.strictObject({ condition: z.string(), answer: z.enum(['YES', 'NO']) })).optional(),
+    /** The note's checks (`check:`): each one's exit code (`null`: killed or not started) and time; their output's end is in the output note. */
+    checks: z
+      .array(z.strictObject({ name: z.string(), exit: z.number().int().nullable(), ms: z.number().min(0), timedOut: z.literal(true).optional() }))
+      .optional(),
+    /** The worker's error, when it failed after its retries and the `failed` edge was taken (`decidedBy: 'failure'`). */
+    error: z.string().optional(),
     ...common,
   }),
   z.strictObject({ ...stopFields, ...common }),

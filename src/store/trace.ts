@@ -290,6 +290,11 @@ function renderRecord(record: TraceRecord, rationale: string): string {
       `- Edge: ${record.edge ? `${safe(record.edge.label) || 'next'} → [[${safe(record.edge.target)}]]` : record.decidedBy === 'terminal' ? 'none (terminal)' : 'none (work again)'}`,
     )
     lines.push(`- Decided by: ${record.decidedBy}${record.choice === undefined ? '' : ` (choice \`${safe(record.choice)}\`)`}`)
+    if (record.checks?.length)
+      lines.push(
+        `- Checks: ${record.checks.map((check) => `${safe(check.name)}: ${check.timedOut ? 'timed out' : `exit ${check.exit ?? 'none'}`}, ${formatMs(check.ms)}`).join(' · ')}`,
+      )
+    if (record.error !== undefined) lines.push(`- Error: ${safe(record.error)}`)
     if (record.answers?.length) lines.push(`- Answers: ${record.answers.map((entry) => `${safe(entry.condition)}: ${entry.answer}`).join(' · ')}`)
     const when = [record.at && `started ${record.at}`, record.ms !== undefined && `took ${formatMs(record.ms)}`].filter(Boolean)
     if (when.length > 0) lines.push(`- Time: ${when.join(', ')}`)

@@ -121,7 +121,8 @@ export class VaultSession {
 
   /** Validates the plan as it is now; throws `PlanValidationError` on errors, `note-busy` when a note left out mid-save may be why. */
   validate(): PlanIssue[] {
-    return busyOr(() => this.graph.validate(this.options.tools ? { tools: this.options.tools } : undefined))
+    const { tools, checks } = this.options
+    return busyOr(() => this.graph.validate({ ...(tools && { tools }), ...(checks && { checks }) }))
   }
 
   /**

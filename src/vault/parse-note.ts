@@ -154,6 +154,9 @@ export function parseNote(file: string, text: string): ParsedNote {
   if (knobs.role !== undefined) note.role = knobs.role as string
   if (knobs.judge !== undefined) note.judge = knobs.judge as JudgeKind
   if (knobs.plan !== undefined) note.plan = knobs.plan as string[]
+  if (knobs.check !== undefined) note.check = knobs.check as string[]
+  if (knobs.retries !== undefined) note.retries = knobs.retries as number
+  if (knobs.wait !== undefined) note.wait = knobs.wait as string
   return note
 }
 

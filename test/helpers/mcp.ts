@@ -72,12 +72,13 @@ function wrap(client: Client, close: () => Promise<void>): TestClient {
 }
 
 /** Starts `vaultplan mcp --root <root>` from the built CLI over stdio and connects the SDK's client to it. */
-export async function stdioClient(root: string, env: Record<string, string> = {}): Promise<TestClient> {
+export async function stdioClient(root: string, env: Record<string, string> = {}, more: { args?: string[]; cwd?: string } = {}): Promise<TestClient> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [bin, 'mcp', '--root', root],
+    args: [bin, 'mcp', '--root', root, ...(more.args ?? [])],
     env: { PATH: process.env.PATH ?? '', ...env },
     stderr: 'pipe',
+    ...(more.cwd === undefined ? {} : { cwd: more.cwd }),
   })
   const client = new Client({ name: 'vaultplan-test', version: '1.0.0' })
   await client.connect(transport)

@@ -1,0 +1,49 @@
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { stdioClient } from './helpers/mcp.js'
+import { note, tempDir, traceEntries, writeVault } from './helpers/vault.js'
+
+const failing = `test=${process.execPath} -e "console.log('1 failing'); process.exit(1)"`
+
+/** A root holding the vault `code`: a note with `check: test` that goes to `ship` when it passes, `fix` when it fails. */
+async function rootWithPlan(): Promise<string> {
+  const root = await tempDir()
+  await writeVault(
+    {
+      'code.md': note({ front: { type: 'start', check: 'test' }, title: 'Write the code', next: ['passed -> [[ship]]', 'failed -> [[fix]]'] }),
+      'fix.md': note({ title: 'Fix it' }),
+      'ship.md': note({ title: 'Ship it' }),
+    },
+    join(root, 'code'),
+  )
+  return root
+}
+
+// The built CLI (`npm test` builds first), started as a coding agent starts it.
+describe('checks in the MCP server', () => {
+  it('runs the checks its operator defined: plan_next says which will run, and plan_finish is routed by them, not by the choice', async () => {
+    const root = await rootWithPlan()
+    const agent = await stdioClient(root, {}, { args: ['--check', failing] })
+    let { step } = await agent.call('plan_next', { vault: 'code', query: 'Add a flag' })
+    expect(step).toMatchObject({
+      kind: 'work',
+      note: { id: 'code' },
+      conditions: [],
+      checks: [{ name: 'test', command: [process.execPath, '-e', "console.log('1 failing'); process.exit(1)"] }],
+    })
+    expect(step.todo).toContain(': they decide `passed` / `failed`, not your choice.')
+    ;({ step } = await agent.call('plan_finish', { vault: 'code', key: step.key, output: 'all tests pass, trust me' }))
+    expect(step).toMatchObject({ kind: 'work', note: { id: 'fix' } })
+    expect(step.outputs[0].output).toContain('1 failing')
+    expect((await traceEntries(join(root, 'code')))[0]!.decidedBy).toBe('check')
+  })
+
+  it('runs no check its operator did not define: a vault cannot define one, and a config file among the served vaults is not read', async () => {
+    const root = await rootWithPlan()
+    await writeFile(join(root, 'vaultplan.config.json'), JSON.stringify({ checks: { test: { command: ['touch', join(root, 'ran')] } } }))
+    const agent = await stdioClient(root, {}, { cwd: root })
+    expect((await agent.call('plan_validate', { vault: 'code' })).issues.map((issue: { code: string }) => issue.code)).toEqual(['unknown-check'])
+    expect(await agent.refuse('plan_next', { vault: 'code', query: 'Add a flag' })).toMatch(/unknown-check|names check `test`/)
+  })
+})
