@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import * as boardModule from 'vaultplan/board'
 import { startBoard } from 'vaultplan/board'
+import { lineDiff } from '../src/board/line-diff.js'
 import { safeHtml } from '../src/board/safe-html.js'
 import { teamRoot } from './helpers/board.js'
 import { bin } from './helpers/cli.js'
@@ -111,6 +112,17 @@ describe('what the board refuses', () => {
     }
   })
 
+  test('the proposal page of a vault with no proposal says so (404), and one outside the root is refused', async () => {
+    const board = await startBoard({ root: await teamRoot(), token: 'secret' })
+    try {
+      const none = await send(`${board.origin}/proposal?vault=release`, { headers: { cookie: 'vaultplan_board=secret' } })
+      expect({ status: none.status, says: none.text.includes('`release` has no proposal') }).toEqual({ status: 404, says: true })
+      expect((await send(`${board.origin}/proposal?vault=..%2Fx`, { headers: { cookie: 'vaultplan_board=secret' } })).status).toBe(400)
+    } finally {
+      await board.close()
+    }
+  })
+
   test('a vault outside the root is refused, through the check the MCP server uses', async () => {
     const board = await startBoard({ root: await teamRoot(), token: 'secret' })
     try {
@@ -132,5 +144,19 @@ describe('safeHtml: text from models and notes, as HTML that shows and never run
     ['<div>\n\nblock\n\n</div>', '&#x3C;div>\n<p>block</p>\n&#x3C;/div>'],
   ])('%s', (markdown, html) => {
     expect(safeHtml(markdown)).toBe(html)
+  })
+})
+
+describe('lineDiff: what changed between two versions of a note, as the proposal page shows it', () => {
+  test('keeps the lines both have, in order, and marks the rest removed or added', () => {
+    const short = (lines: ReturnType<typeof lineDiff>) => lines.map(({ kind, text }) => `${{ same: ' ', added: '+', removed: '-' }[kind]}${text}`)
+    expect(
+      short(
+        lineDiff('# Draft\nWrite it.\nCheck facts.\n## Next\n- [[send]]\n', '# Draft\nOutline first.\nCheck facts.\nCut to 800 words.\n## Next\n- [[send]]\n'),
+      ),
+    ).toEqual([' # Draft', '-Write it.', '+Outline first.', ' Check facts.', '+Cut to 800 words.', ' ## Next', ' - [[send]]'])
+    expect(short(lineDiff('', 'new\n'))).toEqual(['+new'])
+    expect(short(lineDiff('gone\r\n', ''))).toEqual(['-gone'])
+    expect(short(lineDiff('same\n', 'same'))).toEqual([' same'])
   })
 })
