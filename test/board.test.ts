@@ -1,13 +1,15 @@
 import { spawn } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import * as boardModule from 'vaultplan/board'
+import { runPlan } from 'vaultplan'
 import { startBoard } from 'vaultplan/board'
 import { lineDiff } from '../src/board/line-diff.js'
 import { safeHtml } from '../src/board/safe-html.js'
 import { teamRoot } from './helpers/board.js'
+import { tempDir } from './helpers/vault.js'
 import { bin } from './helpers/cli.js'
 
 /** A raw HTTP request, so that `Host` can be anything (fetch sets it from the URL). */
@@ -59,6 +61,37 @@ describe('vaultplan board', () => {
       expect({ status: page.status, title: /<title>(.*)<\/title>/.exec(await page.text())?.[1] }).toEqual({ status: 200, title: 'Runs · vaultplan board' })
     } finally {
       child.kill('SIGTERM')
+    }
+  })
+})
+
+describe("a long run's page", () => {
+  test('shows every hop and the latest 50 outputs, with a link to all of them', async () => {
+    const root = await tempDir('vaultplan-board-')
+    const vault = join(root, 'long')
+    await mkdir(vault)
+    await writeFile(join(vault, 'draft.md'), '---\ntype: start\nmax_visits: 40\n---\n# Draft\n\n## Next\n- [[review]]\n')
+    await writeFile(join(vault, 'review.md'), '---\nmax_visits: 40\n---\n# Review\n\n## Next\n- approved -> [[send]]\n- again -> [[draft]]\n')
+    await writeFile(join(vault, 'send.md'), '# Send\n')
+    await runPlan(vault, { query: 'Loop', fsync: false, maxSteps: 60, work: async (step) => `output of step ${step.step}`, llm: async () => '1: NO\n2: YES' })
+    const board = await startBoard({ root, token: 'secret' })
+    try {
+      const shown = async (path: string) => {
+        const { text } = await send(`${board.origin}${path}`, { headers: { cookie: 'vaultplan_board=secret' } })
+        const hops = text.slice(text.indexOf('<table class="hops">')).match(/<tr><td>/g)?.length
+        const outputs = [...text.matchAll(/<article class="output" id="output-(\d+)"/g)].map((match) => Number(match[1]))
+        return {
+          hops,
+          outputs: outputs.length,
+          first: outputs[0],
+          last: outputs.at(-1),
+          all: text.includes('href="/run?vault=long&amp;outputs=all">Show all 60</a>'),
+        }
+      }
+      expect(await shown('/run?vault=long')).toEqual({ hops: 60, outputs: 50, first: 11, last: 60, all: true })
+      expect(await shown('/run?vault=long&outputs=all')).toEqual({ hops: 60, outputs: 60, first: 1, last: 60, all: false })
+    } finally {
+      await board.close()
     }
   })
 })

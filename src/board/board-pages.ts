@@ -88,6 +88,7 @@ ${frontier(snapshot)}
 ${timeline(name, detail.hops, snapshot.steps)}
 ${snapshot.result ? `<section aria-labelledby="result"><h2 id="result">Result</h2><article class="output">${safeHtml(snapshot.result.output)}</article></section>` : ''}
 <section aria-labelledby="outputs"><h2 id="outputs">Outputs</h2>
+${outputsNote(detail)}
 ${detail.outputs.map((output) => `<article class="output" id="output-${output.step}"><h3>Step ${output.step} · ${e(output.node)} · visit ${output.visit}</h3>${safeHtml(output.output)}</article>`).join('\n') || '<p class="empty">No output yet.</p>'}
 </section>
 ${ledger(detail)}`
@@ -119,6 +120,12 @@ export function decisionForm(name: string, waiting: WaitingNote, proposal: Propo
 <textarea id="${id}" name="feedback" rows="3"></textarea>
 <div class="choices">${waiting.choices.map((choice) => `<button type="submit" name="edge" value="${e(choice)}">${e(choice)}</button>`).join(' ')}</div>
 </form>`
+}
+
+/** Says when only the latest outputs are shown, with the way to all of them. */
+function outputsNote(detail: RunDetail): string {
+  if (detail.outputs.length >= detail.outputCount) return ''
+  return `<p class="note">The latest ${detail.outputs.length} of ${detail.outputCount} outputs. <a href="${runHref(detail.name)}&amp;outputs=all">Show all ${detail.outputCount}</a></p>`
 }
 
 function frontier(snapshot: RunSnapshot): string {

@@ -68,8 +68,8 @@ const ASSET_FOLDER = new URL('../../assets/', import.meta.url)
  * Serves the board of the vaults under `options.root`: a web page for the
  * people around a plan. The runs (tabs by phase, those that wait on a
  * person first), each run (the plan drawn with statuses and visits, what
- * comes next and who claimed it, the hops with who decided and why, every
- * output rendered, the ledger), a waiting note's choices as buttons with a
+ * comes next and who claimed it, the hops with who decided and why, the
+ * latest outputs rendered, the ledger), a waiting note's choices as buttons with a
  * feedback box (`decide`), a proposal's versions side by side with what
  * changed and its approve / revise / decline (a revision is written by the
  * vault's next run: the board calls no model), a fork
@@ -127,7 +127,7 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
   })
   app.get('/run', async (c) => {
     const name = c.req.query('vault') ?? ''
-    const detail = await runDetail(root, name)
+    const detail = await runDetail(root, name, c.req.query('outputs') === 'all' ? Number.POSITIVE_INFINITY : undefined)
     return c.html(page(detail.name, runPage(detail, String(Date.now())), detail.name))
   })
   app.get('/proposal', async (c) => {
