@@ -10,10 +10,10 @@ import { scriptedJudge, scriptedWorker } from './helpers/scripted.js'
 
 // Each page's picture for docs/board.md: written there with VAULTPLAN_SCREENSHOTS=docs, else beside the test's vaults.
 const shots = process.env.VAULTPLAN_SCREENSHOTS === 'docs' ? join(repo, 'docs') : undefined
-async function screenshot(page: Page, name: string, root: string): Promise<void> {
+async function screenshot(page: Page, name: string, root: string, fullPage = true): Promise<void> {
   const folder = shots ?? join(root, 'screenshots')
   await mkdir(folder, { recursive: true })
-  await page.screenshot({ path: join(folder, `board-${name}.png`), fullPage: true })
+  await page.screenshot({ path: join(folder, `board-${name}.png`), fullPage })
 }
 
 let browser: Browser
@@ -65,6 +65,8 @@ describe('the board in Chromium', () => {
       await page.goto(new URL('/run?vault=release', page.url()).href)
       expect((await observeRun(vault)).phase).toBe('waiting')
       await screenshot(page, 'decision', root)
+      // The README's picture: what the first screen of a waiting run shows.
+      await screenshot(page, 'glance', root, false)
       // Tab to the feedback box, type, tab to the second choice, press Enter: real buttons, with labels.
       for (let presses = 0; presses < 20 && (await page.locator('textarea:focus').count()) === 0; presses++) await page.keyboard.press('Tab')
       expect(await page.locator(':focus').getAttribute('name')).toBe('feedback')
