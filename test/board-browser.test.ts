@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
@@ -131,6 +133,39 @@ describe('the board in Chromium', () => {
       expect(await page.locator('h1').innerText()).toContain('release-again')
     } finally {
       await close()
+    }
+  })
+})
+
+describe('what the board refuses in a browser', () => {
+  test('a form on another origin that posts a decision to the board is refused (403), though the browser sends the cookie, and changes nothing', async () => {
+    const root = await teamRoot()
+    const note = join(root, 'release', 'review.md')
+    const before = await readFile(note, 'utf8')
+    const { board, page, close } = await openBoard(browser, root)
+    // Another site on this machine (another port: the same site to the browser, so the SameSite cookie goes along).
+    const attack = `<!doctype html><form id="f" method="post" action="${board.origin}/decide">
+<input name="vault" value="release"><input name="node" value="review"><input name="edge" value="approved"><input name="feedback" value="ok">
+</form><script>document.getElementById('f').submit()</script>`
+    const other = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end(attack))
+    await new Promise<void>((done) => other.listen(0, '127.0.0.1', done))
+    const otherOrigin = `http://127.0.0.1:${(other.address() as AddressInfo).port}`
+    try {
+      const posted = page.waitForRequest((request) => request.url() === `${board.origin}/decide` && request.method() === 'POST')
+      const answered = page.waitForResponse(`${board.origin}/decide`)
+      await page.goto(`${otherOrigin}/`)
+      const headers = await (await posted).allHeaders()
+      expect({ origin: headers.origin, cookie: headers.cookie?.startsWith('vaultplan_board=') }).toEqual({ origin: otherOrigin, cookie: true })
+      const response = await answered
+      expect({ status: response.status(), text: await response.text() }).toEqual({
+        status: 403,
+        text: `Forbidden: Origin \`${otherOrigin}\` is not this server's address (DNS rebinding protection)`,
+      })
+      expect(await readFile(note, 'utf8')).toBe(before)
+      expect((await observeRun(join(root, 'release'))).phase).toBe('waiting')
+    } finally {
+      await close()
+      await new Promise((done) => other.close(done))
     }
   })
 })
