@@ -189,6 +189,9 @@ describe('a proposal on the board', () => {
       const result = await runPlan(vault, { fsync: false, llm: scriptedJudge(() => 'next'), work })
       expect({ status: result.status, worked: work.calls.map((call) => call.node) }).toEqual({ status: 'completed', worked: ['research', 'draft'] })
       expect(await readProposal(vault)).toEqual({ version: 1, status: 'approved' })
+      // The run's page still leads to the versions of the plan it runs.
+      await page.goto(new URL('/run?vault=post', page.url()).href)
+      expect(await page.locator('p.proposal').innerText()).toBe('A model proposed this plan: version 1, approved. Its versions side by side')
     } finally {
       await close()
     }

@@ -78,6 +78,7 @@ export function runPage(detail: RunDetail, planVersion: string): string {
   const run = snapshot.run
   return `<h1>${e(name)} <span class="phase phase-${snapshot.phase}">${snapshot.phase}</span></h1>
 <p class="query">${run ? e(run.query) : 'Not run yet.'}</p>
+${proposalLink(detail)}
 <p class="numbers">${snapshot.steps} of ${snapshot.maxSteps} steps${snapshot.holder ? ` · held by process ${snapshot.holder.pid} on ${e(snapshot.holder.host)}` : ''}</p>
 ${snapshot.stop ? `<p class="stop">${e(snapshot.stop.reason)}</p>` : ''}
 ${decisions(detail)}
@@ -120,6 +121,13 @@ export function decisionForm(name: string, waiting: WaitingNote, proposal: Propo
 <textarea id="${id}" name="feedback" rows="3"></textarea>
 <div class="choices">${waiting.choices.map((choice) => `<button type="submit" name="edge" value="${e(choice)}">${e(choice)}</button>`).join(' ')}</div>
 </form>`
+}
+
+/** The way to a decided proposal's versions (one that waits links them from its form). */
+function proposalLink(detail: RunDetail): string {
+  const { proposal, snapshot, name } = detail
+  if (!proposal || snapshot.waiting.some((waiting) => waiting.node === 'proposal')) return ''
+  return `<p class="proposal">A model proposed this plan: version ${proposal.version}, ${proposal.status}. <a href="${proposalHref(name)}">Its versions side by side</a></p>`
 }
 
 /** Says when only the latest outputs are shown, with the way to all of them. */
