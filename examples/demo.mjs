@@ -18,5 +18,6 @@ if (code === 0) {
   console.log(`\nThe plan in vaults/draft-review is untouched; the run is in ${runVault}.`)
   console.log(`Run \`${cli} run ${runVault}\` again: it returns the recorded result without calling any model;`)
   console.log(`\`${cli} status ${runVault}\` tells where it stands.`)
+  console.log(`\`${cli} board --root runs --open\` shows it on the board, in your browser (Ctrl-C stops the board).`)
 }
 process.exit(code)

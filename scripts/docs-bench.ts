@@ -1,8 +1,8 @@
 /**
  * Renders the tables of docs/performance.md and docs/memory.md from the
  * committed bench results (bench/results/<name>.json, written by
- * bench/run.mjs, bench/queue.mjs, bench/hop-syscalls.mjs and
- * bench/search-engines.mjs), each with the commit and the machine it was
+ * bench/run.mjs, bench/queue.mjs, bench/hop-syscalls.mjs,
+ * bench/search-engines.mjs and bench/board.mjs), each with the commit and the machine it was
  * measured on, so the page shows what was measured and nothing pasted.
  *
  *   tsx scripts/docs-bench.ts            rewrites the pages
@@ -86,6 +86,11 @@ interface SearchEnginesResult extends Recorded {
 interface HopSyscallsResult extends Recorded {
   config: { hops: number; rounds: number }
   variants: { variant: string; msPerHop: { median: number; min: number; max: number }; toFloor: { median: number; min: number; max: number } }[]
+}
+
+interface BoardResult extends Recorded {
+  config: { vaults: number; hops: number; loads: number }
+  figures: { page: string; median: number; min: number; max: number; targetMs: number | null; pass: boolean | null }[]
 }
 
 const figure = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(3))
@@ -184,6 +189,20 @@ export function renderHopSyscalls(runs: HopSyscallsResult[]): string {
   return `${table(head, rows, `l${'r'.repeat(runs.length)}`)}\n\n${config.hops} hops a variant, ${config.rounds} rounds in turns.\n\n${runs.map((run) => provenance(run)).join('\n\n')}`
 }
 
+/** The board's pages on big inputs, each load timed whole as a browser fetches it (bench/board.mjs). */
+export function renderBoard(board: BoardResult): string {
+  const rows = board.figures.map((row) => [
+    row.page,
+    `${figure(row.median)} ms`,
+    `${figure(row.min)} ms`,
+    `${figure(row.max)} ms`,
+    row.targetMs === null ? 'none' : `< ${row.targetMs} ms`,
+    row.pass === null ? '' : row.pass ? 'PASS' : 'MISS',
+  ])
+  const head = ['page', 'median', 'min', 'max', 'target', '']
+  return `${table(head, rows, 'lrrrrl')}\n\n${board.config.loads} loads of each page after a warm-up.\n\n${provenance(board)}`
+}
+
 /** The search engines side by side (bench/search-engines.mjs), and the first one's figures divided by each other's. */
 export function renderSearchEngines(result: SearchEnginesResult): string {
   const rows = result.engines.map((engine) => [
@@ -228,18 +247,20 @@ async function result<T>(name: string): Promise<T> {
 
 /** docs/performance.md with each generated part rendered from bench/results/. */
 export async function renderPerformancePage(): Promise<string> {
-  const [page, run, queue, hops, hopsTmpfs] = await Promise.all([
+  const [page, run, queue, hops, hopsTmpfs, board] = await Promise.all([
     readFile(performancePage, 'utf8'),
     result<RunResult>('run'),
     result<QueueResult>('queue'),
     result<HopSyscallsResult>('hop-syscalls'),
     result<HopSyscallsResult>('hop-syscalls-tmpfs'),
+    result<BoardResult>('board'),
   ])
   const parts: [string, string][] = [
     ['bench-targets', renderTargets(run)],
     ['bench-figures', renderFigures(run)],
     ['bench-queue', renderQueue(queue)],
     ['bench-hop-syscalls', renderHopSyscalls([hops, hopsTmpfs])],
+    ['bench-board', renderBoard(board)],
   ]
   return parts.reduce((text, [id, body]) => replaceGenerated(text, id, body), page)
 }

@@ -1,18 +1,21 @@
 import { execFile } from 'node:child_process'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { decide, observeRun } from 'vaultplan'
-import { copyOf, launchChromium, openBoard, teamRoot } from './helpers/board.js'
+import { decide, observeRun, readProposal, runPlan, RunStateError } from 'vaultplan'
+import { copyOf, launchChromium, openBoard, proposalRoot, teamRoot, V2 } from './helpers/board.js'
 import { root as repo } from './helpers/cli.js'
+import { scriptedJudge, scriptedWorker } from './helpers/scripted.js'
 
 // Each page's picture for docs/board.md: written there with VAULTPLAN_SCREENSHOTS=docs, else beside the test's vaults.
 const shots = process.env.VAULTPLAN_SCREENSHOTS === 'docs' ? join(repo, 'docs') : undefined
-async function screenshot(page: Page, name: string, root: string): Promise<void> {
+async function screenshot(page: Page, name: string, root: string, fullPage = true): Promise<void> {
   const folder = shots ?? join(root, 'screenshots')
   await mkdir(folder, { recursive: true })
-  await page.screenshot({ path: join(folder, `board-${name}.png`), fullPage: true })
+  await page.screenshot({ path: join(folder, `board-${name}.png`), fullPage })
 }
 
 let browser: Browser
@@ -64,6 +67,8 @@ describe('the board in Chromium', () => {
       await page.goto(new URL('/run?vault=release', page.url()).href)
       expect((await observeRun(vault)).phase).toBe('waiting')
       await screenshot(page, 'decision', root)
+      // The README's picture: what the first screen of a waiting run shows.
+      await screenshot(page, 'glance', root, false)
       // Tab to the feedback box, type, tab to the second choice, press Enter: real buttons, with labels.
       for (let presses = 0; presses < 20 && (await page.locator('textarea:focus').count()) === 0; presses++) await page.keyboard.press('Tab')
       expect(await page.locator(':focus').getAttribute('name')).toBe('feedback')
@@ -126,6 +131,119 @@ describe('the board in Chromium', () => {
       const fork = await observeRun(join(root, 'release-again'))
       expect({ phase: fork.phase, steps: fork.steps, next: fork.frontier[0]?.node }).toEqual({ phase: 'ready', steps: 1, next: 'review' })
       expect(await page.locator('h1').innerText()).toContain('release-again')
+    } finally {
+      await close()
+    }
+  })
+})
+
+describe('what the board refuses in a browser', () => {
+  test('a form on another origin that posts a decision to the board is refused (403), though the browser sends the cookie, and changes nothing', async () => {
+    const root = await teamRoot()
+    const note = join(root, 'release', 'review.md')
+    const before = await readFile(note, 'utf8')
+    const { board, page, close } = await openBoard(browser, root)
+    // Another site on this machine (another port: the same site to the browser, so the SameSite cookie goes along).
+    const attack = `<!doctype html><form id="f" method="post" action="${board.origin}/decide">
+<input name="vault" value="release"><input name="node" value="review"><input name="edge" value="approved"><input name="feedback" value="ok">
+</form><script>document.getElementById('f').submit()</script>`
+    const other = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end(attack))
+    await new Promise<void>((done) => other.listen(0, '127.0.0.1', done))
+    const otherOrigin = `http://127.0.0.1:${(other.address() as AddressInfo).port}`
+    try {
+      const posted = page.waitForRequest((request) => request.url() === `${board.origin}/decide` && request.method() === 'POST')
+      const answered = page.waitForResponse(`${board.origin}/decide`)
+      await page.goto(`${otherOrigin}/`)
+      const headers = await (await posted).allHeaders()
+      expect({ origin: headers.origin, cookie: headers.cookie?.startsWith('vaultplan_board=') }).toEqual({ origin: otherOrigin, cookie: true })
+      const response = await answered
+      expect({ status: response.status(), text: await response.text() }).toEqual({
+        status: 403,
+        text: `Forbidden: Origin \`${otherOrigin}\` is not this server's address (DNS rebinding protection)`,
+      })
+      expect(await readFile(note, 'utf8')).toBe(before)
+      expect((await observeRun(join(root, 'release'))).phase).toBe('waiting')
+    } finally {
+      await close()
+      await new Promise((done) => other.close(done))
+    }
+  })
+})
+
+describe('a proposal on the board', () => {
+  test('approved on its page: exactly the approve box is ticked, and the next run marks it approved and runs its plan', async () => {
+    const root = await proposalRoot()
+    const vault = join(root, 'post')
+    const expected = await copyOf(vault)
+    await decide(expected, 'proposal', { edge: 'approve' })
+    const { page, close } = await openBoard(browser, root)
+    try {
+      await page.goto(new URL('/run?vault=post', page.url()).href)
+      await Promise.all([page.waitForURL(/\/proposal\?vault=post$/), page.getByRole('link', { name: 'Its versions side by side' }).click()])
+      expect(await page.locator('.version h3').allInnerTexts()).toEqual(['Version 1 · pending'])
+      await Promise.all([page.waitForURL(/\/proposal\?vault=post$/), page.getByRole('button', { name: 'approve' }).click()])
+      expect(await page.locator('.decided').innerText()).toBe('approve is ticked: the next run of this vault runs this version.')
+      expect(await page.getByRole('button', { name: 'approve' }).count()).toBe(0)
+      expect(await readFile(join(vault, '00_plan-trace/proposal.md'), 'utf8')).toBe(await readFile(join(expected, '00_plan-trace/proposal.md'), 'utf8'))
+      const work = scriptedWorker()
+      const result = await runPlan(vault, { fsync: false, llm: scriptedJudge(() => 'next'), work })
+      expect({ status: result.status, worked: work.calls.map((call) => call.node) }).toEqual({ status: 'completed', worked: ['research', 'draft'] })
+      expect(await readProposal(vault)).toEqual({ version: 1, status: 'approved' })
+      // The run's page still leads to the versions of the plan it runs.
+      await page.goto(new URL('/run?vault=post', page.url()).href)
+      expect(await page.locator('p.proposal').innerText()).toBe('A model proposed this plan: version 1, approved. Its versions side by side')
+    } finally {
+      await close()
+    }
+  })
+
+  test('revised with feedback on its page: the next run has the planner write version 2, shown beside version 1 with the difference', async () => {
+    const root = await proposalRoot()
+    const vault = join(root, 'post')
+    const { page, close } = await openBoard(browser, root)
+    try {
+      await page.goto(new URL('/proposal?vault=post', page.url()).href)
+      await page.waitForSelector('body[data-live="true"]')
+      await page.getByLabel('Feedback (optional)').fill('Start with an outline.')
+      await Promise.all([page.waitForURL(/\/proposal\?vault=post$/), page.getByRole('button', { name: 'revise' }).click()])
+      expect(await page.locator('.decided').innerText()).toBe(
+        'revise is ticked: the next run of this vault has the planner write the next version from the feedback.',
+      )
+      // The board calls no model: the next run does, here with a stand-in planner.
+      const planner = scriptedJudge(() => V2)
+      const result = await runPlan(vault, { fsync: false, llm: planner })
+      expect(result.status).toBe('waiting')
+      expect(planner.calls.map((call) => call.role)).toEqual(['planning'])
+      expect(planner.calls[0]!.prompt).toContain('Start with an outline.')
+      expect(await readProposal(vault)).toEqual({ version: 2, status: 'pending', parent: '00_plan-trace/proposals/v1/proposal.md' })
+      // The open page follows without a reload.
+      await page.locator('.version').nth(1).waitFor({ timeout: 2_000 })
+      expect(await page.locator('.version h3').allInnerTexts()).toEqual(['Version 1 · revised', 'Version 2 · pending'])
+      expect(await page.locator('ol.versions li').allInnerTexts()).toEqual(['v1 · revised · sent back with: Start with an outline.', 'v2 · pending'])
+      expect(await page.locator('.differences h3').allInnerTexts()).toEqual(['outline.md new', 'draft.md changed', 'research.md removed'])
+      expect(await page.locator('.diff-changed pre').innerText()).toContain('- Write the draft.\n+ Write the draft from the outline.')
+      await screenshot(page, 'proposal', root)
+    } finally {
+      await close()
+    }
+  })
+
+  test('declined on the run page: the proposal is declined for good, and no run works its plan', async () => {
+    const root = await proposalRoot()
+    const vault = join(root, 'post')
+    const { page, close } = await openBoard(browser, root)
+    try {
+      await page.goto(new URL('/run?vault=post', page.url()).href)
+      await Promise.all([page.waitForURL(/\/run\?vault=post$/), page.getByRole('button', { name: 'decline' }).click()])
+      await expect.poll(() => page.locator('h1 .phase').innerText()).toBe('declined')
+      expect(await page.locator('.decision').count()).toBe(0)
+      const work = scriptedWorker()
+      await expect(runPlan(vault, { fsync: false, work })).rejects.toSatisfy((error) => error instanceof RunStateError && error.code === 'declined')
+      expect(work.calls).toEqual([])
+      expect(await readProposal(vault)).toEqual({ version: 1, status: 'declined' })
+      await page.goto(new URL('/proposal?vault=post', page.url()).href)
+      expect(await page.locator('h1 .phase').innerText()).toBe('proposal v1 · declined')
+      expect(await page.getByRole('button').allInnerTexts()).toEqual(['Search'])
     } finally {
       await close()
     }

@@ -1,12 +1,15 @@
 import { spawn } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import * as boardModule from 'vaultplan/board'
+import { runPlan } from 'vaultplan'
 import { startBoard } from 'vaultplan/board'
+import { lineDiff } from '../src/board/line-diff.js'
 import { safeHtml } from '../src/board/safe-html.js'
 import { teamRoot } from './helpers/board.js'
+import { tempDir } from './helpers/vault.js'
 import { bin } from './helpers/cli.js'
 
 /** A raw HTTP request, so that `Host` can be anything (fetch sets it from the URL). */
@@ -62,6 +65,37 @@ describe('vaultplan board', () => {
   })
 })
 
+describe("a long run's page", () => {
+  test('shows every hop and the latest 50 outputs, with a link to all of them', async () => {
+    const root = await tempDir('vaultplan-board-')
+    const vault = join(root, 'long')
+    await mkdir(vault)
+    await writeFile(join(vault, 'draft.md'), '---\ntype: start\nmax_visits: 40\n---\n# Draft\n\n## Next\n- [[review]]\n')
+    await writeFile(join(vault, 'review.md'), '---\nmax_visits: 40\n---\n# Review\n\n## Next\n- approved -> [[send]]\n- again -> [[draft]]\n')
+    await writeFile(join(vault, 'send.md'), '# Send\n')
+    await runPlan(vault, { query: 'Loop', fsync: false, maxSteps: 60, work: async (step) => `output of step ${step.step}`, llm: async () => '1: NO\n2: YES' })
+    const board = await startBoard({ root, token: 'secret' })
+    try {
+      const shown = async (path: string) => {
+        const { text } = await send(`${board.origin}${path}`, { headers: { cookie: 'vaultplan_board=secret' } })
+        const hops = text.slice(text.indexOf('<table class="hops">')).match(/<tr><td>/g)?.length
+        const outputs = [...text.matchAll(/<article class="output" id="output-(\d+)"/g)].map((match) => Number(match[1]))
+        return {
+          hops,
+          outputs: outputs.length,
+          first: outputs[0],
+          last: outputs.at(-1),
+          all: text.includes('href="/run?vault=long&amp;outputs=all">Show all 60</a>'),
+        }
+      }
+      expect(await shown('/run?vault=long')).toEqual({ hops: 60, outputs: 50, first: 11, last: 60, all: true })
+      expect(await shown('/run?vault=long&outputs=all')).toEqual({ hops: 60, outputs: 60, first: 1, last: 60, all: false })
+    } finally {
+      await board.close()
+    }
+  })
+})
+
 describe('what the board refuses', () => {
   const decision = 'vault=release&node=review&edge=approved&feedback=yes'
   const form = { 'content-type': 'application/x-www-form-urlencoded' }
@@ -111,6 +145,17 @@ describe('what the board refuses', () => {
     }
   })
 
+  test('the proposal page of a vault with no proposal says so (404), and one outside the root is refused', async () => {
+    const board = await startBoard({ root: await teamRoot(), token: 'secret' })
+    try {
+      const none = await send(`${board.origin}/proposal?vault=release`, { headers: { cookie: 'vaultplan_board=secret' } })
+      expect({ status: none.status, says: none.text.includes('`release` has no proposal') }).toEqual({ status: 404, says: true })
+      expect((await send(`${board.origin}/proposal?vault=..%2Fx`, { headers: { cookie: 'vaultplan_board=secret' } })).status).toBe(400)
+    } finally {
+      await board.close()
+    }
+  })
+
   test('a vault outside the root is refused, through the check the MCP server uses', async () => {
     const board = await startBoard({ root: await teamRoot(), token: 'secret' })
     try {
@@ -132,5 +177,19 @@ describe('safeHtml: text from models and notes, as HTML that shows and never run
     ['<div>\n\nblock\n\n</div>', '&#x3C;div>\n<p>block</p>\n&#x3C;/div>'],
   ])('%s', (markdown, html) => {
     expect(safeHtml(markdown)).toBe(html)
+  })
+})
+
+describe('lineDiff: what changed between two versions of a note, as the proposal page shows it', () => {
+  test('keeps the lines both have, in order, and marks the rest removed or added', () => {
+    const short = (lines: ReturnType<typeof lineDiff>) => lines.map(({ kind, text }) => `${{ same: ' ', added: '+', removed: '-' }[kind]}${text}`)
+    expect(
+      short(
+        lineDiff('# Draft\nWrite it.\nCheck facts.\n## Next\n- [[send]]\n', '# Draft\nOutline first.\nCheck facts.\nCut to 800 words.\n## Next\n- [[send]]\n'),
+      ),
+    ).toEqual([' # Draft', '-Write it.', '+Outline first.', ' Check facts.', '+Cut to 800 words.', ' ## Next', ' - [[send]]'])
+    expect(short(lineDiff('', 'new\n'))).toEqual(['+new'])
+    expect(short(lineDiff('gone\r\n', ''))).toEqual(['-gone'])
+    expect(short(lineDiff('same\n', 'same'))).toEqual([' same'])
   })
 })

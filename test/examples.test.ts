@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -49,6 +49,35 @@ describe('the example scripts (the README’s main job)', () => {
     )
     expect(status).toContain(`or start over with \`node dist/cli.js run ${run.runVault} --fresh\`.`)
     expect(status).not.toContain('vaultplan run')
+  })
+
+  it('`npm run demo` names the command that shows its run on the board, and that board lists the run, completed', async () => {
+    const run = await example('examples/demo.mjs')
+    expect(run.code).toBe(0)
+    const command = /`node dist\/cli\.js (board [^`]*)` shows it on the board/.exec(run.stdout)?.[1]
+    expect(command).toBe('board --root runs --open')
+    // As printed, but without --open (a test opens no browser) and on a free port.
+    const child = spawn(process.execPath, ['dist/cli.js', ...command!.replace(' --open', '').split(' '), '--http', '127.0.0.1:0'], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+    try {
+      const url = await new Promise<string>((done) => {
+        let text = ''
+        child.stdout.setEncoding('utf8')
+        child.stdout.on('data', (chunk: string) => {
+          text += chunk
+          if (text.includes('\n')) done(text.slice('board: '.length, text.indexOf('\n')))
+        })
+      })
+      const opened = await fetch(url, { redirect: 'manual' })
+      const cookie = opened.headers.get('set-cookie')!.split(';')[0]!
+      const page = await (await fetch(new URL('/?tab=completed', url), { headers: { cookie } })).text()
+      const name = run.runVault.slice('runs/'.length)
+      expect(page).toContain(`<a href="/run?vault=${name}">${name}</a></td><td><span class="phase phase-completed">completed</span>`)
+    } finally {
+      child.kill('SIGTERM')
+    }
   })
 
   it('examples/research-fanout.mjs waits inside a branch, ticks the approval and completes', async () => {

@@ -77,29 +77,48 @@ export interface RunDetail {
   path: string
   snapshot: RunSnapshot
   hops: TimelineHop[]
+  /** The latest outputs (all of them when asked), in step order. */
   outputs: (SavedOutput & { file: string })[]
+  /** How many outputs the run has saved, shown or not. */
+  outputCount: number
   ledger: LedgerView
   proposal: ProposalInfo | undefined
 }
 
+/** How many outputs a run's page shows unless asked for all: the latest ones, enough to read what a run is doing, few enough that a run of thousands of hops loads in a moment. */
+export const OUTPUTS_SHOWN = 50
+
 /**
  * A run of the root, read for its page: the snapshot with every hop, each
- * hop's trace record, its outputs, its ledger and its proposal.
+ * hop's trace record, its latest `outputs` outputs, its ledger and its proposal.
  *
  * @throws `PathRefusal` when `name` leaves the root or is no vault
  */
-export async function runDetail(root: string, name: string): Promise<RunDetail> {
+export async function runDetail(root: string, name: string, outputs = OUTPUTS_SHOWN): Promise<RunDetail> {
   const path = await vaultPath(root, name)
   const snapshot = await observeRun(path, { hops: Number.MAX_SAFE_INTEGER })
   const [trace, ledger, proposal] = await Promise.all([readTrace(path), readLedger(path), readProposal(path)])
   const records = new Map<string, HopRecord>()
   for (const record of trace?.records ?? []) if (record.kind === 'hop') records.set(`${record.step}:${record.node}`, record)
   const hops = snapshot.hops.map((hop) => timelineHop(hop, records.get(`${hop.step}:${hop.node}`)))
-  const files = (await readdir(tracePaths(path).outputs).catch(() => [] as string[])).filter((file) => file.endsWith('.md')).sort()
-  const outputs = (await mapLimited(files, READ_AT_ONCE, async (file) => ({ file, saved: await readOutput(path, `${OUTPUTS_FOLDER}/${file}`) }))).flatMap(
-    ({ file, saved }) => (saved ? [{ ...saved, file }] : []),
-  )
-  return { name: vaultName(root, path), path, snapshot, hops, outputs, ledger, proposal }
+  // Named `<step, 4 digits>-<note>.md`: by the number first, so step 10000 still comes after 9999.
+  const files = (await readdir(tracePaths(path).outputs).catch(() => [] as string[]))
+    .filter((file) => file.endsWith('.md'))
+    .sort((a, b) => parseInt(a, 10) - parseInt(b, 10) || (a < b ? -1 : 1))
+  const shown = await mapLimited(files.slice(Math.max(0, files.length - outputs)), READ_AT_ONCE, async (file) => ({
+    file,
+    saved: await readOutput(path, `${OUTPUTS_FOLDER}/${file}`),
+  }))
+  return {
+    name: vaultName(root, path),
+    path,
+    snapshot,
+    hops,
+    outputs: shown.flatMap(({ file, saved }) => (saved ? [{ ...saved, file }] : [])),
+    outputCount: files.length,
+    ledger,
+    proposal,
+  }
 }
 
 function timelineHop(hop: RunSnapshot['hops'][number], record: HopRecord | undefined): TimelineHop {

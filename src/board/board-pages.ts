@@ -1,6 +1,9 @@
 import type { LedgerEntry } from '../core/ledger-types.js'
 import type { SearchHit } from '../memory/search-runs.js'
+import type { WaitingNote } from '../run/run-options.js'
 import type { RunSnapshot } from '../run/run-snapshot.js'
+import { unquoted } from '../vault/note-edits.js'
+import type { ProposalInfo } from '../vault/proposal-note.js'
 import type { RunDetail, RunRow, TimelineHop } from './board-data.js'
 import { escapeHtml as e, safeHtml } from './safe-html.js'
 
@@ -75,6 +78,7 @@ export function runPage(detail: RunDetail, planVersion: string): string {
   const run = snapshot.run
   return `<h1>${e(name)} <span class="phase phase-${snapshot.phase}">${snapshot.phase}</span></h1>
 <p class="query">${run ? e(run.query) : 'Not run yet.'}</p>
+${proposalLink(detail)}
 <p class="numbers">${snapshot.steps} of ${snapshot.maxSteps} steps${snapshot.holder ? ` · held by process ${snapshot.holder.pid} on ${e(snapshot.holder.host)}` : ''}</p>
 ${snapshot.stop ? `<p class="stop">${e(snapshot.stop.reason)}</p>` : ''}
 ${decisions(detail)}
@@ -85,6 +89,7 @@ ${frontier(snapshot)}
 ${timeline(name, detail.hops, snapshot.steps)}
 ${snapshot.result ? `<section aria-labelledby="result"><h2 id="result">Result</h2><article class="output">${safeHtml(snapshot.result.output)}</article></section>` : ''}
 <section aria-labelledby="outputs"><h2 id="outputs">Outputs</h2>
+${outputsNote(detail)}
 ${detail.outputs.map((output) => `<article class="output" id="output-${output.step}"><h3>Step ${output.step} · ${e(output.node)} · visit ${output.visit}</h3>${safeHtml(output.output)}</article>`).join('\n') || '<p class="empty">No output yet.</p>'}
 </section>
 ${ledger(detail)}`
@@ -94,20 +99,41 @@ ${ledger(detail)}`
 function decisions(detail: RunDetail): string {
   const { snapshot, name, proposal } = detail
   if (snapshot.waiting.length === 0) return ''
-  const forms = snapshot.waiting.map((waiting) => {
-    const isProposal = waiting.node === 'proposal' && proposal !== undefined
-    const heading = isProposal ? `The proposed plan, version ${proposal.version}` : `${e(waiting.node)} waits for you`
-    const earlier = isProposal && proposal.feedback ? `<p class="feedback">Earlier feedback: ${e(proposal.feedback)}</p>` : ''
-    const id = `feedback-${e(waiting.node.replace(/[^\w-]/g, '-'))}`
-    return `<form class="decision" method="post" action="/decide">
-<h3>${heading}</h3>${earlier}
-<input type="hidden" name="vault" value="${e(name)}"><input type="hidden" name="node" value="${e(waiting.node)}">
+  const forms = snapshot.waiting.map((waiting) => decisionForm(name, waiting, waiting.node === 'proposal' ? proposal : undefined, 'run'))
+  return `<section aria-labelledby="decide"><h2 id="decide">Needs you</h2>\n${forms.join('\n')}\n</section>`
+}
+
+/**
+ * The form that decides one waiting note: a feedback box and a real button
+ * per choice, posted to `/decide`. For a proposal it names the version and
+ * shows the feedback written so far; `back` is the page the board returns
+ * to once it is decided.
+ */
+export function decisionForm(name: string, waiting: WaitingNote, proposal: ProposalInfo | undefined, back: 'run' | 'proposal'): string {
+  const heading = proposal ? `The proposed plan, version ${proposal.version}` : `${e(waiting.node)} waits for you`
+  const earlier = proposal?.feedback ? `<p class="feedback">Feedback so far: ${e(unquoted(proposal.feedback))}</p>` : ''
+  const compare = proposal && back === 'run' ? `<p><a href="${proposalHref(name)}">Its versions side by side</a></p>` : ''
+  const id = `feedback-${e(waiting.node.replace(/[^\w-]/g, '-'))}`
+  return `<form class="decision" method="post" action="/decide">
+<h3>${heading}</h3>${earlier}${compare}
+<input type="hidden" name="vault" value="${e(name)}"><input type="hidden" name="node" value="${e(waiting.node)}"><input type="hidden" name="back" value="${back}">
 <label for="${id}">Feedback (optional)</label>
 <textarea id="${id}" name="feedback" rows="3"></textarea>
 <div class="choices">${waiting.choices.map((choice) => `<button type="submit" name="edge" value="${e(choice)}">${e(choice)}</button>`).join(' ')}</div>
 </form>`
-  })
-  return `<section aria-labelledby="decide"><h2 id="decide">Needs you</h2>\n${forms.join('\n')}\n</section>`
+}
+
+/** The way to a decided proposal's versions (one that waits links them from its form). */
+function proposalLink(detail: RunDetail): string {
+  const { proposal, snapshot, name } = detail
+  if (!proposal || snapshot.waiting.some((waiting) => waiting.node === 'proposal')) return ''
+  return `<p class="proposal">A model proposed this plan: version ${proposal.version}, ${proposal.status}. <a href="${proposalHref(name)}">Its versions side by side</a></p>`
+}
+
+/** Says when only the latest outputs are shown, with the way to all of them. */
+function outputsNote(detail: RunDetail): string {
+  if (detail.outputs.length >= detail.outputCount) return ''
+  return `<p class="note">The latest ${detail.outputs.length} of ${detail.outputCount} outputs. <a href="${runHref(detail.name)}&amp;outputs=all">Show all ${detail.outputCount}</a></p>`
 }
 
 function frontier(snapshot: RunSnapshot): string {
@@ -168,4 +194,9 @@ export function problemPage(message: string, back: string): string {
 /** The address of a run's page. */
 export function runHref(name: string): string {
   return `/run?vault=${encodeURIComponent(name)}`
+}
+
+/** The address of a vault's proposal page. */
+export function proposalHref(name: string): string {
+  return `/proposal?vault=${encodeURIComponent(name)}`
 }

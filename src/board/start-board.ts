@@ -12,7 +12,9 @@ import { forkRun } from '../run/fork.js'
 import { assertFolder } from '../vault/fs-atomic.js'
 import { confine, refuseInsideVault, vaultPath } from '../mcp/paths.js'
 import { planSvg, runDetail, runRows } from './board-data.js'
-import { page, problemPage, runHref, runPage, runsPage, searchPage } from './board-pages.js'
+import { page, problemPage, proposalHref, runHref, runPage, runsPage, searchPage } from './board-pages.js'
+import { proposalHistory } from './proposal-data.js'
+import { proposalPage } from './proposal-page.js'
 import { RootWatch } from './root-watch.js'
 
 /** Options of `startBoard`. */
@@ -66,9 +68,11 @@ const ASSET_FOLDER = new URL('../../assets/', import.meta.url)
  * Serves the board of the vaults under `options.root`: a web page for the
  * people around a plan. The runs (tabs by phase, those that wait on a
  * person first), each run (the plan drawn with statuses and visits, what
- * comes next and who claimed it, the hops with who decided and why, every
- * output rendered, the ledger), a waiting note's choices as buttons with a
- * feedback box (`decide`), a proposal's approve / revise / decline, a fork
+ * comes next and who claimed it, the hops with who decided and why, the
+ * latest outputs rendered, the ledger), a waiting note's choices as buttons with a
+ * feedback box (`decide`), a proposal's versions side by side with what
+ * changed and its approve / revise / decline (a revision is written by the
+ * vault's next run: the board calls no model), a fork
  * from any step (`forkRun`), and search over past runs (`searchRuns`).
  * A change on disk reaches open pages within a second through server-sent
  * events from one watch of the root.
@@ -123,8 +127,16 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
   })
   app.get('/run', async (c) => {
     const name = c.req.query('vault') ?? ''
-    const detail = await runDetail(root, name)
+    const detail = await runDetail(root, name, c.req.query('outputs') === 'all' ? Number.POSITIVE_INFINITY : undefined)
     return c.html(page(detail.name, runPage(detail, String(Date.now())), detail.name))
+  })
+  app.get('/proposal', async (c) => {
+    const name = c.req.query('vault') ?? ''
+    const history = await proposalHistory(root, name)
+    if (!history) return c.html(page('No proposal', problemPage(`\`${name}\` has no proposal: its plan was not proposed by a model.`, runHref(name))), 404)
+    const from = versionNumber(c.req.query('from'))
+    const to = versionNumber(c.req.query('to'))
+    return c.html(page(`${history.name}: proposal`, proposalPage(history, from, to), history.name))
   })
   app.get('/plan.svg', async (c) => {
     const svg = await planSvg(root, c.req.query('vault') ?? '')
@@ -167,7 +179,7 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
     const name = String(form.vault ?? '')
     const feedback = String(form.feedback ?? '').trim()
     await decide(await vaultPath(root, name), String(form.node ?? ''), { edge: String(form.edge ?? ''), ...(feedback !== '' && { feedback }) })
-    return c.redirect(runHref(name), 303)
+    return c.redirect(form.back === 'proposal' ? proposalHref(name) : runHref(name), 303)
   })
   app.post('/fork', async (c) => {
     const form = await c.req.parseBody()
@@ -210,6 +222,12 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
 function isCallerMistake(error: unknown): boolean {
   const name = (error as { name?: unknown } | undefined)?.name
   return name === 'PathRefusal' || name === 'RunStateError' || name === 'VaultPathError' || error instanceof TypeError
+}
+
+/** A version number from the address, `undefined` for none or nonsense (the page then compares the last two). */
+function versionNumber(text: string | undefined): number | undefined {
+  const number = Number(text)
+  return text !== undefined && Number.isInteger(number) && number >= 1 ? number : undefined
 }
 
 /** `options` without its `undefined` values, so they take the defaults. */

@@ -1,11 +1,11 @@
 import { cp, mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
-import { runPlan } from 'vaultplan'
+import { proposePlan, runPlan } from 'vaultplan'
 import { startBoard, type Board } from 'vaultplan/board'
 import { chromiumPath } from '../setup/browser-notice.js'
 import { humanReview, linear } from './plans.js'
-import { noJudge, scriptedWorker } from './scripted.js'
+import { noJudge, scriptedJudge, scriptedWorker } from './scripted.js'
 import { tempDir, writeVault } from './vault.js'
 
 /** Chromium from Debian's package, headless; `--no-sandbox` because CI runs as root. Never a downloaded browser. */
@@ -25,6 +25,18 @@ export async function teamRoot(output = 'A draft with **bold** words.'): Promise
   const chores = await writeVault(linear(), join(root, 'chores'))
   await runPlan(chores, { query: 'Do the chores', fsync: false, llm: noJudge(), work: scriptedWorker(), maxSteps: 1 })
   await writeVault(linear(), join(root, 'fresh'))
+  return root
+}
+
+/** The plan a stand-in planner proposes first for the post: research, then draft. */
+export const V1 = '## research\ntype: start\nFind three sources on tide pools.\n### Next\n- [[draft]]\n\n## draft\nWrite the draft.\n'
+/** The plan it writes when sent back: an outline first. */
+export const V2 = '## outline\ntype: start\nOutline the post first.\n### Next\n- [[draft]]\n\n## draft\nWrite the draft from the outline.\n'
+
+/** A root holding one vault, `post`, whose plan a (stand-in) model proposed and which waits for a person's approval. */
+export async function proposalRoot(): Promise<string> {
+  const root = await tempDir('vaultplan-board-')
+  await proposePlan('Write a post about tide pools', { into: join(root, 'post'), llm: scriptedJudge(() => V1), fsync: false })
   return root
 }
 
