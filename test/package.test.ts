@@ -62,7 +62,9 @@ describe('the packed package, installed from its tarball into a fresh project', 
     expect(files).toContain('package/dist/index.d.ts')
     expect(files).toContain('package/dist/cli.js')
     expect(files).toContain('package/LICENSE')
-    expect(files.filter((file) => !/^package\/(dist\/|package\.json$|README\.md$|LICENSE$)/.test(file))).toEqual([])
+    // The board's page script and style, served as they are (no build step in the user's path).
+    expect(files).toContain('package/assets/board.js')
+    expect(files.filter((file) => !/^package\/(dist\/|assets\/board\.(js|css)$|package\.json$|README\.md$|LICENSE$)/.test(file))).toEqual([])
   })
 
   test('imports from ESM: the public names, and a plan loaded, validated and drawn as SVG', async () => {

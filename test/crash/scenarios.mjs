@@ -31,7 +31,7 @@ export const SCENARIOS = ['fresh', 'copy', 'save']
  *
  * @returns a trial report as the harness counts them
  */
-export async function runScenarioTrial(index, scenario, context, { runChild, comparable, seedOf, reboot }) {
+export async function runScenarioTrial(index, scenario, context, { runChild, comparable, seedOf, reboot, recover }) {
   const { root, fixture, reference, lib, dist, modes } = context
   const random = mulberry32(seedOf(index))
   const dir = join(root, `trial-${index}`)
@@ -88,7 +88,7 @@ export async function runScenarioTrial(index, scenario, context, { runChild, com
     if (power) {
       await reboot(vault, dist)
       powerCuts = true
-    }
+    } else await recover(vault, dist)
     trial.kills.push({
       attempt: attempt - 1,
       point: `${scenario}: ${outcome.pause
