@@ -41,6 +41,12 @@ const subplanPlan = {
 }
 
 describe('runs through the queue', () => {
+  it("workers started at once, on queues of their own, each open theirs (creating a queue's table is done one at a time, not deadlocked)", async () => {
+    const names = Array.from({ length: 6 }, () => freshQueueName())
+    const queues = await Promise.all(names.map((name) => openQueue(name)))
+    expect(queues.map((queue) => queue.name)).toEqual(names)
+  })
+
   it('a worker walks a queued run to its end, one job per hop, on the path runPlan takes', async () => {
     const reference = await sequential(draftReview())
     const vault = await writeVault(draftReview())

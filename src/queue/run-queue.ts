@@ -107,13 +107,22 @@ export class RunQueue {
         await sql.query(`SELECT pg_advisory_xact_lock(hashtext('vaultplan_runs'))`)
         await sql.query(RUNS_TABLE_SQL(schema))
       })
-      await boss.createQueue(settings.queue, {
-        name: settings.queue,
-        policy: 'standard',
-        expireInSeconds: settings.hopTimeoutSeconds,
-        retryLimit: settings.retryLimit,
-        retryDelay: settings.retryDelaySeconds,
-      })
+      // Creating a queue makes its partition table: workers starting at once (or two queues created at once) deadlock
+      // on the catalog, so one at a time, under a lock of the session that creates it.
+      const client = await pool.connect()
+      try {
+        await client.query(`SELECT pg_advisory_lock(hashtext('vaultplan_queues'))`)
+        await boss.createQueue(settings.queue, {
+          name: settings.queue,
+          policy: 'standard',
+          expireInSeconds: settings.hopTimeoutSeconds,
+          retryLimit: settings.retryLimit,
+          retryDelay: settings.retryDelaySeconds,
+        })
+      } finally {
+        await client.query(`SELECT pg_advisory_unlock(hashtext('vaultplan_queues'))`).catch(() => undefined)
+        client.release()
+      }
     } catch (error) {
       await boss.stop({ graceful: false, close: false }).catch(() => undefined)
       await pool.end().catch(() => undefined)
