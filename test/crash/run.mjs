@@ -134,7 +134,9 @@ async function trialsWith(distPath, options) {
         // The scenarios check the flat fixture; the nested plan runs the kill trials only.
         const scenario = modes === 'editor' || nested ? undefined : { 3: 'fresh', 7: 'copy', 9: 'save' }[index % 10]
         const trial = await (
-          scenario ? runScenarioTrial(index, scenario, context, { runChild, comparable, seedOf: (i) => hash(seed, i), reboot, recover }) : runTrial(index, context)
+          scenario
+            ? runScenarioTrial(index, scenario, context, { runChild, comparable, seedOf: (i) => hash(seed, i), reboot, recover })
+            : runTrial(index, context)
         ).catch((error) => ({ index, kills: [], resumes: 0, staleLocks: [], problems: [{ kind: 'other', message: `harness error: ${error.stack}` }] }))
         results.push(trial)
         if (trial.problems.length === 0 && !options.keep) await rm(join(root, `trial-${index}`), { recursive: true, force: true })
