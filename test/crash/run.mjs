@@ -53,7 +53,7 @@ import { checkNested, checkVault, describeFinished, describeNested, killPoint, l
 import { editorProblems, startEditor } from './editor.mjs'
 import { runScenarioTrial } from './scenarios.mjs'
 import { makeScript, mulberry32 } from './script.mjs'
-import { BRANCH, FILES, MAX_STEPS, NESTED_MAX_STEPS, QUERY, writeVault } from './vault.mjs'
+import { BRANCH, CHECKED_NOTE, checksFor, FILES, MAX_STEPS, NESTED_MAX_STEPS, QUERY, writeVault } from './vault.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const BUILT = resolve(HERE, '../../dist/index.js')
@@ -193,6 +193,13 @@ async function trialsWith(distPath, options) {
     log(
       `editor trials: ${edited.length}, ${edited.reduce((sum, trial) => sum + trial.kills.length, 0)} kills while a person's editor saved notes in place (${edited.reduce((sum, trial) => sum + trial.editor.saves, 0)} saves, ${edited.reduce((sum, trial) => sum + trial.editor.caught, 0)} of them caught by a status rewrite mid-save and put back; ${edited.reduce((sum, trial) => sum + trial.editor.busy, 0)} runs refused a note that kept changing and were run again; ${edited.filter((trial) => trial.editor.stale > 0).length} trials had a save write back a status the run had moved on from, their path not compared)`,
     )
+  const checked = results.filter((trial) => trial.checks)
+  const sum = (field) => checked.reduce((total, trial) => total + trial.checks[field], 0)
+  const killsAt = (prefix) => results.reduce((total, trial) => total + trial.kills.filter((kill) => kill.point.startsWith(prefix)).length, 0)
+  const checksTwice = sum('twice')
+  log(
+    `checks and retries: ${sum('runs')} runs of the draft's check (${killsAt('during-check')} kills during one), ${sum('backoffs')} retry backoffs (${killsAt('during-backoff')} kills during one), ${checksTwice} checks counted twice as passed for one visit`,
+  )
   const wall = (Date.now() - started) / 1000
   log(`wall time ${wall.toFixed(1)} s`)
   const summary = `crash: ${results.length} trials${nested ? ' of a nested plan' : ''}, ${points.size} kill points covered, ${resumes} resumes, ${dataLosses} data losses, ${budgetViolations} budget violations`
@@ -209,6 +216,7 @@ async function trialsWith(distPath, options) {
     resumes,
     dataLosses,
     budgetViolations,
+    checksTwice,
     staleLocks,
     failed,
     wall,
@@ -221,7 +229,8 @@ async function referenceRun(lib, root, fixture, nested) {
   await cp(fixture, vault, { recursive: true })
   const entries = []
   const { work, llm } = makeScript({ vault, log: (entry) => entries.push(entry) })
-  const result = await lib.runPlan(vault, { query: QUERY, work, llm, fsync: true, maxSteps: nested ? NESTED_MAX_STEPS : MAX_STEPS })
+  const checks = checksFor(join(root, 'reference-side.log'), 0)
+  const result = await lib.runPlan(vault, { query: QUERY, work, llm, fsync: true, maxSteps: nested ? NESTED_MAX_STEPS : MAX_STEPS, checks })
   const finished = describeFinished(nested ? join(vault, BRANCH) : vault)
   const path = finished.hops.map((hop) => `${hop.node}#${hop.visit}`)
   if (result.status !== 'completed' || path.join(' ') !== EXPECTED_PATH.join(' ')) {
@@ -281,6 +290,7 @@ async function runTrial(index, context) {
 
 async function killTrial(index, { root, fixture, reference, calibration, seed, lib, dist, modes, nested }, startEditing) {
   const random = mulberry32(hash(seed, index))
+  const aim = mulberry32(hash(seed, index) ^ 0xc4ec)
   const dir = join(root, `trial-${index}`)
   const vault = join(dir, 'vault')
   // The folder whose path and notes checkVault looks at: the branch, in a nested plan (checkNested looks at the rest).
@@ -366,6 +376,13 @@ async function killTrial(index, { root, fixture, reference, calibration, seed, l
       mode === 'event'
         ? { afterLine: 1 + Math.floor(random() * Math.ceil(calibration.lines * remaining)), delayUs: Math.floor(random() ** 2 * 3000) }
         : undefined
+    // A fifth of the kills aim, while the run has one ahead, at a check of the draft while it runs, just after its
+    // verdict is saved, or at the start note's retry backoff while it waits: at the point with that label, or 0-3 ms
+    // after the child says it began. Drawn from a generator of their own, so the other draws of a seed stay as they were.
+    const targets = [...(hopsDone === 0 ? ['backoff'] : []), ...(hopsDone < 6 ? ['check', 'verdict'] : [])]
+    const target = targets.length > 0 && aim() < 0.2 ? targets[Math.floor(aim() * targets.length)] : undefined
+    if (target && mode === 'pause') config.pauseOn = `${target} `
+    if (target && mode === 'event') kill.afterPrefix = { check: 'C+ ', verdict: 'V ', backoff: 'B+ ' }[target]
     const outcome = await run(config, kill)
     if (outcome.killed) {
       killed = true
@@ -385,7 +402,10 @@ async function killTrial(index, { root, fixture, reference, calibration, seed, l
         )
       traceAppendedOnly(`after kill ${trial.kills.length + 1}`)
       const point = killPoint(state, attemptLog)
-      const how = mode === 'pause' ? `placed at ${outcome.pause}` : `timed: ${kill.delayUs} µs after line ${kill.afterLine} \`${outcome.killLine ?? ''}\``
+      const how =
+        mode === 'pause'
+          ? `placed at ${outcome.pause}`
+          : `timed: ${kill.delayUs} µs after ${kill.afterPrefix ? `the first line \`${kill.afterPrefix}…\`` : `line ${kill.afterLine}`} \`${outcome.killLine ?? ''}\``
       trial.kills.push({
         attempt: outcome.attempt,
         stepping: outcome.attempt % 2 === 1,
@@ -423,6 +443,7 @@ async function killTrial(index, { root, fixture, reference, calibration, seed, l
   // Each visit's key names the run of the folder it belongs to.
   const runOf = (plan) => snapshot(nested ? join(vault, plan || '.') : vault).trace?.run
   checkCalls(readSideLog(sideLog), reference, runOf, problem, nested)
+  trial.checks = checkChecks(readSideLog(sideLog), snapshot(branch).trace?.hops ?? [], problem)
   if (random() >= RERUN_SHARE) return trial
 
   // Running a finished vault again returns the recorded result and works nothing.
@@ -483,6 +504,40 @@ function checkCalls(entries, reference, runOf, problem, nested) {
 }
 
 /**
+ * No check counted twice as passed for one visit. A check cut short by a kill runs again with its visit's work, but
+ * once a visit's output is saved (its check's verdict with it) no check of that visit starts again, in that child
+ * run or a later one: the saved verdict decides. And every hop of the checked note the trace records as decided by
+ * its check was passed by a check run the library saw exit 0. Returns the counts for the summary.
+ */
+function checkChecks(entries, hops, problem) {
+  const isChecked = (node) => node === CHECKED_NOTE || node.endsWith(`/${CHECKED_NOTE}`)
+  const saved = new Map()
+  const passed = new Set()
+  let runs = 0
+  let twice = 0
+  for (const entry of entries) {
+    if (entry.t === 'output-saved' && isChecked(entry.node)) saved.set(`${CHECKED_NOTE}#${entry.visit}`, entry.a)
+    if (entry.t === 'check-exit' && entry.exit === 0) passed.add(entry.visit)
+    if (entry.t !== 'check-spawn') continue
+    runs += 1
+    if (saved.has(entry.visit)) {
+      twice += 1
+      problem(
+        'other',
+        `child ${entry.a} ran the check of \`${entry.visit}\` again after child ${saved.get(entry.visit)} had saved its verdict with the output: a check counted twice as passed for one visit`,
+      )
+    }
+  }
+  for (const hop of hops) {
+    const visit = `${hop.node}#${hop.visit}`
+    if (isChecked(hop.node) && hop.decidedBy === 'check' && !passed.has(`${CHECKED_NOTE}#${hop.visit}`))
+      problem('other', `the trace records \`${visit}\` as decided by its check (\`${hop.edge}\`), but no check of it passed`)
+  }
+  const backoffs = entries.filter((entry) => entry.t === 'work-fail').length
+  return { runs, twice, backoffs }
+}
+
+/**
  * Runs the child. `kill.afterLine`: SIGKILL after that many stdout lines
  * (READY not counted) plus `kill.delayUs`; a PAUSE line is killed at once.
  */
@@ -519,7 +574,7 @@ function runChild(config, kill) {
         else if (line.startsWith('OPS ')) outcome.ops = Number(line.slice(4))
         else if (ready) {
           outcome.lines += 1
-          if (kill && !killing && outcome.lines === kill.afterLine) {
+          if (kill && !killing && (kill.afterPrefix ? line.startsWith(kill.afterPrefix) : outcome.lines === kill.afterLine)) {
             outcome.killLine = line
             killing = true
             delay(kill.delayUs).then(() => child.kill('SIGKILL'))
