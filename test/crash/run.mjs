@@ -36,6 +36,13 @@
 // run rewrote the note's status and whose truncate just after writes the old status back (`STALE`, a
 // status a person set); such a trial checks the person's bytes only, not the path, and is counted.
 //
+// Checks and retries: the fixture's `draft` is decided by a check the runner defines (check.mjs, a
+// command that logs and sleeps), and its start note's first try fails in every process (`retries: 1`),
+// so each run that works it waits a 1 s backoff. A fifth of the kills aim at one of these (while the
+// run has one ahead): a check while it runs, the moment the draft's output is saved with its verdict,
+// or the backoff. At the end, no check of a visit started after its verdict was saved (a check
+// counted twice as passed), and each hop its check decided had a check pass behind it.
+//
 // After every kill: every note parses and the plan validates, statuses are
 // valid values, the user's bytes are unchanged outside the status value,
 // the trace's hops are a prefix of the uninterrupted path, no budget is
