@@ -273,6 +273,19 @@ function powerCut() {
   })
 }
 
+/**
+ * The checked note's visit whose output (its check's verdict with it) the library has queued and not yet journaled:
+ * the `work` event comes before the hop's journal append.
+ */
+let verdictSaving
+/** The checked note's output is in the journal (flushed, or not yet: a power cut here may lose it): a kill point. */
+function verdictSaved() {
+  const at = `${CHECKED_NOTE}#${verdictSaving}`
+  verdictSaving = undefined
+  line(`V ${at}`)
+  pointSync(`verdict ${at}`)
+}
+
 // The synchronous calls the library uses: the hop path (writeFileAtomicSync, the trace appender, the journal),
 // its run folders (mkdirSync) and the second name of a note's replaced version (linkSync).
 {
@@ -312,7 +325,9 @@ function powerCut() {
       }
       pointSync(`${/^(?:[^/]+\/)?00_plan-trace\/(trace\.md|\.journal)$/.test(rel(path)) ? 'append' : 'write'} ${rel(path)}`, tear)
     }
-    return writeSync.call(this, fd, data, ...rest)
+    const written = writeSync.call(this, fd, data, ...rest)
+    if (path !== undefined && verdictSaving !== undefined && path.endsWith('/.journal')) verdictSaved()
+    return written
   }
   fs.fsyncSync = function (fd) {
     if (quiet) return fsyncSync.call(this, fd)
@@ -413,11 +428,7 @@ const { work, llm } = makeScript({
 const checks = checksFor(config.sideLog, config.attempt)
 /** The output of a visit saved (its check's verdict with it): a check of that visit must never start again. */
 const saved = (event) => {
-  if (event.type !== 'work') return
-  side({ t: 'output-saved', node: event.node, visit: event.visit })
-  if (event.node !== CHECKED_NOTE && !event.node.endsWith(`/${CHECKED_NOTE}`)) return
-  line(`V ${CHECKED_NOTE}#${event.visit}`)
-  pointSync(`verdict ${CHECKED_NOTE}#${event.visit}`)
+  if (event.type === 'work' && (event.node === CHECKED_NOTE || event.node.endsWith(`/${CHECKED_NOTE}`))) verdictSaving = event.visit
 }
 
 line('READY')

@@ -51,7 +51,7 @@
 // the uninterrupted run's, no temp file or lock is left, and the worker got
 // the same key (and the same inputs) for a visit on every call.
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync, realpathSync, utimesSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, readdirSync, readFileSync, realpathSync, utimesSync, writeFileSync } from 'node:fs'
 import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { availableParallelism, tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
@@ -339,6 +339,8 @@ async function killTrial(index, { root, fixture, reference, calibration, seed, l
   const run = async (config, kill, { resume = true } = {}) => {
     for (;;) {
       if (killed && resume) trial.resumes += 1
+      // The verdicts on disk as the child starts (the journal applied after a kill): a check of those visits must not run.
+      for (const visit of verdictsSaved(branch)) appendFileSync(sideLog, `${JSON.stringify({ a: attempt, t: 'output-saved', visit })}\n`)
       // Every other child walks the vault through the stepping API instead of runPlan.
       const outcome = await runChild({ dist, vault, sideLog, attempt, stepping: attempt % 2 === 1, nested, ...config }, kill)
       attempt += 1
@@ -523,7 +525,7 @@ function checkChecks(entries, hops, problem) {
   let runs = 0
   let twice = 0
   for (const entry of entries) {
-    if (entry.t === 'output-saved' && isChecked(entry.node)) saved.set(`${CHECKED_NOTE}#${entry.visit}`, entry.a)
+    if (entry.t === 'output-saved') saved.set(entry.visit, entry.a)
     if (entry.t === 'check-exit' && entry.exit === 0) passed.add(entry.visit)
     if (entry.t !== 'check-spawn') continue
     runs += 1
@@ -531,7 +533,7 @@ function checkChecks(entries, hops, problem) {
       twice += 1
       problem(
         'other',
-        `child ${entry.a} ran the check of \`${entry.visit}\` again after child ${saved.get(entry.visit)} had saved its verdict with the output: a check counted twice as passed for one visit`,
+        `child ${entry.a} ran the check of \`${entry.visit}\` again, whose verdict was on disk with its output when child ${saved.get(entry.visit)} started: a check counted twice as passed for one visit`,
       )
     }
   }
@@ -542,6 +544,19 @@ function checkChecks(entries, hops, problem) {
   }
   const backoffs = entries.filter((entry) => entry.t === 'work-fail').length
   return { runs, twice, backoffs }
+}
+
+/** The visits of the checked note whose output, with its check's verdict (`outcome:`), is on disk in `vault`. */
+function verdictsSaved(vault) {
+  const outputs = join(vault, TRACE_FOLDER, 'outputs')
+  if (!existsSync(outputs)) return []
+  return readdirSync(outputs)
+    .filter((name) => name.endsWith(`-${CHECKED_NOTE}.md`))
+    .flatMap((name) => {
+      const text = readFileSync(join(outputs, name), 'utf8')
+      const visit = /^visit: (\d+)$/m.exec(text)?.[1]
+      return visit && /^outcome: /m.test(text) ? [`${CHECKED_NOTE}#${visit}`] : []
+    })
 }
 
 /**
