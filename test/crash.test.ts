@@ -89,6 +89,17 @@ describe('the harness catches a broken library', () => {
     expect(report.dataLosses).toBeGreaterThan(0)
   }, 60_000)
 
+  it('ignores the verdict saved with an output and runs the check of a resumed visit again', async () => {
+    const dist = await mutant('check-twice', 'run/run-driver.js', [
+      ['verdictSaved(saved));', 'await this.verdictOf(this.nodeOrFail(position.node), { output: saved.output }));'],
+    ])
+    // Trial 8 of seed 9 kills a child just after it journaled `draft#3`'s output; the next run must judge the visit from it.
+    const report = await runCrashTrials({ trials: 1, only: 8, seed: 9, jobs: 1, mode: 'pause', dist, keepFailed: false, log: () => {} })
+    expect(report.ok).toBe(false)
+    expect(report.checksTwice).toBeGreaterThan(0)
+    expect(problemsOf(report).some((problem) => /\[other\] child \d+ ran the check of `draft#\d` again, whose verdict was on disk/.test(problem))).toBe(true)
+  }, 60_000)
+
   it("a person's editor saving notes in place while the run goes and is killed loses none of their bytes", async () => {
     const report = await runCrashTrials({ trials: 3, seed: 11, jobs: 3, mode: 'editor', log: () => {} })
     expect(problemsOf(report)).toEqual([])

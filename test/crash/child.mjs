@@ -2,7 +2,8 @@
 //
 //   node test/crash/child.mjs '<json config>'
 //
-// Config: { dist, vault, sideLog, attempt, mode, pauseAt, torn, power, seed, stepping, fresh, template, graph, nested, listPoints }.
+// Config: { dist, vault, sideLog, attempt, mode, pauseAt, pauseOn, torn, power, seed, stepping, fresh, template, graph, nested, listPoints }.
+// `pauseOn`: in pause mode, stop at the first point whose label starts with it (`check `, `verdict `, `backoff `) instead of the pauseAt-th.
 // `listPoints`: print each kill point's number and label to stderr (to see where a phase's points are).
 // `nested`: the vault is the nested plan (vault.mjs), run with its larger step budget.
 // `power`: at the paused point, first do to the files what a power cut does to unflushed data.
@@ -14,14 +15,22 @@
 // kills it there. `torn` makes a paused write or append leave part of its
 // data first, like a crash in the middle of a write.
 //
-// stdout lines: READY, EV <event>, W+/W-/J+/J- <node#visit>, PAUSE <n> <label>,
+// The kill points include `check <node#visit>` (a check's command just
+// started: a kill there leaves it running, orphaned, its visit to be worked
+// again), `verdict <node#visit>` (the checked note's output, its check's
+// verdict with it, just saved: the visit must be judged from it) and
+// `backoff <node#visit>` (100 ms into a retry's 1 s backoff).
+//
+// stdout lines: READY, EV <event>, W+/W-/J+/J- <node#visit>, C+/C- <node#visit> (a check),
+// B+/B- <node#visit> (a backoff begins; 100 ms into it), V <node#visit> (a verdict saved), PAUSE <n> <label>,
 // RESULT <json>, ERROR <json>, OPS <n>. All written synchronously.
+import childProcess from 'node:child_process'
 import fs from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import { basename, dirname, relative } from 'node:path'
 import { powerModel } from './power.mjs'
 import { makeScript, mulberry32 } from './script.mjs'
-import { MAX_STEPS, NESTED_MAX_STEPS, QUERY } from './vault.mjs'
+import { CHECK_SCRIPT, CHECKED_NOTE, checksFor, MAX_STEPS, NESTED_MAX_STEPS, QUERY } from './vault.mjs'
 
 const config = JSON.parse(process.argv[2])
 const TEMP_PREFIX = '.vaultplan-tmp-'
@@ -55,7 +64,7 @@ const rel = (path) => relative(config.vault, String(path)) || '.'
 async function point(label, tear) {
   ops += 1
   if (config.listPoints) writeSyncOriginal(2, `${ops} ${label}\n`)
-  if (config.mode !== 'pause' || ops !== config.pauseAt) return
+  if (!pausesAt(label)) return
   const torn = config.torn && tear ? await tear() : false
   stopDead(ops, label, torn)
 }
@@ -64,8 +73,14 @@ async function point(label, tear) {
 function pointSync(label, tear) {
   ops += 1
   if (config.listPoints) writeSyncOriginal(2, `${ops} ${label}\n`)
-  if (config.mode !== 'pause' || ops !== config.pauseAt) return
+  if (!pausesAt(label)) return
   stopDead(ops, label, config.torn && tear ? tear() : false)
+}
+
+/** Whether the point just counted, labelled `label`, is the one to stop at. */
+function pausesAt(label) {
+  if (config.mode !== 'pause') return false
+  return config.pauseOn !== undefined ? label.startsWith(config.pauseOn) : ops === config.pauseAt
 }
 
 function stopDead(at, label, torn) {
@@ -258,6 +273,19 @@ function powerCut() {
   })
 }
 
+/**
+ * The checked note's visit whose output (its check's verdict with it) the library has queued and not yet journaled:
+ * the `work` event comes before the hop's journal append.
+ */
+let verdictSaving
+/** The checked note's output is in the journal (flushed, or not yet: a power cut here may lose it): a kill point. */
+function verdictSaved() {
+  const at = `${CHECKED_NOTE}#${verdictSaving}`
+  verdictSaving = undefined
+  line(`V ${at}`)
+  pointSync(`verdict ${at}`)
+}
+
 // The synchronous calls the library uses: the hop path (writeFileAtomicSync, the trace appender, the journal),
 // its run folders (mkdirSync) and the second name of a note's replaced version (linkSync).
 {
@@ -297,7 +325,9 @@ function powerCut() {
       }
       pointSync(`${/^(?:[^/]+\/)?00_plan-trace\/(trace\.md|\.journal)$/.test(rel(path)) ? 'append' : 'write'} ${rel(path)}`, tear)
     }
-    return writeSync.call(this, fd, data, ...rest)
+    const written = writeSync.call(this, fd, data, ...rest)
+    if (path !== undefined && verdictSaving !== undefined && path.endsWith('/.journal')) verdictSaved()
+    return written
   }
   fs.fsyncSync = function (fd) {
     if (quiet) return fsyncSync.call(this, fd)
@@ -342,6 +372,24 @@ function powerCut() {
     return done
   }
 }
+// A check's command (check.mjs): logged as the library starts it and as it ends (what the library counts), and a kill
+// point while it runs. The command runs in a process group of its own, so a kill of this process leaves it running.
+{
+  const { spawn } = childProcess
+  childProcess.spawn = function (command, args, options) {
+    const started = spawn.call(this, command, args, options)
+    if (args?.[0] !== CHECK_SCRIPT) return started
+    const visit = process.env.CRASH_VISIT
+    side({ t: 'check-spawn', visit })
+    line(`C+ ${visit}`)
+    started.on('close', (exit) => {
+      side({ t: 'check-exit', visit, exit })
+      line(`C- ${visit}`)
+    })
+    pointSync(`check ${visit}`)
+    return started
+  }
+}
 syncBuiltinESMExports()
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -368,25 +416,47 @@ const { work, llm } = makeScript({
     await point(label)
     line(`${mark}- ${at}`)
   },
+  // A try failed on purpose: the library waits 1 s before the next; a kill point 100 ms into that wait.
+  failed: (at) => {
+    line(`B+ ${at}`)
+    setTimeout(() => {
+      pointSync(`backoff ${at}`)
+      line(`B- ${at}`)
+    }, 100)
+  },
 })
+const checks = checksFor(config.sideLog, config.attempt)
+/** The output of a visit saved (its check's verdict with it): a check of that visit must never start again. */
+const saved = (event) => {
+  if (event.type === 'work' && (event.node === CHECKED_NOTE || event.node.endsWith(`/${CHECKED_NOTE}`))) verdictSaving = event.visit
+}
 
 line('READY')
 try {
   if (config.stepping) {
     // Driven from outside, one hop a call, as an agent would; the kills land between and inside calls.
-    const options = { llm, fsync: true, maxSteps }
+    const options = { llm, fsync: true, maxSteps, checks, onEvent: saved }
     let step = await nextStep(config.vault, { ...options, query: QUERY })
     while (step.kind === 'work') {
       line(`EV claim ${step.node.id}#${step.visit}`)
-      const output = await work({
-        node: step.node,
-        query: step.query,
-        visit: step.visit,
-        step: step.step,
-        outputs: step.outputs,
-        key: step.key,
-        ...(step.plan !== undefined && { plan: step.plan }),
-      })
+      let output
+      // The agent retries a failing work itself, as the note's `retries:` says, after the library's first backoff (1 s).
+      for (let tries = 0; output === undefined; tries++) {
+        try {
+          output = await work({
+            node: step.node,
+            query: step.query,
+            visit: step.visit,
+            step: step.step,
+            outputs: step.outputs,
+            key: step.key,
+            ...(step.plan !== undefined && { plan: step.plan }),
+          })
+        } catch (error) {
+          if (tries >= (step.node.retries ?? 0)) throw error
+          await sleep(1000)
+        }
+      }
       step = await completeStep(config.vault, step.key, { output }, options)
     }
   }
@@ -401,7 +471,11 @@ try {
     llm,
     fsync: true,
     maxSteps,
-    onEvent: (event) => line(`EV ${event.type} ${event.node ?? ''}${'visit' in event ? `#${event.visit}` : ''}`),
+    checks,
+    onEvent: (event) => {
+      saved(event)
+      line(`EV ${event.type} ${event.node ?? ''}${'visit' in event ? `#${event.visit}` : ''}`)
+    },
   })
   line(`OPS ${ops}`)
   line(`RESULT ${JSON.stringify(result)}`)

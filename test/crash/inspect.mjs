@@ -116,6 +116,10 @@ export function killPoint(state, attemptLog) {
     if (temp.startsWith(`${TRACE_FOLDER}/`)) return 'mid-trace-folder-write'
     return 'mid-note-write'
   }
+  const last = attemptLog.filter((entry) => /^(work|judge)-(start|end)$|^work-fail$|^check-(spawn|exit)$/.test(entry.t)).at(-1)
+  // A check still running, or a retry's backoff: the child's last word, whatever the trace's end looks like.
+  if (last?.t === 'check-spawn') return 'during-check'
+  if (last?.t === 'work-fail') return 'during-backoff'
   const trace = state.trace
   if (!trace) return 'startup'
   if (trace.torn) return 'torn-trace-append'
@@ -124,9 +128,9 @@ export function killPoint(state, attemptLog) {
   const prefix = `${String(steps + 1).padStart(4, '0')}-`
   const pendingOutput = state.outputs.find((name) => name.startsWith(prefix))
   const active = Object.entries(state.statuses).find(([, status]) => status === 'active')?.[0]
-  const last = attemptLog.filter((entry) => /^(work|judge)-(start|end)$/.test(entry.t)).at(-1)
   if (active) {
     if (pendingOutput) return 'after-output-saved'
+    if (last?.t === 'check-exit') return 'after-check'
     if (last?.node === active && last.t === 'work-start') return 'during-work'
     if (last?.node === active && last.t === 'work-end') return 'after-work'
     return 'after-status-active'
@@ -236,7 +240,10 @@ export async function checkVault(vault, reference, { final, loadPlan, powerCut =
             .replace(/^digest: \w+$/m, 'digest: -')
         : text
     const named = (name) => (branch ? name.replace(/^\d{4}-/, '') : name)
-    const outputs = (names, bodyOf) => names.map((name) => `${named(name)}\n${numbered(bodyOf(name) ?? '')}`).sort()
+    // A check's time in the report it adds to an output differs per run (and so does the output's digest).
+    const timeless = (text) =>
+      /^## Checks$/m.test(text) ? text.replace(/\(exit (\d+), [\d.]+ m?s\)/g, '(exit $1, T)').replace(/^digest: \w+$/m, 'digest: -') : text
+    const outputs = (names, bodyOf) => names.map((name) => `${named(name)}\n${timeless(numbered(bodyOf(name) ?? ''))}`).sort()
     const found = outputs(state.outputs, (name) => outputBody(readFileSync(join(vault, TRACE_FOLDER, 'outputs', name), 'utf8')))
     const wanted = outputs(reference.outputs, (name) => reference.outputBodies[name])
     if (JSON.stringify(found.map((each) => each.split('\n')[0])) !== JSON.stringify(wanted.map((each) => each.split('\n')[0])))

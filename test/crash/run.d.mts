@@ -37,6 +37,8 @@ export interface CrashTrial {
   problems: CrashProblem[]
   /** A scenario trial: kills while a `fresh: true` start archives the last run, while the template is copied into a run vault, or while an in-memory plan is written out into one. */
   scenario?: 'fresh' | 'copy' | 'save'
+  /** A kill trial's runs of the draft's check, the checks that ran again after their visit's verdict was saved, and the retry backoffs. */
+  checks?: { runs: number; twice: number; backoffs: number }
   /** An editor trial's saves, and how many wrote back a status the run had moved on from. */
   editor?: { saves: number; stale: number }
 }
@@ -53,6 +55,8 @@ export interface CrashReport {
   resumes: number
   dataLosses: number
   budgetViolations: number
+  /** Checks that ran again for a visit whose verdict was already saved (a check counted twice as passed). */
+  checksTwice: number
   staleLocks: { index: number; after: string; message: string }[]
   failed: CrashTrial[]
   /** Seconds. */

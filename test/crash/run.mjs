@@ -36,6 +36,13 @@
 // run rewrote the note's status and whose truncate just after writes the old status back (`STALE`, a
 // status a person set); such a trial checks the person's bytes only, not the path, and is counted.
 //
+// Checks and retries: the fixture's `draft` is decided by a check the runner defines (check.mjs, a
+// command that logs and sleeps), and its start note's first try fails in every process (`retries: 1`),
+// so each run that works it waits a 1 s backoff. A fifth of the kills aim at one of these (while the
+// run has one ahead): a check while it runs, the moment the draft's output is saved with its verdict,
+// or the backoff. At the end, no check of a visit started after its verdict was saved (a check
+// counted twice as passed), and each hop its check decided had a check pass behind it.
+//
 // After every kill: every note parses and the plan validates, statuses are
 // valid values, the user's bytes are unchanged outside the status value,
 // the trace's hops are a prefix of the uninterrupted path, no budget is
@@ -44,7 +51,7 @@
 // the uninterrupted run's, no temp file or lock is left, and the worker got
 // the same key (and the same inputs) for a visit on every call.
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync, realpathSync, utimesSync, writeFileSync } from 'node:fs'
+import { appendFileSync, existsSync, readdirSync, readFileSync, realpathSync, utimesSync, writeFileSync } from 'node:fs'
 import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { availableParallelism, tmpdir } from 'node:os'
 import { basename, dirname, join, resolve } from 'node:path'
@@ -53,7 +60,7 @@ import { checkNested, checkVault, describeFinished, describeNested, killPoint, l
 import { editorProblems, startEditor } from './editor.mjs'
 import { runScenarioTrial } from './scenarios.mjs'
 import { makeScript, mulberry32 } from './script.mjs'
-import { BRANCH, FILES, MAX_STEPS, NESTED_MAX_STEPS, QUERY, writeVault } from './vault.mjs'
+import { BRANCH, CHECKED_NOTE, checksFor, FILES, MAX_STEPS, NESTED_MAX_STEPS, QUERY, writeVault } from './vault.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const BUILT = resolve(HERE, '../../dist/index.js')
@@ -195,6 +202,13 @@ async function trialsWith(distPath, options) {
     log(
       `editor trials: ${edited.length}, ${edited.reduce((sum, trial) => sum + trial.kills.length, 0)} kills while a person's editor saved notes in place (${edited.reduce((sum, trial) => sum + trial.editor.saves, 0)} saves, ${edited.reduce((sum, trial) => sum + trial.editor.caught, 0)} of them caught by a status rewrite mid-save and put back; ${edited.reduce((sum, trial) => sum + trial.editor.busy, 0)} runs refused a note that kept changing and were run again; ${edited.filter((trial) => trial.editor.stale > 0).length} trials had a save write back a status the run had moved on from, their path not compared)`,
     )
+  const checked = results.filter((trial) => trial.checks)
+  const sum = (field) => checked.reduce((total, trial) => total + trial.checks[field], 0)
+  const killsAt = (prefix) => results.reduce((total, trial) => total + trial.kills.filter((kill) => kill.point.startsWith(prefix)).length, 0)
+  const checksTwice = sum('twice')
+  log(
+    `checks and retries: ${sum('runs')} runs of the draft's check (${killsAt('during-check')} kills during one), ${sum('backoffs')} retry backoffs (${killsAt('during-backoff')} kills during one), ${checksTwice} checks counted twice as passed for one visit`,
+  )
   const wall = (Date.now() - started) / 1000
   log(`wall time ${wall.toFixed(1)} s`)
   const summary = `crash: ${results.length} trials${nested ? ' of a nested plan' : ''}, ${points.size} kill points covered, ${resumes} resumes, ${dataLosses} data losses, ${budgetViolations} budget violations`
@@ -211,6 +225,7 @@ async function trialsWith(distPath, options) {
     resumes,
     dataLosses,
     budgetViolations,
+    checksTwice,
     staleLocks,
     failed,
     wall,
@@ -223,7 +238,8 @@ async function referenceRun(lib, root, fixture, nested) {
   await cp(fixture, vault, { recursive: true })
   const entries = []
   const { work, llm } = makeScript({ vault, log: (entry) => entries.push(entry) })
-  const result = await lib.runPlan(vault, { query: QUERY, work, llm, fsync: true, maxSteps: nested ? NESTED_MAX_STEPS : MAX_STEPS })
+  const checks = checksFor(join(root, 'reference-side.log'), 0)
+  const result = await lib.runPlan(vault, { query: QUERY, work, llm, fsync: true, maxSteps: nested ? NESTED_MAX_STEPS : MAX_STEPS, checks })
   const finished = describeFinished(nested ? join(vault, BRANCH) : vault)
   const path = finished.hops.map((hop) => `${hop.node}#${hop.visit}`)
   if (result.status !== 'completed' || path.join(' ') !== EXPECTED_PATH.join(' ')) {
@@ -283,6 +299,7 @@ async function runTrial(index, context) {
 
 async function killTrial(index, { root, fixture, reference, calibration, seed, lib, dist, modes, nested }, startEditing) {
   const random = mulberry32(hash(seed, index))
+  const aim = mulberry32(hash(seed, index) ^ 0xc4ec)
   const dir = join(root, `trial-${index}`)
   const vault = join(dir, 'vault')
   // The folder whose path and notes checkVault looks at: the branch, in a nested plan (checkNested looks at the rest).
@@ -324,6 +341,8 @@ async function killTrial(index, { root, fixture, reference, calibration, seed, l
   const run = async (config, kill, { resume = true } = {}) => {
     for (;;) {
       if (killed && resume) trial.resumes += 1
+      // The verdicts on disk as the child starts (the journal applied after a kill): a check of those visits must not run.
+      for (const visit of verdictsSaved(branch)) appendFileSync(sideLog, `${JSON.stringify({ a: attempt, t: 'output-saved', visit })}\n`)
       // Every other child walks the vault through the stepping API instead of runPlan.
       const outcome = await runChild({ dist, vault, sideLog, attempt, stepping: attempt % 2 === 1, nested, ...config }, kill)
       attempt += 1
@@ -368,6 +387,13 @@ async function killTrial(index, { root, fixture, reference, calibration, seed, l
       mode === 'event'
         ? { afterLine: 1 + Math.floor(random() * Math.ceil(calibration.lines * remaining)), delayUs: Math.floor(random() ** 2 * 3000) }
         : undefined
+    // A fifth of the kills aim, while the run has one ahead, at a check of the draft while it runs, just after its
+    // verdict is saved, or at the start note's retry backoff while it waits: at the point with that label, or 0-3 ms
+    // after the child says it began. Drawn from a generator of their own, so the other draws of a seed stay as they were.
+    const targets = [...(hopsDone === 0 ? ['backoff'] : []), ...(hopsDone < 6 ? ['check', 'verdict'] : [])]
+    const target = targets.length > 0 && aim() < 0.2 ? targets[Math.floor(aim() * targets.length)] : undefined
+    if (target && mode === 'pause') config.pauseOn = `${target} `
+    if (target && mode === 'event') kill.afterPrefix = { check: 'C+ ', verdict: 'V ', backoff: 'B+ ' }[target]
     const outcome = await run(config, kill)
     if (outcome.killed) {
       killed = true
@@ -387,7 +413,10 @@ async function killTrial(index, { root, fixture, reference, calibration, seed, l
         )
       traceAppendedOnly(`after kill ${trial.kills.length + 1}`)
       const point = killPoint(state, attemptLog)
-      const how = mode === 'pause' ? `placed at ${outcome.pause}` : `timed: ${kill.delayUs} µs after line ${kill.afterLine} \`${outcome.killLine ?? ''}\``
+      const how =
+        mode === 'pause'
+          ? `placed at ${outcome.pause}`
+          : `timed: ${kill.delayUs} µs after ${kill.afterPrefix ? `the first line \`${kill.afterPrefix}…\`` : `line ${kill.afterLine}`} \`${outcome.killLine ?? ''}\``
       trial.kills.push({
         attempt: outcome.attempt,
         stepping: outcome.attempt % 2 === 1,
@@ -425,6 +454,7 @@ async function killTrial(index, { root, fixture, reference, calibration, seed, l
   // Each visit's key names the run of the folder it belongs to.
   const runOf = (plan) => snapshot(nested ? join(vault, plan || '.') : vault).trace?.run
   checkCalls(readSideLog(sideLog), reference, runOf, problem, nested)
+  trial.checks = checkChecks(readSideLog(sideLog), snapshot(branch).trace?.hops ?? [], problem)
   if (random() >= RERUN_SHARE) return trial
 
   // Running a finished vault again returns the recorded result and works nothing.
@@ -485,6 +515,53 @@ function checkCalls(entries, reference, runOf, problem, nested) {
 }
 
 /**
+ * No check counted twice as passed for one visit. A check cut short by a kill runs again with its visit's work, but
+ * once a visit's output is saved (its check's verdict with it) no check of that visit starts again, in that child
+ * run or a later one: the saved verdict decides. And every hop of the checked note the trace records as decided by
+ * its check was passed by a check run the library saw exit 0. Returns the counts for the summary.
+ */
+function checkChecks(entries, hops, problem) {
+  const isChecked = (node) => node === CHECKED_NOTE || node.endsWith(`/${CHECKED_NOTE}`)
+  const saved = new Map()
+  const passed = new Set()
+  let runs = 0
+  let twice = 0
+  for (const entry of entries) {
+    if (entry.t === 'output-saved') saved.set(entry.visit, entry.a)
+    if (entry.t === 'check-exit' && entry.exit === 0) passed.add(entry.visit)
+    if (entry.t !== 'check-spawn') continue
+    runs += 1
+    if (saved.has(entry.visit)) {
+      twice += 1
+      problem(
+        'other',
+        `child ${entry.a} ran the check of \`${entry.visit}\` again, whose verdict was on disk with its output when child ${saved.get(entry.visit)} started: a check counted twice as passed for one visit`,
+      )
+    }
+  }
+  for (const hop of hops) {
+    const visit = `${hop.node}#${hop.visit}`
+    if (isChecked(hop.node) && hop.decidedBy === 'check' && !passed.has(`${CHECKED_NOTE}#${hop.visit}`))
+      problem('other', `the trace records \`${visit}\` as decided by its check (\`${hop.edge}\`), but no check of it passed`)
+  }
+  const backoffs = entries.filter((entry) => entry.t === 'work-fail').length
+  return { runs, twice, backoffs }
+}
+
+/** The visits of the checked note whose output, with its check's verdict (`outcome:`), is on disk in `vault`. */
+function verdictsSaved(vault) {
+  const outputs = join(vault, TRACE_FOLDER, 'outputs')
+  if (!existsSync(outputs)) return []
+  return readdirSync(outputs)
+    .filter((name) => name.endsWith(`-${CHECKED_NOTE}.md`))
+    .flatMap((name) => {
+      const text = readFileSync(join(outputs, name), 'utf8')
+      const visit = /^visit: (\d+)$/m.exec(text)?.[1]
+      return visit && /^outcome: /m.test(text) ? [`${CHECKED_NOTE}#${visit}`] : []
+    })
+}
+
+/**
  * Runs the child. `kill.afterLine`: SIGKILL after that many stdout lines
  * (READY not counted) plus `kill.delayUs`; a PAUSE line is killed at once.
  */
@@ -521,7 +598,7 @@ function runChild(config, kill) {
         else if (line.startsWith('OPS ')) outcome.ops = Number(line.slice(4))
         else if (ready) {
           outcome.lines += 1
-          if (kill && !killing && outcome.lines === kill.afterLine) {
+          if (kill && !killing && (kill.afterPrefix ? line.startsWith(kill.afterPrefix) : outcome.lines === kill.afterLine)) {
             outcome.killLine = line
             killing = true
             delay(kill.delayUs).then(() => child.kill('SIGKILL'))

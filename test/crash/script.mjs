@@ -5,7 +5,7 @@
 // library handed them after a crash.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { statusIn } from './vault.mjs'
+import { CHECKED_NOTE, RETRIED_NOTE, statusIn } from './vault.mjs'
 
 /** The judge's reply for a node's visit; rows are the node's conditions in file order. */
 function judgeReply(node, visit) {
@@ -29,8 +29,11 @@ export function workOutput(node, visit, step) {
  * @param {string} options.vault the vault the run writes (to read a note's status while it is worked)
  * @param {(entry: object) => void} options.log
  * @param {(label: string) => Promise<void> | void} [options.hook] called in the middle of every work and judge call
+ * @param {(label: string) => void} [options.failed] called when a try fails on purpose, as the retry's backoff begins
  */
-export function makeScript({ vault, log, hook }) {
+export function makeScript({ vault, log, hook, failed }) {
+  /** The visits of the retried note tried in this process: the first try of each fails, so every process that works one backs off. */
+  const tried = new Set()
   const work = async (input) => {
     const { node, visit, step, key } = input
     const plan = input.plan ?? ''
@@ -49,7 +52,17 @@ export function makeScript({ vault, log, hook }) {
     const inputs = input.outputs.map((output) => `${output.node}#${output.visit}`).join(',')
     log({ t: 'work-start', node: node.id, plan, visit, step, key, inputs, status })
     await hook?.(`work ${node.id}#${visit}`)
+    const at = `${plan ? `${plan}/` : ''}${node.id}#${visit}`
+    if (node.id === RETRIED_NOTE && !tried.has(at)) {
+      tried.add(at)
+      log({ t: 'work-fail', node: node.id, visit })
+      failed?.(`${node.id}#${visit}`)
+      throw new Error(`The first try of ${node.id}#${visit} fails in each process (a flaky step).`)
+    }
     log({ t: 'work-end', node: node.id, visit })
+    // The check that runs next inherits the environment: it logs the visit it checks. Only the checked note sets it
+    // (a nested plan's other branch works meanwhile).
+    if (node.id === CHECKED_NOTE) process.env.CRASH_VISIT = `${node.id}#${visit}`
     return workOutput(node.id, visit, step)
   }
   const llm = async (prompt, options) => {

@@ -1,9 +1,13 @@
 // The plan vault the crash harness runs: a draft/review loop, a branch, a
 // rework self-loop and a terminal in a subfolder, written the way people
 // write notes (comments in frontmatter, tags, CRLF, quoted and missing
-// statuses, prose links), plus files that are not notes.
+// statuses, prose links), plus files that are not notes. The start note
+// retries its worker (whose first try fails in each process: a backoff),
+// and the draft is checked by a command (check.mjs) whose pass takes its
+// `passed` edge, on each of its three visits.
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 export const QUERY = 'Write a short post about crash-safe note taking'
 
@@ -15,6 +19,7 @@ export const FILES = {
 # The user's comment: research always comes first.
 type: start
 status: pending   # vaultplan moves this value
+retries: 1 # the scripted worker fails its first try in each process
 tags: [blog, "research/sources"]
 aliases:
   - Sources
@@ -33,6 +38,7 @@ Find three sources. Keep [[draft]] in mind: this link is prose, not an edge.
   'draft.md': crlf(`---
 status: "pending"
 max_visits: 3
+check: done
 tags:
   - writing # inline comment
 cssclasses: wide
@@ -43,7 +49,7 @@ Write it from the sources.
 Trailing spaces above are the user's.
 
 ## Next
-- next -> [[review]]
+- passed -> [[review]]
 `),
   // No status key at all: the executor inserts one before the closing fence.
   'review.md': `---
@@ -95,6 +101,21 @@ Never reached in this plan.
 /** Visit budgets as written in the notes (3 is the default). */
 export const MAX_VISITS = { research: 3, draft: 3, review: 3, polish: 3, 'blog/post': 3, tweet: 3 }
 export const MAX_STEPS = 12
+
+/** The note whose worker fails its first try in each process (`retries: 1`), and the note a check decides (`check: done`). */
+export const RETRIED_NOTE = 'research'
+export const CHECKED_NOTE = 'draft'
+/** The command behind the check `done`: a node script that logs to the side log and passes. */
+export const CHECK_SCRIPT = fileURLToPath(new URL('check.mjs', import.meta.url))
+
+/**
+ * The runner's definition of the check the fixture names: the check logs to
+ * `sideLog` as child run `attempt`, with the visit the scripted worker last
+ * worked (it sets `CRASH_VISIT` in the environment the check inherits).
+ */
+export function checksFor(sideLog, attempt) {
+  return { done: { command: [process.execPath, CHECK_SCRIPT], env: { CRASH_SIDE_LOG: sideLog, CRASH_ATTEMPT: String(attempt) } } }
+}
 
 /**
  * The nested plan (`--plan nested`): a top plan whose `fanout` note runs two
