@@ -96,6 +96,22 @@ describe("a long run's page", () => {
   })
 })
 
+describe('search over past runs', () => {
+  test("a word of a run's output finds that run, its hit linking to the run's page, with the words as typed shown back as text", async () => {
+    const root = await teamRoot('The tide pools at Point Lobos, counted by hand.')
+    const board = await startBoard({ root, token: 'secret' })
+    try {
+      const { status, text } = await send(`${board.origin}/search?q=${encodeURIComponent('lobos <b>')}`, { headers: { cookie: 'vaultplan_board=secret' } })
+      expect(status).toBe(200)
+      expect(text).toContain('href="/run?vault=release')
+      expect(text).not.toContain('href="/run?vault=chores')
+      expect(text).toContain('value="lobos &#60;b&#62;"')
+    } finally {
+      await board.close()
+    }
+  })
+})
+
 describe('what the board refuses', () => {
   const decision = 'vault=release&node=review&edge=approved&feedback=yes'
   const form = { 'content-type': 'application/x-www-form-urlencoded' }
