@@ -237,12 +237,12 @@ export async function checkVault(vault, reference, { final, loadPlan, powerCut =
         ? text
             .replace(/step=\d+/g, 'step=N')
             .replace(/^step: \d+$/m, 'step: N')
-            .replace(/^digest: \w+$/m, 'digest: -')
+            .replace(/^digest: "?\w+"?$/m, 'digest: -')
         : text
     const named = (name) => (branch ? name.replace(/^\d{4}-/, '') : name)
     // A check's time in the report it adds to an output differs per run (and so does the output's digest).
     const timeless = (text) =>
-      /^## Checks$/m.test(text) ? text.replace(/\(exit (\d+), [\d.]+ m?s\)/g, '(exit $1, T)').replace(/^digest: \w+$/m, 'digest: -') : text
+      /^## Checks$/m.test(text) ? text.replace(/\(exit (\d+), [\d.]+ m?s\)/g, '(exit $1, T)').replace(/^digest: "?\w+"?$/m, 'digest: -') : text
     const outputs = (names, bodyOf) => names.map((name) => `${named(name)}\n${timeless(numbered(bodyOf(name) ?? ''))}`).sort()
     const found = outputs(state.outputs, (name) => outputBody(readFileSync(join(vault, TRACE_FOLDER, 'outputs', name), 'utf8')))
     const wanted = outputs(reference.outputs, (name) => reference.outputBodies[name])
