@@ -25,7 +25,7 @@ import { TRACE_FORMAT } from '../src/store/trace.js'
 import { draftReview, humanReview, linear } from './helpers/plans.js'
 import { noJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
 import { nestedPlan } from './helpers/subplans.js'
-import { edit, read, tempDir, writeVault } from './helpers/vault.js'
+import { edit, read, shownInNote, tempDir, writeVault } from './helpers/vault.js'
 
 const query = 'Announce the release'
 const options = { fsync: false }
@@ -352,6 +352,8 @@ const cases: [string, () => Promise<Case>][] = [
       const dir = await writeVault(linear())
       const work = scriptedWorker(async (step) => {
         if (step.node.id !== 'b') return
+        // A person deletes the note they see being worked.
+        await shownInNote(dir, 'b.md', 'active')
         await rm(join(dir, 'b.md'))
         await writeFile(join(dir, 'a.md'), (await readFile(join(dir, 'a.md'), 'utf8')).replace('[[b]]', '[[c]]'))
       })
