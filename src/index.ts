@@ -17,6 +17,7 @@ export {
   type AnyRunStateError,
   type LockHolder,
   type ModelErrorCode,
+  type HeldVisit,
   type PendingStep,
   type RunStateErrorCode,
   type RunStateErrorData,
@@ -33,7 +34,7 @@ export type { ScheduleDefinition } from './run/schedules.js'
 export { observeRun, type ObserveOptions } from './run/observe-run.js'
 export type { RunHolder, RunSnapshot, SnapshotHop, SnapshotNode, WorkItem } from './run/run-snapshot.js'
 export { forkRun, type ForkOptions } from './run/fork.js'
-export { completeStep, nextStep, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run/stepping.js'
+export { blockStep, completeStep, deferStep, nextStep, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run/stepping.js'
 export { runPlan } from './run/executor.js'
 export type { RunOptions, RunResult } from './run/run-options.js'
 export type { CheckDefinition, CheckResult } from './run/checks.js'

@@ -241,6 +241,8 @@ function describeStep(step: Step): string {
       return `completed ${step.node}`
     case 'stopped':
       return `stopped ${step.stop.budget} ${step.stop.node} visit ${step.stop.visit}`
+    case 'busy':
+      return `busy ${step.claims.map((each) => each.node).join(', ')}`
   }
 }
 
@@ -318,6 +320,8 @@ async function driveStepping(c: Case): Promise<void> {
         promised = undefined
         continue
       }
+      // Without an agent name a call is never busy.
+      if (step.kind === 'busy') throw new Error(`busy without an agent: ${describeStep(step)}`)
       let output: string
       try {
         output = drive.work(step)

@@ -116,6 +116,18 @@ const cases: [string, () => Promise<Case>][] = [
     },
   ],
   [
+    'busy: runPlan while an agent holds the only note ready names the claim',
+    async () => {
+      const dir = await writeVault(draftReview())
+      const draft = work(await nextStep(dir, { ...options, query, agent: 'ada' }))
+      return {
+        refused: runPlan(dir, { ...options, work: async () => 'never' }),
+        code: 'busy',
+        data: { claims: [{ kind: 'work', node: 'draft', visit: 1, step: 1, claim: { agent: 'ada', key: draft.key, until: expect.any(String) } }] },
+      }
+    },
+  ],
+  [
     'bad-choice: decide with an edge the waiting note does not have',
     async () => ({
       refused: decide(await reviewWaiting(), 'review', { edge: 'ship it' }),

@@ -55,6 +55,7 @@ export function inFolder(issue: PlanIssue, vault: string | undefined): PlanIssue
 export const RUN_STATE_ERROR_CODES = [
   'ambiguous-decision',
   'bad-choice',
+  'busy',
   'declined',
   'ledger-too-new',
   'ledger-unreadable',
@@ -89,6 +90,15 @@ export interface LockHolder {
   since: string
 }
 
+/** A visit an agent holds (section 16), as a snapshot's frontier shows it. */
+export interface HeldVisit {
+  node: string
+  visit: number
+  step: number
+  plan?: string
+  claim?: { agent: string; key: string; until: string }
+}
+
 /** The step a run waits to have completed: what `nextStep` returns again, by its key. */
 export interface PendingStep {
   key: string
@@ -111,6 +121,8 @@ export interface RunStateErrorData extends Record<RunStateErrorCode, object> {
   'ambiguous-decision': { node: string; file: string; ticked: string[] }
   /** A choice outside `choices`, the valid ones (none at a terminal). */
   'bad-choice': { node: string; choices: string[] }
+  /** Agents hold every visit ready now: who holds each, and until when. */
+  busy: { claims: HeldVisit[] }
   /** The proposal was declined at `version`. */
   declined: { version: number }
   /** The ledger was written in `format`; this version reads `supported`. */

@@ -151,6 +151,8 @@ export interface StepOutput {
   node: string
   visit: number
   output: string
+  /** A person's feedback (from a note's `## Feedback`, handed on at a decision or an unblock), not a worker's output. */
+  feedback?: true
 }
 
 /** What a transition is judged against. */

@@ -83,7 +83,14 @@ const stoppedView = z.object({
  * an agent works it (a top-level union as an output schema fails at call
  * time in SDK 1.32, so the union sits one level down).
  */
-export const stepResultSchema = z.object({ step: z.discriminatedUnion('kind', [workView, waitingView, completedView, stoppedView]) })
+const busyView = z.object({
+  kind: z.literal('busy'),
+  runId: z.string(),
+  claims: z.array(z.object({ node: z.string(), visit: z.number().int(), step: z.number().int(), plan: z.string().optional() }).passthrough()),
+  todo: z.string(),
+})
+
+export const stepResultSchema = z.object({ step: z.discriminatedUnion('kind', [workView, waitingView, completedView, stoppedView, busyView]) })
 
 /** What `plan_next` and `plan_finish` answer. */
 export type StepResult = z.infer<typeof stepResultSchema>
@@ -187,6 +194,15 @@ export async function viewStep(step: Step, vault: string, path: string, checks: 
           stop: step.stop,
           reason: step.reason,
           todo: `A budget ran out. A person may raise \`max_visits\` in the note (or the plan's \`maxSteps\`); plan_status says what to do.`,
+        },
+      }
+    case 'busy':
+      return {
+        step: {
+          kind: 'busy',
+          runId: step.runId,
+          claims: step.claims.map((item) => ({ ...item })),
+          todo: 'Other agents hold every note ready now: call plan_next again later (a claim whose lease ended can be taken).',
         },
       }
   }

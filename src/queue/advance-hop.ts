@@ -181,6 +181,14 @@ async function commitHop(
         case 'stopped':
           await record('stopped', { node: after.stop.node, error: after.reason })
           return { outcome: 'stopped', node: after.stop.node, error: after.reason }
+        case 'busy': {
+          // Agents hold every ready visit: the run is looked at again when the first lease ends.
+          const node = after.claims.map((item) => item.node).join(', ')
+          const until = Math.min(...after.claims.map((item) => Date.parse(item.claim?.until ?? '') || Date.now()))
+          const jobId = await sendHop(queue, { vault }, db, new Date(until))
+          await record('queued', { jobId, node })
+          return { outcome: 'queued', node }
+        }
       }
     })
   } catch (error) {
@@ -252,6 +260,8 @@ function summary(step: Step): object {
       return { completed: step.node }
     case 'stopped':
       return { stopped: step.stop }
+    case 'busy':
+      return { busy: step.claims.map((item) => item.node) }
   }
 }
 

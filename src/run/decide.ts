@@ -8,6 +8,9 @@ import { decideProposal, PROPOSAL_NODE } from '../vault/proposal-note.js'
 import type { Edge, PlanNode } from '../core/types.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { subplanTree } from '../plan/subplan-tree.js'
+import { setFrontmatterStatus } from '../vault/frontmatter.js'
+import { readTrace } from '../store/trace.js'
+import { replay } from './run-core.js'
 
 /** A person's decision on a waiting note. */
 export interface Decision {
@@ -59,18 +62,49 @@ export async function decide(vault: string, node: string, decision: Decision): P
         { node: planNode.id, status: planNode.status, waiting: waitingIds(all.values()) },
       )
     }
-    const index = edgeIndex(planNode, decision.edge)
     const file = planNode.file ?? `${planNode.id}.md`
+    // A step an agent blocked (section 16): its one choice is `unblock`, which ticks nothing and sets it `pending`.
+    if (await isBlocked(vault, planNode)) {
+      if (decision.edge.trim().toLowerCase() !== 'unblock')
+        throw new RunStateError('bad-choice', `\`${planNode.id}\` was blocked by an agent; its one choice is \`unblock\`. Nothing was changed.`, {
+          node: planNode.id,
+          choices: ['unblock'],
+        })
+      const unblocked = await editNote(file, join(vault, file), (text) => {
+        const pending = setFrontmatterStatus(text, 'pending')
+        return decision.feedback !== undefined && decision.feedback.trim() !== '' ? addFeedback(pending, decision.feedback) : pending
+      })
+      if (unblocked !== undefined) return
+      if (attempt >= ATTEMPTS) throw noteBusy(planNode, file)
+      continue
+    }
+    const index = edgeIndex(planNode, decision.edge)
     // The careful rewrite (see editNote): a note caught between an editor's truncate and its write (a person ticking in
     // Obsidian) is read again, never written from; a save made meanwhile is read again and decided in turn.
     const edited = await editNote(file, join(vault, file), (text) => decided(planNode, file, text, index, decision))
     // Its edges are no longer the plan's (a person edited them): the plan is loaded again.
     if (edited !== undefined) return
-    if (attempt >= ATTEMPTS)
-      throw new RunStateError('note-busy', `\`${planNode.file}\` kept changing while the decision was written; nothing was changed. Try again.`, {
-        files: [file],
-      })
+    if (attempt >= ATTEMPTS) throw noteBusy(planNode, file)
   }
+}
+
+function noteBusy(planNode: PlanNode, file: string): RunStateError<'note-busy'> {
+  return new RunStateError('note-busy', `\`${planNode.file}\` kept changing while the decision was written; nothing was changed. Try again.`, { files: [file] })
+}
+
+/**
+ * Whether an agent blocked the note's current visit (`blockStep`): the trace
+ * of the folder that holds it ends the visit's claims with a `block`.
+ */
+async function isBlocked(vault: string, node: PlanNode): Promise<boolean> {
+  const cut = node.id.lastIndexOf('/')
+  const folder = cut === -1 ? vault : join(vault, node.id.slice(0, cut))
+  const id = cut === -1 ? node.id : node.id.slice(cut + 1)
+  const trace = await readTrace(folder).catch(() => undefined)
+  if (!trace) return false
+  const visit = replay(trace.records, () => undefined).visits.get(id) ?? 0
+  const last = (trace.claims ?? []).filter((claim) => claim.node === id && claim.visit === visit + 1).at(-1)
+  return last?.kind === 'block'
 }
 
 /** `text` with the box of edge `index` ticked and the feedback added; `undefined` when its edges are not the plan's. */

@@ -9,6 +9,7 @@ import type { TreeSettings } from './tree-vaults.js'
 import { countedModel, tell } from './run-words.js'
 import { isGenerate } from '../vault/subplan-folders.js'
 import { namingVault } from '../core/errors.js'
+import { busyError, heldByOther } from './claims.js'
 import { checkOptions, DEFAULTS, stepBudget, type DriverOptions, type RunOptions, type RunResult } from './run-options.js'
 import { prepareRunVault } from './run-vault.js'
 import { proposalGate, proposalResult } from './proposal-gate.js'
@@ -94,11 +95,14 @@ async function runPrepared(
         degraded: typeof plan === 'string' ? undefined : plan.degraded,
         source: prepared.source,
         beforeClaim: (node) => checkModels(node, options),
+        // Visits agents hold are theirs: the run works the rest of the frontier.
+        gate: ({ claimed, record }) => (claimed && heldByOther(record, undefined, Date.now()) ? 'skip' : 'take'),
       }
       tree = await PlanTree.open(prepared.vault, session, { lock, session: sessionOptions, driver, work })
       tree.top.begin()
       const step = await tree.next()
       if (step.kind === 'work') throw new Error('A run tree with a worker returned a visit to work')
+      if (step.kind === 'busy') throw busyError(step.claims)
       const result = await tree.resultOf(step)
       completed = result.status === 'completed'
       return result

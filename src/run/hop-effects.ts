@@ -49,6 +49,8 @@ export type HopEvent =
   | { type: 'stopped'; record: TraceRecord; recorded: boolean }
   /** A call begins: what a call cut short left half done. `status` is the note's status now. */
   | { type: 'recover'; status: NodeStatus | undefined }
+  /** An agent lets go of its claimed visit: `defer` (worked later, `pending`) or `block` (handed to a person, `waiting`). */
+  | { type: 'released'; record: ClaimRecord }
 
 /**
  * The writes that follow from an event where a vault's run stands
@@ -65,6 +67,9 @@ export function effectsOf(position: Position | undefined, last: TraceRecord | un
         ...(event.active ? [] : [status(event.node, 'active')]),
         ...(event.claim ? [{ kind: 'claim' as const, claim: event.claim }] : []),
       ]
+    case 'released':
+      // The record first: a crash before the status leaves the visit claimed, to be deferred or blocked again.
+      return [{ kind: 'claim', claim: event.record }, status(event.record.node, event.record.kind === 'block' ? 'waiting' : 'pending')]
     case 'worked':
       // The output first: a crash after it is judged from what was saved, never worked again.
       return [{ kind: 'output', node: event.node, file: event.file, meta: event.meta, output: event.output }, status(event.node, 'done')]

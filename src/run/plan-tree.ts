@@ -1,4 +1,4 @@
-import { RunStateError } from '../core/errors.js'
+import { RunStateError, type PendingStep } from '../core/errors.js'
 import type { RunDriver } from './run-driver.js'
 import type { RunResult } from './run-options.js'
 import type { Step } from './run-options.js'
@@ -10,6 +10,7 @@ import { readRecords } from './observe-run.js'
 import { snapshotOf, visitsOfSnapshot } from './run-snapshot.js'
 import type { PlanNode } from '../core/types.js'
 import type { VaultSession } from '../store/vault-session.js'
+import { claimGate, type ClaimPass } from './claims.js'
 import { BudgetRefusal, TreeVaults, type OpenBranch, type TreeSettings, type WorkStep } from './tree-vaults.js'
 
 /*
@@ -41,8 +42,13 @@ export class PlanTree {
   /** The last nested node worked in this call, by its path from the top vault, and the top's steps then. */
   private lastNode = ''
   private lastAt = 0
-  /** `completeStep`: the visit to complete, wherever in the tree it is pending. */
-  private completion: { key: string; result: { output: string; choice?: string | undefined }; done: boolean } | undefined
+  /** `completeStep` (or `deferStep`, `blockStep`: `release`): the visit to complete, wherever in the tree it is pending. */
+  private completion:
+    { key: string; result: { output: string; choice?: string | undefined }; done: boolean; release?: { kind: 'defer' | 'block'; reason: string } } | undefined
+  /** The stepping calls: which visits this pass of the walk takes (see `ClaimPass`). */
+  private pass: ClaimPass = { kind: 'any' }
+  /** The claimed visits the walk passed by, as a stale key's error names them. */
+  private readonly passed: (PendingStep & { agent: string | undefined })[] = []
   /** A choice given when completing a subplan's terminal: it decides the transition of the note `at` (its folder and id) that offered it. */
   private carried: { choice: string; at: string } | undefined
   /** The notes running subplans the walk is inside now, outermost first (stepping walks one branch at a time); `lone`: it runs one folder. */
@@ -58,6 +64,11 @@ export class PlanTree {
     private readonly vaults: TreeVaults,
   ) {}
 
+  /** The agent of a stepping call, if it named one. */
+  private get agent(): string | undefined {
+    return this.settings.driver.agent?.name
+  }
+
   /**
    * Opens the run of a locked top vault (see `RunDriver.open`).
    *
@@ -65,7 +76,27 @@ export class PlanTree {
    * @throws {@link RunStateError} `query-mismatch` for another query than the recorded one
    */
   static async open(vault: string, session: VaultSession, settings: TreeSettings): Promise<PlanTree> {
-    return new PlanTree(session, settings, await TreeVaults.open(vault, session, settings))
+    let tree: PlanTree | undefined
+    // The stepping calls hand out visits by claims (section 16): the pass of the walk decides which it takes.
+    if (!settings.work) {
+      const gate = claimGate(() => tree!.pass, settings.driver.agent?.name, Date.now)
+      settings.driver.gate = (at) => {
+        const verdict = gate(at)
+        // A claimed visit a completion passed by: the pending step a stale key's error names.
+        if (verdict === 'skip' && at.claimed)
+          tree!.passed.push({
+            key: at.key,
+            node: at.node.id,
+            visit: at.visit,
+            step: at.record?.step ?? 0,
+            ...(at.plan && { plan: at.plan }),
+            agent: at.record?.agent,
+          })
+        return verdict
+      }
+    }
+    tree = new PlanTree(session, settings, await TreeVaults.open(vault, session, settings))
+    return tree
   }
 
   /** The top vault's driver. */
@@ -75,7 +106,34 @@ export class PlanTree {
 
   /** Goes on until the caller has something to do: a visit to work (`runPlan` works them all), people to wait for, a stop, the result. */
   async next(): Promise<Step> {
-    return this.drive(this.vaults.top, '', 0)
+    if (this.settings.work) return this.drive(this.vaults.top, '', 0)
+    return this.passes(this.agent === undefined ? ['fresh', 'any'] : ['own', 'fresh', 'any'])
+  }
+
+  /**
+   * Walks the tree once per pass until one hands out a visit (or says
+   * anything but `busy`): an agent's own claim first, then a visit nobody
+   * else holds, deferred ones last. `busy` names the claims of others.
+   */
+  private async passes(kinds: ('own' | 'fresh' | 'any')[], first?: Step): Promise<Step> {
+    let step = first
+    for (const kind of kinds) {
+      if (step && step.kind !== 'busy') return step
+      this.pass = { kind }
+      step = await this.drive(this.vaults.top, '', 0)
+    }
+    if (step!.kind !== 'busy') return step!
+    return { ...step!, claims: step!.claims.filter((item) => item.claim !== undefined) }
+  }
+
+  /**
+   * Lets go of the pending visit whose key is `key` (`deferStep`,
+   * `blockStep`), wherever in the tree it is, and goes on to the step that follows.
+   *
+   * @throws {@link RunStateError} `stale-step` when no pending visit has that key (nothing is written for it)
+   */
+  async release(key: string, kind: 'defer' | 'block', reason: string): Promise<Step> {
+    return this.complete(key, { output: '' }, { kind, reason })
   }
 
   /**
@@ -84,23 +142,30 @@ export class PlanTree {
    *
    * @throws {@link RunStateError} `stale-step` when no pending visit has that key (nothing is written for it)
    */
-  async complete(key: string, result: { output: string; choice?: string | undefined }): Promise<Step> {
+  async complete(key: string, result: { output: string; choice?: string | undefined }, release?: { kind: 'defer' | 'block'; reason: string }): Promise<Step> {
+    const top = this.vaults.top
+    // What follows a completion: a visit nobody else holds.
+    this.pass = { kind: 'fresh' }
     // A visit of the top vault (a crash after its output was saved included) is the top driver's to complete.
-    const first = await this.vaults.top.complete(key, result).catch((error: unknown) => {
+    const done = release ? top.release(key, release.kind, release.reason) : top.complete(key, result)
+    const first = await done.catch((error: unknown) => {
       if (error instanceof RunStateError && error.code === 'stale-step') return undefined
       throw error
     })
-    if (first) return this.drive(this.vaults.top, '', 0, first)
-    this.completion = { key, result, done: false }
-    const step = await this.drive(this.vaults.top, '', 0)
-    if (this.completion.done) return step
-    throw staleStep(
-      this.vaults.top.vault,
-      key,
-      step.kind === 'work'
-        ? { key: step.key, node: step.node.id, visit: step.visit, step: step.step, ...(step.plan !== undefined && { plan: step.plan }) }
-        : null,
-    )
+    if (first) return this.afterCompletion(await this.drive(top, '', 0, first))
+    this.completion = { key, result, done: false, ...(release && { release }) }
+    this.pass = { kind: 'complete', key }
+    const step = await this.drive(top, '', 0)
+    if (this.completion.done) return this.afterCompletion(step)
+    // Nothing was written: the pending step named is the caller's own claim, else the first claimed one.
+    const found = this.passed.find((each) => each.agent === this.agent) ?? this.passed[0]
+    const pending = found && { key: found.key, node: found.node, visit: found.visit, step: found.step, ...(found.plan !== undefined && { plan: found.plan }) }
+    throw staleStep(top.vault, key, step.kind === 'work' ? { key: step.key, node: step.node.id, visit: step.visit, step: step.step } : (pending ?? null))
+  }
+
+  /** The step a completion ends on: walked again when the branch it was in had nothing more for the caller. */
+  private async afterCompletion(step: Step): Promise<Step> {
+    return step.kind === 'busy' ? this.passes(['fresh', 'any']) : step
   }
 
   /**
@@ -108,7 +173,7 @@ export class PlanTree {
    * node across every vault of the tree (visits of subplans as their traces
    * say, those that finished in an earlier call too).
    */
-  async resultOf(step: Exclude<Step, { kind: 'work' }>): Promise<RunResult> {
+  async resultOf(step: Exclude<Step, { kind: 'work' | 'busy' }>): Promise<RunResult> {
     const result = this.vaults.top.resultOf(step)
     result.steps = this.vaults.spent()
     result.plannerCalls = this.vaults.budget.plannerCalls
@@ -185,6 +250,11 @@ export class PlanTree {
       const completion = this.completion
       if (completion && !completion.done && completion.key === step.key) {
         completion.done = true
+        this.pass = { kind: 'fresh' }
+        if (completion.release) {
+          step = await this.unrefused(driver, plan, driver.release(step.key, completion.release.kind, completion.release.reason))
+          continue
+        }
         let { result } = completion
         // A subplan's terminal takes no choice: the choice decides the note that offered it, checked before anything is written.
         if (plan && step.node.edges.length === 0 && result.choice !== undefined) {
@@ -248,6 +318,9 @@ export class PlanTree {
       this.carries.set(inner, false)
       return work
     }
+    // Other agents hold what is ready in some branches: busy, for another pass to look further.
+    const busy = branches.flatMap((each) => (each.step?.kind === 'busy' ? each.step.claims : []))
+    if (branches.some((each) => each.step?.kind === 'busy')) return { step: { kind: 'busy', runId: this.vaults.runId(), claims: busy }, works: 0, last: 0 }
     const stopped = branches.find((each) => each.step?.kind === 'stopped')
     if (stopped) return stopped
     const waiting = branches.flatMap((each) => (each.step?.kind === 'waiting' ? each.step.waiting : []))

@@ -71,7 +71,7 @@ export function proposalWaiting(note: ProposalNote): Extract<Step, { kind: 'wait
   const reason =
     `Proposal v${note.version} waits for a person: tick \`approve\`, \`revise\` (with what must ` +
     `change under \`## Feedback\`) or \`decline\` in \`${PROPOSAL_FILE}\`, then run the vault again.`
-  return { kind: 'waiting', runId: '', waiting: [{ node: PROPOSAL_NODE, file: PROPOSAL_FILE, choices: [...PROPOSAL_CHOICES] }], reason }
+  return { kind: 'waiting', runId: '', waiting: [{ kind: 'proposal', node: PROPOSAL_NODE, file: PROPOSAL_FILE, choices: [...PROPOSAL_CHOICES] }], reason }
 }
 
 /** `runPlan`'s result while the proposal waits: nothing ran, the `waiting` event told. */

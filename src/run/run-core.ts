@@ -36,6 +36,8 @@ export interface Replay {
   claims: Map<string, ClaimRecord>
   /** The highest step number a claim holds. */
   lastClaim: number
+  /** Visits (by `claimKey`) an agent blocked at some time: their next claim hands on a person's feedback. */
+  blocked: Set<string>
 }
 
 /**
@@ -59,6 +61,7 @@ export function replay(records: readonly TraceRecord[], outputOf: (file: string)
     waited: new Set(),
     claims: new Map(),
     lastClaim: 0,
+    blocked: new Set(),
   }
   for (const claim of claims) addClaim(state, claim)
   for (const record of records) applyRecord(state, record, outputOf(record.kind === 'hop' ? record.output : outputFile(record.step, record.node)))
@@ -89,7 +92,7 @@ export function applyRecord(state: Replay, record: TraceRecord, output: string |
     if (record.decidedBy === 'human') {
       const handed = feedbackToHandOn(state.feedback.get(record.node), record.feedback)
       if (record.feedback !== undefined) state.feedback.set(record.node, record.feedback)
-      if (handed) state.outputs.push({ node: record.node, visit: record.visit, output: handed })
+      if (handed) state.outputs.push({ node: record.node, visit: record.visit, output: handed, feedback: true })
     }
   }
   state.lastNode = record.node
@@ -122,16 +125,24 @@ export interface NotesView {
   maxVisits(id: string): number
   /** Whether the note runs subplans: not a work itself (its subplans' notes are), so a claimed visit of it is not refused by `maxSteps`. */
   runsSubplans?(id: string): boolean
+  /** Whether the note says `status: waiting` (a blocked step stays blocked while it does). */
+  waiting?(id: string): boolean
 }
 
 /** The view of a graph's notes the core needs: `active` and `start` as the caller found them. */
 export function notesOf(
-  graph: { nodes: ReadonlyMap<string, { maxVisits: number }> },
+  graph: { nodes: ReadonlyMap<string, { maxVisits: number; status?: string }> },
   active: string[],
   start: string | undefined,
   runsSubplans?: (id: string) => boolean,
 ): NotesView {
-  const notes: NotesView = { active, start, has: (id) => graph.nodes.has(id), maxVisits: (id) => graph.nodes.get(id)?.maxVisits ?? 0 }
+  const notes: NotesView = {
+    active,
+    start,
+    has: (id) => graph.nodes.has(id),
+    maxVisits: (id) => graph.nodes.get(id)?.maxVisits ?? 0,
+    waiting: (id) => graph.nodes.get(id)?.status === 'waiting',
+  }
   if (runsSubplans) notes.runsSubplans = (id) => graph.nodes.has(id) && runsSubplans(id)
   return notes
 }
@@ -144,6 +155,8 @@ export type Position =
   | { kind: 'judge'; node: string; visit: number; step: number; saved: SavedOutput & { file: string } }
   /** A `judge: human` note waits: follow its ticked box, or keep waiting. */
   | { kind: 'decide'; node: string; visit: number; step: number }
+  /** An agent handed the visit to a person (`blockStep`), and the note still says `waiting`: it waits to be unblocked. */
+  | { kind: 'blocked'; node: string; visit: number; step: number; block: ClaimRecord }
   /** The run reached its terminal. */
   | { kind: 'completed'; hop: HopRecord }
   /** A budget refuses the next visit. `recorded`: the trace already says so. */
@@ -190,6 +203,9 @@ export function locate(
 function enter(run: { replay: Replay; maxSteps: number; spent?: number | undefined }, notes: NotesView, node: string, claimed: boolean): Position {
   const { replay: state } = run
   const visit = (state.visits.get(node) ?? 0) + 1
+  // A blocked visit holds its step and waits for a person until its note no longer says `waiting`.
+  const block = state.claims.get(claimKey(node, visit))
+  if (!claimed && block?.kind === 'block' && notes.waiting?.(node)) return { kind: 'blocked', node, visit, step: block.step, block }
   // `spent`: the works of the whole run when subplans share the budget; a claimed note that runs subplans goes on into them.
   const spends = !(claimed && notes.runsSubplans?.(node))
   const budget = notes.has(node) && visit > notes.maxVisits(node) ? 'max_visits' : spends && (run.spent ?? state.steps) >= run.maxSteps ? 'maxSteps' : undefined
@@ -223,6 +239,7 @@ export function claimKey(node: string, visit: number): string {
 /** Adds a claim to a replay, as the run that writes it goes on: the same whether just appended or read back. */
 export function addClaim(state: Replay, claim: ClaimRecord): void {
   state.claims.set(claimKey(claim.node, claim.visit), claim)
+  if (claim.kind === 'block') state.blocked.add(claimKey(claim.node, claim.visit))
   state.lastClaim = Math.max(state.lastClaim, claim.step)
 }
 

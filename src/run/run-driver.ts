@@ -3,8 +3,10 @@ import { RunStateError } from '../core/errors.js'
 import type { VaultLock } from '../vault/lock.js'
 import { newRunId } from './run-id.js'
 import { openRun, pendingOutput } from './run-open.js'
-import { checkChoice, checkJudgeModel, tell, toRunResult, staleStep, stopOf, twoActiveReason, workStep } from './run-words.js'
-import { claimKey, highestNumber, locate, nextStepNumber, notesOf, visitKey, type Position, type Replay } from './run-core.js'
+import { blockedStep, checkChoice, checkJudgeModel, tell, toRunResult, staleStep, stopOf, twoActiveReason, workStep } from './run-words.js'
+import { claimKey, feedbackToHandOn, highestNumber, locate, nextStepNumber, notesOf, visitKey, type Position, type Replay } from './run-core.js'
+import { claimOf, leaseDue } from './claims.js'
+import { timeoutHop, waitClock } from './deadline.js'
 import type { DriverOptions, RunResult, Step } from './run-options.js'
 import { outputFile, TRACE_FORMAT, tracePaths, type ClaimRecord, type HopRecord, type TraceHeader, type TraceRecord } from '../store/trace.js'
 import type { OutputMeta } from '../store/output-note.js'
@@ -105,7 +107,12 @@ export class RunDriver extends HopWriter {
           this.session.graph.startNode()
           throw new RunStateError('no-start', 'The plan has no start node.', { vault: this.vault })
         case 'work':
-          return this.claimVisit(position)
+          return this.passedBy(position) ?? this.claimVisit(position)
+        case 'blocked': {
+          const waiting = await this.blockedWait(position)
+          if (waiting) return waiting
+          break
+        }
         case 'judge': {
           const { saved } = position
           // Cut short between saving the output and writing `done`: finish that first.
@@ -195,6 +202,80 @@ export class RunDriver extends HopWriter {
   }
 
   /**
+   * Lets go of the claimed visit whose key is `key` (section 16): `defer`
+   * leaves it `pending`, to be worked later, the same visit and step;
+   * `block` hands it to a person (`waiting` until unblocked). The trace
+   * records who and why. Resolves to the step that follows, as `next` does.
+   *
+   * @throws {@link RunStateError} `stale-step` when no claimed visit has that key (nothing is written)
+   */
+  async release(key: string, kind: 'defer' | 'block', reason: string): Promise<Step> {
+    await this.enter()
+    const position = this.position()
+    const claimed = position.kind === 'work' && position.claimed ? position : undefined
+    if (!claimed || visitKey(this.runId, claimed.node, claimed.visit) !== key)
+      throw staleStep(
+        this.vault,
+        key,
+        claimed ? { key: visitKey(this.runId, claimed.node, claimed.visit), node: claimed.node, visit: claimed.visit, step: claimed.step } : null,
+      )
+    const record: ClaimRecord = { kind, step: claimed.step, node: claimed.node, visit: claimed.visit, at: new Date().toISOString(), reason }
+    if (this.options.agent) record.agent = this.options.agent.name
+    await this.perform(effectsOf(position, this.state.lastRecord, { type: 'released', record }))
+    this.claim = undefined
+    tell(this.options.onEvent, { type: 'waiting', node: claimed.node, reason: `${kind === 'block' ? 'Blocked' : 'Deferred'}: ${reason}` })
+    return this.next()
+  }
+
+  /**
+   * A visit the gate passes by (another agent holds it, or it was deferred
+   * and other work is ready): `busy`, naming the claim that keeps it, if any.
+   */
+  private passedBy(position: Extract<Position, { kind: 'work' }>): Step | undefined {
+    const node = this.nodeOrFail(position.node)
+    if (!this.options.gate || this.options.runsSubplans?.(node)) return undefined
+    const record = this.state.claims.get(claimKey(node.id, position.visit))
+    const key = visitKey(this.runId, node.id, position.visit)
+    const at = { plan: this.options.folder ?? '', key, node, visit: position.visit, claimed: position.claimed, record }
+    if (this.options.gate(at) === 'take') return undefined
+    if (!position.claimed) return { kind: 'busy', runId: this.runId, claims: [] }
+    // A claimed visit passed by: named, with its agent's claim when an agent holds it (a completion looks for its key among them).
+    const claim = claimOf(this.runId, record)
+    return {
+      kind: 'busy',
+      runId: this.runId,
+      claims: [{ kind: 'work', node: node.id, visit: position.visit, step: record?.step ?? position.step, ...(claim && { claim }) }],
+    }
+  }
+
+  /** A blocked visit: past its `wait:` deadline with a `timeout` edge the wait ends (recorded), else it waits to be unblocked. */
+  private async blockedWait(position: Extract<Position, { kind: 'blocked' }>): Promise<Step | undefined> {
+    await this.session.refresh([position.node])
+    const node = this.nodeOrFail(position.node)
+    const since = position.block.at
+    const now = Date.now()
+    const timeout = since === undefined ? undefined : timeoutHop(node, { ...position, since }, now)
+    if (timeout) {
+      const rationale = `Nobody unblocked it within \`wait: ${node.wait}\` (blocked since ${since}).`
+      await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'decided', record: timeout, rationale, output: '', handed: '' }))
+      tell(this.options.onEvent, {
+        type: 'transition',
+        node: node.id,
+        visit: position.visit,
+        step: position.step,
+        edge: timeout.edge,
+        decidedBy: 'timeout',
+        rationale,
+      })
+      return undefined
+    }
+    await this.settle(true)
+    const step = blockedStep(this.runId, node, this.fileOf(node.id), position.block, since === undefined ? undefined : waitClock(node, since, now))
+    tell(this.options.onEvent, { type: 'waiting', node: node.id, reason: step.reason })
+    return step
+  }
+
+  /**
    * Stops the run at the claimed visit of a note that runs subplans when the
    * budget refuses its planner call (the note itself is not a work, so
    * `next` does not refuse it); the stop is recorded once, as any stop.
@@ -206,7 +287,7 @@ export class RunDriver extends HopWriter {
   }
 
   /** The run's outcome as `runPlan` returns it, for a step that is not `work`. */
-  resultOf(step: Exclude<Step, { kind: 'work' }>): RunResult {
+  resultOf(step: Exclude<Step, { kind: 'work' | 'busy' }>): RunResult {
     return toRunResult(step, { runId: this.runId, replay: this.state, vault: this.vault, degraded: this.options.degraded })
   }
 
@@ -248,12 +329,19 @@ export class RunDriver extends HopWriter {
     let claim: ClaimRecord | undefined
     if (this.claim?.node !== node.id || this.claim.visit !== position.visit) {
       // A number the trace gave the visit before (a crash since) is kept; else the run's next, recorded with the claim.
-      const recorded = this.state.claims.get(claimKey(node.id, position.visit))?.step
+      const before = this.state.claims.get(claimKey(node.id, position.visit))
+      const recorded = before?.step
       const taken = recorded ?? this.options.steps?.take(node)
       const step = taken ?? position.step
+      const now = Date.now()
       // A note whose subplans number their works takes no number of its own.
-      if (recorded === undefined && (taken !== undefined || !this.options.steps))
-        claim = { kind: 'claim', step, node: node.id, visit: position.visit, at: new Date().toISOString(), maxSteps: this.options.maxSteps }
+      const numbered = recorded === undefined && (taken !== undefined || !this.options.steps)
+      // An agent's claim is recorded with its name and lease: anew, taken over, or renewed when half its lease is gone.
+      const agent = this.options.agent && !this.options.runsSubplans?.(node) ? this.options.agent : undefined
+      if (numbered || (agent && leaseDue(before, agent, now))) {
+        claim = { kind: 'claim', step, node: node.id, visit: position.visit, at: new Date(now).toISOString(), maxSteps: this.options.maxSteps }
+        if (agent) Object.assign(claim, { agent: agent.name, until: new Date(now + agent.leaseMs).toISOString() })
+      }
       this.claim = { node: node.id, visit: position.visit, step, at: Date.now() }
       this.usage = []
     }
@@ -266,7 +354,13 @@ export class RunDriver extends HopWriter {
     )
     if (!position.claimed) tell(this.options.onEvent, { type: 'enter', node: node.id, visit: position.visit, step: position.step, maxVisits: node.maxVisits })
     await this.perform(effects.filter((effect) => effect.kind !== 'header'))
-    return workStep(this.runId, node, position, this.query, this.state.outputs.slice(), this.options.predicates)
+    // A visit a person unblocked: their feedback is handed to its work, labelled as feedback.
+    const outputs = this.state.outputs.slice()
+    if (this.state.blocked.has(claimKey(node.id, position.visit))) {
+      const handed = feedbackToHandOn(this.state.feedback.get(node.id), this.session.feedbackOf(node.id))
+      if (handed) outputs.push({ node: node.id, visit: position.visit, output: handed, feedback: true })
+    }
+    return workStep(this.runId, node, position, this.query, outputs, this.options.predicates)
   }
 
   /** A new run's id and the header of its trace, to write before its first claim. */

@@ -1,4 +1,5 @@
 import type { CallLLM, PlanNode, Predicate, RunEvent, StepInput, StepOutput, Tool } from '../core/types.js'
+import type { ClaimGate, WorkItem } from './claims.js'
 import { checkDefinitions, type CheckDefinition } from './checks.js'
 
 /** Options of `runPlan`. */
@@ -142,7 +143,24 @@ export interface StepOptions {
   signal?: AbortSignal
   /** `nextStep` only: start over (statuses reset, the old trace archived). */
   fresh?: boolean
+  /**
+   * The agent making the call, when several work one plan at once
+   * (section 16): `nextStep` returns this agent's pending claim, else claims
+   * the first ready item nobody holds, else answers `busy`. Without it, a
+   * call takes the earliest claim, whoever holds it, and is never `busy`.
+   */
+  agent?: string
+  /**
+   * How long an agent's claim lasts unless the agent calls again; an expired
+   * claim may be taken by another agent (same key and visit).
+   *
+   * @default 1800000 (30 minutes)
+   */
+  leaseMs?: number
 }
+
+/** How long an agent's claim lasts by default: 30 minutes. */
+export const LEASE_MS = 30 * 60 * 1000
 
 /** A budget that ran out. */
 export interface StopInfo {
@@ -155,12 +173,16 @@ export interface StopInfo {
 
 /** A note waiting for a person's decision. */
 export interface WaitingNote {
+  /** What the note waits for: a person's decision (`judge: human`), a step an agent blocked (`blockStep`), a proposal. */
+  kind: 'human' | 'blocked' | 'proposal'
   node: string
   /** The note, relative to the vault the call was made on. */
   file: string
   /** The labels a person may choose (`next` for an unconditional edge). */
   choices: string[]
-  /** For a note with `wait:`: when the wait began, ISO 8601. */
+  /** A blocked step: the agent's reason; a proposal to revise by an agent: the person's feedback. */
+  reason?: string
+  /** When the wait began, ISO 8601 (a wait recorded before times were kept has none). */
   since?: string
   /** For a note with `wait:`: when its deadline falls, ISO 8601; the `timeout` edge is taken then, if the note has one. */
   deadline?: string
@@ -187,6 +209,8 @@ export type Step =
   | { kind: 'waiting'; runId: string; waiting: WaitingNote[]; reason: string }
   | { kind: 'completed'; runId: string; node: string; output: string }
   | { kind: 'stopped'; runId: string; stop: StopInfo; reason: string }
+  /** Every ready item is claimed by other agents (only with `StepOptions.agent`): the claims, who holds each and until when. */
+  | { kind: 'busy'; runId: string; claims: WorkItem[] }
 
 /** What a driver needs to know of the call it serves. */
 export interface DriverOptions {
@@ -217,6 +241,12 @@ export interface DriverOptions {
   steps?: { take(node: PlanNode): number | undefined; last(): number } | undefined
   /** Whether a note of this vault runs subplans (when this vault is one of a tree): a claimed one is not a work the budget refuses, its subplans' claims are. */
   runsSubplans?: ((node: PlanNode) => boolean) | undefined
+  /** This vault's folder from the top vault (`''` at the top), as the gate is told it. */
+  folder?: string | undefined
+  /** The agent the call claims for, and its lease (section 16): its claims are recorded with its name and an end. */
+  agent?: { name: string; leaseMs: number } | undefined
+  /** Asked before a visit to work is claimed or handed out: `skip` passes it by (another agent holds it, or it was deferred). */
+  gate?: ClaimGate | undefined
 }
 
 /** A claimed visit, as the driver remembers it within one call. */

@@ -249,6 +249,7 @@ function phaseOf(stand: VaultStand, moving: 'running' | 'interrupted'): Phase {
       return { phase: moving, node: position.node, visit: position.visit, step, next }
     }
     case 'decide':
+    case 'blocked':
       return waitingPhase(stand, position.node, position.visit)
     case 'stopped': {
       const stop = stand.ownStop!

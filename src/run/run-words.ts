@@ -3,7 +3,7 @@ import { ModelConfigError, resolveModelConfig } from '../models/llm-client.js'
 import { visitKey, type Replay } from './run-core.js'
 import type { Claim, RunResult, Step, StopInfo, WaitingNote } from './run-options.js'
 import type { WaitClock } from './deadline.js'
-import type { HopRecord } from '../store/trace.js'
+import type { ClaimRecord, HopRecord } from '../store/trace.js'
 import { conditionsOf, matchChoice, type Decision } from '../models/transitions.js'
 import { loopOf, type PlanShape } from '../plan/validate.js'
 import { waitsForPerson } from '../core/knobs.js'
@@ -196,7 +196,7 @@ export function checkJudgeModel(node: PlanNode, predicates: Record<string, Predi
 
 /** A run's outcome as `runPlan` returns it, for a step that is not `work`. */
 export function toRunResult(
-  step: Exclude<Step, { kind: 'work' }>,
+  step: Exclude<Step, { kind: 'work' | 'busy' }>,
   run: { runId: string; replay: Replay; vault: string; degraded: string | undefined },
 ): RunResult {
   const result: RunResult = {
@@ -249,12 +249,33 @@ export function workStep(
 export function waitingStep(runId: string, node: PlanNode, file: string, clock?: WaitClock): Extract<Step, { kind: 'waiting' }> {
   const due = clock?.deadline === undefined ? '' : clock.overdue ? ` It is overdue since ${clock.deadline}.` : ` Its deadline is ${clock.deadline}.`
   const reason = `\`${node.id}\` waits for a person: tick one box under \`## Next\` in \`${file}\` (and write under \`## Feedback\` if you like), then run the vault again.${due}`
-  return { kind: 'waiting', runId, waiting: [{ node: node.id, file, choices: node.edges.map((each) => each.label || 'next'), ...clock }], reason }
+  return {
+    kind: 'waiting',
+    runId,
+    waiting: [{ kind: 'human', node: node.id, file, choices: node.edges.map((each) => each.label || 'next'), ...clock }],
+    reason,
+  }
 }
 
-/** A subplan's step told from the top vault: waiting notes and stops by their path from it. */
+/** The step of a visit an agent blocked (`blockStep`): it waits for a person to unblock it. */
+export function blockedStep(runId: string, node: PlanNode, file: string, block: ClaimRecord, clock?: WaitClock): Extract<Step, { kind: 'waiting' }> {
+  const waiting: WaitingNote = {
+    kind: 'blocked',
+    node: node.id,
+    file,
+    choices: ['unblock'],
+    ...(block.reason !== undefined && { reason: block.reason }),
+    ...clock,
+  }
+  if (waiting.since === undefined && block.at !== undefined) waiting.since = block.at
+  return { kind: 'waiting', runId, waiting: [waiting], reason: waitingReason([waiting]) }
+}
+
+/** A subplan's step told from the top vault: waiting notes, claims and stops by their path from it. */
 export function fromSubplan(step: Step, top: string): Step {
   const path = (id: string) => `${top}/${id}`
+  if (step.kind === 'busy')
+    return { ...step, claims: step.claims.map((item) => ({ ...item, node: path(item.node), plan: item.plan === undefined ? top : path(item.plan) })) }
   if (step.kind === 'waiting') {
     const waiting: WaitingNote[] = step.waiting.map((note) => ({ ...note, node: path(note.node), file: path(note.file) }))
     return { ...step, waiting, reason: waitingReason(waiting) }
@@ -268,7 +289,11 @@ export function fromSubplan(step: Step, top: string): Step {
 
 /** Why a run waits, naming every waiting note by its path from the top vault. */
 export function waitingReason(waiting: readonly WaitingNote[]): string {
-  const each = waiting.map((note) => `\`${note.node}\` (tick one box under \`## Next\` in \`${note.file}\`)`)
+  const each = waiting.map((note) =>
+    note.kind === 'blocked'
+      ? `\`${note.node}\` (blocked${note.reason ? `: ${note.reason}` : ''}; unblock it with \`decide\` and edge \`unblock\`, or set \`status: pending\` in \`${note.file}\`)`
+      : `\`${note.node}\` (tick one box under \`## Next\` in \`${note.file}\`)`,
+  )
   return `${each.length === 1 ? `${each[0]} waits` : `${each.length} notes wait: ${each.join(', ')}; each waits`} for a person; then run the vault again.`
 }
 

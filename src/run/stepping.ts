@@ -4,7 +4,7 @@ import { assertFolder } from '../vault/fs-atomic.js'
 import { withVaultLock } from '../vault/lock.js'
 import { PlanTree } from './plan-tree.js'
 import { proposalGate } from './proposal-gate.js'
-import { DEFAULTS, stepBudget, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run-options.js'
+import { DEFAULTS, LEASE_MS, stepBudget, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run-options.js'
 import { SessionCache } from '../store/session-cache.js'
 import { VaultSession } from '../store/vault-session.js'
 import { tidyFinishedRun } from '../store/tidy-finished-run.js'
@@ -53,6 +53,44 @@ export async function completeStep(vault: string, key: string, result: { output:
   return withDriver(vault, options, (driver) => driver.complete(key, result))
 }
 
+/**
+ * Lets go of the pending step for now (9plan's defer): the claim is
+ * released, the visit is not counted again, a `defer` record with the
+ * reason goes into the trace, and the step comes after the other ready ones
+ * (with nothing else ready, it comes back next). Resolves to the step that
+ * follows, as `nextStep` would return it (for the same `agent`).
+ *
+ * @param key - the pending step's key
+ * @throws {@link RunStateError} `stale-step` for a key that is not pending (nothing is written)
+ */
+export async function deferStep(vault: string, key: string, why: { reason: string }, options: StepOptions = {}): Promise<Step> {
+  return release(vault, key, 'defer', why, options)
+}
+
+/**
+ * Hands the pending step to a person (Wallah's block): the note becomes
+ * `waiting`, listed in `waiting` with `kind: 'blocked'`, the reason, and the
+ * one choice `unblock`; ticks in it are ignored. A person unblocks it with
+ * `decide(vault, node, { edge: 'unblock', feedback? })`, by setting
+ * `status: pending` in the note, or on the board; its next claim is the same
+ * visit and key, with their feedback among its outputs (`feedback: true`).
+ * Resolves to the step that follows, as `nextStep` would return it.
+ *
+ * @param key - the pending step's key
+ * @throws {@link RunStateError} `stale-step` for a key that is not pending (nothing is written)
+ */
+export async function blockStep(vault: string, key: string, why: { reason: string }, options: StepOptions = {}): Promise<Step> {
+  return release(vault, key, 'block', why, options)
+}
+
+async function release(vault: string, key: string, kind: 'defer' | 'block', why: { reason: string }, options: StepOptions): Promise<Step> {
+  checkStepOptions(vault, options)
+  if (typeof key !== 'string') throw new TypeError(`Expected \`key\` to be the step's key string, got \`${typeof key}\``)
+  if (!why || typeof why.reason !== 'string' || why.reason.trim() === '')
+    throw new TypeError(`Expected \`reason\` to be a sentence saying why, got \`${String(why?.reason)}\``)
+  return withDriver(vault, options, (tree) => tree.release(key, kind, why.reason.trim()))
+}
+
 async function withDriver(vault: string, options: StepOptions, call: (tree: PlanTree) => Promise<Step>): Promise<Step> {
   const dir = resolve(vault)
   await assertFolder(dir)
@@ -80,6 +118,7 @@ function stepLocked(dir: string, fsync: boolean, options: StepOptions, call: (tr
         fsync,
         fresh: options.fresh ?? false,
         signal: options.signal,
+        agent: options.agent === undefined ? undefined : { name: options.agent, leaseMs: options.leaseMs ?? LEASE_MS },
       }
       tree = await PlanTree.open(dir, session, { lock, session: { fsync, checks }, driver })
       const step = await call(tree)
@@ -107,4 +146,9 @@ function checkStepOptions(vault: string, options: StepOptions): void {
   if (maxSteps !== undefined && !(Number.isInteger(maxSteps) && maxSteps >= 1))
     throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${maxSteps}\``)
   if (query !== undefined && typeof query !== 'string') throw new TypeError(`Expected \`query\` to be a string, got \`${typeof query}\``)
+  const { agent, leaseMs } = options
+  if (agent !== undefined && (typeof agent !== 'string' || agent.trim() === ''))
+    throw new TypeError(`Expected \`agent\` to be a name, got \`${String(agent)}\``)
+  if (leaseMs !== undefined && !(Number.isInteger(leaseMs) && leaseMs >= 1))
+    throw new TypeError(`Expected \`leaseMs\` to be milliseconds from 1 up, got \`${leaseMs}\``)
 }

@@ -153,6 +153,7 @@ export class TreeVaults {
         degraded: [degraded, tooDeepToDecompose(session.graph.nodes.values(), depth)].filter((each) => each !== undefined).join('; ') || undefined,
         onEvent: onEvent && ((event) => nested(event, top, onEvent)),
         spent: () => this.budget.spentBy(top),
+        folder: top,
         runsSubplans: (node) => runsSubplans(node, depth),
         beforeClaim: this.claimGuard(top, depth),
         steps: this.numbering(depth),

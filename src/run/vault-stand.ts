@@ -11,6 +11,8 @@ import type { StopInfo, WaitingNote } from './run-options.js'
 import { stopInSubplan, stopOf } from './run-words.js'
 import { outputFile, type HopRecord, type Trace } from '../store/trace.js'
 import { timeoutHop, waitClock, type WaitClock } from './deadline.js'
+import { claimOf, type WorkItem } from './claims.js'
+export type { WorkItem } from './claims.js'
 
 /*
  * Where one vault of a run stands, its subplans' runs included: the pure
@@ -45,19 +47,6 @@ export interface VaultRecords {
 /** A live runner that holds a vault. */
 export type RunHolder = LockHolder
 
-/** What a run can do now: a visit to work, a saved output to judge, a planner call due. */
-export interface WorkItem {
-  /** `judge`: an output is saved, its transition not yet judged; `plan`: a planner call is due. */
-  kind: 'work' | 'judge' | 'plan'
-  /** The note, by its path from the top vault (`research/find`). */
-  node: string
-  visit: number
-  /** The step the visit has (claimed) or would get if the items were claimed in frontier order, as its vault's trace numbers it. */
-  step: number
-  /** The subplan folder, relative to the top vault, for an item inside one. */
-  plan?: string
-}
-
 /** Where one vault of a run stands: its replay, its position, and the branches of a note it is working through subplans. */
 export interface VaultStand {
   records: VaultRecords
@@ -85,6 +74,8 @@ export interface VaultStand {
   unclaimed: Set<WorkItem>
   /** Items whose step number a claim in the trace fixed (a visit claimed before a crash keeps it), among `items`. */
   fixed: Set<WorkItem>
+  /** Items an agent deferred (`deferStep`), among `items`: they come after the other ready items. */
+  deferred: Set<WorkItem>
   /** Two notes `active` in one folder (here or in a branch): the notes by their path from the top vault, and their files. */
   twoActive?: { nodes: string[]; files: string[] }
   /** A note still `waiting` whose one ticked box the next call follows: `position` is where the box leads. */
@@ -118,6 +109,7 @@ export function standOf(records: VaultRecords, maxSteps: number, source?: string
     waiting: [],
     unclaimed: new Set(),
     fixed: new Set(),
+    deferred: new Set(),
   }
   const prefix = records.folder === '' ? '' : `${records.folder}/`
   const proposal = source === undefined && records.proposal ? proposalStand(records.proposal) : undefined
@@ -125,7 +117,7 @@ export function standOf(records: VaultRecords, maxSteps: number, source?: string
   if (proposal && proposal.kind !== 'run' && proposal.kind !== 'approve') {
     if (proposal.kind === 'revise') stand.items.push({ kind: 'plan', node: PROPOSAL_NODE, visit: records.proposal!.version, step: stand.works + 1 })
     else if (proposal.kind !== 'declined' && proposal.kind !== 'decline')
-      stand.waiting.push({ node: PROPOSAL_NODE, file: PROPOSAL_FILE, choices: ['approve', 'revise', 'decline'] })
+      stand.waiting.push({ kind: 'proposal', node: PROPOSAL_NODE, file: PROPOSAL_FILE, choices: ['approve', 'revise', 'decline'] })
     return stand
   }
   if (records.issues.some((issue) => issue.severity === 'error')) return stand
@@ -165,6 +157,8 @@ export function standOf(records: VaultRecords, maxSteps: number, source?: string
  * saved output keeps the number it was saved with.
  */
 function numberItems(stand: VaultStand): void {
+  // Deferred items come after the other ready items (a stable sort keeps plan order otherwise).
+  stand.items.sort((a, b) => Number(stand.deferred.has(a)) - Number(stand.deferred.has(b)))
   let last = Math.max(highestNumber(stand.replay), highestBelow(stand), stand.works)
   for (const item of stand.items) if (item.kind === 'judge') last = Math.max(last, item.step)
   for (const item of stand.items) {
@@ -226,7 +220,14 @@ function settle(stand: VaultStand, prefix: string, maxSteps: number, spentAbove:
           }
           stand.items.push(item('plan', position))
         } else return branchesOf(stand, node, position, maxSteps, spentAbove, depth)
-      } else stand.items.push(item('work', position))
+      } else {
+        const found = item('work', position)
+        const record = stand.replay.claims.get(claimKey(position.node, position.visit))
+        const claim = position.claimed ? claimOf(stand.runId, record) : undefined
+        if (claim) found.claim = claim
+        if (!position.claimed && record?.kind === 'defer') stand.deferred.add(found)
+        stand.items.push(found)
+      }
       if (!position.claimed) stand.unclaimed.add(stand.items.at(-1)!)
       if (stand.replay.claims.has(claimKey(position.node, position.visit))) stand.fixed.add(stand.items.at(-1)!)
       return stand
@@ -240,9 +241,19 @@ function settle(stand: VaultStand, prefix: string, maxSteps: number, spentAbove:
     case 'judge':
       stand.items.push(item('judge', position))
       return stand
+    case 'blocked': {
+      const node = graph.nodes.get(position.node)
+      const { block } = position
+      const waiting: WaitingNote = { kind: 'blocked', node: prefix + position.node, file: prefix + (node?.file ?? `${position.node}.md`), choices: ['unblock'] }
+      if (block.reason !== undefined) waiting.reason = block.reason
+      if (block.at !== undefined) Object.assign(waiting, { since: block.at }, clockOf(node, block.at, stand.records.now ?? Date.now()))
+      stand.waiting.push(waiting)
+      return stand
+    }
     case 'decide': {
       const node = graph.nodes.get(position.node)
       stand.waiting.push({
+        kind: 'human',
         node: prefix + position.node,
         file: prefix + (node?.file ?? `${position.node}.md`),
         choices: (node?.edges ?? []).map((edge) => edge.label || 'next'),
@@ -305,6 +316,7 @@ function branchesOf(
         stand.unclaimed.add(found)
       }
       if (branch.fixed.has(found)) stand.fixed.add(found)
+      if (branch.deferred.has(found)) stand.deferred.add(found)
       stand.items.push(found)
     }
     stand.waiting.push(...branch.waiting)

@@ -99,19 +99,31 @@ export const recordSchemaV2 = z.discriminatedUnion('kind', [
  * was claimed, so that working it again after a crash keeps the number.
  * Written on a marker line of its own (`<!-- vaultplan:claim ... -->`), which
  * readers of older formats pass over; not one of the trace's entries.
+ * An agent's claim (section 16) names the agent and how long its lease
+ * lasts; the same visit may be released by a `defer` (worked later) or a
+ * `block` (handed to a person), each on a marker line of its own kind.
  */
 export const claimSchema = z.strictObject({
-  kind: z.literal('claim'),
+  kind: z.enum(['claim', 'defer', 'block']),
   step: z.number().int().min(1),
   node: z.string(),
   visit: z.number().int().min(1),
   at: z.string().optional(),
   /** The step budget of the call that claimed: a snapshot not told one decides for the budget the run last ran with. */
   maxSteps: z.number().int().min(1).optional(),
+  /** The agent that claimed, deferred or blocked the visit. */
+  agent: z.string().optional(),
+  /** An agent's claim: when its lease ends, ISO 8601. */
+  until: z.string().optional(),
+  /** A defer or a block: why, in the agent's words. */
+  reason: z.string().optional(),
 })
 
-/** A visit's claim, as the trace records it. */
+/** A visit's claim (or its release by a defer or a block), as the trace records it. */
 export type ClaimRecord = z.infer<typeof claimSchema>
+
+/** The kinds of marker line a visit's claim and its releases are written on. */
+export const CLAIM_KINDS = claimSchema.shape.kind.options
 
 /** One entry of the trace: a hop, a budget stop or a wait for a person. */
 export type TraceRecord = z.infer<typeof recordSchemaV2>

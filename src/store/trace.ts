@@ -6,7 +6,7 @@ import { RunStateError } from '../core/errors.js'
 import { parseFrontmatter } from '../vault/frontmatter.js'
 import { syncFolder, writeAllSync, writeFileAtomic, writeFileAtomicSync, type WriteOptions } from '../vault/fs-atomic.js'
 import { FINAL_FILE, OUTPUTS_FOLDER as OUTPUTS, TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
-import { claimSchema, recordSchemaV1, recordSchemaV2, TRACE_FORMAT, type ClaimRecord, type HopRecord, type TraceRecord } from './trace-records.js'
+import { CLAIM_KINDS, claimSchema, recordSchemaV1, recordSchemaV2, TRACE_FORMAT, type ClaimRecord, type HopRecord, type TraceRecord } from './trace-records.js'
 
 export { TRACE_FORMAT, type ClaimRecord, type HopRecord, type TraceRecord }
 import { lazyModule } from '../core/lazy-module.js'
@@ -132,10 +132,11 @@ function parseRecords(vault: string, part: string, format: number, before: numbe
   let lineNumber = before
   for (const line of lines) {
     lineNumber++
-    if (line.startsWith(`${MARKER}claim `)) {
+    const marked = CLAIM_KINDS.find((kind) => line.startsWith(`${MARKER}${kind} `))
+    if (marked) {
       // A claim cut short, or one that does not fit, only loses its number: the visit takes the next when claimed again.
-      const claim = claimSchema.safeParse(markerJson(line, 'claim'))
-      if (claim.success) claims.push(claim.data)
+      const claim = claimSchema.safeParse(markerJson(line, marked))
+      if (claim.success && claim.data.kind === marked) claims.push(claim.data)
       continue
     }
     if (!line.startsWith(`${MARKER}hop `)) continue
@@ -238,7 +239,7 @@ export class TraceAppender {
    * to a power cut only costs its number (the visit takes the next one).
    */
   appendClaim(claim: ClaimRecord): void {
-    this.write(`\n${MARKER}claim ${markerText(claim)} -->\n`, false)
+    this.write(`\n${MARKER}${claim.kind} ${markerText(claim)} -->\n`, false)
   }
 
   /** Journals the text at the trace's end (a `record` flushed there), then appends it to the trace. */
