@@ -29,7 +29,14 @@ describe('wait: deadlines on people', () => {
     expect(first.status).toBe('waiting')
     const [waiting] = first.waiting!
     expect(Date.parse(waiting!.deadline!) - Date.parse(waiting!.since!)).toBe(1000)
-    expect(waiting).toEqual({ node: 'approve', file: 'approve.md', choices: ['approved', 'timeout'], since: waiting!.since, deadline: waiting!.deadline })
+    expect(waiting).toEqual({
+      kind: 'human',
+      node: 'approve',
+      file: 'approve.md',
+      choices: ['approved', 'timeout'],
+      since: waiting!.since,
+      deadline: waiting!.deadline,
+    })
     expect(first.reason).toContain(`Its deadline is ${waiting!.deadline}.`)
     await until(waiting!.deadline!)
     const second = await runPlan(dir, { ...options, work: scriptedWorker() })

@@ -37,7 +37,7 @@ describe('a `judge: human` node', () => {
       lastNode: 'approve',
       runVault: result.runVault,
       runId: result.runId,
-      waiting: [{ node: 'approve', file: 'approve.md', choices: ['approved', 'needs revision'] }],
+      waiting: [{ kind: 'human', node: 'approve', file: 'approve.md', choices: ['approved', 'needs revision'] }],
     })
     expect(await statuses(dir)).toEqual({ approve: 'waiting', draft: 'done', send: 'pending' })
     expect(events.at(-1)).toEqual({ type: 'waiting', node: 'approve', reason: waitingReason })
@@ -105,7 +105,7 @@ describe('a `judge: human` node', () => {
         outputs: [
           { node: 'draft', visit: 1, output: 'draft v1' },
           { node: 'approve', visit: 1, output: 'approve v1' },
-          { node: 'approve', visit: 1, output: 'Looks good, ship it.' },
+          { node: 'approve', visit: 1, output: 'Looks good, ship it.', feedback: true },
         ],
       },
     ])
@@ -138,7 +138,7 @@ describe('a `judge: human` node', () => {
     await edit(dir, 'approve.md', (text) => `${tick('needs revision')(text)}\n## Feedback\nAdd a photo caption.\n`)
     const first = scriptedWorker()
     await runPlan(dir, { ...options, work: first })
-    expect(first.calls[0]!.outputs.at(-1)).toEqual({ node: 'approve', visit: 1, output: 'Add a photo caption.' })
+    expect(first.calls[0]!.outputs.at(-1)).toEqual({ node: 'approve', visit: 1, output: 'Add a photo caption.', feedback: true })
     expect(await read(dir, 'approve.md')).toMatch(/\n## Feedback\nAdd a photo caption\.\n\(handed on at step 2\)\n$/)
 
     // The person writes below what they wrote before, in their own way (a blank line, trailing spaces kept).
@@ -147,8 +147,8 @@ describe('a `judge: human` node', () => {
     await runPlan(dir, { ...options, work: second })
     const handed = second.calls[0]!.outputs.filter((output) => output.node === 'approve' && !output.output.startsWith('approve v'))
     expect(handed).toEqual([
-      { node: 'approve', visit: 1, output: 'Add a photo caption.' },
-      { node: 'approve', visit: 2, output: 'Ship it.' },
+      { node: 'approve', visit: 1, output: 'Add a photo caption.', feedback: true },
+      { node: 'approve', visit: 2, output: 'Ship it.', feedback: true },
     ])
     expect(await read(dir, 'approve.md')).toMatch(/\n## Feedback\nAdd a photo caption\.\n\(handed on at step 2\)\n\nShip it\.  \n\(handed on at step 4\)\n$/)
   })
@@ -161,7 +161,7 @@ describe('a `judge: human` node', () => {
     const work = scriptedWorker()
     const result = await runPlan(dir, { ...options, work })
     expect(work.calls.map((call) => `${call.node} v${call.visit} step ${call.step}`)).toEqual(['draft v2 step 3', 'approve v2 step 4'])
-    expect(work.calls[0]!.outputs.at(-1)).toEqual({ node: 'approve', visit: 1, output: 'Shorter, please.' })
+    expect(work.calls[0]!.outputs.at(-1)).toEqual({ node: 'approve', visit: 1, output: 'Shorter, please.', feedback: true })
     expect(result).toEqual({
       status: 'waiting',
       output: 'approve v2',
@@ -172,7 +172,7 @@ describe('a `judge: human` node', () => {
       lastNode: 'approve',
       runVault: result.runVault,
       runId: result.runId,
-      waiting: [{ node: 'approve', file: 'approve.md', choices: ['approved', 'needs revision'] }],
+      waiting: [{ kind: 'human', node: 'approve', file: 'approve.md', choices: ['approved', 'needs revision'] }],
     })
     const text = await read(dir, 'approve.md')
     expect(text).toContain('- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n')
@@ -205,7 +205,7 @@ describe('a `judge: human` node', () => {
     const work = scriptedWorker()
     const result = await runPlan(dir, { ...options, work })
     expect(result).toMatchObject({ status: 'completed', steps: 3 })
-    expect(work.calls[0]!.outputs.at(-1)).toEqual({ node: 'approve', visit: 1, output: 'Fine.' })
+    expect(work.calls[0]!.outputs.at(-1)).toEqual({ node: 'approve', visit: 1, output: 'Fine.', feedback: true })
     expect(await read(dir, 'approve.md')).toBe(
       crlf(
         '---\njudge: human\nmax_visits: 3\nstatus: done\n---\n# Approve the draft\n\nA person reads ' +

@@ -42,7 +42,7 @@ describe('snapshotOf: where a run stands, from its records alone', () => {
         { a: { start: true, next: ['b'] }, b: { judge: 'human', status: 'waiting', next: ['ok -> c', 'again -> a'] }, c: {} },
         { records: [hop(1, 'a', 'b'), { kind: 'waiting', step: 2, node: 'b', visit: 1 }] },
       ),
-      expected: { phase: 'waiting', steps: 2, frontier: [], waiting: [{ node: 'b', file: 'b.md', choices: ['ok', 'again'] }] },
+      expected: { phase: 'waiting', steps: 2, frontier: [], waiting: [{ kind: 'human', node: 'b', file: 'b.md', choices: ['ok', 'again'] }] },
     },
     {
       name: 'stopped: the budget refuses the next visit',
@@ -74,7 +74,7 @@ describe('snapshotOf: where a run stands, from its records alone', () => {
         phase: 'waiting',
         steps: 0,
         frontier: [],
-        waiting: [{ node: 'proposal', file: '00_plan-trace/proposal.md', choices: ['approve', 'revise', 'decline'] }],
+        waiting: [{ kind: 'proposal', node: 'proposal', file: '00_plan-trace/proposal.md', choices: ['approve', 'revise', 'decline'] }],
       },
     },
     { ticked: ['revise'], expected: { phase: 'ready', steps: 0, frontier: [{ kind: 'plan', node: 'proposal', visit: 1, step: 1 }], waiting: [] } },

@@ -222,7 +222,7 @@ describe('people decide: a human note and decide()', () => {
     expect(waiting).toEqual({
       kind: 'waiting',
       runId: step.runId,
-      waiting: [{ node: 'review', file: 'review.md', choices: ['approved', 'needs revision'] }],
+      waiting: [{ kind: 'human', node: 'review', file: 'review.md', choices: ['approved', 'needs revision'] }],
       reason: expect.stringContaining('waits for a person'),
     })
     expect(await nextStep(dir, options)).toEqual(waiting)
@@ -264,7 +264,7 @@ describe('people decide: a human note and decide()', () => {
     expect(after).toBe(`${before.replace('- [ ] needs revision', '- [x] needs revision')}\n## Feedback\n\n> Shorter, please.\n`)
     const next = work(await nextStep(dir, options))
     expect(next.node.id).toBe('draft')
-    expect(next.outputs.at(-1)).toEqual({ node: 'review', visit: 1, output: '> Shorter, please.' })
+    expect(next.outputs.at(-1)).toEqual({ node: 'review', visit: 1, output: '> Shorter, please.', feedback: true })
   })
 
   it('feedback is handed on once: a later decision does not carry the old feedback again', async () => {
