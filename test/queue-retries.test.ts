@@ -3,7 +3,7 @@ import type { StepInput } from 'vaultplan'
 import { enqueueRun, resumeRun, type HopReport, type RunQueue } from 'vaultplan/queue'
 import { freshQueueName, jobStates, openQueue, testWorker, waitForStatus } from './helpers/queue.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
-import { note, read, statuses, traceEntries, writeVault } from './helpers/vault.js'
+import { edit, note, read, statuses, traceEntries, writeVault } from './helpers/vault.js'
 
 const query = 'Fetch the figures'
 
@@ -118,6 +118,23 @@ describe('retries: in the queue', () => {
     expect(work.calls.map((call) => call.key)).toEqual([work.calls[0]!.key, work.calls[0]!.key, work.calls[0]!.key])
     expect(await jobs(queue)).toEqual([{ state: 'failed', retries: 2 }])
     expect(await statuses(vault)).toEqual({ fetch: 'active', report: 'pending', use: 'pending' })
+  })
+
+  it('a note with `check:` and a `failed` edge takes it when its worker throws, as runPlan does, with no retry', async () => {
+    const vault = await writeVault(fetchPlan({}, true))
+    await edit(vault, 'fetch.md', (text) => text.replace('type: start', 'type: start\ncheck: test'))
+    const name = freshQueueName()
+    const queue = await openQueue(name, { retryLimit: 2, retryDelaySeconds: 0 })
+    const work = scriptedWorker((step: StepInput) => {
+      if (step.node.id === 'fetch') throw new Error('503 from the server')
+    })
+    const checks = { test: { command: [process.execPath, '-e', ''] } }
+    await testWorker(name, { work, llm: noJudge(), checks })
+    await enqueueRun(queue, { vault, query })
+    await waitForStatus(queue, (status) => status.completed === 1)
+
+    expect(work.calls.map((call) => call.node)).toEqual(['fetch', 'report'])
+    expect((await hops(vault))[0]).toMatchObject({ decidedBy: 'failure', next: 'report', error: '503 from the server' })
   })
 
   it("a worker that dies during a retry loses neither the retry nor the key: another worker takes it, the note's retries not spending the queue's", async () => {
