@@ -1,13 +1,15 @@
 import { join } from 'node:path'
 import type PgBoss from 'pg-boss'
-import { PlanValidationError, RunStateError } from '../core/errors.js'
+import { PlanValidationError, RunStateError, StepError } from '../core/errors.js'
 import type { StepInput } from '../core/types.js'
 import { ModelConfigError } from '../models/llm-client.js'
+import { failureEdge } from '../models/transitions.js'
 import { completeStep, nextStep, type Step, type StepOptions } from '../run/stepping.js'
-import { workVisit } from '../run/work-visit.js'
+import type { WorkFailure } from '../run/tree-vaults.js'
+import { afterWorkerFailure, workVisit } from '../run/work-visit.js'
 import { stampOf } from '../vault/fs-atomic.js'
 import { sendHop, type HopJobData } from './enqueue-run.js'
-import type { RunQueue } from './run-queue.js'
+import type { RunQueue, Sql } from './run-queue.js'
 import type { WaitingStamp } from './runs-table.js'
 
 /** What one job did to its run, as `onHop` reports it and `vaultplan worker` logs it. */
@@ -52,6 +54,16 @@ const PASSING_STATES = new Set(['vault-locked', 'vault-lock-lost'])
 /** The job was taken over while this worker held it (it expired); its transaction must write nothing. */
 class Superseded extends Error {}
 
+/** A worker's failure on a note whose `retries:` decided it: another attempt of the job after `delayMs`, or none (the run fails). */
+class NoteFailure extends Error {
+  constructor(
+    error: StepError,
+    readonly delayMs: number | undefined,
+  ) {
+    super(error.message, { cause: error })
+  }
+}
+
 /**
  * Advances one run by one hop: `nextStep` claims the visit to work (the
  * same one again when a killed worker left it claimed), the worker works
@@ -75,7 +87,7 @@ export async function advanceHop(context: HopContext, job: PgBoss.JobWithMetadat
     after = step
     if (step.kind === 'work') {
       worked = { node: pathOf(step), visit: step.visit, step: step.step, key: step.key }
-      const output = await workVisit(step, context.work, { vault, plan: step.plan, signal: context.signal })
+      const output = await workHop(context, job, step)
       after = await completeOrFollow(vault, step.key, output, options)
     }
     if (after.kind === 'waiting') ({ step: after, stamps } = await settleWaiting(vault, after, options))
@@ -89,13 +101,37 @@ export async function advanceHop(context: HopContext, job: PgBoss.JobWithMetadat
 }
 
 /**
- * Completes the visit; when another worker completed it first (this job
- * had expired and was taken over), the run is already past it: the step
- * that follows is asked for instead, so the chain of jobs goes on.
+ * Works the hop's visit. A worker that throws on a note that says how its
+ * failures go (`retries:`, or a `failed` edge it takes) meets the rule
+ * `runPlan` follows, each attempt of this job one attempt of the worker:
+ * another attempt after the backoff (a `NoteFailure` with its delay, which
+ * pg-boss performs), the `failed` edge (the failure returned, to be
+ * recorded), or the `StepError` with no attempt left (a `NoteFailure`
+ * without delay). On other notes the `StepError` is the queue's to retry
+ * (`RunQueueOptions.retryLimit`).
  */
-async function completeOrFollow(vault: string, key: string, output: string, options: StepOptions): Promise<Step> {
+async function workHop(context: HopContext, job: PgBoss.JobWithMetadata<HopJobData>, step: Extract<Step, { kind: 'work' }>): Promise<string | WorkFailure> {
   try {
-    return await completeStep(vault, key, { output }, options)
+    return await workVisit(step, context.work, { vault: job.data.vault, plan: step.plan, signal: context.signal })
+  } catch (error) {
+    if (!(error instanceof StepError) || (step.node.retries === undefined && !failureEdge(step.node))) throw error
+    // Every attempt of the job counts, one whose worker died included: nextStep handed each the same visit, under the same key.
+    const next = afterWorkerFailure(step.node, job.retryCount + 1, error)
+    if (next.kind === 'failed') return next.failure
+    throw new NoteFailure(error, next.kind === 'retry' ? next.delayMs : undefined)
+  }
+}
+
+/**
+ * Completes the visit (a worker's failure is recorded as `runPlan` records
+ * it: `completeStep` hands the result on to the run's driver as it is);
+ * when another worker completed it first (this job had expired and was
+ * taken over), the run is already past it: the step that follows is asked
+ * for instead, so the chain of jobs goes on.
+ */
+async function completeOrFollow(vault: string, key: string, output: string | WorkFailure, options: StepOptions): Promise<Step> {
+  try {
+    return await completeStep(vault, key, typeof output === 'string' ? { output } : output, options)
   } catch (error) {
     if (error instanceof RunStateError && error.code === 'stale-step') return nextStep(vault, options)
     throw error
@@ -203,7 +239,8 @@ async function commitHop(
  * message and not retried (`resumeRun` queues it again after the fix).
  * Anything else (the worker threw, a model or the disk failed, the vault
  * was busy) is failed in pg-boss, which retries it; the last retry's
- * failure fails the run.
+ * failure fails the run. A worker's failure on a note with `retries:` is
+ * retried as the note says, or fails the run when it says no more.
  */
 async function recordFailure(queue: RunQueue, job: PgBoss.JobWithMetadata<HopJobData>, error: unknown): Promise<Pick<HopReport, 'outcome' | 'error'>> {
   const message = error instanceof Error ? error.message : String(error)
@@ -216,11 +253,12 @@ async function recordFailure(queue: RunQueue, job: PgBoss.JobWithMetadata<HopJob
   const vault = job.data.vault
   try {
     return await queue.transaction(async (sql, db) => {
+      if (error instanceof NoteFailure && !(await retryAs(sql, queue, job, error.delayMs))) throw new Superseded()
       const done = needsPerson
         ? await queue.boss.complete(queue.name, job.id, { failed: message }, { db })
         : await queue.boss.fail(queue.name, job.id, { message }, { db })
       if (affected(done) !== 1) throw new Superseded()
-      const failed = needsPerson || last
+      const failed = needsPerson || (error instanceof NoteFailure ? error.delayMs === undefined : last)
       await sql.query(`UPDATE ${queue.runs} SET state = $3, job_id = $4, error = $5, updated_on = now() WHERE queue = $1 AND vault = $2`, [
         queue.name,
         vault,
@@ -234,6 +272,26 @@ async function recordFailure(queue: RunQueue, job: PgBoss.JobWithMetadata<HopJob
     if (caught instanceof Superseded) return { outcome: 'superseded', error: message }
     throw caught
   }
+}
+
+/**
+ * Sets how pg-boss retries this job when it is failed next: after `delayMs`
+ * (with one retry more than the job had, so that a note's retries spend
+ * none of those kept for dead workers), or, with no delay, never. pg-boss
+ * 10 takes these settings only when a job is sent, and a hop's note is
+ * known only once the job is worked: they are set on the job's row, in the
+ * transaction that fails it. `false` when this attempt no longer holds the
+ * job (it expired and was taken over).
+ */
+async function retryAs(sql: Sql, queue: RunQueue, job: PgBoss.JobWithMetadata<HopJobData>, delayMs: number | undefined): Promise<boolean> {
+  const settings =
+    delayMs === undefined ? 'retry_limit = retry_count' : `retry_limit = retry_limit + 1, retry_delay = ${Math.ceil(delayMs / 1000)}, retry_backoff = false`
+  const { rowCount } = await sql.query(`UPDATE ${queue.schema}.job SET ${settings} WHERE name = $1 AND id = $2 AND state = 'active' AND retry_count = $3`, [
+    queue.name,
+    job.id,
+    job.retryCount,
+  ])
+  return rowCount === 1
 }
 
 /** Rows a pg-boss `complete` or `fail` changed (its typings say `void`; it resolves to `{ jobs, requested, affected }`). */

@@ -1,5 +1,5 @@
 import { StepError } from '../core/errors.js'
-import type { StepInput } from '../core/types.js'
+import type { PlanNode, StepInput } from '../core/types.js'
 import { readLedger } from '../memory/ledger.js'
 import { ModelConfigError } from '../models/llm-client.js'
 import type { Step } from './run-options.js'
@@ -58,8 +58,29 @@ export function retryDelayMs(attempt: number): number {
 }
 
 /**
+ * What follows a worker that threw on a visit: `retry` (after `delayMs`)
+ * while the note's `retries:` allow another attempt, else `failed` (the
+ * note's `failed` edge is taken, `failure` to be recorded), else `reject`
+ * (the `StepError` stands). Every runner decides with this: `runPlan` in
+ * its loop, the queue between the attempts of a hop's job.
+ *
+ * @param attempt - the attempt that failed, 1 for the first
+ */
+export function afterWorkerFailure(
+  node: PlanNode,
+  attempt: number,
+  error: StepError,
+): { kind: 'retry'; delayMs: number } | { kind: 'failed'; failure: WorkFailure } | { kind: 'reject' } {
+  if (attempt <= (node.retries ?? 0)) return { kind: 'retry', delayMs: retryDelayMs(attempt) }
+  if (!failureEdge(node)) return { kind: 'reject' }
+  const why = error.cause instanceof Error ? error.cause.message : String(error.cause)
+  const tries = attempt === 1 ? 'once' : `${attempt} times`
+  return { kind: 'failed', failure: { output: `The worker failed (tried ${tries}): ${why}`, failure: why } }
+}
+
+/**
  * Works a claimed visit like {@link workVisit}, retrying a worker that
- * throws as often as the note's `retries:` says, with backoff (1 s,
+ * throws as often as the note's `retries:` say, with backoff (1 s,
  * doubling, at most 1 minute), under the same key. When the last attempt
  * fails too, a note with a `failed` edge takes it (its failure is returned,
  * to be recorded); any other note's visit rejects.
@@ -71,19 +92,15 @@ export async function workWithRetries(
   work: (input: StepInput) => Promise<string>,
   place: VisitPlace,
 ): Promise<string | WorkFailure> {
-  const retries = step.node.retries ?? 0
   for (let attempt = 1; ; attempt++) {
     try {
       return await workVisit(step, work, place)
     } catch (error) {
       if (!(error instanceof StepError)) throw error
-      if (attempt > retries) {
-        if (!failureEdge(step.node)) throw error
-        const why = error.cause instanceof Error ? error.cause.message : String(error.cause)
-        const tries = attempt === 1 ? 'once' : `${attempt} times`
-        return { output: `The worker failed (tried ${tries}): ${why}`, failure: why }
-      }
-      await pause(retryDelayMs(attempt), place.signal)
+      const next = afterWorkerFailure(step.node, attempt, error)
+      if (next.kind === 'reject') throw error
+      if (next.kind === 'failed') return next.failure
+      await pause(next.delayMs, place.signal)
     }
   }
 }
