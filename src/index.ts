@@ -33,6 +33,7 @@ export { runSchedules, type RunningSchedules, type RunSchedulesOptions } from '.
 export type { ScheduleDefinition } from './run/schedules.js'
 export { observeRun, type ObserveOptions } from './run/observe-run.js'
 export type { RunHolder, RunSnapshot, SnapshotHop, SnapshotNode, WorkItem } from './run/run-snapshot.js'
+export type { AgentClaim } from './run/claims.js'
 export { forkRun, type ForkOptions } from './run/fork.js'
 export { blockStep, completeStep, deferStep, nextStep, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run/stepping.js'
 export { runPlan } from './run/executor.js'

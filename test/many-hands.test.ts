@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { blockStep, completeStep, decide, deferStep, nextStep, observeRun, RunStateError, runPlan, type Step } from 'vaultplan'
 import { noJudge } from './helpers/scripted.js'
-import { edit, note, read, tempDir, writeVault } from './helpers/vault.js'
+import { edit, note, read, writeVault } from './helpers/vault.js'
 
 const query = 'Survey the field'
 const base = { fsync: false, llm: noJudge() } as const
@@ -154,4 +154,35 @@ describe('deferStep and blockStep', () => {
   })
 })
 
-void tempDir
+describe('a deadline on a blocked step (`wait:`)', () => {
+  function waitingPlan(next: string[]): Record<string, string> {
+    return {
+      'ask.md': note({ front: { type: 'start', wait: '1s' }, title: 'Ask', body: 'Ask the client.', next }),
+      'fallback.md': note({ title: 'Fallback', body: 'Go on without them.' }),
+      'done.md': note({ title: 'Done', body: 'Wrap up.' }),
+    }
+  }
+
+  it('takes the `timeout` edge once nobody unblocked it in time', async () => {
+    const dir = await writeVault(waitingPlan(['timeout -> [[fallback]]', 'answered -> [[done]]']))
+    const ask = work(await nextStep(dir, { ...base, query, agent: 'ada' }))
+    const blocked = await blockStep(dir, ask.key, { reason: 'the client is away' }, { ...base, agent: 'ada' })
+    if (blocked.kind !== 'waiting') throw new Error('expected waiting')
+    expect(blocked.waiting[0]).toMatchObject({ kind: 'blocked', since: expect.any(String), deadline: expect.any(String) })
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    const next = await nextStep(dir, { ...base, agent: 'ada' })
+    expect(where(next)).toBe('fallback')
+    expect(await read(dir, '00_plan-trace/trace.md')).toContain('"decidedBy":"timeout"')
+  })
+
+  it('without a `timeout` edge it keeps waiting, overdue', async () => {
+    const dir = await writeVault(waitingPlan(['[[done]]']))
+    const ask = work(await nextStep(dir, { ...base, query }))
+    await blockStep(dir, ask.key, { reason: 'the client is away' }, base)
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    const still = await nextStep(dir, base)
+    if (still.kind !== 'waiting') throw new Error('expected waiting')
+    expect(still.waiting[0]).toMatchObject({ kind: 'blocked', node: 'ask', overdue: true })
+    expect((await observeRun(dir)).waiting[0]).toMatchObject({ kind: 'blocked', overdue: true })
+  })
+})

@@ -32,10 +32,12 @@ const ATTEMPTS = 3
  * runner waiting on the note) follows it as a box ticked by hand. While a
  * proposal is pending (`proposePlan`), `node` `proposal` means it: the
  * edge is `approve`, `revise` or `decline`, ticked in
- * `00_plan-trace/proposal.md`.
+ * `00_plan-trace/proposal.md`. A step an agent blocked (`blockStep`) has the
+ * one choice `unblock`, which ticks nothing: it sets the note back to
+ * `pending` (and adds the feedback), so its next claim hands the feedback on.
  *
  * @param node - the waiting note's id (its path in the vault without `.md`; inside a subplan, its path from the vault: `research/approve`)
- * @throws {@link RunStateError} `not-waiting` when the note is not `status: waiting`; `bad-choice` for an unknown or ambiguous edge; `ambiguous-decision` when another box is ticked already
+ * @throws {@link RunStateError} `not-waiting` when the note is not `status: waiting`; `bad-choice` for an unknown or ambiguous edge (or anything but `unblock` on a blocked step); `ambiguous-decision` when another box is ticked already
  * @throws `TypeError` on a bad argument
  */
 export async function decide(vault: string, node: string, decision: Decision): Promise<void> {
