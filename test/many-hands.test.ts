@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { blockStep, completeStep, decide, deferStep, nextStep, observeRun, RunStateError, runPlan, type Step } from 'vaultplan'
+import { blockStep, completeStep, decide, deferStep, nextStep, observeRun, readRunStatus, RunStateError, runPlan, type Step } from 'vaultplan'
+import { vaultplan } from './helpers/cli.js'
 import { noJudge } from './helpers/scripted.js'
 import { edit, note, read, writeVault } from './helpers/vault.js'
 
@@ -184,5 +185,18 @@ describe('a deadline on a blocked step (`wait:`)', () => {
     if (still.kind !== 'waiting') throw new Error('expected waiting')
     expect(still.waiting[0]).toMatchObject({ kind: 'blocked', node: 'ask', overdue: true })
     expect((await observeRun(dir)).waiting[0]).toMatchObject({ kind: 'blocked', overdue: true })
+  })
+})
+
+describe('status shows who works on what', () => {
+  it('readRunStatus is `running` while an agent holds a live claim, and vaultplan status names the agent', async () => {
+    const dir = await writeVault(branchedPlan())
+    const start = work(await nextStep(dir, { ...base, query, agent: 'ada' }))
+    const status = await readRunStatus(dir)
+    expect(status.phase).toBe('running')
+    expect(status.claims?.map((item) => [item.node, item.claim?.agent, item.claim?.key])).toEqual([['start', 'ada', start.key]])
+    const printed = await vaultplan(['status', dir])
+    expect(printed.stdout).toContain('Claimed by agents:')
+    expect(printed.stdout).toMatch(/start \(visit 1\): ada, until \d{4}-/)
   })
 })

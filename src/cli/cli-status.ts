@@ -159,6 +159,9 @@ function renderLines(status: RunStatus, shown: string, self: string): string[] {
   if (status.run) out.push(`run ${status.run.id}, ${count(status.run.steps, 'step')}, query: ${printableJson(status.run.query)}`)
   out.push('', ...table(status))
   if (status.hops.length > 0) out.push('', 'Last hops:', ...hopLines(status.hops))
+  const claims = status.claims ?? []
+  if (claims.length > 0)
+    out.push('', 'Claimed by agents:', ...claims.map((item) => `  ${item.node} (visit ${item.visit}): ${item.claim!.agent}, until ${item.claim!.until}`))
   if (status.phase === 'waiting') {
     // A proposal's boxes sit under `## Decision` and lead to no note.
     const proposal = status.proposal !== undefined && status.node === 'proposal'

@@ -6,7 +6,7 @@ import { PROPOSAL_CHOICES, PROPOSAL_NODE, proposalStand, toProposalInfo, type Pr
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
 import { budgetOf, checkObserveOptions, readRecords } from './observe-run.js'
 import { snapshotOfStand, type NoteState } from './run-snapshot.js'
-import { standOf, type VaultStand } from './vault-stand.js'
+import { standOf, type VaultStand, type WorkItem } from './vault-stand.js'
 import { planOrder } from '../plan/plan-order.js'
 import type { HopRecord } from '../store/trace.js'
 import type { DecidedBy, Edge, PlanIssue, PlanNode } from '../core/types.js'
@@ -95,6 +95,8 @@ export interface StatusBase {
   next: RunNext
   /** The vault's proposal, when `proposePlan` wrote it. */
   proposal?: ProposalInfo
+  /** The visits agents hold now (section 16), as the snapshot's frontier shows them. */
+  claims?: WorkItem[]
 }
 
 /**
@@ -146,9 +148,14 @@ export async function readRunStatus(vault: string, options: RunStatusOptions = {
   const maxSteps = budgetOf(records, told)
   const stand = standOf(records, maxSteps)
   const snapshot = snapshotOfStand(vault, stand, { maxSteps, hops })
-  const status = statusOf(vault, stand, maxSteps, records.holder !== undefined ? 'running' : 'interrupted')
+  // A live runner, or an agent's live claim (section 16): the run is being worked, not cut short.
+  const now = records.now ?? Date.now()
+  const claimed = stand.items.some((item) => item.claim !== undefined && Date.parse(item.claim.until) > now)
+  const status = statusOf(vault, stand, maxSteps, records.holder !== undefined || claimed ? 'running' : 'interrupted')
   // The top vault's hops are the whole run's, subplans included (nested notes by their path).
   status.hops = snapshot.hops
+  const claims = snapshot.frontier.filter((item) => item.claim !== undefined)
+  if (claims.length > 0) status.claims = claims
   return status
 }
 
