@@ -49,7 +49,8 @@ describe('the board in Chromium', () => {
     try {
       await page.getByRole('link', { name: 'release' }).click()
       const plan = page.getByRole('img', { name: /The plan of release/ })
-      await expect.poll(() => plan.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(100)
+      // The first picture of a process loads Graphviz's WebAssembly: on a busy machine that alone passes the poll's default second.
+      await expect.poll(() => plan.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth), { timeout: 5_000 }).toBeGreaterThan(100)
       expect(await page.locator('table.hops tbody td:nth-child(2)').allInnerTexts()).toEqual(['draft'])
       expect(await page.locator('.output strong').first().innerText()).toBe('bold')
       await screenshot(page, 'run', root)
