@@ -5,10 +5,11 @@ import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { decide, observeRun, readProposal, runPlan, RunStateError } from 'vaultplan'
+import { blockStep, decide, nextStep, observeRun, readProposal, runPlan, RunStateError } from 'vaultplan'
 import { copyOf, launchChromium, openBoard, proposalRoot, teamRoot, V2 } from './helpers/board.js'
 import { root as repo } from './helpers/cli.js'
-import { scriptedJudge, scriptedWorker } from './helpers/scripted.js'
+import { noJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
+import { note, tempDir, writeVault } from './helpers/vault.js'
 
 // Each page's picture for docs/board.md: written there with VAULTPLAN_SCREENSHOTS=docs, else beside the test's vaults.
 const shots = process.env.VAULTPLAN_SCREENSHOTS === 'docs' ? join(repo, 'docs') : undefined
@@ -48,7 +49,8 @@ describe('the board in Chromium', () => {
     try {
       await page.getByRole('link', { name: 'release' }).click()
       const plan = page.getByRole('img', { name: /The plan of release/ })
-      await expect.poll(() => plan.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(100)
+      // The first picture of a process loads Graphviz's WebAssembly: on a busy machine that alone passes the poll's default second.
+      await expect.poll(() => plan.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth), { timeout: 5_000 }).toBeGreaterThan(100)
       expect(await page.locator('table.hops tbody td:nth-child(2)').allInnerTexts()).toEqual(['draft'])
       expect(await page.locator('.output strong').first().innerText()).toBe('bold')
       await screenshot(page, 'run', root)
@@ -131,6 +133,63 @@ describe('the board in Chromium', () => {
       const fork = await observeRun(join(root, 'release-again'))
       expect({ phase: fork.phase, steps: fork.steps, next: fork.frontier[0]?.node }).toEqual({ phase: 'ready', steps: 1, next: 'review' })
       expect(await page.locator('h1').innerText()).toContain('release-again')
+    } finally {
+      await close()
+    }
+  })
+})
+
+describe('agents on the board', () => {
+  test("an agent's claim shows on the run's page; its block shows live with the reason, and unblock with feedback hands the step back as decide does", async () => {
+    const agent = '<img src=x onerror="window.pwned = 1">'
+    const root = await tempDir('vaultplan-board-')
+    const vault = await writeVault(
+      {
+        'frame.md': note({ front: { type: 'start' }, title: 'Frame', body: 'Frame the survey.', next: ['[[report]]'] }),
+        'report.md': note({ title: 'Report', body: 'Write it up.' }),
+      },
+      join(root, 'survey'),
+    )
+    const base = { fsync: false, llm: noJudge(), agent }
+    const claimed = await nextStep(vault, { ...base, query: 'Survey the field' })
+    if (claimed.kind !== 'work') throw new Error(`expected work, got ${claimed.kind}`)
+    const { page, close } = await openBoard(browser, root)
+    try {
+      await page.goto(new URL('/run?vault=survey', page.url()).href)
+      await page.waitForSelector('body[data-live="true"]')
+      expect(await page.locator('.frontier li').allInnerTexts()).toEqual([
+        expect.stringMatching(/^work frame · visit 1 · step 1 · claimed by <img src=x onerror="window.pwned = 1"> until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/),
+      ])
+
+      // The agent hands the step to a person: the open page shows it without a reload.
+      await blockStep(vault, claimed.key, { reason: 'Which field: <b>solar</b> or wind?' }, base)
+      const blocked = (await observeRun(vault)).waiting[0]!
+      await page.locator('.decision').waitFor({ timeout: 2_000 })
+      expect(await page.locator('.decision h3').innerText()).toBe('An agent blocked frame')
+      expect(await page.locator('.decision .reason').innerText()).toContain('Which field: <b>solar</b> or wind?')
+      expect(await page.locator('.decision .since time').getAttribute('datetime')).toBe(blocked.since)
+      expect(await page.locator('.decision').getByRole('button').allInnerTexts()).toEqual(['unblock'])
+      expect(await page.locator('main img:not(.plan), main b:not(.agent)').count()).toBe(0)
+      const plan = page.getByRole('img', { name: /The plan of survey/ })
+      await expect.poll(() => plan.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth), { timeout: 5_000 }).toBeGreaterThan(100)
+      await screenshot(page, 'blocked', root)
+
+      const expected = await copyOf(vault)
+      await decide(expected, 'frame', { edge: 'unblock', feedback: 'Solar, please.' })
+      await page.getByLabel('Feedback (optional)').fill('Solar, please.')
+      await Promise.all([page.waitForURL(/\/run\?vault=survey$/), page.getByRole('button', { name: 'unblock' }).click()])
+      const unblocked = await readFile(join(vault, 'frame.md'), 'utf8')
+      expect(unblocked).toBe(await readFile(join(expected, 'frame.md'), 'utf8'))
+      expect(unblocked).toMatch(/status: pending[\s\S]*## Feedback\n+> Solar, please\./)
+      expect(await page.locator('.decision').count()).toBe(0)
+      expect(await page.locator('.frontier li').allInnerTexts()).toEqual(['work frame · visit 1 · step 1'])
+
+      // The agent takes it again: the same visit, its claim shown live.
+      await page.waitForSelector('body[data-live="true"]')
+      const again = await nextStep(vault, base)
+      expect(again.kind === 'work' && again.key).toBe(claimed.key)
+      await page.locator('.frontier .claim').waitFor({ timeout: 2_000 })
+      expect(await page.evaluate(() => (globalThis as { pwned?: number }).pwned)).toBeUndefined()
     } finally {
       await close()
     }

@@ -4,12 +4,13 @@ import { request } from 'node:http'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import * as boardModule from 'vaultplan/board'
-import { runPlan } from 'vaultplan'
+import { blockStep, completeStep, decide, nextStep, runPlan, type Step } from 'vaultplan'
 import { startBoard } from 'vaultplan/board'
 import { lineDiff } from '../src/board/line-diff.js'
 import { safeHtml } from '../src/board/safe-html.js'
-import { teamRoot } from './helpers/board.js'
-import { tempDir } from './helpers/vault.js'
+import { copyOf, teamRoot } from './helpers/board.js'
+import { noJudge } from './helpers/scripted.js'
+import { note, tempDir, writeVault } from './helpers/vault.js'
 import { bin } from './helpers/cli.js'
 
 /** A raw HTTP request, so that `Host` can be anything (fetch sets it from the URL). */
@@ -90,6 +91,85 @@ describe("a long run's page", () => {
       }
       expect(await shown('/run?vault=long')).toEqual({ hops: 60, outputs: 50, first: 11, last: 60, all: true })
       expect(await shown('/run?vault=long&outputs=all')).toEqual({ hops: 60, outputs: 60, first: 1, last: 60, all: false })
+    } finally {
+      await board.close()
+    }
+  })
+})
+
+describe('many hands on the board', () => {
+  const base = { fsync: false, llm: noJudge() } as const
+  const hostile = '<img src=x onerror=alert(1)>'
+  /** start -> research, which runs `web` and `papers` at once -> report. */
+  const branched = {
+    'start.md': note({ front: { type: 'start' }, title: 'Start', body: 'Frame the survey.', next: ['[[research]]'] }),
+    'research.md': note({ front: { plan: '[web, papers]' }, title: 'Research', body: 'Research both ways.', next: ['[[report]]'] }),
+    'report.md': note({ title: 'Report', body: 'Write it up.' }),
+    'web/search.md': note({ front: { type: 'start' }, title: 'Search', body: 'Search the web.' }),
+    'papers/find.md': note({ front: { type: 'start' }, title: 'Find', body: 'Find papers.' }),
+  }
+  const keyOf = (step: Step) => {
+    if (step.kind !== 'work') throw new Error(`expected work, got ${step.kind}`)
+    return step.key
+  }
+  const get = async (origin: string, path: string) => (await send(`${origin}${path}`, { headers: { cookie: 'vaultplan_board=secret' } })).text
+
+  test("a run's frontier shows who holds each claim and until when, an expired lease as expired, and an agent's name as text", async () => {
+    const root = await tempDir('vaultplan-board-')
+    const vault = await writeVault(branched, join(root, 'survey'))
+    const start = keyOf(await nextStep(vault, { ...base, query: 'Survey the field', agent: hostile }))
+    keyOf(await completeStep(vault, start, { output: 'framed' }, { ...base, agent: hostile }))
+    keyOf(await nextStep(vault, { ...base, agent: 'bob', leaseMs: 1 }))
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    const board = await startBoard({ root, token: 'secret' })
+    try {
+      const text = await get(board.origin, '/run?vault=survey')
+      const items = [...text.matchAll(/<li>(work <strong>.*?)<\/li>/g)].map((match) => match[1]!.replace(/<time datetime="([^"]*)">[^<]*<\/time>/g, '[$1]'))
+      expect(items).toHaveLength(2)
+      expect(items[0]).toMatch(
+        /^work <strong>web\/search<\/strong> · visit 1 · step 2 · <span class="claim">claimed by <b class="agent">&#60;img src=x onerror=alert\(1\)&#62;<\/b> until \[\d{4}-[^\]]+\]<\/span>$/,
+      )
+      expect(items[1]).toMatch(
+        /^work <strong>papers\/find<\/strong> · visit 1 · step 3 · <span class="claim expired">claimed by <b class="agent">bob<\/b>, lease expired \[[^\]]+\]: another agent may take it<\/span>$/,
+      )
+      expect(text).not.toContain('<img src=x')
+    } finally {
+      await board.close()
+    }
+  })
+
+  test('a blocked step waits on a person: listed under "Needs you", its reason shown as text with since when, and unblocked through /decide as decide does', async () => {
+    const root = await teamRoot()
+    const vault = await writeVault(branched, join(root, 'survey'))
+    const start = keyOf(await nextStep(vault, { ...base, query: 'Survey the field', agent: 'ada' }))
+    await blockStep(vault, start, { reason: 'Which field? <script>alert(1)</script>' }, { ...base, agent: 'ada' })
+    const expected = await copyOf(vault)
+    await decide(expected, 'start', { edge: 'unblock', feedback: 'Solar power.' })
+    const board = await startBoard({ root, token: 'secret' })
+    try {
+      const runs = await get(board.origin, '/')
+      expect(runs).toContain('Needs you <span class="count">2</span>')
+      expect([...runs.matchAll(/<td>([^<]*)<\/td><\/tr>/g)].map((match) => match[1])).toEqual(['review', 'start (blocked)'])
+
+      const text = await get(board.origin, '/run?vault=survey')
+      const from = text.indexOf('<form class="decision"')
+      const form = text.slice(from, text.indexOf('</form>', from))
+      expect(form.replace(/<time datetime="([^"]*)">[^<]*<\/time>/, '[time]')).toContain(
+        '<h3>An agent blocked start</h3><p class="reason">Its reason: <q>Which field? &#60;script&#62;alert(1)&#60;/script&#62;</q></p><p class="since">Blocked since [time].</p>',
+      )
+      expect([...form.matchAll(/<button[^>]*>([^<]*)<\/button>/g)].map((match) => match[0])).toEqual([
+        '<button type="submit" name="edge" value="unblock">unblock</button>',
+      ])
+      expect(text).not.toContain('<script>alert')
+
+      const form$ = { 'content-type': 'application/x-www-form-urlencoded', origin: board.origin, cookie: 'vaultplan_board=secret' }
+      const body = 'vault=survey&node=start&edge=unblock&feedback=Solar+power.&back=run'
+      expect((await send(`${board.origin}/decide`, { method: 'POST', headers: { ...form$, origin: 'http://evil.example' }, body })).status).toBe(403)
+      const made = await send(`${board.origin}/decide`, { method: 'POST', headers: form$, body })
+      expect(made.status).toBe(303)
+      expect(await readFile(join(vault, 'start.md'), 'utf8')).toBe(await readFile(join(expected, 'start.md'), 'utf8'))
+      expect(await readFile(join(vault, 'start.md'), 'utf8')).toMatch(/status: pending[\s\S]*## Feedback\n+> Solar power\./)
+      expect(await get(board.origin, '/run?vault=survey')).not.toContain('<form class="decision"')
     } finally {
       await board.close()
     }

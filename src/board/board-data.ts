@@ -4,6 +4,7 @@ import type { LedgerView } from '../core/ledger-types.js'
 import { loadPlan } from '../plan/load-plan.js'
 import { toSvg } from '../plan/plan-svg.js'
 import { observeRun } from '../run/observe-run.js'
+import type { WaitingNote } from '../run/run-options.js'
 import { visitsOfSnapshot, type RunSnapshot } from '../run/run-snapshot.js'
 import { readOutput, type SavedOutput } from '../store/output-note.js'
 import { readTrace, tracePaths, type HopRecord } from '../store/trace.js'
@@ -22,8 +23,8 @@ export interface RunRow {
   current: string
   steps: number
   maxSteps: number
-  /** The notes that wait on a person (waiting notes, a pending proposal). */
-  waiting: string[]
+  /** The notes that wait on a person (waiting notes, steps an agent blocked, a pending proposal), each with what it waits for. */
+  waiting: Pick<WaitingNote, 'node' | 'kind'>[]
 }
 
 /** How many vaults the board lists at most. */
@@ -45,7 +46,7 @@ export async function runRows(root: string): Promise<{ rows: RunRow[]; truncated
         current: snapshot.frontier[0]?.node ?? snapshot.waiting[0]?.node ?? snapshot.hops.at(-1)?.node ?? '',
         steps: snapshot.steps,
         maxSteps: snapshot.maxSteps,
-        waiting: snapshot.waiting.map((note) => note.node),
+        waiting: snapshot.waiting.map(({ node, kind }) => ({ node, kind })),
       }
     } catch {
       return { name, phase: 'unreadable', query: '', current: '', steps: 0, maxSteps: 0, waiting: [] }

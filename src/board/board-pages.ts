@@ -1,6 +1,7 @@
 import type { LedgerEntry } from '../core/ledger-types.js'
 import type { SearchHit } from '../memory/search-runs.js'
 import type { WaitingNote } from '../run/run-options.js'
+import type { AgentClaim } from '../run/claims.js'
 import type { RunSnapshot } from '../run/run-snapshot.js'
 import { unquoted } from '../vault/note-edits.js'
 import type { ProposalInfo } from '../vault/proposal-note.js'
@@ -61,7 +62,7 @@ export function runsPage(rows: readonly RunRow[], tab: string, truncated: boolea
   const body = shown
     .map(
       (row) => `<tr><td><a href="${runHref(row.name)}">${e(row.name)}</a></td><td><span class="phase phase-${row.phase}">${row.phase}</span></td>
-<td>${e(row.query)}</td><td>${e(row.current)}</td><td>${row.steps} / ${row.maxSteps}</td><td>${row.waiting.map(e).join(', ')}</td></tr>`,
+<td>${e(row.query)}</td><td>${e(row.current)}</td><td>${row.steps} / ${row.maxSteps}</td><td>${row.waiting.map(waitsOn).join(', ')}</td></tr>`,
     )
     .join('\n')
   const empty = shown.length === 0 ? `<p class="empty">No run here.</p>` : ''
@@ -72,8 +73,18 @@ export function runsPage(rows: readonly RunRow[], tab: string, truncated: boolea
 <tbody>${body}</tbody></table>${empty}${more}`
 }
 
-/** The page of one run: decisions first, then the plan, the frontier, the hops, the outputs and the ledger. */
-export function runPage(detail: RunDetail, planVersion: string): string {
+/** A note of the runs page's "Waits on you": its name, and that an agent blocked it. */
+function waitsOn(waiting: RunRow['waiting'][number]): string {
+  return waiting.kind === 'blocked' ? `${e(waiting.node)} (blocked)` : e(waiting.node)
+}
+
+/**
+ * The page of one run: decisions first, then the plan, the frontier with
+ * who holds each claim, the hops, the outputs and the ledger. `now` (ms since
+ * the epoch) tells a live lease from an expired one and makes the plan
+ * picture's address new, so a browser never shows one it cached.
+ */
+export function runPage(detail: RunDetail, now: number): string {
   const { snapshot, name } = detail
   const run = snapshot.run
   return `<h1>${e(name)} <span class="phase phase-${snapshot.phase}">${snapshot.phase}</span></h1>
@@ -83,9 +94,9 @@ ${proposalLink(detail)}
 ${snapshot.stop ? `<p class="stop">${e(snapshot.stop.reason)}</p>` : ''}
 ${decisions(detail)}
 <section aria-labelledby="plan"><h2 id="plan">Plan</h2>
-<img class="plan" src="/plan.svg?vault=${encodeURIComponent(name)}&amp;v=${e(planVersion)}" alt="The plan of ${e(name)}, each note with its status and visits">
+<img class="plan" src="/plan.svg?vault=${encodeURIComponent(name)}&amp;v=${now}" alt="The plan of ${e(name)}, each note with its status and visits">
 </section>
-${frontier(snapshot)}
+${frontier(snapshot, now)}
 ${timeline(name, detail.hops, snapshot.steps)}
 ${snapshot.result ? `<section aria-labelledby="result"><h2 id="result">Result</h2><article class="output">${safeHtml(snapshot.result.output)}</article></section>` : ''}
 <section aria-labelledby="outputs"><h2 id="outputs">Outputs</h2>
@@ -95,7 +106,7 @@ ${detail.outputs.map((output) => `<article class="output" id="output-${output.st
 ${ledger(detail)}`
 }
 
-/** A waiting note's choices as buttons with a feedback box; a pending proposal's approve, revise, decline. */
+/** A waiting note's choices as buttons with a feedback box; a blocked step's reason and unblock; a pending proposal's approve, revise, decline. */
 function decisions(detail: RunDetail): string {
   const { snapshot, name, proposal } = detail
   if (snapshot.waiting.length === 0) return ''
@@ -110,8 +121,12 @@ function decisions(detail: RunDetail): string {
  * to once it is decided.
  */
 export function decisionForm(name: string, waiting: WaitingNote, proposal: ProposalInfo | undefined, back: 'run' | 'proposal'): string {
-  const heading = proposal ? `The proposed plan, version ${proposal.version}` : `${e(waiting.node)} waits for you`
-  const earlier = proposal?.feedback ? `<p class="feedback">Feedback so far: ${e(unquoted(proposal.feedback))}</p>` : ''
+  const heading = proposal
+    ? `The proposed plan, version ${proposal.version}`
+    : waiting.kind === 'blocked'
+      ? `An agent blocked ${e(waiting.node)}`
+      : `${e(waiting.node)} waits for you`
+  const earlier = proposal?.feedback ? `<p class="feedback">Feedback so far: ${e(unquoted(proposal.feedback))}</p>` : blockedWhy(waiting)
   const compare = proposal && back === 'run' ? `<p><a href="${proposalHref(name)}">Its versions side by side</a></p>` : ''
   const id = `feedback-${e(waiting.node.replace(/[^\w-]/g, '-'))}`
   return `<form class="decision" method="post" action="/decide">
@@ -121,6 +136,14 @@ export function decisionForm(name: string, waiting: WaitingNote, proposal: Propo
 <textarea id="${id}" name="feedback" rows="3"></textarea>
 <div class="choices">${waiting.choices.map((choice) => `<button type="submit" name="edge" value="${e(choice)}">${e(choice)}</button>`).join(' ')}</div>
 </form>`
+}
+
+/** Why and since when an agent blocked a step, in the agent's words shown as text; `''` for any other wait. */
+function blockedWhy(waiting: WaitingNote): string {
+  if (waiting.kind !== 'blocked') return ''
+  const reason = waiting.reason === undefined ? '' : `<p class="reason">Its reason: <q>${e(waiting.reason)}</q></p>`
+  const since = waiting.since === undefined ? '' : `<p class="since">Blocked since ${time(waiting.since)}.</p>`
+  return `${reason}${since}<p class="note">Unblock hands the step back to the agents, your feedback with it.</p>`
 }
 
 /** The way to a decided proposal's versions (one that waits links them from its form). */
@@ -136,10 +159,29 @@ function outputsNote(detail: RunDetail): string {
   return `<p class="note">The latest ${detail.outputs.length} of ${detail.outputCount} outputs. <a href="${runHref(detail.name)}&amp;outputs=all">Show all ${detail.outputCount}</a></p>`
 }
 
-function frontier(snapshot: RunSnapshot): string {
+/** What can be done now, each item with the agent that holds it and until when. */
+function frontier(snapshot: RunSnapshot, now: number): string {
   if (snapshot.frontier.length === 0) return ''
-  const items = snapshot.frontier.map((item) => `<li>${item.kind} <strong>${e(item.node)}</strong> · visit ${item.visit} · step ${item.step}</li>`)
-  return `<section aria-labelledby="frontier"><h2 id="frontier">Next</h2><ul>${items.join('')}</ul></section>`
+  const items = snapshot.frontier.map(
+    (item) => `<li>${item.kind} <strong>${e(item.node)}</strong> · visit ${item.visit} · step ${item.step}${holder(item.claim, now)}</li>`,
+  )
+  return `<section aria-labelledby="frontier"><h2 id="frontier">Next</h2><ul class="frontier">${items.join('')}</ul></section>`
+}
+
+/** Who holds a frontier item's claim and until when; a lease past its end says so, for another agent may take the item. */
+function holder(claim: AgentClaim | undefined, now: number): string {
+  if (!claim) return ''
+  const expired = Date.parse(claim.until) <= now
+  return expired
+    ? ` · <span class="claim expired">claimed by <b class="agent">${e(claim.agent)}</b>, lease expired ${time(claim.until)}: another agent may take it</span>`
+    : ` · <span class="claim">claimed by <b class="agent">${e(claim.agent)}</b> until ${time(claim.until)}</span>`
+}
+
+/** A moment as the page shows it (`2026-05-01 14:03:07 UTC`), machine-readable in its `datetime`. */
+function time(iso: string): string {
+  const moment = new Date(iso)
+  const shown = Number.isNaN(moment.getTime()) ? iso : `${moment.toISOString().slice(0, 19).replace('T', ' ')} UTC`
+  return `<time datetime="${e(iso)}">${e(shown)}</time>`
 }
 
 function timeline(name: string, hops: readonly TimelineHop[], steps: number): string {

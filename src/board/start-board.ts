@@ -70,7 +70,8 @@ const ASSET_FOLDER = new URL('../../assets/', import.meta.url)
  * person first), each run (the plan drawn with statuses and visits, what
  * comes next and who claimed it, the hops with who decided and why, the
  * latest outputs rendered, the ledger), a waiting note's choices as buttons with a
- * feedback box (`decide`), a proposal's versions side by side with what
+ * feedback box (`decide`), a step an agent blocked with its reason and an
+ * unblock button (`decide` with the edge `unblock`), a proposal's versions side by side with what
  * changed and its approve / revise / decline (a revision is written by the
  * vault's next run: the board calls no model), a fork
  * from any step (`forkRun`), and search over past runs (`searchRuns`).
@@ -128,7 +129,7 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
   app.get('/run', async (c) => {
     const name = c.req.query('vault') ?? ''
     const detail = await runDetail(root, name, c.req.query('outputs') === 'all' ? Number.POSITIVE_INFINITY : undefined)
-    return c.html(page(detail.name, runPage(detail, String(Date.now())), detail.name))
+    return c.html(page(detail.name, runPage(detail, Date.now()), detail.name))
   })
   app.get('/proposal', async (c) => {
     const name = c.req.query('vault') ?? ''
