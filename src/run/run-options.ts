@@ -160,6 +160,10 @@ export interface WaitingNote {
   file: string
   /** The labels a person may choose (`next` for an unconditional edge). */
   choices: string[]
+  /** Who is waited for: a person deciding a note (`human`), a step an agent blocked, or a proposal. */
+  kind?: 'human' | 'blocked' | 'proposal'
+  /** Why it waits, when more than its choices says it: the feedback a proposal was sent back with. */
+  reason?: string
   /** For a note with `wait:`: when the wait began, ISO 8601. */
   since?: string
   /** For a note with `wait:`: when its deadline falls, ISO 8601; the `timeout` edge is taken then, if the note has one. */
