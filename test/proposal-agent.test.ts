@@ -4,6 +4,7 @@ import { describe, expect, test } from 'vitest'
 import { decide, nextStep, observeRun, PlanValidationError, proposePlan, readProposal, readRunStatus, runPlan, RunStateError, VaultPathError } from 'vaultplan'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
 import { readTree, tempDir, writeVault } from './helpers/vault.js'
+import { vaultplan } from './helpers/cli.js'
 
 const QUERY = 'Write a post about tide pools'
 const V1 = '## research\ntype: start\nFind three sources on tide pools.\n### Next\n- [[draft]]\n\n## draft\nWrite the draft.\n'
@@ -57,6 +58,18 @@ describe('an agent as the planner: proposePlan with a document', () => {
     expect((await observeRun(vault)).waiting).toEqual(waiting)
     expect(await readRunStatus(vault)).toMatchObject({ phase: 'waiting', node: 'proposal', next: { kind: 'plan', node: 'proposal' } })
     expect(await readTree(vault)).toEqual(before)
+  })
+
+  test('the CLI, with no model configured: status says it waits for the agent, and run waits without asking a model', async () => {
+    const vault = await proposed()
+    await decide(vault, 'proposal', { edge: 'revise', feedback: 'Start with an outline.' })
+    const env = { LLM_MODEL: '', LLM_BASE_URL: '', NO_COLOR: '1' }
+    expect((await vaultplan(['status', vault], { env })).stdout).toContain(
+      'The proposal was sent back to the agent that proposed it: it waits for its next version.',
+    )
+    const run = await vaultplan(['run', vault], { env })
+    expect(run.stderr).toBe('')
+    expect(run.stdout).toContain('Waiting: 00_plan-trace/proposal.md (nothing for a person to tick: it waits for an agent)')
   })
 
   test('the agent answers with its next document: version 2, the first kept under proposals/v1/ and linked, waiting again', async () => {
