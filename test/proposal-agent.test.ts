@@ -154,6 +154,7 @@ describe('wait: on a proposal', () => {
     expect(overdue.reason).toContain(`It is overdue since ${entry!.deadline}.`)
     expect((await observeRun(vault)).waiting).toEqual(overdue.waiting)
     expect(await readRunStatus(vault)).toMatchObject({ phase: 'waiting', node: 'proposal', deadline: entry!.deadline, overdue: true })
+    expect((await vaultplan(['status', vault])).stdout).toContain(`Deadline: ${entry!.deadline} (overdue`)
 
     // Sent back, it waits on the agent: no deadline runs then.
     await decide(vault, 'proposal', { edge: 'revise', feedback: 'Shorter.' })
