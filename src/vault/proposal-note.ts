@@ -50,7 +50,8 @@ export interface ProposalNote extends ProposalInfo {
 /**
  * Reads the proposal of a vault written by `proposePlan`: its version, its
  * status (`pending` until a box is ticked and the vault run), the previous
- * version it revises and the person's feedback. `undefined` when the vault
+ * version it revises, the person's feedback, and `planner: 'agent'` when an
+ * agent wrote it (`proposePlan` with a `document`). `undefined` when the vault
  * has no proposal. A person may edit the note: only its frontmatter keys
  * and its boxes are read.
  *
@@ -124,12 +125,7 @@ export function parseProposal(text: string, vault = '.'): ProposalNote {
   const { ticked, boxes } = readBoxes(text)
   const note: ProposalNote = { version: version as number, status, query: data.query, notes, ticked, boxes }
   if (typeof data.parent === 'string' && data.parent !== '') note.parent = data.parent
-  if (
-    String(data.planner ?? '')
-      .trim()
-      .toLowerCase() === 'agent'
-  )
-    note.planner = 'agent'
+  if (typeof data.planner === 'string' && data.planner.trim().toLowerCase() === 'agent') note.planner = 'agent'
   // A `wait:` a person mistyped is no deadline, as a note's unreadable knob is none.
   if (typeof data.wait === 'string' && durationMs(data.wait) !== undefined) note.wait = data.wait.trim()
   if (typeof data.proposed === 'string' && !Number.isNaN(Date.parse(data.proposed))) note.proposed = data.proposed
