@@ -4,7 +4,7 @@ import { request } from 'node:http'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import * as boardModule from 'vaultplan/board'
-import { blockStep, completeStep, decide, nextStep, runPlan, type Step } from 'vaultplan'
+import { blockStep, completeStep, decide, nextStep, proposePlan, runPlan, type Step } from 'vaultplan'
 import { startBoard } from 'vaultplan/board'
 import { lineDiff } from '../src/board/line-diff.js'
 import { safeHtml } from '../src/board/safe-html.js'
@@ -247,6 +247,21 @@ describe('what the board refuses', () => {
       const none = await send(`${board.origin}/proposal?vault=release`, { headers: { cookie: 'vaultplan_board=secret' } })
       expect({ status: none.status, says: none.text.includes('`release` has no proposal') }).toEqual({ status: 404, says: true })
       expect((await send(`${board.origin}/proposal?vault=..%2Fx`, { headers: { cookie: 'vaultplan_board=secret' } })).status).toBe(400)
+    } finally {
+      await board.close()
+    }
+  })
+
+  test("an agent's proposal sent back: the page says the agent writes the next version, and asks nobody to decide", async () => {
+    const root = await tempDir()
+    const vault = await proposePlan('Write a post', { into: join(root, 'post'), document: '## draft\ntype: start\nWrite it.\n', fsync: false })
+    await decide(vault, 'proposal', { edge: 'revise', feedback: 'Shorter.' })
+    const board = await startBoard({ root, token: 'secret' })
+    try {
+      const page = await send(`${board.origin}/proposal?vault=post`, { headers: { cookie: 'vaultplan_board=secret' } })
+      expect(page.status).toBe(200)
+      expect(page.text).toContain('the agent that proposed this version writes the next one from the feedback')
+      expect(page.text).not.toContain('Needs you')
     } finally {
       await board.close()
     }

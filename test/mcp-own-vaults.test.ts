@@ -43,6 +43,7 @@ describe('the MCP tools on a folder inside a plan vault', () => {
         ['plan_status', { vault }],
         ['plan_validate', { vault }],
         ['plan_graph', { vault }],
+        ['plan_propose', { vault, query: 'q', document: '## a\ntype: start\n' }],
       ]
       for (const [tool, args] of calls) {
         expect({ tool, vault, refusal: await agent.refuse(tool, args) }).toMatchObject({
@@ -51,6 +52,9 @@ describe('the MCP tools on a folder inside a plan vault', () => {
       }
     }
     expect(await agent.refuse('plan_create', { vault: 'p/steps/new', document: '## a\ntype: start\n' })).toMatch(
+      /^Error \(exists\): [^\n]*inside the vault `p`/,
+    )
+    expect(await agent.refuse('plan_propose', { vault: 'p/steps/new', query: 'q', document: '## a\ntype: start\n' })).toMatch(
       /^Error \(exists\): [^\n]*inside the vault `p`/,
     )
     expect(await readTree(join(root, 'p'))).toEqual(before)
@@ -74,6 +78,7 @@ describe('the MCP tools on a folder inside a plan vault', () => {
         'plan_status',
         'plan_validate',
         'plan_graph',
+        'plan_propose',
       ].sort(),
     )
   })

@@ -283,6 +283,7 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
       'plan_invalidate',
       'plan_list',
       'plan_next',
+      'plan_propose',
       'plan_search',
       'plan_status',
       'plan_validate',

@@ -1,4 +1,4 @@
-import { readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { cp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { decide, nextStep, proposePlan, readProposal, readRunStatus, runPlan, RunStateError, VaultPathError } from 'vaultplan'
@@ -26,7 +26,7 @@ async function propose(llm = planner(V1, V2, V3)): Promise<{ vault: string; llm:
   return { vault, llm }
 }
 
-const waitingOnProposal = [{ node: 'proposal', file: '00_plan-trace/proposal.md', choices: ['approve', 'revise', 'decline'] }]
+const waitingOnProposal = [{ node: 'proposal', file: '00_plan-trace/proposal.md', kind: 'proposal', choices: ['approve', 'revise', 'decline'] }]
 
 describe('proposePlan', () => {
   test('writes the planned notes and a proposal that waits, with the query and three boxes', async () => {
@@ -35,6 +35,9 @@ describe('proposePlan', () => {
     expect(llm.calls[0]!.prompt).toContain(QUERY)
     const tree = await readTree(vault)
     expect(Object.keys(tree)).toEqual(['00_plan-trace/proposal.md', 'draft.md', 'research.md'])
+    // When the version was written: its wait for a person begins then.
+    const proposed = /^proposed: "(.*)"$/m.exec(tree['00_plan-trace/proposal.md']!)?.[1]
+    expect(Date.now() - Date.parse(proposed!)).toBeLessThan(60_000)
     expect(tree['00_plan-trace/proposal.md']).toBe(
       [
         '---',
@@ -43,6 +46,7 @@ describe('proposePlan', () => {
         'status: pending',
         `query: "${QUERY}"`,
         'notes: ["research.md","draft.md"]',
+        `proposed: "${proposed}"`,
         '---',
         '# Proposal v1',
         '',
@@ -134,7 +138,8 @@ describe('a pending proposal', () => {
 
   test('a box ticked by hand in the note and decide from code write the same bytes and run the same', async () => {
     const byHand = (await propose(planner(V1))).vault
-    const byCode = (await propose(planner(V1))).vault
+    const byCode = join(await tempDir(), 'post')
+    await cp(byHand, byCode, { recursive: true })
     await edit(byHand, '00_plan-trace/proposal.md', (text) => text.replace('- [ ] approve', '- [x] approve'))
     await decide(byCode, 'proposal', { edge: 'approve' })
     expect(await readFile(join(byCode, '00_plan-trace/proposal.md'), 'utf8')).toBe(await readFile(join(byHand, '00_plan-trace/proposal.md'), 'utf8'))

@@ -71,6 +71,7 @@ it('pins the error codes', async () => {
     'no-run',
     'no-start',
     'node-missing',
+    'not-revising',
     'not-waiting',
     'note-busy',
     'proposal-unreadable',

@@ -74,7 +74,7 @@ describe('snapshotOf: where a run stands, from its records alone', () => {
         phase: 'waiting',
         steps: 0,
         frontier: [],
-        waiting: [{ kind: 'proposal', node: 'proposal', file: '00_plan-trace/proposal.md', choices: ['approve', 'revise', 'decline'] }],
+        waiting: [{ node: 'proposal', file: '00_plan-trace/proposal.md', kind: 'proposal', choices: ['approve', 'revise', 'decline'] }],
       },
     },
     { ticked: ['revise'], expected: { phase: 'ready', steps: 0, frontier: [{ kind: 'plan', node: 'proposal', visit: 1, step: 1 }], waiting: [] } },

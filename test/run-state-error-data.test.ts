@@ -297,6 +297,19 @@ const cases: [string, () => Promise<Case>][] = [
     },
   ],
   [
+    'not-revising: an agent proposes a next version of a proposal no person sent back',
+    async () => {
+      const vault = await proposed()
+      await decide(vault, 'proposal', { edge: 'decline' })
+      const plan = '## outline\ntype: start\nOutline it.\n'
+      return {
+        refused: proposePlan(query, { into: vault, document: plan, fsync: false }),
+        code: 'not-revising',
+        data: { version: 1, status: 'pending', ticked: ['decline'] },
+      }
+    },
+  ],
+  [
     'proposal-unreadable: a proposal that lost its query',
     async () => {
       const vault = await proposed()

@@ -29,6 +29,8 @@ export interface ProposalHistory {
   ticked: ProposalChoice[]
   /** The proposal's waiting note while it waits on a person. */
   waiting: WaitingNote | undefined
+  /** The version in use came from an agent (`planner: agent`): a `revise` sends it back to that agent, not to a model. */
+  agent: boolean
 }
 
 /**
@@ -53,7 +55,9 @@ export async function proposalHistory(root: string, name: string): Promise<Propo
     name: vaultName(root, vault),
     versions: [...kept, inUse],
     ticked: current.status === 'pending' ? current.ticked : [],
-    waiting: snapshot.waiting.find((note) => note.file === PROPOSAL_FILE),
+    // Sent back to the agent that proposed it, it has no choices: nobody needs to decide.
+    waiting: snapshot.waiting.find((note) => note.file === PROPOSAL_FILE && note.choices.length > 0),
+    agent: current.planner === 'agent',
   }
 }
 

@@ -45,6 +45,8 @@ function standing(history: ProposalHistory): string {
   }
   const [ticked] = history.ticked
   if (ticked === undefined) return ''
+  if (ticked === 'revise' && history.agent)
+    return `<p class="decided"><strong>revise</strong> is ticked: the agent that proposed this version writes the next one from the feedback.</p>`
   const next = { approve: 'runs this version', revise: 'has the planner write the next version from the feedback', decline: 'declines it for good' }[ticked]
   return `<p class="decided"><strong>${ticked}</strong> is ticked: the next run of this vault ${next}.</p>`
 }

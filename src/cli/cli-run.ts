@@ -103,7 +103,9 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
   const fresh = values.fresh === true || status.run === null || target !== (runVault ?? vault)
   // A proposal records its query: its vault runs without one.
   if (fresh && values.query === undefined && status.proposal === undefined) throw new UsageError('--query is required for a new run')
-  if (fresh || ['work', 'judge', 'waiting', 'fresh', 'plan'].includes(status.next.kind)) {
+  // An agent's proposal sent back (`plan` with `planner: agent`) waits for the agent: no model is needed to say so.
+  const agentPlans = status.next.kind === 'plan' && status.proposal?.planner === 'agent'
+  if (!agentPlans && (fresh || ['work', 'judge', 'waiting', 'fresh', 'plan'].includes(status.next.kind))) {
     try {
       resolveModelConfig(status.next.kind === 'plan' ? 'planning' : 'action', io.env)
     } catch (error) {
@@ -261,7 +263,10 @@ function finish(result: RunResult, json: boolean, io: Io): number {
     )
     if (result.status === 'waiting') {
       // The output of the note that waits is not a result: say what to decide, and where.
-      for (const note of result.waiting ?? []) io.stdout.write(printable(`Waiting: ${note.file} (choices: ${note.choices.join(', ')})`) + '\n')
+      for (const note of result.waiting ?? []) {
+        const choices = note.choices.length > 0 ? `choices: ${note.choices.join(', ')}` : 'nothing for a person to tick: it waits for an agent'
+        io.stdout.write(printable(`Waiting: ${note.file} (${choices})`) + '\n')
+      }
       io.stdout.write('\n')
     } else {
       const excerpt = result.output.length > 2000 ? `${result.output.slice(0, 2000)}\n[...]` : result.output

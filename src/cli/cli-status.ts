@@ -112,6 +112,8 @@ export function nextSentence(status: RunStatus, shown: string, self = 'vaultplan
     case 'completed':
       return `Nothing to do: the run is complete. Read \`${join(shown, TRACE_FOLDER, FINAL_FILE)}\`, or start over with \`${run} --fresh\`.`
     case 'plan':
+      // An agent's proposal is revised by the agent, never by a model the run would call.
+      if (status.proposal?.planner === 'agent') return 'The proposal was sent back to the agent that proposed it: it waits for its next version.'
       return `A proposal waits to be revised: \`${run}\`.`
     case 'declined':
       return `The proposal was declined: its plan never runs. Propose again for a new plan: \`vaultplan propose "..." --into DIR\`.`

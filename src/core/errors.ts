@@ -62,6 +62,7 @@ export const RUN_STATE_ERROR_CODES = [
   'no-run',
   'no-start',
   'node-missing',
+  'not-revising',
   'not-waiting',
   'note-busy',
   'proposal-unreadable',
@@ -139,6 +140,8 @@ export interface RunStateErrorData extends Record<RunStateErrorCode, object> {
   'not-waiting': { node: string; status: NodeStatus | null; waiting: string[] }
   /** These notes kept changing (an editor saving them); `kept` is where a save caught mid-replace was kept. */
   'note-busy': { files: string[]; kept?: string }
+  /** An agent proposed a next version, but the proposal at `version` is `status`, with `ticked` boxes, not sent back with `revise` alone. */
+  'not-revising': { version: number; status: 'pending' | 'approved' | 'revised' | 'declined'; ticked: string[] }
   /** The proposal note cannot be read. */
   'proposal-unreadable': { file: string }
   /** The query the run (or the approved proposal) recorded. */

@@ -5,6 +5,7 @@ import { serveResources } from './resources.js'
 import { registerPlanTools } from './tools-plan.js'
 import { registerStepTools } from './tools-step.js'
 import { registerMemoryTools } from './tools-memory.js'
+import { registerProposeTools } from './tools-propose.js'
 
 /** Options of `createMcpServer`. */
 export interface McpServerOptions {
@@ -45,6 +46,7 @@ export function createMcpServer(options: McpServerOptions): { server: McpServer;
   registerPlanTools(server, { root: options.root, svgTimeoutMs: options.svgTimeoutMs, checks: options.checks })
   registerStepTools(server, { root: options.root, checks: options.checks })
   registerMemoryTools(server, { root: options.root })
+  registerProposeTools(server, { root: options.root })
   server.registerPrompt(
     'run_plan',
     {

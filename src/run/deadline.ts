@@ -20,19 +20,22 @@ export interface WaitClock {
 }
 
 /** The edge a note takes when its wait runs past its deadline: the one labelled `timeout`. */
-export function timeoutEdge(node: PlanNode): Edge | undefined {
+export function timeoutEdge(node: Pick<PlanNode, 'edges'>): Edge | undefined {
   return node.edges.find((edge) => edge.conditional && edge.label.trim().toLowerCase() === 'timeout')
 }
 
 /** The milliseconds since the epoch at which a wait that began `since` runs out, or `undefined` for a note without `wait:`. */
-export function deadlineOf(node: PlanNode, since: string): number | undefined {
+export function deadlineOf(node: Pick<PlanNode, 'wait'>, since: string): number | undefined {
   const ms = node.wait === undefined ? undefined : durationMs(node.wait)
   const began = Date.parse(since)
   return ms === undefined || Number.isNaN(began) ? undefined : began + ms
 }
 
-/** A waiting note's clock at `now`, for a note with `wait:`: since when it waits, its deadline, and whether it is overdue (nothing without `wait:`). */
-export function waitClock(node: PlanNode, since: string, now: number): WaitClock {
+/**
+ * A waiting note's clock at `now`, for a note with `wait:`: since when it waits, its deadline, and whether it is overdue (nothing
+ * without `wait:`). A proposal is a note with its `wait:` and no edges.
+ */
+export function waitClock(node: Pick<PlanNode, 'wait' | 'edges'>, since: string, now: number): WaitClock {
   const deadline = deadlineOf(node, since)
   if (deadline === undefined) return {}
   const clock: WaitClock = { since, deadline: new Date(deadline).toISOString() }

@@ -3,9 +3,10 @@ import { RunStateError } from '../core/errors.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { editNote } from '../vault/edit-note.js'
 import { createLLM } from '../models/llm-client.js'
-import { PROPOSAL_CHOICES, PROPOSAL_NODE, proposalStand, readProposalNote, type ProposalNote, type ProposalStatus } from '../vault/proposal-note.js'
+import { PROPOSAL_NODE, proposalStand, readProposalNote, type ProposalNote, type ProposalStatus } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
 import { reviseProposal } from './propose-plan.js'
+import { proposalWaiting } from './proposal-wait.js'
 import { replay } from './run-core.js'
 import type { RunResult, Step } from './run-options.js'
 import { clipLine, tell, toRunResult } from './run-words.js'
@@ -19,8 +20,9 @@ export type ProposalGate = { kind: 'run'; query: string | undefined } | { kind: 
  * proposal, or an approved one, lets the run go on (with the proposal's
  * query when the caller gives none); a pending one follows its ticked box:
  * `approve` marks it approved and runs, `revise` has the planner write the
- * next version and waits again, `decline` marks it declined; with no box
- * ticked it waits.
+ * next version and waits again (an agent's proposal waits for the agent's
+ * next version instead: no model is asked), `decline` marks it declined;
+ * with no box ticked it waits, overdue past its `wait:` deadline.
  *
  * @throws {@link RunStateError} `declined` for a declined proposal; `ambiguous-decision` for more than one box ticked; `query-mismatch` for another query than the approved one
  */
@@ -33,7 +35,8 @@ export async function proposalGate(
   const stand = proposalStand(note)
   switch (stand.kind) {
     case 'waiting':
-      return { kind: 'waiting', step: proposalWaiting(note) }
+    case 'awaiting-agent':
+      return { kind: 'waiting', step: proposalWaiting(note, Date.now()) }
     case 'ambiguous':
       throw new RunStateError(
         'ambiguous-decision',
@@ -47,7 +50,7 @@ export async function proposalGate(
       throw declined(vault, note)
     case 'revise': {
       const revised = await reviseProposal(vault, note, { llm: options.llm ?? createLLM(), fsync: options.fsync, signal: options.signal })
-      return { kind: 'waiting', step: proposalWaiting(revised) }
+      return { kind: 'waiting', step: proposalWaiting(revised, Date.now()) }
     }
     case 'approve':
     case 'run':
@@ -64,14 +67,6 @@ export async function proposalGate(
   }
   if (stand.kind === 'approve') await setProposalStatus(vault, 'approved')
   return { kind: 'run', query: options.query ?? note.query }
-}
-
-/** The step of a proposal waiting for a person: node `proposal`, its note, its three choices. */
-export function proposalWaiting(note: ProposalNote): Extract<Step, { kind: 'waiting' }> {
-  const reason =
-    `Proposal v${note.version} waits for a person: tick \`approve\`, \`revise\` (with what must ` +
-    `change under \`## Feedback\`) or \`decline\` in \`${PROPOSAL_FILE}\`, then run the vault again.`
-  return { kind: 'waiting', runId: '', waiting: [{ kind: 'proposal', node: PROPOSAL_NODE, file: PROPOSAL_FILE, choices: [...PROPOSAL_CHOICES] }], reason }
 }
 
 /** `runPlan`'s result while the proposal waits: nothing ran, the `waiting` event told. */

@@ -1,6 +1,8 @@
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
-import { VaultPathError } from '../core/errors.js'
+import { RunStateError, VaultPathError } from '../core/errors.js'
+import { durationMs } from '../core/knobs.js'
+import { withVaultLock } from '../vault/lock.js'
 import { sameStamp, stampOf, writeFileAtomic } from '../vault/fs-atomic.js'
 import { confinedOrNothing } from '../vault/path-gate.js'
 import { runFilePath } from '../vault/run-file-path.js'
@@ -11,10 +13,11 @@ import { listNotes } from '../vault/read-vault.js'
 import { readNoteForRewrite } from '../vault/settled-read.js'
 import { PROPOSAL_FILE, PROPOSALS_FOLDER, TRACE_FOLDER } from '../vault/run-folder.js'
 import { PlanGraph } from '../plan/plan-graph.js'
-import { planGraph } from '../plan/plan-document.js'
-import { parseProposal, renderProposal, type ProposalContent, type ProposalNote } from '../vault/proposal-note.js'
+import { parsePlanDocument, planGraph } from '../plan/plan-document.js'
+import { parseProposal, readProposalNote, renderProposal, type ProposalContent, type ProposalNote } from '../vault/proposal-note.js'
 import { intoPlace } from './run-vault.js'
 import { dataFence } from '../core/text.js'
+import { clipLine } from './run-words.js'
 import type { CallLLM } from '../core/types.js'
 
 /** Options of `proposePlan`. */
@@ -28,6 +31,22 @@ export interface ProposeOptions {
    */
   llm?: CallLLM
   /**
+   * A plan document an agent wrote (the format `parsePlanDocument` reads):
+   * it is the proposal, and no model is asked, now or for a revision. On a
+   * folder whose proposal a person sent back with `revise`, it is the next
+   * version. Not with `llm`.
+   */
+  document?: string
+  /**
+   * How long a version may wait for a person (`45s`, `30m`, `4h`, `2d`)
+   * before its `waiting` entry says `overdue` (it keeps waiting: a proposal
+   * has no `timeout` edge). Written as `wait:` in the proposal note, where a
+   * person may change it.
+   *
+   * @default no deadline; a revision keeps the one its proposal has
+   */
+  wait?: string
+  /**
    * Flush every write to the disk.
    *
    * @default true
@@ -38,15 +57,20 @@ export interface ProposeOptions {
 
 /**
  * Has the planning role write a plan for `query` (as `planGraph` does,
- * degrading to a path graph) and writes it into `into` as a vault that waits
- * for a person: `00_plan-trace/proposal.md` records the version, the status,
- * the query, and three boxes, `approve`, `revise`, `decline`, with a
- * `## Feedback` section. Until a box is ticked, `runPlan` on the vault
- * returns `waiting` on the proposal. The vault appears whole or not at all.
+ * degrading to a path graph), or takes the `document` an agent wrote, and
+ * writes it into `into` as a vault that waits for a person:
+ * `00_plan-trace/proposal.md` records the version, the status, the query,
+ * and three boxes, `approve`, `revise`, `decline`, with a `## Feedback`
+ * section. Until a box is ticked, `runPlan` on the vault returns `waiting`
+ * on the proposal. The vault appears whole or not at all. With `document`,
+ * on a vault whose proposal a person sent back with `revise`, writes
+ * version n+1 as a planner's revision would.
  *
  * @returns the vault's absolute path
- * @throws {@link VaultPathError} `vault-not-empty` when `into` holds anything, `vault-not-folder` when it is a file
- * @throws {@link ModelConfigError} when no `llm` is given and no planning model is configured; nothing is written
+ * @throws {@link VaultPathError} `vault-not-empty` when `into` holds anything (but a proposal sent back, with `document`), `vault-not-folder` when it is a file
+ * @throws {@link PlanValidationError} when `document` is not a valid plan; nothing is written
+ * @throws {@link RunStateError} `not-revising` when, with `document`, `into` holds a proposal no person sent back with `revise`; `query-mismatch` for another query than the proposal's; `vault-locked` while a run holds the vault
+ * @throws {@link ModelConfigError} when no `llm` or `document` is given and no planning model is configured; nothing is written
  * @throws `TypeError` on a bad argument
  */
 export async function proposePlan(query: string, options: ProposeOptions): Promise<string> {
@@ -55,17 +79,73 @@ export async function proposePlan(query: string, options: ProposeOptions): Promi
     throw new TypeError(`Expected \`options.into\` to be a folder path, got \`${String(options?.into)}\``)
   if (options.llm !== undefined && typeof options.llm !== 'function')
     throw new TypeError(`Expected \`options.llm\` to be a function, got \`${typeof options.llm}\``)
+  if (options.document !== undefined && (typeof options.document !== 'string' || options.llm !== undefined))
+    throw new TypeError(
+      `Expected \`options.document\` to be a plan document string, and no \`llm\` beside it (an agent's document is the plan), got \`${typeof options.document}\``,
+    )
+  if (options.wait !== undefined && (typeof options.wait !== 'string' || durationMs(options.wait) === undefined))
+    throw new TypeError(`Expected \`options.wait\` to be a duration such as \`45s\`, \`30m\`, \`4h\` or \`2d\`, got \`${String(options.wait)}\``)
   const target = resolve(options.into)
-  await assertEmptyFolder(target)
   const fsync = options.fsync ?? true
-  const graph = await planGraph(query, options.llm ?? createLLM(), signalOf(options.signal))
+  const extra: VersionExtra = { ...(options.wait !== undefined && { wait: options.wait.trim() }) }
+  let graph: PlanGraph
+  if (options.document !== undefined) {
+    // Parsed before anything is read or written: an invalid document changes nothing.
+    graph = parsePlanDocument(options.document)
+    extra.planner = 'agent'
+    if (await holdsProposal(target)) {
+      await withVaultLock(target, () => reviseByDocument(target, query, graph, { fsync, wait: options.wait }))
+      return target
+    }
+    await assertEmptyFolder(target)
+  } else {
+    await assertEmptyFolder(target)
+    graph = await planGraph(query, options.llm ?? createLLM(), signalOf(options.signal))
+  }
   const fill = async (temp: string) => {
     await savePlan(graph, temp, { fsync })
     await mkdir(join(temp, TRACE_FOLDER), { recursive: true })
-    await writeFileAtomic(join(temp, PROPOSAL_FILE), renderProposal(contentOf(graph, query, 1, [])), { fsync })
+    await writeFileAtomic(join(temp, PROPOSAL_FILE), renderProposal(contentOf(graph, query, 1, [], extra)), { fsync })
   }
   await intoPlace(target, fill, { fsync })
   return target
+}
+
+/** What a version's note says besides its plan: who wrote it, and its `wait:`. */
+type VersionExtra = Pick<ProposalContent, 'planner' | 'wait'>
+
+/** Whether `target` is a folder holding a proposal note. */
+async function holdsProposal(target: string): Promise<boolean> {
+  const info = await stat(join(target, PROPOSAL_FILE)).catch(() => undefined)
+  return info?.isFile() === true
+}
+
+/** Writes an agent's document as version n+1 of the proposal in `vault`, which a person must have sent back with `revise`; under the vault's lock. */
+async function reviseByDocument(vault: string, query: string, graph: PlanGraph, options: { fsync: boolean; wait: string | undefined }): Promise<void> {
+  const note = await readProposalNote(vault, true)
+  // Removed by a person since: the folder holds a plan that is no proposal.
+  if (!note) return assertEmptyFolder(vault)
+  if (note.status !== 'pending' || note.ticked.length !== 1 || note.ticked[0] !== 'revise') {
+    const { status, ticked, version } = note
+    const why =
+      status !== 'pending' ? `is ${status}` : ticked.length === 0 ? 'waits for a person' : `has ${ticked.map((each) => `\`${each}\``).join(' and ')} ticked`
+    throw new RunStateError(
+      'not-revising',
+      `The proposal in \`${vault}\` (v${version}) ${why}, not sent back with \`revise\`: nothing was written. ` +
+        'A new version is proposed once a person ticks `revise`; to propose another plan, propose into a new folder.',
+      { version, status, ticked },
+    )
+  }
+  if (query !== note.query) {
+    throw new RunStateError(
+      'query-mismatch',
+      `The proposal in \`${vault}\` is for the query ${JSON.stringify(clipLine(note.query))}, not ${JSON.stringify(clipLine(query))}. ` +
+        'Nothing was written: propose the next version for the same query, or a new plan into a new folder.',
+      { recorded: note.query },
+    )
+  }
+  const wait = options.wait ?? note.wait
+  await writeRevision(vault, note, graph, { fsync: options.fsync, extra: { planner: 'agent', ...(wait !== undefined && { wait }) } })
 }
 
 /**
@@ -104,6 +184,19 @@ export async function reviseProposal(
     ),
   ].join('\n')
   const planned = await planGraph(request, options.llm, signalOf(options.signal))
+  return writeRevision(vault, note, planned, { fsync: options.fsync, extra: note.wait === undefined ? {} : { wait: note.wait } })
+}
+
+/**
+ * Moves version n's notes (only those the proposal wrote, listed in its
+ * `notes:`) and its proposal note under `00_plan-trace/proposals/v<n>/`,
+ * writes `planned` in their place (renamed when a person's own note holds
+ * the name) and a new proposal linking every earlier version.
+ */
+async function writeRevision(vault: string, note: ProposalNote, planned: PlanGraph, options: { fsync: boolean; extra: VersionExtra }): Promise<ProposalNote> {
+  const { version } = note
+  const { extra } = options
+  const ours = notesInside(vault, note.notes)
   const folder = `${PROPOSALS_FOLDER}/v${version}`
   // The notes a revision cut short wrote are ours too, like the version's own.
   // Every write below goes into real folders of the vault, never through a symlink (runFilePath).
@@ -119,7 +212,7 @@ export async function reviseProposal(
     await writeFileAtomic(archived, setFrontmatterStatus(text, 'revised'), { fsync: options.fsync })
     return stampOf(path)
   }
-  await writeFileAtomic(journal, `${JSON.stringify({ notes: contentOf(graph, note.query, version + 1, []).notes })}\n`, { fsync: options.fsync })
+  await writeFileAtomic(journal, `${JSON.stringify({ notes: contentOf(graph, note.query, version + 1, [], extra).notes })}\n`, { fsync: options.fsync })
   const stamp = await archive()
   for (const { file } of ours) {
     const to = runFilePath(vault, `${folder}/${file}`)
@@ -137,7 +230,7 @@ export async function reviseProposal(
     })
   }
   await savePlan(graph, vault, { fsync: options.fsync })
-  const content = contentOf(graph, note.query, version + 1, await earlierVersions(vault, version))
+  const content = contentOf(graph, note.query, version + 1, await earlierVersions(vault, version), extra)
   content.parent = `${folder}/proposal.md`
   // A person's edit of the proposal while the planner wrote is kept in the archived copy.
   if (!sameStamp(await stampOf(path), stamp)) await archive()
@@ -186,9 +279,17 @@ async function earlierVersions(vault: string, upTo: number): Promise<ProposalCon
   return earlier
 }
 
-function contentOf(graph: PlanGraph, query: string, version: number, earlier: ProposalContent['earlier']): ProposalContent {
+function contentOf(graph: PlanGraph, query: string, version: number, earlier: ProposalContent['earlier'], extra: VersionExtra): ProposalContent {
   const nodes = [...graph.nodes.values()]
-  const content: ProposalContent = { version, query, notes: nodes.map((node) => node.file ?? `${node.id}.md`), nodes: nodes.map((node) => node.id), earlier }
+  const content: ProposalContent = {
+    version,
+    query,
+    notes: nodes.map((node) => node.file ?? `${node.id}.md`),
+    nodes: nodes.map((node) => node.id),
+    earlier,
+    ...extra,
+    proposed: new Date().toISOString(),
+  }
   if (graph.degraded !== undefined) content.degraded = graph.degraded
   return content
 }

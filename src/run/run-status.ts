@@ -1,4 +1,5 @@
 import { waitClock } from './deadline.js'
+import { proposalWaitingNote } from './proposal-wait.js'
 import { join } from 'node:path'
 import { subplanFoldersOf } from '../vault/subplan-folders.js'
 import { nextStepNumber } from './run-core.js'
@@ -166,7 +167,7 @@ function statusOf(vault: string, stand: VaultStand, maxSteps: number, moving: 'r
   const trace = records.trace
   const invalid = records.issues.some((issue) => issue.severity === 'error')
   // The proposal is decided first, as `runPlan` decides it before reading the plan.
-  const gated = records.proposal ? proposalPhase(records.proposal) : undefined
+  const gated = records.proposal ? proposalPhase(records.proposal, records.now ?? Date.now()) : undefined
   let phase = gated ?? (invalid ? invalidPhase() : phaseOf(stand, moving))
   // A note with one box ticked still waits, its boxes shown, until the next call follows the box: `next` says where to.
   if (!gated && !invalid && stand.decided) phase = { ...waitingPhase(stand, stand.decided.node, stand.decided.visit), next: phase.next }
@@ -325,8 +326,11 @@ function waitingPhase(stand: VaultStand, id: string, visit: number): Phase {
   return phase
 }
 
-/** A proposal not approved: it waits (its boxes as a waiting note's), or it was declined. `undefined` once approved. */
-function proposalPhase(note: ProposalNote): Phase | undefined {
+/**
+ * A proposal not approved: it waits (its boxes as a waiting note's, its `wait:` deadline as a note's), or it was declined.
+ * `undefined` once approved.
+ */
+function proposalPhase(note: ProposalNote, now: number): Phase | undefined {
   const stand = proposalStand(note)
   if (stand.kind === 'run') return undefined
   if (stand.kind === 'declined' || stand.kind === 'decline') return { phase: 'fresh', next: { kind: 'declined', node: PROPOSAL_NODE } }
@@ -336,9 +340,13 @@ function proposalPhase(note: ProposalNote): Phase | undefined {
     box: note.boxes[choice] !== undefined,
     checked: note.ticked.includes(choice),
   }))
-  // A ticked `revise` has the planner write the next version on the next call.
-  const next: RunNext = { kind: stand.kind === 'revise' ? 'plan' : 'waiting', node: PROPOSAL_NODE, visit: note.version }
-  return { phase: 'waiting', node: PROPOSAL_NODE, visit: note.version, file: PROPOSAL_FILE, boxes, next }
+  // A ticked `revise` has the planner write the next version on the next call (an agent's proposal: the agent, when it proposes again).
+  const next: RunNext = { kind: stand.kind === 'revise' || stand.kind === 'awaiting-agent' ? 'plan' : 'waiting', node: PROPOSAL_NODE, visit: note.version }
+  const phase: Phase = { phase: 'waiting', node: PROPOSAL_NODE, visit: note.version, file: PROPOSAL_FILE, boxes, next }
+  const { deadline, overdue } = proposalWaitingNote(note, now)
+  if (deadline !== undefined) phase.deadline = deadline
+  if (overdue) phase.overdue = true
+  return phase
 }
 
 function invalidPhase(): Phase {

@@ -247,14 +247,19 @@ export function workStep(
 
 /** The step of a note waiting for a person, with the reason in words and the choices as data. */
 export function waitingStep(runId: string, node: PlanNode, file: string, clock?: WaitClock): Extract<Step, { kind: 'waiting' }> {
-  const due = clock?.deadline === undefined ? '' : clock.overdue ? ` It is overdue since ${clock.deadline}.` : ` Its deadline is ${clock.deadline}.`
-  const reason = `\`${node.id}\` waits for a person: tick one box under \`## Next\` in \`${file}\` (and write under \`## Feedback\` if you like), then run the vault again.${due}`
+  const reason = `\`${node.id}\` waits for a person: tick one box under \`## Next\` in \`${file}\` (and write under \`## Feedback\` if you like), then run the vault again.${dueWords(clock)}`
   return {
     kind: 'waiting',
     runId,
     waiting: [{ kind: 'human', node: node.id, file, choices: node.edges.map((each) => each.label || 'next'), ...clock }],
     reason,
   }
+}
+
+/** What a waiting reason says of a `wait:` deadline: when it falls, or since when it is overdue; nothing without one. */
+export function dueWords(clock: WaitClock | undefined): string {
+  if (clock?.deadline === undefined) return ''
+  return clock.overdue ? ` It is overdue since ${clock.deadline}.` : ` Its deadline is ${clock.deadline}.`
 }
 
 /** The step of a visit an agent blocked (`blockStep`): it waits for a person to unblock it. */

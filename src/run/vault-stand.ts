@@ -3,7 +3,6 @@ import type { PlanGraph } from '../plan/plan-graph.js'
 import type { PlanIssue, PlanNode } from '../core/types.js'
 import type { LockHolder } from '../core/errors.js'
 import { proposalStand, PROPOSAL_NODE, type ProposalNote } from '../vault/proposal-note.js'
-import { PROPOSAL_FILE } from '../vault/run-folder.js'
 import { isGenerate, runsSubplans, subplanFoldersOf } from '../vault/subplan-folders.js'
 import { claimKey, highestNumber, locate, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
 import type { SavedOutput } from '../store/output-note.js'
@@ -13,6 +12,7 @@ import { outputFile, type HopRecord, type Trace } from '../store/trace.js'
 import { timeoutHop, waitClock, type WaitClock } from './deadline.js'
 import { claimOf, type WorkItem } from './claims.js'
 export type { WorkItem } from './claims.js'
+import { proposalWaitingNote } from './proposal-wait.js'
 
 /*
  * Where one vault of a run stands, its subplans' runs included: the pure
@@ -116,8 +116,7 @@ export function standOf(records: VaultRecords, maxSteps: number, source?: string
   // A proposal not approved yet decides first; one whose `approve` box is ticked runs on the next call.
   if (proposal && proposal.kind !== 'run' && proposal.kind !== 'approve') {
     if (proposal.kind === 'revise') stand.items.push({ kind: 'plan', node: PROPOSAL_NODE, visit: records.proposal!.version, step: stand.works + 1 })
-    else if (proposal.kind !== 'declined' && proposal.kind !== 'decline')
-      stand.waiting.push({ kind: 'proposal', node: PROPOSAL_NODE, file: PROPOSAL_FILE, choices: ['approve', 'revise', 'decline'] })
+    else if (proposal.kind !== 'declined' && proposal.kind !== 'decline') stand.waiting.push(proposalWaitingNote(records.proposal!, records.now ?? Date.now()))
     return stand
   }
   if (records.issues.some((issue) => issue.severity === 'error')) return stand

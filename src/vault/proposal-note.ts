@@ -7,6 +7,7 @@ import { parseNote } from './parse-note.js'
 import { editNote } from './edit-note.js'
 import { readNoteForRewrite } from './settled-read.js'
 import { countLines } from '../core/text.js'
+import { durationMs } from '../core/knobs.js'
 
 /** The id `waiting` and `decide` use for the proposal. */
 export const PROPOSAL_NODE = 'proposal'
@@ -27,6 +28,8 @@ export interface ProposalInfo {
   parent?: string
   /** The text under the proposal's `## Feedback`, when a person wrote some. */
   feedback?: string
+  /** `agent` when the version came from a document an agent wrote (`proposePlan` with `document`); left out for a model's. */
+  planner?: 'agent'
 }
 
 /** A proposal note as read from its text: what `readProposal` says, and what the run needs. */
@@ -38,12 +41,17 @@ export interface ProposalNote extends ProposalInfo {
   ticked: ProposalChoice[]
   /** Per choice, the 1-based line of its box (for `decide`). */
   boxes: Partial<Record<ProposalChoice, number>>
+  /** The frontmatter's `wait:`, a duration (`2d`): how long the version may wait for a person before it is overdue. */
+  wait?: string
+  /** The frontmatter's `proposed:`, ISO 8601: when this version was written, so when its wait for a person began. */
+  proposed?: string
 }
 
 /**
  * Reads the proposal of a vault written by `proposePlan`: its version, its
  * status (`pending` until a box is ticked and the vault run), the previous
- * version it revises and the person's feedback. `undefined` when the vault
+ * version it revises, the person's feedback, and `planner: 'agent'` when an
+ * agent wrote it (`proposePlan` with a `document`). `undefined` when the vault
  * has no proposal. A person may edit the note: only its frontmatter keys
  * and its boxes are read.
  *
@@ -60,6 +68,7 @@ export function toProposalInfo(note: ProposalNote): ProposalInfo {
   const info: ProposalInfo = { version: note.version, status: note.status }
   if (note.parent !== undefined) info.parent = note.parent
   if (note.feedback !== undefined) info.feedback = note.feedback
+  if (note.planner !== undefined) info.planner = note.planner
   return info
 }
 
@@ -116,6 +125,10 @@ export function parseProposal(text: string, vault = '.'): ProposalNote {
   const { ticked, boxes } = readBoxes(text)
   const note: ProposalNote = { version: version as number, status, query: data.query, notes, ticked, boxes }
   if (typeof data.parent === 'string' && data.parent !== '') note.parent = data.parent
+  if (typeof data.planner === 'string' && data.planner.trim().toLowerCase() === 'agent') note.planner = 'agent'
+  // A `wait:` a person mistyped is no deadline, as a note's unreadable knob is none.
+  if (typeof data.wait === 'string' && durationMs(data.wait) !== undefined) note.wait = data.wait.trim()
+  if (typeof data.proposed === 'string' && !Number.isNaN(Date.parse(data.proposed))) note.proposed = data.proposed
   const feedback = parseNote('proposal.md', text).feedback.trim()
   if (feedback !== '') note.feedback = feedback
   return note
@@ -145,24 +158,27 @@ function readBoxes(text: string): { ticked: ProposalChoice[]; boxes: Partial<Rec
   return { ticked, boxes }
 }
 
-/** What a proposal asks of a run, decided from the note alone. */
+/** What a proposal asks of a run, decided from the note alone; `awaiting-agent`: an agent's proposal sent back, which no model revises. */
 export type ProposalStand =
   | { kind: 'run'; query: string }
   | { kind: 'waiting' }
   | { kind: 'approve' | 'revise' | 'decline' }
+  | { kind: 'awaiting-agent' }
   | { kind: 'declined' }
   | { kind: 'ambiguous'; ticked: ProposalChoice[] }
 
 /**
  * Where a proposal stands: an approved one runs with its query, a declined
  * one never runs; a pending one follows its one ticked box, waits with none
- * ticked, and is an error with more than one.
+ * ticked, and is an error with more than one. An agent's proposal sent back
+ * with `revise` waits for the agent's next version.
  */
 export function proposalStand(note: ProposalNote): ProposalStand {
   if (note.status === 'approved') return { kind: 'run', query: note.query }
   if (note.status === 'declined') return { kind: 'declined' }
   if (note.ticked.length > 1) return { kind: 'ambiguous', ticked: note.ticked }
   const choice = note.ticked[0]
+  if (choice === 'revise' && note.planner === 'agent') return { kind: 'awaiting-agent' }
   return choice === undefined ? { kind: 'waiting' } : { kind: choice }
 }
 
@@ -178,6 +194,12 @@ export interface ProposalContent {
   earlier: { version: number; folder: string; feedback?: string }[]
   /** Set when the planner's document was not a valid plan. */
   degraded?: string
+  /** `agent` for a version an agent wrote as a document. */
+  planner?: 'agent'
+  /** How long the version may wait for a person (`wait:`). */
+  wait?: string
+  /** When the version is written, ISO 8601. */
+  proposed: string
 }
 
 /** The text of a new proposal note: frontmatter, the query, the plan's notes, the three boxes, `## Feedback`. */
@@ -189,6 +211,9 @@ export function renderProposal(content: ProposalContent): string {
     `query: ${JSON.stringify(content.query)}`,
     `notes: ${JSON.stringify(content.notes)}`,
     ...(content.parent === undefined ? [] : [`parent: ${JSON.stringify(content.parent)}`]),
+    ...(content.planner === undefined ? [] : [`planner: ${content.planner}`]),
+    `proposed: ${JSON.stringify(content.proposed)}`,
+    ...(content.wait === undefined ? [] : [`wait: ${content.wait}`]),
   ]
   const quoted = content.query.split(/\r?\n/).map((line) => (line === '' ? '>' : `> ${line}`))
   const lines = [
@@ -198,8 +223,15 @@ export function renderProposal(content: ProposalContent): string {
     `# Proposal v${content.version}`,
     '',
     'A plan was written into this vault for the query below. It does not run until it is approved.',
-    'Tick one box, then run the vault again: `approve` runs it, `revise` has the planner write the next version',
-    'from what you write under `## Feedback`, `decline` keeps it from ever running.',
+    ...(content.planner === 'agent'
+      ? [
+          'Tick one box, then run the vault again: `approve` runs it, `revise` sends it back to the agent that proposed it',
+          'with what you write under `## Feedback`, `decline` keeps it from ever running.',
+        ]
+      : [
+          'Tick one box, then run the vault again: `approve` runs it, `revise` has the planner write the next version',
+          'from what you write under `## Feedback`, `decline` keeps it from ever running.',
+        ]),
     '',
     ...quoted,
     '',

@@ -1,0 +1,68 @@
+import { mkdir } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { z } from 'zod'
+import { durationMs } from '../core/knobs.js'
+import { proposePlan } from '../run/propose-plan.js'
+import { readProposal } from '../vault/proposal-note.js'
+import { PROPOSAL_FILE } from '../vault/run-folder.js'
+import { confine, refuseInsideVault, resourceUri, vaultPath } from './paths.js'
+import { guarded, ok, orRefusal, refusal, type ToolResult } from './results.js'
+import { vaultArg, type ToolContext } from './tools-plan.js'
+
+const TODO =
+  'A person decides now: show them the plan and ask them to approve, revise (saying what must change) or decline; record their ' +
+  'choice with plan_decide {vault, node: "proposal", edge, feedback}, then call plan_next. After a revise, plan_next answers ' +
+  'waiting, kind "proposal", their feedback as reason: call plan_propose again with the next document.'
+
+/** Registers plan_propose: an agent proposes a plan (or its next version) for a person to approve, as `proposePlan` with a `document`. */
+export function registerProposeTools(server: McpServer, context: ToolContext): void {
+  server.registerTool(
+    'plan_propose',
+    {
+      title: 'Propose a plan for a person to approve',
+      description: [
+        'Writes your plan document (as plan_create takes it) into a new vault as a proposal a person approves, revises or declines before it runs.',
+        'When a person sent it back (plan_next: waiting, kind "proposal", their feedback as reason), call it again on the same vault ' +
+          'with the same query and your next document: version n+1, the earlier kept and linked.',
+      ].join('\n'),
+      inputSchema: {
+        vault: vaultArg.describe('a new folder, relative to the root; or the vault whose proposal was sent back'),
+        query: z.string().describe('what the plan is for; the approved plan runs with it'),
+        document: z.string().describe('the plan document'),
+        wait: z.string().optional().describe('how long a person may take before the proposal shows overdue: 30m, 4h, 2d'),
+      },
+      outputSchema: orRefusal(
+        z.object({ vault: z.string(), version: z.number().int(), proposal: z.string(), parent: z.string().optional(), todo: z.string() }),
+      ),
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    async ({ vault, query, document, wait }) => guarded(context.root, () => propose(context, { vault, query, document, wait })),
+  )
+}
+
+async function propose(context: ToolContext, call: { vault: string; query: string; document: string; wait: string | undefined }): Promise<ToolResult> {
+  const { vault, query, document, wait } = call
+  if (query.trim() === '') return refusal('query-needed', 'Pass `query`: what the plan is for.')
+  if (wait !== undefined && durationMs(wait) === undefined)
+    return refusal('bad-wait', `\`${wait}\` is no duration; write one like \`45s\`, \`30m\`, \`4h\` or \`2d\`.`)
+  const { path, exists } = await confine(context.root, vault, 'the vault')
+  if (exists) {
+    // A folder there already: a vault strictly inside the root (an empty folder, or a proposal to revise), not one of another vault's.
+    await vaultPath(context.root, vault)
+  } else {
+    await refuseInsideVault(context.root, path, vault, 'exists')
+    await mkdir(dirname(path), { recursive: true })
+    // Checked again now that the folders on the way exist: one may have been swapped for a symlink.
+    await confine(context.root, vault, 'the vault')
+  }
+  await proposePlan(query, { into: path, document, ...(wait !== undefined && { wait }) })
+  const info = await readProposal(path)
+  return ok({
+    vault,
+    version: info?.version ?? 1,
+    proposal: resourceUri(vault, PROPOSAL_FILE),
+    ...(info?.parent !== undefined && { parent: resourceUri(vault, info.parent) }),
+    todo: TODO,
+  })
+}
