@@ -210,7 +210,8 @@ const TODO: Record<RunNext['kind'], string> = {
   judge: 'Call plan_next: the saved output is judged first, then it returns the next note to work.',
   plan: 'Call plan_next: the planner revises the proposal first.',
   waiting: 'A person decides: call plan_decide with the note and one of its edges (or let them tick a box), then plan_next.',
-  stopped: 'A budget ran out: a person raises `max_visits` in the note, then plan_next goes on.',
+  stopped:
+    "A budget ran out: for the step budget, call plan_next with a larger `maxSteps`; for a note's `max_visits`, a person raises it in the note, then plan_next goes on.",
   completed: 'Nothing to do: the run is complete.',
   invalid: 'Fix the notes (plan_validate lists every problem), then plan_next.',
   declined: 'The proposal was declined: the plan never runs; propose a new one.',
