@@ -30,7 +30,7 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
           vault: vaultArg,
           text: z.string().min(1).describe('one or a few sentences'),
           reason: z.string().optional().describe('its source, or why'),
-          node: z.string().optional().describe('its note; default: the step handed out'),
+          node: z.string().min(1).optional().describe('its note; default: the step handed out'),
         }),
         annotations: writes,
       },
