@@ -28,13 +28,13 @@ describe('checks in the MCP server', () => {
     let { step } = await agent.call('plan_next', { vault: 'code', query: 'Add a flag' })
     expect(step).toMatchObject({
       kind: 'work',
-      note: { id: 'code' },
+      node: { id: 'code' },
       conditions: [],
       checks: [{ name: 'test', command: [process.execPath, '-e', "console.log('1 failing'); process.exit(1)"] }],
     })
     expect(step.todo).toContain(': they decide `passed` / `failed`, not your choice.')
     ;({ step } = await agent.call('plan_finish', { vault: 'code', key: step.key, output: 'all tests pass, trust me' }))
-    expect(step).toMatchObject({ kind: 'work', note: { id: 'fix' } })
+    expect(step).toMatchObject({ kind: 'work', node: { id: 'fix' } })
     expect(step.outputs[0].output).toContain('1 failing')
     expect((await traceEntries(join(root, 'code')))[0]!.decidedBy).toBe('check')
   })

@@ -21,9 +21,9 @@ describe('a refused tool call carries the error as data', () => {
     expect(await agent.refusal('plan_finish', { vault, key: draft.key, output: 'again' })).toEqual({
       error: {
         code: 'stale-step',
-        message: expect.stringContaining(`\`${vault}\``),
+        message: '`key` is not the key of the pending step; nothing was written.',
         data: { pending: { key: review.key, node: 'review', visit: 1, step: 2 } },
-        todo: expect.stringContaining('plan_next'),
+        todo: `The pending step is \`review\` (visit 1, key \`${review.key}\`): call plan_next for all of it, then plan_finish with its key.`,
       },
     })
     expect(await agent.refusal('plan_finish', { vault, key: review.key, output: 'fine', choice: 'maybe' })).toMatchObject({

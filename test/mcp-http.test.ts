@@ -41,15 +41,15 @@ describe('vaultplan mcp --http (Streamable HTTP on 127.0.0.1), driven by the SDK
     const agent = await httpClient(server.url)
     await agent.call('plan_create', { vault: 'release', document: DOCUMENT })
     let { step } = await agent.call('plan_next', { vault: 'release', query: 'announce 0.2' })
-    expect(step).toMatchObject({ kind: 'work', note: { id: 'draft' } })
+    expect(step).toMatchObject({ kind: 'work', node: { id: 'draft' } })
     ;({ step } = await agent.call('plan_finish', { vault: 'release', key: step.key, output: 'A draft.' }))
-    expect(step).toMatchObject({ kind: 'work', note: { id: 'review' }, conditions: ['approved', 'needs revision'] })
+    expect(step).toMatchObject({ kind: 'work', node: { id: 'review' }, conditions: ['approved', 'needs revision'] })
 
     // Another session (another agent, or the same one after losing its context) gets the same pending step.
     const second = await httpClient(server.url)
     expect((await second.call('plan_next', { vault: 'release' })).step).toEqual(step)
     ;({ step } = await second.call('plan_finish', { vault: 'release', key: step.key, output: 'Fine.', choice: 'approved' }))
-    expect(step).toMatchObject({ kind: 'work', note: { id: 'approve' } })
+    expect(step).toMatchObject({ kind: 'work', node: { id: 'approve' } })
     expect(await agent.refuse('plan_finish', { vault: 'release', key: 'not-a-key', output: 'x' })).toMatch(/^Error \(stale-step\)/)
     expect(await agent.refuse('plan_status', { vault: '../../etc' })).toMatch(/^Error \(outside-root\)/)
     expect((await agent.call('plan_status', { vault: 'release' })).phase).toMatch(/^(interrupted|running)$/)

@@ -66,18 +66,18 @@ it('an entry recorded over MCP mid-run carries the pending step, so a fork at a 
   )
   const agent = await stdioClient(root)
   let { step } = await agent.call('plan_next', { vault: 'launch', query: 'Plan the launch' })
-  expect(step).toMatchObject({ kind: 'work', note: { id: 'draft' } })
+  expect(step).toMatchObject({ kind: 'work', node: { id: 'draft' } })
   const handedOut = [step.step]
   expect(await agent.call('plan_fact', { vault: 'launch', text: 'The venue holds 200 people.' })).toMatchObject({ id: 'F1' })
   ;({ step } = await agent.call('plan_finish', { vault: 'launch', key: step.key, output: 'a draft' }))
   // Inside the subplan: the entry names the nested note by its path from the vault.
-  expect(step).toMatchObject({ kind: 'work', plan: 'checks', note: { id: 'facts' } })
+  expect(step).toMatchObject({ kind: 'work', plan: 'checks', node: { id: 'facts' } })
   handedOut.push(step.step)
   expect(await agent.call('plan_assume', { vault: 'launch', text: 'The launch is in May.' })).toMatchObject({ id: 'A1' })
   expect(await agent.call('plan_invalidate', { vault: 'launch', id: 'A1', reason: 'moved to June' })).toMatchObject({ valid: false })
   ;({ step } = await agent.call('plan_finish', { vault: 'launch', key: step.key, output: 'facts checked' }))
   ;({ step } = await agent.call('plan_finish', { vault: 'launch', key: step.key, output: 'tone checked', choice: 'approved' }))
-  expect(step).toMatchObject({ kind: 'work', note: { id: 'send' } })
+  expect(step).toMatchObject({ kind: 'work', node: { id: 'send' } })
   ;({ step } = await agent.call('plan_finish', { vault: 'launch', key: step.key, output: 'sent' }))
   expect(step.kind).toBe('completed')
   // No step is pending once the run is over: an entry then names none.

@@ -38,6 +38,9 @@ describe('the MCP tools on a folder inside a plan vault', () => {
         ['plan_assume', { vault, text: 'an assumption' }],
         ['plan_decision', { vault, text: 'a decision', reason: 'why' }],
         ['plan_invalidate', { vault, id: 'A1', reason: 'why' }],
+        ['plan_revalidate', { vault, id: 'A1' }],
+        ['plan_ledger', { vault }],
+        ['plan_fork', { vault, step: 1, into: 'elsewhere' }],
         ['plan_finish', { vault, key: 'k', output: 'o' }],
         ['plan_decide', { vault, node: 'x', edge: 'next' }],
         ['plan_status', { vault }],
@@ -73,6 +76,9 @@ describe('the MCP tools on a folder inside a plan vault', () => {
         'plan_assume',
         'plan_decision',
         'plan_invalidate',
+        'plan_revalidate',
+        'plan_ledger',
+        'plan_fork',
         'plan_finish',
         'plan_decide',
         'plan_status',
@@ -81,6 +87,41 @@ describe('the MCP tools on a folder inside a plan vault', () => {
         'plan_propose',
       ].sort(),
     )
+  })
+})
+
+describe('the MCP tools on a folder that only holds vaults', () => {
+  it('refuse it, each of them, naming the vaults it holds, and create nothing (no run folder)', async () => {
+    const root = await tempDir()
+    await writeVault(
+      { 'plans/one/a.md': note({ front: { type: 'start' }, title: 'A' }), 'plans/two/b.md': note({ front: { type: 'start' }, title: 'B' }) },
+      root,
+    )
+    const agent = await memoryClient(root)
+    const before = await readTree(join(root, 'plans'))
+    const { tools } = await agent.client.listTools()
+    const args: Record<string, Record<string, unknown>> = {
+      plan_create: { document: '## a\ntype: start\n' },
+      plan_next: { query: 'q' },
+      plan_finish: { key: 'k', output: 'o' },
+      plan_decide: { node: 'a', edge: 'next' },
+      plan_fact: { text: 'a fact' },
+      plan_assume: { text: 'an assumption' },
+      plan_decision: { text: 'a decision' },
+      plan_invalidate: { id: 'A1', reason: 'why' },
+      plan_revalidate: { id: 'A1' },
+      plan_fork: { step: 0, into: 'forked' },
+      plan_propose: { query: 'q', document: '## a\ntype: start\n' },
+    }
+    for (const tool of tools.filter((each) => 'vault' in (each.inputSchema.properties ?? {}))) {
+      const refused = await agent.refusal(tool.name, { vault: 'plans', ...args[tool.name] })
+      // plan_create writes only new folders: `plans` exists.
+      expect({ tool: tool.name, code: refused.error.code }).toEqual({ tool: tool.name, code: tool.name === 'plan_create' ? 'exists' : 'not-a-vault' })
+      if (tool.name !== 'plan_create')
+        expect(refused.error.message).toBe('`plans` holds no note of its own, only vaults (`plans/one`, `plans/two`): it is no vault itself')
+    }
+    expect(await readTree(join(root, 'plans'))).toEqual(before)
+    expect(Object.keys(await readTree(root)).filter((file) => !file.startsWith('plans/'))).toEqual([])
   })
 })
 

@@ -22,12 +22,16 @@ describe('the MCP tools on a proposed plan', () => {
     })
     expect((await agent.call('plan_status', { vault })).todo).toMatch(/plan_decide/)
     expect(await agent.refuse('plan_decide', { vault, node: 'proposal', edge: 'ship it' })).toMatch(/^Error \(bad-choice\)/)
-    expect(await agent.call('plan_decide', { vault, node: 'proposal', edge: 'approve' })).toMatchObject({ node: 'proposal', edge: 'approve' })
+    // The proposal waits with no run yet: its step names no run id.
+    expect(step.runId).toBeUndefined()
+    // plan_decide answers the next step, as plan_finish does.
+    const decided = await agent.call('plan_decide', { vault, node: 'proposal', edge: 'approve' })
+    expect(decided).toMatchObject({ decided: { node: 'proposal', edge: 'approve' }, step: { kind: 'work', query: QUERY, node: { id: 'outline' } } })
 
     ;({ step } = await agent.call('plan_next', { vault }))
-    expect(step).toMatchObject({ kind: 'work', query: QUERY, note: { id: 'outline' } })
+    expect(step).toEqual(decided.step)
     ;({ step } = await agent.call('plan_finish', { vault, key: step.key, output: 'an outline' }))
-    expect(step).toMatchObject({ kind: 'work', note: { id: 'write' } })
+    expect(step).toMatchObject({ kind: 'work', node: { id: 'write' } })
     ;({ step } = await agent.call('plan_finish', { vault, key: step.key, output: 'the post' }))
     expect(step).toMatchObject({ kind: 'completed', output: 'the post' })
   })
@@ -36,7 +40,11 @@ describe('the MCP tools on a proposed plan', () => {
     const root = await tempDir()
     await proposePlan(QUERY, { into: join(root, 'post'), llm: async () => PLAN, fsync: false })
     const agent = await stdioClient(root)
-    await agent.call('plan_decide', { vault: 'post', node: 'proposal', edge: 'decline' })
+    expect(await agent.call('plan_decide', { vault: 'post', node: 'proposal', edge: 'decline' })).toEqual({
+      vault: 'post',
+      decided: { node: 'proposal', edge: 'decline' },
+      todo: 'A person declined the proposed plan (version 1): it never runs. Write a new plan with plan_create, in a new folder.',
+    })
     expect((await agent.call('plan_status', { vault: 'post' })).todo).toBe('The proposal was declined: the plan never runs; propose a new one.')
     expect(await agent.refuse('plan_next', { vault: 'post' })).toMatch(/declined/)
   })
@@ -59,7 +67,7 @@ describe('plan_propose: an agent proposes, a person decides', () => {
     expect(step).toMatchObject({ kind: 'waiting', waiting: [{ node: 'proposal', kind: 'proposal', choices: ['approve', 'revise', 'decline'] }] })
     await agent.call('plan_decide', { vault, node: 'proposal', edge: 'approve' })
     ;({ step } = await agent.call('plan_next', { vault }))
-    expect(step).toMatchObject({ kind: 'work', query: QUERY, note: { id: 'outline' } })
+    expect(step).toMatchObject({ kind: 'work', query: QUERY, node: { id: 'outline' } })
   })
 
   it('revised with feedback: plan_next waits on the agent with the feedback, and plan_propose writes v2 linked to v1', async () => {
@@ -70,7 +78,7 @@ describe('plan_propose: an agent proposes, a person decides', () => {
     await agent.call('plan_decide', { vault, node: 'proposal', edge: 'revise', feedback: 'Outline it first.' })
     const { step } = await agent.call('plan_next', { vault })
     expect(step).toMatchObject({ kind: 'waiting', waiting: [{ node: 'proposal', kind: 'proposal', choices: [], reason: 'Outline it first.' }] })
-    expect(step.reason).toContain('plan_propose')
+    expect(step.todo).toContain('plan_propose')
     expect(await agent.call('plan_propose', { vault, query: QUERY, document: V2 })).toEqual({
       vault,
       version: 2,

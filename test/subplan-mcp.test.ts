@@ -19,18 +19,18 @@ describe('the MCP tools on a plan with a subplan', () => {
     const agent = await stdioClient(root)
     const vault = 'report'
     let { step } = await agent.call('plan_next', { vault, query: 'a report on solar power' })
-    expect(step.note.id).toBe('outline')
+    expect(step.node.id).toBe('outline')
     ;({ step } = await agent.call('plan_finish', { vault, key: step.key, output: 'an outline' }))
     expect(step).toMatchObject({
       kind: 'work',
       plan: 'research',
       query: 'Research\n\nFind the figures.\n\na report on solar power',
-      note: { id: 'find', file: 'research/find.md', uri: 'vaultplan://report/research/find.md' },
+      node: { id: 'find', file: 'research/find.md', uri: 'vaultplan://report/research/find.md' },
     })
     const seen: string[] = []
     while (step.kind === 'work') {
-      seen.push(`${step.plan ?? ''}/${step.note.id}`)
-      ;({ step } = await agent.call('plan_finish', { vault, key: step.key, output: `did ${step.note.id}` }))
+      seen.push(`${step.plan ?? ''}/${step.node.id}`)
+      ;({ step } = await agent.call('plan_finish', { vault, key: step.key, output: `did ${step.node.id}` }))
     }
     expect(seen).toEqual(['research/find', 'research/summarise', '/write'])
     expect(step).toMatchObject({ kind: 'completed', output: 'did write' })

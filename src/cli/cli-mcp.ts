@@ -8,10 +8,16 @@ import { runnerChecks } from './cli-checks.js'
 export const MCP_HELP = `Usage: vaultplan mcp [--root DIR] [--http HOST:PORT] [--check NAME='CMD'] [options]
 
 Serves the plan vaults under DIR to MCP clients (Claude Code, Cursor, Codex,
-any client of the MCP SDK): the tools plan_list, plan_validate, plan_create,
-plan_status, plan_next, plan_finish, plan_decide and plan_graph, every note
-and trace as a resource, and the prompt run_plan. Nothing outside DIR is
-read or written. Over stdio by default (the client starts the server).
+any client of the MCP SDK): the tools below, every note and trace as a
+resource, and the prompt run_plan. Nothing outside DIR is read or written.
+Over stdio by default (the client starts the server).
+
+Tools:
+  plan_list, plan_validate, plan_create, plan_status, plan_graph   plans
+  plan_next, plan_finish, plan_decide, plan_fork                   a run
+  plan_fact, plan_assume, plan_decision, plan_invalidate,
+  plan_revalidate, plan_ledger                                     the ledger
+  plan_search                                                      past runs
 
 Options:
   --root DIR          the folder whose vaults are served (default: the working folder)
@@ -25,6 +31,9 @@ Options:
                       one closes the session idle longest (its client gets
                       404 and initializes again); refused (503) when all are busy
   --session-idle MIN  over HTTP, close a session idle MIN minutes (default 60)
+  --max-steps N       the step budget of a run plan_next starts (or goes on
+                      with) when it names no maxSteps and the run recorded
+                      none (default: the library's, as 'vaultplan run')
   --check NAME='CMD'  define the check a note's \`check: NAME\` runs after
                       plan_finish (may be repeated; split into words, never run
                       by a shell); wins over the \`checks\` of
@@ -58,6 +67,7 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
       'max-sessions': { type: 'string' },
       'session-idle': { type: 'string' },
       check: { type: 'string', multiple: true },
+      'max-steps': { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -72,13 +82,16 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
   if (idleMinutes !== undefined && !(idleMinutes > 0)) throw new UsageError(`--session-idle takes a number of minutes above 0, got '${values['session-idle']}'`)
   if ((maxSessions !== undefined || idleMinutes !== undefined) && !address)
     throw new UsageError('--max-sessions and --session-idle are for --http; stdio serves one session')
+  const maxSteps = values['max-steps'] === undefined ? undefined : Number(values['max-steps'])
+  if (maxSteps !== undefined && !(Number.isInteger(maxSteps) && maxSteps >= 1))
+    throw new UsageError(`--max-steps takes an integer from 1 up, got '${values['max-steps']}'`)
   const root = await realpath(await vaultFolder(values.root ?? '.', io))
   const version = await readVersion()
   // A config file among the served vaults could be written by a client (plan_create): it defines no commands.
   const cwd = await realpath(io.cwd).catch(() => resolve(io.cwd))
   const inRoot = cwd === root || cwd.startsWith(root + sep)
   const checks = await runnerChecks(values.check, inRoot ? undefined : cwd)
-  const checking = Object.keys(checks).length > 0 ? { checks } : {}
+  const checking = { ...(Object.keys(checks).length > 0 && { checks }), ...(maxSteps !== undefined && { maxSteps }) }
 
   let modules
   try {

@@ -37,6 +37,8 @@ export interface HttpOptions {
   svgTimeoutMs?: number
   /** The checks a note's `check:` may name, as `McpServerOptions.checks`. */
   checks?: Record<string, CheckDefinition>
+  /** The step budget of a run when `plan_next` names none, as `McpServerOptions.maxSteps`. */
+  maxSteps?: number
 }
 
 const DEFAULTS = { host: '127.0.0.1', maxSessions: 100, sessionIdleMs: 3_600_000 }
@@ -138,6 +140,7 @@ export async function serveHttp(options: HttpOptions): Promise<{ url: string; cl
       version: options.version,
       ...(options.svgTimeoutMs !== undefined && { svgTimeoutMs: options.svgTimeoutMs }),
       ...(options.checks !== undefined && { checks: options.checks }),
+      ...(options.maxSteps !== undefined && { maxSteps: options.maxSteps }),
     })
     // Counted against the cap from here until it is a session (or is refused), so racing initializes cannot pass it.
     let pending = true

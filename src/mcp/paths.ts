@@ -1,7 +1,8 @@
-import { lstat } from 'node:fs/promises'
+import { lstat, readdir } from 'node:fs/promises'
 import { dirname, sep } from 'node:path'
 import { confine, PathRefusal, segmentsOf } from '../vault/path-gate.js'
-import { isPlanFolder } from './vaults.js'
+import { TRACE_FOLDER } from '../vault/run-folder.js'
+import { findVaults, isPlanFolder } from './vaults.js'
 
 // The one gate for paths from clients and from files (src/vault/path-gate.ts), as the server's tools use it.
 export { confine, PathRefusal, segmentsOf }
@@ -24,7 +25,30 @@ export async function vaultPath(root: string, vault: string): Promise<string> {
     throw new PathRefusal('not-found', `There is no vault folder \`${vault}\` under the root; plan_list shows the vaults, plan_create writes a new one`)
   }
   await refuseInsideVault(root, path, vault)
+  await refuseNoNotes(root, path, vault)
   return path
+}
+
+/**
+ * Refuses a folder with no note of its own (no `*.md` beside its subfolders)
+ * and no run: a folder that holds vaults, or nothing of a plan. Run as a
+ * vault, it would take the notes of the vaults below it for one plan and
+ * write a run of its own above them.
+ *
+ * @throws `PathRefusal` `not-a-vault`, naming the vaults it holds
+ */
+async function refuseNoNotes(root: string, path: string, vault: string): Promise<void> {
+  const entries = await readdir(path, { withFileTypes: true })
+  const own = entries.some((entry) => (entry.isFile() && /\.md$/i.test(entry.name)) || (entry.isDirectory() && entry.name === TRACE_FOLDER))
+  if (own) return
+  const { vaults } = await findVaults(path, { limit: 5 })
+  const names = vaults.map((inner) => `\`${vaultName(root, inner)}\``)
+  throw new PathRefusal(
+    'not-a-vault',
+    names.length > 0
+      ? `\`${vault}\` holds no note of its own, only vaults (${names.join(', ')}${vaults.length === 5 ? ', ...' : ''}): it is no vault itself`
+      : `\`${vault}\` holds no note of its own: it is no vault`,
+  )
 }
 
 /**

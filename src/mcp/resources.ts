@@ -15,6 +15,8 @@ import { sameStamp, stampOf, type FileStamp } from '../vault/fs-atomic.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { confine, parseResourceUri, PathRefusal, resourceUri, vaultName, vaultPath } from './paths.js'
 import { findVaults } from './vaults.js'
+import { partOf, partsOf, readPart } from './parts.js'
+import { writerOf } from './own-writes.js'
 
 /** JSON-RPC error of MCP for a resource that does not exist. */
 const RESOURCE_NOT_FOUND = -32002
@@ -29,13 +31,16 @@ const SETTLE_MS = 25
  * Serves the notes and traces of the vaults under `root` as resources on
  * `server`: `resources/list` (paged), `resources/templates/list`,
  * `resources/read`, and `resources/subscribe`, after which an edit on disk
- * sends `notifications/resources/updated`. Must be called before the server
+ * sends `notifications/resources/updated`, its `_meta.writer` `vaultplan`
+ * for a change made by a tool call of this server, `other` for anyone
+ * else's (a person's edit). Must be called before the server
  * connects. Resolves nothing; returns what stops the watchers.
  */
 export function serveResources(server: Server, root: string): { close(): void } {
   server.registerCapabilities({ resources: { subscribe: true, listChanged: false } })
-  const watches = new Watches(root, (uri) => {
-    server.sendResourceUpdated({ uri }).catch(() => {
+  const watches = new Watches(root, (uri, path) => {
+    // Who wrote: the server's own calls (a claim's `status:`, a decision) or a person's edit, in the notification's `_meta`.
+    server.sendResourceUpdated({ uri, _meta: { writer: writerOf(path) } }).catch(() => {
       // The client is gone; its watchers are closed with the session.
     })
   })
@@ -54,7 +59,7 @@ export function serveResources(server: Server, root: string): { close(): void } 
         uriTemplate: 'vaultplan://{vault}/{+path}',
         name: 'vault-file',
         description:
-          "Any markdown file of a vault: its notes, the trace, each step's output note (00_plan-trace/outputs/). `vault` is percent-encoded as one segment.",
+          "Any markdown file of a vault: its notes, the trace, each step's output note (00_plan-trace/outputs/). `vault` is percent-encoded as one segment; `?part=N` reads a long file in parts of 20,000 characters.",
         mimeType: 'text/markdown',
       },
     ],
@@ -62,8 +67,17 @@ export function serveResources(server: Server, root: string): { close(): void } 
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const { uri } = request.params
     const path = await resourceFile(root, uri, true)
+    let part
+    try {
+      part = partOf(uri)
+    } catch (error) {
+      throw new McpError(ErrorCode.InvalidParams, `\`${uri}\`: ${(error as Error).message}`)
+    }
     const text = await readFile(path, 'utf8')
-    return { contents: [{ uri, mimeType: 'text/markdown', text }] }
+    if (part === undefined) return { contents: [{ uri, mimeType: 'text/markdown', text }] }
+    const slice = readPart(text, part)
+    if (slice === undefined) throw new McpError(RESOURCE_NOT_FOUND, `\`${uri}\` asks for part ${part}, and the file has ${partsOf(text)}`)
+    return { contents: [{ uri, mimeType: 'text/markdown', text: slice, _meta: { part, parts: partsOf(text) } }] }
   })
   server.setRequestHandler(SubscribeRequestSchema, async (request) => {
     await watches.add(request.params.uri)
@@ -150,7 +164,7 @@ class Watches {
 
   constructor(
     private readonly root: string,
-    private readonly notify: (uri: string) => void,
+    private readonly notify: (uri: string, path: string) => void,
   ) {}
 
   /** Subscribes to `uri`. A URI of another scheme is accepted and never fires: it names nothing here to change. */
@@ -201,7 +215,7 @@ class Watches {
       const same = stamp === undefined ? file.stamp === undefined : sameStamp(stamp, file.stamp)
       if (same || this.files.get(uri) !== file) continue
       file.stamp = stamp
-      this.notify(uri)
+      this.notify(uri, file.path)
     }
   }
 

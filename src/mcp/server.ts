@@ -6,6 +6,7 @@ import { registerPlanTools } from './tools-plan.js'
 import { registerStepTools } from './tools-step.js'
 import { registerMemoryTools } from './tools-memory.js'
 import { registerProposeTools } from './tools-propose.js'
+import { registerForkTool } from './tools-fork.js'
 
 /** Options of `createMcpServer`. */
 export interface McpServerOptions {
@@ -26,16 +27,23 @@ export interface McpServerOptions {
    * @default none: a note with `check:` does not run
    */
   checks?: Record<string, CheckDefinition>
+  /**
+   * The step budget of a run when `plan_next` names none and the run recorded none (`vaultplan mcp --max-steps`).
+   *
+   * @default the library's (`runPlan`'s `maxSteps`)
+   */
+  maxSteps?: number
 }
 
 const INSTRUCTIONS = `vaultplan serves plans written as folders of markdown notes (vaults): one note per step, the edges under each note's "## Next".
-Walk a plan one note at a time: plan_next gives the note to work and a key; plan_finish hands in the output (and a choice among the note's conditions) and returns the next note. A note with judge: human waits for a person: plan_decide records their choice.
+Walk a plan one note at a time: plan_next gives the note to work (step.node) and a key; plan_finish hands in the output (and a choice among step.conditions) and returns the next note. A note with judge: human waits for a person: plan_decide records their choice and returns the next note.
 People may edit the notes while you work; every call reads the vault again. The prompt run_plan explains the walk.`
 
 /**
  * An MCP server for the vaults under `options.root`: the plan tools
  * (plan_list, plan_validate, plan_create, plan_status, plan_next,
- * plan_finish, plan_decide, plan_graph), every note and trace as a
+ * plan_finish, plan_decide, plan_graph, plan_fork), the ledger's and
+ * plan_search, every note and trace as a
  * subscribable resource, and the prompt `run_plan`. It keeps no state but
  * its subscriptions: every call reads the vault. Connect it to one
  * transport; `close()` ends the connection and stops the file watchers.
@@ -44,9 +52,14 @@ export function createMcpServer(options: McpServerOptions): { server: McpServer;
   const server = new McpServer({ name: 'vaultplan', version: options.version }, { capabilities: { logging: {} }, instructions: INSTRUCTIONS })
   const resources = serveResources(server.server, options.root)
   registerPlanTools(server, { root: options.root, svgTimeoutMs: options.svgTimeoutMs, checks: options.checks })
-  registerStepTools(server, { root: options.root, checks: options.checks })
+  registerStepTools(server, { root: options.root, checks: options.checks, maxSteps: options.maxSteps })
   registerMemoryTools(server, { root: options.root })
   registerProposeTools(server, { root: options.root })
+  registerForkTool(server, { root: options.root })
+  // The SDK lists each tool with `execution: { taskSupport: 'forbidden' }`, which a client assumes when it is absent: left out,
+  // as every turn pays for tools/list. (A private field: on an SDK without it, the tools keep the field.)
+  const registered: Record<string, { execution?: unknown }> = server['_registeredTools'] ?? {}
+  for (const tool of Object.values(registered)) delete tool.execution
   server.registerPrompt(
     'run_plan',
     {
@@ -77,10 +90,10 @@ export function runPlanPrompt(vault: string): string {
 
 1. Call plan_next with {"vault": ${name}} (add "query": what the run is for, when the plan has not run yet). It answers { step }.
 2. While step.kind is "work":
-   - Do what step.note.body asks (its title says the goal; use only step.note.tools when it lists any). step.outputs holds the freshest outputs of earlier notes, newest first; read a resource named in a "more" field when you need the rest.
+   - Do what step.node.body asks (step.node.title says the goal; use only step.node.tools when it lists any). step.outputs holds the previous hop's output and a person's new feedback (marked "feedback") in full, and older outputs by "uri" with a preview: read a resource when you need it; a "more" field names the part of a long text to read next.
    - Call plan_finish with {"vault": ${name}, "key": step.key, "output": what you produced}. When step.conditions is not empty, add "choice": the one condition that holds for your output, exactly as written there ("next" means the plain way on). plan_finish answers with the next step, already claimed: go on with it.
-3. step.kind "waiting": a person decides the note (its judge is human). Show them the note and its choices, then call plan_decide with {"vault": ${name}, "node", "edge": their choice, "feedback": their words, if any}, and plan_next again. Do not decide for them.
-4. step.kind "completed": the run is done; report step.output. "stopped": a budget ran out; report step.reason and stop.
+3. step.kind "waiting": a person decides the note (its judge is human). Show them the note and its choices, then call plan_decide with {"vault": ${name}, "node", "edge": their choice, "feedback": their words, if any}: it answers the next step. Do not decide for them.
+4. step.kind "completed": the run is done; report step.output. "stopped": a budget ran out; report step.reason and step.todo, and stop.
 
-If a call answers an error, read it: it says what to do (a stale key: call plan_next for the current step; a bad choice: pick one of the listed ones). The notes are the plan: a person may edit them in their notes app while you work, and every call reads them again.`
+If a call answers an error, read its todo: it names the call that goes on (a stale key: the pending step is in the error's data; a bad choice: pick one of the listed ones). If you lost an answer, repeat the call: plan_next returns the same step, and plan_finish with an output it saved answers the current step. The notes are the plan: a person may edit them in their notes app while you work, and every call reads them again.`
 }

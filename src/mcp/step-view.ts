@@ -1,105 +1,79 @@
 import type { CheckDefinition } from '../run/checks.js'
-import { readdir } from 'node:fs/promises'
+import { join } from 'node:path'
 import { waitsForPerson } from '../core/knobs.js'
-import { z } from 'zod'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
-import type { Step } from '../run/stepping.js'
-import { readOutput } from '../store/output-note.js'
-import { tracePaths } from '../store/trace.js'
+import type { Step, StopInfo, WaitingNote } from '../run/stepping.js'
+import type { WorkItem } from '../run/claims.js'
+import { outputFile, readTrace } from '../store/trace.js'
 import { resourceUri } from './paths.js'
+import { clipped, type Clipped } from './parts.js'
 import { LIMITS } from './results.js'
 
-/** The folder of the output notes, inside the trace folder. */
-const OUTPUTS = 'outputs'
-
-const clippedText = {
-  /** Set when the text was cut to keep the result small: how many characters are left and where to read them. */
-  more: z.string().optional(),
+/** An output of the run as a step shows it: the newest hop's (and new feedback) in full, older ones by `uri` and a preview. */
+export interface OutputView {
+  node: string
+  visit: number
+  /** Set on what a person wrote under the note's `## Feedback` at their decision (not a worker's output). */
+  feedback?: true
+  /** The whole text (clipped at a part, see `more`). */
+  output?: string
+  /** An older output's start; read the rest at `uri`. */
+  preview?: string
+  uri?: string
+  more?: string
 }
 
-const workView = z.object({
-  kind: z.literal('work'),
-  runId: z.string(),
-  key: z.string().describe('pass it to plan_finish'),
-  step: z.number().int(),
-  visit: z.number().int(),
-  maxVisits: z.number().int().describe('the visit budget of the note (max_visits)'),
-  plan: z.string().optional().describe('the subplan folder the note belongs to, relative to the vault'),
-  query: z.string(),
-  note: z.object({
-    id: z.string(),
-    title: z.string(),
-    file: z.string().describe('the note, relative to the vault'),
-    uri: z.string().describe('the note as a resource'),
-    body: z.string(),
-    ...clippedText,
-    tools: z.array(z.string()).optional().describe('the only tools to use here; absent means any'),
-    role: z.string().optional(),
-    judge: z.enum(['llm', 'human']),
-    terminal: z.boolean(),
-  }),
-  conditions: z.array(z.string()).describe('the valid values of `choice` for plan_finish'),
-  checks: z
-    .array(z.object({ name: z.string(), command: z.array(z.string()) }))
-    .optional()
-    .describe('the commands the server runs after plan_finish; they decide `passed` / `failed`'),
-  outputs: z
-    .array(z.object({ node: z.string(), visit: z.number().int(), output: z.string(), ...clippedText }))
-    .describe('the freshest outputs of the run, newest first'),
-  earlierOutputs: z.number().int().describe('outputs of the run not shown'),
-  todo: z.string(),
-})
+/** The note of a `work` step as an agent works it: the library's `PlanNode`, trimmed. */
+export interface NodeView {
+  id: string
+  title: string
+  file: string
+  uri: string
+  body: string
+  more?: string
+  tools?: string[]
+  role?: string
+  judge: 'llm' | 'human'
+  terminal: boolean
+}
 
-const waitingView = z.object({
-  kind: z.literal('waiting'),
-  runId: z.string(),
-  waiting: z.array(
-    z.object({
-      node: z.string(),
-      file: z.string(),
-      uri: z.string(),
-      choices: z.array(z.string()),
-      since: z.string().optional(),
-      deadline: z.string().optional().describe('when the `timeout` edge is taken, if nobody decides'),
-      overdue: z.boolean().optional(),
-    }),
-  ),
-  reason: z.string(),
-  todo: z.string(),
-})
+/** A `Step` as the MCP tools hand it on, with the `vault` it is of and a `todo` naming the next call. */
+export type StepView =
+  | {
+      kind: 'work'
+      vault: string
+      runId?: string
+      key: string
+      step: number
+      visit: number
+      maxVisits: number
+      plan?: string
+      query: string
+      node: NodeView
+      conditions: string[]
+      checks?: { name: string; command: string[] }[]
+      outputs: OutputView[]
+      earlierOutputs: number
+      todo: string
+    }
+  | { kind: 'waiting'; vault: string; runId?: string; waiting: (WaitingNote & { uri: string })[]; reason: string; todo: string }
+  | { kind: 'completed'; vault: string; runId?: string; node: string; output: string; more?: string; todo: string }
+  | { kind: 'stopped'; vault: string; runId?: string; stop: StopInfo; reason: string; todo: string }
+  | { kind: 'busy'; vault: string; runId?: string; claims: WorkItem[]; todo: string }
 
-const completedView = z.object({ kind: z.literal('completed'), runId: z.string(), node: z.string(), output: z.string(), ...clippedText, todo: z.string() })
-
-const stoppedView = z.object({
-  kind: z.literal('stopped'),
-  runId: z.string(),
-  stop: z.object({ budget: z.enum(['max_visits', 'maxSteps']), node: z.string(), visit: z.number().int(), loop: z.array(z.string()) }),
-  reason: z.string(),
-  todo: z.string(),
-})
+/** What `plan_next`, `plan_finish` and `plan_decide` answer. */
+export interface StepResult {
+  [key: string]: unknown
+  step: StepView
+}
 
 /**
- * The output schema of `plan_next` and `plan_finish`: `{ step }`, the step as
- * an agent works it (a top-level union as an output schema fails at call
- * time in SDK 1.32, so the union sits one level down).
- */
-const busyView = z.object({
-  kind: z.literal('busy'),
-  runId: z.string(),
-  claims: z.array(z.object({ node: z.string(), visit: z.number().int(), step: z.number().int(), plan: z.string().optional() }).passthrough()),
-  todo: z.string(),
-})
-
-export const stepResultSchema = z.object({ step: z.discriminatedUnion('kind', [workView, waitingView, completedView, stoppedView, busyView]) })
-
-/** What `plan_next` and `plan_finish` answer. */
-export type StepResult = z.infer<typeof stepResultSchema>
-
-/**
- * A `Step` as the MCP tools hand it on: everything needed to work the note
+ * A `Step` as the MCP tools hand it on, under the library's field names
+ * (`step.node.id`, `step.conditions`): everything needed to work the note
  * without another call (title, body, tools, role, visit and budget, the
- * conditions to choose from, the freshest outputs, the key), long texts
- * clipped with a pointer to the resource that holds the rest, and a `todo`
+ * conditions to choose from, the key), the previous hop's output and new
+ * feedback in full, older outputs by resource `uri` with a preview, long
+ * texts clipped at a part with the URI of the next part, and a `todo`
  * sentence naming the next call.
  *
  * @param vault - the vault as the client named it (relative to the root)
@@ -112,13 +86,7 @@ export async function viewStep(step: Step, vault: string, path: string, checks: 
       const inPlan = step.plan === undefined ? '' : `${step.plan}/`
       const file = `${inPlan}${node.file ?? `${node.id}.md`}`
       const uri = resourceUri(vault, file)
-      const shown = LIMITS.outputs
-      const outputs = await Promise.all(
-        step.outputs
-          .slice(-shown)
-          .reverse()
-          .map(async (output) => ({ node: output.node, visit: output.visit, ...(await clipOutput(output.output, vault, path, output.node, output.visit)) })),
-      )
+      const { outputs, earlier } = await viewOutputs(step.outputs, vault, path, inPlan)
       const terminal = node.edges.length === 0
       const labels = step.conditions.filter((label) => label !== 'next')
       const choose =
@@ -126,7 +94,7 @@ export async function viewStep(step: Step, vault: string, path: string, checks: 
           ? ' (it goes on along the only way out; no `choice` needed)'
           : `, and \`choice\`: the one of ${step.conditions.map((label) => JSON.stringify(label)).join(', ')} that holds${step.conditions.includes('next') ? ' ("next" when none does)' : ''}`
       const todo = waitsForPerson(node)
-        ? `Work the note, then call plan_finish with \`key\` and your \`output\`; a person then decides where it goes (plan_decide, or a ticked box in the note).`
+        ? `Work the note, then call plan_finish with \`key\` and your \`output\` (no \`choice\`): a person then decides where it goes.`
         : terminal
           ? `This is the last note: work it, then call plan_finish with \`key\` and your \`output\` (the final answer).`
           : `Work the note as its body says, then call plan_finish with \`key\`, your \`output\`${choose}.`
@@ -136,21 +104,24 @@ export async function viewStep(step: Step, vault: string, path: string, checks: 
         checking.length === 0
           ? ''
           : ` Then the server runs ${checking.map((check) => `\`${check.command.join(' ')}\``).join(', ')}: they decide \`passed\` / \`failed\`, not your choice.`
-      const view = {
-        kind: 'work' as const,
-        runId: step.runId,
+      const body = await clipped(node.body, LIMITS.body, uri, join(path, file))
+      const view: StepView = {
+        kind: 'work',
+        vault,
+        ...runIdOf(step),
         key: step.key,
         step: step.step,
         visit: step.visit,
         maxVisits: node.maxVisits,
         ...(step.plan === undefined ? {} : { plan: step.plan }),
         query: step.query,
-        note: {
+        node: {
           id: node.id,
           title: node.title,
           file,
           uri,
-          ...renamed(clipText(node.body, LIMITS.body, `read the note ${uri}`), 'body'),
+          body: body.text,
+          ...moreOf(body),
           ...(node.tools ? { tools: node.tools } : {}),
           ...(node.role === undefined ? {} : { role: node.role }),
           judge: node.judge ?? 'llm',
@@ -159,7 +130,7 @@ export async function viewStep(step: Step, vault: string, path: string, checks: 
         conditions: step.conditions,
         ...(checking.length === 0 ? {} : { checks: checking }),
         outputs,
-        earlierOutputs: Math.max(0, step.outputs.length - shown),
+        earlierOutputs: earlier,
         todo: todo + checked,
       }
       return { step: view }
@@ -168,38 +139,46 @@ export async function viewStep(step: Step, vault: string, path: string, checks: 
       return {
         step: {
           kind: 'waiting',
-          runId: step.runId,
+          vault,
+          ...runIdOf(step),
           waiting: step.waiting.map((note) => ({ ...note, uri: resourceUri(vault, note.file) })),
-          reason: step.reason,
-          todo: `A person decides now: ask them, then call plan_decide with \`vault\`, \`node\` and \`edge\` (one of \`choices\`), or let them tick a box in the note; then plan_next.`,
+          ...waitingWords(step.waiting),
         },
       }
     case 'completed': {
-      const final = resourceUri(vault, `${TRACE_FOLDER}/final.md`)
+      const final = `${TRACE_FOLDER}/final.md`
+      const output = await clipped(step.output, LIMITS.output, resourceUri(vault, final), join(path, final))
       return {
         step: {
           kind: 'completed',
-          runId: step.runId,
+          vault,
+          ...runIdOf(step),
           node: step.node,
-          ...renamed(clipText(step.output, LIMITS.body, `read ${final}`), 'output'),
+          output: output.text,
+          ...moreOf(output),
           todo: 'Nothing to do: the run is complete.',
         },
       }
     }
-    case 'stopped':
-      return {
-        step: {
-          kind: 'stopped',
-          runId: step.runId,
-          stop: step.stop,
-          reason: step.reason,
-          todo: `A budget ran out. A person may raise \`max_visits\` in the note (or the plan's \`maxSteps\`); plan_status says what to do.`,
-        },
-      }
+    case 'stopped': {
+      const { stop } = step
+      const words =
+        stop.budget === 'maxSteps'
+          ? {
+              reason: `The run used its step budget (\`maxSteps\`) at \`${stop.node}\`.`,
+              todo: 'Call plan_next with a larger `maxSteps` to go on.',
+            }
+          : {
+              reason: `\`${stop.node}\` used its visits (its \`max_visits\`)${stop.loop.length > 1 ? `, going round ${stop.loop.map((id) => `\`${id}\``).join(' -> ')}` : ''}.`,
+              todo: `Ask a person to raise \`max_visits\` in the note \`${stop.node}\`, then call plan_next.`,
+            }
+      return { step: { kind: 'stopped', vault, ...runIdOf(step), stop, ...words } }
+    }
     case 'busy':
       return {
         step: {
           kind: 'busy',
+          vault,
           runId: step.runId,
           claims: step.claims.map((item) => ({ ...item })),
           todo: 'Other agents hold every note ready now: call plan_next again later (a claim whose lease ended can be taken).',
@@ -208,36 +187,89 @@ export async function viewStep(step: Step, vault: string, path: string, checks: 
   }
 }
 
-/** `text` cut to `limit` characters, with `more` saying how much is left and `where` to read it. */
-function clipText(text: string, limit: number, where: string): { text: string; more?: string } {
-  if (text.length <= limit) return { text }
-  return { text: text.slice(0, limit), more: `${text.length - limit} more characters: ${where}` }
-}
-
-function renamed<K extends string>(clipped: { text: string; more?: string }, key: K): Record<K, string> & { more?: string } {
-  const { text, ...more } = clipped
-  return { [key]: text, ...more } as Record<K, string> & { more?: string }
-}
-
-async function clipOutput(output: string, vault: string, path: string, node: string, visit: number): Promise<{ output: string; more?: string }> {
-  if (output.length <= LIMITS.output) return { output }
-  const file = await findOutputNote(path, node, visit)
-  const where = file
-    ? `read ${resourceUri(vault, `${TRACE_FOLDER}/${file}`)}`
-    : `the trace ${resourceUri(vault, `${TRACE_FOLDER}/trace.md`)} names the output note of each step`
-  return renamed(clipText(output, LIMITS.output, where), 'output')
-}
-
-/** The saved output note of a visit, relative to the trace folder, newest run's first. */
-async function findOutputNote(vault: string, node: string, visit: number): Promise<string | undefined> {
-  const names = (await readdir(tracePaths(vault).outputs).catch(() => [] as string[]))
-    .filter((name) => name.endsWith('.md'))
-    .sort()
-    .reverse()
-  for (const name of names) {
-    const file = `${OUTPUTS}/${name}`
-    const saved = await readOutput(vault, file)
-    if (saved?.node === node && saved.visit === visit) return file
+/**
+ * Why a step waits and the call that goes on, by what it waits for: a
+ * proposal sent back to the agent (plan_propose), a step an agent blocked
+ * (unblock), a person's decision (plan_decide).
+ */
+function waitingWords(waiting: readonly WaitingNote[]): { reason: string; todo: string } {
+  const sentBack = waiting.find((note) => note.kind === 'proposal' && note.choices.length === 0)
+  if (sentBack)
+    return {
+      reason: `A person sent the proposal back for a revision${sentBack.reason ? `: ${sentBack.reason.replace(/\.$/, '')}` : ''}.`,
+      todo: 'Call plan_propose on this vault with the same `query` and your next document: it becomes the next version, for the person to decide again.',
+    }
+  const names = waiting.map((note) => `\`${note.node}\`${note.kind === 'blocked' ? ` (blocked${note.reason ? `: ${note.reason}` : ''})` : ''}`).join(', ')
+  const blocked = waiting.some((note) => note.kind === 'blocked')
+  return {
+    reason: `${names} ${waiting.length === 1 ? 'waits' : 'wait'} for a person to decide.`,
+    todo:
+      'Ask the person, then call plan_decide with `vault`, `node` and `edge` (one of its `choices`; their words as `feedback`): it answers the next step.' +
+      (blocked
+        ? ' A blocked step has the one choice `unblock`, or they set `status: pending` in its note.'
+        : ' Or they tick a box in the note; then call plan_next.'),
   }
-  return undefined
+}
+
+/** The run's id, left out while no run exists yet (a proposal waiting for a person). */
+function runIdOf(step: Step): { runId?: string } {
+  return step.runId === '' ? {} : { runId: step.runId }
+}
+
+function moreOf(clip: Clipped): { more?: string } {
+  return clip.more === undefined ? {} : { more: clip.more }
+}
+
+/**
+ * The outputs of a step, newest first: the previous hop's output and the
+ * feedback handed on with it in full (clipped at a part), then at most
+ * `LIMITS.olderOutputs` older ones by `uri` with a preview.
+ */
+async function viewOutputs(
+  outputs: readonly { node: string; visit: number; output: string }[],
+  vault: string,
+  path: string,
+  inPlan: string,
+): Promise<{ outputs: OutputView[]; earlier: number }> {
+  // Feedback is handed on as an output of the decided visit, right after that visit's own output.
+  const labelled = outputs.map((output, index) => ({
+    ...output,
+    feedback: index > 0 && outputs[index - 1]!.node === output.node && outputs[index - 1]!.visit === output.visit,
+  }))
+  let newest = labelled.length - 1
+  while (newest > 0 && labelled[newest]!.feedback) newest--
+  const recent = labelled.slice(Math.max(0, newest))
+  const older = labelled.slice(0, Math.max(0, newest)).slice(-LIMITS.olderOutputs)
+  const files = older.length > 0 || recent.some((output) => output.output.length > LIMITS.output) ? await outputNotes(join(path, inPlan)) : new Map()
+  const where = (output: { node: string; visit: number; feedback: boolean }) => {
+    // Feedback stands in the decided note; an output in its output note.
+    if (output.feedback) return { uri: resourceUri(vault, `${inPlan}${output.node}.md`), file: join(path, `${inPlan}${output.node}.md`) }
+    const note = files.get(`${output.node}\n${output.visit}`)
+    const file = `${inPlan}${TRACE_FOLDER}/${note ?? 'trace.md'}`
+    return { uri: resourceUri(vault, file), file: join(path, file) }
+  }
+  const shown: OutputView[] = []
+  for (const output of recent.reverse()) {
+    const label = output.feedback ? { feedback: true as const } : {}
+    const { uri, file } = where(output)
+    const clip = await clipped(output.output, LIMITS.output, uri, file)
+    shown.push({ node: output.node, visit: output.visit, ...label, output: clip.text, ...moreOf(clip) })
+  }
+  for (const output of older.reverse()) {
+    const label = output.feedback ? { feedback: true as const } : {}
+    const preview = output.output.length <= LIMITS.preview ? output.output : `${output.output.slice(0, LIMITS.preview)}…`
+    shown.push({ node: output.node, visit: output.visit, ...label, preview, uri: where(output).uri })
+  }
+  return { outputs: shown, earlier: Math.max(0, newest - older.length) }
+}
+
+/** The output note of each visit of the run in `folder`, relative to its trace folder, by `node\nvisit`. */
+async function outputNotes(folder: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>()
+  const trace = await readTrace(folder).catch(() => undefined)
+  for (const record of [...(trace?.claims ?? []), ...(trace?.records ?? [])]) {
+    if (record.kind === 'stop') continue
+    files.set(`${record.node}\n${record.visit}`, record.kind === 'hop' ? record.output : outputFile(record.step, record.node))
+  }
+  return files
 }

@@ -15,7 +15,8 @@ import { budgetOf, readRecords } from '../run/observe-run.js'
 import { snapshotOf, visitsOfSnapshot } from '../run/run-snapshot.js'
 import type { PlanIssue } from '../core/types.js'
 import { confine, PathRefusal, refuseInsideVault, resourceUri, vaultName, vaultPath } from './paths.js'
-import { guarded, LIMITS, ok, orRefusal, type ToolResult } from './results.js'
+import { guarded, LIMITS, mapStrings, ok, relativeTo, type ToolResult } from './results.js'
+import { toolArgs, vaultArg } from './args.js'
 import { findVaults, isPlanFolder } from './vaults.js'
 
 /** What every tool works from: the root it serves, as a real path. */
@@ -25,21 +26,11 @@ export interface ToolContext {
   checks?: Record<string, CheckDefinition> | undefined
   /** How long an SVG layout may take (`toSvg`'s `timeoutMs`); its default when not set. */
   svgTimeoutMs?: number | undefined
+  /** The step budget of a run started over MCP when `plan_next` names none (`vaultplan mcp --max-steps`); the library's default when not set. */
+  maxSteps?: number | undefined
 }
 
 const PICTURES = ['mermaid', 'dot', 'svg', 'canvas'] as const
-const PHASES = ['fresh', 'running', 'interrupted', 'waiting', 'stopped', 'completed', 'invalid'] as const
-/** The `vault` argument every tool but plan_list takes. */
-export const vaultArg = z.string().describe('the vault folder, relative to the root the server serves (plan_list shows them)')
-const issueSchema = z.object({
-  code: z.string(),
-  severity: z.enum(['error', 'warning']),
-  message: z.string(),
-  node: z.string().optional(),
-  file: z.string().optional(),
-  line: z.number().int().optional(),
-  column: z.number().int().optional(),
-})
 const readOnly = { readOnlyHint: true, openWorldHint: false } as const
 
 /** Registers the tools that read and write plans as a whole: list, validate, create, status, graph. */
@@ -47,118 +38,66 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
   server.registerTool(
     'plan_list',
     {
-      title: 'List plan vaults',
       description:
-        'Lists the plan vaults under the root: each vault folder (pass it as `vault` to the other tools), ' +
-        'the phase of its run (fresh, running, interrupted, waiting, stopped, completed, invalid), ' +
-        'its query and the note the run is at. A vault is a folder of markdown notes that holds a run ' +
-        'or a note with a `## Next` list.',
-      inputSchema: {},
-      outputSchema: orRefusal(
-        z.object({
-          vaults: z.array(
-            z.object({
-              vault: z.string(),
-              phase: z.enum([...PHASES, 'unreadable']),
-              query: z.string().optional(),
-              node: z.string().optional(),
-              problem: z.string().optional(),
-            }),
-          ),
-          truncated: z.boolean().describe('more vaults exist than listed'),
-          note: z.string().optional(),
-        }),
-      ),
+        'Lists the plan vaults under the root: each `vault` (pass it to the other tools), the phase of its run ' +
+        '(fresh, claimed: a step is handed out, running, interrupted, waiting, stopped, completed, invalid), its query and the note it is at.',
+      inputSchema: toolArgs('plan_list', {}),
       annotations: readOnly,
     },
-    async () => guarded(context.root, () => listVaults(context)),
+    async () => guarded(context.root, { tool: 'plan_list' }, () => listVaults(context)),
   )
 
   server.registerTool(
     'plan_validate',
     {
-      title: 'Validate a plan',
       description:
-        'Checks the plan vault and returns every problem at once, as `vaultplan validate --json` does: ' +
-        'each issue with its code (dangling-edge, cycle-without-exit, no-start, ...), severity, message, ' +
-        'file and line. Errors stop a run; warnings do not. Reads only.',
-      inputSchema: { vault: vaultArg },
-      outputSchema: orRefusal(
-        z.object({
-          vault: z.string(),
-          valid: z.boolean(),
-          errors: z.number().int(),
-          warnings: z.number().int(),
-          issues: z.array(issueSchema),
-          more: z.string().optional(),
-        }),
-      ),
+        'Checks the plan and returns every problem at once: each issue with its code (dangling-edge, no-start, ...), ' +
+        'severity, message, file and line. Errors stop a run; warnings do not. Reads only.',
+      inputSchema: toolArgs('plan_validate', { vault: vaultArg }),
       annotations: readOnly,
     },
-    async ({ vault }) => guarded(context.root, () => validateVault(context, vault)),
+    async ({ vault }) => guarded(context.root, { tool: 'plan_validate', vault }, () => validateVault(context, vault)),
   )
 
   server.registerTool(
     'plan_create',
     {
-      title: 'Create a plan vault from a document',
-      description: [
-        'Writes a new plan vault (one markdown note per node) from one plan document, into a folder that does not exist yet.',
-        'The document has one `## <node-id>` section per node; in a section, optional knob lines first ' +
-          '(`type: start`, `role: review`, `max_visits: 3`, `judge: human`, `tools: [a, b]`), then the ' +
-          'step description, then the edges under `### Next`:',
-        '`- [[target]]` (unconditional) or `- <condition> -> [[target]]`. A section without edges is a terminal.',
-        'Example: "## draft\\ntype: start\\nWrite the draft.\\n### Next\\n- [[review]]\\n\\n## review\\nApprove ' +
-          'it or ask for changes.\\n### Next\\n- approved -> [[send]]\\n- needs revision -> [[draft]]\\n\\n## ' +
-          'send\\nSend it."',
-        'An invalid document writes nothing and the error lists every problem. Then call plan_next with the vault and a query to start.',
-      ].join('\n'),
-      inputSchema: { vault: vaultArg.describe('the new folder, relative to the root; it must not exist'), document: z.string().describe('the plan document') },
-      outputSchema: orRefusal(
-        z.object({
-          vault: z.string(),
-          start: z.string(),
-          notes: z.array(z.object({ id: z.string(), file: z.string(), uri: z.string() })),
-          warnings: z.array(issueSchema),
-          todo: z.string(),
-        }),
-      ),
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      description:
+        'Writes a new vault, one note per `## <id>` section of `document`, into a folder that does not exist yet. ' +
+        'A section: knob lines first (`type: start`, `max_visits: 3`, `judge: human`, `tools: [a]`), the task, ' +
+        'then edges under `### Next`: `- [[target]]` or `- <condition> -> [[target]]`; none makes it a last note. ' +
+        'An invalid document writes nothing and lists every problem.',
+      inputSchema: toolArgs('plan_create', {
+        vault: vaultArg.describe('the new folder, relative to the root'),
+        document: z.string().describe('the plan document'),
+      }),
+      annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     },
-    async ({ vault, document }) => guarded(context.root, () => createVault(context, vault, document)),
+    async ({ vault, document }) => guarded(context.root, { tool: 'plan_create', vault }, () => createVault(context, vault, document)),
   )
 
   server.registerTool(
     'plan_status',
     {
-      title: 'Where a run stands',
       description:
-        "Reads where the vault's run stands, changing nothing: `phase` (fresh, running, interrupted, " +
-        'waiting, stopped, completed, invalid) and its details (node, visit, step; the boxes of a note ' +
-        "waiting for a person; the budget that ran out; the final output), each note's status and visits " +
-        "against its budget, the last hops and who decided them, and the plan's issues.",
-      inputSchema: { vault: vaultArg },
-      outputSchema: orRefusal(z.looseObject({ vault: z.string(), phase: z.enum(PHASES), nodes: z.array(z.looseObject({ id: z.string() })), todo: z.string() })),
+        "Where the vault's run stands, changing nothing: `phase` and its details (node, visit, step; the boxes of a waiting note; " +
+        "the budget that ran out; the final output), each note's status and visits, the last hops and who decided them, the plan's issues.",
+      inputSchema: toolArgs('plan_status', { vault: vaultArg }),
       annotations: readOnly,
     },
-    async ({ vault }) => guarded(context.root, () => statusOf(context, vault)),
+    async ({ vault }) => guarded(context.root, { tool: 'plan_status', vault }, () => statusOf(context, vault)),
   )
 
   server.registerTool(
     'plan_graph',
     {
-      title: 'Picture of a plan',
       description:
-        "The plan as a picture: `mermaid` (default; renders in markdown), `dot` (Graphviz's language), " +
-        '`svg` (drawn in-process) or `canvas` (an Obsidian .canvas document, JSON Canvas 1.0, one card ' +
-        'per note). Edge labels on the arrows, the start and terminals marked; when the vault holds ' +
-        'a run, each note shows its visits against its budget and its status as a colour. An invalid ' +
-        'plan is pictured too.',
-      inputSchema: { vault: vaultArg, format: z.enum(PICTURES).optional().describe('default mermaid') },
-      outputSchema: orRefusal(z.object({ vault: z.string(), format: z.string(), picture: z.string(), more: z.string().optional() })),
+        'The plan as a picture: `mermaid` (default), `dot`, `svg` or `canvas` (an Obsidian .canvas). ' +
+        'Edge labels on the arrows; with a run, each note shows its visits and status. An invalid plan is pictured too.',
+      inputSchema: toolArgs('plan_graph', { vault: vaultArg, format: z.enum(PICTURES).optional().describe('default mermaid') }),
       annotations: readOnly,
     },
-    async ({ vault, format }, { signal }) => guarded(context.root, () => pictureOf(context, vault, format ?? 'mermaid', signal)),
+    async ({ vault, format }, { signal }) => guarded(context.root, { tool: 'plan_graph', vault }, () => pictureOf(context, vault, format ?? 'mermaid', signal)),
   )
 }
 
@@ -171,12 +110,12 @@ async function listVaults(context: ToolContext): Promise<ToolResult> {
         const status = await readRunStatus(path, { hops: 0 })
         return {
           vault,
-          phase: status.phase,
+          phase: listedPhase(status),
           ...(status.run ? { query: status.run.query } : {}),
           ...('node' in status && status.node !== undefined ? { node: status.node } : {}),
         }
       } catch (error) {
-        return { vault, phase: 'unreadable' as const, problem: error instanceof Error ? error.message : String(error) }
+        return { vault, phase: 'unreadable' as const, problem: relativeTo(context.root, error instanceof Error ? error.message : String(error)) }
       }
     }),
   )
@@ -185,6 +124,18 @@ async function listVaults(context: ToolContext): Promise<ToolResult> {
     ? { note: 'The root itself holds a plan, and a vault is a folder inside the root: start the server with --root set to the folder above it.' }
     : {}
   return ok({ vaults: rows, truncated, ...note })
+}
+
+/**
+ * A run's phase as plan_list names it: `claimed` for the normal state of a
+ * stepped run, a step handed out (its note `active`) and its work not yet
+ * handed in, which `readRunStatus` reports as `interrupted` (no runner holds
+ * the vault); every other phase as it is.
+ */
+function listedPhase(status: RunStatus): RunStatus['phase'] | 'claimed' {
+  if (status.phase !== 'interrupted' || status.next.kind !== 'work') return status.phase
+  const at = status.nodes.find((node) => node.id === status.node)
+  return at?.status === 'active' ? 'claimed' : status.phase
 }
 
 async function validateVault(context: ToolContext, vault: string): Promise<ToolResult> {
@@ -213,7 +164,8 @@ async function createVault(context: ToolContext, vault: string, document: string
   }
   try {
     // Checked again now that it exists: a folder on the way may have been swapped for a symlink.
-    await vaultPath(context.root, vault)
+    const again = await confine(context.root, vault, 'the vault')
+    if (again.path !== path) throw new PathRefusal('bad-path', `\`${vault}\` changed while it was written`)
     await savePlan(graph, path)
   } catch (error) {
     await rm(path, { recursive: true, force: true })
@@ -236,8 +188,19 @@ async function createVault(context: ToolContext, vault: string, document: string
 }
 
 async function statusOf(context: ToolContext, vault: string): Promise<ToolResult> {
-  const status = await readRunStatus(await vaultPath(context.root, vault))
-  return ok({ ...status, vault, todo: todoOf(status) })
+  const path = await vaultPath(context.root, vault)
+  const status = await readRunStatus(path)
+  // Paths inside the vault (its subplans' folders) relative to it, as every other path of a result.
+  const inside = (text: string) =>
+    text === path
+      ? '.'
+      : text.startsWith(path + sep)
+        ? text
+            .slice(path.length + 1)
+            .split(sep)
+            .join('/')
+        : text
+  return ok({ ...mapStrings(status, inside), vault, todo: todoOf(status) })
 }
 
 /** What an agent does next, in tool calls, by what the next call does (`next.kind`). */
@@ -247,7 +210,8 @@ const TODO: Record<RunNext['kind'], string> = {
   judge: 'Call plan_next: the saved output is judged first, then it returns the next note to work.',
   plan: 'Call plan_next: the planner revises the proposal first.',
   waiting: 'A person decides: call plan_decide with the note and one of its edges (or let them tick a box), then plan_next.',
-  stopped: 'A budget ran out: a person raises `max_visits` in the note, then plan_next goes on.',
+  stopped:
+    "A budget ran out: for the step budget, call plan_next with a larger `maxSteps`; for a note's `max_visits`, a person raises it in the note, then plan_next goes on.",
   completed: 'Nothing to do: the run is complete.',
   invalid: 'Fix the notes (plan_validate lists every problem), then plan_next.',
   declined: 'The proposal was declined: the plan never runs; propose a new one.',

@@ -7,8 +7,9 @@ import { proposePlan } from '../run/propose-plan.js'
 import { readProposal } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
 import { confine, refuseInsideVault, resourceUri, vaultPath } from './paths.js'
-import { guarded, ok, orRefusal, refusal, type ToolResult } from './results.js'
-import { vaultArg, type ToolContext } from './tools-plan.js'
+import { guarded, ok, refusal, type ToolResult } from './results.js'
+import { toolArgs, vaultArg } from './args.js'
+import type { ToolContext } from './tools-plan.js'
 
 const TODO =
   'A person decides now: show them the plan and ask them to approve, revise (saying what must change) or decline; record their ' +
@@ -20,24 +21,21 @@ export function registerProposeTools(server: McpServer, context: ToolContext): v
   server.registerTool(
     'plan_propose',
     {
-      title: 'Propose a plan for a person to approve',
       description: [
         'Writes your plan document (as plan_create takes it) into a new vault as a proposal a person approves, revises or declines before it runs.',
         'When a person sent it back (plan_next: waiting, kind "proposal", their feedback as reason), call it again on the same vault ' +
           'with the same query and your next document: version n+1, the earlier kept and linked.',
       ].join('\n'),
-      inputSchema: {
+      inputSchema: toolArgs('plan_propose', {
         vault: vaultArg.describe('a new folder, relative to the root; or the vault whose proposal was sent back'),
         query: z.string().describe('what the plan is for; the approved plan runs with it'),
         document: z.string().describe('the plan document'),
         wait: z.string().optional().describe('how long a person may take before the proposal shows overdue: 30m, 4h, 2d'),
-      },
-      outputSchema: orRefusal(
-        z.object({ vault: z.string(), version: z.number().int(), proposal: z.string(), parent: z.string().optional(), todo: z.string() }),
-      ),
+      }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
-    async ({ vault, query, document, wait }) => guarded(context.root, () => propose(context, { vault, query, document, wait })),
+    async ({ vault, query, document, wait }) =>
+      guarded(context.root, { tool: 'plan_propose', vault }, () => propose(context, { vault, query, document, wait })),
   )
 }
 

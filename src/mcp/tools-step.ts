@@ -1,44 +1,60 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { join } from 'node:path'
 import { z } from 'zod'
+import { RunStateError } from '../core/errors.js'
 import { decide } from '../run/decide.js'
+import { recordedBudget } from '../run/observe-run.js'
 import { completeStep, nextStep } from '../run/stepping.js'
-import type { StepOptions } from '../run/stepping.js'
-import { readTrace } from '../store/trace.js'
+import type { Step, StepOptions } from '../run/stepping.js'
+import { readOutput } from '../store/output-note.js'
+import { outputFile, readTrace } from '../store/trace.js'
+import { toolArgs, vaultArg } from './args.js'
 import { vaultPath } from './paths.js'
-import { guarded, ok, orRefusal, refusal } from './results.js'
-import { stepResultSchema, viewStep } from './step-view.js'
-import { vaultArg, type ToolContext } from './tools-plan.js'
+import { runStateWords } from './refusals.js'
+import { guarded, mapStrings, ok, refusal, relativeTo } from './results.js'
+import { viewStep } from './step-view.js'
+import type { ToolContext } from './tools-plan.js'
+
+const stepping = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const
 
 /** Registers the tools that walk a plan one note at a time: plan_next, plan_finish, plan_decide. */
 export function registerStepTools(server: McpServer, context: ToolContext): void {
   server.registerTool(
     'plan_next',
     {
-      title: 'The note to work now',
-      description: [
-        'Returns { step }: what the plan in the vault asks of you now. kind "work": the note to work, ' +
-          'claimed for you, with everything to work it: note.title and note.body (the task), note.tools ' +
-          'and note.role, visit and maxVisits (its budget), conditions (the valid `choice` values for ' +
-          'plan_finish), the freshest outputs of the run, and `key`.',
-        'Work it, then call plan_finish with the key. Until then plan_next returns the same step and counts nothing again, so call it whenever you lost track.',
-        'Other kinds: "waiting" (a person decides a note: plan_decide), "completed" (the final output), "stopped" (a budget ran out).',
-        'The first call on a vault that has not run needs `query`: what the run is for.',
-      ].join('\n'),
-      inputSchema: { vault: vaultArg, query: z.string().optional().describe('what the run is for; needed to start a run, left out to go on with one') },
-      outputSchema: orRefusal(stepResultSchema),
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      description:
+        'Returns { step }: kind "work" is the note to work (step.node: title, body, tools, role), claimed for you, with `key`, ' +
+        '`conditions` (the valid `choice` values of plan_finish) and the previous outputs. Asking again returns the same step. ' +
+        'Other kinds: "waiting" (a person decides: plan_decide), "completed", "stopped" (a budget ran out). ' +
+        'A vault that has not run needs `query`.',
+      inputSchema: toolArgs('plan_next', {
+        vault: vaultArg,
+        query: z.string().optional().describe('what the run is for; needed to start a run'),
+        fresh: z.boolean().optional().describe('start a new run; the old one is archived'),
+        maxSteps: z.number().int().min(1).optional().describe('step budget of the run, recorded with it'),
+      }),
+      annotations: { ...stepping, idempotentHint: true },
     },
-    async ({ vault, query }) =>
-      guarded(context.root, async () => {
+    async ({ vault, query, fresh, maxSteps }) =>
+      guarded(context.root, { tool: 'plan_next', vault }, async () => {
         const path = await vaultPath(context.root, vault)
-        const options: StepOptions = query === undefined ? stepOptions(context) : { ...stepOptions(context), query }
+        const budget = fresh ? (maxSteps ?? context.maxSteps) : await budgetOf(context, path, maxSteps)
+        const options: StepOptions = {
+          ...stepOptions(context),
+          ...(query !== undefined && { query }),
+          ...(fresh !== undefined && { fresh }),
+          ...(budget !== undefined && { maxSteps: budget }),
+        }
         let step
         try {
           step = await nextStep(path, options)
         } catch (error) {
           // nextStep throws a TypeError (a programmer's mistake in code) for a new run without a query; here it is the client's.
-          if (error instanceof TypeError && query === undefined && !(await readTrace(path))) {
-            return refusal('query-needed', `\`${vault}\` has not run yet, so a run starts here and needs \`query\`.`)
+          if (error instanceof TypeError && query === undefined && (fresh === true || !(await readTrace(path)))) {
+            return refusal(
+              'query-needed',
+              `\`${vault}\` has not run yet${fresh ? ' (`fresh: true` starts a new one)' : ''}, so a run starts here and needs \`query\`.`,
+            )
           }
           throw error
         }
@@ -49,62 +65,69 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
   server.registerTool(
     'plan_finish',
     {
-      title: 'Hand in the work of a note',
-      description: [
-        'Completes the step plan_next returned: saves `output` in the vault, marks the note done and follows an edge, then returns { step }, the next note, already claimed (so one call per hop).',
-        "`choice` picks the edge: one of the step's `conditions` (a condition label as written, `next` " +
-          'for the plain way on, or a target note). Give it when conditions are listed; without it a ' +
-          'configured model judges. A terminal note takes no choice. A note decided by a person ends ' +
-          'up waiting for them.',
-        '`key` must be the key of the pending step; an old key is refused and nothing is written.',
-      ].join('\n'),
-      inputSchema: {
+      description:
+        'Saves `output` for the step `key` names, marks the note done, follows an edge and returns { step }: the next note, already claimed. ' +
+        "`choice` is one of the step's `conditions` (`next` for the plain way on); without it a configured model judges. " +
+        'A last note takes no choice; a note a person decides ignores it. Repeating a call that was saved answers the current step.',
+      inputSchema: toolArgs('plan_finish', {
         vault: vaultArg,
-        key: z.string().describe('step.key from plan_next or the previous plan_finish'),
-        output: z.string().describe('what you produced for the note'),
+        key: z.string().describe('step.key of the step worked'),
+        output: z.string().describe('what you produced'),
         choice: z.string().optional().describe("one of the step's conditions"),
-      },
-      outputSchema: orRefusal(stepResultSchema),
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      }),
+      annotations: stepping,
     },
     async ({ vault, key, output, choice }) =>
-      guarded(context.root, async () => {
+      guarded(context.root, { tool: 'plan_finish', vault }, async () => {
         const path = await vaultPath(context.root, vault)
-        const result = choice === undefined ? { output } : { output, choice }
-        return ok(await viewStep(await completeStep(path, key, { ...result }, stepOptions(context)), vault, path, context.checks))
+        const options = await finishOptions(context, path)
+        let step: Step
+        try {
+          step = await completeStep(path, key, choice === undefined ? { output } : { output, choice }, options)
+        } catch (error) {
+          // The answer to a call that was saved got lost (a dropped connection, a lost context): the same call answers where the run is now.
+          if (!(error instanceof RunStateError && error.code === 'stale-step') || !(await savedAs(path, key, output, error.data.pending?.plan))) throw error
+          const now = await viewStep(await nextStep(path, options), vault, path, context.checks)
+          return ok({ ...now, saved: true, note: 'This output of `key` was saved by an earlier call: the step above is where the run is now.' })
+        }
+        const result = await viewStep(step, vault, path, context.checks)
+        const node = key.slice(key.indexOf(':') + 1, key.lastIndexOf(':'))
+        const waits = step.kind === 'waiting' && step.waiting.some((note) => note.node === node || note.node.endsWith(`/${node}`))
+        if (choice !== undefined && waits) return ok({ ...result, note: `\`choice\` was ignored: a person decides \`${node}\` (judge: human).` })
+        return ok(result)
       }),
   )
 
   server.registerTool(
     'plan_decide',
     {
-      title: "Record a person's decision",
-      description: [
-        'Decides a note that waits for a person (judge: human), as ticking a box under its ## Next ' +
-          'would: `edge` names one of its edges by condition label, target note, or `next`; `feedback` ' +
-          "is added under the note's ## Feedback and handed to the next note.",
-        'Only for a decision a person made: ask them first. Then call plan_next to go on.',
-      ].join('\n'),
-      inputSchema: {
+      description:
+        "Records a person's decision on a note waiting for them (judge: human), as ticking a box under its ## Next would: " +
+        "`edge` is one of the note's choices (a label, a target note or `next`); `feedback` goes under its ## Feedback and on to the next note. " +
+        'Only for a decision a person made. Returns { step }, the next step, like plan_finish.',
+      inputSchema: toolArgs('plan_decide', {
         vault: vaultArg,
-        node: z.string().describe('the waiting note, as step.waiting[].node names it'),
+        node: z.string().describe('step.waiting[].node'),
         edge: z.string().describe("one of the note's choices"),
-        feedback: z.string().optional().describe("the person's words, if any"),
-      },
-      outputSchema: orRefusal(z.object({ vault: z.string(), node: z.string(), edge: z.string(), feedback: z.string().optional(), todo: z.string() })),
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+        feedback: z.string().optional().describe("the person's words"),
+      }),
+      annotations: stepping,
     },
     async ({ vault, node, edge, feedback }) =>
-      guarded(context.root, async () => {
+      guarded(context.root, { tool: 'plan_decide', vault }, async () => {
         const path = await vaultPath(context.root, vault)
         await decide(path, node, feedback === undefined ? { edge } : { edge, feedback })
-        return ok({
-          vault,
-          node,
-          edge,
-          ...(feedback === undefined ? {} : { feedback }),
-          todo: 'Call plan_next to go on along the chosen edge.',
-        })
+        let step
+        try {
+          step = await nextStep(path, await finishOptions(context, path))
+        } catch (error) {
+          // The decision is recorded either way; what keeps the run from going on (a declined proposal) is said as what to do.
+          if (!(error instanceof RunStateError)) throw error
+          const data = mapStrings(error.data, (text) => relativeTo(context.root, text))
+          const words = runStateWords(error.code, data as never, { tool: 'plan_decide', vault })
+          return ok({ vault, decided: { node, edge }, todo: `${words.message} ${words.todo}` })
+        }
+        return ok({ ...(await viewStep(step, vault, path, context.checks)), decided: { node, edge } })
       }),
   )
 }
@@ -112,4 +135,31 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
 /** What every step call of the server runs with: the checks its operator defined, and none else. */
 function stepOptions(context: ToolContext): StepOptions {
   return context.checks ? { checks: context.checks } : {}
+}
+
+/** The options of a call that goes on with the run: the step budget it was given (recorded with it), else the server's. */
+async function finishOptions(context: ToolContext, path: string): Promise<StepOptions> {
+  const budget = await budgetOf(context, path, undefined)
+  return budget === undefined ? stepOptions(context) : { ...stepOptions(context), maxSteps: budget }
+}
+
+/** The step budget of a call: `told`, else the one the run was last given (its trace records it), else the server's `--max-steps`. */
+async function budgetOf(context: ToolContext, path: string, told: number | undefined): Promise<number | undefined> {
+  if (told !== undefined) return told
+  const trace = await readTrace(path).catch(() => undefined)
+  return recordedBudget([trace], trace?.header) ?? context.maxSteps
+}
+
+/** Whether the visit `key` names was completed with `output` already (its output note, in the vault or the subplan `plan`). */
+async function savedAs(path: string, key: string, output: string, plan: string | undefined): Promise<boolean> {
+  for (const folder of plan === undefined ? [path] : [path, join(path, plan)]) {
+    const trace = await readTrace(folder).catch(() => undefined)
+    if (!trace) continue
+    for (const record of trace.records) {
+      if (record.kind === 'stop' || `${trace.header.run}:${record.node}:${record.visit}` !== key) continue
+      const saved = await readOutput(folder, record.kind === 'hop' ? record.output : outputFile(record.step, record.node))
+      if (saved?.whole && saved.output === output) return true
+    }
+  }
+  return false
 }

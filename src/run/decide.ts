@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { editNote } from '../vault/edit-note.js'
 import { loadPlan } from '../plan/load-plan.js'
-import { addFeedback, tickBox } from '../vault/note-edits.js'
+import { addFeedback, tickBox, untickBox } from '../vault/note-edits.js'
 import { parseNote } from '../vault/parse-note.js'
 import { decideProposal, PROPOSAL_NODE } from '../vault/proposal-note.js'
 import type { Edge, PlanNode } from '../core/types.js'
@@ -32,12 +32,14 @@ const ATTEMPTS = 3
  * runner waiting on the note) follows it as a box ticked by hand. While a
  * proposal is pending (`proposePlan`), `node` `proposal` means it: the
  * edge is `approve`, `revise` or `decline`, ticked in
- * `00_plan-trace/proposal.md`. A step an agent blocked (`blockStep`) has the
- * one choice `unblock`, which ticks nothing: it sets the note back to
- * `pending` (and adds the feedback), so its next claim hands the feedback on.
+ * `00_plan-trace/proposal.md`. With other boxes ticked by hand already,
+ * deciding one of them unticks the others; deciding an edge that is not
+ * ticked is refused. A step an agent blocked (`blockStep`) has the one
+ * choice `unblock`, which ticks nothing: it sets the note back to `pending`
+ * (and adds the feedback), so its next claim hands the feedback on.
  *
  * @param node - the waiting note's id (its path in the vault without `.md`; inside a subplan, its path from the vault: `research/approve`)
- * @throws {@link RunStateError} `not-waiting` when the note is not `status: waiting`; `bad-choice` for an unknown or ambiguous edge (or anything but `unblock` on a blocked step); `ambiguous-decision` when another box is ticked already
+ * @throws {@link RunStateError} `not-waiting` when the note is not `status: waiting`; `bad-choice` for an unknown or ambiguous edge (or anything but `unblock` on a blocked step); `ambiguous-decision` when other boxes are ticked and `edge` is not one of them
  * @throws `TypeError` on a bad argument
  */
 export async function decide(vault: string, node: string, decision: Decision): Promise<void> {
@@ -114,16 +116,18 @@ function decided(planNode: PlanNode, file: string, text: string, index: number, 
   const raw = parseNote(file, text).edges
   const item = raw[index]
   if (!item || raw.length !== planNode.edges.length) return undefined
-  const other = raw.findIndex((edge, at) => edge.checked === true && at !== index)
-  if (other !== -1) {
-    const edge = planNode.edges[other]!
+  const ticked = raw.flatMap((edge, at) => (edge.checked === true ? [at] : []))
+  // Boxes ticked by hand: deciding one of them is the person's pick among them, the others are unticked; deciding another is ambiguous.
+  if (ticked.length > 0 && !ticked.includes(index)) {
+    const labels = ticked.map((at) => planNode.edges[at]!.label || 'next')
     throw new RunStateError(
       'ambiguous-decision',
-      `\`${planNode.file}\` has \`${edge.label || 'next'} -> [[${edge.target}]]\` ticked already; untick it first, or decide that edge.`,
-      { node: planNode.id, file, ticked: [edge.label || 'next'] },
+      `\`${planNode.file}\` has ${labels.map((label) => `\`${label}\``).join(', ')} ticked already; decide ${ticked.length === 1 ? 'that edge' : 'one of those'} (the others are unticked), or untick ${ticked.length === 1 ? 'it' : 'them'} first.`,
+      { node: planNode.id, file, ticked: labels },
     )
   }
-  const updated = item.checked === true ? text : tickBox(text, item.itemLine)
+  let updated = item.checked === true ? text : tickBox(text, item.itemLine)
+  for (const at of ticked) if (at !== index) updated = untickBox(updated, raw[at]!.itemLine)
   return decision.feedback !== undefined && decision.feedback.trim() !== '' ? addFeedback(updated, decision.feedback) : updated
 }
 

@@ -14,7 +14,7 @@ import { plannerCallsOf } from './decompose.js'
 import { readOutput } from '../store/output-note.js'
 import { stepBudget } from './run-options.js'
 import { snapshotOf, type RunSnapshot, type VaultRecords } from './run-snapshot.js'
-import { readTrace, tracePaths, type Trace } from '../store/trace.js'
+import { readTrace, tracePaths, type Trace, type TraceHeader } from '../store/trace.js'
 
 /** Options of `observeRun`. */
 export interface ObserveOptions {
@@ -73,15 +73,24 @@ export async function observeRun(vault: string, options: ObserveOptions = {}): P
  * before those were recorded, the one it was started with), else the default.
  */
 export function budgetOf(records: VaultRecords, told?: number): number {
+  const traces = [...subplanTree(records)].map(({ vault }) => vault.trace)
+  return stepBudget(told ?? recordedBudget(traces, records.trace?.header))
+}
+
+/**
+ * The step budget a run last ran with, as its traces record it (its latest
+ * claim or stop, subplans included; a run before those were recorded, the
+ * one in `header`, the top trace's); `undefined` when none is recorded.
+ */
+export function recordedBudget(traces: readonly (Trace | undefined)[], header: TraceHeader | undefined): number | undefined {
   let last: { at: string; maxSteps: number } | undefined
-  for (const { vault } of subplanTree(records)) {
-    for (const entry of [...(vault.trace?.claims ?? []), ...(vault.trace?.records ?? [])]) {
+  for (const trace of traces) {
+    for (const entry of [...(trace?.claims ?? []), ...(trace?.records ?? [])]) {
       if (!('maxSteps' in entry) || entry.maxSteps === undefined || entry.at === undefined) continue
       if (!last || entry.at >= last.at) last = { at: entry.at, maxSteps: entry.maxSteps }
     }
   }
-  const recorded = last ? last.maxSteps : records.trace?.header.maxSteps
-  return stepBudget(told ?? recorded)
+  return last ? last.maxSteps : header?.maxSteps
 }
 
 /**

@@ -46,6 +46,17 @@ export function tickBox(text: string, line: number): string {
   return text.slice(0, start) + ticked + text.slice(end)
 }
 
+/** Empties the ticked box (`[x]`, `[X]`) of the list item at a 1-based line; any other line is left as it is. */
+export function untickBox(text: string, line: number): string {
+  let start = 0
+  for (let at = 1; at < line; at++) start = text.indexOf('\n', start) + 1
+  const end = text.indexOf('\n', start) === -1 ? text.length : text.indexOf('\n', start)
+  const content = text.slice(start, end)
+  const item = /^(\s*(?:[-*+]|\d+[.)])[ \t]+)\[[xX]\](?=[ \t])/.exec(content)
+  if (!item) return text
+  return `${text.slice(0, start)}${item[1]}[ ]${content.slice(item[0].length)}${text.slice(end)}`
+}
+
 /**
  * Adds text at the end of the last `## Feedback` section, or appends the section. The text is
  * written as a block quote, so no heading, list item, fence or HTML comment in it can change

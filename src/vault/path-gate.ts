@@ -12,7 +12,7 @@ import { isInside } from './fs-atomic.js'
 export class PathRefusal extends Error {
   override name = 'PathRefusal' as const
   constructor(
-    readonly code: 'outside-root' | 'bad-path' | 'not-found' | 'exists',
+    readonly code: 'outside-root' | 'bad-path' | 'not-found' | 'exists' | 'not-a-vault',
     message: string,
   ) {
     super(message)
