@@ -107,6 +107,7 @@ it('pins the error codes', async () => {
     'too-many-sections',
     'two-active',
     'unknown-check',
+    'unknown-knob',
     'unknown-tool',
     'unprintable-name',
     'unreachable',

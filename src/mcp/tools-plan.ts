@@ -4,6 +4,8 @@ import { dirname, join, relative, sep } from 'node:path'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { loadPlan } from '../plan/load-plan.js'
+import type { PlanGraph } from '../plan/plan-graph.js'
+import { subplanTree } from '../plan/subplan-tree.js'
 import { savePlan } from '../plan/save-plan.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { parsePlanDocument } from '../plan/plan-document.js'
@@ -211,20 +213,26 @@ async function createVault(context: ToolContext, vault: string, document: string
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new PathRefusal('exists', `\`${vault}\` exists already`)
     throw error
   }
+  let saved: PlanGraph
+  let warnings: PlanIssue[]
   try {
     // Checked again now that it exists: a folder on the way may have been swapped for a symlink.
     await vaultPath(context.root, vault)
     await savePlan(graph, path)
+    saved = await loadPlan(path)
+    warnings = saved.validate()
   } catch (error) {
+    // Nothing stays of a document that did not become a valid vault: a retry finds no folder in its way.
     await rm(path, { recursive: true, force: true })
     throw error
   }
-  const saved = await loadPlan(path)
-  const warnings = saved.validate()
-  const notes = [...saved.nodes.values()].map((node) => {
-    const file = node.file ?? `${node.id}.md`
-    return { id: node.id, file, uri: resourceUri(vault, file) }
-  })
+  const notes = [...subplanTree(saved)].flatMap(({ folder, vault: plan }) =>
+    [...plan.nodes.values()].map((node) => {
+      const within = folder === '' ? '' : `${folder}/`
+      const file = `${within}${node.file ?? `${node.id}.md`}`
+      return { id: `${within}${node.id}`, file, uri: resourceUri(vault, file) }
+    }),
+  )
   const start = saved.startNode().id
   return ok({
     vault: relative(context.root, path).split(sep).join('/'),

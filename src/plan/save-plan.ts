@@ -18,9 +18,9 @@ import { TRACE_FOLDER } from '../vault/run-folder.js'
  * the path that is a run folder or starts with a dot. An emitted plan's id
  * `00_plan-trace/trace` would otherwise be written as the run's own trace.
  */
-function refuseReservedPaths(graph: PlanGraph): void {
+export function reservedPathIssues(nodes: Iterable<{ id: string; file?: string | undefined }>): PlanIssue[] {
   const issues: PlanIssue[] = []
-  for (const node of graph.nodes.values()) {
+  for (const node of nodes) {
     const file = node.file ?? `${node.id}.md`
     const reserved = file.split(/[\\/]/).find((part) => part === TRACE_FOLDER || (part.startsWith('.') && part !== '.' && part !== '..'))
     if (reserved !== undefined)
@@ -31,14 +31,33 @@ function refuseReservedPaths(graph: PlanGraph): void {
         node: node.id,
       })
   }
+  return issues
+}
+
+/**
+ * Checks a graph and its subplans before anything is written: no note in a
+ * run folder or a dot-folder, no body that would hide its `## Next`.
+ */
+function checkWritable(graph: PlanGraph, folder = ''): void {
+  const issues = reservedPathIssues([...graph.nodes.values()].map((node) => ({ id: `${folder}${node.id}`, file: `${folder}${node.file ?? `${node.id}.md`}` })))
   if (issues.length > 0) throw new PlanValidationError(issues)
+  for (const node of graph.nodes.values()) {
+    // A body that leaves a code fence or an Obsidian `%%` comment open hides the `## Next` written after it.
+    if (parseNote(node.file ?? `${node.id}.md`, renderNote(node)).edges.length !== node.edges.length) {
+      throw new Error(
+        `Cannot save \`${folder}${node.id}\`: its body leaves a code fence or an Obsidian \`%%\` comment open, which would hide the \`## Next\` written after it; close it in the body`,
+      )
+    }
+  }
+  for (const [inner, subplan] of graph.subplans ?? []) checkWritable(subplan, `${folder}${inner}/`)
 }
 
 /** The YAML writer, loaded when a plan is saved (loading a vault does not need it). */
 const yaml = lazyModule<typeof import('yaml')>('yaml')
 
 /**
- * Writes a graph as a vault: one note per node. A note that already holds
+ * Writes a graph as a vault: one note per node, the notes of its subplans
+ * in their folders. A note that already holds
  * the node is left byte for byte as it is; a note whose only change is the
  * status gets just that value patched.
  *
@@ -48,8 +67,12 @@ const yaml = lazyModule<typeof import('yaml')>('yaml')
  *   (`00_plan-trace/`, at any depth) or a dot-folder, where the run keeps its own state; nothing is written then
  */
 export async function savePlan(graph: PlanGraph, dir: string, options: WriteOptions = {}): Promise<string> {
-  const vault = resolve(dir)
-  refuseReservedPaths(graph)
+  checkWritable(graph)
+  return writePlan(graph, resolve(dir), options)
+}
+
+/** Writes the notes of a graph checked by `checkWritable`, then those of its subplans into their folders. */
+async function writePlan(graph: PlanGraph, vault: string, options: WriteOptions): Promise<string> {
   await makeFolder(vault, options)
   const resolver = new LinkResolver([...graph.nodes.values()].map((node) => ({ id: node.id, aliases: aliasesOf(node.frontmatter) })))
   for (const node of graph.nodes.values()) {
@@ -62,12 +85,6 @@ export async function savePlan(graph: PlanGraph, dir: string, options: WriteOpti
       // a new note
     }
     let text = renderNote(node)
-    // A body that leaves a code fence or an Obsidian `%%` comment open hides the `## Next` written after it.
-    if (parseNote(file, text).edges.length !== node.edges.length) {
-      throw new Error(
-        `Cannot save \`${node.id}\`: its body leaves a code fence or an Obsidian \`%%\` comment open, which would hide the \`## Next\` written after it; close it in the body`,
-      )
-    }
     if (existing !== undefined) {
       const before = nodeFromNote(parseNote(file, existing), resolver)
       if (sameNode(before, node)) continue
@@ -82,6 +99,7 @@ export async function savePlan(graph: PlanGraph, dir: string, options: WriteOpti
     await makeFolder(dirname(path), options)
     await writeFileAtomic(path, text, options)
   }
+  for (const [folder, subplan] of graph.subplans ?? []) await writePlan(subplan, await pathInVault(vault, folder), options)
   return vault
 }
 
