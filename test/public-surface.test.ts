@@ -27,6 +27,7 @@ it('exports exactly these names', async () => {
     'createWorker',
     'decide',
     'dryRun',
+    'editPlan',
     'forkRun',
     'formatIssue',
     'invalidate',
@@ -70,6 +71,7 @@ it('pins the error codes', async () => {
     'node-missing',
     'not-waiting',
     'note-busy',
+    'note-in-use',
     'proposal-unreadable',
     'query-mismatch',
     'run-vault-not-empty',
@@ -84,6 +86,7 @@ it('pins the error codes', async () => {
     'two-active',
     'vault-lock-lost',
     'vault-locked',
+    'visited-note',
   ])
   const { PLAN_ISSUE_CODES } = await import('vaultplan')
   expect([...PLAN_ISSUE_CODES]).toEqual([

@@ -135,6 +135,8 @@ function sectionNote({ id, line, lines }: { id: string; line: number; lines: Doc
     note.push({ text: '', line: lines[next]!.line }, { text: '## Next', line: lines[next]!.line })
     for (let at = next + 1; at < lines.length; at++) note.push(lines[at]!)
   }
+  // The blank lines before the next section are no part of the note.
+  while (note.length > 0 && note.at(-1)!.text.trim() === '') note.pop()
   return { id, text: `${note.map((entry) => entry.text).join('\n')}\n`, at: (at) => note[at - 1]?.line ?? at, issues }
 }
 
