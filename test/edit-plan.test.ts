@@ -147,5 +147,10 @@ describe('editPlan', () => {
     await expect(editPlan(dir, { remove: [3 as unknown as string] })).rejects.toThrow(TypeError)
     await expect(editPlan(dir, { document: addD, remove: ['d'] })).rejects.toThrow('Expected a note either in `document` or in `remove`, got `d` in both')
     await expect(editPlan(dir, { remove: ['x'] })).rejects.toMatchObject({ code: 'node-missing', data: { node: 'x' } })
+    await expect(editPlan(dir, { document: '## d\nDo d.\n\n## d\nDo d again.\n' })).rejects.toMatchObject({
+      name: 'PlanValidationError',
+      issues: [{ code: 'duplicate-id', node: 'd' }],
+    })
+    expect(Object.keys(await readNotes(dir))).toEqual(['a.md', 'b.md', 'c.md'])
   })
 })

@@ -112,6 +112,11 @@ async function edited(dir: string, edit: WorkedEdit, lock: VaultLock): Promise<P
     const parsed = parseNote(file, after)
     writes.push({ id: section.id, file, before, after, note: { ...parsed, issues: [...section.issues, ...parsed.issues] } })
   }
+  const seen = new Set<string>()
+  for (const { id } of edit.sections) {
+    if (seen.has(id)) found.push({ code: 'duplicate-id', severity: 'error', message: `the document has two sections \`## ${id}\`; keep one`, node: id })
+    seen.add(id)
+  }
   if (found.length > 0) throw new PlanValidationError(found)
   const removing: ParsedNote[] = []
   for (const id of edit.remove) {
