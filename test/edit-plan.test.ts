@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { completeStep, editPlan, loadPlan, nextStep, PlanValidationError, RunStateError, type Step } from 'vaultplan'
 import { linear } from './helpers/plans.js'
+import { nestedPlan } from './helpers/subplans.js'
 import { read, readNotes, readTree, statuses, writeVault } from './helpers/vault.js'
 
 const query = 'Ship it'
@@ -140,6 +141,20 @@ describe('editPlan', () => {
     const d = work(await completeStep(dir, b.key, { output: 'b done' }, options))
     expect(d.node).toMatchObject({ id: 'd', body: 'Do d, between b and c.' })
     expect(await statuses(dir)).toEqual({ a: 'done', b: 'done', c: 'pending', d: 'active' })
+  })
+
+  it("edits a subplan's notes through `## folder/note` sections, recorded in the subplan's own trace", async () => {
+    const dir = await writeVault(nestedPlan())
+    const outline = work(await nextStep(dir, { ...options, query }))
+    const find = work(await completeStep(dir, outline.key, { output: 'o' }, options))
+    expect([find.plan, find.node.id]).toEqual(['research', 'find'])
+    const document = '## research/summarise\n# Summarise\nSummarise the sources.\n### Next\n- [[check]]\n\n## research/check\nCheck the figures.\n'
+    expect(await editPlan(dir, { document }, { agent: 'ann' })).toEqual({ written: ['research/summarise', 'research/check'], removed: [] })
+    expect(await editRecords(join(dir, 'research'))).toMatchObject([{ agent: 'ann', written: ['summarise', 'check'], removed: [] }])
+    expect(await editRecords(dir)).toEqual([])
+    const summarise = work(await completeStep(dir, find.key, { output: 'f' }, options))
+    const check = work(await completeStep(dir, summarise.key, { output: 's' }, options))
+    expect([check.plan, check.node.id]).toEqual(['research', 'check'])
   })
 
   it('refuses what is no edit, and a note to remove that the vault does not hold', async () => {

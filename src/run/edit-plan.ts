@@ -12,6 +12,7 @@ import { withVaultLock, type VaultLock } from '../vault/lock.js'
 import { parseNote, type ParsedNote } from '../vault/parse-note.js'
 import { pathInVault } from '../vault/path-gate.js'
 import { readNotes } from '../vault/read-vault.js'
+import { subplanTree } from '../plan/subplan-tree.js'
 import { runFilePath } from '../vault/run-file-path.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { replacedNoteText } from './replaced-note.js'
@@ -57,7 +58,8 @@ const EDITS_FOLDER = `${TRACE_FOLDER}/edits`
  * `00_plan-trace/edits/<n>/`, a removed one moved to the vault's `.trash/`.
  * The plan as it would be after the edit is validated first; a valid edit
  * writes the notes and, when the vault holds a run, one `edit` record in
- * its trace. It holds the vault's lock meanwhile. A call cut short (a kill)
+ * the trace of the plan folder holding the notes (a subplan's own trace for
+ * its notes). It holds the vault's lock meanwhile. A call cut short (a kill)
  * is completed by calling it again with the same edit; a running plan
  * follows the edit from its next hop.
  *
@@ -135,7 +137,8 @@ async function edited(dir: string, edit: WorkedEdit, lock: VaultLock): Promise<P
   const written = new Map(writes.map((write) => [write.id, write.note]))
   const gone = new Set(removing.map((note) => note.id))
   const after = [...notes.filter((note) => !gone.has(note.id) && !written.has(note.id)), ...written.values()]
-  const checked = graphFromNotes(after, issues).check()
+  const graph = graphFromNotes(after, issues)
+  const checked = graph.check()
   if (checked.errors.length > 0) throw new PlanValidationError(checked.issues)
 
   lock.check()
@@ -148,7 +151,15 @@ async function edited(dir: string, edit: WorkedEdit, lock: VaultLock): Promise<P
   }
   for (const note of removing) await rename(await pathInVault(dir, note.file), await trashPath(dir, note.file))
   const result = { written: writes.map((write) => write.id), removed: edit.remove }
-  await record(dir, edit, result, copies, changed.length + removing.length > 0)
+  // Each plan folder's trace records the notes it holds (a subplan's own trace for a note inside it).
+  const folders = [...subplanTree(graph)].map(({ folder }) => folder).sort((a, b) => b.length - a.length)
+  const folderOf = (id: string) => folders.find((folder) => folder === '' || id.startsWith(`${folder}/`)) ?? ''
+  const inside = (ids: string[], folder: string) => ids.filter((id) => folderOf(id) === folder).map((id) => id.slice(folder === '' ? 0 : folder.length + 1))
+  const wrote = changed.length + removing.length > 0
+  for (const folder of new Set([...result.written, ...result.removed].map(folderOf))) {
+    const notes = { written: inside(result.written, folder), removed: inside(result.removed, folder) }
+    await record(folder === '' ? dir : join(dir, folder), edit, notes, folder === '' ? copies : undefined, wrote)
+  }
   return result
 }
 
@@ -226,7 +237,7 @@ async function inTrash(dir: string, file: string): Promise<boolean> {
   return names.some((entry) => entry === `${name}.md` || (entry.startsWith(`${name} `) && /^ \d+\.md$/.test(entry.slice(name.length))))
 }
 
-/** Appends the edit's record to the vault's trace, once: none when the vault holds no run, none again when a repeat changed nothing. */
+/** Appends the edit's record to a plan folder's trace, once: none when the folder holds no run, none again when a repeat changed nothing. */
 async function record(dir: string, edit: WorkedEdit, result: PlanEditResult, copies: number | undefined, wrote: boolean): Promise<void> {
   const trace = await readTrace(dir)
   if (!trace) return
