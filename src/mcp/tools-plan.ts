@@ -113,7 +113,8 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
         'Example: "## draft\\ntype: start\\nWrite the draft.\\n### Next\\n- [[review]]\\n\\n## review\\nApprove ' +
           'it or ask for changes.\\n### Next\\n- approved -> [[send]]\\n- needs revision -> [[draft]]\\n\\n## ' +
           'send\\nSend it."',
-        'An invalid document writes nothing and the error lists every problem. Then call plan_next with the vault and a query to start.',
+        'Subplans: a section `## web/search` is the note `search` of the folder `web`, the subplan of the note with `plan: web`.',
+        'A document invalid anywhere, subplans included, writes nothing and the error lists every problem. Then call plan_next with the vault and a query to start.',
       ].join('\n'),
       inputSchema: { vault: vaultArg.describe('the new folder, relative to the root; it must not exist'), document: z.string().describe('the plan document') },
       outputSchema: orRefusal(
