@@ -45,15 +45,19 @@ describe('editPlan', () => {
     expect(await readNotes(join(dir, '00_plan-trace/edits/1'))).toEqual({ 'b.md': linear()['b.md'] })
   })
 
-  it("replaces a note's knobs, title, body and `## Next`, keeping its status and the keys the section does not set", async () => {
+  it("replaces a note's knobs, title, body and `## Next`, keeping its status, the keys the section does not set and its feedback", async () => {
     const dir = await writeVault({
       ...linear(),
-      'b.md': '---\nstatus: done\nowner: ann\nrole: draft\n---\n# B\n\nDo b.\n\n## Next\n- [[c]]\n',
+      'b.md': '---\nstatus: done\nowner: ann\nrole: draft\n---\n# B\n\nDo b.\n\n## Next\n- [[c]]\n\n## Feedback\n\nMention the date.\n',
     })
     await editPlan(dir, { document: '## b\nrole: review\nstatus: pending\nmax_visits: 2\n# Better B\nDo b, better.\n### Next\n- [[c]]\n' })
-    expect(await read(dir, 'b.md')).toBe('---\nstatus: done\nowner: ann\nrole: review\nmax_visits: 2\n---\n# Better B\nDo b, better.\n\n## Next\n- [[c]]\n')
+    expect(await read(dir, 'b.md')).toBe(
+      '---\nstatus: done\nowner: ann\nrole: review\nmax_visits: 2\n---\n# Better B\nDo b, better.\n\n## Next\n- [[c]]\n\n## Feedback\n\nMention the date.\n',
+    )
     expect((await loadPlan(dir)).node('b')).toMatchObject({ title: 'Better B', status: 'done', role: 'review', maxVisits: 2 })
-    expect(await read(dir, '00_plan-trace/edits/1/b.md')).toBe('---\nstatus: done\nowner: ann\nrole: draft\n---\n# B\n\nDo b.\n\n## Next\n- [[c]]\n')
+    expect(await read(dir, '00_plan-trace/edits/1/b.md')).toBe(
+      '---\nstatus: done\nowner: ann\nrole: draft\n---\n# B\n\nDo b.\n\n## Next\n- [[c]]\n\n## Feedback\n\nMention the date.\n',
+    )
     // The next edit's copies go to the next folder.
     await editPlan(dir, { document: '## b\nDo b, once more.\n### Next\n- [[c]]\n' })
     expect(await readdir(join(dir, '00_plan-trace/edits'))).toEqual(['1', '2'])
