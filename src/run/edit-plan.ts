@@ -4,6 +4,7 @@ import { dirname, join, posix, resolve } from 'node:path'
 import { PlanValidationError, RunStateError } from '../core/errors.js'
 import type { PlanIssue } from '../core/types.js'
 import { graphFromNotes } from '../plan/load-plan.js'
+import type { PlanGraph } from '../plan/plan-graph.js'
 import { documentNotes } from '../plan/plan-document.js'
 import { reservedPathIssues } from '../plan/save-plan.js'
 import { readTrace, TraceAppender } from '../store/trace.js'
@@ -145,22 +146,30 @@ async function edited(dir: string, edit: WorkedEdit, lock: VaultLock): Promise<P
   // Copies first, then the notes, then the removals, then the record: a call cut short anywhere is completed by its repeat.
   const copies = await copyReplaced(dir, changed)
   for (const write of changed) {
+    lock.check()
     const path = await pathInVault(dir, write.file)
     await makeFolder(dirname(path))
     await writeFileAtomic(path, write.after)
   }
-  for (const note of removing) await rename(await pathInVault(dir, note.file), await trashPath(dir, note.file))
+  for (const note of removing) {
+    lock.check()
+    await rename(await pathInVault(dir, note.file), await trashPath(dir, note.file))
+  }
   const result = { written: writes.map((write) => write.id), removed: edit.remove }
-  // Each plan folder's trace records the notes it holds (a subplan's own trace for a note inside it).
+  await recordEdit(dir, graph, edit, result, copies, changed.length + removing.length > 0)
+  return result
+}
+
+/** Records the edit in the trace of each plan folder whose notes it names (a subplan's own trace for a note inside it), by their ids there. */
+async function recordEdit(dir: string, graph: PlanGraph, edit: WorkedEdit, result: PlanEditResult, copies: number | undefined, wrote: boolean): Promise<void> {
   const folders = [...subplanTree(graph)].map(({ folder }) => folder).sort((a, b) => b.length - a.length)
   const folderOf = (id: string) => folders.find((folder) => folder === '' || id.startsWith(`${folder}/`)) ?? ''
   const inside = (ids: string[], folder: string) => ids.filter((id) => folderOf(id) === folder).map((id) => id.slice(folder === '' ? 0 : folder.length + 1))
-  const wrote = changed.length + removing.length > 0
   for (const folder of new Set([...result.written, ...result.removed].map(folderOf))) {
     const notes = { written: inside(result.written, folder), removed: inside(result.removed, folder) }
+    // The copies are in the top vault's run folder: only its record names them.
     await record(folder === '' ? dir : join(dir, folder), edit, notes, folder === '' ? copies : undefined, wrote)
   }
-  return result
 }
 
 /** Refuses to replace or remove notes that are worked or wait for a person. */
