@@ -5,6 +5,7 @@ import { graphFromNotes } from './load-plan.js'
 import { issueFromSubplan } from '../vault/subplan-folders.js'
 import { scanHeadings } from '../vault/headings.js'
 import { checkPlan } from './validate.js'
+import { subplanTree } from './subplan-tree.js'
 import { parseNote } from '../vault/parse-note.js'
 import { PlanGraph } from './plan-graph.js'
 import type { CallLLM, PlanIssue, PlanNode } from '../core/types.js'
@@ -48,15 +49,20 @@ export function parsePlanDocument(text: string): PlanGraph {
  * file, and the subplans checked so, their issues naming the document's lines.
  */
 function withoutFiles(loaded: PlanGraph): PlanGraph {
-  const subplans = new Map<string, PlanGraph>()
-  const issues: PlanIssue[] = []
-  for (const [folder, subplan] of loaded.subplans ?? []) {
-    const bare = withoutFiles(subplan)
-    subplans.set(folder, bare)
-    issues.push(...checkPlan(bare).map((found) => issueFromSubplan(found, folder)))
+  const tree = [...subplanTree(loaded)]
+  const bare = new Map<PlanGraph, PlanGraph>()
+  // Each subplan before the plan that holds it: a plan is built with its subplans and their issues.
+  for (const { vault } of [...tree].reverse()) {
+    const subplans = new Map<string, PlanGraph>()
+    const issues: PlanIssue[] = []
+    for (const { inner, vault: subplan } of tree.filter((entry) => entry.parent === vault)) {
+      subplans.set(inner, bare.get(subplan)!)
+      issues.push(...checkPlan(bare.get(subplan)!).map((found) => issueFromSubplan(found, inner)))
+    }
+    const nodes = [...vault.nodes.values()].map(({ file: _file, ...node }) => node as PlanNode)
+    bare.set(vault, new PlanGraph(nodes, { issues, ...(subplans.size > 0 && { subplans }) }))
   }
-  const nodes = [...loaded.nodes.values()].map(({ file: _file, ...node }) => node as PlanNode)
-  return new PlanGraph(nodes, { issues, ...(subplans.size > 0 && { subplans }) })
+  return bare.get(loaded)!
 }
 
 /** A section of a plan document as the note it stands for. */

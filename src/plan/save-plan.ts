@@ -9,6 +9,7 @@ import { lazyModule } from '../core/lazy-module.js'
 import { aliasesOf, parseNote, readKnob } from '../vault/parse-note.js'
 import { nodeFromNote } from './load-plan.js'
 import type { PlanGraph } from './plan-graph.js'
+import { subplanTree } from './subplan-tree.js'
 import type { PlanIssue, PlanNode } from '../core/types.js'
 import { PlanValidationError } from '../core/errors.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
@@ -38,18 +39,20 @@ export function reservedPathIssues(nodes: Iterable<{ id: string; file?: string |
  * Checks a graph and its subplans before anything is written: no note in a
  * run folder or a dot-folder, no body that would hide its `## Next`.
  */
-function checkWritable(graph: PlanGraph, folder = ''): void {
-  const issues = reservedPathIssues([...graph.nodes.values()].map((node) => ({ id: `${folder}${node.id}`, file: `${folder}${node.file ?? `${node.id}.md`}` })))
-  if (issues.length > 0) throw new PlanValidationError(issues)
-  for (const node of graph.nodes.values()) {
-    // A body that leaves a code fence or an Obsidian `%%` comment open hides the `## Next` written after it.
-    if (parseNote(node.file ?? `${node.id}.md`, renderNote(node)).edges.length !== node.edges.length) {
-      throw new Error(
-        `Cannot save \`${folder}${node.id}\`: its body leaves a code fence or an Obsidian \`%%\` comment open, which would hide the \`## Next\` written after it; close it in the body`,
-      )
+function checkWritable(graph: PlanGraph): void {
+  for (const { folder, vault: plan } of subplanTree(graph)) {
+    const within = folder === '' ? '' : `${folder}/`
+    const issues = reservedPathIssues([...plan.nodes.values()].map((node) => ({ id: `${within}${node.id}`, file: `${within}${node.file ?? `${node.id}.md`}` })))
+    if (issues.length > 0) throw new PlanValidationError(issues)
+    for (const node of plan.nodes.values()) {
+      // A body that leaves a code fence or an Obsidian `%%` comment open hides the `## Next` written after it.
+      if (parseNote(node.file ?? `${node.id}.md`, renderNote(node)).edges.length !== node.edges.length) {
+        throw new Error(
+          `Cannot save \`${within}${node.id}\`: its body leaves a code fence or an Obsidian \`%%\` comment open, which would hide the \`## Next\` written after it; close it in the body`,
+        )
+      }
     }
   }
-  for (const [inner, subplan] of graph.subplans ?? []) checkWritable(subplan, `${folder}${inner}/`)
 }
 
 /** The YAML writer, loaded when a plan is saved (loading a vault does not need it). */
@@ -68,11 +71,14 @@ const yaml = lazyModule<typeof import('yaml')>('yaml')
  */
 export async function savePlan(graph: PlanGraph, dir: string, options: WriteOptions = {}): Promise<string> {
   checkWritable(graph)
-  return writePlan(graph, resolve(dir), options)
+  const vault = resolve(dir)
+  // The top vault first: each subplan's folder is made inside the vault that holds it.
+  for (const { folder, vault: plan } of subplanTree(graph)) await writeNotes(plan, folder === '' ? vault : await pathInVault(vault, folder), options)
+  return vault
 }
 
-/** Writes the notes of a graph checked by `checkWritable`, then those of its subplans into their folders. */
-async function writePlan(graph: PlanGraph, vault: string, options: WriteOptions): Promise<string> {
+/** Writes the notes of one plan of a graph checked by `checkWritable` into its folder. */
+async function writeNotes(graph: PlanGraph, vault: string, options: WriteOptions): Promise<void> {
   await makeFolder(vault, options)
   const resolver = new LinkResolver([...graph.nodes.values()].map((node) => ({ id: node.id, aliases: aliasesOf(node.frontmatter) })))
   for (const node of graph.nodes.values()) {
@@ -99,8 +105,6 @@ async function writePlan(graph: PlanGraph, vault: string, options: WriteOptions)
     await makeFolder(dirname(path), options)
     await writeFileAtomic(path, text, options)
   }
-  for (const [folder, subplan] of graph.subplans ?? []) await writePlan(subplan, await pathInVault(vault, folder), options)
-  return vault
 }
 
 /** Renders a node as a note: frontmatter knobs, title, body, `## Next`. */
