@@ -1,5 +1,5 @@
 /**
- * Load and check a plan vault, run it or step through it, picture it, and
+ * Load and check a plan vault, run it or step through it, edit it, picture it, and
  * read what its runs left behind.
  *
  * @module vaultplan
@@ -28,6 +28,7 @@ export { DECIDED_BY, PLAN_ISSUE_CODES, type EdgeOrigin, type ModelUsage, type No
 export { JUDGE_KINDS, NODE_STATUSES, NODE_TYPES } from './core/knobs.js'
 export { LEDGER_KINDS } from './core/ledger-types.js'
 export { decide, type Decision as HumanDecision } from './run/decide.js'
+export { editPlan, type EditPlanOptions, type PlanEdit, type PlanEditResult } from './run/edit-plan.js'
 export { dryRun, type JudgePreview } from './run/dry-run.js'
 export { runSchedules, type RunningSchedules, type RunSchedulesOptions } from './run/run-schedules.js'
 export type { ScheduleDefinition } from './run/schedules.js'

@@ -29,6 +29,7 @@ it('exports exactly these names', async () => {
     'decide',
     'deferStep',
     'dryRun',
+    'editPlan',
     'forkRun',
     'formatIssue',
     'invalidate',
@@ -74,6 +75,7 @@ it('pins the error codes', async () => {
     'not-revising',
     'not-waiting',
     'note-busy',
+    'note-in-use',
     'proposal-unreadable',
     'query-mismatch',
     'run-vault-not-empty',
@@ -88,6 +90,7 @@ it('pins the error codes', async () => {
     'two-active',
     'vault-lock-lost',
     'vault-locked',
+    'visited-note',
   ])
   const { PLAN_ISSUE_CODES } = await import('vaultplan')
   expect([...PLAN_ISSUE_CODES]).toEqual([
@@ -111,6 +114,7 @@ it('pins the error codes', async () => {
     'too-many-sections',
     'two-active',
     'unknown-check',
+    'unknown-knob',
     'unknown-tool',
     'unprintable-name',
     'unreachable',

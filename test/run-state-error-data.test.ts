@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest'
 import {
   completeStep,
   decide,
+  editPlan,
   forkRun,
   nextStep,
   proposePlan,
@@ -450,6 +451,23 @@ const cases: [string, () => Promise<Case>][] = [
       await recordEntry(dir, { kind: 'fact', text: 'x' })
       await edit(dir, LEDGER, (text) => text.replace(`format: ${LEDGER_FORMAT}`, 'format: 7'))
       return { refused: readLedger(dir), code: 'ledger-too-new', data: { file: join(dir, LEDGER), format: 7, supported: LEDGER_FORMAT } }
+    },
+  ],
+  [
+    'note-in-use: editPlan names the note being worked that it would replace',
+    async () => {
+      const dir = await writeVault(linear())
+      work(await nextStep(dir, { ...options, query }))
+      return { refused: editPlan(dir, { document: '## a\ntype: start\nDo a, differently.\n### Next\n- [[b]]\n' }), code: 'note-in-use', data: { nodes: ['a'] } }
+    },
+  ],
+  [
+    'visited-note: editPlan names the visited note it would remove',
+    async () => {
+      const dir = await writeVault(linear())
+      const a = work(await nextStep(dir, { ...options, query }))
+      await completeStep(dir, a.key, { output: 'a done' }, options)
+      return { refused: editPlan(dir, { document: '## c\ntype: start\nDo c.\n', remove: ['a'] }), code: 'visited-note', data: { nodes: ['a'] } }
     },
   ],
   [

@@ -65,6 +65,7 @@ export const RUN_STATE_ERROR_CODES = [
   'not-revising',
   'not-waiting',
   'note-busy',
+  'note-in-use',
   'proposal-unreadable',
   'query-mismatch',
   'run-vault-not-empty',
@@ -79,6 +80,7 @@ export const RUN_STATE_ERROR_CODES = [
   'two-active',
   'vault-lock-lost',
   'vault-locked',
+  'visited-note',
 ] as const
 
 /** Why a run's state needs a person (or the caller) before it can go on. */
@@ -134,7 +136,7 @@ export interface RunStateErrorData extends Record<RunStateErrorCode, object> {
   'no-run': { vault: string }
   /** The plan has no start note. */
   'no-start': { vault: string }
-  /** The run is at `node`, and its note (`file`, when known) is gone. */
+  /** The run is at `node`, and its note (`file`, when known) is gone; or `editPlan` was asked to remove a note the vault does not hold. */
   'node-missing': { node: string; file?: string }
   /** `node` is not waiting for a person: its `status`, `null` when the vault has no such note; `waiting` lists the notes that are. */
   'not-waiting': { node: string; status: NodeStatus | null; waiting: string[] }
@@ -142,6 +144,8 @@ export interface RunStateErrorData extends Record<RunStateErrorCode, object> {
   'note-busy': { files: string[]; kept?: string }
   /** An agent proposed a next version, but the proposal at `version` is `status`, with `ticked` boxes, not sent back with `revise` alone. */
   'not-revising': { version: number; status: 'pending' | 'approved' | 'revised' | 'declined'; ticked: string[] }
+  /** These notes are worked (`status: active`, claimed) or wait for a person (`waiting`): an edit neither replaces nor removes them. */
+  'note-in-use': { nodes: string[] }
   /** The proposal note cannot be read. */
   'proposal-unreadable': { file: string }
   /** The query the run (or the approved proposal) recorded. */
@@ -170,6 +174,8 @@ export interface RunStateErrorData extends Record<RunStateErrorCode, object> {
   'vault-lock-lost': { vault: string; holder: LockHolder | null }
   /** `vault` (the one asked for, or one inside or around it) is held by `holder`, `null` when its name is unreadable. */
   'vault-locked': { vault: string; holder: LockHolder | null }
+  /** These notes have visits in the run: an edit does not remove them (their outputs name them). */
+  'visited-note': { nodes: string[] }
 }
 
 /** A {@link RunStateError} of any code, as a union: checking `code` narrows `data`. */

@@ -121,6 +121,7 @@ export const PLAN_ISSUE_CODES = [
   'too-many-sections',
   'two-active',
   'unknown-check',
+  'unknown-knob',
   'unknown-tool',
   'unprintable-name',
   'unreachable',

@@ -47,6 +47,14 @@ const WORDS: { [Code in RunStateErrorCode]: (data: RunStateErrorData[Code], wher
     message: `Other agents hold every note ready now: ${list(data.claims.map((item) => `${item.node}${item.claim ? ` (${item.claim.agent} until ${item.claim.until})` : ''}`))}.`,
     todo: 'Call plan_next again later: a claim whose lease ended can be taken.',
   }),
+  'note-in-use': (data) => ({
+    message: `${list(data.nodes)} ${data.nodes.length === 1 ? 'is' : 'are'} being worked or waiting for a person: an edit neither replaces nor removes them; nothing was written.`,
+    todo: 'Call plan_edit again without those notes, or once they are done.',
+  }),
+  'visited-note': (data) => ({
+    message: `${list(data.nodes)} ${data.nodes.length === 1 ? 'was' : 'were'} visited by the run: a visited note is not removed; nothing was written.`,
+    todo: 'Call plan_edit with a `document` section that changes the note (or takes its edges away) instead of removing it.',
+  }),
   'not-revising': (data) => ({
     message: `The proposal (version ${data.version}) is not sent back for a revision (it is ${data.status}); nothing was written.`,
     todo: 'Wait until a person asks for a revision (plan_next then answers waiting, kind "proposal"), or propose into a new folder.',

@@ -4,6 +4,8 @@ import { dirname, join, relative, sep } from 'node:path'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { loadPlan } from '../plan/load-plan.js'
+import type { PlanGraph } from '../plan/plan-graph.js'
+import { subplanTree } from '../plan/subplan-tree.js'
 import { savePlan } from '../plan/save-plan.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { parsePlanDocument } from '../plan/plan-document.js'
@@ -66,7 +68,8 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
         'Writes a new vault, one note per `## <id>` section of `document`, into a folder that does not exist yet. ' +
         'A section: knob lines first (`type: start`, `max_visits: 3`, `judge: human`, `tools: [a]`), the task, ' +
         'then edges under `### Next`: `- [[target]]` or `- <condition> -> [[target]]`; none makes it a last note. ' +
-        'An invalid document writes nothing and lists every problem.',
+        'Subplans: a section `## web/search` is the note `search` of the folder `web`, the subplan of the note with `plan: web`. ' +
+        'A document invalid anywhere, subplans included, writes nothing and lists every problem.',
       inputSchema: toolArgs('plan_create', {
         vault: vaultArg.describe('the new folder, relative to the root'),
         document: z.string().describe('the plan document'),
@@ -162,21 +165,27 @@ async function createVault(context: ToolContext, vault: string, document: string
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new PathRefusal('exists', `\`${vault}\` exists already`)
     throw error
   }
+  let saved: PlanGraph
+  let warnings: PlanIssue[]
   try {
     // Checked again now that it exists: a folder on the way may have been swapped for a symlink.
     const again = await confine(context.root, vault, 'the vault')
     if (again.path !== path) throw new PathRefusal('bad-path', `\`${vault}\` changed while it was written`)
     await savePlan(graph, path)
+    saved = await loadPlan(path)
+    warnings = saved.validate()
   } catch (error) {
+    // Nothing stays of a document that did not become a valid vault: a retry finds no folder in its way.
     await rm(path, { recursive: true, force: true })
     throw error
   }
-  const saved = await loadPlan(path)
-  const warnings = saved.validate()
-  const notes = [...saved.nodes.values()].map((node) => {
-    const file = node.file ?? `${node.id}.md`
-    return { id: node.id, file, uri: resourceUri(vault, file) }
-  })
+  const notes = [...subplanTree(saved)].flatMap(({ folder, vault: plan }) =>
+    [...plan.nodes.values()].map((node) => {
+      const within = folder === '' ? '' : `${folder}/`
+      const file = `${within}${node.file ?? `${node.id}.md`}`
+      return { id: `${within}${node.id}`, file, uri: resourceUri(vault, file) }
+    }),
+  )
   const start = saved.startNode().id
   return ok({
     vault: relative(context.root, path).split(sep).join('/'),

@@ -38,7 +38,8 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
     async ({ vault, query, fresh, maxSteps }) =>
       guarded(context.root, { tool: 'plan_next', vault }, async () => {
         const path = await vaultPath(context.root, vault)
-        const budget = fresh ? (maxSteps ?? context.maxSteps) : await budgetOf(context, path, maxSteps)
+        const asked = maxSteps
+        const budget = fresh ? (asked ?? context.maxSteps) : await budgetOf(context, path, asked)
         const options: StepOptions = {
           ...stepOptions(context),
           ...(query !== undefined && { query }),

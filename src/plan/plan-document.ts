@@ -1,12 +1,21 @@
 import { PlanValidationError } from '../core/errors.js'
 import { KNOB_KEYS } from '../core/knobs.js'
+import { closestNames, didYouMean } from '../core/closest-names.js'
 import { graphFromNotes } from './load-plan.js'
+import { issueFromSubplan } from '../vault/subplan-folders.js'
+import { scanHeadings } from '../vault/headings.js'
+import { checkPlan } from './validate.js'
+import { subplanTree } from './subplan-tree.js'
 import { parseNote } from '../vault/parse-note.js'
 import { PlanGraph } from './plan-graph.js'
 import type { CallLLM, PlanIssue, PlanNode } from '../core/types.js'
 
 const KNOB_LINE = new RegExp(`^(${KNOB_KEYS.join('|')})\\s*:\\s*\\S`, 'i')
 /** Matched against trimmed lines; no two white-space runs side by side, so it cannot backtrack far. */
+/** A line that reads like a knob line (`key: value`), whatever the key. */
+const KEY_LINE = /^([A-Za-z][\w-]*)\s*:\s+\S/
+/** A `# Title` line (no `##`). */
+const TITLE_LINE = /^ {0,3}#[ \t]+\S/
 const NEXT_LINE = /^(?:#{3,6}\s*next(?:\s*#+)?|next\s*:)$/i
 /** The most `## <node-id>` sections a plan document may hold: far past any plan a person walks, short of a flood of notes. */
 export const MAX_DOCUMENT_SECTIONS = 5_000
@@ -20,6 +29,62 @@ export const MAX_DOCUMENT_SECTIONS = 5_000
  *   them (`too-many-sections`), or the plan is invalid.
  */
 export function parsePlanDocument(text: string): PlanGraph {
+  const sections = documentNotes(text)
+  const notes = sections.map(({ id, text: note, at, issues }) => {
+    const parsed = parseNote(`${id}.md`, note)
+    return {
+      ...parsed,
+      edges: parsed.edges.map((edge) => ({ ...edge, line: at(edge.line) })),
+      issues: [...issues, ...parsed.issues.map((found) => inDocument(found, at))],
+    }
+  })
+  // The nodes live in no file yet: savePlan names the notes after their ids.
+  const graph = withoutFiles(graphFromNotes(notes))
+  graph.validate()
+  return graph
+}
+
+/**
+ * A graph as a document describes it: its nodes (and its subplans') in no
+ * file, and the subplans checked so, their issues naming the document's lines.
+ */
+function withoutFiles(loaded: PlanGraph): PlanGraph {
+  const tree = [...subplanTree(loaded)]
+  const bare = new Map<PlanGraph, PlanGraph>()
+  // Each subplan before the plan that holds it: a plan is built with its subplans and their issues.
+  for (const { vault } of [...tree].reverse()) {
+    const subplans = new Map<string, PlanGraph>()
+    const issues: PlanIssue[] = []
+    for (const { inner, vault: subplan } of tree.filter((entry) => entry.parent === vault)) {
+      subplans.set(inner, bare.get(subplan)!)
+      issues.push(...checkPlan(bare.get(subplan)!).map((found) => issueFromSubplan(found, inner)))
+    }
+    const nodes = [...vault.nodes.values()].map(({ file: _file, ...node }) => node as PlanNode)
+    bare.set(vault, new PlanGraph(nodes, { issues, ...(subplans.size > 0 && { subplans }) }))
+  }
+  return bare.get(loaded)!
+}
+
+/** A section of a plan document as the note it stands for. */
+export interface SectionNote {
+  /** The node's id, the section's heading: `draft`, or `web/search` for a note of the subplan folder `web`. */
+  id: string
+  /** The note's text: the knob lines as frontmatter, the `# Title` line first, then the body and `## Next`. */
+  text: string
+  /** The document's line of the note's line `n`. */
+  at: (line: number) => number
+  /** What is wrong with the section itself (a knob line of no knob), at the document's lines. */
+  issues: PlanIssue[]
+}
+
+/**
+ * The sections of a plan document, each as the note it stands for, read
+ * alone (nothing checks how they link): what `parsePlanDocument` builds a
+ * graph of, and what an edit of a vault writes as notes.
+ *
+ * @throws {@link PlanValidationError} as `parsePlanDocument` for no sections or too many
+ */
+export function documentNotes(text: string): SectionNote[] {
   const sections = splitSections(text)
   if (sections.length === 0) {
     throw new PlanValidationError([{ code: 'no-sections', severity: 'error', message: 'the document has no `## <node-id>` sections' }])
@@ -33,35 +98,72 @@ export function parsePlanDocument(text: string): PlanGraph {
       },
     ])
   }
-  // Each section is read as the note it stands for; `at[n]` is the document's line of that note's line n + 1.
-  const notes = sections.map(({ id, line, lines }) => {
-    const knobs: DocumentLine[] = []
-    let index = 0
-    for (; index < lines.length && (KNOB_LINE.test(lines[index]!.text) || (knobs.length === 0 && lines[index]!.text.trim() === '')); index++) {
-      if (lines[index]!.text.trim() !== '') knobs.push(lines[index]!)
+  return sections.map(sectionNote)
+}
+
+/** A section read as the note it stands for; `at(n)` is the document's line of the note's line n. */
+function sectionNote({ id, line, lines }: { id: string; line: number; lines: DocumentLine[] }): SectionNote {
+  const knobs: DocumentLine[] = []
+  const issues: PlanIssue[] = []
+  let title: DocumentLine | undefined
+  let index = 0
+  // The knob lines come first; a `# Title` line and blank lines may stand among them.
+  for (; index < lines.length; index++) {
+    const entry = lines[index]!
+    if (KNOB_LINE.test(entry.text)) knobs.push(entry)
+    else if (title === undefined && TITLE_LINE.test(entry.text)) title = entry
+    else if (entry.text.trim() === '' && knobs.length === 0) continue
+    else {
+      const unknown = unknownKnob(entry)
+      if (unknown === undefined) break
+      issues.push(unknown)
     }
-    const next = lines.findIndex(({ text: line }, at) => at >= index && NEXT_LINE.test(line.trim()))
-    // Built line by line: a section may hold a hundred thousand lines, too many to spread into a call.
-    const note: DocumentLine[] = []
-    if (knobs.length > 0) {
-      note.push({ text: '---', line })
-      for (const knob of knobs) note.push({ ...knob, text: knob.text.replace(/^(\w+)/, (key) => key.toLowerCase()) })
-      note.push({ text: '---', line })
-    }
-    for (let at = index; at < (next === -1 ? lines.length : next); at++) note.push(lines[at]!)
-    if (next !== -1) {
-      note.push({ text: '', line: lines[next]!.line }, { text: '## Next', line: lines[next]!.line })
-      for (let at = next + 1; at < lines.length; at++) note.push(lines[at]!)
-    }
-    const parsed = parseNote(`${id}.md`, `${note.map((entry) => entry.text).join('\n')}\n`)
-    const at = (line: number) => note[line - 1]?.line ?? line
-    return { ...parsed, edges: parsed.edges.map((edge) => ({ ...edge, line: at(edge.line) })), issues: parsed.issues.map((found) => inDocument(found, at)) }
-  })
-  const loaded = graphFromNotes(notes)
-  // The nodes live in no file yet: savePlan names the notes after their ids.
-  const graph = new PlanGraph([...loaded.nodes.values()].map(({ file: _file, ...node }) => node as PlanNode))
-  graph.validate()
-  return graph
+  }
+  const next = lines.findIndex(({ text: line }, at) => at >= index && NEXT_LINE.test(line.trim()))
+  const end = next === -1 ? lines.length : next
+  // Built line by line: a section may hold a hundred thousand lines, too many to spread into a call.
+  const body: DocumentLine[] = []
+  for (let at = index; at < end; at++) body.push(lines[at]!)
+  // The title is the first `# ` heading of the text (none in a code fence): it opens the note, so it is not body text too.
+  if (title === undefined) {
+    const heading = scanHeadings(body.map((entry) => entry.text).join('\n')).headings.find((found) => found.depth === 1)
+    if (heading !== undefined) title = body.splice(heading.line - 1, 1)[0]
+  }
+  const note: DocumentLine[] = []
+  if (knobs.length > 0) {
+    note.push({ text: '---', line })
+    for (const knob of knobs) note.push({ ...knob, text: knob.text.replace(/^(\w+)/, (key) => key.toLowerCase()) })
+    note.push({ text: '---', line })
+  }
+  if (title !== undefined) note.push(title)
+  for (const entry of body) note.push(entry)
+  if (next !== -1) {
+    note.push({ text: '', line: lines[next]!.line }, { text: '## Next', line: lines[next]!.line })
+    for (let at = next + 1; at < lines.length; at++) note.push(lines[at]!)
+  }
+  // The blank lines before the next section are no part of the note.
+  while (note.length > 0 && note.at(-1)!.text.trim() === '') note.pop()
+  return { id, text: `${note.map((entry) => entry.text).join('\n')}\n`, at: (at) => note[at - 1]?.line ?? at, issues }
+}
+
+/**
+ * The error of a line where the knob lines go that reads like one of no
+ * knob (`priority: high`), or `undefined` when it reads as body text: a
+ * key in lower case, or one a typo away from a knob.
+ */
+function unknownKnob(entry: DocumentLine): PlanIssue | undefined {
+  const key = KEY_LINE.exec(entry.text)?.[1]
+  if (key === undefined || key.toLowerCase() === 'next') return undefined
+  const meant = closestNames(key, KNOB_KEYS, { edits: 1 })
+  if (key !== key.toLowerCase() && meant.length === 0) return undefined
+  const fix = meant.length > 0 ? didYouMean(meant) : 'write it after the first line of the body if it is text'
+  return {
+    code: 'unknown-knob',
+    severity: 'error',
+    message: `\`${entry.text.trim()}\` stands where the knob lines go, and \`${key}\` is no knob (${KNOB_KEYS.join(', ')}); ${fix}`,
+    line: entry.line,
+    column: 1,
+  }
 }
 
 /** A line of a plan document and its 1-based number there. */

@@ -9,6 +9,7 @@ import { lazyModule } from '../core/lazy-module.js'
 import { aliasesOf, parseNote, readKnob } from '../vault/parse-note.js'
 import { nodeFromNote } from './load-plan.js'
 import type { PlanGraph } from './plan-graph.js'
+import { subplanTree } from './subplan-tree.js'
 import type { PlanIssue, PlanNode } from '../core/types.js'
 import { PlanValidationError } from '../core/errors.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
@@ -18,9 +19,9 @@ import { TRACE_FOLDER } from '../vault/run-folder.js'
  * the path that is a run folder or starts with a dot. An emitted plan's id
  * `00_plan-trace/trace` would otherwise be written as the run's own trace.
  */
-function refuseReservedPaths(graph: PlanGraph): void {
+export function reservedPathIssues(nodes: Iterable<{ id: string; file?: string | undefined }>): PlanIssue[] {
   const issues: PlanIssue[] = []
-  for (const node of graph.nodes.values()) {
+  for (const node of nodes) {
     const file = node.file ?? `${node.id}.md`
     const reserved = file.split(/[\\/]/).find((part) => part === TRACE_FOLDER || (part.startsWith('.') && part !== '.' && part !== '..'))
     if (reserved !== undefined)
@@ -31,14 +32,35 @@ function refuseReservedPaths(graph: PlanGraph): void {
         node: node.id,
       })
   }
-  if (issues.length > 0) throw new PlanValidationError(issues)
+  return issues
+}
+
+/**
+ * Checks a graph and its subplans before anything is written: no note in a
+ * run folder or a dot-folder, no body that would hide its `## Next`.
+ */
+function checkWritable(graph: PlanGraph): void {
+  for (const { folder, vault: plan } of subplanTree(graph)) {
+    const within = folder === '' ? '' : `${folder}/`
+    const issues = reservedPathIssues([...plan.nodes.values()].map((node) => ({ id: `${within}${node.id}`, file: `${within}${node.file ?? `${node.id}.md`}` })))
+    if (issues.length > 0) throw new PlanValidationError(issues)
+    for (const node of plan.nodes.values()) {
+      // A body that leaves a code fence or an Obsidian `%%` comment open hides the `## Next` written after it.
+      if (parseNote(node.file ?? `${node.id}.md`, renderNote(node)).edges.length !== node.edges.length) {
+        throw new Error(
+          `Cannot save \`${within}${node.id}\`: its body leaves a code fence or an Obsidian \`%%\` comment open, which would hide the \`## Next\` written after it; close it in the body`,
+        )
+      }
+    }
+  }
 }
 
 /** The YAML writer, loaded when a plan is saved (loading a vault does not need it). */
 const yaml = lazyModule<typeof import('yaml')>('yaml')
 
 /**
- * Writes a graph as a vault: one note per node. A note that already holds
+ * Writes a graph as a vault: one note per node, the notes of its subplans
+ * in their folders. A note that already holds
  * the node is left byte for byte as it is; a note whose only change is the
  * status gets just that value patched.
  *
@@ -48,8 +70,15 @@ const yaml = lazyModule<typeof import('yaml')>('yaml')
  *   (`00_plan-trace/`, at any depth) or a dot-folder, where the run keeps its own state; nothing is written then
  */
 export async function savePlan(graph: PlanGraph, dir: string, options: WriteOptions = {}): Promise<string> {
+  checkWritable(graph)
   const vault = resolve(dir)
-  refuseReservedPaths(graph)
+  // The top vault first: each subplan's folder is made inside the vault that holds it.
+  for (const { folder, vault: plan } of subplanTree(graph)) await writeNotes(plan, folder === '' ? vault : await pathInVault(vault, folder), options)
+  return vault
+}
+
+/** Writes the notes of one plan of a graph checked by `checkWritable` into its folder. */
+async function writeNotes(graph: PlanGraph, vault: string, options: WriteOptions): Promise<void> {
   await makeFolder(vault, options)
   const resolver = new LinkResolver([...graph.nodes.values()].map((node) => ({ id: node.id, aliases: aliasesOf(node.frontmatter) })))
   for (const node of graph.nodes.values()) {
@@ -62,12 +91,6 @@ export async function savePlan(graph: PlanGraph, dir: string, options: WriteOpti
       // a new note
     }
     let text = renderNote(node)
-    // A body that leaves a code fence or an Obsidian `%%` comment open hides the `## Next` written after it.
-    if (parseNote(file, text).edges.length !== node.edges.length) {
-      throw new Error(
-        `Cannot save \`${node.id}\`: its body leaves a code fence or an Obsidian \`%%\` comment open, which would hide the \`## Next\` written after it; close it in the body`,
-      )
-    }
     if (existing !== undefined) {
       const before = nodeFromNote(parseNote(file, existing), resolver)
       if (sameNode(before, node)) continue
@@ -82,7 +105,6 @@ export async function savePlan(graph: PlanGraph, dir: string, options: WriteOpti
     await makeFolder(dirname(path), options)
     await writeFileAtomic(path, text, options)
   }
-  return vault
 }
 
 /** Renders a node as a note: frontmatter knobs, title, body, `## Next`. */

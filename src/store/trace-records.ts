@@ -119,6 +119,27 @@ export const claimSchema = z.strictObject({
   reason: z.string().optional(),
 })
 
+/**
+ * An edit of the plan (format 3, `editPlan`): who made it and which notes it
+ * wrote and removed, by their paths from the vault. On a marker line of its
+ * own (`<!-- vaultplan:edit ... -->`), which readers of older formats pass
+ * over; not one of the trace's entries.
+ */
+export const editSchema = z.strictObject({
+  kind: z.literal('edit'),
+  at: z.string(),
+  agent: z.string().optional(),
+  written: z.array(z.string()),
+  removed: z.array(z.string()),
+  /** The folder `00_plan-trace/edits/<n>/` the replaced notes were copied into first. */
+  copies: z.number().int().min(1).optional(),
+  /** A hash of the edit asked for: a call repeated after a kill knows its record is written already. */
+  input: z.string(),
+})
+
+/** An edit of the plan, as the trace records it. */
+export type EditRecord = z.infer<typeof editSchema>
+
 /** A visit's claim (or its release by a defer or a block), as the trace records it. */
 export type ClaimRecord = z.infer<typeof claimSchema>
 

@@ -6,9 +6,20 @@ import { RunStateError } from '../core/errors.js'
 import { parseFrontmatter } from '../vault/frontmatter.js'
 import { syncFolder, writeAllSync, writeFileAtomic, writeFileAtomicSync, type WriteOptions } from '../vault/fs-atomic.js'
 import { FINAL_FILE, OUTPUTS_FOLDER as OUTPUTS, TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
-import { CLAIM_KINDS, claimSchema, recordSchemaV1, recordSchemaV2, TRACE_FORMAT, type ClaimRecord, type HopRecord, type TraceRecord } from './trace-records.js'
+import {
+  CLAIM_KINDS,
+  claimSchema,
+  editSchema,
+  recordSchemaV1,
+  recordSchemaV2,
+  TRACE_FORMAT,
+  type ClaimRecord,
+  type EditRecord,
+  type HopRecord,
+  type TraceRecord,
+} from './trace-records.js'
 
-export { TRACE_FORMAT, type ClaimRecord, type HopRecord, type TraceRecord }
+export { TRACE_FORMAT, type ClaimRecord, type EditRecord, type HopRecord, type TraceRecord }
 import { lazyModule } from '../core/lazy-module.js'
 import { runFolder } from '../vault/run-file-path.js'
 
@@ -59,6 +70,8 @@ export interface Trace {
   records: TraceRecord[]
   /** The claims recorded (format 3), oldest first: the step number each claimed visit was given. */
   claims?: ClaimRecord[]
+  /** The edits of the plan recorded (format 3, `editPlan`), oldest first. */
+  edits?: EditRecord[]
 }
 
 /**
@@ -97,7 +110,12 @@ export function parseTrace(vault: string, text: string, earlier?: ParsedTrace): 
   if (earlier && earlier.text.endsWith('\n') && text.startsWith(earlier.text)) {
     const added = parseRecords(vault, text.slice(earlier.text.length), earlier.trace.header.format, earlier.lines)
     const claims = [...(earlier.trace.claims ?? []), ...added.claims]
-    return { text, trace: { header: earlier.trace.header, records: [...earlier.trace.records, ...added.records], claims }, lines: earlier.lines + added.lines }
+    const edits = [...(earlier.trace.edits ?? []), ...added.edits]
+    return {
+      text,
+      trace: { header: earlier.trace.header, records: [...earlier.trace.records, ...added.records], claims, edits },
+      lines: earlier.lines + added.lines,
+    }
   }
   const { data } = parseFrontmatter(text)
   const format = Number(data.format)
@@ -119,15 +137,21 @@ export function parseTrace(vault: string, text: string, earlier?: ParsedTrace): 
   const fork = data.fork as { run?: unknown; step?: unknown } | undefined
   if (fork && typeof fork.run === 'string' && Number.isInteger(fork.step)) header.fork = { run: fork.run, step: Number(fork.step) }
   if (Number.isInteger(data.maxSteps) && Number(data.maxSteps) >= 1) header.maxSteps = Number(data.maxSteps)
-  const { records, claims, lines } = parseRecords(vault, text, format, 0)
-  return { text, trace: { header, records, claims }, lines }
+  const { records, claims, edits, lines } = parseRecords(vault, text, format, 0)
+  return { text, trace: { header, records, claims, edits }, lines }
 }
 
 /** The records of a part of a trace that starts at a line start, `before` lines into the file. */
-function parseRecords(vault: string, part: string, format: number, before: number): { records: TraceRecord[]; claims: ClaimRecord[]; lines: number } {
+function parseRecords(
+  vault: string,
+  part: string,
+  format: number,
+  before: number,
+): { records: TraceRecord[]; claims: ClaimRecord[]; edits: EditRecord[]; lines: number } {
   const schema = format >= 2 ? recordSchemaV2 : recordSchemaV1
   const records: TraceRecord[] = []
   const claims: ClaimRecord[] = []
+  const edits: EditRecord[] = []
   const lines = part.split('\n')
   let lineNumber = before
   for (const line of lines) {
@@ -137,6 +161,12 @@ function parseRecords(vault: string, part: string, format: number, before: numbe
       // A claim cut short, or one that does not fit, only loses its number: the visit takes the next when claimed again.
       const claim = claimSchema.safeParse(markerJson(line, marked))
       if (claim.success && claim.data.kind === marked) claims.push(claim.data)
+      continue
+    }
+    if (line.startsWith(`${MARKER}edit `)) {
+      // Flushed before the call returns: one cut short by a crash is written again by the repeated call.
+      const edit = editSchema.safeParse(markerJson(line, 'edit'))
+      if (edit.success) edits.push(edit.data)
       continue
     }
     if (!line.startsWith(`${MARKER}hop `)) continue
@@ -162,7 +192,7 @@ function parseRecords(vault: string, part: string, format: number, before: numbe
     }
   }
   // A part ending in a newline ends in an empty "line" that is not one of the file's.
-  return { records, claims, lines: lines.length - 1 }
+  return { records, claims, edits, lines: lines.length - 1 }
 }
 
 /** The JSON of a whole marker line of `kind`, or `undefined` for one cut short. */
@@ -240,6 +270,17 @@ export class TraceAppender {
    */
   appendClaim(claim: ClaimRecord): void {
     this.write(`\n${MARKER}${claim.kind} ${markerText(claim)} -->\n`, false)
+  }
+
+  /** Appends an edit of the plan: a short section for people and its marker line, flushed. */
+  appendEdit(edit: EditRecord): void {
+    const notes = (ids: string[]) => ids.map((id) => `[[${safe(id)}]]`).join(', ')
+    const lines = ['', `## Plan edited${edit.agent === undefined ? '' : ` by ${safe(edit.agent)}`}`, '']
+    if (edit.written.length > 0) lines.push(`- Written: ${notes(edit.written)}`)
+    if (edit.removed.length > 0) lines.push(`- Removed (into \`.trash/\`): ${edit.removed.map((id) => `\`${safe(id)}\``).join(', ')}`)
+    if (edit.copies !== undefined) lines.push(`- The notes as they were: \`${TRACE_FOLDER}/edits/${edit.copies}/\``)
+    lines.push('', `${MARKER}edit ${markerText(edit)} -->`, '')
+    this.write(lines.join('\n'), true)
   }
 
   /** Journals the text at the trace's end (a `record` flushed there), then appends it to the trace. */
@@ -333,7 +374,7 @@ function renderRecord(record: TraceRecord, rationale: string): string {
 }
 
 /** A record as the JSON of a marker line: escaped beyond JSON's own, `<`/`>` (no comment end inside) and every character a renderer may take for a line break. */
-function markerText(record: TraceRecord | ClaimRecord): string {
+function markerText(record: TraceRecord | ClaimRecord | EditRecord): string {
   return JSON.stringify(record).replace(/[<>\u007f-\u009f\u2028\u2029]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
