@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { completeStep, nextStep, runPlan } from '../dist/index.js'
-import { connectStdio } from './lib/mcp-client.mjs'
+import { connectStdio, workNote } from './lib/mcp-client.mjs'
 import { startRecord, writeResult } from './lib/results.mjs'
 import { cpuNow, measureInTurns, now, ratioInRounds, summarize } from './lib/stats.mjs'
 import { writeLoopVault } from './lib/vaults.mjs'
@@ -65,7 +65,7 @@ export function mcpHops(client, root, name, hops) {
     let step = await call('plan_next', { vault, query: 'benchmark' })
     const times = []
     for (let hop = 0; hop < count; hop++) {
-      const note = step.node ?? step.note
+      const note = workNote(step)
       const started = now()
       step = await call('plan_finish', { vault, key: step.key, output: output(note.id, step.visit), ...choiceOf(note.id) })
       times.push(now() - started)

@@ -19,14 +19,13 @@
  * Run by `npm run bench`; alone after `npm run build` and `npm --prefix bench ci`.
  */
 import { execFile } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { connectStdio, onTheWire, responseTo, resultTokens, tokens } from './lib/mcp-client.mjs'
+import { connectStdio, onTheWire, responseTo, resultTokens, tokens, workNote } from './lib/mcp-client.mjs'
 import { startRecord, writeResult } from './lib/results.mjs'
 import { writeWalkVault } from './lib/vaults.mjs'
 
@@ -84,7 +83,7 @@ const SERVERS = [
 ]
 
 /** `tools/list` of one server: tokens of the response on the wire and of the tools' names, descriptions and input schemas. */
-async function measureList(server, base) {
+export async function measureList(server, base) {
   const dir = await mkdtemp(join(base, 'server-'))
   let started
   try {
@@ -148,7 +147,7 @@ async function walk(base) {
         step = decided.step ?? (await call('plan_next', { vault })).step
         continue
       }
-      const note = step.node ?? step.note
+      const note = workNote(step)
       const labels = (step.conditions ?? []).filter((label) => label !== 'next')
       const choice = labels.length > 0 && note.id !== human ? { choice: labels[0] } : {}
       worked++

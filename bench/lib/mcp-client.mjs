@@ -94,3 +94,12 @@ export function resultTokens(result) {
   const structured = result.structuredContent === undefined ? '' : JSON.stringify(result.structuredContent)
   return { text: tokens(text), structured: structured ? tokens(structured) : 0 }
 }
+
+/**
+ * The note of a work step as `{ id, title }`, from `step.node` or `step.note`
+ * (the server's step names it either way, as an object or by its id).
+ */
+export function workNote(step) {
+  const note = step.node ?? step.note
+  return typeof note === 'string' ? { id: note, title: note } : { id: note.id, title: note.title ?? note.id }
+}
