@@ -9,24 +9,24 @@
  * min and max; contenders that are compared are measured in turns, and
  * every ratio divides two figures of this one run.
  *
+ * Then runs bench/mcp-tokens.mjs and bench/mcp-hop.mjs (what an agent pays
+ * over MCP), which print and write their own results.
+ *
  * `node bench/run.mjs --quick` runs a smaller version, to check the bench itself.
  */
-import { execFile } from 'node:child_process'
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
+import { join } from 'node:path'
 import { langgraphLoop, langgraphPath, runFloor, runFloorSync, runLangGraph, runVaultplan } from './lib/contenders.mjs'
 import { loadAndValidate, readOnly, readOnlySync } from './lib/load.mjs'
 import { print } from './lib/print.mjs'
+import { runScript, scriptJson } from './lib/scripts.mjs'
 import { machine, startRecord, writeResult } from './lib/results.mjs'
 import { measureStartup, writeTinyVault } from './lib/startup.mjs'
 import { straceWorks, syscallsPerHop } from './lib/syscalls.mjs'
 import { measureInTurns, now, ratioInRounds, summarize } from './lib/stats.mjs'
 import { writeBigVault, writeLoopVault, writePathVault } from './lib/vaults.mjs'
 
-const here = dirname(fileURLToPath(import.meta.url))
 const quick = process.argv.includes('--quick')
 
 /** Sizes of the run; `--quick` only checks that the bench works. */
@@ -305,9 +305,7 @@ async function main() {
 
   // Search over past runs, in its own process (bench/search.mjs).
   log('search over past runs (bench/search.mjs)')
-  const search = JSON.parse(
-    (await promisify(execFile)(process.execPath, [join(here, 'search.mjs'), '--json', ...(quick ? ['--quick'] : [])], { maxBuffer: 1 << 20 })).stdout,
-  )
+  const search = await scriptJson('search.mjs', ['--json', ...(quick ? ['--quick'] : [])])
   const one = (value, measured) => ({ ...summarize([value]), unit: 'ms', measured })
   figures[`search: first search, index built (${search.outputs} outputs)`] = one(search.buildMs, '1 run')
   figures[`search: per query (${search.outputs} outputs)`] = {
@@ -327,6 +325,8 @@ async function main() {
   // A quick run only checks the bench: it must not overwrite the figures the docs are rendered from.
   const path = await writeResult(quick ? 'run-quick' : 'run', begun, results)
   print({ ...results, machine: { ...machine(), loadAverageAtStart: begun.loadAverage } }, path)
+  // What an agent pays over MCP: tokens (Task Master's and Backlog.md's servers beside vaultplan's) and a hop's time.
+  for (const script of ['mcp-tokens.mjs', 'mcp-hop.mjs']) if ((await runScript(script, quick ? ['--quick'] : [])) !== 0) process.exitCode = 1
 }
 
 /** The targets of the issue, each a ratio of two figures of this run (and the same ratio of their CPU times). */
@@ -390,10 +390,6 @@ function ratios(figures, checks, searchOutputs) {
   return out
 }
 
-function child(vault, mode) {
-  return promisify(execFile)(process.execPath, [join(here, 'lib', 'load-child.mjs'), vault, mode], { maxBuffer: 1 << 20 }).then(({ stdout }) =>
-    JSON.parse(stdout),
-  )
-}
+const child = (vault, mode) => scriptJson('lib/load-child.mjs', [vault, mode])
 
 await main()

@@ -2,7 +2,7 @@
  * Renders the tables of docs/performance.md and docs/memory.md from the
  * committed bench results (bench/results/<name>.json, written by
  * bench/run.mjs, bench/queue.mjs, bench/hop-syscalls.mjs,
- * bench/search-engines.mjs and bench/board.mjs), each with the commit and the machine it was
+ * bench/search-engines.mjs, bench/board.mjs, bench/mcp-tokens.mjs and bench/mcp-hop.mjs), each with the commit and the machine it was
  * measured on, so the page shows what was measured and nothing pasted.
  *
  *   tsx scripts/docs-bench.ts            rewrites the pages
@@ -91,6 +91,43 @@ interface HopSyscallsResult extends Recorded {
 interface BoardResult extends Recorded {
   config: { vaults: number; hops: number; loads: number }
   figures: { page: string; median: number; min: number; max: number; targetMs: number | null; pass: boolean | null }[]
+}
+
+interface McpTokensResult extends Recorded {
+  encoding: string
+  lists: (
+    | { server: string; version?: string; measured: false; reason: string }
+    | {
+        server: string
+        version: string
+        toolSet: string
+        measured: true
+        tools: number
+        wireTokens: number
+        toolTokens: number
+        outputSchemaTokens: number
+        initializeTokens: number
+      }
+  )[]
+  walk:
+    | { error: string }
+    | {
+        notes: number
+        calls: number
+        byTool: Record<string, number>
+        resultTokens: number
+        textTokens: number
+        structuredTokens: number
+        wireTokens: number
+        argumentTokens: number
+      }
+  targets: { name: string; value: number | null; target: string; pass: boolean }[]
+}
+
+interface McpHopResult extends Recorded {
+  config: { hops: number; warmup: number; reps: number; fsync: boolean }
+  figures: Record<string, { unit: string; median: number; min: number; max: number; cpu: number; hops: number }>
+  ratios: { name: string; value: number; min: number; max: number; rounds: number; cpuRatio: number; target?: string; pass?: boolean }[]
 }
 
 const figure = (value: number) => (value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(3))
@@ -241,19 +278,83 @@ export function renderSearchRuns(run: RunResult): string {
   return `${table(['figure', 'median', 'CPU', 'measured'], rows, 'lrrl')}${verdict}\n\n${provenance(run)}`
 }
 
+/** What an agent pays over MCP in tokens, per server, and its walk of a 12-note plan (bench/mcp-tokens.mjs). */
+export function renderMcpTokens(result: McpTokensResult): string {
+  const rows = result.lists.map((entry) =>
+    entry.measured
+      ? [
+          `${entry.server} ${entry.version}`,
+          `${entry.tools} (${entry.toolSet})`,
+          String(entry.wireTokens),
+          String(entry.toolTokens),
+          String(entry.outputSchemaTokens),
+          String(entry.initializeTokens),
+        ]
+      : [`${entry.server}${entry.version ? ` ${entry.version}` : ''}`, `not measured: ${entry.reason}`, '', '', '', ''],
+  )
+  const head = ['server', 'tools', 'tools/list on the wire', 'names, descriptions, input schemas', 'output schemas', 'initialize on the wire']
+  const walk = result.walk
+  const walked =
+    'error' in walk
+      ? `The walk was not measured: ${walk.error}`
+      : `The walk: ${walk.notes} notes worked in ${walk.calls} calls (${Object.entries(walk.byTool)
+          .map(([tool, count]) => `${tool} ${count}`)
+          .join(
+            ', ',
+          )}); the results an agent reads ${walk.resultTokens} tokens (their text ${walk.textTokens}, their \`structuredContent\` ${walk.structuredTokens}); the responses on the wire ${walk.wireTokens}; the arguments it wrote ${walk.argumentTokens}.`
+  const targets = table(
+    ['target', 'value', 'target', ''],
+    result.targets.map((target) => [target.name, target.value === null ? 'n/a' : String(target.value), target.target, target.pass ? 'PASS' : 'MISS']),
+    'lrrl',
+  )
+  return `${table(head, rows, 'llrrrr')}\n\nTokens in ${result.encoding}.\n\n${walked}\n\n${targets}\n\n${provenance(result)}`
+}
+
+/** A hop over MCP against the stepping API in process and `runPlan` (bench/mcp-hop.mjs). */
+export function renderMcpHop(result: McpHopResult): string {
+  const rows = Object.entries(result.figures).map(([name, row]) => [
+    name,
+    figure(row.median),
+    figure(row.min),
+    figure(row.max),
+    figure(row.cpu),
+    String(row.hops),
+  ])
+  const figures = table(['a hop of the loop, fsync true', 'median ms', 'min', 'max', 'CPU ms', 'hops'], rows, 'lrrrrr')
+  const ratios = table(
+    ['ratio', 'median of the rounds', 'range', 'target', '', 'same ratio of CPU time'],
+    result.ratios.map((ratio) => [
+      ratio.name,
+      String(ratio.value),
+      `${ratio.min}-${ratio.max}, ${ratio.rounds} rounds`,
+      ratio.target ?? '',
+      ratio.target === undefined ? '' : ratio.pass ? 'PASS' : 'MISS',
+      String(ratio.cpuRatio),
+    ]),
+    'lrrrll',
+  )
+  const { config } = result
+  const note =
+    `Median, min and max of the rounds' median hops, ${config.reps} rounds of ${config.hops} hops each after ${config.warmup} warm-up round; ` +
+    "CPU: a hop's CPU time of the process that works it (over MCP, the server's)."
+  return `${figures}\n\n${note}\n\n${ratios}\n\n${provenance(result)}`
+}
+
 async function result<T>(name: string): Promise<T> {
   return JSON.parse(await readFile(join(resultsDir, `${name}.json`), 'utf8')) as T
 }
 
 /** docs/performance.md with each generated part rendered from bench/results/. */
 export async function renderPerformancePage(): Promise<string> {
-  const [page, run, queue, hops, hopsTmpfs, board] = await Promise.all([
+  const [page, run, queue, hops, hopsTmpfs, board, mcpTokens, mcpHop] = await Promise.all([
     readFile(performancePage, 'utf8'),
     result<RunResult>('run'),
     result<QueueResult>('queue'),
     result<HopSyscallsResult>('hop-syscalls'),
     result<HopSyscallsResult>('hop-syscalls-tmpfs'),
     result<BoardResult>('board'),
+    result<McpTokensResult>('mcp-tokens'),
+    result<McpHopResult>('mcp-hop'),
   ])
   const parts: [string, string][] = [
     ['bench-targets', renderTargets(run)],
@@ -261,6 +362,8 @@ export async function renderPerformancePage(): Promise<string> {
     ['bench-queue', renderQueue(queue)],
     ['bench-hop-syscalls', renderHopSyscalls([hops, hopsTmpfs])],
     ['bench-board', renderBoard(board)],
+    ['bench-mcp-tokens', renderMcpTokens(mcpTokens)],
+    ['bench-mcp-hop', renderMcpHop(mcpHop)],
   ]
   return parts.reduce((text, [id, body]) => replaceGenerated(text, id, body), page)
 }

@@ -127,3 +127,41 @@ export async function writeBigVault(dir, count, { start = true } = {}) {
   await writeAll(dir, files)
   return { files: files.map(([file]) => file), bytes: files.reduce((sum, [, text]) => sum + Buffer.byteLength(text), 0) }
 }
+
+/** The notes of {@link writeWalkVault}: id, title, body. */
+const WALK = [
+  ['collect', 'Collect the changes', 'List the pull requests merged since the last tag, one line each: number, title, author.'],
+  ['group', 'Group them', 'Sort the list into features, fixes and internal changes; drop the internal ones from what users read.'],
+  ['breaking', 'Find breaking changes', 'Mark each change that alters a public API, a CLI flag or a file format, and say what a user must do.'],
+  ['draft', 'Draft the release notes', 'Write the notes in markdown: a two-sentence summary, then the groups, breaking changes first.'],
+  ['examples', 'Add examples', 'Give each breaking change a before/after snippet of at most five lines.'],
+  ['approve', 'Approve the notes', 'A maintainer reads the notes and approves them, or asks for changes.'],
+  ['version', 'Bump the version', 'Set the next version in package.json by semver from the breaking changes, and update the lock file.'],
+  ['changelog', 'Update the changelog', 'Prepend the approved notes to CHANGELOG.md under the new version and today’s date.'],
+  ['tests', 'Run the tests', 'Run the whole test suite on the release branch and fix what fails before going on.'],
+  ['tag', 'Tag the release', 'Commit, tag the commit with the version, and push the tag.'],
+  ['publish', 'Publish the package', 'Publish to the registry and check that the new version installs in an empty project.'],
+  ['announce', 'Announce it', 'Post the summary and a link to the notes where the users read news; that is the final answer.'],
+]
+
+/**
+ * A release plan of 12 notes in a row, each a sentence or two of task, for
+ * the agent's walk of bench/mcp-tokens.mjs: `approve` (the sixth) is
+ * decided by a person (`judge: human`: `approved` goes on, `changes` back
+ * to `draft`).
+ *
+ * @returns `{ human, edge }`: the note a person decides, and the edge they choose
+ */
+export async function writeWalkVault(dir) {
+  const files = WALK.map(([id, title, body], index) => {
+    const front = index === 0 ? { type: 'start' } : {}
+    const next = index + 1 < WALK.length ? [`- [[${WALK[index + 1][0]}]]`] : []
+    if (id === 'approve') {
+      front.judge = 'human'
+      next.splice(0, 1, `- [ ] approved -> [[${WALK[index + 1][0]}]]`, '- [ ] changes -> [[draft]]')
+    }
+    return [`${id}.md`, stepNote({ front, title, body, next }).replace(/^---\n\n---\n/, '')]
+  })
+  await writeAll(dir, files)
+  return { human: 'approve', edge: 'approved' }
+}
