@@ -88,6 +88,7 @@ describe('plan_finish', () => {
     const trace = await read(join(root, 'p'), '00_plan-trace/trace.md')
     expect(await agent.call('plan_finish', { vault: 'p', key: a.key, output: 'a done' })).toEqual({
       step: b,
+      agent: expect.stringMatching(/-[0-9a-f]{6}$/),
       saved: true,
       note: 'This output of `key` was saved by an earlier call: the step above is where the run is now.',
     })

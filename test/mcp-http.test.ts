@@ -45,10 +45,14 @@ describe('vaultplan mcp --http (Streamable HTTP on 127.0.0.1), driven by the SDK
     ;({ step } = await agent.call('plan_finish', { vault: 'release', key: step.key, output: 'A draft.' }))
     expect(step).toMatchObject({ kind: 'work', node: { id: 'review' }, conditions: ['approved', 'needs revision'] })
 
-    // Another session (another agent, or the same one after losing its context) gets the same pending step.
+    // Another session is another agent: it is told who holds the step; naming that agent (the same one after losing
+    // its context), it gets the same pending step.
+    const first = (await agent.call('plan_next', { vault: 'release' })).agent as string
     const second = await httpClient(server.url)
-    expect((await second.call('plan_next', { vault: 'release' })).step).toEqual(step)
-    ;({ step } = await second.call('plan_finish', { vault: 'release', key: step.key, output: 'Fine.', choice: 'approved' }))
+    const busy = (await second.call('plan_next', { vault: 'release' })).step
+    expect(busy).toMatchObject({ kind: 'busy', claims: [{ node: 'review', claim: { agent: first, key: step.key } }] })
+    expect((await second.call('plan_next', { vault: 'release', agent: first })).step).toEqual(step)
+    ;({ step } = await second.call('plan_finish', { vault: 'release', key: step.key, output: 'Fine.', choice: 'approved', agent: first }))
     expect(step).toMatchObject({ kind: 'work', node: { id: 'approve' } })
     expect(await agent.refuse('plan_finish', { vault: 'release', key: 'not-a-key', output: 'x' })).toMatch(/^Error \(stale-step\)/)
     expect(await agent.refuse('plan_status', { vault: '../../etc' })).toMatch(/^Error \(outside-root\)/)

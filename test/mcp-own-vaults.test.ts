@@ -47,6 +47,9 @@ describe('the MCP tools on a folder inside a plan vault', () => {
         ['plan_validate', { vault }],
         ['plan_graph', { vault }],
         ['plan_propose', { vault, query: 'q', document: '## a\ntype: start\n' }],
+        ['plan_defer', { vault, key: 'k', reason: 'why' }],
+        ['plan_block', { vault, key: 'k', reason: 'why' }],
+        ['plan_edit', { vault, remove: ['a'] }],
       ]
       for (const [tool, args] of calls) {
         expect({ tool, vault, refusal: await agent.refuse(tool, args) }).toMatchObject({
@@ -85,6 +88,9 @@ describe('the MCP tools on a folder inside a plan vault', () => {
         'plan_validate',
         'plan_graph',
         'plan_propose',
+        'plan_defer',
+        'plan_block',
+        'plan_edit',
       ].sort(),
     )
   })
@@ -112,6 +118,9 @@ describe('the MCP tools on a folder that only holds vaults', () => {
       plan_revalidate: { id: 'A1' },
       plan_fork: { step: 0, into: 'forked' },
       plan_propose: { query: 'q', document: '## a\ntype: start\n' },
+      plan_defer: { key: 'k', reason: 'why' },
+      plan_block: { key: 'k', reason: 'why' },
+      plan_edit: { remove: ['a'] },
     }
     for (const tool of tools.filter((each) => 'vault' in (each.inputSchema.properties ?? {}))) {
       const refused = await agent.refusal(tool.name, { vault: 'plans', ...args[tool.name] })

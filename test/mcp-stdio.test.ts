@@ -304,9 +304,12 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
     const names = listed.tools.map((tool) => tool.name).sort()
     expect(names).toEqual([
       'plan_assume',
+      'plan_block',
       'plan_create',
       'plan_decide',
       'plan_decision',
+      'plan_defer',
+      'plan_edit',
       'plan_fact',
       'plan_finish',
       'plan_fork',
@@ -331,10 +334,11 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
       expect(tool.outputSchema, tool.name).toBeUndefined()
     }
     // At most 3,000 o200k tokens on the wire for every tool, 2,600 for names, descriptions and input schemas: bounds in
-    // characters at 3.5 a token (10,049 and 8,759 measured when written; the bench counts the tokens).
-    expect(JSON.stringify(listed.tools).length).toBeLessThan(3_000 * 3.5)
+    // characters at 4.2 a token, the ratio js-tiktoken measured on these 20 tools (11,754 characters, 2,824 tokens on the
+    // wire; 10,404 and 2,486 for the essentials). `npm run bench` counts the tokens themselves.
+    expect(JSON.stringify(listed.tools).length).toBeLessThan(3_000 * 4.2)
     const essentials = listed.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }))
-    expect(JSON.stringify(essentials).length).toBeLessThan(2_600 * 3.5)
+    expect(JSON.stringify(essentials).length).toBeLessThan(2_600 * 4.2)
   })
 
   it('says how to install the SDK when it is missing', async () => {

@@ -14,7 +14,9 @@ Over stdio by default (the client starts the server).
 
 Tools:
   plan_list, plan_validate, plan_create, plan_status, plan_graph   plans
+  plan_propose, plan_edit                                          plans for a person to approve, edits
   plan_next, plan_finish, plan_decide, plan_fork                   a run
+  plan_defer, plan_block                                           not now, stuck
   plan_fact, plan_assume, plan_decision, plan_invalidate,
   plan_revalidate, plan_ledger                                     the ledger
   plan_search                                                      past runs
@@ -31,6 +33,9 @@ Options:
                       one closes the session idle longest (its client gets
                       404 and initializes again); refused (503) when all are busy
   --session-idle MIN  over HTTP, close a session idle MIN minutes (default 60)
+  --agent NAME        the agent every session works as when a call names
+                      none (default: the client's name and the session's id,
+                      so two sessions work two branches of a plan at once)
   --max-steps N       the step budget of a run plan_next starts (or goes on
                       with) when it names no maxSteps and the run recorded
                       none (default: the library's, as 'vaultplan run')
@@ -68,6 +73,7 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
       'session-idle': { type: 'string' },
       check: { type: 'string', multiple: true },
       'max-steps': { type: 'string' },
+      agent: { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -91,7 +97,12 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
   const cwd = await realpath(io.cwd).catch(() => resolve(io.cwd))
   const inRoot = cwd === root || cwd.startsWith(root + sep)
   const checks = await runnerChecks(values.check, inRoot ? undefined : cwd)
-  const checking = { ...(Object.keys(checks).length > 0 && { checks }), ...(maxSteps !== undefined && { maxSteps }) }
+  if (values.agent !== undefined && values.agent.trim() === '') throw new UsageError('--agent takes a name')
+  const checking = {
+    ...(Object.keys(checks).length > 0 && { checks }),
+    ...(maxSteps !== undefined && { maxSteps }),
+    ...(values.agent !== undefined && { agent: values.agent }),
+  }
 
   let modules
   try {

@@ -1,7 +1,14 @@
 import { z } from 'zod'
 
 /** The `vault` argument every tool but plan_list and plan_search takes. */
-export const vaultArg = z.string().describe('a vault folder under the root (plan_list)')
+export const vaultArg = z.string().describe('vault folder (plan_list)')
+
+/**
+ * The hints of a tool that writes in its vault: nothing destroyed, nothing
+ * outside the root. `readOnlyHint: false` is MCP's default, so it is not
+ * sent: tools/list is paid for on every turn.
+ */
+export const WRITES = { destructiveHint: false, openWorldHint: false } as const
 
 /**
  * The arguments of `tool` as a strict object: an argument the tool does not

@@ -39,6 +39,8 @@ export interface HttpOptions {
   checks?: Record<string, CheckDefinition>
   /** The step budget of a run when `plan_next` names none, as `McpServerOptions.maxSteps`. */
   maxSteps?: number
+  /** The agent every session works as when a call names none, as `McpServerOptions.agent`. */
+  agent?: string
 }
 
 const DEFAULTS = { host: '127.0.0.1', maxSessions: 100, sessionIdleMs: 3_600_000 }
@@ -141,6 +143,7 @@ export async function serveHttp(options: HttpOptions): Promise<{ url: string; cl
       ...(options.svgTimeoutMs !== undefined && { svgTimeoutMs: options.svgTimeoutMs }),
       ...(options.checks !== undefined && { checks: options.checks }),
       ...(options.maxSteps !== undefined && { maxSteps: options.maxSteps }),
+      ...(options.agent !== undefined && { agent: options.agent }),
     })
     // Counted against the cap from here until it is a session (or is refused), so racing initializes cannot pass it.
     let pending = true

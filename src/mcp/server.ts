@@ -3,7 +3,9 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { serveResources } from './resources.js'
 import { registerPlanTools } from './tools-plan.js'
+import { randomBytes } from 'node:crypto'
 import { registerStepTools } from './tools-step.js'
+import { registerHandsTools } from './tools-hands.js'
 import { registerMemoryTools } from './tools-memory.js'
 import { registerProposeTools } from './tools-propose.js'
 import { registerForkTool } from './tools-fork.js'
@@ -33,6 +35,18 @@ export interface McpServerOptions {
    * @default the library's (`runPlan`'s `maxSteps`)
    */
   maxSteps?: number
+  /**
+   * The agent every session works as when a call names none (`vaultplan mcp --agent`).
+   *
+   * @default the client's name plus the session's id: one agent per session
+   */
+  agent?: string
+  /**
+   * How long a session's claim lasts unless it calls again (`StepOptions.leaseMs`).
+   *
+   * @default the library's: 30 minutes
+   */
+  leaseMs?: number
 }
 
 const INSTRUCTIONS = `vaultplan serves plans written as folders of markdown notes (vaults): one note per step, the edges under each note's "## Next".
@@ -52,7 +66,12 @@ export function createMcpServer(options: McpServerOptions): { server: McpServer;
   const server = new McpServer({ name: 'vaultplan', version: options.version }, { capabilities: { logging: {} }, instructions: INSTRUCTIONS })
   const resources = serveResources(server.server, options.root)
   registerPlanTools(server, { root: options.root, svgTimeoutMs: options.svgTimeoutMs, checks: options.checks })
-  registerStepTools(server, { root: options.root, checks: options.checks, maxSteps: options.maxSteps })
+  // One agent per session (section 16): two sessions of one program are two agents, each with its own claims.
+  const session = randomBytes(3).toString('hex')
+  const agent = () => options.agent ?? `${server.server.getClientVersion()?.name ?? 'client'}-${session}`
+  const claims = { agent, ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }) }
+  registerStepTools(server, { root: options.root, checks: options.checks, maxSteps: options.maxSteps, ...claims })
+  registerHandsTools(server, { root: options.root, checks: options.checks, ...claims })
   registerMemoryTools(server, { root: options.root })
   registerProposeTools(server, { root: options.root })
   registerForkTool(server, { root: options.root })

@@ -4,6 +4,7 @@ import { waitsForPerson } from '../core/knobs.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import type { Step, StopInfo, WaitingNote } from '../run/stepping.js'
 import type { WorkItem } from '../run/claims.js'
+import type { StepOutput } from '../core/types.js'
 import { outputFile, readTrace } from '../store/trace.js'
 import { resourceUri } from './paths.js'
 import { clipped, type Clipped } from './parts.js'
@@ -225,17 +226,9 @@ function moreOf(clip: Clipped): { more?: string } {
  * feedback handed on with it in full (clipped at a part), then at most
  * `LIMITS.olderOutputs` older ones by `uri` with a preview.
  */
-async function viewOutputs(
-  outputs: readonly { node: string; visit: number; output: string }[],
-  vault: string,
-  path: string,
-  inPlan: string,
-): Promise<{ outputs: OutputView[]; earlier: number }> {
-  // Feedback is handed on as an output of the decided visit, right after that visit's own output.
-  const labelled = outputs.map((output, index) => ({
-    ...output,
-    feedback: index > 0 && outputs[index - 1]!.node === output.node && outputs[index - 1]!.visit === output.visit,
-  }))
+async function viewOutputs(outputs: readonly StepOutput[], vault: string, path: string, inPlan: string): Promise<{ outputs: OutputView[]; earlier: number }> {
+  // A person's feedback (a decision's, an unblock's) is labelled so by the library.
+  const labelled = outputs.map((output) => ({ ...output, feedback: output.feedback === true }))
   let newest = labelled.length - 1
   while (newest > 0 && labelled[newest]!.feedback) newest--
   const recent = labelled.slice(Math.max(0, newest))

@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { forkRun } from '../run/fork.js'
 import { readTrace } from '../store/trace.js'
-import { toolArgs, vaultArg } from './args.js'
+import { toolArgs, vaultArg, WRITES } from './args.js'
 import { confine, PathRefusal, refuseInsideVault, vaultPath } from './paths.js'
 import { guarded, ok, refusal } from './results.js'
 import type { ToolContext } from './tools-plan.js'
@@ -13,14 +13,13 @@ export function registerForkTool(server: McpServer, context: ToolContext): void 
     'plan_fork',
     {
       description:
-        "Copies the vault's plan and its run up to `step` (0 keeps only the query) into the new vault `into`, " +
-        'which then goes on from there with plan_next: another way from the same point, the original untouched.',
+        'Copies the plan and its run up to `step` (0: only the query) into the new vault `into`, to go on from there with plan_next; the original untouched.',
       inputSchema: toolArgs('plan_fork', {
         vault: vaultArg,
-        step: z.number().int().min(0).describe('the last step kept (plan_status lists the hops)'),
+        step: z.number().int().min(0).max(1_000_000).describe('the last step kept (plan_status lists the hops)'),
         into: z.string().describe('the new vault, relative to the root; it must not exist'),
       }),
-      annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+      annotations: WRITES,
     },
     async ({ vault, step, into }) =>
       guarded(context.root, { tool: 'plan_fork', vault }, async () => {

@@ -4,7 +4,7 @@ import { invalidate, LEDGER_KINDS, readLedger, recordEntry, revalidate } from '.
 import { queryTooLong, searchRuns } from '../memory/search-runs.js'
 import { observeRun } from '../run/observe-run.js'
 import { snapshotNodes, type SnapshotNode } from '../run/run-snapshot.js'
-import { toolArgs, vaultArg } from './args.js'
+import { toolArgs, vaultArg, WRITES } from './args.js'
 import { resourceUri, vaultName, vaultPath } from './paths.js'
 import { guarded, ok, refusal } from './results.js'
 import type { ToolContext } from './tools-plan.js'
@@ -12,8 +12,6 @@ import { findVaults } from './vaults.js'
 
 /** How many search hits a call returns at most. */
 const MAX_HITS = 50
-
-const writes = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const
 
 /**
  * Registers the tools of a plan's memory: the ledger's plan_fact,
@@ -32,7 +30,7 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
           reason: z.string().optional().describe('its source, or why'),
           node: z.string().min(1).optional().describe('its note; default: the step handed out'),
         }),
-        annotations: writes,
+        annotations: WRITES,
       },
       async ({ vault, text, reason, node }) =>
         guarded(context.root, { tool: name, vault }, async () => {
@@ -56,7 +54,7 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
           id: z.string().describe('the assumption, A<n>'),
           reason: valid ? z.string().min(1).optional().describe('why it holds again') : z.string().min(1).describe('why it no longer holds'),
         }),
-        annotations: { ...writes, idempotentHint: true },
+        annotations: { ...WRITES, idempotentHint: true },
       },
       async ({ vault, id, reason }) =>
         guarded(context.root, { tool: name, vault }, async () => {
@@ -106,8 +104,7 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
     'plan_search',
     {
       description:
-        "Searches what every run under the root produced (outputs, final answers, ledgers, judges' reasons; archived runs too), best first, " +
-        'to reuse an outcome instead of redoing it. `query` is plain words. Each hit names its vault, run, note, step and a resource `uri` to read.',
+        "Searches what every run under the root produced (outputs, final answers, ledgers, judges' reasons), best first, to reuse an outcome. Each hit names its vault, run, note, step and a readable `uri`.",
       inputSchema: toolArgs('plan_search', {
         query: z.string().min(1).describe('words: at most 64 and 1,000 characters'),
         limit: z.number().int().min(1).max(MAX_HITS).optional().describe('hits at most, default 10'),

@@ -18,7 +18,7 @@ import { snapshotOf, visitsOfSnapshot } from '../run/run-snapshot.js'
 import type { PlanIssue } from '../core/types.js'
 import { confine, PathRefusal, refuseInsideVault, resourceUri, vaultName, vaultPath } from './paths.js'
 import { guarded, LIMITS, mapStrings, ok, relativeTo, type ToolResult } from './results.js'
-import { toolArgs, vaultArg } from './args.js'
+import { toolArgs, vaultArg, WRITES } from './args.js'
 import { findVaults, isPlanFolder } from './vaults.js'
 
 /** What every tool works from: the root it serves, as a real path. */
@@ -30,6 +30,10 @@ export interface ToolContext {
   svgTimeoutMs?: number | undefined
   /** The step budget of a run started over MCP when `plan_next` names none (`vaultplan mcp --max-steps`); the library's default when not set. */
   maxSteps?: number | undefined
+  /** The agent a call works as when it names none (section 16): one per MCP session, the client's name plus the session's id. */
+  agent?: (() => string) | undefined
+  /** How long a session's claim lasts (`McpServerOptions.leaseMs`). */
+  leaseMs?: number | undefined
 }
 
 const PICTURES = ['mermaid', 'dot', 'svg', 'canvas'] as const
@@ -40,9 +44,7 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
   server.registerTool(
     'plan_list',
     {
-      description:
-        'Lists the plan vaults under the root: each `vault` (pass it to the other tools), the phase of its run ' +
-        '(fresh, claimed: a step is handed out, running, interrupted, waiting, stopped, completed, invalid), its query and the note it is at.',
+      description: "Lists the plan vaults under the root: each `vault` (pass it to the other tools), its run's phase, query and current note.",
       inputSchema: toolArgs('plan_list', {}),
       annotations: readOnly,
     },
@@ -52,9 +54,7 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
   server.registerTool(
     'plan_validate',
     {
-      description:
-        'Checks the plan and returns every problem at once: each issue with its code (dangling-edge, no-start, ...), ' +
-        'severity, message, file and line. Errors stop a run; warnings do not. Reads only.',
+      description: 'Every problem of the plan at once (code, severity, message, file, line); errors stop a run, warnings do not. Reads only.',
       inputSchema: toolArgs('plan_validate', { vault: vaultArg }),
       annotations: readOnly,
     },
@@ -65,16 +65,12 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
     'plan_create',
     {
       description:
-        'Writes a new vault, one note per `## <id>` section of `document`, into a folder that does not exist yet. ' +
-        'A section: knob lines first (`type: start`, `max_visits: 3`, `judge: human`, `tools: [a]`), the task, ' +
-        'then edges under `### Next`: `- [[target]]` or `- <condition> -> [[target]]`; none makes it a last note. ' +
-        'Subplans: a section `## web/search` is the note `search` of the folder `web`, the subplan of the note with `plan: web`. ' +
-        'A document invalid anywhere, subplans included, writes nothing and lists every problem.',
+        'Writes a new vault from `document` into a new folder, one `## <id>` section per note: knob lines (`type: start`, `max_visits: 3`, `judge: human`), the task, then edges under `### Next`: `- [[target]]` or `- <condition> -> [[target]]`. `## web/search` is a note of the subplan `web` (its note has `plan: web`). An invalid document writes nothing and lists every problem.',
       inputSchema: toolArgs('plan_create', {
         vault: vaultArg.describe('the new folder, relative to the root'),
         document: z.string().describe('the plan document'),
       }),
-      annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
+      annotations: WRITES,
     },
     async ({ vault, document }) => guarded(context.root, { tool: 'plan_create', vault }, () => createVault(context, vault, document)),
   )
@@ -82,9 +78,7 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
   server.registerTool(
     'plan_status',
     {
-      description:
-        "Where the vault's run stands, changing nothing: `phase` and its details (node, visit, step; the boxes of a waiting note; " +
-        "the budget that ran out; the final output), each note's status and visits, the last hops and who decided them, the plan's issues.",
+      description: "Where the run stands, changing nothing: the phase and its details, each note's status and visits, the last hops, the plan's issues.",
       inputSchema: toolArgs('plan_status', { vault: vaultArg }),
       annotations: readOnly,
     },
@@ -94,9 +88,7 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
   server.registerTool(
     'plan_graph',
     {
-      description:
-        'The plan as a picture: `mermaid` (default), `dot`, `svg` or `canvas` (an Obsidian .canvas). ' +
-        'Edge labels on the arrows; with a run, each note shows its visits and status. An invalid plan is pictured too.',
+      description: "The plan as a picture: `mermaid` (default), `dot`, `svg` or `canvas` (Obsidian); with a run, each note's visits and status.",
       inputSchema: toolArgs('plan_graph', { vault: vaultArg, format: z.enum(PICTURES).optional().describe('default mermaid') }),
       annotations: readOnly,
     },
@@ -133,10 +125,12 @@ async function listVaults(context: ToolContext): Promise<ToolResult> {
  * A run's phase as plan_list names it: `claimed` for the normal state of a
  * stepped run, a step handed out (its note `active`) and its work not yet
  * handed in, which `readRunStatus` reports as `interrupted` (no runner holds
- * the vault); every other phase as it is.
+ * the vault) or, while an agent's claim on it lasts, `running`; every other phase as it is.
  */
 function listedPhase(status: RunStatus): RunStatus['phase'] | 'claimed' {
-  if (status.phase !== 'interrupted' || status.next.kind !== 'work') return status.phase
+  // An agent's live claim makes the run `running` (section 16): it is the same normal state, a step handed out.
+  const handedOut = status.phase === 'interrupted' || (status.phase === 'running' && (status.claims?.length ?? 0) > 0)
+  if (!handedOut || status.next.kind !== 'work') return status.phase
   const at = status.nodes.find((node) => node.id === status.node)
   return at?.status === 'active' ? 'claimed' : status.phase
 }

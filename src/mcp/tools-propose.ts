@@ -8,7 +8,7 @@ import { readProposal } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
 import { confine, refuseInsideVault, resourceUri, vaultPath } from './paths.js'
 import { guarded, ok, refusal, type ToolResult } from './results.js'
-import { toolArgs, vaultArg } from './args.js'
+import { toolArgs, vaultArg, WRITES } from './args.js'
 import type { ToolContext } from './tools-plan.js'
 
 const TODO =
@@ -21,18 +21,15 @@ export function registerProposeTools(server: McpServer, context: ToolContext): v
   server.registerTool(
     'plan_propose',
     {
-      description: [
-        'Writes your plan document (as plan_create takes it) into a new vault as a proposal a person approves, revises or declines before it runs.',
-        'When a person sent it back (plan_next: waiting, kind "proposal", their feedback as reason), call it again on the same vault ' +
-          'with the same query and your next document: version n+1, the earlier kept and linked.',
-      ].join('\n'),
+      description:
+        'Writes your plan document (plan_create\'s format) into a new vault as a proposal a person approves, revises or declines. Sent back (plan_next: waiting, kind "proposal", feedback as reason), call it again on that vault with the same query and your next document: the next version.',
       inputSchema: toolArgs('plan_propose', {
-        vault: vaultArg.describe('a new folder, relative to the root; or the vault whose proposal was sent back'),
-        query: z.string().describe('what the plan is for; the approved plan runs with it'),
+        vault: vaultArg.describe('a new folder, or the vault sent back'),
+        query: z.string().describe('what the plan is for'),
         document: z.string().describe('the plan document'),
-        wait: z.string().optional().describe('how long a person may take before the proposal shows overdue: 30m, 4h, 2d'),
+        wait: z.string().optional().describe('time a person may take: 30m, 4h, 2d'),
       }),
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      annotations: WRITES,
     },
     async ({ vault, query, document, wait }) =>
       guarded(context.root, { tool: 'plan_propose', vault }, () => propose(context, { vault, query, document, wait })),

@@ -8,14 +8,12 @@ import { completeStep, nextStep } from '../run/stepping.js'
 import type { Step, StepOptions } from '../run/stepping.js'
 import { readOutput } from '../store/output-note.js'
 import { outputFile, readTrace } from '../store/trace.js'
-import { toolArgs, vaultArg } from './args.js'
+import { toolArgs, vaultArg, WRITES } from './args.js'
 import { vaultPath } from './paths.js'
 import { runStateWords } from './refusals.js'
 import { guarded, mapStrings, ok, refusal, relativeTo } from './results.js'
 import { viewStep } from './step-view.js'
 import type { ToolContext } from './tools-plan.js'
-
-const stepping = { readOnlyHint: false, destructiveHint: false, openWorldHint: false } as const
 
 /** Registers the tools that walk a plan one note at a time: plan_next, plan_finish, plan_decide. */
 export function registerStepTools(server: McpServer, context: ToolContext): void {
@@ -23,25 +21,23 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
     'plan_next',
     {
       description:
-        'Returns { step }: kind "work" is the note to work (step.node: title, body, tools, role), claimed for you, with `key`, ' +
-        '`conditions` (the valid `choice` values of plan_finish) and the previous outputs. Asking again returns the same step. ' +
-        'Other kinds: "waiting" (a person decides: plan_decide), "completed", "stopped" (a budget ran out). ' +
-        'A vault that has not run needs `query`.',
+        'Returns { step }: kind "work" is your note to work (step.node: title, body, tools, role) with `key`, `conditions` (the valid `choice` values) and earlier outputs; asking again returns the same step. Else "waiting" (plan_decide), "busy" (other agents hold all ready work), "completed" or "stopped". A new run needs `query`.',
       inputSchema: toolArgs('plan_next', {
         vault: vaultArg,
         query: z.string().optional().describe('what the run is for; needed to start a run'),
         fresh: z.boolean().optional().describe('start a new run; the old one is archived'),
-        maxSteps: z.number().int().min(1).optional().describe('step budget of the run, recorded with it'),
+        maxSteps: z.number().int().min(1).max(1_000_000).optional().describe('step budget of the run, recorded with it'),
+        agent: agentArg,
       }),
-      annotations: { ...stepping, idempotentHint: true },
+      annotations: { ...WRITES, idempotentHint: true },
     },
-    async ({ vault, query, fresh, maxSteps }) =>
+    async ({ vault, query, fresh, maxSteps, agent }) =>
       guarded(context.root, { tool: 'plan_next', vault }, async () => {
         const path = await vaultPath(context.root, vault)
         const asked = maxSteps
         const budget = fresh ? (asked ?? context.maxSteps) : await budgetOf(context, path, asked)
         const options: StepOptions = {
-          ...stepOptions(context),
+          ...stepOptions(context, agent),
           ...(query !== undefined && { query }),
           ...(fresh !== undefined && { fresh }),
           ...(budget !== undefined && { maxSteps: budget }),
@@ -59,7 +55,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
           }
           throw error
         }
-        return ok(await viewStep(step, vault, path, context.checks))
+        return ok({ ...(await viewStep(step, vault, path, context.checks)), agent: options.agent })
       }),
   )
 
@@ -67,21 +63,20 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
     'plan_finish',
     {
       description:
-        'Saves `output` for the step `key` names, marks the note done, follows an edge and returns { step }: the next note, already claimed. ' +
-        "`choice` is one of the step's `conditions` (`next` for the plain way on); without it a configured model judges. " +
-        'A last note takes no choice; a note a person decides ignores it. Repeating a call that was saved answers the current step.',
+        "Saves `output` for step `key`, marks the note done, follows an edge and returns { step }, the next one, claimed. `choice`: one of the step's `conditions`; without it a configured model judges. Repeating a saved call answers the current step.",
       inputSchema: toolArgs('plan_finish', {
         vault: vaultArg,
         key: z.string().describe('step.key of the step worked'),
         output: z.string().describe('what you produced'),
         choice: z.string().optional().describe("one of the step's conditions"),
+        agent: agentArg,
       }),
-      annotations: stepping,
+      annotations: WRITES,
     },
-    async ({ vault, key, output, choice }) =>
+    async ({ vault, key, output, choice, agent }) =>
       guarded(context.root, { tool: 'plan_finish', vault }, async () => {
         const path = await vaultPath(context.root, vault)
-        const options = await finishOptions(context, path)
+        const options = await finishOptions(context, path, agent)
         let step: Step
         try {
           step = await completeStep(path, key, choice === undefined ? { output } : { output, choice }, options)
@@ -89,9 +84,14 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
           // The answer to a call that was saved got lost (a dropped connection, a lost context): the same call answers where the run is now.
           if (!(error instanceof RunStateError && error.code === 'stale-step') || !(await savedAs(path, key, output, error.data.pending?.plan))) throw error
           const now = await viewStep(await nextStep(path, options), vault, path, context.checks)
-          return ok({ ...now, saved: true, note: 'This output of `key` was saved by an earlier call: the step above is where the run is now.' })
+          return ok({
+            ...now,
+            agent: options.agent,
+            saved: true,
+            note: 'This output of `key` was saved by an earlier call: the step above is where the run is now.',
+          })
         }
-        const result = await viewStep(step, vault, path, context.checks)
+        const result = { ...(await viewStep(step, vault, path, context.checks)), agent: options.agent }
         const node = key.slice(key.indexOf(':') + 1, key.lastIndexOf(':'))
         const waits = step.kind === 'waiting' && step.waiting.some((note) => note.node === node || note.node.endsWith(`/${node}`))
         if (choice !== undefined && waits) return ok({ ...result, note: `\`choice\` was ignored: a person decides \`${node}\` (judge: human).` })
@@ -103,16 +103,14 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
     'plan_decide',
     {
       description:
-        "Records a person's decision on a note waiting for them (judge: human), as ticking a box under its ## Next would: " +
-        "`edge` is one of the note's choices (a label, a target note or `next`); `feedback` goes under its ## Feedback and on to the next note. " +
-        'Only for a decision a person made. Returns { step }, the next step, like plan_finish.',
+        "Records a person's decision on a waiting note, as ticking its box would: `edge` is one of its choices; `feedback` (their words) goes on to the next note. Only for a decision a person made. Returns { step } like plan_finish.",
       inputSchema: toolArgs('plan_decide', {
         vault: vaultArg,
         node: z.string().describe('step.waiting[].node'),
         edge: z.string().describe("one of the note's choices"),
         feedback: z.string().optional().describe("the person's words"),
       }),
-      annotations: stepping,
+      annotations: WRITES,
     },
     async ({ vault, node, edge, feedback }) =>
       guarded(context.root, { tool: 'plan_decide', vault }, async () => {
@@ -133,15 +131,23 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
   )
 }
 
-/** What every step call of the server runs with: the checks its operator defined, and none else. */
-function stepOptions(context: ToolContext): StepOptions {
-  return context.checks ? { checks: context.checks } : {}
+/** The `agent` argument of the calls that claim: a name of your own, to take a claim back from an earlier session. */
+export const agentArg = z.string().min(1).optional().describe("default: this session's")
+
+/** What every step call of the server runs with: the checks its operator defined, and none else, as the session's agent (or the one named). */
+function stepOptions(context: ToolContext, agent?: string): StepOptions {
+  const name = agent ?? context.agent?.()
+  return {
+    ...(context.checks && { checks: context.checks }),
+    ...(name !== undefined && { agent: name }),
+    ...(context.leaseMs !== undefined && { leaseMs: context.leaseMs }),
+  }
 }
 
 /** The options of a call that goes on with the run: the step budget it was given (recorded with it), else the server's. */
-async function finishOptions(context: ToolContext, path: string): Promise<StepOptions> {
+export async function finishOptions(context: ToolContext, path: string, agent?: string): Promise<StepOptions> {
   const budget = await budgetOf(context, path, undefined)
-  return budget === undefined ? stepOptions(context) : { ...stepOptions(context), maxSteps: budget }
+  return budget === undefined ? stepOptions(context, agent) : { ...stepOptions(context, agent), maxSteps: budget }
 }
 
 /** The step budget of a call: `told`, else the one the run was last given (its trace records it), else the server's `--max-steps`. */

@@ -89,11 +89,11 @@ export async function stdioClient(root: string, env: Record<string, string> = {}
  * The server of `src/` in this process, connected to the SDK's client in
  * memory: for tests of the server's checks, with no build and no child process.
  */
-export async function memoryClient(root: string): Promise<TestClient> {
+export async function memoryClient(root: string, options: { leaseMs?: number; name?: string } = {}): Promise<TestClient> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
-  const served = createMcpServer({ root: await realpath(root), version: '0.0.0-test' })
+  const served = createMcpServer({ root: await realpath(root), version: '0.0.0-test', ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }) })
   await served.server.connect(serverSide)
-  const client = new Client({ name: 'vaultplan-test', version: '1.0.0' })
+  const client = new Client({ name: options.name ?? 'vaultplan-test', version: '1.0.0' })
   await client.connect(clientSide)
   return wrap(client, async () => {
     await client.close()
