@@ -1,12 +1,17 @@
 /**
  * The table where vaultplan records each queued run, beside pg-boss's own
- * tables. pg-boss holds the jobs (one per run at a time: the hop to do
- * next); this table holds what a job does not: that a run waits for a
- * person (and the stamps of its waiting notes), that it ended, or why it
- * failed.
+ * tables. pg-boss holds the jobs (a run has one per note being worked, at
+ * most one per parallel branch); this table holds what the jobs do not:
+ * which jobs a run has, that a run waits for a person (and the stamps of
+ * its waiting notes), that it ended, or why it failed.
  */
+import type { RunQueue, Sql } from './run-queue.js'
 
-/** The states of a run in the table; `queued` means the run has a job (waiting for a worker, or being worked). */
+/**
+ * The states of a run in the table: `queued` means the run has jobs
+ * (waiting for a worker, or being worked); `waiting` that it has none but
+ * the one its `wait:` deadline starts, and waits for a person.
+ */
 export const RUN_STATES = ['queued', 'waiting', 'completed', 'stopped', 'failed'] as const
 export type RunState = (typeof RUN_STATES)[number]
 
@@ -18,12 +23,29 @@ export interface WaitingStamp {
   stamp: string
 }
 
+/** A run's row, as a transaction that changes it reads it. */
+export interface RunRow {
+  state: RunState
+  /** The run's jobs not known to have ended (each hop removes its own and adds those it sends). */
+  jobs: string[]
+  /** The job sent last. */
+  job_id: string | null
+  error: string | null
+}
+
+/** A job of a run that pg-boss has still to do or is doing, with the agent it claims as. */
+export interface LiveJob {
+  id: string
+  state: 'created' | 'retry' | 'active'
+  agent: string
+}
+
 /** The runs table, schema-qualified (`schema` quoted). */
 export function runsTable(schema: string): string {
   return `${schema}.vaultplan_runs`
 }
 
-/** Creates the runs table when missing. */
+/** Creates the runs table when missing (and gives a table of an earlier version its `jobs`). */
 export function RUNS_TABLE_SQL(schema: string): string {
   const table = runsTable(schema)
   return `
@@ -43,5 +65,36 @@ export function RUNS_TABLE_SQL(schema: string): string {
       PRIMARY KEY (queue, vault)
     );
     CREATE INDEX IF NOT EXISTS vaultplan_runs_state ON ${table} (queue, state);
+    DO $$ BEGIN
+      IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = '${schema.slice(1, -1)}' AND table_name = 'vaultplan_runs' AND column_name = 'jobs') THEN
+        ALTER TABLE ${table} ADD COLUMN jobs uuid[] NOT NULL DEFAULT '{}';
+        UPDATE ${table} SET jobs = ARRAY[job_id] WHERE job_id IS NOT NULL AND state IN ('queued', 'waiting');
+      END IF;
+    END $$;
   `
+}
+
+/** The agent a hop job claims as: the one its data names (the run's job before it handed its claim on, or one it took over), else its own. */
+export function agentOf(job: { id: string; data: { agent?: string } }): string {
+  return job.data.agent ?? `queue:${job.id}`
+}
+
+/** Reads a run's row and locks it until the transaction ends: the run's jobs commit one at a time. */
+export async function lockRun(sql: Sql, queue: RunQueue, vault: string): Promise<RunRow | undefined> {
+  const { rows } = await sql.query<RunRow>(`SELECT state, jobs::text[] AS jobs, job_id, error FROM ${queue.runs} WHERE queue = $1 AND vault = $2 FOR UPDATE`, [
+    queue.name,
+    vault,
+  ])
+  return rows[0]
+}
+
+/** Which of `ids` pg-boss has still to do or is doing, with the agent each claims as. */
+export async function liveJobs(sql: Sql, queue: RunQueue, ids: string[]): Promise<LiveJob[]> {
+  if (ids.length === 0) return []
+  const { rows } = await sql.query<LiveJob>(
+    `SELECT id::text AS id, state, COALESCE(data->>'agent', 'queue:' || id::text) AS agent FROM ${queue.schema}.job
+      WHERE name = $1 AND id = ANY($2::uuid[]) AND state IN ('created', 'retry', 'active') ORDER BY created_on, id`,
+    [queue.name, ids],
+  )
+  return rows
 }

@@ -13,7 +13,7 @@ import { takeTicks } from './schedule-run.js'
 /** Options of `startWorker`. */
 export interface StartWorkerOptions extends RunQueueOptions {
   /**
-   * Hops this worker works at once (each of another run).
+   * Hops this worker works at once (of any runs: the branches of one run may have a job each).
    *
    * @default 1
    */
