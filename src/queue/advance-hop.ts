@@ -7,7 +7,7 @@ import { completeStep, nextStep, type Step, type StepOptions } from '../run/step
 import type { WorkFailure } from '../run/tree-vaults.js'
 import { afterWorkerFailure, workVisit } from '../run/work-visit.js'
 import { stampOf } from '../vault/fs-atomic.js'
-import { commitHop, pathOf } from './commit-hop.js'
+import { commitHop, endOfFailedRun, pathOf } from './commit-hop.js'
 import type { HopJobData } from './enqueue-run.js'
 import { adoptClaim, leaseOf, readyItems, stepping } from './hop-claims.js'
 import { NoteFailure, recordFailure } from './hop-failure.js'
@@ -63,7 +63,8 @@ export interface HopContext {
  * output, judges the transition and claims what follows for the same
  * agent; then one transaction completes this job and sends the next ones
  * (`commitHop`). A job that finds every ready visit held by the run's
- * other jobs ends; one held by a job that stopped is taken over.
+ * other jobs ends; one held by a job that stopped is taken over. A job
+ * of a run recorded as failed ends without stepping it.
  */
 export async function advanceHop(context: HopContext, job: PgBoss.JobWithMetadata<HopJobData>): Promise<HopReport> {
   const started = Date.now()
@@ -83,6 +84,8 @@ export async function advanceHop(context: HopContext, job: PgBoss.JobWithMetadat
   let stamps: WaitingStamp[] | undefined
   let ready
   try {
+    const ended = await endOfFailedRun(queue, job)
+    if (ended) return { ...base, ...ended, ms: Date.now() - started }
     let step = await stepping(() => nextStep(vault, options()), signal)
     if (step.kind === 'busy') {
       const adopted = await adoptClaim(queue, job, step.claims)

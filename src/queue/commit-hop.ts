@@ -131,6 +131,34 @@ export async function commitHop(
   }
 }
 
+/**
+ * Ends a job of a run recorded as failed before it touches the vault (it was
+ * sent before another job failed the run): the run waits for a person, and
+ * `resumeRun` sends the job that goes on. `undefined` when the run is not
+ * failed.
+ */
+export async function endOfFailedRun(queue: RunQueue, job: PgBoss.JobWithMetadata<HopJobData>): Promise<Pick<HopReport, 'outcome' | 'error'> | undefined> {
+  try {
+    return await queue.transaction(async (sql, db) => {
+      const row = await lockRun(sql, queue, job.data.vault)
+      if (row?.state !== 'failed') return undefined
+      const error = row.error ?? 'the run failed'
+      const done = await queue.boss.complete(queue.name, job.id, { failed: error }, { db })
+      if (affected(done) !== 1) throw new Superseded()
+      const others = (await liveJobs(sql, queue, row.jobs)).filter((other) => other.id !== job.id)
+      await sql.query(`UPDATE ${queue.runs} SET jobs = $3::uuid[], updated_on = now() WHERE queue = $1 AND vault = $2`, [
+        queue.name,
+        job.data.vault,
+        others.map((other) => other.id),
+      ])
+      return { outcome: 'failed', error }
+    })
+  } catch (error) {
+    if (error instanceof Superseded) return { outcome: 'superseded' }
+    throw error
+  }
+}
+
 /** Rows a pg-boss `complete` or `fail` changed (its typings say `void`; it resolves to `{ jobs, requested, affected }`). */
 export function affected(result: unknown): number {
   return (result as { affected?: number } | undefined)?.affected ?? 0

@@ -2,7 +2,7 @@ import { realpath } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type PgBoss from 'pg-boss'
 import { withQueue, type QueueConnection, type RunQueue, type RunQueueOptions, type Sql } from './run-queue.js'
-import { liveJobs, lockRun, type RunRow } from './runs-table.js'
+import { liveJobs, lockRun, type RunRow, type RunState } from './runs-table.js'
 
 /** What a hop job carries: the vault (an absolute path every worker sees) and, for a run's first hop, its query. */
 export interface HopJobData {
@@ -70,8 +70,10 @@ export async function enqueueRun(connection: QueueConnection | RunQueue, options
 /**
  * Queues a run again after a person decided (call it after `decide`), or
  * after a failure or a budget stop was dealt with: a run recorded as
- * `waiting`, `failed` or `stopped` gets a job for its next hop. Resolves to
- * `true` when a job was sent, `false` when the run has a job already, has
+ * `waiting`, `failed` or `stopped`, or queued with no job left (its jobs'
+ * retries were spent by dead workers), gets a job for its next hop; the job
+ * takes back the claims of the run's jobs that stopped. Resolves to `true`
+ * when a job was sent, `false` when the run has a job already, has
  * completed, or was never queued. Workers also notice a tick in a waiting
  * note on their own (by the note's stamp); calling both queues one job.
  *
@@ -80,7 +82,7 @@ export async function enqueueRun(connection: QueueConnection | RunQueue, options
 export async function resumeRun(connection: QueueConnection | RunQueue, vault: string, options: RunQueueOptions = {}): Promise<boolean> {
   if (typeof vault !== 'string' || vault === '') throw new TypeError(`Expected \`vault\` to be the path of a run vault, got \`${String(vault)}\``)
   const run = await runVault(vault)
-  return withQueue(connection, options, (queue) => resumeInQueue(queue, run, ['waiting', 'failed', 'stopped']))
+  return withQueue(connection, options, (queue) => resumeInQueue(queue, run, ['waiting', 'failed', 'stopped', 'queued']))
 }
 
 /**
@@ -95,13 +97,15 @@ async function runVault(vault: string): Promise<string> {
 }
 
 /**
- * Sends a job for a run in one of `from` states, in one transaction with the row's change; whether it did.
- * The job takes over the claims of the run's jobs that stopped (a failure), so the run goes on where they were.
+ * Sends a job for a run in one of `from` states (a `queued` one only when none of its jobs is live), in one
+ * transaction with the row's change; whether it did. The job takes over the claims of the run's jobs that
+ * stopped (a failure), so the run goes on where they were.
  */
-export function resumeInQueue(queue: RunQueue, vault: string, from: string[]): Promise<boolean> {
+export function resumeInQueue(queue: RunQueue, vault: string, from: RunState[]): Promise<boolean> {
   return queue.transaction(async (sql, db) => {
     const row = await lockRun(sql, queue, vault)
     if (!row || !from.includes(row.state)) return false
+    if (row.state === 'queued' && (await liveJobs(sql, queue, row.jobs)).length > 0) return false
     await queueAgain(sql, db, queue, vault, row)
     return true
   })

@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest'
+import type { StepInput } from 'vaultplan'
+import { enqueueRun, readQueueStatus, resumeRun, type HopReport } from 'vaultplan/queue'
+import { freshQueueName, openQueue, testWorker, waitForStatus } from './helpers/queue.js'
+import { noJudge, scriptedWorker } from './helpers/scripted.js'
+import { note, read, writeVault } from './helpers/vault.js'
+
+const query = 'Survey the field'
+
+/** start -> research (two branches at once: web/ search -> read, papers/ find) -> report. */
+function branchedPlan(): Record<string, string> {
+  return {
+    'start.md': note({ front: { type: 'start' }, title: 'Start', body: 'Frame the survey.', next: ['[[research]]'] }),
+    'research.md': note({ front: { plan: '[web, papers]' }, title: 'Research', body: 'Research both ways.', next: ['[[report]]'] }),
+    'report.md': note({ title: 'Report', body: 'Write it up.' }),
+    'web/search.md': note({ front: { type: 'start' }, title: 'Search', body: 'Search the web.', next: ['[[read]]'] }),
+    'web/read.md': note({ title: 'Read', body: 'Read the hits.' }),
+    'papers/find.md': note({ front: { type: 'start' }, title: 'Find', body: 'Find papers.' }),
+  }
+}
+
+/** Every (note, visit) the run recorded a hop for, in the traces of the top vault and both branches. */
+async function hops(vault: string): Promise<string[]> {
+  const recorded: string[] = []
+  for (const plan of ['', 'web/', 'papers/']) {
+    const text = await read(vault, `${plan}00_plan-trace/trace.md`)
+    for (const match of text.matchAll(/<!-- vaultplan:hop (.*) -->/g)) {
+      const record = JSON.parse(match[1]!) as { kind: string; node: string; visit: number }
+      if (record.kind === 'hop') recorded.push(`${plan}${record.node} ${record.visit}`)
+    }
+  }
+  return recorded.sort()
+}
+
+const everyHopOnce = ['papers/find 1', 'report 1', 'research 1', 'start 1', 'web/read 1', 'web/search 1']
+const everyVisitOnce = ['find 1', 'read 1', 'report 1', 'search 1', 'start 1']
+
+async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+describe('several workers on the branches of one run', () => {
+  it('two workers work the two branches at once, and the run completes with each visit worked once', async () => {
+    const vault = await writeVault(branchedPlan())
+    const name = freshQueueName()
+    const queue = await openQueue(name)
+    // Each branch's first note waits until the other branch's has started too: only two workers at once get past it.
+    const started = new Set<string>()
+    const work = scriptedWorker(async (step: StepInput) => {
+      if (step.node.id !== 'search' && step.node.id !== 'find') return
+      started.add(step.node.id)
+      await until(() => started.size === 2)
+    })
+    const reports: HopReport[] = []
+    for (const _worker of [1, 2]) await testWorker(name, { work, llm: noJudge(), onHop: (report) => reports.push(report) })
+    await enqueueRun(queue, { vault, query })
+    await waitForStatus(queue, (status) => status.completed === 1 && status.inFlight === 0 && status.queued === 0)
+
+    expect(work.calls.map((call) => `${call.node} ${call.visit}`).sort()).toEqual(everyVisitOnce)
+    expect(await hops(vault)).toEqual(everyHopOnce)
+    // The first hop queued a job for the other branch beside its own.
+    expect(reports.find((report) => report.worked?.node === 'start')).toMatchObject({
+      outcome: 'queued',
+      fannedOut: [expect.stringMatching(/^(web\/search|papers\/find)$/)],
+    })
+    expect(reports.every((report) => report.outcome !== 'failed' && report.outcome !== 'retrying')).toBe(true)
+    expect(await readQueueStatus(queue)).toMatchObject({ completed: 1, failed: 0 })
+  })
+
+  it('one worker works the same plan one branch after the other', async () => {
+    const vault = await writeVault(branchedPlan())
+    const name = freshQueueName()
+    const queue = await openQueue(name)
+    let working = 0
+    let most = 0
+    const work = scriptedWorker(async () => {
+      most = Math.max(most, ++working)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      working -= 1
+    })
+    await testWorker(name, { work, llm: noJudge() })
+    await enqueueRun(queue, { vault, query })
+    await waitForStatus(queue, (status) => status.completed === 1 && status.inFlight === 0 && status.queued === 0)
+
+    expect(most).toBe(1)
+    expect(work.calls.map((call) => `${call.node} ${call.visit}`).sort()).toEqual(everyVisitOnce)
+    expect(await hops(vault)).toEqual(everyHopOnce)
+  })
+
+  it("a branch's failure fails the run; resumeRun's job takes back the claim the failed job held, same key, and the run completes", async () => {
+    const vault = await writeVault(branchedPlan())
+    const name = freshQueueName()
+    const queue = await openQueue(name, { retryLimit: 0 })
+    let broken = true
+    const work = scriptedWorker((step: StepInput) => {
+      if (broken && step.node.id === 'search') throw new Error('the search engine is down')
+    })
+    await testWorker(name, { work, llm: noJudge() })
+    await enqueueRun(queue, { vault, query })
+    const failed = await waitForStatus(queue, (status) => status.failed === 1 && status.inFlight === 0 && status.queued === 0)
+    expect(failed.failures).toEqual([{ vault, error: expect.stringContaining('the search engine is down') }])
+    const searches = () => work.calls.filter((call) => call.node === 'search')
+    expect(searches()).toHaveLength(1)
+
+    // The failed job's claim lasts its lease (twice the hop timeout, 30 minutes): the resumed run takes it back at once.
+    broken = false
+    expect(await resumeRun(queue, vault)).toBe(true)
+    await waitForStatus(queue, (status) => status.completed === 1 && status.inFlight === 0 && status.queued === 0)
+    expect(searches().map((call) => [call.visit, call.key])).toEqual([
+      [1, searches()[0]!.key],
+      [1, searches()[0]!.key],
+    ])
+    expect(work.calls.map((call) => `${call.node} ${call.visit}`).sort()).toEqual([...everyVisitOnce, 'search 1'].sort())
+    expect(await hops(vault)).toEqual(everyHopOnce)
+  })
+})
