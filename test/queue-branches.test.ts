@@ -117,4 +117,35 @@ describe('several workers on the branches of one run', () => {
     expect(work.calls.map((call) => `${call.node} ${call.visit}`).sort()).toEqual([...everyVisitOnce, 'search 1'].sort())
     expect(await hops(vault)).toEqual(everyHopOnce)
   })
+
+  it("a worker killed in a branch: its job dies, and the run's next job takes the visit over with the same key", async () => {
+    const vault = await writeVault(branchedPlan())
+    const name = freshQueueName()
+    // No retry of a dead worker's job: the run is left to resumeRun.
+    const queue = await openQueue(name, { hopTimeoutSeconds: 1, retryLimit: 0 })
+    let hung: string | undefined
+    // The first branch visit never returns, as if its process died (stopping the worker ends it).
+    const dying = scriptedWorker((step: StepInput) => {
+      if (step.node.id === 'start') return undefined
+      hung = step.node.id
+      return new Promise<void>((resolve) => step.signal?.addEventListener('abort', () => resolve(), { once: true }))
+    })
+    await testWorker(name, { work: dying, llm: noJudge() })
+    await enqueueRun(queue, { vault, query })
+    await until(() => hung !== undefined)
+
+    const work = scriptedWorker()
+    await testWorker(name, { work, llm: noJudge() })
+    // The other branch is done; the dead job's visit stays claimed until its job is found dead.
+    const stuck = await waitForStatus(queue, (status) => (status.failed === 1 || status.completed === 1) && status.inFlight === 0 && status.queued === 0)
+    if (stuck.failed === 1) {
+      expect(stuck.failures).toEqual([{ vault, error: 'its hop failed on every retry (the worker died or timed out)' }])
+      expect(await resumeRun(queue, vault)).toBe(true)
+      await waitForStatus(queue, (status) => status.completed === 1 && status.inFlight === 0 && status.queued === 0)
+    }
+    const first = dying.calls.find((call) => call.node === hung)!
+    expect(work.calls.filter((call) => call.node === hung).map((call) => [call.visit, call.key])).toEqual([[1, first.key]])
+    expect(work.calls.map((call) => `${call.node} ${call.visit}`).sort()).toEqual(everyVisitOnce.filter((visit) => visit !== 'start 1'))
+    expect(await hops(vault)).toEqual(everyHopOnce)
+  })
 })

@@ -24,8 +24,8 @@ const SHOWN_FAILURES = 20
 /**
  * Each run of the queue (`$1`) with where it stands: its recorded state, or
  * for a queued run `inFlight` (a job of it is active), `queued` (its jobs
- * wait for workers) or `failed` (none is live); `job_state` is the state of
- * its latest job, to say why.
+ * wait for workers) or `failed` (none is live); `job_state` is `failed`
+ * when one of its jobs failed for good, to say why.
  */
 function runStandsSql(queue: RunQueue): string {
   return `SELECT r.vault, r.error, r.updated_on,
@@ -33,7 +33,7 @@ function runStandsSql(queue: RunQueue): string {
                       WHEN bool_or(j.state = 'active') THEN 'inFlight'
                       WHEN bool_or(j.state IN ('created', 'retry')) THEN 'queued'
                       ELSE 'failed' END AS state,
-                 (SELECT l.state FROM ${queue.schema}.job l WHERE l.name = r.queue AND l.id = r.job_id) AS job_state
+                 CASE WHEN bool_or(j.state = 'failed') THEN 'failed' END AS job_state
             FROM ${queue.runs} r LEFT JOIN ${queue.schema}.job j ON j.name = r.queue AND j.id = ANY(r.jobs)
            WHERE r.queue = $1
            GROUP BY r.queue, r.vault`
