@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import type { StepInput } from 'vaultplan'
-import { enqueueRun, readQueueStatus, resumeRun, type HopReport } from 'vaultplan/queue'
+import { enqueueRun, readQueueStatus, resumeRun, type HopReport, type RunQueue } from 'vaultplan/queue'
 import { freshQueueName, openQueue, testWorker, waitForStatus } from './helpers/queue.js'
+import { decide } from 'vaultplan'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
 import { note, read, writeVault } from './helpers/vault.js'
 
@@ -35,6 +36,11 @@ async function hops(vault: string): Promise<string[]> {
 const everyHopOnce = ['papers/find 1', 'report 1', 'research 1', 'start 1', 'web/read 1', 'web/search 1']
 const everyVisitOnce = ['find 1', 'read 1', 'report 1', 'search 1', 'start 1']
 
+/** A run's row in the runs table: its state, how many jobs it lists, its notes. */
+function runRow(queue: RunQueue, vault: string) {
+  return queue.query(`SELECT state, cardinality(jobs) AS jobs, node FROM ${queue.runs} WHERE queue = $1 AND vault = $2`, [queue.name, vault])
+}
+
 async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!condition()) {
@@ -50,14 +56,21 @@ describe('several workers on the branches of one run', () => {
     const queue = await openQueue(name)
     // Each branch's first note waits until the other branch's has started too: only two workers at once get past it.
     const started = new Set<string>()
+    let looked = false
     const work = scriptedWorker(async (step: StepInput) => {
       if (step.node.id !== 'search' && step.node.id !== 'find') return
       started.add(step.node.id)
-      await until(() => started.size === 2)
+      await until(() => started.size === 2 && looked)
     })
     const reports: HopReport[] = []
     for (const _worker of [1, 2]) await testWorker(name, { work, llm: noJudge(), onHop: (report) => reports.push(report) })
     await enqueueRun(queue, { vault, query })
+
+    // While both work: one run in flight, its row listing both jobs and both notes.
+    await until(() => started.size === 2)
+    expect(await readQueueStatus(queue)).toMatchObject({ queued: 0, inFlight: 1 })
+    expect((await runRow(queue, vault)).rows).toEqual([{ state: 'queued', jobs: 2, node: 'web/search, papers/find' }])
+    looked = true
     await waitForStatus(queue, (status) => status.completed === 1 && status.inFlight === 0 && status.queued === 0)
 
     expect(work.calls.map((call) => `${call.node} ${call.visit}`).sort()).toEqual(everyVisitOnce)
@@ -147,5 +160,36 @@ describe('several workers on the branches of one run', () => {
     expect(work.calls.filter((call) => call.node === hung).map((call) => [call.visit, call.key])).toEqual([[1, first.key]])
     expect(work.calls.map((call) => `${call.node} ${call.visit}`).sort()).toEqual(everyVisitOnce.filter((visit) => visit !== 'start 1'))
     expect(await hops(vault)).toEqual(everyHopOnce)
+  })
+
+  it('a branch that waits for a person leaves the run queued while the other branch is worked; then the run waits with no job, and goes on after the decision', async () => {
+    const files = branchedPlan()
+    files['web/read.md'] = note({ front: { judge: 'human' }, title: 'Read', body: 'A person reads the hits.', next: ['[ ] enough -> [[summary]]'] })
+    files['web/summary.md'] = note({ title: 'Summary', body: 'Sum up.' })
+    const vault = await writeVault(files)
+    const name = freshQueueName()
+    const queue = await openQueue(name)
+    // Papers take a while: the web branch waits for its person meanwhile.
+    let waited = false
+    const work = scriptedWorker(async (step: StepInput) => {
+      if (step.node.id === 'find') await until(() => waited)
+    })
+    const reports: HopReport[] = []
+    for (const _worker of [1, 2]) await testWorker(name, { work, llm: noJudge(), onHop: (report) => reports.push(report), watchIntervalMs: 600_000 })
+    await enqueueRun(queue, { vault, query })
+
+    await until(() => reports.some((report) => report.worked?.node === 'web/read'))
+    // Its job ends: the job of the papers goes on.
+    expect(reports.find((report) => report.worked?.node === 'web/read')).toMatchObject({ outcome: 'busy', node: 'papers/find' })
+    expect((await runRow(queue, vault)).rows).toEqual([{ state: 'queued', jobs: 1, node: 'papers/find' }])
+    waited = true
+    const waiting = await waitForStatus(queue, (status) => status.waiting === 1)
+    expect(waiting).toMatchObject({ queued: 0, inFlight: 0 })
+    expect(reports.find((report) => report.worked?.node === 'papers/find')).toMatchObject({ outcome: 'waiting', node: 'web/read' })
+
+    await decide(vault, 'web/read', { edge: 'enough' })
+    expect(await resumeRun(queue, vault)).toBe(true)
+    await waitForStatus(queue, (status) => status.completed === 1 && status.inFlight === 0 && status.queued === 0)
+    expect(work.calls.map((call) => `${call.node} ${call.visit}`).sort()).toEqual([...everyVisitOnce, 'summary 1'].sort())
   })
 })
