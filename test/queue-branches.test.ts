@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import type { StepInput } from 'vaultplan'
-import { enqueueRun, readQueueStatus, resumeRun, type HopReport, type RunQueue } from 'vaultplan/queue'
-import { freshQueueName, openQueue, testWorker, waitForStatus } from './helpers/queue.js'
+import { enqueueRun, readQueueStatus, resumeRun, RunQueue, type HopReport } from 'vaultplan/queue'
+import { freshQueueName, openQueue, testConnection, testWorker, waitForStatus } from './helpers/queue.js'
 import { decide } from 'vaultplan'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
 import { note, read, writeVault } from './helpers/vault.js'
@@ -191,5 +192,32 @@ describe('several workers on the branches of one run', () => {
     expect(await resumeRun(queue, vault)).toBe(true)
     await waitForStatus(queue, (status) => status.completed === 1 && status.inFlight === 0 && status.queued === 0)
     expect(work.calls.map((call) => `${call.node} ${call.visit}`).sort()).toEqual([...everyVisitOnce, 'summary 1'].sort())
+  })
+
+  it('a runs table of an earlier version gets its list of jobs, a queued run keeping the job it had', async () => {
+    const schema = `old_${randomUUID().slice(0, 8)}`
+    const queue = await openQueue(freshQueueName())
+    await queue.query(`CREATE SCHEMA ${schema}`)
+    // The table as vaultplan 0.2 created it, with one job a run.
+    await queue.query(`CREATE TABLE ${schema}.vaultplan_runs (
+      queue text NOT NULL, vault text NOT NULL, state text NOT NULL, job_id uuid, query text, run_id text, node text,
+      hops integer NOT NULL DEFAULT 0, waiting jsonb, error text,
+      created_on timestamptz NOT NULL DEFAULT now(), updated_on timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (queue, vault))`)
+    const [queued, done] = [randomUUID(), randomUUID()]
+    await queue.query(`INSERT INTO ${schema}.vaultplan_runs (queue, vault, state, job_id) VALUES ('q', '/a', 'queued', $1), ('q', '/b', 'completed', $2)`, [
+      queued,
+      done,
+    ])
+    const upgraded = await RunQueue.open({ ...testConnection(), schema }, { queue: freshQueueName() })
+    try {
+      const { rows } = await upgraded.query(`SELECT vault, jobs::text[] AS jobs FROM ${upgraded.runs} ORDER BY vault`)
+      expect(rows).toEqual([
+        { vault: '/a', jobs: [queued] },
+        { vault: '/b', jobs: [] },
+      ])
+    } finally {
+      await upgraded.close()
+      await queue.query(`DROP SCHEMA ${schema} CASCADE`)
+    }
   })
 })
