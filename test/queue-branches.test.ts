@@ -4,6 +4,7 @@ import type { StepInput } from 'vaultplan'
 import { enqueueRun, readQueueStatus, resumeRun, RunQueue, type HopReport } from 'vaultplan/queue'
 import { freshQueueName, openQueue, testConnection, testWorker, waitForStatus } from './helpers/queue.js'
 import { decide } from 'vaultplan'
+import { lockVault } from '../src/vault/lock.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
 import { note, read, writeVault } from './helpers/vault.js'
 
@@ -192,6 +193,23 @@ describe('several workers on the branches of one run', () => {
     expect(await resumeRun(queue, vault)).toBe(true)
     await waitForStatus(queue, (status) => status.completed === 1 && status.inFlight === 0 && status.queued === 0)
     expect(work.calls.map((call) => `${call.node} ${call.visit}`).sort()).toEqual([...everyVisitOnce, 'summary 1'].sort())
+  })
+
+  it('a stepping call that meets the vault locked for a moment by another process tries again, rather than failing the hop', async () => {
+    const vault = await writeVault(branchedPlan())
+    const name = freshQueueName()
+    // No retry by the queue: a hop that failed on the lock would fail the run.
+    const queue = await openQueue(name, { retryLimit: 0 })
+    // Held as another runner holds it (the jobs of one run on two machines meet it so, for milliseconds).
+    const lock = await lockVault(vault)
+    const reports: HopReport[] = []
+    await testWorker(name, { work: scriptedWorker(), llm: noJudge(), onHop: (report) => reports.push(report) })
+    await enqueueRun(queue, { vault, query })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    await lock.release()
+    const status = await waitForStatus(queue, (each) => (each.completed === 1 || each.failed === 1) && each.inFlight === 0 && each.queued === 0)
+    expect(status).toMatchObject({ completed: 1, failed: 0 })
+    expect(reports[0]).toMatchObject({ worked: { node: 'start' }, outcome: 'queued' })
   })
 
   it('a runs table of an earlier version gets its list of jobs, a queued run keeping the job it had', async () => {

@@ -18,7 +18,7 @@ import { liveJobs, lockRun, type LiveJob } from './runs-table.js'
 const QUEUE_AGENT = 'queue:'
 
 /** Tries of a stepping call that met the vault locked by another process (a job of another branch, for milliseconds). */
-const LOCK_TRIES = 20
+const LOCK_TRIES = 10
 
 /**
  * The lease of a job's claims: twice the job's expiry, so that a claim
@@ -41,7 +41,7 @@ export async function stepping(call: () => Promise<Step>, signal: AbortSignal): 
       return await call()
     } catch (error) {
       if (!(error instanceof RunStateError && error.code === 'vault-locked') || attempt >= LOCK_TRIES || signal.aborted) throw error
-      await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 100 * attempt))
+      await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 50 * attempt))
     }
   }
 }
