@@ -1,11 +1,12 @@
 import type PgBoss from 'pg-boss'
 import type { WorkItem } from '../run/claims.js'
 import type { Step } from '../run/stepping.js'
-import type { HopReport } from './advance-hop.js'
+import type { HopReport } from './hop-report.js'
 import { sendHop, type HopJobData } from './enqueue-run.js'
 import { busyRecheck, itemsToSend } from './hop-claims.js'
 import type { RunQueue } from './run-queue.js'
-import { liveJobs, lockRun, type RunState, type WaitingStamp } from './runs-table.js'
+import { liveJobs, lockRun } from './run-rows.js'
+import type { RunState, WaitingStamp } from './runs-table.js'
 
 /** The job was taken over while this worker held it (it expired); its transaction must write nothing. */
 export class Superseded extends Error {}

@@ -2,7 +2,8 @@ import { realpath } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type PgBoss from 'pg-boss'
 import { withQueue, type QueueConnection, type RunQueue, type RunQueueOptions, type Sql } from './run-queue.js'
-import { liveJobs, lockRun, type RunRow, type RunState } from './runs-table.js'
+import { liveJobs, lockRun, type RunRow } from './run-rows.js'
+import type { RunState } from './runs-table.js'
 
 /** What a hop job carries: the vault (an absolute path every worker sees) and, for a run's first hop, its query. */
 export interface HopJobData {

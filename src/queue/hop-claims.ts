@@ -5,7 +5,7 @@ import { observeRun } from '../run/observe-run.js'
 import type { Step } from '../run/stepping.js'
 import type { HopJobData } from './enqueue-run.js'
 import type { RunQueue } from './run-queue.js'
-import { liveJobs, lockRun, type LiveJob } from './runs-table.js'
+import { liveJobs, lockRun, type LiveJob } from './run-rows.js'
 
 /*
  * Several jobs on one run (the branches of a `plan: [a, b]` note): each job
@@ -16,6 +16,11 @@ import { liveJobs, lockRun, type LiveJob } from './runs-table.js'
 
 /** The agents of queue jobs are named `queue:<id of the job that first claimed as it>`. */
 const QUEUE_AGENT = 'queue:'
+
+/** The agent a hop job claims as: the one its data names (the run's job before it handed its claim on, or one it took over), else its own. */
+export function agentOf(job: { id: string; data: { agent?: string } }): string {
+  return job.data.agent ?? `${QUEUE_AGENT}${job.id}`
+}
 
 /** Tries of a stepping call that met the vault locked by another process (a job of another branch, for milliseconds). */
 const LOCK_TRIES = 10

@@ -1,11 +1,11 @@
 import type PgBoss from 'pg-boss'
 import { PlanValidationError, RunStateError, StepError } from '../core/errors.js'
 import { ModelConfigError } from '../models/llm-client.js'
-import type { HopReport } from './advance-hop.js'
+import type { HopReport } from './hop-report.js'
 import { affected, Superseded } from './commit-hop.js'
 import type { HopJobData } from './enqueue-run.js'
 import type { RunQueue, Sql } from './run-queue.js'
-import { liveJobs, lockRun } from './runs-table.js'
+import { liveJobs, lockRun } from './run-rows.js'
 
 /** RunStateError codes that a later attempt may not meet again: the hop is retried, the others need a person. */
 const PASSING_STATES = new Set(['vault-locked', 'vault-lock-lost'])

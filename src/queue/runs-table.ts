@@ -5,8 +5,6 @@
  * which jobs a run has, that a run waits for a person (and the stamps of
  * its waiting notes), that it ended, or why it failed.
  */
-import type { RunQueue, Sql } from './run-queue.js'
-
 /**
  * The states of a run in the table: `queued` means the run has jobs
  * (waiting for a worker, or being worked); `waiting` that it has none but
@@ -21,23 +19,6 @@ export interface WaitingStamp {
   file: string
   /** `mtimeMs:size:ino` of the note, or `missing`. */
   stamp: string
-}
-
-/** A run's row, as a transaction that changes it reads it. */
-export interface RunRow {
-  state: RunState
-  /** The run's jobs not known to have ended (each hop removes its own and adds those it sends). */
-  jobs: string[]
-  /** The job sent last. */
-  job_id: string | null
-  error: string | null
-}
-
-/** A job of a run that pg-boss has still to do or is doing, with the agent it claims as. */
-export interface LiveJob {
-  id: string
-  state: 'created' | 'retry' | 'active'
-  agent: string
 }
 
 /** The runs table, schema-qualified (`schema` quoted). */
@@ -72,29 +53,4 @@ export function RUNS_TABLE_SQL(schema: string): string {
       END IF;
     END $$;
   `
-}
-
-/** The agent a hop job claims as: the one its data names (the run's job before it handed its claim on, or one it took over), else its own. */
-export function agentOf(job: { id: string; data: { agent?: string } }): string {
-  return job.data.agent ?? `queue:${job.id}`
-}
-
-/** Reads a run's row and locks it until the transaction ends: the run's jobs commit one at a time. */
-export async function lockRun(sql: Sql, queue: RunQueue, vault: string): Promise<RunRow | undefined> {
-  const { rows } = await sql.query<RunRow>(`SELECT state, jobs::text[] AS jobs, job_id, error FROM ${queue.runs} WHERE queue = $1 AND vault = $2 FOR UPDATE`, [
-    queue.name,
-    vault,
-  ])
-  return rows[0]
-}
-
-/** Which of `ids` pg-boss has still to do or is doing, with the agent each claims as. */
-export async function liveJobs(sql: Sql, queue: RunQueue, ids: string[]): Promise<LiveJob[]> {
-  if (ids.length === 0) return []
-  const { rows } = await sql.query<LiveJob>(
-    `SELECT id::text AS id, state, COALESCE(data->>'agent', 'queue:' || id::text) AS agent FROM ${queue.schema}.job
-      WHERE name = $1 AND id = ANY($2::uuid[]) AND state IN ('created', 'retry', 'active') ORDER BY created_on, id`,
-    [queue.name, ids],
-  )
-  return rows
 }
