@@ -4,6 +4,7 @@ import { RunStateError, StepError } from '../core/errors.js'
 import type { StepInput } from '../core/types.js'
 import { failureEdge } from '../models/transitions.js'
 import { completeStep, nextStep, type Step, type StepOptions } from '../run/stepping.js'
+import type { WorkItem } from '../run/claims.js'
 import type { WorkFailure } from '../run/tree-vaults.js'
 import { afterWorkerFailure, workVisit } from '../run/work-visit.js'
 import { stampOf } from '../vault/fs-atomic.js'
@@ -50,7 +51,7 @@ export async function advanceHop(context: HopContext, job: PgBoss.JobWithMetadat
   let worked: HopReport['worked']
   let after: Step
   let stamps: WaitingStamp[] | undefined
-  let ready
+  let ready: WorkItem[]
   try {
     const ended = await endOfFailedRun(queue, job)
     if (ended) return { ...base, ...ended, ms: Date.now() - started }
@@ -105,8 +106,9 @@ async function workHop(context: HopContext, job: PgBoss.JobWithMetadata<HopJobDa
  * Completes the visit (a worker's failure is recorded as `runPlan` records
  * it: `completeStep` hands the result on to the run's driver as it is);
  * when another worker completed it first (this job had expired and was
- * taken over), the run is already past it: the step that follows is asked
- * for instead, so the chain of jobs goes on.
+ * taken over, or its claim's lease ended and another job took the visit),
+ * the run is already past it: the step that follows is asked for instead,
+ * so the chain of jobs goes on.
  */
 async function completeOrFollow(vault: string, key: string, output: string | WorkFailure, options: StepOptions): Promise<Step> {
   try {
