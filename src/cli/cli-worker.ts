@@ -146,6 +146,7 @@ export function hopLine(hop: HopReport): string {
   const firstLine = (text = '') => text.split('\n')[0]
   const outcome = {
     queued: `next ${hop.node ?? ''}`,
+    busy: `other jobs go on at ${hop.node ?? ''}`,
     waiting: `waiting for a person at ${hop.node ?? ''}`,
     completed: `completed at ${hop.node ?? ''}`,
     stopped: `stopped: ${firstLine(hop.error)}`,

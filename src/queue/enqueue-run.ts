@@ -2,11 +2,19 @@ import { realpath } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type PgBoss from 'pg-boss'
 import { withQueue, type QueueConnection, type RunQueue, type RunQueueOptions, type Sql } from './run-queue.js'
+import { liveJobs, lockRun, type RunRow } from './run-rows.js'
+import type { RunState } from './runs-table.js'
 
 /** What a hop job carries: the vault (an absolute path every worker sees) and, for a run's first hop, its query. */
 export interface HopJobData {
   vault: string
   query?: string
+  /**
+   * The agent the job claims its visit as (`nextStep`'s `agent`): the one of
+   * the job that claimed the visit and handed it on, or of a job that
+   * stopped and whose claim this one took over. Without it, `queue:<job id>`.
+   */
+  agent?: string
 }
 
 /** Options of `enqueueRun`. */
@@ -21,9 +29,9 @@ export interface EnqueueRunOptions extends RunQueueOptions {
 export interface EnqueuedRun {
   /** The vault, by its real path: the run's name in the queue. */
   vault: string
-  /** The job of the run's next hop. */
+  /** The job of the run's next hop (when the run had jobs already, the first of them). */
   jobId: string
-  /** `true` when the run already had a job: no second one was sent (a run never has two). */
+  /** `true` when the run already had a job: no other one was sent (its jobs send the ones its branches need). */
   alreadyQueued: boolean
 }
 
@@ -50,18 +58,11 @@ export async function enqueueRun(connection: QueueConnection | RunQueue, options
         vault,
         query ?? null,
       ])
-      const { rows } = await sql.query<{ state: string; job_id: string | null }>(
-        `SELECT state, job_id FROM ${queue.runs} WHERE queue = $1 AND vault = $2 FOR UPDATE`,
-        [queue.name, vault],
-      )
-      const row = rows[0]
-      if (row?.state === 'queued' && row.job_id !== null && (await hasLiveJob(queue, row.job_id, db))) return { vault, jobId: row.job_id, alreadyQueued: true }
-      if (row) await cancelDeadline(queue, row, db)
-      const jobId = await sendHop(queue, { vault, ...(query === undefined ? {} : { query }) }, db)
-      await sql.query(
-        `UPDATE ${queue.runs} SET state = 'queued', job_id = $3, query = COALESCE($4, query), waiting = NULL, error = NULL, updated_on = now() WHERE queue = $1 AND vault = $2`,
-        [queue.name, vault, jobId, query ?? null],
-      )
+      const row = (await lockRun(sql, queue, vault))!
+      const live = row.state === 'queued' ? await liveJobs(sql, queue, row.jobs) : []
+      if (live.length > 0) return { vault, jobId: live[0]!.id, alreadyQueued: true }
+      const jobId = await queueAgain(sql, db, queue, vault, row, query)
+      await sql.query(`UPDATE ${queue.runs} SET query = COALESCE($3, query) WHERE queue = $1 AND vault = $2`, [queue.name, vault, query ?? null])
       return { vault, jobId, alreadyQueued: false }
     }),
   )
@@ -70,8 +71,10 @@ export async function enqueueRun(connection: QueueConnection | RunQueue, options
 /**
  * Queues a run again after a person decided (call it after `decide`), or
  * after a failure or a budget stop was dealt with: a run recorded as
- * `waiting`, `failed` or `stopped` gets a job for its next hop. Resolves to
- * `true` when a job was sent, `false` when the run has a job already, has
+ * `waiting`, `failed` or `stopped`, or queued with no job left (its jobs'
+ * retries were spent by dead workers), gets a job for its next hop; the job
+ * takes back the claims of the run's jobs that stopped. Resolves to `true`
+ * when a job was sent, `false` when the run has a job already, has
  * completed, or was never queued. Workers also notice a tick in a waiting
  * note on their own (by the note's stamp); calling both queues one job.
  *
@@ -80,7 +83,7 @@ export async function enqueueRun(connection: QueueConnection | RunQueue, options
 export async function resumeRun(connection: QueueConnection | RunQueue, vault: string, options: RunQueueOptions = {}): Promise<boolean> {
   if (typeof vault !== 'string' || vault === '') throw new TypeError(`Expected \`vault\` to be the path of a run vault, got \`${String(vault)}\``)
   const run = await runVault(vault)
-  return withQueue(connection, options, (queue) => resumeInQueue(queue, run, ['waiting', 'failed', 'stopped']))
+  return withQueue(connection, options, (queue) => resumeInQueue(queue, run, ['waiting', 'failed', 'stopped', 'queued']))
 }
 
 /**
@@ -94,20 +97,36 @@ async function runVault(vault: string): Promise<string> {
   return realpath(path).catch(() => path)
 }
 
-/** Sends a job for a run in one of `from` states, in one transaction with the row's change; whether it did. */
-export function resumeInQueue(queue: RunQueue, vault: string, from: string[]): Promise<boolean> {
+/**
+ * Sends a job for a run in one of `from` states (a `queued` one only when none of its jobs is live), in one
+ * transaction with the row's change; whether it did. The job takes over the claims of the run's jobs that
+ * stopped (a failure), so the run goes on where they were.
+ */
+export function resumeInQueue(queue: RunQueue, vault: string, from: RunState[]): Promise<boolean> {
   return queue.transaction(async (sql, db) => {
-    const { rows } = await sql.query<{ state: string; job_id: string | null }>(
-      `SELECT state, job_id FROM ${queue.runs} WHERE queue = $1 AND vault = $2 AND state = ANY($3) FOR UPDATE`,
-      [queue.name, vault, from],
-    )
-    const row = rows[0]
-    if (!row) return false
-    await cancelDeadline(queue, row, db)
-    const jobId = await sendHop(queue, { vault }, db)
-    await setQueued(sql, queue, vault, jobId)
+    const row = await lockRun(sql, queue, vault)
+    if (!row || !from.includes(row.state)) return false
+    if (row.state === 'queued' && (await liveJobs(sql, queue, row.jobs)).length > 0) return false
+    await queueAgain(sql, db, queue, vault, row)
     return true
   })
+}
+
+/**
+ * Sends a job for a run and records it with the run's jobs that are still
+ * live (a run queued again after a failure may have jobs that finish the
+ * visits they were working); a waiting run's deadline job is cancelled
+ * first, as the new job looks at the run now.
+ */
+async function queueAgain(sql: Sql, db: PgBoss.Db, queue: RunQueue, vault: string, row: RunRow, query?: string): Promise<string> {
+  if (row.state === 'waiting' && row.job_id !== null) await queue.boss.cancel(queue.name, row.job_id, { db })
+  const live = row.state === 'waiting' ? [] : await liveJobs(sql, queue, row.jobs)
+  const jobId = await sendHop(queue, { vault, ...(query === undefined ? {} : { query }) }, db)
+  await sql.query(
+    `UPDATE ${queue.runs} SET state = 'queued', jobs = $3::uuid[], job_id = $4, waiting = NULL, error = NULL, updated_on = now() WHERE queue = $1 AND vault = $2`,
+    [queue.name, vault, [...live.map((job) => job.id), jobId], jobId],
+  )
+  return jobId
 }
 
 /**
@@ -118,24 +137,4 @@ export async function sendHop(queue: RunQueue, data: HopJobData, db: PgBoss.Db, 
   const id = await queue.boss.send(queue.name, data as object, startAfter ? { db, startAfter } : { db })
   if (id === null) throw new Error(`pg-boss sent no job for \`${data.vault}\` on queue \`${queue.name}\``)
   return id
-}
-
-/** Records that a run has a job now. */
-export async function setQueued(sql: Sql, queue: RunQueue, vault: string, jobId: string): Promise<void> {
-  await sql.query(`UPDATE ${queue.runs} SET state = 'queued', job_id = $3, waiting = NULL, error = NULL, updated_on = now() WHERE queue = $1 AND vault = $2`, [
-    queue.name,
-    vault,
-    jobId,
-  ])
-}
-
-/** Whether a job is still to be done or being done (not completed, failed, cancelled or gone). */
-async function hasLiveJob(queue: RunQueue, jobId: string, db: PgBoss.Db): Promise<boolean> {
-  const job = await queue.boss.getJobById(queue.name, jobId, { db, includeArchive: false })
-  return job !== null && (job.state === 'created' || job.state === 'retry' || job.state === 'active')
-}
-
-/** A waiting run's job is the one its `wait:` deadline starts: the run queued again now, it is cancelled (a run never has two). */
-async function cancelDeadline(queue: RunQueue, row: { state: string; job_id: string | null }, db: PgBoss.Db): Promise<void> {
-  if (row.state === 'waiting' && row.job_id !== null) await queue.boss.cancel(queue.name, row.job_id, { db })
 }

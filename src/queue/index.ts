@@ -4,7 +4,7 @@
  *
  * @module vaultplan/queue
  */
-export type { HopReport } from './advance-hop.js'
+export type { HopReport } from './hop-report.js'
 export { enqueueRun, resumeRun, type EnqueuedRun, type EnqueueRunOptions, type HopJobData } from './enqueue-run.js'
 export { readQueueStatus, type QueueStatus } from './queue-status.js'
 export { RunQueue, type QueueConnection, type RunQueueOptions, type Sql } from './run-queue.js'

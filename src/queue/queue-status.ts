@@ -4,9 +4,9 @@ import { withQueue, type QueueConnection, type RunQueue, type RunQueueOptions } 
 export interface QueueStatus {
   /** The pg-boss queue. */
   queue: string
-  /** Runs whose next hop waits for a worker (a new job, or a retry after a failure or a dead worker). */
+  /** Runs whose jobs wait for workers (new jobs, or retries after a failure or a dead worker). */
   queued: number
-  /** Runs whose hop a worker holds now. */
+  /** Runs a worker works on now (at least one of their jobs is active: a run's branches may have a job each). */
   inFlight: number
   /** Runs waiting for a person; they hold no worker. */
   waiting: number
@@ -22,6 +22,24 @@ export interface QueueStatus {
 const SHOWN_FAILURES = 20
 
 /**
+ * Each run of the queue (`$1`) with where it stands: its recorded state, or
+ * for a queued run `inFlight` (a job of it is active), `queued` (its jobs
+ * wait for workers) or `failed` (none is live); `job_state` is `failed`
+ * when one of its jobs failed for good, to say why.
+ */
+function runStandsSql(queue: RunQueue): string {
+  return `SELECT r.vault, r.error, r.updated_on,
+                 CASE WHEN r.state <> 'queued' THEN r.state
+                      WHEN bool_or(j.state = 'active') THEN 'inFlight'
+                      WHEN bool_or(j.state IN ('created', 'retry')) THEN 'queued'
+                      ELSE 'failed' END AS state,
+                 CASE WHEN bool_or(j.state = 'failed') THEN 'failed' END AS job_state
+            FROM ${queue.runs} r LEFT JOIN ${queue.schema}.job j ON j.name = r.queue AND j.id = ANY(r.jobs)
+           WHERE r.queue = $1
+           GROUP BY r.queue, r.vault`
+}
+
+/**
  * Counts the runs of a queue: queued, in flight, waiting for a person,
  * completed, stopped, failed (with the latest failures and why). Changes
  * no run (a connection installs pg-boss's schema and the queue when they
@@ -31,25 +49,15 @@ const SHOWN_FAILURES = 20
  */
 export async function readQueueStatus(connection: QueueConnection | RunQueue, options: RunQueueOptions = {}): Promise<QueueStatus> {
   return withQueue(connection, options, async (queue) => {
-    // A queued run's job tells whether it waits for a worker or is being worked; a job that failed
-    // for good (its retries spent by dead workers) leaves a run that needs a person.
+    // A queued run's jobs tell whether it waits for a worker or is being worked (one of them active); a run
+    // whose jobs all failed for good (their retries spent by dead workers) needs a person.
     const { rows } = await queue.query<{ state: string; count: string }>(
-      `SELECT CASE WHEN r.state <> 'queued' THEN r.state
-                   WHEN j.state IN ('created', 'retry') THEN 'queued'
-                   WHEN j.state = 'active' THEN 'inFlight'
-                   ELSE 'failed' END AS state,
-              count(*) AS count
-         FROM ${queue.runs} r LEFT JOIN ${queue.schema}.job j ON j.name = r.queue AND j.id = r.job_id
-        WHERE r.queue = $1
-        GROUP BY 1`,
+      `SELECT state, count(*) AS count FROM (${runStandsSql(queue)}) stands GROUP BY state`,
       [queue.name],
     )
     const counts: Record<string, number> = Object.fromEntries(rows.map((row) => [row.state, Number(row.count)]))
     const failures = await queue.query<{ vault: string; error: string | null; job_state: string | null }>(
-      `SELECT r.vault, r.error, j.state AS job_state
-         FROM ${queue.runs} r LEFT JOIN ${queue.schema}.job j ON j.name = r.queue AND j.id = r.job_id
-        WHERE r.queue = $1 AND (r.state = 'failed' OR (r.state = 'queued' AND (j.state IS NULL OR j.state NOT IN ('created', 'retry', 'active'))))
-        ORDER BY r.updated_on DESC LIMIT ${SHOWN_FAILURES}`,
+      `SELECT vault, error, job_state FROM (${runStandsSql(queue)}) stands WHERE state = 'failed' ORDER BY updated_on DESC LIMIT ${SHOWN_FAILURES}`,
       [queue.name],
     )
     return {

@@ -4,7 +4,8 @@ import { createLLM } from '../models/llm-client.js'
 import { createWorker } from '../models/worker.js'
 import type { StepOptions } from '../run/stepping.js'
 import type { CheckDefinition } from '../run/checks.js'
-import { advanceHop, type HopReport } from './advance-hop.js'
+import { advanceHop } from './advance-hop.js'
+import type { HopReport } from './hop-report.js'
 import type { HopJobData } from './enqueue-run.js'
 import { RunQueue, type QueueConnection, type RunQueueOptions } from './run-queue.js'
 import { watchWaiting } from './watch-waiting.js'
@@ -13,7 +14,7 @@ import { takeTicks } from './schedule-run.js'
 /** Options of `startWorker`. */
 export interface StartWorkerOptions extends RunQueueOptions {
   /**
-   * Hops this worker works at once (each of another run).
+   * Hops this worker works at once (of any runs: the branches of one run may have a job each).
    *
    * @default 1
    */
