@@ -14,7 +14,8 @@
 // hop either child had flushed is still in its trace). Until the run completes.
 //
 // Checks of each trial: the run completed (both agents end on `completed`,
-// and one more nextStep answers it and writes nothing); each (note, visit)
+// and one more nextStep answers it and writes nothing); no key completed
+// twice (the other completion answers `stale-step`); each (note, visit)
 // recorded once in its folder's trace, every visit 1; each trace's path the
 // uninterrupted run's; every output a hop names present and equal to the
 // uninterrupted run's; the notes changed in their status value only; no temp
@@ -257,6 +258,11 @@ async function agentTrial(index, context) {
   const entries = readSideLog(sideLog)
   Object.assign(trial.counts, counts(entries), { takeovers: takeovers(vault) })
   for (const entry of entries) if (entry.t === 'violation') problem('other', `child ${entry.a}: ${entry.what}`)
+  // The first completion of a key wins; any other answers `stale-step` (a completion killed before it answered logs nothing).
+  const completions = new Map()
+  for (const entry of entries)
+    if (entry.t === 'completed') completions.set(entry.key, [...(completions.get(entry.key) ?? []), `${entry.agent} (child ${entry.a})`])
+  for (const [key, agents] of completions) if (agents.length > 1) problem('twice', `\`${key}\` was completed by ${agents.join(' and ')}`)
   if (trial.problems.length > 0) return trial
   if (results.length === 0) {
     problem('other', 'no agent saw the run complete')
