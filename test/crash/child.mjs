@@ -2,7 +2,8 @@
 //
 //   node test/crash/child.mjs '<json config>'
 //
-// Config: { dist, vault, sideLog, attempt, mode, pauseAt, pauseOn, torn, power, seed, stepping, fresh, template, graph, nested, listPoints }.
+// Config: { dist, vault, sideLog, attempt, mode, pauseAt, pauseOn, torn, power, seed, stepping, fresh, template, graph, nested, listPoints },
+// and for an agent trial (agents.mjs) { agent, leaseMs, folders }.
 // `pauseOn`: in pause mode, stop at the first point whose label starts with it (`check `, `verdict `, `backoff `) instead of the pauseAt-th.
 // `listPoints`: print each kill point's number and label to stderr (to see where a phase's points are).
 // `nested`: the vault is the nested plan (vault.mjs), run with its larger step budget.
@@ -150,7 +151,10 @@ function checkWriteOpen(path, flags) {
   const name = basename(String(path))
   const inVault = !relative(config.vault, String(path)).startsWith('..')
   // The trace and journal of the vault, or of a subplan's folder (a nested plan).
-  const appendToTrace = /^(?:[^/]+\/)?00_plan-trace\/(?:trace\.md|\.journal)$/.test(rel(path)) && appending(flags)
+  // An agent (agent.mjs) also repairs a trace the other agent's kill tore: cut at the torn entry and appended in place,
+  // without O_APPEND (note-journal.ts); in the other trials the parent's recover() does that before a child runs.
+  const inPlace = config.agent !== undefined && typeof flags === 'number' && (flags & fs.constants.O_TRUNC) === 0
+  const appendToTrace = /^(?:[^/]+\/)?00_plan-trace\/(?:trace\.md|\.journal)$/.test(rel(path)) && (appending(flags) || inPlace)
   if (inVault && !name.startsWith(TEMP_PREFIX) && !appendToTrace)
     side({ t: 'violation', what: `non-atomic write: open(\`${rel(path)}\`, ${JSON.stringify(flags)})` })
 }
@@ -241,7 +245,7 @@ promises.symlink = async function symlink(target, path, type) {
 function powerCut() {
   unwatched(() => {
     const flushed = {}
-    for (const folder of config.nested ? ['', 'post', 'side'] : ['']) {
+    for (const folder of config.folders ?? (config.nested ? ['', 'post', 'side'] : [''])) {
       const trace = `${config.vault}${folder ? `/${folder}` : ''}/00_plan-trace/trace.md`
       const flushedText = (path) => {
         const length = model.flushedLength(path)
@@ -399,6 +403,20 @@ function spin(microseconds) {
 }
 
 const { runPlan, nextStep, completeStep, loadPlan } = await import(config.dist)
+if (config.agent) {
+  // An agent of an agent trial (agent.mjs): its own loop of nextStep/completeStep, to the run's end.
+  const { runAgent } = await import('./agent.mjs')
+  await runAgent({
+    config,
+    lib: { nextStep, completeStep },
+    line,
+    side,
+    point,
+    random,
+    forget: () => model.reset(),
+    ops: () => ops,
+  })
+}
 const maxSteps = config.nested ? NESTED_MAX_STEPS : MAX_STEPS
 const { work, llm } = makeScript({
   vault: config.vault,

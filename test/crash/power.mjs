@@ -138,6 +138,14 @@ export function powerModel(fs, random) {
       if (!exists(path)) return 0
       return files.get(path)?.durable ?? fs.statSync(path).size
     },
+    /**
+     * Takes everything written so far as on the disk: an agent trial's child (agent.mjs) forgets at each call's start and
+     * end, since the other agent writes the same files between its calls and the model knows only this process's writes.
+     */
+    reset() {
+      files.clear()
+      events.length = 0
+    },
     /** Leaves the files as the cut would: unflushed bytes torn, unflushed names undone. */
     cut() {
       for (const [path, file] of files) if (exists(path)) fs.writeFileSync(path, tear(fs.readFileSync(path), file))

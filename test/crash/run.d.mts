@@ -18,6 +18,8 @@ export interface CrashOptions {
   mode?: 'mixed' | 'event' | 'pause' | 'power' | 'editor'
   /** The vault: the flat fixture, or a plan inside a plan whose branches run at once (kills land inside a branch). @default 'flat' */
   plan?: 'flat' | 'nested'
+  /** Run only the agent trials (agents.mjs): two agent processes on a branched plan, killed and restarted until the run completes. */
+  scenario?: 'agents'
   /** Where progress and the summary line go. @default console.log */
   log?: (line: string) => void
 }

@@ -3,7 +3,9 @@
 // SIGKILL at random points, resumes until the run completes, and checks
 // that nothing a user would care about was lost.
 //
-//   npm run test:crash -- --trials 200 [--seed S] [--jobs J] [--only I] [--keep] [--dist PATH] [--mode event|pause|power|editor|mixed] [--plan flat|nested]
+//   npm run test:crash -- --trials 200 [--seed S] [--jobs J] [--only I] [--keep] [--dist PATH] [--mode event|pause|power|editor|mixed] [--plan flat|nested] [--scenario agents]
+//
+// `--scenario agents` runs only the agent trials (agents.mjs): two agent processes on a branched plan, with kills.
 //
 // `--plan nested`: the vault is a plan inside a plan (vault.mjs): the top plan's `fanout` note runs
 // `post/` (the flat fixture, whose path is checked as below) and `side/` as parallel branches, so
@@ -58,6 +60,7 @@ import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { checkNested, checkVault, describeFinished, describeNested, killPoint, lostFlushedHops, snapshot, TRACE_FOLDER } from './inspect.mjs'
 import { editorProblems, startEditor } from './editor.mjs'
+import { runAgentTrials } from './agents.mjs'
 import { runScenarioTrial } from './scenarios.mjs'
 import { makeScript, mulberry32 } from './script.mjs'
 import { BRANCH, CHECKED_NOTE, checksFor, FILES, MAX_STEPS, NESTED_MAX_STEPS, QUERY, writeVault } from './vault.mjs'
@@ -91,6 +94,8 @@ export async function runCrashTrials(options = {}) {
   if (!['mixed', 'event', 'pause', 'power', 'editor'].includes(modes))
     throw new TypeError(`Expected \`mode\` to be \`mixed\`, \`event\`, \`pause\`, \`power\` or \`editor\`, got \`${modes}\``)
   const plan = options.plan ?? 'flat'
+  if (options.scenario !== undefined && options.scenario !== 'agents')
+    throw new TypeError(`Expected \`scenario\` to be \`agents\` (or none), got \`${options.scenario}\``)
   if (!['flat', 'nested'].includes(plan)) throw new TypeError(`Expected \`plan\` to be \`flat\` or \`nested\`, got \`${plan}\``)
   const built = resolve(options.dist ?? BUILT)
   if (!existsSync(built)) throw new Error(`\`${built}\` is missing: run \`npm run build\` first`)
@@ -103,6 +108,12 @@ export async function runCrashTrials(options = {}) {
   await cp(dirname(built), snapshotDir, { recursive: true })
   const distPath = join(snapshotDir, basename(built))
   try {
+    if (options.scenario === 'agents')
+      return await runAgentTrials(
+        pathToFileURL(distPath).href,
+        { ...options, trials, seed, jobs, log, modes, started },
+        { seedOf: (i) => hash(seed, i), reboot, recover },
+      )
     return await trialsWith(distPath, { ...options, trials, seed, jobs, log, modes, started, nested: plan === 'nested' })
   } finally {
     await rm(snapshotDir, { recursive: true, force: true })
@@ -623,15 +634,15 @@ function runChild(config, kill) {
  * After a power cut: the journal's entries are from an earlier boot, and
  * the next run opens the vault, which repairs what the cut tore.
  */
-async function reboot(vault, dist) {
-  // A nested plan's branches keep journals of their own.
-  for (const folder of ['', BRANCH, 'side']) {
+async function reboot(vault, dist, branches = [BRANCH, 'side']) {
+  // A nested plan's branches keep journals of their own (`branches`: the subplan folders).
+  for (const folder of ['', ...branches]) {
     const journal = join(vault, folder, TRACE_FOLDER, '.journal')
     if (!existsSync(journal)) continue
     const text = readFileSync(journal, 'utf8')
     writeFileSync(journal, text.replace(/\{"k":"boot","id":"[^"]*"\}/g, '{"k":"boot","id":"before-the-power-cut"}'))
   }
-  await recover(vault, dist)
+  await recover(vault, dist, branches)
 }
 
 /**
@@ -640,7 +651,7 @@ async function reboot(vault, dist) {
  * output notes, the statuses of the last hops), which is where the run
  * stands (the snapshot reads the two as one). The checks look at the files.
  */
-export async function recover(vault, dist) {
+export async function recover(vault, dist, branches = [BRANCH, 'side']) {
   const { VaultSession } = await import(new URL('store/vault-session.js', dist).href)
   const open = async (dir) => {
     const session = await VaultSession.open(realpathSync(dir), { fsync: true, watch: false })
@@ -650,7 +661,7 @@ export async function recover(vault, dist) {
   // As a run opens a vault: the journal only where a run began (the copy into a run vault may not be there yet).
   if (existsSync(join(vault, TRACE_FOLDER))) await open(vault)
   // The next run repairs a branch when it enters it; the checks look before that, so repair them here as it would.
-  for (const folder of [BRANCH, 'side']) if (existsSync(join(vault, folder, TRACE_FOLDER, '.journal'))) await open(join(vault, folder))
+  for (const folder of branches) if (existsSync(join(vault, folder, TRACE_FOLDER, '.journal'))) await open(join(vault, folder))
 }
 
 async function delay(microseconds) {
@@ -702,9 +713,10 @@ function parseArgs(argv) {
     else if (arg === '--dist') options.dist = argv[++i]
     else if (arg === '--mode') options.mode = argv[++i]
     else if (arg === '--plan') options.plan = argv[++i]
+    else if (arg === '--scenario') options.scenario = argv[++i]
     else
       throw new Error(
-        `Unknown option \`${arg}\`; use --trials N, --seed S, --jobs J, --only I, --keep, --dist PATH, --mode event|pause|power|editor|mixed, --plan flat|nested`,
+        `Unknown option \`${arg}\`; use --trials N, --seed S, --jobs J, --only I, --keep, --dist PATH, --mode event|pause|power|editor|mixed, --plan flat|nested, --scenario agents`,
       )
   }
   return options
