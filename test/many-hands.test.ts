@@ -1,3 +1,5 @@
+import { readdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { blockStep, completeStep, decide, deferStep, nextStep, observeRun, readRunStatus, RunStateError, runPlan, type Step } from 'vaultplan'
 import { vaultplan } from './helpers/cli.js'
@@ -198,5 +200,20 @@ describe('status shows who works on what', () => {
     const printed = await vaultplan(['status', dir])
     expect(printed.stdout).toContain('Claimed by agents:')
     expect(printed.stdout).toMatch(/start \(visit 1\): ada, until \d{4}-/)
+  })
+})
+
+describe('a finished run leaves no temporary file behind', () => {
+  it('a write a crash cut short in a branch that finished before it is cleaned up when the run completes', async () => {
+    const dir = await writeVault(branchedPlan())
+    let step = await nextStep(dir, { ...base, query, agent: 'ada' })
+    while (step.kind === 'work') {
+      // Once `papers` finished, a power cut undid a rename there: its temporary name came back (as the crash harness saw).
+      if (step.plan === undefined && step.node.id === 'report')
+        await writeFile(join(dir, 'papers', '00_plan-trace', 'outputs', '.vaultplan-tmp-4242-old-1h'), 'half a note')
+      step = await completeStep(dir, step.key, { output: `${step.node.id} done` }, { ...base, agent: 'ada' })
+    }
+    expect(step.kind).toBe('completed')
+    expect(await readdir(join(dir, 'papers', '00_plan-trace', 'outputs'))).not.toContain('.vaultplan-tmp-4242-old-1h')
   })
 })

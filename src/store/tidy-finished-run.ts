@@ -3,6 +3,9 @@ import { join } from 'node:path'
 import { clearAbandonedLock } from '../vault/lock.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { NoteJournal } from './note-journal.js'
+import { removeStaleTempFiles } from '../vault/fs-atomic.js'
+import { recoverOldVersions } from '../vault/replace-note.js'
+import { tracePaths } from './trace.js'
 
 /**
  * Once a run is completed, removes what it no longer needs from its run
@@ -17,6 +20,9 @@ import { NoteJournal } from './note-journal.js'
 export async function tidyFinishedRun(vault: string, options: { fsync: boolean } = { fsync: true }): Promise<void> {
   await NoteJournal.retire(vault, options)
   const below = async (folder: string): Promise<void> => {
+    // A write a crash cut short may have left its temporary name here, in a folder no later call of this run opens
+    // again (a subplan finished before the crash): removed now, a person's save caught in an old version put back.
+    await sweep(folder)
     const entries = await readdir(folder, { withFileTypes: true }).catch(() => [])
     for (const entry of entries) {
       // As the loader and the lock's look below: no dot-folder, no run folder, no symlinked folder.
@@ -27,4 +33,11 @@ export async function tidyFinishedRun(vault: string, options: { fsync: boolean }
     }
   }
   await below(vault)
+}
+
+/** Removes the temporary files of writes a crash cut short in a folder and its run folder, and puts back a save caught in an old version. */
+async function sweep(folder: string): Promise<void> {
+  const paths = tracePaths(folder)
+  await Promise.all([folder, paths.folder, paths.outputs].map((each) => removeStaleTempFiles(each)))
+  await recoverOldVersions(folder)
 }
