@@ -51,6 +51,14 @@ it('a plan inside a plan killed inside its branches resumes each branch where it
   expect(report.summary).toMatch(/^crash: 4 trials of a nested plan, \d+ kill points covered, \d+ resumes, 0 data losses, 0 budget violations$/)
 }, 180_000)
 
+it('two agents working the branches of a plan at once, killed and restarted, record each visit once and lose nothing', async () => {
+  const lines: string[] = []
+  const report = await runCrashTrials({ trials: 4, seed: 20_261_206, jobs: 2, scenario: 'agents', log: (line) => lines.push(line) })
+  expect(problemsOf(report)).toEqual([])
+  expect({ ok: report.ok, dataLosses: report.dataLosses, budgetViolations: report.budgetViolations }).toEqual({ ok: true, dataLosses: 0, budgetViolations: 0 })
+  expect(report.summary).toMatch(/^agents: 4 trials, .*, 0 data losses, 0 visits recorded twice, 0 budget violations$/)
+}, 240_000)
+
 describe('the harness catches a broken library', () => {
   it('writes in place instead of through a temp file', async () => {
     const dist = await mutant('in-place', 'vault/fs-atomic.js', [
