@@ -4,22 +4,11 @@ import { describe, expect, it } from 'vitest'
 import { blockStep, completeStep, decide, deferStep, nextStep, observeRun, readRunStatus, RunStateError, runPlan, type Step } from 'vaultplan'
 import { vaultplan } from './helpers/cli.js'
 import { noJudge } from './helpers/scripted.js'
+import { branchedPlan } from './helpers/subplans.js'
 import { edit, note, read, writeVault } from './helpers/vault.js'
 
 const query = 'Survey the field'
 const base = { fsync: false, llm: noJudge() } as const
-
-/** A plan whose `research` note runs two branches at once: `web` (search, read) and `papers` (find). */
-function branchedPlan(): Record<string, string> {
-  return {
-    'start.md': note({ front: { type: 'start' }, title: 'Start', body: 'Frame the survey.', next: ['[[research]]'] }),
-    'research.md': note({ front: { plan: '[web, papers]' }, title: 'Research', body: 'Research both ways.', next: ['[[report]]'] }),
-    'report.md': note({ title: 'Report', body: 'Write it up.' }),
-    'web/search.md': note({ front: { type: 'start' }, title: 'Search', body: 'Search the web.', next: ['[[read]]'] }),
-    'web/read.md': note({ title: 'Read', body: 'Read the hits.' }),
-    'papers/find.md': note({ front: { type: 'start' }, title: 'Find', body: 'Find papers.' }),
-  }
-}
 
 function work(step: Step): Extract<Step, { kind: 'work' }> {
   if (step.kind !== 'work') throw new Error(`expected work, got ${JSON.stringify(step)}`)

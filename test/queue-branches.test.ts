@@ -6,21 +6,10 @@ import { freshQueueName, openQueue, testConnection, testWorker, waitForStatus } 
 import { decide } from 'vaultplan'
 import { lockVault } from '../src/vault/lock.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
+import { branchedPlan } from './helpers/subplans.js'
 import { note, read, writeVault } from './helpers/vault.js'
 
 const query = 'Survey the field'
-
-/** start -> research (two branches at once: web/ search -> read, papers/ find) -> report. */
-function branchedPlan(): Record<string, string> {
-  return {
-    'start.md': note({ front: { type: 'start' }, title: 'Start', body: 'Frame the survey.', next: ['[[research]]'] }),
-    'research.md': note({ front: { plan: '[web, papers]' }, title: 'Research', body: 'Research both ways.', next: ['[[report]]'] }),
-    'report.md': note({ title: 'Report', body: 'Write it up.' }),
-    'web/search.md': note({ front: { type: 'start' }, title: 'Search', body: 'Search the web.', next: ['[[read]]'] }),
-    'web/read.md': note({ title: 'Read', body: 'Read the hits.' }),
-    'papers/find.md': note({ front: { type: 'start' }, title: 'Find', body: 'Find papers.' }),
-  }
-}
 
 /** Every (note, visit) the run recorded a hop for, in the traces of the top vault and both branches. */
 async function hops(vault: string): Promise<string[]> {
