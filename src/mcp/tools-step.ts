@@ -13,10 +13,13 @@ import { vaultPath } from './paths.js'
 import { runStateWords } from './refusals.js'
 import { guarded, mapStrings, ok, refusal, relativeTo } from './results.js'
 import { viewStep } from './step-view.js'
+import { askInClient, type Answered } from './elicit.js'
 import type { ToolContext } from './tools-plan.js'
 
 /** Registers the tools that walk a plan one note at a time: plan_next, plan_finish, plan_decide. */
 export function registerStepTools(server: McpServer, context: ToolContext): void {
+  // The waits this session asked a person about in the client: each is asked once.
+  const askedOnce = new Set<string>()
   server.registerTool(
     'plan_next',
     {
@@ -31,7 +34,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
       }),
       annotations: { ...WRITES, idempotentHint: true },
     },
-    async ({ vault, query, fresh, maxSteps, agent }) =>
+    async ({ vault, query, fresh, maxSteps, agent }, extra) =>
       guarded(context.root, { tool: 'plan_next', vault }, async () => {
         const path = await vaultPath(context.root, vault)
         const asked = maxSteps
@@ -55,7 +58,8 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
           }
           throw error
         }
-        return ok({ ...(await viewStep(step, vault, path, context.checks)), agent: options.agent })
+        const answered = await askInClient(server.server, extra.requestId, path, step, options, askedOnce)
+        return ok({ ...(await viewStep(answered.step, vault, path, context.checks)), agent: options.agent, ...decidedOf(answered) })
       }),
   )
 
@@ -73,7 +77,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
       }),
       annotations: WRITES,
     },
-    async ({ vault, key, output, choice, agent }) =>
+    async ({ vault, key, output, choice, agent }, extra) =>
       guarded(context.root, { tool: 'plan_finish', vault }, async () => {
         const path = await vaultPath(context.root, vault)
         const options = await finishOptions(context, path, agent)
@@ -91,7 +95,8 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
             note: 'This output of `key` was saved by an earlier call: the step above is where the run is now.',
           })
         }
-        const result = { ...(await viewStep(step, vault, path, context.checks)), agent: options.agent }
+        const answered = await askInClient(server.server, extra.requestId, path, step, options, askedOnce)
+        const result = { ...(await viewStep(answered.step, vault, path, context.checks)), agent: options.agent, ...decidedOf(answered) }
         const node = key.slice(key.indexOf(':') + 1, key.lastIndexOf(':'))
         const waits = step.kind === 'waiting' && step.waiting.some((note) => note.node === node || note.node.endsWith(`/${node}`))
         if (choice !== undefined && waits) return ok({ ...result, note: `\`choice\` was ignored: a person decides \`${node}\` (judge: human).` })
@@ -129,6 +134,11 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
         return ok({ ...(await viewStep(step, vault, path, context.checks)), decided: { node, edge } })
       }),
   )
+}
+
+/** A decision a person made in the client, named in the result as `decided`. */
+function decidedOf(answered: Answered): { decided?: Answered['decided'] } {
+  return answered.decided ? { decided: answered.decided } : {}
 }
 
 /** The `agent` argument of the calls that claim: a name of your own, to take a claim back from an earlier session. */

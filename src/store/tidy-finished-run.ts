@@ -4,7 +4,6 @@ import { clearAbandonedLock } from '../vault/lock.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { NoteJournal } from './note-journal.js'
 import { removeStaleTempFiles } from '../vault/fs-atomic.js'
-import { recoverOldVersions } from '../vault/replace-note.js'
 import { tracePaths } from './trace.js'
 
 /**
@@ -21,7 +20,7 @@ export async function tidyFinishedRun(vault: string, options: { fsync: boolean }
   await NoteJournal.retire(vault, options)
   const below = async (folder: string): Promise<void> => {
     // A write a crash cut short may have left its temporary name here, in a folder no later call of this run opens
-    // again (a subplan finished before the crash): removed now, a person's save caught in an old version put back.
+    // again (a subplan finished before the crash): removed now.
     await sweep(folder)
     const entries = await readdir(folder, { withFileTypes: true }).catch(() => [])
     for (const entry of entries) {
@@ -35,9 +34,8 @@ export async function tidyFinishedRun(vault: string, options: { fsync: boolean }
   await below(vault)
 }
 
-/** Removes the temporary files of writes a crash cut short in a folder and its run folder, and puts back a save caught in an old version. */
+/** Removes the temporary files of writes a crash cut short in a folder and its run folder. */
 async function sweep(folder: string): Promise<void> {
   const paths = tracePaths(folder)
   await Promise.all([folder, paths.folder, paths.outputs].map((each) => removeStaleTempFiles(each)))
-  await recoverOldVersions(folder)
 }

@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
-import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { ElicitRequestSchema, ResourceUpdatedNotificationSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js'
 import { realpath } from 'node:fs/promises'
 import { createMcpServer } from '../../src/mcp/server.js'
 import { afterEach } from 'vitest'
@@ -89,11 +89,16 @@ export async function stdioClient(root: string, env: Record<string, string> = {}
  * The server of `src/` in this process, connected to the SDK's client in
  * memory: for tests of the server's checks, with no build and no child process.
  */
-export async function memoryClient(root: string, options: { leaseMs?: number; name?: string } = {}): Promise<TestClient> {
+export async function memoryClient(
+  root: string,
+  options: { leaseMs?: number; name?: string; elicit?: (request: ElicitRequest) => ElicitResult | Promise<ElicitResult> } = {},
+): Promise<TestClient> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
   const served = createMcpServer({ root: await realpath(root), version: '0.0.0-test', ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }) })
   await served.server.connect(serverSide)
-  const client = new Client({ name: options.name ?? 'vaultplan-test', version: '1.0.0' })
+  // A client that answers elicitation declares it, as a coding agent that can show a form does.
+  const client = new Client({ name: options.name ?? 'vaultplan-test', version: '1.0.0' }, options.elicit ? { capabilities: { elicitation: { form: {} } } } : {})
+  if (options.elicit) client.setRequestHandler(ElicitRequestSchema, options.elicit)
   await client.connect(clientSide)
   return wrap(client, async () => {
     await client.close()
