@@ -74,7 +74,10 @@ describe('the harness catches a broken library', () => {
 
   it('forgets the last hop of the trace on resume', async () => {
     const dist = await mutant('forget-hop', 'store/trace.js', [
-      ['return { text, trace: { header, records, claims, edits }, lines };', 'return { text, trace: { header, records: records.slice(0, -1), claims, edits }, lines };'],
+      [
+        'return { text, trace: { header, records, claims, edits }, lines };',
+        'return { text, trace: { header, records: records.slice(0, -1), claims, edits }, lines };',
+      ],
     ])
     const report = await runCrashTrials({ trials: 1, seed: 5, jobs: 1, mode: 'pause', dist, keepFailed: false, log: () => {} })
     expect(report.ok).toBe(false)
