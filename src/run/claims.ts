@@ -1,4 +1,4 @@
-import { RunStateError, type HeldVisit } from '../core/errors.js'
+import { RunStateError, type HeldVisit, type PendingStep } from '../core/errors.js'
 import type { ClaimRecord } from '../store/trace-records.js'
 import type { PlanNode } from '../core/types.js'
 import { visitKey } from './run-core.js'
@@ -92,4 +92,33 @@ export function claimGate(pass: () => ClaimPass, agent: string | undefined, now:
 export function busyError(claims: HeldVisit[]): RunStateError<'busy'> {
   const held = claims.map((item) => `\`${item.node}\`${item.claim ? ` (${item.claim.agent}, until ${item.claim.until})` : ''}`).join(', ')
   return new RunStateError('busy', `Agents hold every note ready now: ${held}. Run again once they finished, or when a lease ends.`, { claims })
+}
+
+/** A claimed visit a stepping call passed by, with the agent holding it: the pending step a stale key's error names. */
+export type PassedVisit = PendingStep & { agent: string | undefined }
+
+/** The gate of a stepping call's passes (see `claimGate`), remembering in `passed` each claimed visit it passed by. */
+export function passingGate(pass: () => ClaimPass, agent: string | undefined, passed: PassedVisit[]): ClaimGate {
+  const gate = claimGate(pass, agent, Date.now)
+  return (at) => {
+    const verdict = gate(at)
+    if (verdict === 'skip' && at.claimed)
+      passed.push({ key: at.key, node: at.node.id, visit: at.visit, step: at.record?.step ?? 0, ...(at.plan && { plan: at.plan }), agent: at.record?.agent })
+    return verdict
+  }
+}
+
+/**
+ * What a stepping call answers for a visit its gate passed by: `busy`,
+ * naming the visit with its agent's claim when it is claimed (a completion
+ * looks for its key among them), nothing for one not claimed yet.
+ */
+export function passedBy(
+  runId: string,
+  at: { node: string; visit: number; step: number; claimed: boolean },
+  record: ClaimRecord | undefined,
+): { kind: 'busy'; runId: string; claims: WorkItem[] } {
+  if (!at.claimed) return { kind: 'busy', runId, claims: [] }
+  const claim = claimOf(runId, record)
+  return { kind: 'busy', runId, claims: [{ kind: 'work', node: at.node, visit: at.visit, step: record?.step ?? at.step, ...(claim && { claim }) }] }
 }

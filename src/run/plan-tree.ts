@@ -1,4 +1,4 @@
-import { RunStateError, type PendingStep } from '../core/errors.js'
+import { RunStateError } from '../core/errors.js'
 import type { RunDriver } from './run-driver.js'
 import type { RunResult } from './run-options.js'
 import type { Step } from './run-options.js'
@@ -10,7 +10,7 @@ import { readRecords } from './observe-run.js'
 import { snapshotOf, visitsOfSnapshot } from './run-snapshot.js'
 import type { PlanNode } from '../core/types.js'
 import type { VaultSession } from '../store/vault-session.js'
-import { claimGate, type ClaimPass } from './claims.js'
+import { passingGate, type ClaimPass, type PassedVisit } from './claims.js'
 import { BudgetRefusal, TreeVaults, type OpenBranch, type TreeSettings, type WorkStep } from './tree-vaults.js'
 
 /*
@@ -47,8 +47,6 @@ export class PlanTree {
     { key: string; result: { output: string; choice?: string | undefined }; done: boolean; release?: { kind: 'defer' | 'block'; reason: string } } | undefined
   /** The stepping calls: which visits this pass of the walk takes (see `ClaimPass`). */
   private pass: ClaimPass = { kind: 'any' }
-  /** The claimed visits the walk passed by, as a stale key's error names them. */
-  private readonly passed: (PendingStep & { agent: string | undefined })[] = []
   /** A choice given when completing a subplan's terminal: it decides the transition of the note `at` (its folder and id) that offered it. */
   private carried: { choice: string; at: string } | undefined
   /** The notes running subplans the walk is inside now, outermost first (stepping walks one branch at a time); `lone`: it runs one folder. */
@@ -62,6 +60,8 @@ export class PlanTree {
     private readonly session: VaultSession,
     private readonly settings: TreeSettings,
     private readonly vaults: TreeVaults,
+    /** The claimed visits the walk passed by, as a stale key's error names them. */
+    private readonly passed: PassedVisit[] = [],
   ) {}
 
   /** The agent of a stepping call, if it named one. */
@@ -77,25 +77,10 @@ export class PlanTree {
    */
   static async open(vault: string, session: VaultSession, settings: TreeSettings): Promise<PlanTree> {
     let tree: PlanTree | undefined
+    const passed: PassedVisit[] = []
     // The stepping calls hand out visits by claims (section 16): the pass of the walk decides which it takes.
-    if (!settings.work) {
-      const gate = claimGate(() => tree!.pass, settings.driver.agent?.name, Date.now)
-      settings.driver.gate = (at) => {
-        const verdict = gate(at)
-        // A claimed visit a completion passed by: the pending step a stale key's error names.
-        if (verdict === 'skip' && at.claimed)
-          tree!.passed.push({
-            key: at.key,
-            node: at.node.id,
-            visit: at.visit,
-            step: at.record?.step ?? 0,
-            ...(at.plan && { plan: at.plan }),
-            agent: at.record?.agent,
-          })
-        return verdict
-      }
-    }
-    tree = new PlanTree(session, settings, await TreeVaults.open(vault, session, settings))
+    if (!settings.work) settings.driver.gate = passingGate(() => tree!.pass, settings.driver.agent?.name, passed)
+    tree = new PlanTree(session, settings, await TreeVaults.open(vault, session, settings), passed)
     return tree
   }
 

@@ -5,7 +5,7 @@ import { newRunId } from './run-id.js'
 import { openRun, pendingOutput } from './run-open.js'
 import { blockedStep, checkChoice, checkJudgeModel, tell, toRunResult, staleStep, stopOf, twoActiveReason, workStep } from './run-words.js'
 import { claimKey, feedbackToHandOn, highestNumber, locate, nextStepNumber, notesOf, visitKey, type Position, type Replay } from './run-core.js'
-import { claimOf, leaseDue } from './claims.js'
+import { leaseDue, passedBy } from './claims.js'
 import { timeoutHop, waitClock } from './deadline.js'
 import type { DriverOptions, RunResult, Step } from './run-options.js'
 import { outputFile, TRACE_FORMAT, tracePaths, type ClaimRecord, type HopRecord, type TraceHeader, type TraceRecord } from '../store/trace.js'
@@ -227,25 +227,20 @@ export class RunDriver extends HopWriter {
     return this.next()
   }
 
-  /**
-   * A visit the gate passes by (another agent holds it, or it was deferred
-   * and other work is ready): `busy`, naming the claim that keeps it, if any.
-   */
+  /** A visit the gate passes by (another agent holds it, or it was deferred and other work is ready): `busy`. */
   private passedBy(position: Extract<Position, { kind: 'work' }>): Step | undefined {
     const node = this.nodeOrFail(position.node)
     if (!this.options.gate || this.options.runsSubplans?.(node)) return undefined
     const record = this.state.claims.get(claimKey(node.id, position.visit))
-    const key = visitKey(this.runId, node.id, position.visit)
-    const at = { plan: this.options.folder ?? '', key, node, visit: position.visit, claimed: position.claimed, record }
-    if (this.options.gate(at) === 'take') return undefined
-    if (!position.claimed) return { kind: 'busy', runId: this.runId, claims: [] }
-    // A claimed visit passed by: named, with its agent's claim when an agent holds it (a completion looks for its key among them).
-    const claim = claimOf(this.runId, record)
-    return {
-      kind: 'busy',
-      runId: this.runId,
-      claims: [{ kind: 'work', node: node.id, visit: position.visit, step: record?.step ?? position.step, ...(claim && { claim }) }],
+    const at = {
+      plan: this.options.folder ?? '',
+      key: visitKey(this.runId, node.id, position.visit),
+      node,
+      visit: position.visit,
+      claimed: position.claimed,
+      record,
     }
+    return this.options.gate(at) === 'take' ? undefined : passedBy(this.runId, { ...position, node: node.id }, record)
   }
 
   /** A blocked visit: past its `wait:` deadline with a `timeout` edge the wait ends (recorded), else it waits to be unblocked. */
