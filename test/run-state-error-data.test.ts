@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises'
 import { hostname, tmpdir } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { join } from 'node:path'
@@ -189,7 +189,12 @@ const cases: [string, () => Promise<Case>][] = [
     async () => {
       const dir = await writeVault(linear())
       const holder = join(dir, '00_plan-trace/.lock-holder.json')
-      const stolen = scriptedWorker(() => writeFile(holder, `${JSON.stringify({ pid: 1, host: 'elsewhere', since: 'now' })}\n`))
+      // Written as a runner writes it, whole at once (a rename): a runner that looked while a plain write was half
+      // done read an empty holder and named none (a test flake under load).
+      const stolen = scriptedWorker(async () => {
+        await writeFile(`${holder}.new`, `${JSON.stringify({ pid: 1, host: 'elsewhere', since: 'now' })}\n`)
+        await rename(`${holder}.new`, holder)
+      })
       return {
         refused: runPlan(dir, { ...options, query, work: stolen }),
         code: 'vault-lock-lost',
