@@ -1,12 +1,10 @@
-import { lstatSync } from 'node:fs'
 import { realpath } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { dirname } from 'node:path'
 import { PlanValidationError, RunStateError } from '../core/errors.js'
 import { watchFolders, type FolderWatcher } from '../vault/folder-watch.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { replacedFilesFreed } from '../vault/fs-atomic.js'
-import { pathInVault } from '../vault/path-gate.js'
-import { editNote, type EditOptions, type NoteEdit } from '../vault/edit-note.js'
+import type { EditOptions } from '../vault/edit-note.js'
 import { graphFromNotes } from '../plan/load-plan.js'
 import { readNotes } from '../vault/read-vault.js'
 import { hasTraceFolder } from '../vault/run-folder.js'
@@ -17,11 +15,11 @@ import { parseNote, type ParsedNote } from '../vault/parse-note.js'
 import { RunFiles } from './run-files.js'
 import { HeldVersions, StatusIndex } from './held-versions.js'
 import { NoteMirror } from './note-mirror.js'
+import { NoteRewriter } from './note-rewriter.js'
 import { renderOutput, writeOutputNote, type OutputMeta } from './output-note.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { emptyTaskBoxes, markHandedOn } from '../vault/note-edits.js'
 import { countLines } from '../core/text.js'
-import { tracePaths } from './trace.js'
 import type { NodeStatus, PlanIssue } from '../core/types.js'
 import type { SessionCache } from './session-cache.js'
 import type { SessionOptions } from './session-options.js'
@@ -39,8 +37,8 @@ export class VaultSession {
   readonly held = new HeldVersions()
   /** The notes as last read, kept in step with the disk. */
   private readonly files: NoteMirror
-  /** Where a note's writes go (a symlink inside the vault resolved), checked once per version of the file. */
-  private readonly writePaths = new Map<string, string>()
+  /** The careful rewrites of people's notes, to where each note's writes go. */
+  private readonly notes: NoteRewriter
   private readonly watchers: FolderWatcher[] = []
   private readonly statuses = new StatusIndex()
   /** What the hops journaled and is not written yet, and the journal. */
@@ -61,7 +59,8 @@ export class VaultSession {
     graph?: PlanGraph,
   ) {
     this.writes = new JournaledWrites(root, options.fsync, journal)
-    this.files = new NoteMirror(root, this.held, notes, issues, (file) => this.writePaths.delete(file))
+    this.notes = new NoteRewriter(root, this.held, (file) => this.files.wrote(file))
+    this.files = new NoteMirror(root, this.held, notes, issues, (file) => this.notes.forget(file))
     this.graph = graph ?? graphFromNotes(notes, issues)
   }
 
@@ -185,7 +184,7 @@ export class VaultSession {
         journal.status(file, status)
         journal.commit()
       }
-    const done = await this.rewrite(file, patch, how)
+    const done = await this.notes.rewrite(file, patch, how)
     if (done === undefined) return this.setStatus(await this.follow(id), status)
     const { edited, held } = done
     const note = this.files.notes.get(file)
@@ -230,7 +229,7 @@ export class VaultSession {
    */
   private canWait(file: string, status: NodeStatus): boolean {
     const text = this.held.text(file)
-    if (text === undefined || !this.held.unchanged(this.writePaths.get(file) ?? join(this.root, file), file)) return false
+    if (text === undefined || !this.held.unchanged(this.notes.pathOf(file), file)) return false
     try {
       setFrontmatterStatus(text, status)
       return true
@@ -343,42 +342,12 @@ export class VaultSession {
   async emptyBoxes(id: string, handed?: { text: string; step: number }): Promise<string> {
     const file = this.graph.node(id).file ?? `${id}.md`
     const edit = (text: string) => emptyTaskBoxes(file, handed ? markHandedOn(file, text, handed.text, handed.step) : text)
-    const done = await this.rewrite(file, edit, { trust: false, fsync: this.options.fsync })
+    const done = await this.notes.rewrite(file, edit, { trust: false, fsync: this.options.fsync })
     if (done === undefined) return this.emptyBoxes(await this.follow(id), handed)
     if (!done.edited.written && done.edited.from === done.held) return id
     this.files.notes.set(file, parseNote(file, done.edited.text))
     this.rebuild()
     return id
-  }
-
-  /**
-   * Rewrites a note through `editNote`, from the version the session holds
-   * while the note still has its stamp, and holds what was written.
-   *
-   * @returns what `editNote` did and the text the session held before; `undefined` when the note is gone (renamed or deleted)
-   */
-  private async rewrite(
-    file: string,
-    edit: (text: string) => string,
-    how: Pick<EditOptions, 'trust' | 'fsync' | 'beforeWrite'>,
-  ): Promise<{ edited: NoteEdit; held: string | undefined } | undefined> {
-    // Synchronous calls on the hop path: a system call each, no thread-pool round trip (a regular note only).
-    const path = this.writePaths.get(file) ?? (await this.writePath(file).catch(() => undefined))
-    if (path === undefined) return undefined
-    const stamp = this.held.stamp(file)
-    const text = this.held.text(file)
-    // The folder is not flushed: the trace, not the notes, says where a run is. The old version leaves the note's folder
-    // at once, unlinked in the trace folder later.
-    const options: EditOptions = { ...how, syncFolder: false, park: tracePaths(this.root).folder, doubt: stamp ?? true }
-    if (stamp !== undefined && text !== undefined) options.held = { stamp, text, doubted: this.held.doubted(file) }
-    const gone = (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : Promise.reject(error))
-    const edited = await editNote(file, path, edit, options).catch(gone)
-    if (edited === undefined) return undefined
-    // A version a person saved meanwhile: where its writes go is checked again next time.
-    if (edited.from !== text) this.writePaths.delete(file)
-    this.held.wrote(file, edited.stamp, edited.text, edited.written ? undefined : stamp, !edited.written && edited.doubted)
-    this.files.wrote(file)
-    return { edited, held: text }
   }
 
   /** Journals a step's output note (`file` relative to the trace folder), written by {@link apply}. */
@@ -402,15 +371,6 @@ export class VaultSession {
     this.writes.journal?.close()
     for (const watcher of this.watchers.splice(0)) watcher.close()
     await replacedFilesFreed()
-  }
-
-  /** Resolves where a note's writes go, refusing a path that leaves the vault (through a symlink too). */
-  private async writePath(file: string): Promise<string> {
-    // Notes are found by walking real folders (symlinked folders are not walked): only a symlinked note needs resolving.
-    const direct = join(this.root, file)
-    const path = lstatSync(direct).isSymbolicLink() ? await pathInVault(this.root, file) : direct
-    this.writePaths.set(file, path)
-    return path
   }
 
   private rebuild(): void {
