@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { clearAbandonedLock } from '../vault/lock.js'
-import { TRACE_FOLDER } from '../vault/run-folder.js'
+import { hasTraceFolder, TRACE_FOLDER } from '../vault/run-folder.js'
 import { NoteJournal } from './note-journal.js'
 import { removeStaleTempFiles } from '../vault/fs-atomic.js'
 import { tracePaths } from './trace.js'
@@ -19,23 +19,22 @@ import { tracePaths } from './trace.js'
 export async function tidyFinishedRun(vault: string, options: { fsync: boolean } = { fsync: true }): Promise<void> {
   await NoteJournal.retire(vault, options)
   const below = async (folder: string): Promise<void> => {
-    // A write a crash cut short may have left its temporary name here, in a folder no later call of this run opens
-    // again (a subplan finished before the crash): removed now.
-    await sweep(folder)
     const entries = await readdir(folder, { withFileTypes: true }).catch(() => [])
     for (const entry of entries) {
       // As the loader and the lock's look below: no dot-folder, no run folder, no symlinked folder.
       if (!entry.isDirectory() || entry.name.startsWith('.') || entry.name === TRACE_FOLDER) continue
       const path = join(folder, entry.name)
       if (await clearAbandonedLock(path)) await NoteJournal.retire(path, options)
+      // A subplan's run folder: a write a crash cut short there may have left its temporary name, in a folder no later
+      // call of this run opens again (the subplan finished before the crash). The top vault is swept by every call.
+      if (hasTraceFolder(path)) await sweep(path)
       await below(path)
     }
   }
   await below(vault)
 }
 
-/** Removes the temporary files of writes a crash cut short in a folder and its run folder. */
+/** Removes the temporary files of writes a crash cut short in a subplan's folder and its outputs (not the old versions parked in its run folder). */
 async function sweep(folder: string): Promise<void> {
-  const paths = tracePaths(folder)
-  await Promise.all([folder, paths.folder, paths.outputs].map((each) => removeStaleTempFiles(each)))
+  await Promise.all([folder, tracePaths(folder).outputs].map((each) => removeStaleTempFiles(each)))
 }
