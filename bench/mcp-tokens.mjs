@@ -11,8 +11,11 @@
  *    measured, with the reason.
  * 2. An agent's walk of a 12-note release plan over vaultplan's server,
  *    one note decided by a person (plan_decide): the calls it makes and the
- *    tokens of the results it reads (their text and their
- *    `structuredContent`).
+ *    tokens of the results its model reads. A host hands the model one copy
+ *    of a result, its `structuredContent` when there is one (Claude Code,
+ *    VS Code: anthropics/claude-code#79944, microsoft/vscode#290063) or its
+ *    text, so each call counts the larger of the two; the text, the
+ *    `structuredContent` and the whole response on the wire are printed too.
  *
  * Prints the figures with PASS/MISS against the targets of issue 28 and
  * writes `bench/results/mcp-tokens.json` (`--quick`: `mcp-tokens-quick.json`).
@@ -159,7 +162,7 @@ async function walk(base) {
       notes: worked,
       calls: calls.length,
       byTool: Object.fromEntries([...new Set(calls.map((entry) => entry.tool))].map((tool) => [tool, calls.filter((entry) => entry.tool === tool).length])),
-      resultTokens: sum('text') + sum('structured'),
+      resultTokens: calls.reduce((total, entry) => total + Math.max(entry.text, entry.structured), 0),
       textTokens: sum('text'),
       structuredTokens: sum('structured'),
       wireTokens: sum('wire'),
@@ -179,7 +182,7 @@ function targets(lists, walked) {
     row('vaultplan tools/list, tokens on the wire', vaultplan?.wireTokens, TARGETS.listWire),
     row('vaultplan tools/list, names + descriptions + input schemas, tokens', vaultplan?.toolTokens, TARGETS.listTools),
     row('12-note walk with one decision, calls', walked?.calls, TARGETS.walkCalls),
-    row('12-note walk with one decision, tokens of results (text + structuredContent)', walked?.resultTokens, TARGETS.walkTokens),
+    row('12-note walk with one decision, tokens of results a model reads (one copy: structuredContent or text)', walked?.resultTokens, TARGETS.walkTokens),
   ]
 }
 
@@ -204,7 +207,7 @@ export function printTokens(result) {
         .map(([tool, count]) => `${tool} ${count}`)
         .join(
           ', ',
-        )}); results ${walked.resultTokens} tokens (text ${walked.textTokens}, structuredContent ${walked.structuredTokens}); responses on the wire ${walked.wireTokens}; arguments the agent wrote ${walked.argumentTokens}.`,
+        )}); results a model reads ${walked.resultTokens} tokens (text ${walked.textTokens}, the same as structuredContent ${walked.structuredTokens}); responses on the wire ${walked.wireTokens}; arguments the agent wrote ${walked.argumentTokens}.`,
     )
   console.log('')
   for (const target of result.targets) console.log(`${target.pass ? 'PASS' : 'MISS'} ${target.name}: ${target.value ?? 'n/a'} (target ${target.target})`)

@@ -301,7 +301,7 @@ export function renderMcpTokens(result: McpTokensResult): string {
           .map(([tool, count]) => `${tool} ${count}`)
           .join(
             ', ',
-          )}); the results an agent reads ${walk.resultTokens} tokens (their text ${walk.textTokens}, their \`structuredContent\` ${walk.structuredTokens}); the responses on the wire ${walk.wireTokens}; the arguments it wrote ${walk.argumentTokens}.`
+          )}); the results its model reads ${walk.resultTokens} tokens (one copy of each: their text ${walk.textTokens}, their \`structuredContent\` ${walk.structuredTokens}); the responses on the wire ${walk.wireTokens}; the arguments it wrote ${walk.argumentTokens}.`
   const targets = table(
     ['target', 'value', 'target', ''],
     result.targets.map((target) => [target.name, target.value === null ? 'n/a' : String(target.value), target.target, target.pass ? 'PASS' : 'MISS']),

@@ -51,7 +51,8 @@ describe('plan_next', () => {
     )
     let { step } = await agent.call('plan_next', { vault: 'p', query: 'q', maxSteps: 1 })
     expect(step).toMatchObject({ kind: 'work', vault: 'p', node: { id: 'a' } })
-    const first = step.runId
+    // A work step names its run in its key only.
+    const first = step.key.split(':')[0]
     ;({ step } = await agent.call('plan_finish', { vault: 'p', key: step.key, output: 'a done' }))
     expect(step).toEqual({
       kind: 'stopped',
@@ -62,10 +63,10 @@ describe('plan_next', () => {
       todo: 'Call plan_next with a larger `maxSteps` to go on.',
     })
     ;({ step } = await agent.call('plan_next', { vault: 'p', maxSteps: 5 }))
-    expect(step).toMatchObject({ kind: 'work', runId: first, step: 2, node: { id: 'b' } })
+    expect(step).toMatchObject({ kind: 'work', key: `${first}:b:1`, step: 2, node: { id: 'b' } })
     ;({ step } = await agent.call('plan_next', { vault: 'p', fresh: true, query: 'again' }))
     expect(step).toMatchObject({ kind: 'work', step: 1, query: 'again', node: { id: 'a' } })
-    expect(step.runId).not.toBe(first)
+    expect(step.key.split(':')[0]).not.toBe(first)
   })
 
   it('takes its default step budget from `vaultplan mcp --max-steps`', async () => {
@@ -86,8 +87,9 @@ describe('plan_finish', () => {
     const { step: a } = await agent.call('plan_next', { vault: 'p', query: 'q' })
     const { step: b } = await agent.call('plan_finish', { vault: 'p', key: a.key, output: 'a done' })
     const trace = await read(join(root, 'p'), '00_plan-trace/trace.md')
+    // The answer was lost, so it comes whole, the run's query too.
     expect(await agent.call('plan_finish', { vault: 'p', key: a.key, output: 'a done' })).toEqual({
-      step: b,
+      step: { ...b, query: 'q' },
       agent: expect.stringMatching(/-[0-9a-f]{6}$/),
       saved: true,
       note: 'This output of `key` was saved by an earlier call: the step above is where the run is now.',

@@ -29,9 +29,10 @@ describe('checks in the MCP server', () => {
     expect(step).toMatchObject({
       kind: 'work',
       node: { id: 'code' },
-      conditions: [],
       checks: [{ name: 'test', command: [process.execPath, '-e', "console.log('1 failing'); process.exit(1)"] }],
     })
+    // The checks choose, not the agent: no conditions to choose from.
+    expect(step).not.toHaveProperty('conditions')
     expect(step.todo).toContain(': they decide `passed` / `failed`, not your choice.')
     ;({ step } = await agent.call('plan_finish', { vault: 'code', key: step.key, output: 'all tests pass, trust me' }))
     expect(step).toMatchObject({ kind: 'work', node: { id: 'fix' } })

@@ -34,7 +34,7 @@ function initialize(port: number, headers: Record<string, string>): Promise<{ st
 }
 
 describe('vaultplan mcp --http (Streamable HTTP on 127.0.0.1), driven by the SDK client', () => {
-  it('walks a plan over HTTP; a second client sees the same run, since the server keeps no state of its own', async () => {
+  it('walks a plan over HTTP; a second client sees the same run, since the server keeps no run state of its own', async () => {
     const root = await tempDir()
     const server = await httpServer(root)
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
@@ -51,7 +51,7 @@ describe('vaultplan mcp --http (Streamable HTTP on 127.0.0.1), driven by the SDK
     const second = await httpClient(server.url)
     const busy = (await second.call('plan_next', { vault: 'release' })).step
     expect(busy).toMatchObject({ kind: 'busy', claims: [{ node: 'review', claim: { agent: first, key: step.key } }] })
-    expect((await second.call('plan_next', { vault: 'release', agent: first })).step).toEqual(step)
+    expect((await second.call('plan_next', { vault: 'release', agent: first })).step).toEqual({ ...step, query: 'announce 0.2' })
     ;({ step } = await second.call('plan_finish', { vault: 'release', key: step.key, output: 'Fine.', choice: 'approved', agent: first }))
     expect(step).toMatchObject({ kind: 'work', node: { id: 'approve' } })
     expect(await agent.refuse('plan_finish', { vault: 'release', key: 'not-a-key', output: 'x' })).toMatch(/^Error \(stale-step\)/)

@@ -32,7 +32,7 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
       visit: 1,
       maxVisits: 3,
       query: 'announce 0.2',
-      node: { id: 'draft', title: 'draft', file: 'draft.md', uri: 'vaultplan://plans%2Frelease/draft.md', judge: 'llm', terminal: false },
+      node: { id: 'draft', title: 'draft', uri: 'vaultplan://plans%2Frelease/draft.md' },
       outputs: [],
     })
     expect(step.node.body).toContain('Write a two-line release note')
@@ -67,7 +67,7 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
     ;({ step } = await agent.call('plan_finish', { vault, key: step.key, output: 'Ready for a person to approve.' }))
     expect(step).toMatchObject({
       kind: 'waiting',
-      waiting: [{ node: 'approve', file: 'approve.md', uri: 'vaultplan://plans%2Frelease/approve.md', choices: ['send it', 'rewrite'] }],
+      waiting: [{ node: 'approve', uri: 'vaultplan://plans%2Frelease/approve.md', choices: ['send it', 'rewrite'] }],
     })
     expect((await agent.call('plan_next', { vault })).step.kind).toBe('waiting')
 
@@ -76,13 +76,14 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
     const decided = await agent.call('plan_decide', { vault, node: 'approve', edge: 'send it', feedback: 'Good to go.' })
     expect(decided).toMatchObject({
       decided: { node: 'approve', edge: 'send it' },
-      step: { kind: 'work', vault, node: { id: 'send', terminal: true }, conditions: [] },
+      step: { kind: 'work', vault, node: { id: 'send', terminal: true } },
     })
+    expect(decided.step).not.toHaveProperty('conditions')
     expect(await agent.refuse('plan_decide', { vault, node: 'approve', edge: 'rewrite' })).toMatch(/^Error \(not-waiting\)/)
     expect(await readFile(join(root, vault, 'approve.md'), 'utf8')).toContain('> Good to go.')
 
     ;({ step } = await agent.call('plan_next', { vault }))
-    expect(step).toEqual(decided.step)
+    expect(step).toMatchObject({ key: decided.step.key, query: 'announce 0.2', node: decided.step.node })
     // The previous hop's output and the person's new feedback in full, the feedback labelled; older outputs by their resource.
     expect(step.outputs.slice(0, 2)).toEqual([
       { node: 'approve', visit: 1, feedback: true, output: expect.stringContaining('Good to go.') },
@@ -141,12 +142,21 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
     expect(parts.join('')).toBe(whole)
     expect(whole).toContain(output)
     await expect(agent.client.readResource({ uri: `${uri}?part=3` })).rejects.toThrow(/asks for part 3, and the file has 2/)
-    // A hop on, the output is sent by its resource with a preview only.
+    // A hop on, the session has had that output: it is counted, not sent again.
     ;({ step } = await agent.call('plan_finish', { vault: 'long', key: step.key, output: 'b done' }))
+    expect(step.outputs).toEqual([{ node: 'b', visit: 1, output: 'b done' }])
+    expect(step.earlierOutputs).toBe(1)
+    // plan_next is where an agent that lost its context starts again: older outputs by their resource with a preview.
+    const again = await agent.call('plan_next', { vault: 'long' })
+    step = again.step
     expect(step.outputs).toEqual([
       { node: 'b', visit: 1, output: 'b done' },
       { node: 'a', visit: 1, preview: `${output.slice(0, 200)}…`, uri },
     ])
+    expect(step).not.toHaveProperty('earlierOutputs')
+    // Another session (another agent, or one reconnected) is handed them too.
+    const other = await stdioClient(root)
+    expect((await other.call('plan_next', { vault: 'long', agent: again.agent })).step.outputs).toHaveLength(2)
   })
 
   it('refuses, as tool errors, vaults outside the root: `..`, absolute paths, symlinks out', async () => {

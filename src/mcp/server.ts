@@ -9,6 +9,7 @@ import { registerHandsTools } from './tools-hands.js'
 import { registerMemoryTools } from './tools-memory.js'
 import { registerProposeTools } from './tools-propose.js'
 import { registerForkTool } from './tools-fork.js'
+import { Handed } from './step-view.js'
 
 /** Options of `createMcpServer`. */
 export interface McpServerOptions {
@@ -59,7 +60,8 @@ People may edit the notes while you work; every call reads the vault again. The 
  * plan_finish, plan_decide, plan_graph, plan_fork), the ledger's and
  * plan_search, every note and trace as a
  * subscribable resource, and the prompt `run_plan`. It keeps no state but
- * its subscriptions: every call reads the vault. Connect it to one
+ * its subscriptions and what it handed the session's agent (so a step
+ * result lists an older output once): every call reads the vault. Connect it to one
  * transport; `close()` ends the connection and stops the file watchers.
  */
 export function createMcpServer(options: McpServerOptions): { server: McpServer; close(): Promise<void> } {
@@ -69,7 +71,7 @@ export function createMcpServer(options: McpServerOptions): { server: McpServer;
   // One agent per session (section 16): two sessions of one program are two agents, each with its own claims.
   const session = randomBytes(3).toString('hex')
   const agent = () => options.agent ?? `${server.server.getClientVersion()?.name ?? 'client'}-${session}`
-  const claims = { agent, ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }) }
+  const claims = { agent, ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }), handed: new Handed() }
   registerStepTools(server, { root: options.root, checks: options.checks, maxSteps: options.maxSteps, ...claims })
   registerHandsTools(server, { root: options.root, checks: options.checks, ...claims })
   registerMemoryTools(server, { root: options.root })
@@ -109,8 +111,8 @@ export function runPlanPrompt(vault: string): string {
 
 1. Call plan_next with {"vault": ${name}} (add "query": what the run is for, when the plan has not run yet). It answers { step }.
 2. While step.kind is "work":
-   - Do what step.node.body asks (step.node.title says the goal; use only step.node.tools when it lists any). step.outputs holds the previous hop's output and a person's new feedback (marked "feedback") in full, and older outputs by "uri" with a preview: read a resource when you need it; a "more" field names the part of a long text to read next.
-   - Call plan_finish with {"vault": ${name}, "key": step.key, "output": what you produced}. When step.conditions is not empty, add "choice": the one condition that holds for your output, exactly as written there ("next" means the plain way on). plan_finish answers with the next step, already claimed: go on with it.
+   - Do what step.node.body asks (step.node.title says the goal; use only step.node.tools when it lists any). step.outputs holds the previous hop's output and a person's new feedback (marked "feedback") in full, and older outputs by "uri" with a preview, each listed once in a session (plan_next lists them again): read a resource when you need it; a "more" field names the part of a long text to read next.
+   - Call plan_finish with {"vault": ${name}, "key": step.key, "output": what you produced}. When step has conditions, add "choice": the one condition that holds for your output, exactly as written there ("next" means the plain way on). plan_finish answers with the next step, already claimed: go on with it.
 3. step.kind "waiting": a person decides the note (its judge is human). Show them the note and its choices, then call plan_decide with {"vault": ${name}, "node", "edge": their choice, "feedback": their words, if any}: it answers the next step. Do not decide for them.
 4. step.kind "completed": the run is done; report step.output. "stopped": a budget ran out; report step.reason and step.todo, and stop.
 

@@ -24,18 +24,19 @@ export interface OutputView {
   more?: string
 }
 
-/** The note of a `work` step as an agent works it: the library's `PlanNode`, trimmed. */
+/** The note of a `work` step as an agent works it: the library's `PlanNode`, trimmed (its file is in `uri`; `judge` and `terminal` only when they matter). */
 export interface NodeView {
   id: string
   title: string
-  file: string
   uri: string
   body: string
   more?: string
   tools?: string[]
   role?: string
-  judge: 'llm' | 'human'
-  terminal: boolean
+  /** Set when a person decides where the note goes. */
+  judge?: 'human'
+  /** Set on a note with no way out: its output is the final answer. */
+  terminal?: true
 }
 
 /** A `Step` as the MCP tools hand it on, with the `vault` it is of and a `todo` naming the next call. */
@@ -43,21 +44,23 @@ export type StepView =
   | {
       kind: 'work'
       vault: string
-      runId?: string
       key: string
       step: number
       visit: number
       maxVisits: number
       plan?: string
-      query: string
+      /** The run's query: in plan_next's answer, and once a session after. */
+      query?: string
       node: NodeView
-      conditions: string[]
+      /** The valid `choice` values, when the agent chooses (not for a single way out, a last note or a person's). */
+      conditions?: string[]
       checks?: { name: string; command: string[] }[]
       outputs: OutputView[]
-      earlierOutputs: number
+      /** Older outputs not listed: read them in the trace (`trace` resource). */
+      earlierOutputs?: number
       todo: string
     }
-  | { kind: 'waiting'; vault: string; runId?: string; waiting: (WaitingNote & { uri: string })[]; reason: string; todo: string }
+  | { kind: 'waiting'; vault: string; runId?: string; waiting: (Omit<WaitingNote, 'file'> & { uri: string })[]; reason: string; todo: string }
   | { kind: 'completed'; vault: string; runId?: string; node: string; output: string; more?: string; todo: string }
   | { kind: 'stopped'; vault: string; runId?: string; stop: StopInfo; reason: string; todo: string }
   | { kind: 'busy'; vault: string; runId?: string; claims: WorkItem[]; todo: string }
@@ -69,36 +72,76 @@ export interface StepResult {
 }
 
 /**
+ * What one MCP session has handed its agent: an older output is listed
+ * (by `uri` and a preview) once, and a run's query is said once, so a walk
+ * does not pay for them again at every hop. `plan_next` is where an agent
+ * that lost its context starts again: it forgets what was handed for its
+ * vault and answers the whole view.
+ */
+export class Handed {
+  private readonly handed = new Set<string>()
+
+  /** Whether `what` of the vault's run is new to the session; it is handed from now on. */
+  once(vault: string, what: string): boolean {
+    if (this.has(vault, what)) return false
+    this.handed.add(`${vault}\n${what}`)
+    return true
+  }
+
+  /** Whether `what` of the vault's run was handed already. */
+  has(vault: string, what: string): boolean {
+    return this.handed.has(`${vault}\n${what}`)
+  }
+
+  /** Forgets what was handed for the vault: the next view is whole. */
+  forget(vault: string): void {
+    for (const key of this.handed) if (key.startsWith(`${vault}\n`)) this.handed.delete(key)
+  }
+}
+
+/**
  * A `Step` as the MCP tools hand it on, under the library's field names
  * (`step.node.id`, `step.conditions`): everything needed to work the note
  * without another call (title, body, tools, role, visit and budget, the
  * conditions to choose from, the key), the previous hop's output and new
- * feedback in full, older outputs by resource `uri` with a preview, long
- * texts clipped at a part with the URI of the next part, and a `todo`
- * sentence naming the next call.
+ * feedback in full, older outputs by resource `uri` with a preview (with
+ * `handed`, only those the session has not handed yet), long texts clipped
+ * at a part with the URI of the next part, and a `todo` sentence naming
+ * the next call. Defaults are left out: `judge` unless a person decides,
+ * `terminal` unless the note is the last, `conditions` unless the agent
+ * chooses.
  *
  * @param vault - the vault as the client named it (relative to the root)
  * @param path - the vault's real path
+ * @param handed - what this session already handed its agent; without it, the whole view
  */
-export async function viewStep(step: Step, vault: string, path: string, checks: Record<string, CheckDefinition> = {}): Promise<StepResult> {
+export async function viewStep(
+  step: Step,
+  vault: string,
+  path: string,
+  checks: Record<string, CheckDefinition> = {},
+  handed: Handed = new Handed(),
+): Promise<StepResult> {
   switch (step.kind) {
     case 'work': {
       const { node } = step
       const inPlan = step.plan === undefined ? '' : `${step.plan}/`
       const file = `${inPlan}${node.file ?? `${node.id}.md`}`
       const uri = resourceUri(vault, file)
-      const { outputs, earlier } = await viewOutputs(step.outputs, vault, path, inPlan)
+      const { outputs, earlier } = await viewOutputs(step.outputs, vault, path, inPlan, {
+        handed,
+        key: (output) => `${step.runId}\n${inPlan}${output.node}\n${output.visit}\n${output.feedback}`,
+      })
       const terminal = node.edges.length === 0
+      const person = waitsForPerson(node)
       const labels = step.conditions.filter((label) => label !== 'next')
-      const choose =
-        labels.length === 0
-          ? ' (it goes on along the only way out; no `choice` needed)'
-          : `, and \`choice\`: the one of ${step.conditions.map((label) => JSON.stringify(label)).join(', ')} that holds${step.conditions.includes('next') ? ' ("next" when none does)' : ''}`
-      const todo = waitsForPerson(node)
-        ? `Work the note, then call plan_finish with \`key\` and your \`output\` (no \`choice\`): a person then decides where it goes.`
+      const todo = person
+        ? 'Work it, then plan_finish with `key` and `output`: a person decides where it goes.'
         : terminal
-          ? `This is the last note: work it, then call plan_finish with \`key\` and your \`output\` (the final answer).`
-          : `Work the note as its body says, then call plan_finish with \`key\`, your \`output\`${choose}.`
+          ? 'The last note: work it, then plan_finish with `key` and `output` (the final answer).'
+          : labels.length === 0
+            ? 'Work it, then plan_finish with `key` and `output`.'
+            : `Work it, then plan_finish with \`key\`, \`output\` and \`choice\`: the condition that holds${step.conditions.includes('next') ? ' ("next" when none does)' : ''}.`
       // The checks the server runs after plan_finish: said up front, so the agent knows what decides `passed` / `failed`.
       const checking = (node.check ?? []).map((name) => ({ name, command: checks[name]?.command ?? [] }))
       const checked =
@@ -109,29 +152,27 @@ export async function viewStep(step: Step, vault: string, path: string, checks: 
       const view: StepView = {
         kind: 'work',
         vault,
-        ...runIdOf(step),
         key: step.key,
         step: step.step,
         visit: step.visit,
         maxVisits: node.maxVisits,
         ...(step.plan === undefined ? {} : { plan: step.plan }),
-        query: step.query,
+        ...(handed.once(vault, `${step.runId}\nquery`) ? { query: step.query } : {}),
         node: {
           id: node.id,
           title: node.title,
-          file,
           uri,
           body: body.text,
           ...moreOf(body),
           ...(node.tools ? { tools: node.tools } : {}),
           ...(node.role === undefined ? {} : { role: node.role }),
-          judge: node.judge ?? 'llm',
-          terminal,
+          ...(person ? { judge: 'human' as const } : {}),
+          ...(terminal ? { terminal: true as const } : {}),
         },
-        conditions: step.conditions,
+        ...(labels.length === 0 ? {} : { conditions: step.conditions }),
         ...(checking.length === 0 ? {} : { checks: checking }),
         outputs,
-        earlierOutputs: earlier,
+        ...(earlier === 0 ? {} : { earlierOutputs: earlier }),
         todo: todo + checked,
       }
       return { step: view }
@@ -142,7 +183,7 @@ export async function viewStep(step: Step, vault: string, path: string, checks: 
           kind: 'waiting',
           vault,
           ...runIdOf(step),
-          waiting: step.waiting.map((note) => ({ ...note, uri: resourceUri(vault, note.file) })),
+          waiting: step.waiting.map(({ file, ...note }) => ({ ...note, uri: resourceUri(vault, file) })),
           ...waitingWords(step.waiting),
         },
       }
@@ -205,10 +246,10 @@ function waitingWords(waiting: readonly WaitingNote[]): { reason: string; todo: 
   return {
     reason: `${names} ${waiting.length === 1 ? 'waits' : 'wait'} for a person to decide.`,
     todo:
-      'Ask the person, then call plan_decide with `vault`, `node` and `edge` (one of its `choices`; their words as `feedback`): it answers the next step.' +
+      'Ask the person, then plan_decide with `node`, `edge` (one of its `choices`) and their words as `feedback`; it answers the next step.' +
       (blocked
         ? ' A blocked step has the one choice `unblock`, or they set `status: pending` in its note.'
-        : ' Or they tick a box in the note; then call plan_next.'),
+        : ' Or they tick a box in the note, then plan_next.'),
   }
 }
 
@@ -224,15 +265,27 @@ function moreOf(clip: Clipped): { more?: string } {
 /**
  * The outputs of a step, newest first: the previous hop's output and the
  * feedback handed on with it in full (clipped at a part), then at most
- * `LIMITS.olderOutputs` older ones by `uri` with a preview.
+ * `LIMITS.olderOutputs` older ones that are `fresh` to the session, by
+ * `uri` with a preview; `earlier` counts the older ones not listed.
  */
-async function viewOutputs(outputs: readonly StepOutput[], vault: string, path: string, inPlan: string): Promise<{ outputs: OutputView[]; earlier: number }> {
+async function viewOutputs(
+  outputs: readonly StepOutput[],
+  vault: string,
+  path: string,
+  inPlan: string,
+  session: { handed: Handed; key: (output: { node: string; visit: number; feedback: boolean }) => string },
+): Promise<{ outputs: OutputView[]; earlier: number }> {
+  const { handed, key } = session
   // A person's feedback (a decision's, an unblock's) is labelled so by the library.
   const labelled = outputs.map((output) => ({ ...output, feedback: output.feedback === true }))
   let newest = labelled.length - 1
   while (newest > 0 && labelled[newest]!.feedback) newest--
   const recent = labelled.slice(Math.max(0, newest))
-  const older = labelled.slice(0, Math.max(0, newest)).slice(-LIMITS.olderOutputs)
+  const older = labelled
+    .slice(0, Math.max(0, newest))
+    .filter((output) => !handed.has(vault, key(output)))
+    .slice(-LIMITS.olderOutputs)
+  for (const output of [...recent, ...older]) handed.once(vault, key(output))
   const files = older.length > 0 || recent.some((output) => output.output.length > LIMITS.output) ? await outputNotes(join(path, inPlan)) : new Map()
   const where = (output: { node: string; visit: number; feedback: boolean }) => {
     // Feedback stands in the decided note; an output in its output note.

@@ -30,7 +30,7 @@ export function registerHandsTools(server: McpServer, context: ToolContext): voi
           const options = await finishOptions(context, path, agent)
           const letGo = tool === 'plan_defer' ? deferStep : blockStep
           const step = await letGo(path, key, { reason }, options)
-          return ok({ ...(await viewStep(step, vault, path, context.checks)), agent: options.agent })
+          return ok({ ...(await viewStep(step, vault, path, context.checks, context.handed)), agent: options.agent })
         }),
     )
   release(

@@ -1,3 +1,4 @@
+import type { Handed } from './step-view.js'
 import type { CheckDefinition } from '../run/checks.js'
 import { mkdir, rm, stat } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
@@ -34,6 +35,8 @@ export interface ToolContext {
   agent?: (() => string) | undefined
   /** How long a session's claim lasts (`McpServerOptions.leaseMs`). */
   leaseMs?: number | undefined
+  /** What this session already handed its agent, so a step result does not repeat it (section 10). */
+  handed?: Handed | undefined
 }
 
 const PICTURES = ['mermaid', 'dot', 'svg', 'canvas'] as const

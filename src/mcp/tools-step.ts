@@ -59,7 +59,9 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
           throw error
         }
         const answered = await askInClient(server.server, extra.requestId, path, step, options, askedOnce)
-        return ok({ ...(await viewStep(answered.step, vault, path, context.checks)), agent: options.agent, ...decidedOf(answered) })
+        // Where an agent that lost its context starts again: the whole view.
+        context.handed?.forget(vault)
+        return ok({ ...(await viewStep(answered.step, vault, path, context.checks, context.handed)), agent: options.agent, ...decidedOf(answered) })
       }),
   )
 
@@ -87,7 +89,8 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
         } catch (error) {
           // The answer to a call that was saved got lost (a dropped connection, a lost context): the same call answers where the run is now.
           if (!(error instanceof RunStateError && error.code === 'stale-step') || !(await savedAs(path, key, output, error.data.pending?.plan))) throw error
-          const now = await viewStep(await nextStep(path, options), vault, path, context.checks)
+          context.handed?.forget(vault)
+          const now = await viewStep(await nextStep(path, options), vault, path, context.checks, context.handed)
           return ok({
             ...now,
             agent: options.agent,
@@ -96,7 +99,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
           })
         }
         const answered = await askInClient(server.server, extra.requestId, path, step, options, askedOnce)
-        const result = { ...(await viewStep(answered.step, vault, path, context.checks)), agent: options.agent, ...decidedOf(answered) }
+        const result = { ...(await viewStep(answered.step, vault, path, context.checks, context.handed)), agent: options.agent, ...decidedOf(answered) }
         const node = key.slice(key.indexOf(':') + 1, key.lastIndexOf(':'))
         const waits = step.kind === 'waiting' && step.waiting.some((note) => note.node === node || note.node.endsWith(`/${node}`))
         if (choice !== undefined && waits) return ok({ ...result, note: `\`choice\` was ignored: a person decides \`${node}\` (judge: human).` })
@@ -131,7 +134,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
           const words = runStateWords(error.code, data as never, { tool: 'plan_decide', vault })
           return ok({ vault, decided: { node, edge }, todo: `${words.message} ${words.todo}` })
         }
-        return ok({ ...(await viewStep(step, vault, path, context.checks)), decided: { node, edge } })
+        return ok({ ...(await viewStep(step, vault, path, context.checks, context.handed)), decided: { node, edge } })
       }),
   )
 }
