@@ -1,3 +1,4 @@
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { memoryClient } from './helpers/mcp.js'
@@ -80,6 +81,18 @@ describe('many hands over MCP (SDK clients, one agent per session)', () => {
     const feedback = back.step.outputs.filter((output: { feedback?: boolean }) => output.feedback)
     expect(feedback).toMatchObject([{ node: 'find', visit: 1, feedback: true }])
     expect(feedback[0].output).toContain('Nature and Science.')
+  })
+
+  it('a person unblocks a blocked step by setting `status: pending` in its note: the next plan_next claims it with the same key', async () => {
+    const root = await surveyRoot()
+    const agent = await memoryClient(root)
+    const start = (await agent.call('plan_next', { vault: 'survey', query: 'solar power' })).step
+    const waiting = (await agent.call('plan_block', { vault: 'survey', key: start.key, reason: 'which sun?' })).step
+    expect(waiting).toMatchObject({ kind: 'waiting', waiting: [{ kind: 'blocked', node: 'start', reason: 'which sun?' }] })
+    const file = join(root, 'survey', 'start.md')
+    await writeFile(file, (await readFile(file, 'utf8')).replace('status: waiting', 'status: pending'))
+    const again = (await agent.call('plan_next', { vault: 'survey' })).step
+    expect([again.kind, again.key]).toEqual(['work', start.key])
   })
 
   it('plan_edit adds a note the run then reaches; an invalid edit writes nothing', async () => {
