@@ -252,6 +252,23 @@ describe('a `judge: human` node', () => {
     expect((await traceEntries(dir)).find((entry) => entry.heading.startsWith('Step 4 '))).toMatchObject({ decidedBy: 'human' })
   })
 
+  it('a decision an earlier run never followed is not recorded in the next run', async () => {
+    const dir = await writeVault(plan())
+    await runPlan(dir, { ...options, work: scriptedWorker() })
+    await edit(dir, 'approve.md', (text) => tick('needs revision')(tick('approved')(text)))
+    await decide(dir, 'approve', { edge: 'needs revision' })
+    await runPlan(dir, { ...options, work: scriptedWorker(), fresh: true })
+    await edit(dir, 'approve.md', tick('needs revision'))
+    await runPlan(dir, { ...options, work: scriptedWorker() })
+    expect((await readRunStatus(dir)).hops.find((hop) => hop.step === 2)).toEqual({
+      step: 2,
+      node: 'approve',
+      visit: 1,
+      edge: { label: 'needs revision', target: 'draft', conditional: true },
+      decidedBy: 'human',
+    })
+  })
+
   it('two boxes ticked in a subplan, then decide along one: its hop records the box it unticked', async () => {
     const dir = await writeVault({
       'top.md': note({ front: { type: 'start', plan: 'review' }, title: 'Top', body: 'Review it.' }),

@@ -124,9 +124,10 @@ async function recordUntick(vault: string, node: PlanNode, place: Place, index: 
   const id = place.id
   const trace = await readTrace(folder).catch(() => undefined)
   const wait = trace?.records.findLast((record) => record.kind === 'waiting' && record.node === id)
-  if (!wait) return
+  if (!trace || !wait) return
   const labels = unticked.map((at) => labelOf(node, at))
-  await writeUntickedBoxes(folder, { node: id, visit: wait.visit, edge: labelOf(node, index), unticked: labels, at: new Date().toISOString() })
+  const record = { run: trace.header.run, node: id, visit: wait.visit, edge: labelOf(node, index), unticked: labels, at: new Date().toISOString() }
+  await writeUntickedBoxes(folder, record)
 }
 
 /** An edge's name as a decision names it: its label, `next` for the unconditional edge. */

@@ -303,7 +303,7 @@ export class HopWriter {
       at: new Date().toISOString(),
     }
     if (feedback) record.feedback = feedback
-    const unticked = await readUntickedBoxes(this.vault, id, visit, edge.label || 'next')
+    const unticked = await readUntickedBoxes(this.vault, { run: this.runId, node: id, visit, edge: edge.label || 'next' })
     if (unticked) record.unticked = unticked
     const rationale = handed ? `Feedback:\n${handed}` : 'A person ticked this edge.'
     await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'decided', record, rationale, output: this.state.lastOutput, handed }))

@@ -19,6 +19,8 @@ import { TRACE_FOLDER } from '../vault/run-folder.js'
 const FOLDER = `${TRACE_FOLDER}/decisions`
 
 const recordSchema = z.strictObject({
+  /** The run whose wait it decided. */
+  run: z.string(),
   /** The note's id in its plan folder. */
   node: z.string(),
   /** The visit that waited for the decision. */
@@ -49,11 +51,12 @@ export async function writeUntickedBoxes(folder: string, record: UntickedBoxes):
 }
 
 /**
- * The boxes a decision unticked, when the one recorded for `node` was made at
- * this `visit` along `edge`; `undefined` when none was (nothing unticked, an
- * earlier visit's, or a file that does not read).
+ * The boxes a decision unticked, when the one recorded for `node` was made in
+ * this run at this `visit` along `edge`; `undefined` when none was (nothing
+ * unticked, an earlier visit's or run's, or a file that does not read).
  */
-export async function readUntickedBoxes(folder: string, node: string, visit: number, edge: string): Promise<string[] | undefined> {
+export async function readUntickedBoxes(folder: string, decided: { run: string; node: string; visit: number; edge: string }): Promise<string[] | undefined> {
+  const { run, node, visit, edge } = decided
   let json: unknown
   try {
     json = JSON.parse(await readFile(join(folder, fileOf(node)), 'utf8'))
@@ -63,8 +66,8 @@ export async function readUntickedBoxes(folder: string, node: string, visit: num
   const parsed = recordSchema.safeParse(json)
   if (!parsed.success) return undefined
   const record = parsed.data
-  // Another visit's, or a decision a person changed by hand afterwards (the run follows another box): not this one's.
-  return record.node === node && record.visit === visit && record.edge === edge ? record.unticked : undefined
+  // Another run's or visit's, or a decision a person changed by hand afterwards (the run follows another box): not this one's.
+  return record.run === run && record.node === node && record.visit === visit && record.edge === edge ? record.unticked : undefined
 }
 
 /** Forgets the record of `node` once its decision is in the trace. */
