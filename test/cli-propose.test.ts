@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
 import { startChatServer, stepOf, type ChatRequest } from './support/chat-server.js'
@@ -117,6 +117,55 @@ describe('vaultplan propose', () => {
     expect(failed.code).toBe(1)
     expect(failed.stderr).toMatch(/^vaultplan: LLM call for role `planning` failed[\s\S]*\nNothing was written\.\n$/)
     expect(await readTree(cwd)).toEqual({})
+  })
+
+  test('--document proposes a plan document the caller wrote, read from a file or stdin, with no model; --wait sets its deadline', async () => {
+    const cwd = await tempDir()
+    await writeFile(join(cwd, 'plan.md'), PLAN)
+    const proposed = await vaultplan(['propose', 'Write a post', '--into', 'post', '--document', 'plan.md', '--wait', '2d', '--no-fsync', '--json'], {
+      cwd,
+      env: {},
+    })
+    expect(proposed.stderr).toBe('')
+    expect(proposed.code).toBe(0)
+    expect(JSON.parse(proposed.stdout)).toMatchObject({ proposal: { version: 1, status: 'pending', planner: 'agent' } })
+    const vault = join(cwd, 'post')
+    expect(Object.keys(await readTree(vault))).toEqual(['00_plan-trace/proposal.md', 'draft.md', 'research.md'])
+    expect(await readFile(join(vault, '00_plan-trace/proposal.md'), 'utf8')).toMatch(/^wait: 2d$/m)
+
+    const early = await vaultplan(['propose', 'Write a post', '--into', 'post', '--document', 'plan.md'], { cwd, env: {} })
+    expect(early.code).toBe(2)
+    expect(early.stderr).toContain('waits for a person, not sent back with `revise`: nothing was written.')
+
+    // Sent back: the next document, piped in, is version 2.
+    await edit(vault, '00_plan-trace/proposal.md', (text) =>
+      text.replace('- [ ] revise', '- [x] revise').replace('## Feedback\n\n', '## Feedback\n\nOutline first.\n'),
+    )
+    expect((await vaultplan(['run', 'post', '--no-fsync'], { cwd, env: {} })).code).toBe(4)
+    const child = spawn(process.execPath, [bin, 'propose', 'Write a post', '--into', 'post', '--document', '-', '--no-fsync'], { cwd, env: {} })
+    let stdout = ''
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stdin.end(REVISED)
+    expect(await new Promise((done) => child.on('exit', done))).toBe(0)
+    expect(stdout).toContain('Proposal v2 written to post.')
+    expect(Object.keys(await readTree(vault))).toContain('outline.md')
+  })
+
+  test('--document and --wait: a missing file, an invalid document and a bad duration say so and write nothing', async () => {
+    const cwd = await tempDir()
+    const missing = await vaultplan(['propose', 'Write a post', '--into', 'post', '--document', 'nowhere.md'], { cwd, env: {} })
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toContain("vaultplan: cannot read --document 'nowhere.md': no such file\n")
+    await writeFile(join(cwd, 'bad.md'), '## research\nFind sources.\n### Next\n- [[nowhere]]\n')
+    const invalid = await vaultplan(['propose', 'Write a post', '--into', 'post', '--document', 'bad.md'], { cwd, env: {} })
+    expect(invalid.code).toBe(1)
+    expect(invalid.stderr).toContain('bad.md: research (line 4:3) error dangling-edge edge `next` -> `[[nowhere]]` matches no note\n')
+    expect(invalid.stderr).toContain('vaultplan: the plan document is invalid; fix it and propose again. Nothing was written.\n')
+    await writeFile(join(cwd, 'plan.md'), PLAN)
+    const badWait = await vaultplan(['propose', 'Write a post', '--into', 'post', '--document', 'plan.md', '--wait', 'soon'], { cwd, env: {} })
+    expect(badWait.code).toBe(2)
+    expect(badWait.stderr).toContain("vaultplan: --wait takes a duration such as 45s, 30m, 4h or 2d, got 'soon'\n")
+    expect(Object.keys(await readTree(cwd)).sort()).toEqual(['bad.md', 'plan.md'])
   })
 
   test('needs --into and a configured model; writes nothing without them', async () => {

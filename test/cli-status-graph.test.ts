@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, readFile } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { beforeAll, describe, expect, test } from 'vitest'
-import { runPlan, type RunStatus } from 'vaultplan'
+import { decide, runPlan, type RunStatus } from 'vaultplan'
 import { draftReview, humanReview } from './helpers/plans.js'
 import { noJudge, reviewJudge, scriptedWorker } from './helpers/scripted.js'
 import { edit, note, tempDir, writeVault } from './helpers/vault.js'
@@ -93,6 +93,18 @@ describe('vaultplan status', () => {
     expect(stdout).toContain(`${name}: waiting for a person at review (visit 1)\n`)
     expect(stdout).toContain(`Under ## Next in ${name}/review.md:\n  [x] approved -> send\n  [ ] needs revision -> draft\n`)
     expect(stdout).toContain(`Next: \`approved -> [[send]]\` is ticked: \`vaultplan run ${name}\` to go on along it.\n`)
+  })
+
+  test('a decision along one of two boxes ticked by hand: its hop names the box it unticked', async () => {
+    const { dir, cwd, name } = await vaultIn(humanReview())
+    const options = { query, work: scriptedWorker(), llm: noJudge(), fsync: false }
+    await runPlan(dir, options)
+    await edit(dir, 'review.md', (text) => text.replace('- [ ] approved', '- [x] approved').replace('- [ ] needs revision', '- [x] needs revision'))
+    await decide(dir, 'review', { edge: 'approved' })
+    await runPlan(dir, options)
+
+    const { stdout } = await vaultplan(['status', name], { cwd })
+    expect(stdout).toContain('  step 2  review (visit 1)  approved -> send  [human; unticked needs revision]\n')
   })
 
   test('stopped: the budget, the reason and where to raise it', async () => {

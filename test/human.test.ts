@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { RunStateError, runPlan, type RunEvent } from 'vaultplan'
+import { decide, readRunStatus, RunStateError, runPlan, type RunEvent } from 'vaultplan'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
 import { edit, note, read, readTree, statuses, traceEntries, writeVault } from './helpers/vault.js'
 
@@ -229,6 +229,58 @@ describe('a `judge: human` node', () => {
     })
     expect(work.calls).toEqual([])
     expect(await readTree(dir)).toEqual(before)
+  })
+
+  it('two boxes ticked, then decide along one: the trace records the decision with the box it unticked', async () => {
+    const dir = await writeVault(plan())
+    await runPlan(dir, { ...options, work: scriptedWorker() })
+    await edit(dir, 'approve.md', (text) => tick('needs revision')(tick('approved')(text)))
+    await decide(dir, 'approve', { edge: 'needs revision' })
+    // The run follows the decision back to the draft, and the note waits again at its next visit.
+    expect(await runPlan(dir, { ...options, work: scriptedWorker() })).toMatchObject({ status: 'waiting', visits: { approve: 2 } })
+    const decided = { step: 2, node: 'approve', visit: 1, edge: { label: 'needs revision', target: 'draft', conditional: true }, decidedBy: 'human' }
+    expect((await traceEntries(dir)).find((entry) => entry.heading.startsWith('Step 2 '))).toMatchObject({
+      edge: 'needs revision → [[draft]]',
+      decidedBy: 'human (unticked `approved`)',
+    })
+    expect((await readRunStatus(dir)).hops.find((hop) => hop.step === 2)).toEqual({ ...decided, unticked: ['approved'] })
+
+    // The same box ticked by hand at the next visit unticked nothing: the earlier decision's record is not carried over.
+    await edit(dir, 'approve.md', tick('needs revision'))
+    expect(await runPlan(dir, { ...options, work: scriptedWorker() })).toMatchObject({ status: 'waiting', visits: { approve: 3 } })
+    expect((await readRunStatus(dir)).hops.find((hop) => hop.step === 4)).toEqual({ ...decided, step: 4, visit: 2 })
+    expect((await traceEntries(dir)).find((entry) => entry.heading.startsWith('Step 4 '))).toMatchObject({ decidedBy: 'human' })
+  })
+
+  it('a decision an earlier run never followed is not recorded in the next run', async () => {
+    const dir = await writeVault(plan())
+    await runPlan(dir, { ...options, work: scriptedWorker() })
+    await edit(dir, 'approve.md', (text) => tick('needs revision')(tick('approved')(text)))
+    await decide(dir, 'approve', { edge: 'needs revision' })
+    await runPlan(dir, { ...options, work: scriptedWorker(), fresh: true })
+    await edit(dir, 'approve.md', tick('needs revision'))
+    await runPlan(dir, { ...options, work: scriptedWorker() })
+    expect((await readRunStatus(dir)).hops.find((hop) => hop.step === 2)).toEqual({
+      step: 2,
+      node: 'approve',
+      visit: 1,
+      edge: { label: 'needs revision', target: 'draft', conditional: true },
+      decidedBy: 'human',
+    })
+  })
+
+  it('two boxes ticked in a subplan, then decide along one: its hop records the box it unticked', async () => {
+    const dir = await writeVault({
+      'top.md': note({ front: { type: 'start', plan: 'review' }, title: 'Top', body: 'Review it.' }),
+      'review/draft.md': note({ front: { type: 'start' }, title: 'Draft', body: 'Write the draft.', next: ['[[approve]]'] }),
+      'review/approve.md': approveNote,
+      'review/send.md': note({ title: 'Send', body: 'Send it.' }),
+    })
+    expect(await runPlan(dir, { ...options, work: scriptedWorker() })).toMatchObject({ waiting: [{ node: 'review/approve' }] })
+    await edit(dir, 'review/approve.md', (text) => tick('needs revision')(tick('approved')(text)))
+    await decide(dir, 'review/approve', { edge: 'approved' })
+    expect(await runPlan(dir, { ...options, work: scriptedWorker() })).toMatchObject({ status: 'completed' })
+    expect((await readRunStatus(dir)).hops.find((hop) => hop.node === 'review/approve')).toMatchObject({ decidedBy: 'human', unticked: ['needs revision'] })
   })
 
   it('a box ticked before the node waits does not count; predicates do not decide a human node', async () => {

@@ -132,6 +132,19 @@ describe('two boxes ticked by hand', () => {
     expect((await agent.call('plan_next', { vault: 'h' })).step).toMatchObject({ kind: 'work', node: { id: 'n' } })
   })
 
+  it('plan_decide along one of them says which it unticked, and the trace records it with the decision', async () => {
+    const root = await personDecides()
+    const agent = await memoryClient(root)
+    const { step } = await agent.call('plan_next', { vault: 'h', query: 'q' })
+    await agent.call('plan_finish', { vault: 'h', key: step.key, output: 'asked' })
+    await edit(join(root, 'h'), 'a.md', (text) => text.replace('- [ ] yes', '- [x] yes').replace('- [ ] no', '- [x] no'))
+
+    const decided = await agent.call('plan_decide', { vault: 'h', node: 'a', edge: 'no' })
+    expect(decided).toMatchObject({ step: { kind: 'work', node: { id: 'n' } }, decided: { node: 'a', edge: 'no', unticked: ['yes'] } })
+    const { hops } = await agent.call('plan_status', { vault: 'h' })
+    expect(hops.find((hop: { node: string }) => hop.node === 'a')).toMatchObject({ edge: { label: 'no' }, decidedBy: 'human', unticked: ['yes'] })
+  })
+
   it('decide along a box that is not ticked is refused by the library too', async () => {
     const root = await personDecides()
     const agent = await memoryClient(root)

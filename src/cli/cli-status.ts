@@ -255,7 +255,8 @@ function hopLines(hops: HopSummary[]): string[] {
       : hop.decidedBy === 'terminal'
         ? 'end'
         : `-> ${hop.node} (again)`
-    return [`step ${hop.step}`, printable(`${hop.node} (visit ${hop.visit})`), printable(edge), `[${hop.decidedBy}]`]
+    const unticked = hop.unticked ? printable(`; unticked ${hop.unticked.join(', ')}`) : ''
+    return [`step ${hop.step}`, printable(`${hop.node} (visit ${hop.visit})`), printable(edge), `[${hop.decidedBy}${unticked}]`]
   })
   const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => width(row[column]!))))
   return rows.map((row) => `  ${row.map((cell, column) => (column < 3 ? pad(cell, widths[column]!) : cell)).join('  ')}`)

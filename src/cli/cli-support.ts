@@ -13,6 +13,8 @@ export interface Io {
   stderr: { write(text: string): unknown }
   cwd: string
   env: Record<string, string | undefined>
+  /** What a command reads from `-` (`propose --document -`); the process's stdin when absent. */
+  stdin?: AsyncIterable<string | Uint8Array>
   /** The command as the person typed it, for the commands the CLI suggests: `vaultplan` (the default), or `node dist/cli.js` in a clone. */
   self?: string
 }

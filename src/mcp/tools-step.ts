@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { join } from 'node:path'
 import { z } from 'zod'
 import { RunStateError } from '../core/errors.js'
-import { decide } from '../run/decide.js'
+import { decideNote } from '../run/decide.js'
 import { recordedBudget } from '../run/observe-run.js'
 import { completeStep, nextStep } from '../run/stepping.js'
 import type { Step, StepOptions } from '../run/stepping.js'
@@ -123,7 +123,9 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
     async ({ vault, node, edge, feedback }) =>
       guarded(context.root, { tool: 'plan_decide', vault }, async () => {
         const path = await vaultPath(context.root, vault)
-        await decide(path, node, feedback === undefined ? { edge } : { edge, feedback })
+        const { unticked } = await decideNote(path, node, feedback === undefined ? { edge } : { edge, feedback })
+        // Boxes a person ticked by hand beside this one: said, so the agent can tell them which it unticked.
+        const decided = unticked.length > 0 ? { node, edge, unticked } : { node, edge }
         let step
         try {
           step = await nextStep(path, await finishOptions(context, path))
@@ -132,9 +134,9 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
           if (!(error instanceof RunStateError)) throw error
           const data = mapStrings(error.data, (text) => relativeTo(context.root, text))
           const words = runStateWords(error.code, data as never, { tool: 'plan_decide', vault })
-          return ok({ vault, decided: { node, edge }, todo: `${words.message} ${words.todo}` })
+          return ok({ vault, decided, todo: `${words.message} ${words.todo}` })
         }
-        return ok({ ...(await viewStep(step, vault, path, context.checks, context.handed)), decided: { node, edge } })
+        return ok({ ...(await viewStep(step, vault, path, context.checks, context.handed)), decided })
       }),
   )
 }

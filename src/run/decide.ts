@@ -10,6 +10,7 @@ import type { PlanGraph } from '../plan/plan-graph.js'
 import { subplanTree } from '../plan/subplan-tree.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { readTrace } from '../store/trace.js'
+import { writeUntickedBoxes } from '../store/unticked-boxes.js'
 import { replay } from './run-core.js'
 
 /** A person's decision on a waiting note. */
@@ -37,21 +38,34 @@ const ATTEMPTS = 3
  * ticked is refused. A step an agent blocked (`blockStep`) has the one
  * choice `unblock`, which ticks nothing: it sets the note back to `pending`
  * (and adds the feedback), so its next claim hands the feedback on.
+ * Boxes it unticked are recorded with the decision: the run that follows it
+ * writes them on the decision's trace record (`unticked`).
  *
  * @param node - the waiting note's id (its path in the vault without `.md`; inside a subplan, its path from the vault: `research/approve`)
  * @throws {@link RunStateError} `not-waiting` when the note is not `status: waiting`; `bad-choice` for an unknown or ambiguous edge (or anything but `unblock` on a blocked step); `ambiguous-decision` when other boxes are ticked and `edge` is not one of them
  * @throws `TypeError` on a bad argument
  */
 export async function decide(vault: string, node: string, decision: Decision): Promise<void> {
+  await decideNote(vault, node, decision)
+}
+
+/**
+ * {@link decide}, telling what it unticked: the labels of the other boxes
+ * ticked by hand (`next` for the unconditional edge), none when there were
+ * none. The MCP tool `plan_decide` says them in its result.
+ *
+ * @throws as {@link decide}
+ */
+export async function decideNote(vault: string, node: string, decision: Decision): Promise<{ unticked: string[] }> {
   if (typeof node !== 'string' || node === '') throw new TypeError(`Expected \`node\` to be a note id, got \`${String(node)}\``)
   if (!decision || typeof decision.edge !== 'string') throw new TypeError(`Expected \`decision.edge\` to be a string, got \`${typeof decision?.edge}\``)
   if (decision.feedback !== undefined && typeof decision.feedback !== 'string')
     throw new TypeError(`Expected \`decision.feedback\` to be a string, got \`${typeof decision.feedback}\``)
   // While a proposal is pending, `proposal` means it, not a note of that name.
-  if (node === PROPOSAL_NODE && (await decideProposal(vault, decision))) return
+  if (node === PROPOSAL_NODE && (await decideProposal(vault, decision))) return { unticked: [] }
   for (let attempt = 1; ; attempt++) {
     const graph = await loadPlan(vault)
-    const all = notesOfTree(graph)
+    const { notes: all, places } = notesOfTree(graph)
     const planNode = all.get(node.normalize('NFC')) ?? all.get(node.replace(/\.md$/i, '').normalize('NFC'))
     if (!planNode)
       throw new RunStateError('not-waiting', `The vault \`${vault}\` has no note \`${node}\`; the notes waiting for a person are ${waitingOf(all.values())}.`, {
@@ -78,22 +92,47 @@ export async function decide(vault: string, node: string, decision: Decision): P
         const pending = setFrontmatterStatus(text, 'pending')
         return decision.feedback !== undefined && decision.feedback.trim() !== '' ? addFeedback(pending, decision.feedback) : pending
       })
-      if (unblocked !== undefined) return
+      if (unblocked !== undefined) return { unticked: [] }
       if (attempt >= ATTEMPTS) throw noteBusy(planNode, file)
       continue
     }
     const index = edgeIndex(planNode, decision.edge)
+    const ticked = tickedIndexes(planNode.edges.map((edge) => edge.at?.checked))
+    const unticked = ticked.length > 1 && ticked.includes(index) ? ticked.filter((at) => at !== index) : []
+    if (unticked.length > 0) await recordUntick(vault, planNode, places.get(planNode)!, index, unticked)
     // The careful rewrite (see editNote): a note caught between an editor's truncate and its write (a person ticking in
     // Obsidian) is read again, never written from; a save made meanwhile is read again and decided in turn.
-    const edited = await editNote(file, join(vault, file), (text) => decided(planNode, file, text, index, decision))
+    const edited = await editNote(file, join(vault, file), (text) => decided(planNode, file, text, index, decision, ticked))
     // Its edges are no longer the plan's (a person edited them): the plan is loaded again.
-    if (edited !== undefined) return
+    if (edited !== undefined) return { unticked: unticked.map((at) => labelOf(planNode, at)) }
     if (attempt >= ATTEMPTS) throw noteBusy(planNode, file)
   }
 }
 
 function noteBusy(planNode: PlanNode, file: string): RunStateError<'note-busy'> {
   return new RunStateError('note-busy', `\`${planNode.file}\` kept changing while the decision was written; nothing was changed. Try again.`, { files: [file] })
+}
+
+/**
+ * Leaves what deciding edge `index` unticks of the boxes ticked by hand (`unticked`) for
+ * the run that follows the tick, to record with the decision: before the
+ * note is written, since a runner waiting on the note follows it at once.
+ * Nothing when the folder's trace has no wait of the note to decide.
+ */
+async function recordUntick(vault: string, node: PlanNode, place: Place, index: number, unticked: number[]): Promise<void> {
+  const folder = join(vault, place.folder)
+  const id = place.id
+  const trace = await readTrace(folder).catch(() => undefined)
+  const wait = trace?.records.findLast((record) => record.kind === 'waiting' && record.node === id)
+  if (!trace || !wait) return
+  const labels = unticked.map((at) => labelOf(node, at))
+  const record = { run: trace.header.run, node: id, visit: wait.visit, edge: labelOf(node, index), unticked: labels, at: new Date().toISOString() }
+  await writeUntickedBoxes(folder, record)
+}
+
+/** An edge's name as a decision names it: its label, `next` for the unconditional edge. */
+function labelOf(node: PlanNode, index: number): string {
+  return node.edges[index]!.label || 'next'
 }
 
 /**
@@ -111,12 +150,22 @@ async function isBlocked(vault: string, node: PlanNode): Promise<boolean> {
   return last?.kind === 'block'
 }
 
-/** `text` with the box of edge `index` ticked and the feedback added; `undefined` when its edges are not the plan's. */
-function decided(planNode: PlanNode, file: string, text: string, index: number, decision: Decision): string | undefined {
+/** The indexes of the ticked boxes among the boxes of a note's edges. */
+function tickedIndexes(boxes: readonly (boolean | undefined)[]): number[] {
+  return boxes.flatMap((checked, at) => (checked === true ? [at] : []))
+}
+
+/**
+ * `text` with the box of edge `index` ticked and the feedback added;
+ * `undefined` when its edges, or its ticked boxes, are not the plan's as
+ * loaded (`loaded`: what was recorded as unticked must be what is).
+ */
+function decided(planNode: PlanNode, file: string, text: string, index: number, decision: Decision, loaded: number[]): string | undefined {
   const raw = parseNote(file, text).edges
   const item = raw[index]
   if (!item || raw.length !== planNode.edges.length) return undefined
-  const ticked = raw.flatMap((edge, at) => (edge.checked === true ? [at] : []))
+  const ticked = tickedIndexes(raw.map((edge) => edge.checked))
+  if (ticked.join() !== loaded.join()) return undefined
   // Boxes ticked by hand: deciding one of them is the person's pick among them, the others are unticked; deciding another is ambiguous.
   if (ticked.length > 0 && !ticked.includes(index)) {
     const labels = ticked.map((at) => planNode.edges[at]!.label || 'next')
@@ -147,15 +196,28 @@ function edgeIndex(node: PlanNode, choice: string): number {
   return found[0]!
 }
 
-/** The notes of a plan and of its subplans, by their path from the vault (`research/approve`), files likewise. */
-function notesOfTree(graph: PlanGraph): Map<string, PlanNode> {
+/** Where a note of the tree is: the plan folder that holds it (relative to the vault, `''` for the vault itself) and its id there. */
+interface Place {
+  folder: string
+  id: string
+}
+
+/**
+ * The notes of a plan and of its subplans, by their path from the vault
+ * (`research/approve`), files likewise; and where each is.
+ */
+function notesOfTree(graph: PlanGraph): { notes: Map<string, PlanNode>; places: Map<PlanNode, Place> } {
   const notes = new Map<string, PlanNode>()
+  const places = new Map<PlanNode, Place>()
   for (const { folder, vault: plan } of subplanTree(graph)) {
     const prefix = folder ? `${folder}/` : ''
-    for (const node of plan.nodes.values())
-      notes.set(prefix + node.id, folder ? { ...node, id: prefix + node.id, file: prefix + (node.file ?? `${node.id}.md`) } : node)
+    for (const node of plan.nodes.values()) {
+      const entry = folder ? { ...node, id: prefix + node.id, file: prefix + (node.file ?? `${node.id}.md`) } : node
+      places.set(entry, { folder, id: node.id })
+      notes.set(prefix + node.id, entry)
+    }
   }
-  return notes
+  return { notes, places }
 }
 
 function waitingOf(nodes: Iterable<PlanNode>): string {

@@ -15,6 +15,7 @@ import type { VaultSession } from '../store/vault-session.js'
 import type { VisitOutcome } from '../store/output-note.js'
 import { checkWords, type CheckResult } from './checks.js'
 import { timeoutHop, waitClock } from './deadline.js'
+import { forgetUntickedBoxes, readUntickedBoxes } from '../store/unticked-boxes.js'
 
 /** What decided a worked visit before any judge: its checks (with their results when they ran in this call), or its worker's failure. */
 export interface Verdict {
@@ -302,8 +303,11 @@ export class HopWriter {
       at: new Date().toISOString(),
     }
     if (feedback) record.feedback = feedback
+    const unticked = await readUntickedBoxes(this.vault, { run: this.runId, node: id, visit, edge: edge.label || 'next' })
+    if (unticked) record.unticked = unticked
     const rationale = handed ? `Feedback:\n${handed}` : 'A person ticked this edge.'
     await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'decided', record, rationale, output: this.state.lastOutput, handed }))
+    if (unticked) await forgetUntickedBoxes(this.vault, id)
     tell(this.options.onEvent, { type: 'transition', node: id, visit, step, edge, decidedBy: 'human', rationale })
     return undefined
   }

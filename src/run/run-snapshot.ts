@@ -45,6 +45,8 @@ export interface SnapshotHop {
   visit: number
   edge: HopRecord['edge']
   decidedBy: HopRecord['decidedBy']
+  /** A person's decision along one of several boxes ticked by hand: the others, which `decide` unticked. */
+  unticked?: string[]
 }
 
 /** The one value every surface reads of a run: `readRunStatus`, the CLI and the MCP tools derive theirs from it. */
@@ -202,7 +204,9 @@ function hopsOf(records: VaultRecords, stand: VaultStand | undefined): SnapshotH
   for (const record of records.trace?.records ?? []) {
     if (record.kind !== 'hop') continue
     hops.push(...nested(record.node, record.visit))
-    hops.push({ step: record.step, node: prefix + record.node, visit: record.visit, edge: record.edge, decidedBy: record.decidedBy })
+    const hop: SnapshotHop = { step: record.step, node: prefix + record.node, visit: record.visit, edge: record.edge, decidedBy: record.decidedBy }
+    if (record.unticked) hop.unticked = record.unticked
+    hops.push(hop)
   }
   // A note working through its subplans now: their hops so far come last.
   const position = stand?.position

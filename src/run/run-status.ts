@@ -70,6 +70,8 @@ export interface HopSummary {
   /** `null` when the node worked again, or ended the run as a terminal. */
   edge: Edge | null
   decidedBy: DecidedBy
+  /** A person's decision along one of several boxes ticked by hand: the labels of the others, which `decide` unticked. */
+  unticked?: string[]
 }
 
 /** An item under `## Next` of a note that waits for a person. */

@@ -74,6 +74,8 @@ export const recordSchemaV2 = z.discriminatedUnion('kind', [
     feedback: z.string().optional(),
     /** The caller's choice (`decidedBy: 'agent'`), as given. */
     choice: z.string().optional(),
+    /** A person's decision (`decide`) along one of several boxes ticked by hand: the labels of the others, which it unticked. */
+    unticked: z.array(z.string()).min(1).optional(),
     /** Milliseconds from the start of the work to the recorded transition. */
     ms: z.number().min(0).optional(),
     /** The role and model of the LLM calls of the hop, and the tokens the endpoint reported. */

@@ -331,7 +331,8 @@ function renderRecord(record: TraceRecord, rationale: string): string {
     lines.push(
       `- Edge: ${record.edge ? `${safe(record.edge.label) || 'next'} → [[${safe(record.edge.target)}]]` : record.decidedBy === 'terminal' ? 'none (terminal)' : 'none (work again)'}`,
     )
-    lines.push(`- Decided by: ${record.decidedBy}${record.choice === undefined ? '' : ` (choice \`${safe(record.choice)}\`)`}`)
+    const unticked = record.unticked && ` (unticked ${record.unticked.map((label) => `\`${safe(label)}\``).join(', ')})`
+    lines.push(`- Decided by: ${record.decidedBy}${record.choice === undefined ? '' : ` (choice \`${safe(record.choice)}\`)`}${unticked ?? ''}`)
     if (record.checks?.length)
       lines.push(
         `- Checks: ${record.checks.map((check) => `${safe(check.name)}: ${check.timedOut ? 'timed out' : `exit ${check.exit ?? 'none'}`}, ${formatMs(check.ms)}`).join(' · ')}`,
