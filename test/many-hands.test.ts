@@ -128,6 +128,18 @@ describe('deferStep and blockStep', () => {
     expect(again.outputs.at(-1)).toEqual({ node: 'start', visit: 1, output: '> Solar power.', feedback: true })
   })
 
+  it('a blocked note in a folder of the top plan (not a subplan) is unblocked by decide too', async () => {
+    const dir = await writeVault({
+      'notes/first.md': note({ front: { type: 'start' }, title: 'First', body: 'Do it.', next: ['[[notes/last]]'] }),
+      'notes/last.md': note({ title: 'Last', body: 'Finish.' }),
+    })
+    const first = work(await nextStep(dir, { ...base, query }))
+    expect(first.node.id).toBe('notes/first')
+    await blockStep(dir, first.key, { reason: 'stuck' }, base)
+    await decide(dir, 'notes/first', { edge: 'unblock', feedback: 'Go on.' })
+    expect(work(await nextStep(dir, base)).key).toBe(first.key)
+  })
+
   it('setting `status: pending` in the note by hand unblocks it too', async () => {
     const dir = await writeVault(branchedPlan())
     const start = work(await nextStep(dir, { ...base, query }))

@@ -82,7 +82,7 @@ export async function decideNote(vault: string, node: string, decision: Decision
     }
     const file = planNode.file ?? `${planNode.id}.md`
     // A step an agent blocked (section 16): its one choice is `unblock`, which ticks nothing and sets it `pending`.
-    if (await isBlocked(vault, planNode)) {
+    if (await isBlocked(vault, places.get(planNode)!)) {
       if (decision.edge.trim().toLowerCase() !== 'unblock')
         throw new RunStateError('bad-choice', `\`${planNode.id}\` was blocked by an agent; its one choice is \`unblock\`. Nothing was changed.`, {
           node: planNode.id,
@@ -139,11 +139,9 @@ function labelOf(node: PlanNode, index: number): string {
  * Whether an agent blocked the note's current visit (`blockStep`): the trace
  * of the folder that holds it ends the visit's claims with a `block`.
  */
-async function isBlocked(vault: string, node: PlanNode): Promise<boolean> {
-  const cut = node.id.lastIndexOf('/')
-  const folder = cut === -1 ? vault : join(vault, node.id.slice(0, cut))
-  const id = cut === -1 ? node.id : node.id.slice(cut + 1)
-  const trace = await readTrace(folder).catch(() => undefined)
+async function isBlocked(vault: string, place: Place): Promise<boolean> {
+  const { folder, id } = place
+  const trace = await readTrace(join(vault, folder)).catch(() => undefined)
   if (!trace) return false
   const visit = replay(trace.records, () => undefined).visits.get(id) ?? 0
   const last = (trace.claims ?? []).filter((claim) => claim.node === id && claim.visit === visit + 1).at(-1)
