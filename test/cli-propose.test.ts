@@ -141,7 +141,12 @@ describe('vaultplan propose', () => {
     await edit(vault, '00_plan-trace/proposal.md', (text) =>
       text.replace('- [ ] revise', '- [x] revise').replace('## Feedback\n\n', '## Feedback\n\nOutline first.\n'),
     )
-    expect((await vaultplan(['run', 'post', '--no-fsync'], { cwd, env: {} })).code).toBe(4)
+    const sentBack = await vaultplan(['run', 'post', '--no-fsync'], { cwd, env: {} })
+    expect(sentBack.code).toBe(4)
+    // It says who goes on, how, and what the person asked; no note was worked, so it names none.
+    expect(sentBack.stdout).toContain('\nwaiting after 0 steps\n')
+    expect(sentBack.stdout).toContain('`vaultplan propose --document`')
+    expect(sentBack.stdout).toContain('Waiting: 00_plan-trace/proposal.md (nothing for a person to tick: it waits for an agent; feedback: Outline first.)')
     const child = spawn(process.execPath, [bin, 'propose', 'Write a post', '--into', 'post', '--document', '-', '--no-fsync'], { cwd, env: {} })
     let stdout = ''
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))

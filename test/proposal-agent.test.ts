@@ -69,7 +69,7 @@ describe('an agent as the planner: proposePlan with a document', () => {
     )
     const run = await vaultplan(['run', vault], { env })
     expect(run.stderr).toBe('')
-    expect(run.stdout).toContain('Waiting: 00_plan-trace/proposal.md (nothing for a person to tick: it waits for an agent)')
+    expect(run.stdout).toContain('Waiting: 00_plan-trace/proposal.md (nothing for a person to tick: it waits for an agent; feedback: Start with an outline.)')
   })
 
   test('the agent answers with its next document: version 2, the first kept under proposals/v1/ and linked, waiting again', async () => {

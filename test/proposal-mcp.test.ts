@@ -18,7 +18,7 @@ describe('the MCP tools on a proposed plan', () => {
     let { step } = await agent.call('plan_next', { vault })
     expect(step).toMatchObject({
       kind: 'waiting',
-      waiting: [{ node: 'proposal', file: '00_plan-trace/proposal.md', choices: ['approve', 'revise', 'decline'] }],
+      waiting: [{ node: 'proposal', uri: 'vaultplan://post/00_plan-trace/proposal.md', choices: ['approve', 'revise', 'decline'] }],
     })
     expect((await agent.call('plan_status', { vault })).todo).toMatch(/plan_decide/)
     expect(await agent.refuse('plan_decide', { vault, node: 'proposal', edge: 'ship it' })).toMatch(/^Error \(bad-choice\)/)

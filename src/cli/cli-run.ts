@@ -256,15 +256,18 @@ function finish(result: RunResult, json: boolean, io: Io): number {
   else {
     // A stop is at the note it refused, not at the last note worked (which may be deep in a subplan).
     const at = result.stop ? `${result.stop.node} (visit ${result.stop.visit} refused)` : result.lastNode
+    // A proposal sent back to its agent waits before any note was worked: there is no note to name.
+    const where = at === '' ? '' : ` at ${at}`
     io.stdout.write(
       printable(
-        `\n${result.status} after ${result.steps} step${result.steps === 1 ? '' : 's'} at ${at}${result.reason ? `\n${reasonFor('cli', result.reason)}` : ''}`,
+        `\n${result.status} after ${result.steps} step${result.steps === 1 ? '' : 's'}${where}${result.reason ? `\n${reasonFor('cli', result.reason)}` : ''}`,
       ) + '\n\n',
     )
     if (result.status === 'waiting') {
       // The output of the note that waits is not a result: say what to decide, and where.
       for (const note of result.waiting ?? []) {
-        const choices = note.choices.length > 0 ? `choices: ${note.choices.join(', ')}` : 'nothing for a person to tick: it waits for an agent'
+        const feedback = note.kind === 'proposal' && note.reason ? `; feedback: ${note.reason}` : ''
+        const choices = note.choices.length > 0 ? `choices: ${note.choices.join(', ')}` : `nothing for a person to tick: it waits for an agent${feedback}`
         io.stdout.write(printable(`Waiting: ${note.file} (${choices})`) + '\n')
       }
       io.stdout.write('\n')

@@ -33,8 +33,8 @@ export function proposalWaiting(note: ProposalNote, now: number): Extract<Step, 
   if (entry.choices.length === 0) {
     reason =
       `Proposal v${note.version} was sent back by a person: write version ${note.version + 1} as a plan document from their ` +
-      `feedback (the waiting entry's \`reason\`) and propose it again, with \`proposePlan(query, { into, document })\` ` +
-      `or the MCP tool plan_propose. Nothing runs until then.`
+      `feedback (the waiting entry's \`reason\`) and propose it again, with \`proposePlan(query, { into, document })\`, ` +
+      `the MCP tool plan_propose or \`vaultplan propose --document\`. Nothing runs until then.`
   } else {
     reason =
       `Proposal v${note.version} waits for a person: tick \`approve\`, \`revise\` (with what must ` +
