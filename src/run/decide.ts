@@ -9,7 +9,7 @@ import type { Edge, PlanNode } from '../core/types.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { subplanTree } from '../plan/subplan-tree.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
-import { readTrace } from '../store/trace.js'
+import { readTrace, type Trace } from '../store/trace.js'
 import { writeUntickedBoxes } from '../store/unticked-boxes.js'
 import { replay } from './run-core.js'
 
@@ -120,9 +120,8 @@ function noteBusy(planNode: PlanNode, file: string): RunStateError<'note-busy'> 
  * Nothing when the folder's trace has no wait of the note to decide.
  */
 async function recordUntick(vault: string, node: PlanNode, place: Place, index: number, unticked: number[]): Promise<void> {
-  const folder = join(vault, place.folder)
+  const { folder, trace } = await traceAt(vault, place)
   const id = place.id
-  const trace = await readTrace(folder).catch(() => undefined)
   const wait = trace?.records.findLast((record) => record.kind === 'waiting' && record.node === id)
   if (!trace || !wait) return
   const labels = unticked.map((at) => labelOf(node, at))
@@ -140,12 +139,18 @@ function labelOf(node: PlanNode, index: number): string {
  * of the folder that holds it ends the visit's claims with a `block`.
  */
 async function isBlocked(vault: string, place: Place): Promise<boolean> {
-  const { folder, id } = place
-  const trace = await readTrace(join(vault, folder)).catch(() => undefined)
+  const { id } = place
+  const { trace } = await traceAt(vault, place)
   if (!trace) return false
   const visit = replay(trace.records, () => undefined).visits.get(id) ?? 0
   const last = (trace.claims ?? []).filter((claim) => claim.node === id && claim.visit === visit + 1).at(-1)
   return last?.kind === 'block'
+}
+
+/** The trace of the plan folder that holds a note (found by the walk of `notesOfTree`), and that folder's path. */
+async function traceAt(vault: string, place: Place): Promise<{ folder: string; trace: Trace | undefined }> {
+  const folder = join(vault, place.folder)
+  return { folder, trace: await readTrace(folder).catch(() => undefined) }
 }
 
 /** The indexes of the ticked boxes among the boxes of a note's edges. */
