@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { readRegularFileSync } from '../vault/fs-atomic.js'
+import type { GateMemo } from '../vault/path-gate.js'
 import { outputPath, parseOutput, type SavedOutput } from './output-note.js'
 import { parseTrace, tracePaths, type ParsedTrace, type Trace } from './trace.js'
 
@@ -40,9 +41,13 @@ export class RunFiles {
     return { header: this.trace.trace.header, records: this.trace.trace.records.slice(), claims: (this.trace.trace.claims ?? []).slice() }
   }
 
-  /** An output note (relative to the trace folder) as `readOutput` reads it. */
-  async readOutput(file: string): Promise<SavedOutput | undefined> {
-    const path = outputPath(this.vault, file)
+  /**
+   * An output note (relative to the trace folder) as `readOutput` reads it.
+   *
+   * @param seen - the gate's findings of the same pass over a trace's outputs
+   */
+  async readOutput(file: string, seen?: GateMemo): Promise<SavedOutput | undefined> {
+    const path = outputPath(this.vault, file, seen)
     const text = path === undefined ? undefined : await readText(path)
     if (text === undefined) {
       this.outputs.delete(file)
