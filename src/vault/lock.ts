@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path'
 import lockfile from 'proper-lockfile'
 import { RunStateError, type LockHolder } from '../core/errors.js'
 import { isInside, readRegularFileSync, sameStamp, stampOfSync, writeFileAtomicSync, type FileStamp } from './fs-atomic.js'
+import { lockFs } from './lock-fs.js'
 import { runFolder } from './run-file-path.js'
 import { TRACE_FOLDER } from './run-folder.js'
 
@@ -119,6 +120,7 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
     // Never taken over by proper-lockfile's own age check: whether the holder is gone is decided below, holder first.
     stale: NEVER_STALE_MS,
     update: UPDATE_MS,
+    fs: lockFs,
     onCompromised: (error: Error) => {
       lost = error
     },
