@@ -319,7 +319,8 @@ export function isInside(root: string, path: string): boolean {
 export async function assertFolder(dir: string, shownAs = dir): Promise<void> {
   let info
   try {
-    info = await stat(dir)
+    // Synchronous: a stat never blocks on what it looks at, and every call of the library looks first.
+    info = statSync(dir)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT')
