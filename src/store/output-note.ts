@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { readdirSync } from 'node:fs'
+import { readdirSync, type Stats } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { StepOutput } from '../core/types.js'
@@ -7,7 +7,7 @@ import { parseFrontmatter } from '../vault/frontmatter.js'
 import { stringifyFlat } from '../vault/plain-yaml.js'
 import { writeFileAtomicSync } from '../vault/fs-atomic.js'
 import { runFolder } from '../vault/run-file-path.js'
-import { confinedOrNothing, type GateMemo } from '../vault/path-gate.js'
+import { confineSync, type GateMemo } from '../vault/path-gate.js'
 import { OUTPUTS_FOLDER as OUTPUTS, TRACE_FOLDER } from '../vault/run-folder.js'
 import { tracePaths } from './trace.js'
 
@@ -96,8 +96,13 @@ export async function readOutput(vault: string, file: string, seen?: GateMemo): 
  * folder. `undefined` for a path the gate refuses, or no trace folder.
  */
 export function outputPath(vault: string, file: string, seen?: GateMemo): string | undefined {
+  return outputTarget(vault, file, seen)?.path
+}
+
+/** {@link outputPath}, with the `lstat` the gate took of the note when it exists and is no symlink. */
+export function outputTarget(vault: string, file: string, seen?: GateMemo): { path: string; info?: Stats } | undefined {
   try {
-    return confinedOrNothing(tracePaths(vault).folder, file, 'an output of the trace', seen)
+    return confineSync(tracePaths(vault).folder, file, 'an output of the trace', seen)
   } catch {
     return undefined
   }

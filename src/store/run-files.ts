@@ -1,9 +1,8 @@
-import { lstatSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { readRegularFileSync, sameStamp, toStamp, type FileStamp } from '../vault/fs-atomic.js'
 import { RACY_MS } from '../vault/note-version.js'
 import type { GateMemo } from '../vault/path-gate.js'
-import { outputPath, parseOutput, type SavedOutput } from './output-note.js'
+import { outputTarget, parseOutput, type SavedOutput } from './output-note.js'
 import { parseTrace, tracePaths, type ParsedTrace, type Trace } from './trace.js'
 
 /**
@@ -51,11 +50,11 @@ export class RunFiles {
    * @param seen - the gate's findings of the same pass over a trace's outputs
    */
   async readOutput(file: string, seen?: GateMemo): Promise<SavedOutput | undefined> {
-    const path = outputPath(this.vault, file, seen)
     const known = this.outputs.get(file)
     // Taken before the look: a write after it is one the next look may have to tell by the bytes.
     const at = Date.now()
-    const info = path === undefined ? undefined : lstatSync(path, { throwIfNoEntry: false })
+    // The gate's own look at the note gives its stamp.
+    const { path, info } = outputTarget(this.vault, file, seen) ?? {}
     const stamp = info?.isFile() ? toStamp(info) : undefined
     if (known?.stamp && sameStamp(stamp, known.stamp) && known.checkedAt - known.stamp.mtimeMs > RACY_MS) return known.saved && { ...known.saved }
     // Just looked at as a regular file, so not looked at again; anything else (a symlink) read the usual way, with no stamp kept.
