@@ -49,6 +49,19 @@ describe('the fast reader of simple frontmatter', () => {
       "'it''s'",
       '""',
       '2024-1-1',
+      '20261202-163325-52e645',
+      'dcae57ffb0cbe34a',
+      '3e45',
+      '3e-45',
+      '3e45a',
+      '0x1f0',
+      '0o17',
+      '0o19',
+      '1234567890123456',
+      '12-',
+      '1-e5',
+      '0b101',
+      '1e',
     )
     const line = fc.tuple(key, fc.constantFrom(':', ': ', ':  ', ' :'), value, fc.constantFrom('', ' ', '\r')).map(([k, sep, v, end]) => `${k}${sep}${v}${end}`)
     fc.assert(

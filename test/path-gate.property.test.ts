@@ -5,7 +5,7 @@ import MiniSearch from 'minisearch'
 import { describe, expect, it } from 'vitest'
 import { decide, forkRun, proposePlan, runPlan, searchRuns } from 'vaultplan'
 import { isInside } from '../src/vault/fs-atomic.js'
-import { confine, PathRefusal } from '../src/vault/path-gate.js'
+import { confine, confineSync, PathRefusal, type GateMemo } from '../src/vault/path-gate.js'
 import { draftReview, linear } from './helpers/plans.js'
 import { reviewJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
 import { edit, tempDir, writeVault } from './helpers/vault.js'
@@ -133,6 +133,40 @@ describe('paths read from files never lead outside the jail', () => {
         }
       }),
       { ...settings, numRuns: settings.numRuns * 10, examples: [['dangling.md'], ['out/0001-draft.md'], ['../outside/secret.md'], ['alias/alias/x.md']] },
+    )
+  })
+
+  it('the gate over many paths in one pass (folders looked at once): the same answer for each as the gate of it alone', async () => {
+    const { jail, outside } = await world()
+    await plantLinks(jail, outside)
+    await plantLinks(join(jail, 'sub'), outside)
+    const answer = (path: string, seen?: GateMemo) => {
+      try {
+        return confineSync(jail, path, 'a path', seen)
+      } catch (error) {
+        if (!(error instanceof PathRefusal)) throw error
+        return error.code
+      }
+    }
+    await fc.assert(
+      fc.property(
+        fc.array(
+          fc.oneof(
+            hostilePath(1, ['x.md'], outside),
+            hostilePath(2, ['sub/x.md'], outside).map((path) => `sub/${path}`),
+          ),
+          { maxLength: 12 },
+        ),
+        (paths) => {
+          const seen: GateMemo = new Map()
+          expect(paths.map((path) => answer(path, seen))).toEqual(paths.map((path) => answer(path)))
+        },
+      ),
+      {
+        ...settings,
+        numRuns: settings.numRuns * 10,
+        examples: [[['alias/out/0001-draft.md', 'alias/x.md', 'out/0001-draft.md', 'sub/alias/alias/x.md', 'sub/out/x.md']]],
+      },
     )
   })
 

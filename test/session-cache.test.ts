@@ -94,6 +94,44 @@ describe('the stepping calls never answer from a stale session', () => {
     expect(s3.node).toMatchObject({ id: 's3', body: 'Do step X.' })
   })
 
+  it('an output note edited in place between two calls, keeping its size, inode and time: the next step shows the edit', async () => {
+    const dir = await writeVault(chain())
+    const first = work(await nextStep(dir, { ...options, query }))
+    const s2 = work(await completeStep(dir, first.key, { output: 'one' }, options))
+    const path = join(dir, '00_plan-trace/outputs/0001-s1.md')
+    // A time in whole seconds, which utimes sets exactly, and recent: an output written a moment ago.
+    const second = Math.floor(Date.now() / 1000)
+    await utimes(path, second, second)
+    const s3 = work(await completeStep(dir, s2.key, { output: 'two' }, options))
+    expect(s3.outputs.map((output) => output.output)).toEqual(['one', 'two'])
+    const before = await stat(path)
+    await writeFile(path, (await readFile(path, 'utf8')).replace('\none', '\nONE'))
+    await utimes(path, second, second)
+    const after = await stat(path)
+    expect([after.size, after.ino, after.mtimeMs]).toEqual([before.size, before.ino, before.mtimeMs])
+    expect(work(await completeStep(dir, s3.key, { output: 'three' }, options)).outputs.map((output) => output.output)).toEqual(['ONE', 'two', 'three'])
+  })
+
+  it('an output note written long ago, edited between two calls: the next step shows the edit', async () => {
+    const dir = await writeVault(chain())
+    const first = work(await nextStep(dir, { ...options, query }))
+    const s2 = work(await completeStep(dir, first.key, { output: 'one' }, options))
+    const path = join(dir, '00_plan-trace/outputs/0001-s1.md')
+    // Written a minute ago: its stamp, once read, tells any later write.
+    const old = Math.floor(Date.now() / 1000) - 60
+    await utimes(path, old, old)
+    const s3 = work(await completeStep(dir, s2.key, { output: 'two' }, options))
+    const s4 = work(await completeStep(dir, s3.key, { output: 'three' }, options))
+    expect(s4.outputs.map((output) => output.output)).toEqual(['one', 'two', 'three'])
+    await edit(dir, '00_plan-trace/outputs/0001-s1.md', (text) => text.replace('\none', '\none, and a person added this'))
+    expect(work(await completeStep(dir, s4.key, { output: 'four' }, options)).outputs.map((output) => output.output)).toEqual([
+      'one, and a person added this',
+      'two',
+      'three',
+      'four',
+    ])
+  })
+
   it('a note removed between two calls that another note links to: the next call reports the broken plan', async () => {
     const dir = await writeVault(chain())
     work(await nextStep(dir, { ...options, query }))

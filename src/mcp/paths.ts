@@ -1,4 +1,4 @@
-import { lstat, readdir } from 'node:fs/promises'
+import { lstatSync, readdirSync } from 'node:fs'
 import { dirname, sep } from 'node:path'
 import { confine, PathRefusal, segmentsOf } from '../vault/path-gate.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
@@ -20,7 +20,8 @@ export const URI_SCHEME = 'vaultplan:'
 export async function vaultPath(root: string, vault: string): Promise<string> {
   const { path, exists } = await confine(root, vault, 'the vault')
   if (path === root) throw new PathRefusal('bad-path', `\`${vault}\` is the root itself; a vault is a folder inside the root, like \`plans/release\``)
-  const info = exists ? await lstat(path) : undefined
+  // The looks of every tool call at its vault are synchronous: a turn of the thread pool costs more than a stat or a listing.
+  const info = exists ? lstatSync(path) : undefined
   if (!info?.isDirectory()) {
     throw new PathRefusal('not-found', `There is no vault folder \`${vault}\` under the root; plan_list shows the vaults, plan_create writes a new one`)
   }
@@ -38,7 +39,7 @@ export async function vaultPath(root: string, vault: string): Promise<string> {
  * @throws `PathRefusal` `not-a-vault`, naming the vaults it holds
  */
 async function refuseNoNotes(root: string, path: string, vault: string): Promise<void> {
-  const entries = await readdir(path, { withFileTypes: true })
+  const entries = readdirSync(path, { withFileTypes: true })
   const own = entries.some((entry) => (entry.isFile() && /\.md$/i.test(entry.name)) || (entry.isDirectory() && entry.name === TRACE_FOLDER))
   if (own) return
   const { vaults } = await findVaults(path, { limit: 5 })

@@ -5,7 +5,8 @@ import { TRACE_FOLDER } from '../vault/run-folder.js'
 import type { Step, StopInfo, WaitingNote } from '../run/stepping.js'
 import type { WorkItem } from '../run/claims.js'
 import type { StepOutput } from '../core/types.js'
-import { outputFile, readTrace } from '../store/trace.js'
+import { outputFile } from '../store/trace.js'
+import { traceOf } from './trace-reader.js'
 import { resourceUri } from './paths.js'
 import { clipped, type Clipped } from './parts.js'
 import { LIMITS } from './results.js'
@@ -312,7 +313,7 @@ async function viewOutputs(
 /** The output note of each visit of the run in `folder`, relative to its trace folder, by `node\nvisit`. */
 async function outputNotes(folder: string): Promise<Map<string, string>> {
   const files = new Map<string, string>()
-  const trace = await readTrace(folder).catch(() => undefined)
+  const trace = await traceOf(folder)
   for (const record of [...(trace?.claims ?? []), ...(trace?.records ?? [])]) {
     if (record.kind === 'stop') continue
     files.set(`${record.node}\n${record.visit}`, record.kind === 'hop' ? record.output : outputFile(record.step, record.node))

@@ -8,6 +8,7 @@ import { completeStep, nextStep } from '../run/stepping.js'
 import type { Step, StepOptions } from '../run/stepping.js'
 import { readOutput } from '../store/output-note.js'
 import { outputFile, readTrace } from '../store/trace.js'
+import { traceOf } from './trace-reader.js'
 import { toolArgs, vaultArg, WRITES } from './args.js'
 import { vaultPath } from './paths.js'
 import { runStateWords } from './refusals.js'
@@ -168,7 +169,7 @@ export async function finishOptions(context: ToolContext, path: string, agent?: 
 /** The step budget of a call: `told`, else the one the run was last given (its trace records it), else the server's `--max-steps`. */
 async function budgetOf(context: ToolContext, path: string, told: number | undefined): Promise<number | undefined> {
   if (told !== undefined) return told
-  const trace = await readTrace(path).catch(() => undefined)
+  const trace = await traceOf(path)
   return recordedBudget([trace], trace?.header) ?? context.maxSteps
 }
 

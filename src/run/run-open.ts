@@ -1,8 +1,10 @@
+import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { removeStaleTempFiles } from '../vault/fs-atomic.js'
 import { recoverOldVersions } from '../vault/replace-note.js'
 import type { RunFiles } from '../store/run-files.js'
+import type { GateMemo } from '../vault/path-gate.js'
 import { outputFile, tracePaths, type ClaimRecord, type Trace, type TraceRecord } from '../store/trace.js'
 import { archiveInterrupted, archiveTrace } from '../store/trace-archive.js'
 import { findOutputOfStep, readOutput, type SavedOutput } from '../store/output-note.js'
@@ -61,10 +63,12 @@ type OutputReader = Pick<RunFiles, 'readOutput'>
 /** The texts of the output notes a trace's records name, by file, for the replay. */
 export async function outputsOf(vault: string, records: readonly TraceRecord[], files: OutputReader = readerOf(vault)): Promise<Map<string, string>> {
   const outputs = new Map<string, string>()
+  // One pass of the path gate: the trace and outputs folders are looked at once, not once an output.
+  const seen: GateMemo = new Map()
   for (const record of records) {
     const file = record.kind === 'hop' ? record.output : record.kind === 'waiting' ? outputFile(record.step, record.node) : undefined
     if (file === undefined || outputs.has(file)) continue
-    const saved = await files.readOutput(file)
+    const saved = await files.readOutput(file, seen)
     if (saved) outputs.set(file, saved.output)
   }
   return outputs
@@ -89,7 +93,7 @@ export async function pendingOutput(
 }
 
 function readerOf(vault: string): OutputReader {
-  return { readOutput: (file) => readOutput(vault, file) }
+  return { readOutput: (file, seen) => readOutput(vault, file, seen) }
 }
 
 /** Temp files and old versions a killed write left behind (every call may follow a kill: runPlan's and the stepping calls alike). */
@@ -97,5 +101,21 @@ async function removeStaleTempFilesIn(vault: string, session: VaultSession): Pro
   const folders = new Set([vault, tracePaths(vault).folder, tracePaths(vault).outputs])
   for (const node of session.graph.nodes.values()) if (node.file?.includes('/')) folders.add(join(vault, node.file.slice(0, node.file.lastIndexOf('/'))))
   // And a person's save that a killed run caught going into a note's old version goes back into the note.
-  await Promise.all([...folders].map(async (folder) => (await removeStaleTempFiles(folder), await recoverOldVersions(folder))))
+  // Each folder listed once, at once: a listing never blocks on what it lists, and a call does this every time.
+  await Promise.all(
+    [...folders].map(async (folder) => {
+      const names = namesIn(folder)
+      await removeStaleTempFiles(folder, names)
+      await recoverOldVersions(folder, names)
+    }),
+  )
+}
+
+/** The names in a folder, none when it cannot be listed (gone, or not a folder). */
+function namesIn(folder: string): string[] {
+  try {
+    return readdirSync(folder)
+  } catch {
+    return []
+  }
 }

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { readRegularFileSync } from '../vault/fs-atomic.js'
-import { confinedOrNothing } from '../vault/path-gate.js'
+import { confinedOrNothing, type GateMemo } from '../vault/path-gate.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 
 /** The journal's name in the run folder. */
@@ -103,7 +103,14 @@ export function runOf(trace: string): string | undefined {
  * (an entry naming an empty file outside the vault would fill it).
  */
 export function gated(root: string, parsed: JournalEntries): JournalEntries {
-  const inside = (file: string) => confinedOrNothing(root, file, 'a file of the journal') !== undefined
+  // One pass: the folders the files share are looked at once, and a file named in two lists once.
+  const seen: GateMemo = new Map()
+  const found = new Map<string, boolean>()
+  const inside = (file: string) => {
+    let known = found.get(file)
+    if (known === undefined) found.set(file, (known = confinedOrNothing(root, file, 'a file of the journal', seen) !== undefined))
+    return known
+  }
   for (const entries of [parsed.notes, parsed.files, parsed.statuses, parsed.unappliedStatuses, parsed.unappliedFiles])
     for (const file of [...entries.keys()]) if (!inside(file)) entries.delete(file)
   return parsed

@@ -255,8 +255,9 @@ export class NoteJournal {
    * `applied` mark (a hop's, not applied when its run was killed).
    */
   private restoreFiles(parsed: JournalEntries): void {
-    const trace = readRegularFileSync(join(this.root, TRACE_FOLDER, TRACE_FILE), MAX_READ)?.text ?? ''
-    const run = runOf(trace)
+    // Read only for a file that may need writing: an open in the same boot with everything applied needs none.
+    let trace: string | undefined
+    const traceText = () => (trace ??= readRegularFileSync(join(this.root, TRACE_FOLDER, TRACE_FILE), MAX_READ)?.text ?? '')
     for (const [file, text] of parsed.files) {
       const unapplied = parsed.unappliedFiles.has(file)
       if (this.booted && !unapplied) continue
@@ -265,9 +266,10 @@ export class NoteJournal {
       // No outputs folder: a `fresh` start moved it into the archive (the trace follows it there next), or a person deleted it.
       if (!isFolder(dirname(join(this.root, file)))) continue
       // Only an output of the run the trace is of: another is an archived run's.
+      const run = runOf(traceText())
       if (run === undefined || !text.includes(`\nrun: ${run}\n`)) continue
       const name = file.slice(TRACE_FOLDER.length + 1).replace(/\.md$/, '')
-      const recorded = trace.includes(`[[${TRACE_FOLDER}/${name}|`)
+      const recorded = traceText().includes(`[[${TRACE_FOLDER}/${name}|`)
       if (unapplied || (current === undefined && recorded) || (current !== undefined && torn(current))) {
         writeFileAtomicSync(join(this.root, file), text, { fsync: this.fsync, mode: 0o644 })
       }

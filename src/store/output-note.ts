@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto'
-import { readdir, readFile } from 'node:fs/promises'
+import { readdirSync, type Stats } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { StepOutput } from '../core/types.js'
 import { parseFrontmatter } from '../vault/frontmatter.js'
 import { stringifyFlat } from '../vault/plain-yaml.js'
 import { writeFileAtomicSync } from '../vault/fs-atomic.js'
 import { runFolder } from '../vault/run-file-path.js'
-import { confinedOrNothing } from '../vault/path-gate.js'
+import { confineSync, type GateMemo } from '../vault/path-gate.js'
 import { OUTPUTS_FOLDER as OUTPUTS, TRACE_FOLDER } from '../vault/run-folder.js'
 import { tracePaths } from './trace.js'
 
@@ -77,8 +78,8 @@ const OUTCOMES: readonly string[] = ['passed', 'failed', 'error'] satisfies Visi
 export type SavedOutput = StepOutput & { step: number; run: string; choice?: string; works?: number; outcome?: VisitOutcome; whole: boolean }
 
 /** Reads a saved output note back (`file` as a trace names it); `undefined` for none, or one {@link outputPath} refuses. */
-export async function readOutput(vault: string, file: string): Promise<SavedOutput | undefined> {
-  const path = outputPath(vault, file)
+export async function readOutput(vault: string, file: string, seen?: GateMemo): Promise<SavedOutput | undefined> {
+  const path = outputPath(vault, file, seen)
   if (path === undefined) return undefined
   let text: string
   try {
@@ -94,9 +95,14 @@ export async function readOutput(vault: string, file: string): Promise<SavedOutp
  * edit, so its `output` passes the path gate, inside the vault's trace
  * folder. `undefined` for a path the gate refuses, or no trace folder.
  */
-export function outputPath(vault: string, file: string): string | undefined {
+export function outputPath(vault: string, file: string, seen?: GateMemo): string | undefined {
+  return outputTarget(vault, file, seen)?.path
+}
+
+/** {@link outputPath}, with the `lstat` the gate took of the note when it exists and is no symlink. */
+export function outputTarget(vault: string, file: string, seen?: GateMemo): { path: string; info?: Stats } | undefined {
   try {
-    return confinedOrNothing(tracePaths(vault).folder, file, 'an output of the trace')
+    return confineSync(tracePaths(vault).folder, file, 'an output of the trace', seen)
   } catch {
     return undefined
   }
@@ -124,7 +130,13 @@ export function parseOutput(text: string): SavedOutput | undefined {
 /** Finds the output saved for a step, if any (an output saved before a crash cut its hop short). */
 export async function findOutputOfStep(vault: string, step: number): Promise<string | undefined> {
   const prefix = `${String(step).padStart(4, '0')}-`
-  const names = await readdir(tracePaths(vault).outputs).catch(() => [] as string[])
+  let names: string[] = []
+  try {
+    // Listed at once: a listing never blocks on what it lists, and a run looks here at every call.
+    names = readdirSync(tracePaths(vault).outputs)
+  } catch {
+    // No outputs folder: no output.
+  }
   const name = names.find((entry) => entry.startsWith(prefix) && entry.endsWith('.md'))
   return name === undefined ? undefined : `${OUTPUTS}/${name}`
 }

@@ -1,4 +1,5 @@
-import { rename, stat } from 'node:fs/promises'
+import { statSync } from 'node:fs'
+import { rename } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import { runFolder } from '../vault/run-file-path.js'
 import { ARCHIVE_FOLDER, FINAL_FILE, GRAPH_FILES, OUTPUTS_FOLDER as OUTPUTS, TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
@@ -46,8 +47,10 @@ function archiveFolder(vault: string, run: string): string {
 
 /** Whether archiving this run was begun and cut short (its archive folder exists while its trace is still in place). */
 export async function archiveInterrupted(vault: string, run: string): Promise<boolean> {
-  return stat(archiveFolder(vault, run)).then(
-    (info) => info.isDirectory(),
-    () => false,
-  )
+  // Looked at synchronously: every call looks, and a stat never blocks on what it looks at.
+  try {
+    return statSync(archiveFolder(vault, run)).isDirectory()
+  } catch {
+    return false
+  }
 }

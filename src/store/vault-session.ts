@@ -1,4 +1,4 @@
-import { realpath } from 'node:fs/promises'
+import { realpathSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { PlanValidationError, RunStateError } from '../core/errors.js'
 import { watchFolders, type FolderWatcher } from '../vault/folder-watch.js'
@@ -72,7 +72,8 @@ export class VaultSession {
    * `NoteMirror.resync` instead of every note being read and parsed again.
    */
   static async open(root: string, options: SessionOptions, cache?: SessionCache<VaultSession>): Promise<VaultSession> {
-    const real = await realpath(root)
+    // Synchronous, as every look at the vault a call makes: a turn of the thread pool cost more than the look.
+    const real = realpathSync.native(root)
     const journal = hasTraceFolder(real) ? NoteJournal.open(real, { fsync: options.fsync }) : undefined
     const kept = cache?.take(real)
     let session: VaultSession

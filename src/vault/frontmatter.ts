@@ -315,7 +315,8 @@ function scalar(raw: string): string | number | undefined {
   const first = raw.charCodeAt(0)
   if (first >= 0x30 && first <= 0x39) {
     if (SIMPLE_INT.test(raw)) return Number(raw)
-    return /^\d{4}-\d{2}-\d{2}$/.test(raw) ? raw : undefined
+    // A word of digits, small letters and `-` that YAML 1.2 reads as no number: a date, a run id, a digest.
+    return DIGIT_WORD.test(raw) && !YAML_NUMBER.test(raw) ? raw : undefined
   }
   if (first === 0x22) return /^"[^"\\]*"$/.test(raw) ? raw.slice(1, -1) : undefined
   if (first === 0x27) return /^'[^']*'$/.test(raw) ? raw.slice(1, -1) : undefined
@@ -329,6 +330,9 @@ function isKeyStart(code: number): boolean {
 
 const SIMPLE_STRING = /^[A-Za-z][A-Za-z0-9_ ./-]*$/
 const SIMPLE_INT = /^\d{1,9}$/
+const DIGIT_WORD = /^\d[0-9a-z-]*$/
+/** What YAML 1.2's core schema reads as a number among {@link DIGIT_WORD}s: an integer (decimal, octal, hex) or a float with an exponent. */
+const YAML_NUMBER = /^(\d+|0o[0-7]+|0x[0-9a-f]+|\d+e-?\d+)$/
 const RESERVED = /^(true|false|null)$/i
 
 /**

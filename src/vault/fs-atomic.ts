@@ -290,11 +290,15 @@ export async function syncTree(folder: string): Promise<void> {
   await syncFolder(folder)
 }
 
-/** Removes temporary files left in a folder by a write that a crash interrupted. */
-export async function removeStaleTempFiles(folder: string): Promise<void> {
-  let entries: string[]
+/**
+ * Removes temporary files left in a folder by a write that a crash interrupted.
+ *
+ * @param names - the folder's entries, when the caller has just listed it (it is not listed again)
+ */
+export async function removeStaleTempFiles(folder: string, names?: readonly string[]): Promise<void> {
+  let entries: readonly string[]
   try {
-    entries = await readdir(folder)
+    entries = names ?? (await readdir(folder))
   } catch {
     return
   }
@@ -315,7 +319,8 @@ export function isInside(root: string, path: string): boolean {
 export async function assertFolder(dir: string, shownAs = dir): Promise<void> {
   let info
   try {
-    info = await stat(dir)
+    // Synchronous: a stat never blocks on what it looks at, and every call of the library looks first.
+    info = statSync(dir)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT')

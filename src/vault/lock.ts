@@ -1,10 +1,11 @@
 import { hostname } from 'node:os'
-import { readFileSync } from 'node:fs'
-import { readdir, readFile, realpath, rename, rm, stat } from 'node:fs/promises'
+import { readdirSync, readFileSync, realpathSync, rmSync, statSync, type Dirent } from 'node:fs'
+import { readFile, realpath, rename, rm, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import lockfile from 'proper-lockfile'
 import { RunStateError, type LockHolder } from '../core/errors.js'
-import { isInside, sameStamp, stampOfSync, writeFileAtomic, type FileStamp } from './fs-atomic.js'
+import { isInside, readRegularFileSync, sameStamp, stampOfSync, writeFileAtomicSync, type FileStamp } from './fs-atomic.js'
+import { lockFs } from './lock-fs.js'
 import { runFolder } from './run-file-path.js'
 import { TRACE_FOLDER } from './run-folder.js'
 
@@ -14,6 +15,9 @@ export interface VaultLock {
   check(): void
   release(): Promise<void>
 }
+
+/** A holder file is one short line; anything longer is not one. */
+const HOLDER_BYTES = 4096
 
 /** A runner that holds a vault's lock. */
 export type Holder = LockHolder
@@ -74,7 +78,7 @@ const queues = new Map<string, Promise<unknown>>()
  * `RunStateError` `vault-locked`.
  */
 export async function withVaultLock<T>(vault: string, fn: (lock: VaultLock) => Promise<T>): Promise<T> {
-  const key = await realpath(vault).catch(() => vault)
+  const key = realOrSame(vault)
   const before = queues.get(key) ?? Promise.resolve()
   const run = before
     .catch(() => undefined)
@@ -116,6 +120,7 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
     // Never taken over by proper-lockfile's own age check: whether the holder is gone is decided below, holder first.
     stale: NEVER_STALE_MS,
     update: UPDATE_MS,
+    fs: lockFs,
     onCompromised: (error: Error) => {
       lost = error
     },
@@ -147,12 +152,13 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
     )
   }
   const holder: Holder = { pid: process.pid, host: hostname(), since: new Date().toISOString() }
-  let confirmed: FileStamp | undefined = await writeFileAtomic(holderPath, `${JSON.stringify(holder)}\n`, { fsync: false })
-  const real = await realpath(vault)
+  // The lock's own small files and folders are written and looked at with the synchronous calls: a stepping call takes the lock every time.
+  let confirmed: FileStamp | undefined = writeFileAtomicSync(holderPath, `${JSON.stringify(holder)}\n`, { fsync: false })
+  const real = realpathSync.native(vault)
   // Checked once this lock is held, so of two runners started together on nested folders neither misses the other.
-  const nested = await nestedRunner(real)
+  const nested = nestedRunner(real)
   if (nested) {
-    await rm(holderPath, { force: true })
+    rmSync(holderPath, { force: true })
     await release().catch(() => undefined)
     throw new RunStateError(
       'vault-locked',
@@ -186,7 +192,7 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
     async release() {
       heldHere.delete(real)
       // A runner that lost its lock leaves the new holder's name alone.
-      if (readHolderNow(holderPath) === ours) await rm(holderPath, { force: true })
+      if (readHolderNow(holderPath) === ours) rmSync(holderPath, { force: true })
       await release().catch(() => undefined)
     },
   }
@@ -340,29 +346,49 @@ export async function clearAbandonedLock(folder: string): Promise<boolean> {
  * listing of the vault's folders (not its notes). This process's own
  * runners (a top runner running its subplans) are no conflict.
  */
-async function nestedRunner(real: string): Promise<{ vault: string; holder: Holder; above: boolean } | undefined> {
-  const live = async (folder: string) => {
-    const lock = await stat(join(folder, TRACE_FOLDER, '.lock')).catch(() => undefined)
+function nestedRunner(real: string): { vault: string; holder: Holder; above: boolean } | undefined {
+  const live = (folder: string) => {
+    const lock = statSync(join(folder, TRACE_FOLDER, '.lock'), { throwIfNoEntry: false })
     if (!lock) return undefined
-    const holder = await readHolder(join(folder, TRACE_FOLDER, '.lock-holder.json'))
+    // Another runner's file: read only if it is a small regular file (never blocks, whatever was put there).
+    const text = readRegularFileSync(join(folder, TRACE_FOLDER, '.lock-holder.json'), HOLDER_BYTES)?.text
+    const holder = text === undefined ? undefined : parseHolder(text)
     if (!holder || (holder.host === hostname() && holder.pid === process.pid)) return undefined
     const alive = holder.host === hostname() ? isAlive(holder.pid) : Date.now() - lock.mtimeMs <= STALE_MS
     return alive ? { vault: folder, holder, above: isInside(folder, real) } : undefined
   }
   for (let folder = dirname(real); folder !== dirname(folder); folder = dirname(folder)) {
-    const found = await live(folder)
+    const found = live(folder)
     if (found) return found
   }
-  const below = async (folder: string): Promise<{ vault: string; holder: Holder; above: boolean } | undefined> => {
-    const entries = await readdir(folder, { withFileTypes: true }).catch(() => [])
+  const below = (folder: string): { vault: string; holder: Holder; above: boolean } | undefined => {
+    const entries = listFolders(folder)
     for (const entry of entries) {
       // Dot-folders and run folders hold no notes of a plan; symlinked folders are not walked by the loader either.
       if (!entry.isDirectory() || entry.name.startsWith('.') || entry.name === TRACE_FOLDER) continue
       const path = join(folder, entry.name)
-      const found = (await live(path)) ?? (await below(path))
+      const found = live(path) ?? below(path)
       if (found) return found
     }
     return undefined
   }
   return below(real)
+}
+
+/** A folder's entries with their types, none when it cannot be listed. */
+function listFolders(folder: string): Dirent[] {
+  try {
+    return readdirSync(folder, { withFileTypes: true })
+  } catch {
+    return []
+  }
+}
+
+/** The real path of `path`, or `path` itself when it has none (gone). */
+function realOrSame(path: string): string {
+  try {
+    return realpathSync.native(path)
+  } catch {
+    return path
+  }
 }

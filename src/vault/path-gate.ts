@@ -1,4 +1,4 @@
-import { lstatSync, realpathSync } from 'node:fs'
+import { lstatSync, realpathSync, type Stats } from 'node:fs'
 import { realpath } from 'node:fs/promises'
 import { join, relative, resolve } from 'node:path'
 import { isInside } from './fs-atomic.js'
@@ -68,31 +68,58 @@ export function segmentsOf(path: string, what: string): string[] {
  * `runFilePath`, which takes no symlink at all.
  *
  * Synchronous: `lstat` and `realpath` never block on what they look at, and
- * a run checks every output its trace names at each call.
+ * a run checks every output its trace names at each call. `info`: the
+ * `lstat` of what the path names, when it exists and is no symlink.
  *
+ * @param seen - what an earlier gate of the same pass found, to look at each folder once ({@link GateMemo})
  * @throws `PathRefusal` when the path leaves `base` or breaks {@link segmentsOf}' rule.
  */
-export function confineSync(base: string, relativePath: string, what: string): { path: string; exists: boolean } {
+export function confineSync(base: string, relativePath: string, what: string, seen?: GateMemo): { path: string; exists: boolean; info?: Stats } {
   const segments = segmentsOf(relativePath, what)
-  const root = realpathSync.native(base)
+  const root = seen?.get('') ?? realpathSync.native(base)
+  seen?.set('', root)
   let real = root
+  let info: Stats | undefined
   for (let index = 0; index < segments.length; index++) {
+    const folder = index < segments.length - 1 ? segments.slice(0, index + 1).join('/') : undefined
+    const known = folder === undefined ? undefined : seen?.get(folder)
+    if (known !== undefined) {
+      real = known
+      continue
+    }
     const next = join(real, segments[index]!)
-    const info = lstatOrNothing(next)
+    info = lstatOrNothing(next)
     if (info === undefined) return { path: join(next, ...segments.slice(index + 1)), exists: false }
-    const resolved = realOrNothing(next)
-    // A link to nothing would follow wherever its target appears later, out of the root too.
-    if (resolved === undefined && info.isSymbolicLink())
-      throw new PathRefusal(
-        'outside-root',
-        `\`${relativePath}\` goes through a symlink that leads nowhere; ${what} must be a real file or folder inside the root`,
-      )
-    real = resolved ?? next
-    if (!isInside(root, real))
-      throw new PathRefusal('outside-root', `\`${relativePath}\` leads outside the root through a symlink; only files inside the root are read or written`)
+    // Not a link, in a folder known by its real path: its real path already (a run checks every output at each call).
+    real = info.isSymbolicLink() ? linkInside(root, next, relativePath, what) : next
+    if (folder !== undefined) seen?.set(folder, real)
   }
-  return { path: real, exists: true }
+  // What the last look found, when that is what the path names (no symlink): a caller that wants its stamp need not look again.
+  return info && !info.isSymbolicLink() ? { path: real, exists: true, info } : { path: real, exists: true }
 }
+
+/** Where the symlink at `path` leads, refused unless it is something inside `root`. */
+function linkInside(root: string, path: string, relativePath: string, what: string): string {
+  const resolved = realOrNothing(path)
+  // A link to nothing would follow wherever its target appears later, out of the root too.
+  if (resolved === undefined)
+    throw new PathRefusal(
+      'outside-root',
+      `\`${relativePath}\` goes through a symlink that leads nowhere; ${what} must be a real file or folder inside the root`,
+    )
+  if (!isInside(root, resolved))
+    throw new PathRefusal('outside-root', `\`${relativePath}\` leads outside the root through a symlink; only files inside the root are read or written`)
+  return resolved
+}
+
+/**
+ * What one pass of {@link confineSync} over many paths under one base
+ * found (the base's real path, and the real path of each folder by its
+ * segments): the folders the paths share are looked at once. Use one for a
+ * single pass over a list read at once, never keep it: the disk may change
+ * after it.
+ */
+export type GateMemo = Map<string, string>
 
 /** {@link confineSync}, for the callers that await it. */
 export async function confine(base: string, relativePath: string, what: string): Promise<{ path: string; exists: boolean }> {
@@ -100,9 +127,9 @@ export async function confine(base: string, relativePath: string, what: string):
 }
 
 /** The path {@link confineSync} resolves, or `undefined` for one it refuses: for a list read from a file, whose bad entries are left out. */
-export function confinedOrNothing(base: string, relativePath: string, what: string): string | undefined {
+export function confinedOrNothing(base: string, relativePath: string, what: string, seen?: GateMemo): string | undefined {
   try {
-    return confineSync(base, relativePath, what).path
+    return confineSync(base, relativePath, what, seen).path
   } catch (error) {
     if (error instanceof PathRefusal) return undefined
     throw error
@@ -110,7 +137,7 @@ export function confinedOrNothing(base: string, relativePath: string, what: stri
 }
 
 /** What `lstat` says of `path`, `undefined` when there is nothing to follow there (missing, or a file on the way). */
-function lstatOrNothing(path: string): ReturnType<typeof lstatSync> | undefined {
+function lstatOrNothing(path: string): Stats | undefined {
   try {
     return lstatSync(path)
   } catch {

@@ -182,11 +182,13 @@ export async function replaceNote(
  * killed before its rename); one an editor saved into, newer than its note,
  * goes back into the note with the note's status value now. A note saved
  * after it (by a person) stays as it is.
+ *
+ * @param listed - the folder's entries, when the caller has just listed it (it is not listed again)
  */
-export async function recoverOldVersions(folder: string): Promise<void> {
+export async function recoverOldVersions(folder: string, listed?: readonly string[]): Promise<void> {
   let names: string[]
   try {
-    names = (await readdir(folder)).filter((name) => name.startsWith(OLD_VERSION_PREFIX))
+    names = (listed ?? (await readdir(folder))).filter((name) => name.startsWith(OLD_VERSION_PREFIX))
   } catch {
     return
   }
