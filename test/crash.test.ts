@@ -2,7 +2,7 @@ import { cp, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
-import { runCrashTrials, type CrashReport } from './crash/run.mjs'
+import { comparable, runCrashTrials, type CrashReport } from './crash/run.mjs'
 
 // The crash harness runs the built library (`dist/`) in child processes, so
 // `npm run test:slow` builds first. `npm run test:crash -- --trials 200` runs many more.
@@ -110,6 +110,13 @@ describe('the harness catches a broken library', () => {
     expect(report.checksTwice).toBeGreaterThan(0)
     expect(problemsOf(report).some((problem) => /\[other\] child \d+ ran the check of `draft#\d` again, whose verdict was on disk/.test(problem))).toBe(true)
   }, 60_000)
+
+  it('compares the visits of two results whatever order their notes come in (a note a read left out comes last)', () => {
+    const result = { status: 'completed', runId: 'r1', output: 'WORK step=10', visits: { draft: 3, review: 3, 'blog/post': 1 } }
+    const reordered = { ...result, runId: 'r2', visits: { draft: 3, 'blog/post': 1, review: 3 } }
+    expect(JSON.stringify(comparable(reordered))).toBe(JSON.stringify(comparable(result)))
+    expect(JSON.stringify(comparable({ ...result, visits: { draft: 3, review: 2, 'blog/post': 1 } }))).not.toBe(JSON.stringify(comparable(result)))
+  })
 
   it("a person's editor saving notes in place while the run goes and is killed loses none of their bytes", async () => {
     const report = await runCrashTrials({ trials: 3, seed: 11, jobs: 3, mode: 'editor', log: () => {} })
