@@ -1,8 +1,10 @@
-import { cp, readFile, rm, writeFile } from 'node:fs/promises'
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
-import { runCrashTrials, type CrashReport } from './crash/run.mjs'
+import { comparable, runCrashTrials, type CrashReport } from './crash/run.mjs'
+import { makeScript } from './crash/script.mjs'
 
 // The crash harness runs the built library (`dist/`) in child processes, so
 // `npm run test:slow` builds first. `npm run test:crash -- --trials 200` runs many more.
@@ -110,6 +112,28 @@ describe('the harness catches a broken library', () => {
     expect(report.checksTwice).toBeGreaterThan(0)
     expect(problemsOf(report).some((problem) => /\[other\] child \d+ ran the check of `draft#\d` again, whose verdict was on disk/.test(problem))).toBe(true)
   }, 60_000)
+
+  it('compares the visits of two results whatever order their notes come in (a note a read left out comes last)', () => {
+    const result = { status: 'completed', runId: 'r1', output: 'WORK step=10', visits: { draft: 3, review: 3, 'blog/post': 1 } }
+    const reordered = { ...result, runId: 'r2', visits: { draft: 3, 'blog/post': 1, review: 3 } }
+    expect(JSON.stringify(comparable(reordered))).toBe(JSON.stringify(comparable(result)))
+    expect(JSON.stringify(comparable({ ...result, visits: { draft: 3, review: 2, 'blog/post': 1 } }))).not.toBe(JSON.stringify(comparable(result)))
+  })
+
+  it("has its worker look for the note's `status: active` longer than the library waits for a note a person just saved to settle", async () => {
+    const vault = await mkdtemp(join(tmpdir(), 'vaultplan-script-'))
+    await writeFile(join(vault, 'a.md'), '---\nstatus: pending\n---\n# A\n')
+    // The claim's status lands once the note has settled: a second after a person's last save, and the save took a moment.
+    const lands = setTimeout(() => void writeFile(join(vault, 'a.md'), '---\nstatus: active\n---\n# A\n'), 1_500)
+    const entries: Record<string, unknown>[] = []
+    try {
+      await makeScript({ vault, log: (entry) => entries.push(entry) }).work({ node: { id: 'a', file: 'a.md' }, visit: 1, step: 1, key: 'k', outputs: [] })
+    } finally {
+      clearTimeout(lands)
+      await rm(vault, { recursive: true, force: true })
+    }
+    expect(entries.find((entry) => entry.t === 'work-start')).toMatchObject({ node: 'a', status: 'active' })
+  })
 
   it("a person's editor saving notes in place while the run goes and is killed loses none of their bytes", async () => {
     const report = await runCrashTrials({ trials: 3, seed: 11, jobs: 3, mode: 'editor', log: () => {} })

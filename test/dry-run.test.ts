@@ -1,3 +1,4 @@
+import { cpSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import { expect, it } from 'vitest'
 import { dryRun, runPlan } from 'vaultplan'
@@ -19,6 +20,8 @@ it('shows the judge prompt the next hop would send, the same a run sends, and ch
 
   // An output saved, its transition not judged: the preview is the prompt the resumed run sends.
   const other = await writeVault(draftReview())
+  // The vault as the judge is first asked, before the run writes into the files what its journal holds (the output among it).
+  const asked = await tempDir()
   const crash = scriptedWorker()
   const judge = reviewJudge('review v1')
   let preview
@@ -27,12 +30,16 @@ it('shows the judge prompt the next hop would send, the same a run sends, and ch
     fsync: false,
     work: crash,
     llm: async (prompt, options) => {
+      if (judge.calls.length === 0) cpSync(other, asked, { recursive: true })
       preview ??= await dryRun(other)
       return judge(prompt, options)
     },
   })
-  expect(preview).toMatchObject({ node: 'review', visit: 1, step: 2, conditions: ['approved', 'needs revision'], worked: true })
-  expect(preview!.prompt.replace(/DATA-\w+/g, 'DATA')).toBe(judge.calls[0]!.prompt.replace(/DATA-\w+/g, 'DATA'))
+  const expected = { node: 'review', visit: 1, step: 2, conditions: ['approved', 'needs revision'], worked: true }
+  for (const shown of [preview, await dryRun(asked)]) {
+    expect(shown).toMatchObject(expected)
+    expect(shown!.prompt.replace(/DATA-\w+/g, 'DATA')).toBe(judge.calls[0]!.prompt.replace(/DATA-\w+/g, 'DATA'))
+  }
   expect(await readTree(dir)).toEqual(before)
 })
 

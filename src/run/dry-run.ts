@@ -3,7 +3,8 @@ import { waitsForPerson } from '../core/knobs.js'
 import { assertFolder } from '../vault/fs-atomic.js'
 import { readLedger } from '../memory/ledger.js'
 import { replay } from './run-core.js'
-import { outputsOf } from './run-open.js'
+import { journaledOutputs, outputsOf } from './run-open.js'
+import { journaledWrites } from '../store/journal-format.js'
 import { stepBudget } from './run-options.js'
 import { readRecords } from './observe-run.js'
 import { standOf } from './vault-stand.js'
@@ -61,7 +62,8 @@ export async function dryRun(
   if (conditions.length === 0) return null
   const folder = item.plan === undefined ? dir : join(dir, item.plan)
   const trace = records.trace
-  const outputs = await outputsOf(folder, trace?.records ?? [])
+  // The journal first: an output a live run wrote since is in the files; one it has not yet, in the journal read.
+  const outputs = await outputsOf(folder, trace?.records ?? [], journaledOutputs(folder, journaledWrites(folder).files, trace?.header.run))
   const saved = item.kind === 'judge' ? records.pending : undefined
   const context = {
     query: top.trace?.header.query ?? options.query ?? '',

@@ -5,13 +5,12 @@ import { assertFolder } from '../vault/fs-atomic.js'
 import { vaultHolder } from '../vault/lock.js'
 import { readProposalNote } from '../vault/proposal-note.js'
 import { loadPlan } from '../plan/load-plan.js'
-import { journaledStatuses } from '../store/journal-format.js'
+import { journaledWrites } from '../store/journal-format.js'
 import type { NodeStatus } from '../core/types.js'
 import type { PlanGraph } from '../plan/plan-graph.js'
 import { subplanTree } from '../plan/subplan-tree.js'
-import { pendingOutput } from './run-open.js'
+import { journaledOutputs, pendingOutput, type OutputReader } from './run-open.js'
 import { plannerCallsOf } from './decompose.js'
-import { readOutput } from '../store/output-note.js'
 import { stepBudget } from './run-options.js'
 import { snapshotOf, type RunSnapshot, type VaultRecords } from './run-snapshot.js'
 import { readTrace, tracePaths, type Trace, type TraceHeader } from '../store/trace.js'
@@ -101,8 +100,10 @@ export function recordedBudget(traces: readonly (Trace | undefined)[], header: T
  */
 export async function readRecords(vault: string): Promise<VaultRecords> {
   await assertFolder(vault)
+  // Read before the notes: a status a live run applies meanwhile is in the journal read, or in the note.
+  const journaled = journaledWrites(vault)
   const graph = await loadPlan(vault)
-  const records = await recordsOf(vault, graph)
+  const records = await recordsOf(vault, graph, journaled)
   const proposal = await readProposalNote(vault)
   if (proposal) records.proposal = proposal
   if (records.trace) records.plannerCalls = await plannerCallsOf(vault, graph, records.trace.header.run)
@@ -111,40 +112,45 @@ export async function readRecords(vault: string): Promise<VaultRecords> {
   return records
 }
 
-/** The records of every vault of the plan `graph` of `vault`, its subplans' nested under the top's. */
-async function recordsOf(vault: string, graph: PlanGraph): Promise<VaultRecords> {
+/** The records of every vault of the plan `graph` of `vault`, its subplans' nested under the top's; `top` is the top vault's journal, read before its notes. */
+async function recordsOf(vault: string, graph: PlanGraph, top: Journaled): Promise<VaultRecords> {
   const read = new Map<PlanGraph, { records: VaultRecords; subplans: Map<string, VaultRecords> }>()
   for (const { folder, inner, vault: plan, parent } of subplanTree(graph)) {
     const subplans = new Map<string, VaultRecords>()
-    const records = await vaultRecordsOf(folder === '' ? vault : join(vault, folder), folder, plan, subplans)
+    const dir = folder === '' ? vault : join(vault, folder)
+    const records = await vaultRecordsOf(dir, folder, plan, subplans, folder === '' ? top : journaledWrites(dir))
     read.set(plan, { records, subplans })
     if (parent) read.get(parent)!.subplans.set(inner, records)
   }
   return read.get(graph)!.records
 }
 
+/** What a vault's journal holds that its files may lack yet (see `journaledWrites`). */
+type Journaled = ReturnType<typeof journaledWrites>
+
 /** The records of one vault of the run, with `subplans` (filled by the caller) as its subplans'. */
-async function vaultRecordsOf(dir: string, folder: string, graph: PlanGraph, subplans: Map<string, VaultRecords>): Promise<VaultRecords> {
-  // Journal and files as one: a live run's last statuses, journaled and not written into the notes yet (they are within milliseconds).
-  const journaled = journaledStatuses(dir)
-  if (journaled.size > 0)
-    for (const node of graph.nodes.values()) node.status = (journaled.get(node.file ?? `${node.id}.md`) as NodeStatus | undefined) ?? node.status
+async function vaultRecordsOf(dir: string, folder: string, graph: PlanGraph, subplans: Map<string, VaultRecords>, journaled: Journaled): Promise<VaultRecords> {
+  // Journal and files as one: a live run's last statuses and outputs, journaled and not written into the files yet (they are within milliseconds).
+  const { statuses } = journaled
+  if (statuses.size > 0)
+    for (const node of graph.nodes.values()) node.status = (statuses.get(node.file ?? `${node.id}.md`) as NodeStatus | undefined) ?? node.status
   const trace = await readTrace(dir)
   const records: VaultRecords = { folder, graph, issues: graph.check().issues, trace, pending: undefined, subplans, now: Date.now() }
   if (trace) {
+    const outputs = journaledOutputs(dir, journaled.files, trace.header.run)
     const steps = trace.records.reduce((highest, record) => Math.max(highest, record.step), 0)
-    records.pending = await pendingOutput(dir, steps, undefined, trace.claims)
-    const final = await finalOutput(dir, trace)
+    records.pending = await pendingOutput(dir, steps, outputs, trace.claims)
+    const final = await finalOutput(dir, trace, outputs)
     if (final !== undefined) records.final = final
   }
   return records
 }
 
 /** The terminal's output, when the trace's last record ended the run: its output note, else `final.md`. */
-async function finalOutput(dir: string, trace: Trace): Promise<string | undefined> {
+async function finalOutput(dir: string, trace: Trace, outputs: OutputReader): Promise<string | undefined> {
   const last = trace.records.at(-1)
   if (last?.kind !== 'hop' || last.next !== null) return undefined
-  const saved = await readOutput(dir, last.output)
+  const saved = await outputs.readOutput(last.output)
   if (saved) return saved.output
   const text = await readFile(tracePaths(dir).final, 'utf8').catch(() => '')
   return text.slice(parseFrontmatter(text).split.contentStart)

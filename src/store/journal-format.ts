@@ -81,13 +81,17 @@ function take(parsed: JournalEntries, entry: { k?: unknown; f?: unknown; t?: unk
 }
 
 /**
- * The statuses a vault's journal holds that are not applied to its notes
- * yet (by vault-relative file): a run's last hops, for a reader that looks
- * at a live run's notes (they are applied within milliseconds).
+ * What a vault's journal holds that is not applied to its files yet: a
+ * run's last hops, for a reader that looks at a live run's files (they are
+ * applied within milliseconds). `statuses` by note, `files` (output notes)
+ * by their path in the vault, both vault-relative. Read it before the files
+ * it stands for: a write applied after it is in the files by then.
  */
-export function journaledStatuses(root: string): Map<string, string> {
+export function journaledWrites(root: string): { statuses: Map<string, string>; files: Map<string, string> } {
   const read = readRegularFileSync(join(root, TRACE_FOLDER, JOURNAL), MAX_READ)
-  return read ? gated(root, parseJournal(read.text)).unappliedStatuses : new Map()
+  if (!read) return { statuses: new Map(), files: new Map() }
+  const parsed = gated(root, parseJournal(read.text))
+  return { statuses: parsed.unappliedStatuses, files: parsed.unappliedFiles }
 }
 
 /** The run id in a trace's header, or `undefined` for a trace without one. */

@@ -289,7 +289,8 @@ export class NoteJournal {
    * @returns whether a journal was removed
    */
   static async retire(root: string, options: { fsync: boolean } = { fsync: true }): Promise<boolean> {
-    const path = runFilePath(root, `${TRACE_FOLDER}/${JOURNAL}`)
+    // Looked at, not made: a folder below a finished run (a person's `assets/`) gets no run folder from this look.
+    const path = join(root, TRACE_FOLDER, JOURNAL)
     if (!isFile(path)) return false
     const journal = NoteJournal.open(root, options)
     journal.close()

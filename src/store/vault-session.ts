@@ -159,8 +159,6 @@ export class VaultSession {
    */
   async setStatus(id: string, status: NodeStatus, options: { justRefreshed?: boolean } = {}): Promise<string> {
     const file = this.graph.node(id).file ?? `${id}.md`
-    // Written now: a status journaled for it before is replaced.
-    this.writes.drop(file)
     const refreshed = options.justRefreshed === true && this.files.verified === file
     this.files.verified = undefined
     const journal = this.writes.journal
@@ -186,6 +184,9 @@ export class VaultSession {
         journal.commit()
       }
     const done = await this.notes.rewrite(file, patch, how)
+    // Written now: a status journaled for it before is replaced. Only now: one whose note refused this write (a person
+    // kept saving it) is still to write, or the next settle would mark the journal applied without it.
+    this.writes.drop(file)
     if (done === undefined) return this.setStatus(await this.follow(id), status)
     const { edited, held } = done
     const note = this.files.notes.get(file)

@@ -67,3 +67,6 @@ export interface CrashReport {
 
 /** Runs the crash trials: kill -9 at random points, resume, check nothing was lost. */
 export function runCrashTrials(options?: CrashOptions): Promise<CrashReport>
+
+/** What of a result must match the uninterrupted run's (compared as JSON): no run id or run vault, step numbers in the output left out, `visits` by note in one order. */
+export function comparable<T extends object>(result: T): Partial<T>

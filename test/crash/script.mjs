@@ -24,6 +24,9 @@ export function workOutput(node, visit, step) {
   return `WORK node=${node} visit=${visit} step=${step}\nThe ${node} text, visit ${visit} — café, naïve.\r\nSecond line.\n`
 }
 
+/** How long the worker looks for its note's `status: active`: longer than the library waits for a busy note to settle (3 s). */
+export const STATUS_PATIENCE_MS = 5_000
+
 /**
  * @param {object} options
  * @param {string} options.vault the vault the run writes (to read a note's status while it is worked)
@@ -39,8 +42,11 @@ export function makeScript({ vault, log, hook, failed }) {
     const plan = input.plan ?? ''
     let status
     // A person's editor (an editor trial) may be saving the note in place right now: a status that is not `active` is
-    // looked at again for a while, as what a torn read shows passes, and a wrong status stays.
-    for (let look = 0; look < 50 && status !== 'active'; look++) {
+    // looked at again for a while, as what a torn read shows passes, and a wrong status stays. The claim's status is
+    // written off the hop's path, and into a note saved a moment ago only once the note has settled (a second after its
+    // last change, three at most): so the worker looks for longer than that.
+    const until = Date.now() + STATUS_PATIENCE_MS
+    for (let look = 0; status !== 'active' && (look === 0 || Date.now() < until); look++) {
       if (look > 0) await new Promise((resolve) => setTimeout(resolve, 20))
       try {
         // A subplan's note is in its folder (\`plan\`, relative to the top vault).
