@@ -123,7 +123,8 @@ export type GateMemo = Map<string, string>
 
 /** {@link confineSync}, for the callers that await it. */
 export async function confine(base: string, relativePath: string, what: string): Promise<{ path: string; exists: boolean }> {
-  return confineSync(base, relativePath, what)
+  const { path, exists } = confineSync(base, relativePath, what)
+  return { path, exists }
 }
 
 /** The path {@link confineSync} resolves, or `undefined` for one it refuses: for a list read from a file, whose bad entries are left out. */
