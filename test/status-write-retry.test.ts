@@ -22,16 +22,24 @@ vi.mock('../src/vault/settled-read.js', async (importOriginal) => {
   return { ...actual, readSettledNote }
 })
 
-it('a journaled status its note refused (a person kept saving it) is written by the next apply, not marked applied unwritten', async () => {
+/**
+ * A session of a run one hop in, with `review: active` journaled (not yet in the note), and the note then saved by a
+ * person: its next write finds it busy once.
+ */
+async function journaledThenSaved(): Promise<{ dir: string; session: VaultSession }> {
   const dir = await writeVault(draftReview())
   await runPlan(dir, { query: 'Announce', work: scriptedWorker(), llm: reviewJudge(), fsync: false, maxSteps: 1 })
   const session = await VaultSession.open(dir, { fsync: false, watch: false })
+  expect(session.deferStatus('review', 'active')).toBe(true)
+  session.commit()
+  await edit(dir, 'review.md', (text) => `${text}\nA line of the person's.\n`)
+  busy.next = true
+  return { dir, session }
+}
+
+it('a journaled status its note refused (a person kept saving it) is written by the next apply, not marked applied unwritten', async () => {
+  const { dir, session } = await journaledThenSaved()
   try {
-    expect(session.deferStatus('review', 'active')).toBe(true)
-    session.commit()
-    // The person saves the note: the write reads it again, and it is busy.
-    await edit(dir, 'review.md', (text) => `${text}\nA line of the person's.\n`)
-    busy.next = true
     await expect(session.apply()).rejects.toMatchObject({ code: 'note-busy' })
     expect((await statuses(dir)).review).toBe('pending')
     await session.apply()
@@ -43,14 +51,8 @@ it('a journaled status its note refused (a person kept saving it) is written by 
 })
 
 it("a status written at once that its note refuses leaves the status journaled before it to write (the claim's `active` a next call recovers from)", async () => {
-  const dir = await writeVault(draftReview())
-  await runPlan(dir, { query: 'Announce', work: scriptedWorker(), llm: reviewJudge(), fsync: false, maxSteps: 1 })
-  const session = await VaultSession.open(dir, { fsync: false, watch: false })
+  const { dir, session } = await journaledThenSaved()
   try {
-    expect(session.deferStatus('review', 'active')).toBe(true)
-    session.commit()
-    await edit(dir, 'review.md', (text) => `${text}\nA line of the person's.\n`)
-    busy.next = true
     await expect(session.setStatus('review', 'done')).rejects.toMatchObject({ code: 'note-busy' })
     await session.apply()
   } finally {
