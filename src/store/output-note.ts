@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto'
-import { readdirSync, type Stats } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import type { StepOutput } from '../core/types.js'
 import { parseFrontmatter } from '../vault/frontmatter.js'
 import { stringifyFlat } from '../vault/plain-yaml.js'
-import { writeFileAtomicSync } from '../vault/fs-atomic.js'
+import { writeFileAtomicSync, type FileStamp } from '../vault/fs-atomic.js'
 import { runFolder } from '../vault/run-file-path.js'
 import { confineSync, type GateMemo } from '../vault/path-gate.js'
 import { OUTPUTS_FOLDER as OUTPUTS, TRACE_FOLDER } from '../vault/run-folder.js'
@@ -99,8 +99,8 @@ export function outputPath(vault: string, file: string, seen?: GateMemo): string
   return outputTarget(vault, file, seen)?.path
 }
 
-/** {@link outputPath}, with the `lstat` the gate took of the note when it exists and is no symlink. */
-export function outputTarget(vault: string, file: string, seen?: GateMemo): { path: string; info?: Stats } | undefined {
+/** {@link outputPath}, with the stamp the gate took of the note when it is a regular file. */
+export function outputTarget(vault: string, file: string, seen?: GateMemo): { path: string; stamp?: FileStamp } | undefined {
   try {
     return confineSync(tracePaths(vault).folder, file, 'an output of the trace', seen)
   } catch {

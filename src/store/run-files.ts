@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises'
-import { readRegularFileSync, sameStamp, toStamp, type FileStamp } from '../vault/fs-atomic.js'
+import { readRegularFileSync, sameStamp, type FileStamp } from '../vault/fs-atomic.js'
 import { RACY_MS } from '../vault/note-version.js'
 import type { GateMemo } from '../vault/path-gate.js'
 import { outputTarget, parseOutput, type SavedOutput } from './output-note.js'
@@ -54,8 +54,7 @@ export class RunFiles {
     // Taken before the look: a write after it is one the next look may have to tell by the bytes.
     const at = Date.now()
     // The gate's own look at the note gives its stamp.
-    const { path, info } = outputTarget(this.vault, file, seen) ?? {}
-    const stamp = info?.isFile() ? toStamp(info) : undefined
+    const { path, stamp } = outputTarget(this.vault, file, seen) ?? {}
     if (known?.stamp && sameStamp(stamp, known.stamp) && known.checkedAt - known.stamp.mtimeMs > RACY_MS) return known.saved && { ...known.saved }
     // Just looked at as a regular file, so not looked at again; anything else (a symlink) read the usual way, with no stamp kept.
     const read = stamp === undefined ? undefined : readRegularFileSync(path!, MAX_SYNC_READ, true)

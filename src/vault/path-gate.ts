@@ -1,7 +1,7 @@
 import { lstatSync, realpathSync, type Stats } from 'node:fs'
 import { realpath } from 'node:fs/promises'
 import { join, relative, resolve } from 'node:path'
-import { isInside } from './fs-atomic.js'
+import { isInside, toStamp, type FileStamp } from './fs-atomic.js'
 
 /**
  * A path that would leave its folder, or names no usable folder or note: a
@@ -68,13 +68,13 @@ export function segmentsOf(path: string, what: string): string[] {
  * `runFilePath`, which takes no symlink at all.
  *
  * Synchronous: `lstat` and `realpath` never block on what they look at, and
- * a run checks every output its trace names at each call. `info`: the
- * `lstat` of what the path names, when it exists and is no symlink.
+ * a run checks every output its trace names at each call. `stamp`: the
+ * stamp of what the path names, when it is a regular file (no symlink).
  *
  * @param seen - what an earlier gate of the same pass found, to look at each folder once ({@link GateMemo})
  * @throws `PathRefusal` when the path leaves `base` or breaks {@link segmentsOf}' rule.
  */
-export function confineSync(base: string, relativePath: string, what: string, seen?: GateMemo): { path: string; exists: boolean; info?: Stats } {
+export function confineSync(base: string, relativePath: string, what: string, seen?: GateMemo): { path: string; exists: boolean; stamp?: FileStamp } {
   const segments = segmentsOf(relativePath, what)
   const root = seen?.get('') ?? realpathSync.native(base)
   seen?.set('', root)
@@ -95,7 +95,7 @@ export function confineSync(base: string, relativePath: string, what: string, se
     if (folder !== undefined) seen?.set(folder, real)
   }
   // What the last look found, when that is what the path names (no symlink): a caller that wants its stamp need not look again.
-  return info && !info.isSymbolicLink() ? { path: real, exists: true, info } : { path: real, exists: true }
+  return info?.isFile() ? { path: real, exists: true, stamp: toStamp(info) } : { path: real, exists: true }
 }
 
 /** Where the symlink at `path` leads, refused unless it is something inside `root`. */
