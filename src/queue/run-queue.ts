@@ -112,13 +112,17 @@ export class RunQueue {
       const client = await pool.connect()
       try {
         await client.query(`SELECT pg_advisory_lock(hashtext('vaultplan_queues'))`)
-        await boss.createQueue(settings.queue, {
-          name: settings.queue,
-          policy: 'standard',
-          expireInSeconds: settings.hopTimeoutSeconds,
-          retryLimit: settings.retryLimit,
-          retryDelay: settings.retryDelaySeconds,
-        })
+        // pg-boss's own work of another process starting (its maintenance on the job table) may still meet the partition
+        // being made: PostgreSQL then aborts one side as a deadlock, which is retried, as PostgreSQL advises.
+        await retriedOnDeadlock(() =>
+          boss.createQueue(settings.queue, {
+            name: settings.queue,
+            policy: 'standard',
+            expireInSeconds: settings.hopTimeoutSeconds,
+            retryLimit: settings.retryLimit,
+            retryDelay: settings.retryDelaySeconds,
+          }),
+        )
       } finally {
         await client.query(`SELECT pg_advisory_unlock(hashtext('vaultplan_queues'))`).catch(() => undefined)
         client.release()
@@ -218,4 +222,19 @@ async function loadPgBoss(): Promise<{ PgBossClass: typeof PgBoss; Pool: new (co
   const PgBossClass = require(bossPath) as typeof PgBoss
   const { Pool } = createRequire(bossPath)('pg') as { Pool: new (config: Record<string, unknown>) => PgPool }
   return { PgBossClass, Pool }
+}
+
+/** PostgreSQL's code for a transaction it aborted to break a deadlock. */
+const DEADLOCK = '40P01'
+
+/** Runs `work`, again (at most 5 times, 50 ms apart and more) while PostgreSQL aborts it to break a deadlock. */
+async function retriedOnDeadlock<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work()
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== DEADLOCK || attempt >= 5) throw error
+      await new Promise((done) => setTimeout(done, 50 * attempt))
+    }
+  }
 }
