@@ -348,6 +348,8 @@ async function killTrial(index, { root, fixture, reference, calibration, seed, l
     traceSeen = text
   }
 
+  // The editor paused for one child run after the note it saved was refused more than twice.
+  let settling = false
   /** Starts a child; a `vault-locked` refusal after a kill is waited out (the lock is made stale) and retried. */
   const run = async (config, kill, { resume = true } = {}) => {
     for (;;) {
@@ -357,10 +359,19 @@ async function killTrial(index, { root, fixture, reference, calibration, seed, l
       // Every other child walks the vault through the stepping API instead of runPlan.
       const outcome = await runChild({ dist, vault, sideLog, attempt, stepping: attempt % 2 === 1, nested, ...config }, kill)
       attempt += 1
+      if (settling) {
+        editor.resume()
+        settling = false
+      }
       // Beside a person's editor, a note it kept saving for 3 s is refused (`note-busy`) or left out of the load with a warning:
-      // nothing is written from it, and the library says to run again once it is saved. So the person does, a few times.
+      // nothing is written from it, and the library says to run again once it is saved. So the person does, a few times; from
+      // the third refusal on they stop typing while it runs (on a loaded machine the editor's saves may never leave 3 s quiet).
       if (editor && keptChanging(outcome.error) && trial.busy < 5) {
         trial.busy += 1
+        if (trial.busy >= 3) {
+          await editor.pause()
+          settling = true
+        }
         continue
       }
       if (outcome.error?.code !== 'vault-locked' || !killed || trial.staleLocks.length > 3) return { ...outcome, attempt: attempt - 1 }
