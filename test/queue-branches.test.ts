@@ -175,7 +175,10 @@ describe('several workers on the branches of one run', () => {
     // A job that a hop sent for the papers before their job had claimed them (it was fetched, not yet stepping) ends `busy`: then one job is left.
     let row: unknown[] = []
     const left = Date.now() + 10_000
-    while (JSON.stringify((row = (await runRow(queue, vault)).rows)) !== JSON.stringify([{ state: 'queued', jobs: 1, node: 'papers/find' }]) && Date.now() < left)
+    while (
+      JSON.stringify((row = (await runRow(queue, vault)).rows)) !== JSON.stringify([{ state: 'queued', jobs: 1, node: 'papers/find' }]) &&
+      Date.now() < left
+    )
       await new Promise((resolve) => setTimeout(resolve, 20))
     expect(row).toEqual([{ state: 'queued', jobs: 1, node: 'papers/find' }])
     waited = true
