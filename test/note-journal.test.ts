@@ -1,9 +1,11 @@
-import { existsSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runPlan } from 'vaultplan'
 import { torn } from '../src/store/note-journal.js'
+import { draftReview } from './helpers/plans.js'
+import { reviewJudge, scriptedWorker } from './helpers/scripted.js'
 import { writeVault } from './helpers/vault.js'
 
 // With fsync on, status rewrites and output notes are not flushed one by one: the journal
@@ -106,6 +108,34 @@ describe('the journal repairs what a power cut tore', () => {
     await reboot(vault)
     await runPlan(vault, { ...options, maxSteps: 10 })
     expect(await readFile(join(vault, 'draft.md'), 'utf8')).toBe(shortened)
+  })
+
+  it('a note rewritten after a long run emptied the journal is restored too', async () => {
+    const vault = await writeVault(draftReview())
+    const path = join(vault, '00_plan-trace', '.journal')
+    const past: boolean[] = []
+    const over = () => statSync(path).size > 2 * 1024 * 1024
+    // Two outputs of 1 MB (the most an output keeps) pass the size at which the journal is emptied once their hops
+    // are applied; the workers take a moment, as real ones do, and the hops are applied meanwhile.
+    const work = scriptedWorker(async (step) => {
+      past.push(over())
+      await new Promise((resolve) => setTimeout(resolve, 40))
+      past.push(over())
+      if (step.visit === 1 && step.node.id !== 'send') return 'words '.repeat(200_000)
+    })
+    const run = (maxSteps: number) => runPlan(vault, { query: 'q', work, llm: reviewJudge('review v2'), fsync: true, maxSteps })
+    expect((await run(3)).status).toBe('stopped')
+    expect(work.calls.map((call) => `${call.node} v${call.visit}`)).toEqual(['draft v1', 'review v1', 'draft v2'])
+    // Emptied while the second draft was worked: its note was rewritten (`done`) after that.
+    expect(past).toEqual([false, false, false, false, true, false])
+    const draft = await readFile(join(vault, 'draft.md'), 'utf8')
+    expect(draft).toContain('status: done')
+    await writeFile(join(vault, 'draft.md'), '')
+    // A new boot: any boot entry is another boot's (a journal without one is read as another boot's anyway).
+    await writeFile(path, (await readFile(path, 'utf8')).replace(/"k":"boot","id":"[^"]*"/g, '"k":"boot","id":"an-earlier-boot"'))
+    const result = await run(10)
+    expect({ status: result.status, output: result.output }).toEqual({ status: 'completed', output: 'send v1' })
+    expect(await readFile(join(vault, 'draft.md'), 'utf8')).toBe(draft)
   })
 
   it("tells torn bytes from a person's: empty or NUL-filled only", () => {

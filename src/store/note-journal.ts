@@ -310,6 +310,12 @@ export class NoteJournal {
       fsyncSync(fd)
     })
     this.size = 0
+    // The journal holds no image, status or boot now: the next rewrite of a note journals its image again (a power cut
+    // could tear that rewrite), as after an open of the empty journal.
+    this.images.clear()
+    this.seen.clear()
+    this.statuses.clear()
+    this.booted = false
   }
 }
 
