@@ -96,7 +96,7 @@ describe('the harness catches a broken library', () => {
   }, 60_000)
 
   it("flushes a hop's record in the journal but never brings the trace up to it after a power cut (flushed hops lost)", async () => {
-    const dist = await mutant('no-trace-repair', 'store/note-journal.js', [['        journal.repairTrace(parsed);\n', '']])
+    const dist = await mutant('no-trace-repair', 'store/note-journal.js', [['        repairTrace(root, parsed, options.fsync);\n', '']])
     const report = await runCrashTrials({ trials: 2, seed: 7, jobs: 2, mode: 'power', dist, keepFailed: false, log: () => {} })
     expect(report.ok).toBe(false)
     expect(report.dataLosses).toBeGreaterThan(0)

@@ -5,7 +5,8 @@ import { TRACE_FOLDER } from '../vault/run-folder.js'
 
 /** The journal's name in the run folder. */
 export const JOURNAL = '.journal'
-const MAX_READ = 256 * 1024 * 1024
+/** The most of a run file (the journal, a note it covers) read at once. */
+export const MAX_READ = 256 * 1024 * 1024
 
 /*
  * The lines of a run's write-ahead journal (`00_plan-trace/.journal`), one

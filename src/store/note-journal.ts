@@ -1,12 +1,12 @@
-import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, lstatSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, lstatSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { setFrontmatterStatus } from '../vault/frontmatter.js'
-import { readRegularFileSync, syncFolderSync, writeAllSync, writeFileAtomicSync } from '../vault/fs-atomic.js'
+import { readRegularFileSync, syncFolderSync, writeAllSync } from '../vault/fs-atomic.js'
 import { TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
 import { RunStateError } from '../core/errors.js'
 import { runFilePath } from '../vault/run-file-path.js'
 import { flushFiles, flushFilesAtOnce } from './flush-files.js'
-import { gated, JOURNAL, parseJournal, runOf, type JournalEntries } from './journal-format.js'
+import { gated, JOURNAL, MAX_READ, parseJournal } from './journal-format.js'
+import { isFile, normalised, repairTrace, restoreFiles, restoreNote } from './journal-repair.js'
 
 /**
  * A run's write-ahead journal (`00_plan-trace/.journal`, hidden from
@@ -75,9 +75,9 @@ export class NoteJournal {
     if (read && read.stamp.size !== journal.size) journal.openFd((fd) => ftruncateSync(fd, journal.size))
     // Same boot as the entries': the page cache held every write, so no power cut can have torn one.
     journal.booted = parsed.boot !== undefined && parsed.boot === BOOT_ID
-    if (!journal.booted) for (const [file, image] of parsed.notes) journal.restoreNote(file, image, parsed.statuses.get(file))
-    journal.repairTrace(parsed)
-    journal.restoreFiles(parsed)
+    if (!journal.booted) for (const [file, image] of parsed.notes) restoreNote(root, file, image, parsed.statuses.get(file))
+    repairTrace(root, parsed, options.fsync)
+    restoreFiles(root, parsed, { booted: journal.booted, fsync: options.fsync })
     for (const [file, status] of parsed.statuses) journal.statuses.set(file, status)
     for (const [file, status] of parsed.unappliedStatuses) journal.unapplied.set(file, status)
     // Repaired once: the entries are this boot's from now on, so the next open (a stepping call) does not repair again.
@@ -202,80 +202,6 @@ export class NoteJournal {
     use(this.fd)
   }
 
-  private restoreNote(file: string, image: string, status: string | undefined): void {
-    const path = join(this.root, file)
-    const current = readRegularFileSync(path, MAX_READ)
-    // A missing note was removed by a person (a rename never removes one): not ours to bring back.
-    if (!current) return
-    const text = torn(current.text) ? image : current.text
-    // A version we wrote (the image with some status) showing another status than the last one flushed: an undone rename.
-    const restored = status !== undefined && normalised(text) === normalised(image) ? tryStatus(text, status) : text
-    if (restored !== current.text) writeFileAtomicSync(path, restored, { fsync: true, mode: current.stamp.mode })
-  }
-
-  /**
-   * Brings the trace up to the journal's entries of its run: the first
-   * entry the trace does not hold where the journal says (a crash before
-   * its append, a power cut's torn tail) cuts the trace there, and it and
-   * every later entry are appended. Entries of another run (archived by a
-   * `fresh` start) are left out.
-   */
-  private repairTrace(parsed: JournalEntries): void {
-    const path = join(this.root, TRACE_FOLDER, TRACE_FILE)
-    if (parsed.traces.length === 0 || !isFile(path)) return
-    const bytes = readFileSync(path)
-    const run = runOf(bytes.subarray(0, HEADER_BYTES).toString('utf8'))
-    const entries = parsed.traces.filter((entry) => entry.r === run)
-    const missing = entries.findIndex((entry) => !bytes.subarray(entry.o, entry.o + Buffer.byteLength(entry.t)).equals(Buffer.from(entry.t, 'utf8')))
-    if (missing === -1) return
-    const from = entries[missing]!.o
-    // An entry past the trace's end with a gap before it: bytes the journal does not hold are missing, nothing to repair from.
-    if (from > bytes.length) return
-    const tail = Buffer.from(
-      entries
-        .slice(missing)
-        .map((entry) => entry.t)
-        .join(''),
-      'utf8',
-    )
-    // Cut and appended in place, as the trace is written: a crash part way is repaired the same way next time.
-    const fd = openSync(path, constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
-    try {
-      ftruncateSync(fd, from)
-      for (let written = 0; written < tail.length;) written += writeSync(fd, tail, written, tail.length - written, from + written)
-      if (this.fsync) fsyncSync(fd)
-    } finally {
-      closeSync(fd)
-    }
-  }
-
-  /**
-   * Writes the output notes the files lack: after a new boot, a torn one or
-   * a lost one the trace records; any time, one journaled after the last
-   * `applied` mark (a hop's, not applied when its run was killed).
-   */
-  private restoreFiles(parsed: JournalEntries): void {
-    // Read only for a file that may need writing: an open in the same boot with everything applied needs none.
-    let trace: string | undefined
-    const traceText = () => (trace ??= readRegularFileSync(join(this.root, TRACE_FOLDER, TRACE_FILE), MAX_READ)?.text ?? '')
-    for (const [file, text] of parsed.files) {
-      const unapplied = parsed.unappliedFiles.has(file)
-      if (this.booted && !unapplied) continue
-      const current = readRegularFileSync(join(this.root, file), MAX_READ)?.text
-      if (current === text) continue
-      // No outputs folder: a `fresh` start moved it into the archive (the trace follows it there next), or a person deleted it.
-      if (!isFolder(dirname(join(this.root, file)))) continue
-      // Only an output of the run the trace is of: another is an archived run's.
-      const run = runOf(traceText())
-      if (run === undefined || !text.includes(`\nrun: ${run}\n`)) continue
-      const name = file.slice(TRACE_FOLDER.length + 1).replace(/\.md$/, '')
-      const recorded = traceText().includes(`[[${TRACE_FOLDER}/${name}|`)
-      if (unapplied || (current === undefined && recorded) || (current !== undefined && torn(current))) {
-        writeFileAtomicSync(join(this.root, file), text, { fsync: this.fsync, mode: 0o644 })
-      }
-    }
-  }
-
   /**
    * Removes the journal of a vault whose run is finished. It is opened
    * first, as a run opens it, so what a crash or a power cut left is
@@ -319,51 +245,9 @@ export class NoteJournal {
   }
 }
 
-function isFile(path: string): boolean {
-  try {
-    return lstatSync(path).isFile()
-  } catch {
-    return false
-  }
-}
-
-function isFolder(path: string): boolean {
-  try {
-    return lstatSync(path).isDirectory()
-  } catch {
-    return false
-  }
-}
-
 const APPLIED = `${JSON.stringify({ k: 'applied' })}\n`
 /** Past this size the journal is emptied once what it holds is applied. */
 const COMPACT_BYTES = 2 * 1024 * 1024
-const MAX_READ = 256 * 1024 * 1024
-/** How much of the trace's start holds its header (its run id). */
-const HEADER_BYTES = 4096
-
-/** A note's text with its status set to one value: two texts that differ only there are the same version. */
-function normalised(text: string): string {
-  return tryStatus(text, 'pending')
-}
-
-function tryStatus(text: string, status: string): string {
-  try {
-    return setFrontmatterStatus(text, status)
-  } catch {
-    return text
-  }
-}
-
-/**
- * What a power cut leaves of a file whose data was not flushed: nothing, or
- * NUL bytes where data was (ext4, XFS and APFS hand out a file's blocks
- * zeroed, never another file's data). A note a person shortened is not
- * torn; only bytes nobody writes in a note count.
- */
-export function torn(current: string): boolean {
-  return current.length === 0 || current.includes('\0')
-}
 
 /** This boot of the machine (Linux), or `undefined` where it cannot be told. */
 const BOOT_ID = (() => {
