@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, lstatSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { readRegularFileSync, syncFolderSync, writeAllSync } from '../vault/fs-atomic.js'
+import { readRegularFileSync, sameStamp, syncFolderSync, toStamp, writeAllSync, type FileStamp } from '../vault/fs-atomic.js'
 import { TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
 import { RunStateError } from '../core/errors.js'
 import { runFilePath } from '../vault/run-file-path.js'
@@ -50,6 +50,10 @@ export class NoteJournal {
   private booted = false
   /** The statuses journaled after the last `applied` mark: a hop's, not applied to the notes when the run stopped. */
   readonly unapplied = new Map<string, string>()
+  /** Everything journaled is applied (see {@link settled}) and nothing was appended since. */
+  private clean = false
+  /** The journal's and the trace's stamps when this process closed the journal clean: see {@link open}'s `kept`. */
+  private left: { journal: FileStamp; trace: FileStamp | undefined } | undefined
 
   private constructor(
     private readonly root: string,
@@ -65,8 +69,14 @@ export class NoteJournal {
    * statuses not applied yet are left in {@link unapplied}, for the session
    * to write through its careful rewrite. Call it holding the vault's lock,
    * before the notes are read.
+   *
+   * @param kept - this vault's journal as an earlier call of this process
+   *   closed it: taken as it is, nothing read, when it was closed with
+   *   everything applied and neither the journal nor the trace changed
+   *   since (see {@link reusable})
    */
-  static open(root: string, options: { fsync: boolean }): NoteJournal {
+  static open(root: string, options: { fsync: boolean }, kept?: NoteJournal): NoteJournal {
+    if (kept?.reusable(root, options.fsync)) return kept
     const path = runFilePath(root, `${TRACE_FOLDER}/${JOURNAL}`)
     const read = readRegularFileSync(path, MAX_READ)
     const parsed = gated(root, parseJournal(read?.text ?? ''))
@@ -141,6 +151,7 @@ export class NoteJournal {
   private append(flush: boolean): void {
     if (this.queue.length === 0) return
     this.needed = false
+    this.clean = false
     if (!this.booted && BOOT_ID !== undefined) this.queue.unshift(`${JSON.stringify({ k: 'boot', id: BOOT_ID })}\n`)
     this.booted = true
     const data = Buffer.from(this.queue.join(''), 'utf8')
@@ -166,11 +177,13 @@ export class NoteJournal {
       this.size = 0
       this.statuses.clear()
       this.written.clear()
+      this.clean = true
       return
     }
     this.applied()
     this.commit()
     if (this.size > COMPACT_BYTES) this.compact()
+    this.clean = true
   }
 
   /** Writes what is still queued (without a flush) and closes the journal file. */
@@ -178,6 +191,31 @@ export class NoteJournal {
     this.append(false)
     if (this.fd !== undefined) closeSync(this.fd)
     this.fd = undefined
+    // Taken still holding the lock, after this process's last write to either file.
+    const journal = this.clean ? fileStamp(this.path) : undefined
+    this.left = journal && { journal, trace: fileStamp(join(this.root, TRACE_FOLDER, TRACE_FILE)) }
+  }
+
+  /**
+   * Whether an open of this vault's journal can take this object as it is,
+   * once: this process closed it clean (nothing unapplied, no entry the
+   * files lack; a call that threw is not kept by its caller either) and the
+   * journal and the trace have the stamps it left. Only a holder of the
+   * lock writes either file, and another process's call changes a size or
+   * an inode whatever the clock's resolution: with `fsync` its open appends
+   * a mark, and emptying the journal takes hops, which grow the trace;
+   * without, a clean journal is empty, and an empty one holds nothing to
+   * read. An archive moves both; a person's edit changes the trace's stamp.
+   * Then a full open would read what this object holds and find nothing to
+   * repair: no entry is unapplied, the trace holds every entry, and no power
+   * cut tore anything since this process (alive all along) wrote it.
+   */
+  private reusable(root: string, fsync: boolean): boolean {
+    const left = this.left
+    this.left = undefined
+    if (left === undefined || root !== this.root || fsync !== this.fsync) return false
+    const trace = fileStamp(join(this.root, TRACE_FOLDER, TRACE_FILE))
+    return sameStamp(left.journal, fileStamp(this.path)) && (left.trace === undefined ? trace === undefined : sameStamp(left.trace, trace))
   }
 
   private openFd(use: (fd: number) => void): void {
@@ -242,6 +280,16 @@ export class NoteJournal {
     this.seen.clear()
     this.statuses.clear()
     this.booted = false
+  }
+}
+
+/** The stamp of a regular file (symlinks not followed), or `undefined` for none. */
+function fileStamp(path: string): FileStamp | undefined {
+  try {
+    const info = lstatSync(path)
+    return info.isFile() ? toStamp(info) : undefined
+  } catch {
+    return undefined
   }
 }
 

@@ -69,13 +69,14 @@ export class VaultSession {
    * a power cut tore from the journal (call it holding the vault's lock).
    * With `cache`, a session an earlier call kept for this vault (in this
    * process) is taken from it and brought up to date with the disk by
-   * `NoteMirror.resync` instead of every note being read and parsed again.
+   * `NoteMirror.resync` instead of every note being read and parsed again;
+   * its journal too, unread while no other call changed it.
    */
   static async open(root: string, options: SessionOptions, cache?: SessionCache<VaultSession>): Promise<VaultSession> {
     // Synchronous, as every look at the vault a call makes: a turn of the thread pool cost more than the look.
     const real = realpathSync.native(root)
-    const journal = hasTraceFolder(real) ? NoteJournal.open(real, { fsync: options.fsync }) : undefined
     const kept = cache?.take(real)
+    const journal = hasTraceFolder(real) ? NoteJournal.open(real, { fsync: options.fsync }, kept?.writes.journal) : undefined
     let session: VaultSession
     if (kept) {
       session = new VaultSession(real, options, [...kept.files.notes.values()], kept.files.issues, journal, kept.runFiles, kept.graph)
