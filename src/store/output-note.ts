@@ -101,8 +101,13 @@ export function outputPath(vault: string, file: string, seen?: GateMemo): string
 
 /** {@link outputPath}, with the stamp the gate took of the note when it is a regular file. */
 export function outputTarget(vault: string, file: string, seen?: GateMemo): { path: string; stamp?: FileStamp } | undefined {
+  return outputTargetIn(tracePaths(vault).folder, file, seen)
+}
+
+/** {@link outputTarget} under a trace folder known by its path (`tracePaths(vault).folder`), for a pass over many outputs. */
+export function outputTargetIn(folder: string, file: string, seen?: GateMemo): { path: string; stamp?: FileStamp } | undefined {
   try {
-    return confineSync(tracePaths(vault).folder, file, 'an output of the trace', seen)
+    return confineSync(folder, file, 'an output of the trace', seen)
   } catch {
     return undefined
   }
