@@ -4,7 +4,7 @@ import { readRegularBytesSync, readRegularFileSync, sameStamp, toStamp, type Fil
 import { stampTells } from '../vault/note-version.js'
 import type { GateMemo } from '../vault/path-gate.js'
 import { outputTargetIn, parseOutput, type SavedOutput } from './output-note.js'
-import { parseTrace, tracePaths, type ParsedTrace, type Trace } from './trace.js'
+import { parseAppended, parseTrace, tracePaths, type ParsedTrace, type Trace } from './trace.js'
 
 /**
  * A run's own files (its trace, its output notes) as a vault's session last
@@ -98,18 +98,18 @@ interface KnownOutput extends Confirmed {
 }
 
 /**
- * The trace of `bytes` parsed; with the trace as `known` last, only what
- * was appended to it since is decoded and parsed (`parseTrace` tells a
- * trace that grew from one changed otherwise).
+ * The trace of `bytes` parsed; with the trace as `known` last, when its
+ * bytes are still the first ones, only what was appended to it since is
+ * decoded and parsed.
  */
 function parseGrown(shownAs: string, bytes: Buffer, known: KnownTrace | undefined): ParsedTrace {
   const before = known?.bytes
-  if (!known || !before || bytes.length < before.length || !before.equals(bytes.subarray(0, before.length)))
-    return parseTrace(shownAs, bytes.toString('utf8'), known?.parsed)
+  if (!known || !before || bytes.length < before.length || !before.equals(bytes.subarray(0, before.length))) return parseTrace(shownAs, bytes.toString('utf8'))
   if (bytes.length === before.length) return known.parsed
-  // Split after a line break, the end of a character: the earlier text and the added one decode apart as they do together.
-  if (before.at(-1) !== LINE_BREAK) return parseTrace(shownAs, bytes.toString('utf8'), known.parsed)
-  return parseTrace(shownAs, known.parsed.text + bytes.toString('utf8', before.length), known.parsed)
+  // Added after a line break, the end of a character: the earlier text and the added one decode apart as they do
+  // together. After a line cut short, that line may go on: parsed whole.
+  if (before.at(-1) !== LINE_BREAK) return parseTrace(shownAs, bytes.toString('utf8'))
+  return parseAppended(shownAs, known.parsed, bytes.toString('utf8', before.length))
 }
 
 /** A copy of a trace's lists: the caller may add to its own. */
