@@ -47,9 +47,9 @@ export class RunDriver extends HopWriter {
    * @throws `TypeError` for a new run without a query
    */
   static async open(vault: string, session: VaultSession, lock: VaultLock, options: DriverOptions): Promise<RunDriver> {
-    const { trace, outputs } = await openRun(vault, session, options)
+    const { trace, outputs, reader } = await openRun(vault, session, options)
     const driver = new RunDriver(vault, session, lock, options, trace, outputs)
-    if (trace) driver.pending = await pendingOutput(vault, driver.state.lastStep, session.runFiles, trace.claims)
+    if (trace) driver.pending = await pendingOutput(vault, driver.state.lastStep, reader, trace.claims)
     return driver
   }
 

@@ -7,7 +7,7 @@ import type { RunFiles } from '../store/run-files.js'
 import type { GateMemo } from '../vault/path-gate.js'
 import { outputFile, tracePaths, type ClaimRecord, type Trace, type TraceRecord } from '../store/trace.js'
 import { archiveInterrupted, archiveTrace } from '../store/trace-archive.js'
-import { findOutputOfStep, parseOutput, readOutput, type SavedOutput } from '../store/output-note.js'
+import { findOutputOfStep, outputOfStepAmong, parseOutput, readOutput, type SavedOutput } from '../store/output-note.js'
 import { clipLine } from './run-words.js'
 import { OUTPUTS_FOLDER, TRACE_FOLDER } from '../vault/run-folder.js'
 import { runFolder } from '../vault/run-file-path.js'
@@ -28,9 +28,9 @@ export async function openRun(
   vault: string,
   session: VaultSession,
   options: { fresh: boolean; query?: string | undefined; fsync: boolean },
-): Promise<{ trace: Trace | undefined; outputs: Map<string, string> }> {
+): Promise<{ trace: Trace | undefined; outputs: Map<string, string>; reader: OutputReader }> {
   session.validate()
-  await removeStaleTempFilesIn(vault, session)
+  const listed = await removeStaleTempFilesIn(vault, session)
   let trace = await session.runFiles.readTrace(vault)
   // A `fresh` start killed while it archived the old run: finish the archive; the old run is over.
   if (trace && (await archiveInterrupted(vault, trace.header.run))) {
@@ -54,7 +54,12 @@ export async function openRun(
   if (!trace && options.query === undefined) throw new TypeError('Expected `query` for a new run (the vault holds no run to resume), got `undefined`')
   // A person may have deleted the outputs folder: the trace still says where the run is, and the next output needs it.
   if (trace) runFolder(vault, `${TRACE_FOLDER}/${OUTPUTS_FOLDER}`)
-  return { trace, outputs: await outputsOf(vault, trace?.records ?? [], session.runFiles) }
+  // The outputs folder as listed under this call's lock: a step's output is found there without listing it again.
+  const reader: OutputReader = {
+    readOutput: (file, seen) => session.runFiles.readOutput(file, seen),
+    outputOfStep: async (step) => outputOfStepAmong(listed, step),
+  }
+  return { trace, outputs: await outputsOf(vault, trace?.records ?? [], session.runFiles), reader }
 }
 
 /** Reads the output notes of a vault's run: `RunFiles`, or what `readOutput` reads; `outputOfStep` finds a step's (else its folder is listed). */
@@ -122,19 +127,26 @@ export function journaledOutputs(vault: string, journaled: ReadonlyMap<string, s
   }
 }
 
-/** Temp files and old versions a killed write left behind (every call may follow a kill: runPlan's and the stepping calls alike). */
-async function removeStaleTempFilesIn(vault: string, session: VaultSession): Promise<void> {
+/**
+ * Temp files and old versions a killed write left behind (every call may follow a kill: runPlan's and the stepping calls alike).
+ *
+ * @returns the names in the outputs folder
+ */
+async function removeStaleTempFilesIn(vault: string, session: VaultSession): Promise<string[]> {
   const folders = new Set([vault, tracePaths(vault).folder, tracePaths(vault).outputs])
   for (const node of session.graph.nodes.values()) if (node.file?.includes('/')) folders.add(join(vault, node.file.slice(0, node.file.lastIndexOf('/'))))
   // And a person's save that a killed run caught going into a note's old version goes back into the note.
   // Each folder listed once, at once: a listing never blocks on what it lists, and a call does this every time.
+  const listed = new Map<string, string[]>()
   await Promise.all(
     [...folders].map(async (folder) => {
       const names = namesIn(folder)
+      listed.set(folder, names)
       await removeStaleTempFiles(folder, names)
       await recoverOldVersions(folder, names)
     }),
   )
+  return listed.get(tracePaths(vault).outputs) ?? []
 }
 
 /** The names in a folder, none when it cannot be listed (gone, or not a folder). */

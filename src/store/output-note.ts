@@ -101,8 +101,13 @@ export function outputPath(vault: string, file: string, seen?: GateMemo): string
 
 /** {@link outputPath}, with the stamp the gate took of the note when it is a regular file. */
 export function outputTarget(vault: string, file: string, seen?: GateMemo): { path: string; stamp?: FileStamp } | undefined {
+  return outputTargetIn(tracePaths(vault).folder, file, seen)
+}
+
+/** {@link outputTarget} under a trace folder known by its path (`tracePaths(vault).folder`), for a pass over many outputs. */
+export function outputTargetIn(folder: string, file: string, seen?: GateMemo): { path: string; stamp?: FileStamp } | undefined {
   try {
-    return confineSync(tracePaths(vault).folder, file, 'an output of the trace', seen)
+    return confineSync(folder, file, 'an output of the trace', seen)
   } catch {
     return undefined
   }
@@ -129,7 +134,6 @@ export function parseOutput(text: string): SavedOutput | undefined {
 
 /** Finds the output saved for a step, if any (an output saved before a crash cut its hop short). */
 export async function findOutputOfStep(vault: string, step: number): Promise<string | undefined> {
-  const prefix = `${String(step).padStart(4, '0')}-`
   let names: string[] = []
   try {
     // Listed at once: a listing never blocks on what it lists, and a run looks here at every call.
@@ -137,6 +141,12 @@ export async function findOutputOfStep(vault: string, step: number): Promise<str
   } catch {
     // No outputs folder: no output.
   }
+  return outputOfStepAmong(names, step)
+}
+
+/** {@link findOutputOfStep} among the names of the outputs folder as just listed. */
+export function outputOfStepAmong(names: readonly string[], step: number): string | undefined {
+  const prefix = `${String(step).padStart(4, '0')}-`
   const name = names.find((entry) => entry.startsWith(prefix) && entry.endsWith('.md'))
   return name === undefined ? undefined : `${OUTPUTS}/${name}`
 }

@@ -1,26 +1,31 @@
+import { lstatSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { readRegularFileSync, sameStamp, type FileStamp } from '../vault/fs-atomic.js'
-import { RACY_MS } from '../vault/note-version.js'
+import { readRegularBytesSync, readRegularFileSync, sameStamp, toStamp, type FileStamp } from '../vault/fs-atomic.js'
+import { stampTells } from '../vault/note-version.js'
 import type { GateMemo } from '../vault/path-gate.js'
-import { outputTarget, parseOutput, type SavedOutput } from './output-note.js'
-import { parseTrace, tracePaths, type ParsedTrace, type Trace } from './trace.js'
+import { outputTargetIn, parseOutput, type SavedOutput } from './output-note.js'
+import { parseAppended, parseTrace, tracePaths, type ParsedTrace, type Trace } from './trace.js'
 
 /**
  * A run's own files (its trace, its output notes) as a vault's session last
- * parsed them, so a call that reads them again parses only what changed.
- * The trace is read every time and compared: a trace that only grew
- * (appended to, by this process or another) is parsed from where the last
- * parse ended. An output note is read again unless its stamp is the one it
- * was read with and that read came long enough after its last write to
- * tell a second write (git's "racy" rule, as for notes); one with the same
- * bytes is not parsed again.
+ * parsed them, so a call that reads them again reads and parses only what
+ * changed. A file is read again unless its stamp is the one it was last
+ * read with and that read came long enough after its last write to tell a
+ * second write (`stampTells`: git's "racy" rule, as for notes); one read
+ * again with the same bytes is not parsed again, and its stamp counts as
+ * confirmed from then on, so a file stops being read soon after its last
+ * write. A trace that only grew (appended to, by this process or another)
+ * has only its added bytes decoded and parsed.
  */
 export class RunFiles {
-  private trace: ParsedTrace | undefined
+  private trace: KnownTrace | undefined
   private readonly outputs = new Map<string, KnownOutput>()
+  private readonly paths: ReturnType<typeof tracePaths>
 
   /** @param vault - the vault's real path */
-  constructor(readonly vault: string) {}
+  constructor(readonly vault: string) {
+    this.paths = tracePaths(vault)
+  }
 
   /**
    * The trace as `readTrace` reads it.
@@ -29,19 +34,23 @@ export class RunFiles {
    * @throws {@link RunStateError} as `readTrace`
    */
   async readTrace(shownAs = this.vault): Promise<Trace | undefined> {
-    const text = await readText(tracePaths(this.vault).trace)
-    if (text === undefined) {
+    // Taken before the look: a write after it is one the next look may have to tell by the bytes.
+    const at = Date.now()
+    const stamp = regularStamp(this.paths.trace)
+    const known = this.trace
+    if (known && sameStamp(stamp, known.stamp) && stampTells(stamp!, known.checkedAt)) return copyOf(known.parsed.trace)
+    // Just looked at as a regular file, so not looked at again; anything else (a symlink) read the usual way, with no stamp kept.
+    const read = stamp === undefined ? undefined : readRegularBytesSync(this.paths.trace, MAX_SYNC_READ, true)
+    const bytes = read?.bytes ?? (await readFile(this.paths.trace).catch(() => undefined))
+    if (bytes === undefined) {
       this.trace = undefined
       return undefined
     }
-    if (this.trace?.text !== text) {
-      const earlier = this.trace
-      // Forgotten first: a trace that fails to parse is parsed again next time, not taken as read.
-      this.trace = undefined
-      this.trace = parseTrace(shownAs, text, earlier)
-    }
-    // A copy of the list: the caller may add to its own.
-    return { header: this.trace.trace.header, records: this.trace.trace.records.slice(), claims: (this.trace.trace.claims ?? []).slice() }
+    // Forgotten first: a trace that fails to parse is parsed again next time, not taken as read.
+    this.trace = undefined
+    const parsed = parseGrown(shownAs, bytes, known)
+    this.trace = { parsed, bytes, stamp: read?.complete && sameStamp(read.stamp, stamp) ? read.stamp : undefined, checkedAt: at }
+    return copyOf(parsed.trace)
   }
 
   /**
@@ -54,8 +63,8 @@ export class RunFiles {
     // Taken before the look: a write after it is one the next look may have to tell by the bytes.
     const at = Date.now()
     // The gate's own look at the note gives its stamp.
-    const { path, stamp } = outputTarget(this.vault, file, seen) ?? {}
-    if (known?.stamp && sameStamp(stamp, known.stamp) && known.checkedAt - known.stamp.mtimeMs > RACY_MS) return known.saved && { ...known.saved }
+    const { path, stamp } = outputTargetIn(this.paths.folder, file, seen) ?? {}
+    if (known && sameStamp(stamp, known.stamp) && stampTells(stamp!, known.checkedAt)) return known.saved && { ...known.saved }
     // Just looked at as a regular file, so not looked at again; anything else (a symlink) read the usual way, with no stamp kept.
     const read = stamp === undefined ? undefined : readRegularFileSync(path!, MAX_SYNC_READ, true)
     const text = read?.text ?? (path === undefined ? undefined : await readFile(path, 'utf8').catch(() => undefined))
@@ -70,17 +79,55 @@ export class RunFiles {
   }
 }
 
-/** An output note as last read: its text parsed, and the stamp it was read with, at `checkedAt` (`Date.now()` before the look). */
-interface KnownOutput {
-  text: string
-  saved: SavedOutput | undefined
+/** When a file's stamp was last confirmed with its bytes (`Date.now()` taken before the look), and that stamp. */
+interface Confirmed {
   stamp: FileStamp | undefined
   checkedAt: number
 }
 
-/** A file's text: a regular file with the synchronous calls, anything else (a symlink) the usual way; `undefined` when it cannot be read. */
-async function readText(path: string): Promise<string | undefined> {
-  return readRegularFileSync(path, MAX_SYNC_READ)?.text ?? readFile(path, 'utf8').catch(() => undefined)
+/** The trace as last read: its bytes, and their text parsed. */
+interface KnownTrace extends Confirmed {
+  bytes: Buffer
+  parsed: ParsedTrace
+}
+
+/** An output note as last read: its text parsed, and the stamp it was read with. */
+interface KnownOutput extends Confirmed {
+  text: string
+  saved: SavedOutput | undefined
+}
+
+/**
+ * The trace of `bytes` parsed; with the trace as `known` last, when its
+ * bytes are still the first ones, only what was appended to it since is
+ * decoded and parsed.
+ */
+function parseGrown(shownAs: string, bytes: Buffer, known: KnownTrace | undefined): ParsedTrace {
+  const before = known?.bytes
+  if (!known || !before || bytes.length < before.length || !before.equals(bytes.subarray(0, before.length))) return parseTrace(shownAs, bytes.toString('utf8'))
+  if (bytes.length === before.length) return known.parsed
+  // Added after a line break, the end of a character: the earlier text and the added one decode apart as they do
+  // together. After a line cut short, that line may go on: parsed whole.
+  if (before.at(-1) !== LINE_BREAK) return parseTrace(shownAs, bytes.toString('utf8'))
+  return parseAppended(shownAs, known.parsed, bytes.toString('utf8', before.length))
+}
+
+/** A copy of a trace's lists: the caller may add to its own. */
+function copyOf(trace: Trace): Trace {
+  return { header: trace.header, records: trace.records.slice(), claims: (trace.claims ?? []).slice() }
+}
+
+/** `\n`, in bytes. */
+const LINE_BREAK = 0x0a
+
+/** The stamp of the regular file at `path` (no symlink followed), `undefined` for anything else or nothing. */
+function regularStamp(path: string): FileStamp | undefined {
+  try {
+    const info = lstatSync(path)
+    return info.isFile() ? toStamp(info) : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** Run files up to this size are read with the synchronous calls. */

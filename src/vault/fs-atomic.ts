@@ -179,6 +179,12 @@ export function writeAllSync(fd: number, buffer: Uint8Array): void {
  * @returns the text and the stamp of the version read (`complete` when all its bytes were), or `undefined`
  */
 export function readRegularFileSync(path: string, maxBytes: number, listed = false): { text: string; stamp: FileStamp; complete: boolean } | undefined {
+  const read = readRegularBytesSync(path, maxBytes, listed)
+  return read && { text: read.bytes.toString('utf8'), stamp: read.stamp, complete: read.complete }
+}
+
+/** {@link readRegularFileSync}, for a caller that compares the bytes before it decodes them. */
+export function readRegularBytesSync(path: string, maxBytes: number, listed = false): { bytes: Buffer; stamp: FileStamp; complete: boolean } | undefined {
   let info
   if (!listed) {
     try {
@@ -206,7 +212,7 @@ export function readRegularFileSync(path: string, maxBytes: number, listed = fal
       length += read
     }
     // `complete`: every byte the stamp promised was read (not truncated meanwhile).
-    return { text: buffer.toString('utf8', 0, length), stamp: toStamp(opened), complete: length === opened.size }
+    return { bytes: buffer.subarray(0, length), stamp: toStamp(opened), complete: length === opened.size }
   } finally {
     closeSync(fd)
   }

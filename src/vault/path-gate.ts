@@ -1,6 +1,6 @@
 import { lstatSync, realpathSync, type Stats } from 'node:fs'
 import { realpath } from 'node:fs/promises'
-import { join, relative, resolve } from 'node:path'
+import { join, relative, resolve, sep } from 'node:path'
 import { isInside, toStamp, type FileStamp } from './fs-atomic.js'
 
 /**
@@ -32,11 +32,18 @@ const ABSOLUTE = /^([a-zA-Z]:|[\\/])/
  * @throws `PathRefusal` `outside-root` for an absolute path or a `..`, `bad-path` for a NUL byte or no string
  */
 export function insideSegments(path: string, what: string): string[] {
+  partsInside(path, what)
+  return path.split('/').filter((segment) => segment !== '' && segment !== '.')
+}
+
+/** {@link insideSegments}' rule; returns the parts between `/` and `\`. */
+function partsInside(path: string, what: string): string[] {
   if (typeof path !== 'string') throw new PathRefusal('bad-path', `\`${what}\` is no path: \`${String(path)}\``)
   if (path.includes('\0')) throw new PathRefusal('bad-path', `\`${what}\` contains a NUL byte`)
   if (ABSOLUTE.test(path)) throw new PathRefusal('outside-root', `\`${path}\` is absolute; pass ${what} relative to the root, like \`plans/release\``)
-  if (path.split(/[\\/]/).includes('..')) throw new PathRefusal('outside-root', `\`${path}\` climbs out with \`..\`; ${what} must stay inside the root`)
-  return path.split('/').filter((segment) => segment !== '' && segment !== '.')
+  const parts = path.split(/[\\/]/)
+  if (parts.includes('..')) throw new PathRefusal('outside-root', `\`${path}\` climbs out with \`..\`; ${what} must stay inside the root`)
+  return parts
 }
 
 /**
@@ -49,8 +56,9 @@ export function insideSegments(path: string, what: string): string[] {
 export function segmentsOf(path: string, what: string): string[] {
   if (typeof path !== 'string' || path === '')
     throw new PathRefusal('bad-path', `\`${what}\` is empty; pass a path relative to the root, like \`plans/release\``)
-  insideSegments(path, what)
-  const segments = path.split(/[\\/]/).filter((segment, index, all) => !(segment === '' && index === all.length - 1))
+  const segments = partsInside(path, what)
+  // A path may end in a separator (a folder); no other empty segment.
+  if (segments.at(-1) === '') segments.pop()
   for (const segment of segments) {
     if (segment === '' || segment === '.') throw new PathRefusal('bad-path', `\`${path}\` has an empty or \`.\` segment; write ${what} as \`folder/sub\``)
   }
@@ -80,14 +88,18 @@ export function confineSync(base: string, relativePath: string, what: string, se
   seen?.set('', root)
   let real = root
   let info: Stats | undefined
+  let folders = ''
   for (let index = 0; index < segments.length; index++) {
-    const folder = index < segments.length - 1 ? segments.slice(0, index + 1).join('/') : undefined
+    const segment = segments[index]!
+    folders = index === 0 ? segment : `${folders}/${segment}`
+    const folder = index < segments.length - 1 ? folders : undefined
     const known = folder === undefined ? undefined : seen?.get(folder)
     if (known !== undefined) {
       real = known
       continue
     }
-    const next = join(real, segments[index]!)
+    // A real path and a plain name (no separator, no `.` or `..`): `join`'s tidying has nothing to do.
+    const next = real.endsWith(sep) ? `${real}${segment}` : `${real}${sep}${segment}`
     info = lstatOrNothing(next)
     if (info === undefined) return { path: join(next, ...segments.slice(index + 1)), exists: false }
     // Not a link, in a folder known by its real path: its real path already (a run checks every output at each call).
