@@ -1,18 +1,13 @@
 import { readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { completeStep, editPlan, loadPlan, nextStep, PlanValidationError, RunStateError, type Step } from 'vaultplan'
-import { linear } from './helpers/plans.js'
+import { completeStep, editPlan, loadPlan, nextStep, PlanValidationError, RunStateError } from 'vaultplan'
+import { linear, work } from './helpers/plans.js'
 import { nestedPlan } from './helpers/subplans.js'
 import { read, readNotes, readTree, statuses, writeVault } from './helpers/vault.js'
 
 const query = 'Ship it'
 const options = { fsync: false }
-
-function work(step: Step): Extract<Step, { kind: 'work' }> {
-  if (step.kind !== 'work') throw new Error(`expected a step to work, got ${JSON.stringify(step)}`)
-  return step
-}
 
 /** What `editPlan` rejects with, or `undefined` when it resolves. */
 async function refusal(promise: Promise<unknown>): Promise<unknown> {

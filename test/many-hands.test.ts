@@ -6,14 +6,10 @@ import { vaultplan } from './helpers/cli.js'
 import { noJudge } from './helpers/scripted.js'
 import { branchedPlan } from './helpers/subplans.js'
 import { edit, note, read, writeVault } from './helpers/vault.js'
+import { work } from './helpers/plans.js'
 
 const query = 'Survey the field'
 const base = { fsync: false, llm: noJudge() } as const
-
-function work(step: Step): Extract<Step, { kind: 'work' }> {
-  if (step.kind !== 'work') throw new Error(`expected work, got ${JSON.stringify(step)}`)
-  return step
-}
 
 function where(step: Step): string {
   const at = work(step)

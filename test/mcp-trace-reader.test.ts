@@ -1,19 +1,15 @@
 import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { completeStep, nextStep, type Step } from 'vaultplan'
+import { completeStep, nextStep } from 'vaultplan'
 import { traceOf } from '../src/mcp/trace-reader.js'
 import { note, read, writeVault } from './helpers/vault.js'
+import { work } from './helpers/plans.js'
 
 // The MCP server keeps each vault's trace parsed between calls: a trace changed on disk in between
 // (by another process's hop, or by a person) is what the next call reads.
 
 const options = { fsync: false }
-
-function work(step: Step): Extract<Step, { kind: 'work' }> {
-  if (step.kind !== 'work') throw new Error(`expected a step to work, got ${JSON.stringify(step)}`)
-  return step
-}
 
 describe('the traces the MCP server keeps parsed', () => {
   it('follow the trace on disk: appended to, cut by hand, removed', async () => {

@@ -145,7 +145,7 @@ describe('several workers on the branches of one run', () => {
     if (stuck.failed === 1) {
       expect(stuck.failures).toEqual([{ vault, error: 'its hop failed on every retry (the worker died or timed out)' }])
       // The dead job was found dead in a second; the jobs from here get the usual time (a loaded machine took over a second for a hop once).
-      await queue.boss.updateQueue(name, { expireInSeconds: 60 })
+      await queue.boss.updateQueue(name, { name, expireInSeconds: 60 })
       expect(await resumeRun(queue, vault)).toBe(true)
       await waitForStatus(queue, (status) => status.completed === 1 && status.inFlight === 0 && status.queued === 0)
     }

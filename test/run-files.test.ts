@@ -5,7 +5,8 @@ import { completeStep, nextStep, type Step } from 'vaultplan'
 import { RunFiles } from '../src/store/run-files.js'
 import { parseTrace } from '../src/store/trace.js'
 import { FINE_RACY_MS, RACY_MS, stampTells } from '../src/vault/note-version.js'
-import { edit, note, read, writeVault } from './helpers/vault.js'
+import { edit, read, writeVault } from './helpers/vault.js'
+import { chain, work } from './helpers/plans.js'
 
 // A process that makes many stepping calls keeps the run's own files (its trace, its output notes) and
 // reads one again only when its stamp could hide a change: these tests change them between two calls, the
@@ -13,25 +14,6 @@ import { edit, note, read, writeVault } from './helpers/vault.js'
 
 const query = 'Ship it'
 const options = { fsync: false }
-
-/** s1 -> s2 -> ... -> s5, unconditional. */
-function chain(): Record<string, string> {
-  const files: Record<string, string> = {}
-  for (let i = 1; i <= 5; i++) {
-    files[`s${i}.md`] = note({
-      ...(i === 1 ? { front: { type: 'start' } } : {}),
-      title: `S${i}`,
-      body: `Do step ${i}.`,
-      ...(i < 5 ? { next: [`[[s${i + 1}]]`] } : {}),
-    })
-  }
-  return files
-}
-
-function work(step: Step): Extract<Step, { kind: 'work' }> {
-  if (step.kind !== 'work') throw new Error(`expected a step to work, got ${JSON.stringify(step)}`)
-  return step
-}
 
 const outputsOf = (step: Step) => work(step).outputs.map((output) => output.output)
 

@@ -19,11 +19,10 @@ import {
   runPlan,
   RunStateError,
   type RunStateErrorCode,
-  type Step,
 } from 'vaultplan'
 import { LEDGER_FORMAT } from '../src/memory/ledger.js'
 import { TRACE_FORMAT } from '../src/store/trace.js'
-import { draftReview, humanReview, linear } from './helpers/plans.js'
+import { draftReview, humanReview, linear, work } from './helpers/plans.js'
 import { noJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
 import { nestedPlan } from './helpers/subplans.js'
 import { edit, read, shownInNote, tempDir, writeVault } from './helpers/vault.js'
@@ -33,11 +32,6 @@ const options = { fsync: false }
 const TRACE = '00_plan-trace/trace.md'
 const LEDGER = '00_plan-trace/ledger.md'
 const PROPOSAL = '00_plan-trace/proposal.md'
-
-function work(step: Step): Extract<Step, { kind: 'work' }> {
-  if (step.kind !== 'work') throw new Error(`expected a step to work, got ${JSON.stringify(step)}`)
-  return step
-}
 
 /** A vault of `humanReview` whose review waits for a person. */
 async function reviewWaiting(): Promise<string> {

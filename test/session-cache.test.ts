@@ -3,11 +3,12 @@ import { readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { completeStep, nextStep, PlanValidationError, type Step } from 'vaultplan'
+import { completeStep, nextStep, PlanValidationError } from 'vaultplan'
 import { SessionCache } from '../src/store/session-cache.js'
 import { parseTrace } from '../src/store/trace.js'
 import { VaultSession } from '../src/store/vault-session.js'
 import { edit, note, read, statuses, writeVault } from './helpers/vault.js'
+import { chain, work } from './helpers/plans.js'
 
 // The stepping calls of one process keep each vault's session between calls (SessionCache): these
 // tests change the vault between two calls, the way another worker, another process or a person does,
@@ -16,25 +17,6 @@ import { edit, note, read, statuses, writeVault } from './helpers/vault.js'
 const query = 'Ship it'
 const options = { fsync: false }
 const index = fileURLToPath(new URL('../src/index.ts', import.meta.url))
-
-/** s1 -> s2 -> ... -> s5, unconditional. */
-function chain(): Record<string, string> {
-  const files: Record<string, string> = {}
-  for (let i = 1; i <= 5; i++) {
-    files[`s${i}.md`] = note({
-      ...(i === 1 ? { front: { type: 'start' } } : {}),
-      title: `S${i}`,
-      body: `Do step ${i}.`,
-      ...(i < 5 ? { next: [`[[s${i + 1}]]`] } : {}),
-    })
-  }
-  return files
-}
-
-function work(step: Step): Extract<Step, { kind: 'work' }> {
-  if (step.kind !== 'work') throw new Error(`expected a step to work, got ${JSON.stringify(step)}`)
-  return step
-}
 
 /** Works one hop in another process, with the stepping calls, as a queue worker on another machine does. */
 function hopElsewhere(vault: string): Promise<string> {

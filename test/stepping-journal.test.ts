@@ -1,8 +1,8 @@
 import { appendFile, cp, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { blockStep, completeStep, nextStep, type Step } from 'vaultplan'
-import { draftReview } from './helpers/plans.js'
+import { blockStep, completeStep, nextStep } from 'vaultplan'
+import { draftReview, work } from './helpers/plans.js'
 import { read, statuses, tempDir, traceHeadings, writeVault } from './helpers/vault.js'
 
 // A process that steps a vault again keeps what it knew of the run's journal (00_plan-trace/.journal) from its
@@ -12,11 +12,6 @@ import { read, statuses, tempDir, traceHeadings, writeVault } from './helpers/va
 const query = 'Announce the release'
 const JOURNAL = '00_plan-trace/.journal'
 const TRACE = '00_plan-trace/trace.md'
-
-function work(step: Step): Extract<Step, { kind: 'work' }> {
-  if (step.kind !== 'work') throw new Error(`expected a step to work, got ${JSON.stringify(step)}`)
-  return step
-}
 
 describe('a process stepping a vault again', () => {
   it.each([true, false])(

@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { crashSeam } from '../src/run/run-words.js'
-import { completeStep, decide, nextStep, readRunStatus, RunAbortedError, runPlan, type Step } from 'vaultplan'
-import { draftReview, humanReview } from './helpers/plans.js'
+import { completeStep, decide, nextStep, readRunStatus, RunAbortedError, runPlan } from 'vaultplan'
+import { draftReview, humanReview, work } from './helpers/plans.js'
 import { noJudge, reviewJudge, scriptedWorker } from './helpers/scripted.js'
 import { edit, read, readTree, statuses, traceEntries, writeVault } from './helpers/vault.js'
 
@@ -14,11 +14,6 @@ const options = { fsync: false }
 async function records(dir: string): Promise<Record<string, unknown>[]> {
   const text = await read(dir, '00_plan-trace/trace.md')
   return [...text.matchAll(/^<!-- vaultplan:hop (.*) -->$/gm)].map(([, json]) => JSON.parse(json!) as Record<string, unknown>)
-}
-
-function work(step: Step): Extract<Step, { kind: 'work' }> {
-  if (step.kind !== 'work') throw new Error(`expected a step to work, got ${JSON.stringify(step)}`)
-  return step
 }
 
 describe('nextStep claims a visit, idempotently', () => {

@@ -1,3 +1,4 @@
+import type { Step } from 'vaultplan'
 import { note } from './vault.js'
 
 /** draft -> review -> (approved -> send | needs revision -> draft). */
@@ -33,4 +34,24 @@ export function humanReview(): Record<string, string> {
       next: ['[ ] approved -> [[send]]', '[ ] needs revision -> [[draft]]'],
     }),
   }
+}
+
+/** s1 -> s2 -> ... -> s5, unconditional. */
+export function chain(): Record<string, string> {
+  const files: Record<string, string> = {}
+  for (let i = 1; i <= 5; i++) {
+    files[`s${i}.md`] = note({
+      ...(i === 1 ? { front: { type: 'start' } } : {}),
+      title: `S${i}`,
+      body: `Do step ${i}.`,
+      ...(i < 5 ? { next: [`[[s${i + 1}]]`] } : {}),
+    })
+  }
+  return files
+}
+
+/** The step, which must be one to work (a test's way to say so and narrow its type). */
+export function work(step: Step): Extract<Step, { kind: 'work' }> {
+  if (step.kind !== 'work') throw new Error(`expected a step to work, got ${JSON.stringify(step)}`)
+  return step
 }
