@@ -1,6 +1,6 @@
 import { lstatSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { readRegularBytesSync, readRegularFileSync, sameStamp, toStamp, type FileStamp } from '../vault/fs-atomic.js'
+import { readRegularBytesSync, readRegularFileSync, sameStamp, toStamp, utf8, type FileStamp } from '../vault/fs-atomic.js'
 import { stampTells } from '../vault/note-version.js'
 import type { GateMemo } from '../vault/path-gate.js'
 import { outputTargetIn, parseOutput, type SavedOutput } from './output-note.js'
@@ -87,7 +87,7 @@ interface Confirmed {
 
 /** The trace as last read: its bytes, and their text parsed. */
 interface KnownTrace extends Confirmed {
-  bytes: Buffer
+  bytes: Uint8Array
   parsed: ParsedTrace
 }
 
@@ -102,14 +102,15 @@ interface KnownOutput extends Confirmed {
  * bytes are still the first ones, only what was appended to it since is
  * decoded and parsed.
  */
-function parseGrown(shownAs: string, bytes: Buffer, known: KnownTrace | undefined): ParsedTrace {
+function parseGrown(shownAs: string, bytes: Uint8Array, known: KnownTrace | undefined): ParsedTrace {
   const before = known?.bytes
-  if (!known || !before || bytes.length < before.length || !before.equals(bytes.subarray(0, before.length))) return parseTrace(shownAs, bytes.toString('utf8'))
+  if (!known || !before || bytes.length < before.length || Buffer.compare(before, bytes.subarray(0, before.length)) !== 0)
+    return parseTrace(shownAs, utf8(bytes))
   if (bytes.length === before.length) return known.parsed
   // Added after a line break, the end of a character: the earlier text and the added one decode apart as they do
   // together. After a line cut short, that line may go on: parsed whole.
-  if (before.at(-1) !== LINE_BREAK) return parseTrace(shownAs, bytes.toString('utf8'))
-  return parseAppended(shownAs, known.parsed, bytes.toString('utf8', before.length))
+  if (before.at(-1) !== LINE_BREAK) return parseTrace(shownAs, utf8(bytes))
+  return parseAppended(shownAs, known.parsed, utf8(bytes, before.length))
 }
 
 /** A copy of a trace's lists: the caller may add to its own. */

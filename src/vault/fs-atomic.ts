@@ -180,11 +180,19 @@ export function writeAllSync(fd: number, buffer: Uint8Array): void {
  */
 export function readRegularFileSync(path: string, maxBytes: number, listed = false): { text: string; stamp: FileStamp; complete: boolean } | undefined {
   const read = readRegularBytesSync(path, maxBytes, listed)
-  return read && { text: read.bytes.toString('utf8'), stamp: read.stamp, complete: read.complete }
+  return read && { text: utf8(read.bytes), stamp: read.stamp, complete: read.complete }
 }
 
-/** {@link readRegularFileSync}, for a caller that compares the bytes before it decodes them. */
-export function readRegularBytesSync(path: string, maxBytes: number, listed = false): { bytes: Buffer; stamp: FileStamp; complete: boolean } | undefined {
+/** The text of UTF-8 `bytes` from byte `start` on (no copy of them is made). */
+export function utf8(bytes: Uint8Array, start = 0): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset + start, bytes.byteLength - start).toString('utf8')
+}
+
+/**
+ * {@link readRegularFileSync}, for a caller that compares the bytes before it decodes them.
+ * (Typed as `Uint8Array`, which a `Buffer` is: the published types never name node's own.)
+ */
+export function readRegularBytesSync(path: string, maxBytes: number, listed = false): { bytes: Uint8Array; stamp: FileStamp; complete: boolean } | undefined {
   let info
   if (!listed) {
     try {
