@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, lstatSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { readRegularFileSync, sameStamp, syncFolderSync, toStamp, writeAllSync, type FileStamp } from '../vault/fs-atomic.js'
+import { readRegularFileSync, regularStampSync, sameStamp, syncFolderSync, writeAllSync, type FileStamp } from '../vault/fs-atomic.js'
 import { TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
 import { RunStateError } from '../core/errors.js'
 import { runFilePath } from '../vault/run-file-path.js'
@@ -192,8 +192,8 @@ export class NoteJournal {
     if (this.fd !== undefined) closeSync(this.fd)
     this.fd = undefined
     // Taken still holding the lock, after this process's last write to either file.
-    const journal = this.clean ? fileStamp(this.path) : undefined
-    this.left = journal && { journal, trace: fileStamp(join(this.root, TRACE_FOLDER, TRACE_FILE)) }
+    const journal = this.clean ? regularStampSync(this.path) : undefined
+    this.left = journal && { journal, trace: regularStampSync(join(this.root, TRACE_FOLDER, TRACE_FILE)) }
   }
 
   /**
@@ -214,8 +214,8 @@ export class NoteJournal {
     const left = this.left
     this.left = undefined
     if (left === undefined || root !== this.root || fsync !== this.fsync) return false
-    const trace = fileStamp(join(this.root, TRACE_FOLDER, TRACE_FILE))
-    return sameStamp(left.journal, fileStamp(this.path)) && (left.trace === undefined ? trace === undefined : sameStamp(left.trace, trace))
+    const trace = regularStampSync(join(this.root, TRACE_FOLDER, TRACE_FILE))
+    return sameStamp(left.journal, regularStampSync(this.path)) && (left.trace === undefined ? trace === undefined : sameStamp(left.trace, trace))
   }
 
   private openFd(use: (fd: number) => void): void {
@@ -280,16 +280,6 @@ export class NoteJournal {
     this.seen.clear()
     this.statuses.clear()
     this.booted = false
-  }
-}
-
-/** The stamp of a regular file (symlinks not followed), or `undefined` for none. */
-function fileStamp(path: string): FileStamp | undefined {
-  try {
-    const info = lstatSync(path)
-    return info.isFile() ? toStamp(info) : undefined
-  } catch {
-    return undefined
   }
 }
 

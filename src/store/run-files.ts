@@ -1,6 +1,5 @@
-import { lstatSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { readRegularBytesSync, readRegularFileSync, sameStamp, toStamp, utf8, type FileStamp } from '../vault/fs-atomic.js'
+import { readRegularBytesSync, readRegularFileSync, regularStampSync, sameStamp, utf8, type FileStamp } from '../vault/fs-atomic.js'
 import { stampTells } from '../vault/note-version.js'
 import type { GateMemo } from '../vault/path-gate.js'
 import { outputTargetIn, parseOutput, type SavedOutput } from './output-note.js'
@@ -36,7 +35,7 @@ export class RunFiles {
   async readTrace(shownAs = this.vault): Promise<Trace | undefined> {
     // Taken before the look: a write after it is one the next look may have to tell by the bytes.
     const at = Date.now()
-    const stamp = regularStamp(this.paths.trace)
+    const stamp = regularStampSync(this.paths.trace)
     const known = this.trace
     if (known && sameStamp(stamp, known.stamp) && stampTells(stamp!, known.checkedAt)) return copyOf(known.parsed.trace)
     // Just looked at as a regular file, so not looked at again; anything else (a symlink) read the usual way, with no stamp kept.
@@ -120,16 +119,6 @@ function copyOf(trace: Trace): Trace {
 
 /** `\n`, in bytes. */
 const LINE_BREAK = 0x0a
-
-/** The stamp of the regular file at `path` (no symlink followed), `undefined` for anything else or nothing. */
-function regularStamp(path: string): FileStamp | undefined {
-  try {
-    const info = lstatSync(path)
-    return info.isFile() ? toStamp(info) : undefined
-  } catch {
-    return undefined
-  }
-}
 
 /** Run files up to this size are read with the synchronous calls. */
 const MAX_SYNC_READ = 64 * 1024 * 1024

@@ -231,6 +231,17 @@ export function stampOfSync(path: string): FileStamp {
   return toStamp(statSync(path))
 }
 
+/** The stamp of the regular file at `path` (a symlink not followed), `undefined` for anything else or nothing there. */
+export function regularStampSync(path: string): FileStamp | undefined {
+  try {
+    // Nearly always there: no error is built for the rare miss.
+    const info = lstatSync(path, { throwIfNoEntry: false })
+    return info?.isFile() ? toStamp(info) : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** {@link syncFolder} with the synchronous calls; `O_DIRECTORY` refuses anything but a folder. */
 export function syncFolderSync(folder: string): void {
   const fd = openSync(folder, constants.O_RDONLY | constants.O_DIRECTORY)
