@@ -152,15 +152,7 @@ export async function httpClient(url: string, headers: Record<string, string> = 
     await client.close()
   })
 }
-
-/** Waits until `check` holds, polling; fails with `what` after 10 s (a bound for a stuck test, not a timing under test). */
-export async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const give = Date.now() + 10_000
-  while (!(await check())) {
-    if (Date.now() > give) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
+export { until } from './until.js'
 
 /** A plan document with a choice (review) and a note decided by a person (approve). */
 export const DOCUMENT = `## draft
