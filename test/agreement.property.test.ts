@@ -17,8 +17,8 @@ import {
   type StepInput,
   type WaitingNote,
 } from 'vaultplan'
-import { crashSeam } from '../src/run/run-words.js'
-import { visitsOfSnapshot } from '../src/run/run-snapshot.js'
+import { crashSeam } from '../src/run/drive/events.js'
+import { visitsOfSnapshot } from '../src/run/core/run-snapshot.js'
 import { humanReview, linear } from './helpers/plans.js'
 import { folderSpec, planFiles, randomJudge, randomPicks, randomPredicates, type FolderSpec } from './helpers/random-plans.js'
 import { noJudge } from './helpers/scripted.js'

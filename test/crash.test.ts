@@ -103,7 +103,7 @@ describe('the harness catches a broken library', () => {
   }, 60_000)
 
   it('ignores the verdict saved with an output and runs the check of a resumed visit again', async () => {
-    const dist = await mutant('check-twice', 'run/run-driver.js', [
+    const dist = await mutant('check-twice', 'run/drive/run-driver.js', [
       ['verdictSaved(saved));', 'await this.verdictOf(this.nodeOrFail(position.node), { output: saved.output }));'],
     ])
     // Trial 8 of seed 9 kills a child just after it journaled `draft#3`'s output; the next run must judge the visit from it.
@@ -142,7 +142,7 @@ describe('the harness catches a broken library', () => {
   }, 120_000)
 
   it('copies the template into a run vault without flushing it before its rename (a power cut leaves a run vault of torn notes)', async () => {
-    const dist = await mutant('unflushed-copy', 'run/run-vault.js', [['        if (options.fsync)\n            await syncTree(temp);\n', '']])
+    const dist = await mutant('unflushed-copy', 'run/drive/run-vault.js', [['        if (options.fsync)\n            await syncTree(temp);\n', '']])
     // Trial 7 of seed 1 is a copy trial: its power cuts land in the copy and in the run's first hops.
     const report = await runCrashTrials({ trials: 1, only: 7, seed: 1, jobs: 1, mode: 'power', dist, keepFailed: false, log: () => {} })
     expect(report.failed.map((trial) => trial.scenario)).toEqual(['copy'])

@@ -5,8 +5,26 @@ import { describe, expect, it } from 'vitest'
 /**
  * The house's one import rule (docs/architecture.md): each folder of src/ imports only from its own
  * layer and the layers below it. Type-only imports count too: a type from above is a design leak.
+ * `run/` is layered inside too: the pure core, the read model, the driving of a hop and a tree, the
+ * proposals every run passes, the entry points, then the features on top of them.
  */
-const LAYERS = ['core', 'vault', 'plan', 'store', 'memory', 'models', 'run', 'surfaces', 'cli', 'entry'] as const
+const LAYERS = [
+  'core',
+  'vault',
+  'plan',
+  'store',
+  'memory',
+  'models',
+  'run/core',
+  'run/read',
+  'run/drive',
+  'run/proposals',
+  'run/entry',
+  'run/features',
+  'surfaces',
+  'cli',
+  'entry',
+] as const
 const FOLDER_LAYER: Record<string, (typeof LAYERS)[number]> = {
   core: 'core',
   vault: 'vault',
@@ -14,7 +32,15 @@ const FOLDER_LAYER: Record<string, (typeof LAYERS)[number]> = {
   store: 'store',
   memory: 'memory',
   models: 'models',
-  run: 'run',
+  'run/core': 'run/core',
+  'run/read': 'run/read',
+  'run/drive': 'run/drive',
+  'run/proposals': 'run/proposals',
+  'run/entry': 'run/entry',
+  'run/decide': 'run/features',
+  'run/forks': 'run/features',
+  'run/edits': 'run/features',
+  'run/schedules': 'run/features',
   mcp: 'surfaces',
   queue: 'surfaces',
   board: 'surfaces',
@@ -38,7 +64,9 @@ export function importsOf(file: string, text: string): string[] {
 }
 
 function layerOf(file: string) {
-  const folder = file.includes('/') ? file.slice(0, file.indexOf('/')) : '.'
+  const parts = file.split('/')
+  // run/ is layered by its folders: a file of run/ sits in one of them.
+  const folder = parts.length === 1 ? '.' : parts[0] === 'run' ? parts.slice(0, parts.length > 2 ? 2 : 1).join('/') : parts[0]!
   const layer = FOLDER_LAYER[folder]
   if (!layer) throw new Error(`src/${file} is in a folder no layer names; add \`${folder}\` to FOLDER_LAYER and to docs/architecture.md`)
   return LAYERS.indexOf(layer)
@@ -93,11 +121,25 @@ describe('the layers of src/', () => {
 
   it('reports a file that imports from above, statically or dynamically', () => {
     const planted = new Map([
-      ['vault/links.ts', "import { runPlan } from '../run/executor.js'\n"],
-      ['plan/plan-svg.ts', "const { readTrace } = await import('../run/trace.js')\n"],
+      ['vault/links.ts', "import { runPlan } from '../run/entry/executor.js'\n"],
+      ['plan/plan-svg.ts', "const { readTrace } = await import('../run/read/trace.js')\n"],
       ['models/worker.ts', "import type { LedgerView } from '../memory/ledger.js'\nimport { x } from '../core/text.js'\n"],
     ])
-    expect(upwardImports(planted)).toEqual(['src/vault/links.ts -> src/run/executor.ts', 'src/plan/plan-svg.ts -> src/run/trace.ts'])
+    expect(upwardImports(planted)).toEqual(['src/vault/links.ts -> src/run/entry/executor.ts', 'src/plan/plan-svg.ts -> src/run/read/trace.ts'])
+  })
+
+  it("orders run/'s folders: the pure core imports nothing of the run above it, the entry points no feature", () => {
+    const planted = new Map([
+      ['run/core/vault-stand.ts', "import { RunDriver } from '../drive/run-driver.js'\nimport { stopOf } from './stops.js'\n"],
+      ['run/read/observe-run.ts', "import type { Step } from '../entry/stepping.js'\n"],
+      ['run/entry/executor.ts', "import { decide } from '../decide/decide.js'\nimport { PlanTree } from '../drive/plan-tree.js'\n"],
+      ['run/forks/fork.ts', "import { editPlan } from '../edits/edit-plan.js'\n"],
+    ])
+    expect(upwardImports(planted)).toEqual([
+      'src/run/core/vault-stand.ts -> src/run/drive/run-driver.ts',
+      'src/run/read/observe-run.ts -> src/run/entry/stepping.ts',
+      'src/run/entry/executor.ts -> src/run/decide/decide.ts',
+    ])
   })
 
   it('no two files import each other, directly or round a longer loop', () => {

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest'
 
 const SRC = join(import.meta.dirname, '..', 'src')
 
-/** Every source file under src/, by its path from the repository (`src/run/decide.ts`). */
+/** Every source file under src/, by its path from the repository (`src/run/decide/decide.ts`). */
 function sourceFiles(folder = ''): string[] {
   return readdirSync(join(SRC, folder), { withFileTypes: true }).flatMap((entry) => {
     const path = folder ? `${folder}/${entry.name}` : entry.name
@@ -43,7 +43,7 @@ function filesOf(found: string[]): string[] {
 const LEAVES_FOLDER = /\bisInside\(|===\s*'\.\.'|'\.\.'\s*===|\.includes\('\.\.'\)|startsWith\(['`]\.\.\//
 
 /** The default step budget, as run-options.ts writes it. */
-const DEFAULT_BUDGET = /\bDEFAULT_MAX_STEPS = (\d+)/.exec(FILES.get('src/run/run-options.ts') ?? '')?.[1] ?? 'missing'
+const DEFAULT_BUDGET = /\bDEFAULT_MAX_STEPS = (\d+)/.exec(FILES.get('src/run/core/run-options.ts') ?? '')?.[1] ?? 'missing'
 
 /**
  * Going through a whole `subplans` collection rather than looking one
@@ -75,10 +75,10 @@ describe('one place for each decision', () => {
         'src/cli/cli-status.ts',
         'src/cli/cli-status.ts',
         // The one walk over a snapshot's nested notes (`snapshotNodes`).
-        'src/run/run-snapshot.ts',
+        'src/run/core/run-snapshot.ts',
         // The fork's runs per visit of a subplan note, archived runs included: not the folders' records.
-        'src/run/fork-cut.ts',
-        'src/run/fork-cut.ts',
+        'src/run/forks/fork-cut.ts',
+        'src/run/forks/fork-cut.ts',
       ].sort(),
     )
     // A subplan's trace is read with the run's records (readRecords) or by the driver that opens it, never on a walk of its own.
@@ -92,9 +92,9 @@ describe('one place for each decision', () => {
 
   it('writes the default maxSteps once and applies it once (stepBudget)', () => {
     expect(DEFAULT_BUDGET).toMatch(/^\d+$/)
-    expect(filesOf(linesMatching(/\bDEFAULT_MAX_STEPS\s*=/))).toEqual(['src/run/run-options.ts'])
+    expect(filesOf(linesMatching(/\bDEFAULT_MAX_STEPS\s*=/))).toEqual(['src/run/core/run-options.ts'])
     const found = linesMatching(MAX_STEPS_DEFAULT)
-    expect(filesOf(found), found.join('\n')).toEqual(['src/run/run-options.ts'])
+    expect(filesOf(found), found.join('\n')).toEqual(['src/run/core/run-options.ts'])
   })
 
   it('decides whether a path leads out of its folder in the path gate, and elsewhere only where no file is opened by it', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { NodeStatus } from 'vaultplan'
-import { snapshotOf, type RunSnapshot } from '../src/run/run-snapshot.js'
+import { snapshotOf, type RunSnapshot } from '../src/run/core/run-snapshot.js'
 import type { TraceRecord } from '../src/store/trace.js'
 import { hop, vault, type NoteSpec } from './helpers/records.js'
 

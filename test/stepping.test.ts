@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { crashSeam } from '../src/run/run-words.js'
+import { crashSeam } from '../src/run/drive/events.js'
 import { completeStep, decide, nextStep, readRunStatus, RunAbortedError, runPlan } from 'vaultplan'
 import { draftReview, humanReview, work } from './helpers/plans.js'
 import { noJudge, reviewJudge, scriptedWorker } from './helpers/scripted.js'

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { completeStep, nextStep, observeRun, runPlan, type Step, type StepInput } from 'vaultplan'
-import { crashSeam } from '../src/run/run-words.js'
+import { crashSeam } from '../src/run/drive/events.js'
 import { noJudge } from './helpers/scripted.js'
 import { note, writeVault } from './helpers/vault.js'
 

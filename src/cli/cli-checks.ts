@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { UsageError } from './cli-support.js'
-import type { CheckDefinition } from '../run/checks.js'
+import type { CheckDefinition } from '../run/core/checks.js'
 
 /*
  * The checks a CLI run may use: `--check name='npm test'` flags and the

@@ -26,7 +26,7 @@ export async function forkCommand(args: string[], io: Io): Promise<number> {
   if (values.step === undefined || !/^\d+$/.test(values.step))
     throw new UsageError(`--step takes the step number to fork at, got ${values.step === undefined ? 'none' : `'${values.step}'`}`)
   if (values.into === undefined) throw new UsageError('--into DIR is required: the folder the fork goes into')
-  const { forkRun } = await import('../run/fork.js')
+  const { forkRun } = await import('../run/forks/fork.js')
   try {
     const into = await forkRun(vault, { step: Number(values.step), into: resolve(io.cwd, values.into) })
     io.stdout.write(

@@ -45,8 +45,8 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
   if (values.write && format === 'dot') throw new UsageError('--write writes mermaid, svg or canvas for Obsidian; DOT is printed only')
   const vault = await vaultFolder(dir, io)
   const [{ budgetOf, readRecords }, { snapshotOf, visitsOfSnapshot }, picture] = await Promise.all([
-    import('../run/observe-run.js'),
-    import('../run/run-snapshot.js'),
+    import('../run/read/observe-run.js'),
+    import('../run/core/run-snapshot.js'),
     import('../plan/plan-picture.js'),
   ])
   let records

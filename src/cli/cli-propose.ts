@@ -60,7 +60,7 @@ export async function proposeCommand(args: string[], io: Io): Promise<number> {
   if (document === null) return EXIT.usage
   const [{ createLLM, ModelConfigError, resolveModelConfig }, { proposePlan }, { readProposal }] = await Promise.all([
     import('../models/llm-client.js'),
-    import('../run/propose-plan.js'),
+    import('../run/proposals/propose-plan.js'),
     import('../vault/proposal-note.js'),
   ])
   if (document === undefined) {

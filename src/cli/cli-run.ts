@@ -3,9 +3,9 @@ import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { displayPath, shellWord, errorJson, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, type Io } from './cli-support.js'
 import { formatIssue, inFolder, PlanValidationError, RunStateError, StepError, VaultplanError } from '../core/errors.js'
-import { DEFAULT_MAX_STEPS, type RunResult } from '../run/run-options.js'
+import { DEFAULT_MAX_STEPS, type RunResult } from '../run/core/run-options.js'
 import type { RunEvent } from '../core/types.js'
-import { reasonFor } from '../run/reason-for.js'
+import { reasonFor } from '../run/core/reason-for.js'
 import { runnerChecks } from './cli-checks.js'
 
 export const RUN_HELP = `Usage: vaultplan run <vault> [--query "..."] [options]
@@ -68,7 +68,7 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
   // A run vault not made yet would be a copy of the plan: the run starts as the plan does.
   const target = runVault !== undefined && (await stat(runVault).catch(() => undefined))?.isDirectory() ? runVault : vault
   if (values['dry-run']) {
-    const { dryRun } = await import('../run/dry-run.js')
+    const { dryRun } = await import('../run/read/dry-run.js')
     const preview = await dryRun(target, values.query === undefined ? { checks } : { query: values.query, checks })
     if (json) io.stdout.write(`${printableJson({ type: 'dry-run', preview })}\n`)
     else if (!preview) io.stdout.write('The next hop asks no judge (no condition left for the model, a person decides, or the run is over).\n')
@@ -88,9 +88,9 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
     return code
   }
   const [{ readRunStatus }, { createLLM, ModelConfigError, resolveModelConfig }, { runPlan }] = await Promise.all([
-    import('../run/run-status.js'),
+    import('../run/read/run-status.js'),
     import('../models/llm-client.js'),
-    import('../run/executor.js'),
+    import('../run/entry/executor.js'),
   ])
   // Where the run stands decides what is needed: a query for a new run, a model for one that works.
   let status

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util'
 import { EXIT, printable, UsageError, type Io } from './cli-support.js'
 import { CONFIG_FILE, runnerChecks } from './cli-checks.js'
 import { queueUrl, unreachable } from './cli-worker.js'
-import type { ScheduleDefinition } from '../run/schedules.js'
+import type { ScheduleDefinition } from '../run/schedules/schedules.js'
 
 export const SCHEDULE_HELP = `Usage: vaultplan schedule add NAME --template DIR --cron CRON --query Q --runs DIR [--tz TZ] [--queue URL]
        vaultplan schedule list [--queue URL] [--json]
@@ -57,7 +57,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
   const [action, name, ...rest] = positionals
   if (rest.length > 0) throw new UsageError(`unexpected argument '${rest[0]}'`)
   const url = values.queue === undefined ? undefined : queueUrl(values.queue, io)
-  const { checkSchedule } = await import('../run/schedules.js')
+  const { checkSchedule } = await import('../run/schedules/schedules.js')
   switch (action) {
     case 'add': {
       if (name === undefined) throw new UsageError("'schedule add' takes the schedule's NAME")
@@ -146,7 +146,7 @@ async function runConfigSchedules(io: Io, flags: string[] | undefined, fsync: bo
   const checks = await runnerChecks(flags, io.cwd)
   const [{ createLLM, ModelConfigError, resolveModelConfig }, { runSchedules }] = await Promise.all([
     import('../models/llm-client.js'),
-    import('../run/run-schedules.js'),
+    import('../run/schedules/run-schedules.js'),
   ])
   try {
     resolveModelConfig('action', io.env)

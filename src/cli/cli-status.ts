@@ -15,9 +15,9 @@ import {
   type Paint,
 } from './cli-support.js'
 import { formatIssue } from '../core/errors.js'
-import type { HopSummary, RunStatus } from '../run/run-status.js'
+import type { HopSummary, RunStatus } from '../run/read/run-status.js'
 import { FINAL_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
-import { reasonFor, stepBudgetKnob } from '../run/reason-for.js'
+import { reasonFor, stepBudgetKnob } from '../run/core/reason-for.js'
 
 export const STATUS_HELP = `Usage: vaultplan status <vault> [--json]
 
@@ -39,7 +39,7 @@ export async function statusCommand(args: string[], io: Io): Promise<number> {
   const dir = onlyPositional(positionals, 'the vault folder')
   const vault = await vaultFolder(dir, io)
   const shown = displayPath(io.cwd, vault)
-  const { readRunStatus } = await import('../run/run-status.js')
+  const { readRunStatus } = await import('../run/read/run-status.js')
   let status: RunStatus
   try {
     status = await readRunStatus(vault)

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import { EXIT, printable, printableJson, UsageError, type Io } from './cli-support.js'
 import type { HopReport } from '../queue/index.js'
-import { DEFAULT_MAX_STEPS } from '../run/run-options.js'
+import { DEFAULT_MAX_STEPS } from '../run/core/run-options.js'
 import { runnerChecks } from './cli-checks.js'
 
 export const WORKER_HELP = `Usage: vaultplan worker --queue <postgres url> [--concurrency N] [options]

@@ -1,6 +1,6 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { decide } from '../run/decide.js'
-import { nextStep, type Step, type StepOptions } from '../run/stepping.js'
+import { decide } from '../run/decide/decide.js'
+import { nextStep, type Step, type StepOptions } from '../run/entry/stepping.js'
 
 /** How long a person is asked in the client: clients time a tool call out at 60 s. */
 const ASK_MS = 50_000

@@ -1,4 +1,4 @@
-import type { CheckDefinition } from '../run/checks.js'
+import type { CheckDefinition } from '../run/core/checks.js'
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'

@@ -1,4 +1,4 @@
-import type { CheckDefinition } from '../run/checks.js'
+import type { CheckDefinition } from '../run/core/checks.js'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
 import { serveResources } from './resources.js'

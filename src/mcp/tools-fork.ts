@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
-import { forkRun } from '../run/fork.js'
+import { forkRun } from '../run/forks/fork.js'
 import { readTrace } from '../store/trace.js'
 import { toolArgs, vaultArg, WRITES } from './args.js'
 import { confine, PathRefusal, refuseInsideVault, vaultPath } from './paths.js'

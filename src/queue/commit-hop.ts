@@ -1,6 +1,6 @@
 import type PgBoss from 'pg-boss'
-import type { WorkItem } from '../run/claims.js'
-import type { Step } from '../run/stepping.js'
+import type { WorkItem } from '../run/core/claims.js'
+import type { Step } from '../run/entry/stepping.js'
 import type { HopReport } from './hop-report.js'
 import { sendHop, type HopJobData } from './enqueue-run.js'
 import { busyRecheck, itemsToSend } from './hop-claims.js'

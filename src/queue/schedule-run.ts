@@ -1,4 +1,4 @@
-import { checkSchedule, startTick, type ScheduleDefinition } from '../run/schedules.js'
+import { checkSchedule, startTick, type ScheduleDefinition } from '../run/schedules/schedules.js'
 import { enqueueRun } from './enqueue-run.js'
 import { withQueue, type QueueConnection, type RunQueue, type RunQueueOptions } from './run-queue.js'
 

@@ -1,5 +1,5 @@
 import { PlanGraph, type Edge, type NodeStatus, type PlanNode } from 'vaultplan'
-import type { VaultRecords } from '../../src/run/vault-stand.js'
+import type { VaultRecords } from '../../src/run/core/vault-stand.js'
 import type { TraceRecord } from '../../src/store/trace.js'
 
 /*

@@ -1,0 +1,124 @@
+import { RunStateError, type HeldVisit, type PendingStep } from '../../core/errors.js'
+import type { ClaimRecord } from '../../store/trace-records.js'
+import type { PlanNode } from '../../core/types.js'
+import { visitKey } from './run-core.js'
+
+/*
+ * Many hands on one plan (section 16), decided purely: who holds a visit's
+ * claim and until when, when an agent's lease is renewed, and which visits a
+ * stepping call takes or passes by. The driver asks; nothing here writes.
+ */
+
+/**
+ * Whether a stepping call takes a visit to work it met (`take`) or passes it
+ * by (`skip`) for another branch: who holds it, and since when, decides.
+ */
+export type ClaimGate = (at: { plan: string; key: string; node: PlanNode; visit: number; claimed: boolean; record: ClaimRecord | undefined }) => 'take' | 'skip'
+
+/** What a run can do now: a visit to work, a saved output to judge, a planner call due. */
+export interface WorkItem {
+  /** `judge`: an output is saved, its transition not yet judged; `plan`: a planner call is due. */
+  kind: 'work' | 'judge' | 'plan'
+  /** The note, by its path from the top vault (`research/find`). */
+  node: string
+  visit: number
+  /** The step the visit has (claimed) or would get if the items were claimed in frontier order, as its vault's trace numbers it. */
+  step: number
+  /** The subplan folder, relative to the top vault, for an item inside one. */
+  plan?: string
+  /** A visit an agent claimed (section 16): who, its key, and when the lease ends. */
+  claim?: AgentClaim
+}
+
+/** An agent's claim on a visit, as the snapshot and `busy` show it. */
+export interface AgentClaim {
+  agent: string
+  /** The visit's key, the one `completeStep` takes. */
+  key: string
+  /** When the lease ends, ISO 8601: after it, another agent may take the visit. */
+  until: string
+}
+
+/** The agent's claim a visit's latest record holds, if an agent claimed it. */
+export function claimOf(runId: string, record: ClaimRecord | undefined): AgentClaim | undefined {
+  if (record?.kind !== 'claim' || record.agent === undefined || record.until === undefined) return undefined
+  return { agent: record.agent, key: visitKey(runId, record.node, record.visit), until: record.until }
+}
+
+/** Whether another agent than `agent` holds a live claim on the visit at `now`. */
+export function heldByOther(record: ClaimRecord | undefined, agent: string | undefined, now: number): boolean {
+  if (record?.kind !== 'claim' || record.agent === undefined || record.agent === agent) return false
+  return record.until === undefined || Date.parse(record.until) > now
+}
+
+/**
+ * Whether an agent handed a visit must record its claim: a visit it does not
+ * hold yet (new, released, another's expired one), or its own with less than
+ * half its lease left.
+ */
+export function leaseDue(record: ClaimRecord | undefined, agent: { name: string; leaseMs: number }, now: number): boolean {
+  if (record?.kind !== 'claim' || record.agent !== agent.name || record.until === undefined) return true
+  return Date.parse(record.until) - now < agent.leaseMs / 2
+}
+
+/**
+ * Which visits a pass of a stepping call takes:
+ * - `own`: only a visit the agent holds (a call returns its pending claim first);
+ * - `complete`: only the visit of `key` (a completion, whoever holds it);
+ * - `fresh`: a visit nobody else holds live, deferred ones passed by;
+ * - `any`: a visit nobody else holds live, deferred ones too.
+ * Without an agent, no visit is anyone else's: a call takes the first claim, whoever holds it.
+ */
+export type ClaimPass = { kind: 'own' } | { kind: 'complete'; key: string } | { kind: 'fresh' } | { kind: 'any' }
+
+/** The gate of a pass (see `ClaimPass`), for `agent` at the clock `now()`. */
+export function claimGate(pass: () => ClaimPass, agent: string | undefined, now: () => number): ClaimGate {
+  return ({ key, claimed, record }) => {
+    const current = pass()
+    switch (current.kind) {
+      case 'own':
+        return claimed && record?.kind === 'claim' && record.agent === agent ? 'take' : 'skip'
+      case 'complete':
+        return claimed && key === current.key ? 'take' : 'skip'
+      case 'fresh':
+      case 'any':
+        if (claimed && agent !== undefined && heldByOther(record, agent, now())) return 'skip'
+        return current.kind === 'fresh' && !claimed && record?.kind === 'defer' ? 'skip' : 'take'
+    }
+  }
+}
+
+/** `busy` as an error (`runPlan`, which works what agents do not hold): the claims that keep every ready visit. */
+export function busyError(claims: HeldVisit[]): RunStateError<'busy'> {
+  const held = claims.map((item) => `\`${item.node}\`${item.claim ? ` (${item.claim.agent}, until ${item.claim.until})` : ''}`).join(', ')
+  return new RunStateError('busy', `Agents hold every note ready now: ${held}. Run again once they finished, or when a lease ends.`, { claims })
+}
+
+/** A claimed visit a stepping call passed by, with the agent holding it: the pending step a stale key's error names. */
+export type PassedVisit = PendingStep & { agent: string | undefined }
+
+/** The gate of a stepping call's passes (see `claimGate`), remembering in `passed` each claimed visit it passed by. */
+export function passingGate(pass: () => ClaimPass, agent: string | undefined, passed: PassedVisit[]): ClaimGate {
+  const gate = claimGate(pass, agent, Date.now)
+  return (at) => {
+    const verdict = gate(at)
+    if (verdict === 'skip' && at.claimed)
+      passed.push({ key: at.key, node: at.node.id, visit: at.visit, step: at.record?.step ?? 0, ...(at.plan && { plan: at.plan }), agent: at.record?.agent })
+    return verdict
+  }
+}
+
+/**
+ * What a stepping call answers for a visit its gate passed by: `busy`,
+ * naming the visit with its agent's claim when it is claimed (a completion
+ * looks for its key among them), nothing for one not claimed yet.
+ */
+export function passedBy(
+  runId: string,
+  at: { node: string; visit: number; step: number; claimed: boolean },
+  record: ClaimRecord | undefined,
+): { kind: 'busy'; runId: string; claims: WorkItem[] } {
+  if (!at.claimed) return { kind: 'busy', runId, claims: [] }
+  const claim = claimOf(runId, record)
+  return { kind: 'busy', runId, claims: [{ kind: 'work', node: at.node, visit: at.visit, step: record?.step ?? at.step, ...(claim && { claim }) }] }
+}

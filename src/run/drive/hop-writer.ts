@@ -1,0 +1,372 @@
+import { RunStateError } from '../../core/errors.js'
+import { createLLM } from '../../models/llm-client.js'
+import type { VaultLock } from '../../vault/lock.js'
+import { countedModel } from './run-models.js'
+import { hopRecordOf, waitingStep } from '../core/steps.js'
+import { tell } from './events.js'
+import { addClaim, applyRecord, feedbackToHandOn, replay, type Replay } from '../core/run-core.js'
+import type { Claim, DriverOptions, Step } from '../core/run-options.js'
+import { outputFile, TraceAppender, writeFinal, writeTraceHeader, type HopRecord, type Trace, type TraceRecord } from '../../store/trace.js'
+import type { SavedOutput } from '../../store/output-note.js'
+import { chooseEdge, conditionsOf, failureEdge, type Decision } from '../../models/transitions.js'
+import type { CallLLM, ModelUsage, PlanNode, RunEvent, TransitionContext } from '../../core/types.js'
+import { readLedger } from '../../memory/ledger.js'
+import { waitsForPerson } from '../../core/knobs.js'
+import { effectsOf, type Effect } from '../core/hop-effects.js'
+import type { VaultSession } from '../../store/vault-session.js'
+import type { VisitOutcome } from '../../store/output-note.js'
+import { checkWords, type CheckResult } from '../core/checks.js'
+import { timeoutHop, waitClock } from '../core/deadline.js'
+import { forgetUntickedBoxes, readUntickedBoxes } from '../../store/unticked-boxes.js'
+
+/** What decided a worked visit before any judge: its checks (with their results when they ran in this call), or its worker's failure. */
+export interface Verdict {
+  outcome?: VisitOutcome
+  checks?: CheckResult[]
+  /** The worker's error, for `outcome: 'error'`. */
+  error?: string
+}
+
+/** How long a journaled write waits at most for a quiet moment before the hop's path applies it. */
+const APPLY_LAG_MS = 20
+/** How soon after the caller or a model takes the turn the journaled writes are applied. */
+const IDLE_APPLY_MS = 2
+/** How long a look at the lock stands within a turn of the run's own (a takeover takes seconds of a holder's silence). */
+const LOCK_LOOK_MS = 5
+
+/*
+ * The end of a hop and the writes of a run: a worked visit's transition
+ * judged (predicates, the caller's choice, the model, the unconditional
+ * edge; its model calls counted), a waiting note's ticked box followed, and
+ * the writes the pure `effectsOf` decides performed in order on the locked
+ * vault, the replay kept in step with the trace. `RunDriver` builds the
+ * stepping on it: where the run stands, and what the caller gets next.
+ */
+
+/** What a driver knows of its run, and the hop's judgment and writes it performs. */
+export class HopWriter {
+  protected runId = ''
+  protected query = ''
+  protected state: Replay
+  protected traced: boolean
+  protected pending: (SavedOutput & { file: string }) | undefined
+  protected appender: TraceAppender | undefined
+  protected claim: Claim | undefined
+  protected readonly llm: CallLLM | undefined
+  private envLLM: CallLLM | undefined
+  /** The model calls of the hop under way: roles, models, tokens, for its trace record. */
+  protected usage: ModelUsage[] = []
+  /** Whether the caller (its work) or a model has the turn: journaled writes may be applied meanwhile. */
+  private idle = false
+  private applying: Promise<void> | undefined
+  private applyFailed: { error: unknown } | undefined
+  private timer: NodeJS.Timeout | undefined
+  /** When the lock was last looked at in this turn of the run's own (`performance.now()`). */
+  private lockSeen: number | undefined
+
+  protected constructor(
+    readonly vault: string,
+    protected readonly session: VaultSession,
+    protected readonly lock: VaultLock,
+    protected readonly options: DriverOptions,
+    trace: Trace | undefined,
+    outputs: Map<string, string>,
+  ) {
+    this.llm = options.llm
+    this.traced = trace !== undefined
+    this.state = replay(trace?.records ?? [], (file) => outputs.get(file), trace?.claims)
+    if (trace) {
+      this.runId = trace.header.run
+      this.query = trace.header.query
+      this.options.degraded ??= trace.header.degraded
+    } else {
+      this.query = options.query ?? ''
+    }
+  }
+
+  /**
+   * Performs the writes the pure `effectsOf` decided, in order; `after` is
+   * told each one done. Returns the notes a status or box write followed to
+   * a new name (a note renamed meanwhile), by the id the effect named.
+   */
+  protected async perform(effects: Effect[], after?: (effect: Effect) => void): Promise<Map<string, string>> {
+    const renamed = new Map<string, string>()
+    for (const effect of effects) {
+      const node = 'node' in effect ? (renamed.get(effect.node) ?? effect.node) : ''
+      switch (effect.kind) {
+        case 'header':
+          await writeTraceHeader(this.vault, effect.header, { fsync: this.options.fsync })
+          this.traced = true
+          break
+        case 'claim':
+          this.checkLock()
+          await this.openAppender()
+          this.appender!.appendClaim(effect.claim)
+          addClaim(this.state, effect.claim)
+          break
+        case 'status':
+          // Journaled with the hop's next append, written into the note off the hop's path; else written now.
+          if (this.session.deferStatus(node, effect.status)) renamed.set(effect.node, node)
+          else renamed.set(effect.node, await this.session.setStatus(node, effect.status))
+          break
+        case 'empty-boxes':
+          // Written now, after every write journaled before it.
+          await this.apply()
+          renamed.set(effect.node, await this.session.emptyBoxes(node, effect.handed))
+          break
+        case 'output':
+          this.session.saveOutput(effect.file, effect.meta, effect.output)
+          break
+        case 'record':
+          await this.record(effect.record, effect.rationale, effect.output)
+          break
+        case 'final':
+          await this.apply()
+          await writeFinal(this.vault, node, effect.output, { fsync: this.options.fsync })
+          break
+      }
+      after?.(effect)
+    }
+    // One append: from here a crash loses none of what the effects journaled.
+    this.session.commit()
+    return renamed
+  }
+
+  /** Opens the trace for appending; its entries go through the run's journal. */
+  private async openAppender(): Promise<void> {
+    this.appender ??= await TraceAppender.open(this.vault, {
+      fsync: this.options.fsync,
+      journal: (offset, text, record) => this.session.journalTrace(offset, text, this.runId, record),
+    })
+  }
+
+  /**
+   * The caller (its work) or a model has the turn: what the hops journaled
+   * is applied to the files a moment later, so a person sees each hop in
+   * their notes app within milliseconds while the work goes on.
+   */
+  protected leave(): void {
+    this.idle = true
+    this.lockSeen = undefined
+    if (this.timer || this.session.unappliedFor === undefined) return
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      if (!this.idle || this.applying) return
+      this.applying = this.apply()
+        .catch((error: unknown) => {
+          this.applyFailed = { error }
+        })
+        .finally(() => {
+          this.applying = undefined
+        })
+    }, IDLE_APPLY_MS)
+    this.timer.unref()
+  }
+
+  /** The run has the turn again: an apply under way is waited for, and one that failed fails the call here. */
+  protected async enter(): Promise<void> {
+    this.idle = false
+    clearTimeout(this.timer)
+    this.timer = undefined
+    if (this.applying) await this.applying
+    const failed = this.applyFailed
+    this.applyFailed = undefined
+    if (failed) throw failed.error
+  }
+
+  /**
+   * Applies what the hops journaled: all of it (`all`, before the caller is
+   * told the run waits, stopped or ended), or once the oldest write has
+   * waited {@link APPLY_LAG_MS} (a run whose works return at once).
+   */
+  protected async settle(all: boolean): Promise<void> {
+    const waited = this.session.unappliedFor
+    if (waited !== undefined && (all || waited >= APPLY_LAG_MS)) await this.apply()
+  }
+
+  /**
+   * Throws when this runner lost the vault's lock (a runner paused past a
+   * takeover writes nothing on waking). Looked at once a turn of the run's
+   * own (a few milliseconds at most): the caller or a model taking the turn
+   * makes the next look a new one.
+   */
+  protected checkLock(): void {
+    const now = performance.now()
+    if (this.lockSeen !== undefined && now - this.lockSeen < LOCK_LOOK_MS) return
+    this.lock.check()
+    this.lockSeen = now
+  }
+
+  /** Applies what the hops journaled, as long as this runner still holds the vault (one paused past a takeover writes nothing). */
+  private async apply(): Promise<void> {
+    this.lock.check()
+    await this.session.apply()
+  }
+
+  /** Judges the transition of a worked visit and records the hop. */
+  protected async judge(
+    id: string,
+    visit: number,
+    step: number,
+    output: string,
+    file: string,
+    choice: string | undefined,
+    checked: boolean,
+    works?: number,
+    verdict: Verdict = {},
+  ): Promise<void> {
+    // Writing `done` just compared the note with what we knew, and read it again if a person had edited it.
+    await this.session.refresh(checked ? [] : [id])
+    const node = this.nodeOrFail(id)
+    this.pending = undefined
+    const claim = this.claim?.node === id && this.claim.visit === visit ? this.claim : undefined
+    this.state.lastNode = id
+    this.state.lastOutput = output
+    if (waitsForPerson(node)) {
+      const record: TraceRecord = { kind: 'waiting', step, node: id, visit, at: new Date().toISOString(), ...(works !== undefined && { works }) }
+      await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'judged', record, rationale: '', waits: true, output }))
+      return
+    }
+    const context: TransitionContext = { query: this.query, node, visit, step, output, outputs: this.state.outputs.slice() }
+    const chooseOptions: Parameters<typeof chooseEdge>[3] = {}
+    if (this.options.predicates) chooseOptions.predicates = this.options.predicates
+    if (this.options.signal) chooseOptions.signal = this.options.signal
+    if (choice !== undefined) chooseOptions.choice = choice
+    if (verdict.outcome === 'passed' || verdict.outcome === 'failed') chooseOptions.check = verdict.outcome
+    const needsModel =
+      choice === undefined &&
+      verdict.outcome !== 'failed' &&
+      verdict.outcome !== 'error' &&
+      conditionsOf(node, this.options.predicates).some((label) => label !== 'next')
+    // The judge sees the facts and valid assumptions, as they stand after the work (it may have recorded some).
+    if (needsModel) context.ledger = await readLedger(this.vault)
+    const decision =
+      verdict.outcome === 'error'
+        ? failureDecision(node, verdict.error ?? '')
+        : await chooseEdge(node, context, needsModel ? this.model() : undefined, chooseOptions)
+    const record = hopRecordOf(decision, { step, node: id, visit, output: file, choice, works, claim, usage: this.usage })
+    if (verdict.checks) record.checks = verdict.checks.map(({ name, exit, ms, timedOut }) => ({ name, exit, ms, ...(timedOut && { timedOut }) }))
+    if (verdict.outcome === 'error') record.error = verdict.error ?? ''
+    if (verdict.checks) decision.rationale += `\n\n${verdict.checks.map((check) => `${check.name}: ${checkWords(check)}`).join('\n')}`
+    this.usage = []
+    // The terminal's final answer is written after its event is told.
+    const effects = effectsOf(undefined, this.state.lastRecord, { type: 'judged', record, rationale: decision.rationale, waits: false, output })
+    await this.perform(effects.filter((effect) => effect.kind !== 'final'))
+    const event: RunEvent = { type: 'transition', node: id, visit, step, edge: decision.edge, decidedBy: decision.decidedBy, rationale: decision.rationale }
+    if (record.tokens) event.tokens = record.tokens
+    if (record.model) event.model = record.model
+    tell(this.options.onEvent, event)
+    await this.perform(effects.filter((effect) => effect.kind === 'final'))
+  }
+
+  /** A waiting `judge: human` note: follow the one ticked box, or say it still waits. */
+  protected async humanDecision(id: string, visit: number, step: number): Promise<Step | undefined> {
+    await this.session.refresh([id])
+    const node = this.nodeOrFail(id)
+    const ticked = node.edges.filter((edge) => edge.at?.checked === true)
+    if (ticked.length > 1) {
+      throw new RunStateError(
+        'ambiguous-decision',
+        `\`${this.fileOf(id)}\` has ${ticked.length} boxes ticked (${ticked.map((edge) => `\`${edge.label || 'next'} -> [[${edge.target}]]\``).join(', ')}); ` +
+          `tick exactly one, then run the vault again.`,
+        { node: id, file: this.fileOf(id), ticked: ticked.map((edge) => edge.label || 'next') },
+      )
+    }
+    const edge = ticked[0]
+    if (!edge) {
+      const since = this.waitingSince(id, visit)
+      const now = Date.now()
+      // Past its `wait:` deadline with a `timeout` edge: the wait ends here, as a decision nobody made.
+      const timeout = since === undefined ? undefined : timeoutHop(node, { node: id, visit, step, since }, now)
+      if (timeout) {
+        const rationale = `Nobody decided within \`wait: ${node.wait}\` (waiting since ${since}).`
+        await this.perform(
+          effectsOf(undefined, this.state.lastRecord, { type: 'decided', record: timeout, rationale, output: this.state.lastOutput, handed: '' }),
+        )
+        tell(this.options.onEvent, { type: 'transition', node: id, visit, step, edge: timeout.edge, decidedBy: 'timeout', rationale })
+        return undefined
+      }
+      await this.settle(true)
+      const waiting = waitingStep(this.runId, node, this.fileOf(id), since === undefined ? undefined : waitClock(node, since, now))
+      tell(this.options.onEvent, { type: 'waiting', node: id, reason: waiting.reason })
+      return waiting
+    }
+    const feedback = this.session.feedbackOf(id)
+    const handed = feedbackToHandOn(this.state.feedback.get(id), feedback)
+    const record: HopRecord = {
+      kind: 'hop',
+      step,
+      node: id,
+      visit,
+      edge,
+      decidedBy: 'human',
+      next: edge.target,
+      output: outputFile(step, id),
+      at: new Date().toISOString(),
+    }
+    if (feedback) record.feedback = feedback
+    const unticked = await readUntickedBoxes(this.vault, { run: this.runId, node: id, visit, edge: edge.label || 'next' })
+    if (unticked) record.unticked = unticked
+    const rationale = handed ? `Feedback:\n${handed}` : 'A person ticked this edge.'
+    await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'decided', record, rationale, output: this.state.lastOutput, handed }))
+    if (unticked) await forgetUntickedBoxes(this.vault, id)
+    tell(this.options.onEvent, { type: 'transition', node: id, visit, step, edge, decidedBy: 'human', rationale })
+    return undefined
+  }
+
+  /** When the wait of a visit began: its `waiting` record's time (none for a record from before times were kept). */
+  private waitingSince(id: string, visit: number): string | undefined {
+    const last = this.state.lastRecord
+    return last?.kind === 'waiting' && last.node === id && last.visit === visit ? last.at : undefined
+  }
+
+  private async record(record: TraceRecord, rationale: string, output: string | undefined): Promise<void> {
+    this.checkLock()
+    await this.openAppender()
+    await this.appender!.append(record, rationale)
+    applyRecord(this.state, record, output)
+    if (record.kind !== 'waiting') this.claim = undefined
+  }
+
+  /** Counts a model call of the hop under way (the worker's calls come through here too). */
+  noteUsage(usage: ModelUsage): void {
+    this.usage.push(usage)
+  }
+
+  /** The judge's model, its calls counted for the hop's record. */
+  private model(): CallLLM {
+    const counted = countedModel(
+      () => this.llm ?? (this.envLLM ??= createLLM()),
+      (usage) => this.noteUsage(usage),
+    )
+    return async (prompt, options) => {
+      this.leave()
+      try {
+        return await counted(prompt, options)
+      } finally {
+        await this.enter()
+      }
+    }
+  }
+
+  protected nodeOrFail(id: string): PlanNode {
+    const node = this.session.graph.nodes.get(id)
+    if (!node)
+      throw new RunStateError(
+        'node-missing',
+        `The run is at \`${id}\`, but the vault has no such note any more. Restore it, or set another note \`status: active\` to move the run there.`,
+        { node: id },
+      )
+    return node
+  }
+
+  protected fileOf(id: string): string {
+    return this.session.graph.nodes.get(id)?.file ?? `${id}.md`
+  }
+}
+
+/** A visit whose worker failed after its retries: the `failed` edge (the note is worked again if an edit took the edge away). */
+function failureDecision(node: PlanNode, error: string): Decision {
+  const edge = failureEdge(node) ?? null
+  return { edge, rationale: `The worker failed: ${error}`, decidedBy: 'failure' }
+}

@@ -1,0 +1,394 @@
+import { RunStateError } from '../../core/errors.js'
+import type { RunDriver } from './run-driver.js'
+import type { RunResult } from '../core/run-options.js'
+import type { Step } from '../core/run-options.js'
+import { checkChoice, staleStep, waitingReason } from '../core/messages.js'
+import { fromSubplan } from '../core/steps.js'
+import { stopOf } from '../core/stops.js'
+import { waitsForPerson } from '../../core/knobs.js'
+import { decompose } from './decompose.js'
+import { isGenerate, runsSubplans, subplanFoldersOf } from '../../vault/subplan-folders.js'
+import { readRecords } from '../read/observe-run.js'
+import { snapshotOf, visitsOfSnapshot } from '../core/run-snapshot.js'
+import type { PlanNode } from '../../core/types.js'
+import type { VaultSession } from '../../store/vault-session.js'
+import { passingGate, type ClaimPass, type PassedVisit } from '../core/claims.js'
+import { BudgetRefusal, TreeVaults, type OpenBranch, type TreeSettings, type WorkStep } from './tree-vaults.js'
+
+/*
+ * The walk of a run tree: the top vault's plan stepped until the caller has
+ * something to do, a note with `plan:` running its subplans as branches (at
+ * once for `runPlan`, in turn for the stepping calls) joined when all
+ * completed, a visit completed wherever in the tree it is pending, and a
+ * subplan terminal's choice carried to the note that offered it. The vaults
+ * the walk opens and what they spend are `TreeVaults`' (tree-vaults.ts).
+ */
+
+/**
+ * A step of a subplan's branch once it has gone as far as it can, with the
+ * works it did and the highest step number it recorded; none when its run could not begin, `refused` then naming
+ * the visit the budget refused (the stop, unless a sibling has more to say).
+ */
+type Branch = { step: Step | undefined; works: number; last: number; refused?: Step }
+
+/**
+ * A run over a vault and its subplans. The top vault's
+ * driver walks its plan; entering a note with `plan:` runs each of its folders
+ * as a plan of its own, with its own driver (statuses, trace), under the top
+ * runner's lock, branches at once. The note's output is its subplans' final
+ * output, joined under headings for branches; the worker is not called for
+ * it. What the tree reports names nested notes by their path from the top
+ * vault; `maxSteps` counts the works of every vault of the tree.
+ */
+export class PlanTree {
+  /** The last nested node worked in this call, by its path from the top vault, and the top's steps then. */
+  private lastNode = ''
+  private lastAt = 0
+  /** `completeStep` (or `deferStep`, `blockStep`: `release`): the visit to complete, wherever in the tree it is pending. */
+  private completion:
+    { key: string; result: { output: string; choice?: string | undefined }; done: boolean; release?: { kind: 'defer' | 'block'; reason: string } } | undefined
+  /** The stepping calls: which visits this pass of the walk takes (see `ClaimPass`). */
+  private pass: ClaimPass = { kind: 'any' }
+  /** A choice given when completing a subplan's terminal: it decides the transition of the note `at` (its folder and id) that offered it. */
+  private carried: { choice: string; at: string } | undefined
+  /** The notes running subplans the walk is inside now, outermost first (stepping walks one branch at a time); `lone`: it runs one folder. */
+  private readonly within: { node: PlanNode; plan: string; lone: boolean }[] = []
+  /** Steps relayed from a subplan's terminal, and whether a choice given with them goes past the note that offered their conditions. */
+  private readonly carries = new WeakMap<Step, boolean>()
+  /** `runPlan`'s branches waiting for their first work to begin (or for them to end), by folder from the top vault: the next branch's turn. */
+  private readonly firstWork = new Map<string, () => void>()
+
+  private constructor(
+    private readonly session: VaultSession,
+    private readonly settings: TreeSettings,
+    private readonly vaults: TreeVaults,
+    /** The claimed visits the walk passed by, as a stale key's error names them. */
+    private readonly passed: PassedVisit[] = [],
+  ) {}
+
+  /** The agent of a stepping call, if it named one. */
+  private get agent(): string | undefined {
+    return this.settings.driver.agent?.name
+  }
+
+  /**
+   * Opens the run of a locked top vault (see `RunDriver.open`).
+   *
+   * @throws {@link PlanValidationError} when the plan (its subplans included) is invalid
+   * @throws {@link RunStateError} `query-mismatch` for another query than the recorded one
+   */
+  static async open(vault: string, session: VaultSession, settings: TreeSettings): Promise<PlanTree> {
+    let tree: PlanTree | undefined
+    const passed: PassedVisit[] = []
+    // The stepping calls hand out visits by claims (section 16): the pass of the walk decides which it takes.
+    if (!settings.work) settings.driver.gate = passingGate(() => tree!.pass, settings.driver.agent?.name, passed)
+    tree = new PlanTree(session, settings, await TreeVaults.open(vault, session, settings), passed)
+    return tree
+  }
+
+  /** The top vault's driver. */
+  get top(): RunDriver {
+    return this.vaults.top
+  }
+
+  /** Goes on until the caller has something to do: a visit to work (`runPlan` works them all), people to wait for, a stop, the result. */
+  async next(): Promise<Step> {
+    if (this.settings.work) return this.drive(this.vaults.top, '', 0)
+    return this.passes(this.agent === undefined ? ['fresh', 'any'] : ['own', 'fresh', 'any'])
+  }
+
+  /**
+   * Walks the tree once per pass until one hands out a visit (or says
+   * anything but `busy`): an agent's own claim first, then a visit nobody
+   * else holds, deferred ones last. `busy` names the claims of others.
+   */
+  private async passes(kinds: ('own' | 'fresh' | 'any')[], first?: Step): Promise<Step> {
+    let step = first
+    for (const kind of kinds) {
+      if (step && step.kind !== 'busy') return step
+      this.pass = { kind }
+      step = await this.drive(this.vaults.top, '', 0)
+    }
+    if (step!.kind !== 'busy') return step!
+    return { ...step!, claims: step!.claims.filter((item) => item.claim !== undefined) }
+  }
+
+  /**
+   * Lets go of the pending visit whose key is `key` (`deferStep`,
+   * `blockStep`), wherever in the tree it is, and goes on to the step that follows.
+   *
+   * @throws {@link RunStateError} `stale-step` when no pending visit has that key (nothing is written for it)
+   */
+  async release(key: string, kind: 'defer' | 'block', reason: string): Promise<Step> {
+    return this.complete(key, { output: '' }, { kind, reason })
+  }
+
+  /**
+   * Completes the pending visit whose key is `key`, at the top or inside a
+   * subplan, and goes on to the next step.
+   *
+   * @throws {@link RunStateError} `stale-step` when no pending visit has that key (nothing is written for it)
+   */
+  async complete(key: string, result: { output: string; choice?: string | undefined }, release?: { kind: 'defer' | 'block'; reason: string }): Promise<Step> {
+    const top = this.vaults.top
+    // What follows a completion: a visit nobody else holds.
+    this.pass = { kind: 'fresh' }
+    // A visit of the top vault (a crash after its output was saved included) is the top driver's to complete.
+    const done = release ? top.release(key, release.kind, release.reason) : top.complete(key, result)
+    const first = await done.catch((error: unknown) => {
+      if (error instanceof RunStateError && error.code === 'stale-step') return undefined
+      throw error
+    })
+    if (first) return this.afterCompletion(await this.drive(top, '', 0, first))
+    this.completion = { key, result, done: false, ...(release && { release }) }
+    this.pass = { kind: 'complete', key }
+    const step = await this.drive(top, '', 0)
+    if (this.completion.done) return this.afterCompletion(step)
+    // Nothing was written: the pending step named is the caller's own claim, else the first claimed one.
+    const found = this.passed.find((each) => each.agent === this.agent) ?? this.passed[0]
+    const pending = found && { key: found.key, node: found.node, visit: found.visit, step: found.step, ...(found.plan !== undefined && { plan: found.plan }) }
+    throw staleStep(top.vault, key, step.kind === 'work' ? { key: step.key, node: step.node.id, visit: step.visit, step: step.step } : (pending ?? null))
+  }
+
+  /** The step a completion ends on: walked again when the branch it was in had nothing more for the caller. */
+  private async afterCompletion(step: Step): Promise<Step> {
+    return step.kind === 'busy' ? this.passes(['fresh', 'any']) : step
+  }
+
+  /**
+   * The run's outcome as `runPlan` returns it: steps, visits and the last
+   * node across every vault of the tree (visits of subplans as their traces
+   * say, those that finished in an earlier call too).
+   */
+  async resultOf(step: Exclude<Step, { kind: 'work' | 'busy' }>): Promise<RunResult> {
+    const result = this.vaults.top.resultOf(step)
+    result.steps = this.vaults.spent()
+    result.plannerCalls = this.vaults.budget.plannerCalls
+    // Visits as the run's snapshot counts them (subplans' by path, a note working through its subplans included): what status and the pictures show.
+    const snapshot = snapshotOf(this.vaults.top.vault, await readRecords(this.vaults.top.vault), { maxSteps: this.settings.driver.maxSteps, hops: 0 })
+    const counted = visitsOfSnapshot(snapshot)
+    // A note the read just now left out (a person's editor was saving it that moment) keeps the visits the trace records.
+    for (const [id, visits] of this.vaults.top.replayed.visits) if (!Object.hasOwn(counted, id)) counted[id] = visits
+    result.visits = Object.fromEntries(Object.entries(counted).filter(([, visits]) => visits > 0))
+    // Unless the top worked a note since, the last node worked is the nested one (the top's is the note that ran the subplan).
+    const since = this.vaults.top.replayed.steps - this.lastAt
+    if (this.lastNode !== '' && (since === 0 || (since === 1 && this.session.graph.nodes.get(result.lastNode)?.plan))) result.lastNode = this.lastNode
+    return result
+  }
+
+  /** Closes the drivers (the top's too) and releases the subplans' locks. */
+  async close(): Promise<void> {
+    await this.vaults.close()
+  }
+
+  /** A work begins in the vault `plan` (or a branch there ended): the branches it is inside have begun, the next ones take their turn. */
+  private began(plan: string): void {
+    for (const [top, next] of this.firstWork)
+      if (plan === top || plan.startsWith(`${top}/`)) {
+        this.firstWork.delete(top)
+        next()
+      }
+  }
+
+  /** Remembers the last nested node worked (`plan`: its folder from the top vault). */
+  private worked(plan: string, id: string): void {
+    if (!plan) return
+    this.lastNode = id
+    this.lastAt = this.vaults.top.replayed.steps
+  }
+
+  /** A driver's step; a claim the budget refused on the way is asked again, and the driver then stops (a vault with no run begun does not begin). */
+  private async unrefused(driver: RunDriver, folder: string, step: Promise<Step>): Promise<Step> {
+    return step.catch((error: unknown) => {
+      if (error instanceof BudgetRefusal && this.vaults.budget.begun(folder)) return driver.next()
+      throw error
+    })
+  }
+
+  /** Walks one vault of the tree, nested `depth` deep, until it has something for the caller; `plan` is its folder relative to the top vault. */
+  private async drive(driver: RunDriver, plan: string, depth: number, first?: Step): Promise<Step> {
+    let step = first ?? (await this.unrefused(driver, plan, driver.next()))
+    for (;;) {
+      if (step.kind !== 'work') return plan ? fromSubplan(step, plan) : step
+      const id = plan ? `${plan}/${step.node.id}` : step.node.id
+      if (runsSubplans(step.node, depth)) {
+        const inner = await this.runSubplans(driver, plan, step, depth)
+        // No step left for the planner call: the note that runs the subplans stops.
+        if (!inner.step) {
+          step = await driver.refuse(step.node.id, step.visit)
+          continue
+        }
+        if (inner.step.kind !== 'completed') return inner.step
+        // The choice carried from a terminal below is this note's only if this note offered it (else it goes on up).
+        const choice = this.carried?.at === `${plan}\n${step.node.id}` ? this.carried.choice : undefined
+        if (choice !== undefined) this.carried = undefined
+        step = await this.unrefused(
+          driver,
+          plan,
+          driver.complete(step.key, {
+            output: inner.step.output,
+            works: inner.works,
+            ...(inner.last > 0 && { step: inner.last }),
+            ...(choice !== undefined && { choice }),
+          }),
+        )
+        continue
+      }
+      const completion = this.completion
+      if (completion && !completion.done && completion.key === step.key) {
+        completion.done = true
+        this.pass = { kind: 'fresh' }
+        if (completion.release) {
+          step = await this.unrefused(driver, plan, driver.release(step.key, completion.release.kind, completion.release.reason))
+          continue
+        }
+        let { result } = completion
+        // A subplan's terminal takes no choice: the choice decides the note that offered it, checked before anything is written.
+        if (plan && step.node.edges.length === 0 && result.choice !== undefined) {
+          const offering = this.offering()
+          if (offering && !waitsForPerson(offering.node)) checkChoice(offering.node, result.choice, this.settings.driver.predicates)
+          if (offering) this.carried = { choice: result.choice, at: `${offering.plan}\n${offering.node.id}` }
+          result = { output: result.output }
+        }
+        this.worked(plan, id)
+        step = await this.unrefused(driver, plan, driver.complete(step.key, result))
+        continue
+      }
+      if (!this.settings.work) return plan ? { ...step, plan } : step
+      // A visit claimed before this call (left `active`) reserves its step now; with none left, the driver stops it.
+      if (!this.vaults.budget.holds(plan, driver) && !this.vaults.budget.claim(plan, driver)) {
+        step = await driver.next()
+        continue
+      }
+      this.began(plan)
+      const worked = await this.settings.work(step, driver, plan)
+      this.worked(plan, id)
+      step = await this.unrefused(driver, plan, driver.complete(step.key, typeof worked === 'string' ? { output: worked } : worked))
+    }
+  }
+
+  /**
+   * Runs the subplans of a claimed note of a vault nested `depth` deep,
+   * branches at once, each as far as it goes; joins them when all completed.
+   * Every branch is open before any claims: the budget counts what each has
+   * recorded. No step when the budget refused the planner call.
+   */
+  private async runSubplans(parent: RunDriver, plan: string, step: WorkStep, depth: number): Promise<Branch> {
+    const planned = isGenerate(step.node.plan)
+      ? await decompose(parent.vault, step.node, { ...this.settings.driver, run: this.vaults.runId(), claim: () => this.vaults.budget.plan(plan) })
+      : undefined
+    if (planned?.kind === 'refused') return { step: undefined, works: 0, last: 0 }
+    const degraded = planned?.kind === 'planned' ? planned.degraded : undefined
+    const folders = subplanFoldersOf(step.node)
+    this.within.push({ node: step.node, plan, lone: folders.length === 1 })
+    const opened = await Promise.allSettled(folders.map(({ folder }) => this.vaults.openBranch(parent, plan, folder, step, depth + 1, degraded)))
+    const open = opened.flatMap((each) => (each.status === 'fulfilled' ? [each.value] : []))
+    let branches: Branch[]
+    try {
+      const failed = opened.find((each) => each.status === 'rejected')
+      if (failed) throw failed.reason
+      branches = await this.driveBranches(open, depth + 1)
+    } finally {
+      this.within.pop()
+      for (const branch of open) await this.vaults.closeBranch(branch)
+    }
+    const work = branches.find((each) => each.step?.kind === 'work')
+    if (work) {
+      // A lone subplan's terminal: the choice given with it decides the parent note, so offer the parent's choices
+      // (and the choices of the note above, when the parent is itself a lone subplan's terminal: see `offering`).
+      const inner = work.step as WorkStep
+      if (folders.length === 1 && (this.carries.get(inner) ?? inner.node.edges.length === 0)) {
+        const offered: WorkStep = { ...inner, conditions: step.conditions }
+        this.carries.set(offered, plan !== '' && step.node.edges.length === 0)
+        return { step: offered, works: 0, last: 0 }
+      }
+      this.carries.set(inner, false)
+      return work
+    }
+    // Other agents hold what is ready in some branches: busy, for another pass to look further.
+    const busy = branches.flatMap((each) => (each.step?.kind === 'busy' ? each.step.claims : []))
+    if (branches.some((each) => each.step?.kind === 'busy')) return { step: { kind: 'busy', runId: this.vaults.runId(), claims: busy }, works: 0, last: 0 }
+    const stopped = branches.find((each) => each.step?.kind === 'stopped')
+    if (stopped) return stopped
+    const waiting = branches.flatMap((each) => (each.step?.kind === 'waiting' ? each.step.waiting : []))
+    if (waiting.length > 0) return { step: { kind: 'waiting', runId: this.vaults.runId(), waiting, reason: waitingReason(waiting) }, works: 0, last: 0 }
+    // A branch the budget kept from beginning stops the run at its first visit (after a person's wait, which is more to do).
+    const refused = branches.find((each) => each.refused)?.refused
+    if (refused) return { step: refused, works: 0, last: 0 }
+    if (branches.some((each) => each.step === undefined)) return { step: undefined, works: 0, last: 0 }
+    // The works of the joined branches go into the parent note's record from here on; the budget counts them until it holds them.
+    const works = branches.reduce((sum, each) => sum + each.works, 0)
+    this.vaults.handOver(plan, parent, works)
+    const outputs = branches.map((each) => (each.step?.kind === 'completed' ? each.step.output : ''))
+    const output = folders.length === 1 ? outputs[0]! : folders.map(({ written }, index) => `## ${written}\n\n${outputs[index]!.trim()}\n`).join('\n')
+    const last = Math.max(...branches.map((each) => each.last))
+    return { step: { kind: 'completed', runId: '', node: step.node.id, output }, works, last }
+  }
+
+  /**
+   * Walks the open branches as far as each goes: at once for `runPlan`; one
+   * after another for the stepping calls, which hand out the first visit of
+   * the first branch, in the listed order, that has one.
+   * `runPlan`'s branches claim their first visits in the listed order too
+   * (each starts once the one before began its first work, or ended), so
+   * the last steps of the budget go where the snapshot's frontier says. A
+   * branch whose turn comes after one failed does not start: the call fails.
+   */
+  private async driveBranches(open: OpenBranch[], depth: number): Promise<Branch[]> {
+    if (this.settings.work) {
+      let before: Promise<void> = Promise.resolve()
+      let broken: { error: unknown } | undefined
+      const walks = open.map((branch) => {
+        const turn = before
+        before = new Promise<void>((resolve) => this.firstWork.set(branch.top, resolve))
+        return turn
+          .then(() => {
+            if (broken) throw broken.error
+            return this.driveBranch(branch, depth)
+          })
+          .catch((error: unknown) => {
+            broken ??= { error }
+            throw error
+          })
+          .finally(() => this.began(branch.top))
+      })
+      const settled = await Promise.allSettled(walks)
+      const failed = settled.find((each) => each.status === 'rejected')
+      if (failed) throw failed.reason
+      return settled.map((each) => (each as PromiseFulfilledResult<Branch>).value)
+    }
+    const branches: Branch[] = []
+    for (const branch of open) {
+      branches.push(await this.driveBranch(branch, depth))
+      if (branches.at(-1)!.step?.kind === 'work') break
+    }
+    return branches
+  }
+
+  /**
+   * The note whose choices a terminal of the innermost subplan walked offers
+   * (as `runSubplans` relays them): the note that runs it, or, while that
+   * note is itself the terminal of a lone subplan, the note above.
+   */
+  private offering(): { node: PlanNode; plan: string } | undefined {
+    let level = this.within.length - 1
+    if (level < 0) return undefined
+    while (this.within[level]!.lone && this.within[level]!.node.edges.length === 0 && level > 0 && this.within[level - 1]!.lone) level--
+    return this.within[level]
+  }
+
+  /** Walks an open branch as far as it goes; its works move to the parked ones as it leaves the open drivers, in one turn. */
+  private async driveBranch({ top, driver, session }: OpenBranch, depth: number): Promise<Branch> {
+    let refused: Step | undefined
+    const inner = await this.drive(driver, top, depth).catch((error: unknown) => {
+      if (!(error instanceof BudgetRefusal) || this.vaults.budget.begun(top)) throw error
+      const { node } = error
+      const at = { node: node.id, visit: (driver.replayed.visits.get(node.id) ?? 0) + 1, budget: 'maxSteps' as const }
+      const { reason, ...stop } = stopOf(session.graph, driver.replayed, at, this.settings.driver.maxSteps)
+      refused = fromSubplan({ kind: 'stopped', runId: this.vaults.runId(), stop, reason }, top)
+      return undefined
+    })
+    const works = this.vaults.park(top, driver)
+    return { step: inner, works, last: driver.replayed.lastStep, ...(refused && { refused }) }
+  }
+}
