@@ -9,10 +9,12 @@ import { vaultplan } from './helpers/cli.js'
 
 it('shows the judge prompt the next hop would send, the same a run sends, and changes nothing', async () => {
   const dir = await writeVault(draftReview())
-  // Stopped by maxSteps before review's second visit: with the default budget the next hop works it, then judges it.
+  // Stopped by maxSteps before review's second visit: with a larger budget the next hop works it, then judges it.
   await runPlan(dir, { query: 'Announce', fsync: false, work: scriptedWorker(), llm: reviewJudge(), maxSteps: 3 })
   const before = await readTree(dir)
-  expect(await dryRun(dir)).toMatchObject({ node: 'review', visit: 2, step: 4, worked: false, conditions: ['approved', 'needs revision'] })
+  expect(await dryRun(dir, { maxSteps: 50 })).toMatchObject({ node: 'review', visit: 2, step: 4, worked: false, conditions: ['approved', 'needs revision'] })
+  // With the budget it last ran with (or the same one given), it stops before the hop: no judge.
+  expect(await dryRun(dir)).toBeNull()
   expect(await dryRun(dir, { maxSteps: 3 })).toBeNull()
   // A fresh vault starts at draft, which has no condition: no judge.
   const fresh = await writeVault(draftReview())
@@ -47,7 +49,7 @@ it('vaultplan run --dry-run prints it and writes nothing', async () => {
   const dir = await writeVault(draftReview())
   await runPlan(dir, { query: 'Announce', fsync: false, work: scriptedWorker(), llm: reviewJudge(), maxSteps: 1 })
   const before = await readTree(dir)
-  const run = await vaultplan(['run', dir, '--dry-run'], { env: {} })
+  const run = await vaultplan(['run', dir, '--dry-run', '--max-steps', '10'], { env: {} })
   expect(run).toMatchObject({ code: 0, stderr: '' })
   expect(run.stdout).toContain('Dry run: the judge prompt of review (visit 1, step 2), before its work')
   expect(run.stdout).toContain('1. approved\n2. needs revision')
@@ -75,7 +77,7 @@ it('inside a subplan: the preview is the judge prompt of the next hop there, num
     'web/sum.md': note({ title: 'Sum', body: 'Sum them up.' }),
   })
   await runPlan(dir, { query: 'Announce', fsync: false, work: scriptedWorker(), maxSteps: 1 })
-  expect(await dryRun(dir)).toMatchObject({ node: 'web/find', visit: 1, step: 2, worked: false, conditions: ['enough', 'more needed'] })
+  expect(await dryRun(dir, { maxSteps: 50 })).toMatchObject({ node: 'web/find', visit: 1, step: 2, worked: false, conditions: ['enough', 'more needed'] })
 })
 
 it('is given the checks a run would have: a note naming another is refused, and the preview names the checks that run before the judge', async () => {

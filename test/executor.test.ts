@@ -109,7 +109,7 @@ describe('a run walks the vault hop by hop', () => {
     expect(trace['00_plan-trace/outputs/0004-flow__review.md']).toMatch(/\n---\nflow\/review v2$/)
     expect(trace['00_plan-trace/final.md']).toMatch(/^---\n[\s\S]*node: "send"[\s\S]*\n---\nsend v1$/)
     // The trace header names the run and the format.
-    expect(trace['00_plan-trace/trace.md']).toMatch(/^---\nvaultplan: trace\nrun: \S+\nformat: 3\n/)
+    expect(trace['00_plan-trace/trace.md']).toMatch(/^---\nvaultplan: trace\nrun: \S+\nformat: 4\n/)
   })
 
   it('keeps a rationale that imitates a trace marker inside the quoted text', async () => {
@@ -566,7 +566,7 @@ describe('run vaults', () => {
     })
 
     const work = scriptedWorker()
-    const result = await runPlan(graph, { query, work, llm: noJudge(), runVault, fsync: false })
+    const result = await runPlan(graph, { query, work, llm: noJudge(), runVault, fsync: false, maxSteps: 3 })
     expect(work.calls.map((call) => `${call.node} step ${call.step}`)).toEqual(['publish step 3'])
     expect(result).toMatchObject({ status: 'completed', steps: 3, output: 'publish v1' })
     expect(await read(runVault, '00_plan-trace/outputs/0002-steps__write.md')).toMatch(/\nsteps\/write v1$/)

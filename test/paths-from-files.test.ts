@@ -152,7 +152,7 @@ describe('a run resumed', () => {
       text.replace('"output":"outputs/0001-a.md"', '"output":"../../other/00_plan-trace/outputs/0001-a.md"'),
     )
     const work = scriptedWorker()
-    await runPlan(vault, { fsync: false, work })
+    await runPlan(vault, { fsync: false, work, maxSteps: 50 })
     expect(work.calls.map((call) => call.node)).toEqual(['b', 'c'])
     expect(JSON.stringify(work.calls)).not.toContain('4-8-15')
   })

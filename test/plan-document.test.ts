@@ -194,7 +194,7 @@ describe('planGraph: a plan written by the planning model', () => {
     const result = await runPlan(graph, { query, work, llm: noJudge(), runVault, fsync: false, maxSteps: 2 })
     expect(result).toMatchObject({ status: 'stopped', degraded: graph.degraded })
     // The degradation is remembered by the run vault: a resumed run still reports it.
-    const resumed = await runPlan(runVault, { query, work, llm: noJudge(), fsync: false })
+    const resumed = await runPlan(runVault, { query, work, llm: noJudge(), fsync: false, maxSteps: 50 })
     expect(resumed).toMatchObject({ status: 'completed', steps: 4, degraded: graph.degraded })
     expect(work.calls.map((call) => call.node)).toEqual([
       '01-research-find-three-sources-on-the-topic',

@@ -66,6 +66,7 @@ it('pins the error codes', async () => {
     'ambiguous-decision',
     'bad-choice',
     'busy',
+    'claimed',
     'declined',
     'ledger-too-new',
     'ledger-unreadable',

@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { crashSeam } from '../src/run/drive/events.js'
+import { TRACE_FORMAT } from '../src/store/trace.js'
 import { nextStep, readRunStatus, RunStateError, runPlan, StepError, updateStatus, type RunEvent, type RunResult } from 'vaultplan'
 import { draftReview } from './helpers/plans.js'
 import { noJudge, reviewJudge, scriptedJudge, scriptedWorker, type WorkCall } from './helpers/scripted.js'
@@ -271,7 +272,7 @@ describe('what a re-run does with the vault as it finds it', () => {
     await runPlan(dir, { ...options, work: scriptedWorker(), llm: judge(), maxSteps: 2 })
     await updateStatus(dir, 'review', 'active')
     const work = scriptedWorker()
-    const result = await runPlan(dir, { ...options, work, llm: reviewJudge('review v2') })
+    const result = await runPlan(dir, { ...options, work, llm: reviewJudge('review v2'), maxSteps: 10 })
     expect(hops(work.calls)).toEqual(['review v2 step 3', 'send v1 step 4'])
     expect(result).toMatchObject({ status: 'completed', steps: 4, visits: { draft: 1, review: 2, send: 1 } })
   })
@@ -281,7 +282,7 @@ describe('what a re-run does with the vault as it finds it', () => {
     await runPlan(dir, { ...options, work: scriptedWorker(), llm: judge(), maxSteps: 2 })
     await updateStatus(dir, 'review', 'active')
     const work = scriptedWorker()
-    const result = await runPlan(dir, { ...options, work, llm: judge() })
+    const result = await runPlan(dir, { ...options, work, llm: judge(), maxSteps: 10 })
     expect(work.calls).toEqual([])
     expect(result).toMatchObject({ status: 'stopped', visits: { draft: 1, review: 1 } })
     expect(result.reason).toContain('`review` was refused visit 2; its budget is max_visits 1')
@@ -343,7 +344,7 @@ describe('what a re-run does with the vault as it finds it', () => {
   it('a trace from a newer vaultplan is refused, never misread', async () => {
     const dir = await writeVault(draftReview())
     await runPlan(dir, { ...options, work: scriptedWorker(), llm: judge(), maxSteps: 1 })
-    await edit(dir, '00_plan-trace/trace.md', (text) => text.replace('format: 3', 'format: 4'))
+    await edit(dir, '00_plan-trace/trace.md', (text) => text.replace(`format: ${TRACE_FORMAT}`, `format: ${TRACE_FORMAT + 1}`))
     const work = scriptedWorker()
     await expect(runPlan(dir, { ...options, work, llm: judge() })).rejects.toMatchObject({ name: 'RunStateError', code: 'trace-too-new' })
     expect(work.calls).toEqual([])
@@ -395,8 +396,13 @@ describe('a run stopped by a budget', () => {
     expect(hops(more.calls)).toEqual(['draft v2 step 3', 'review v2 step 4'])
     expect(third).toMatchObject({ status: 'stopped', steps: 4, reason: expect.stringContaining('maxSteps budget of 4 steps before entering `send` (visit 1)') })
 
+    // Given no budget, the run goes on under the one it last ran with (4): it stops again at once.
+    const again = scriptedWorker()
+    expect(await runPlan(dir, { ...options, work: again, llm: noJudge() })).toMatchObject({ status: 'stopped', steps: 4 })
+    expect(again.calls).toEqual([])
+
     const work = scriptedWorker()
-    const result = await runPlan(dir, { ...options, work, llm: judge() })
+    const result = await runPlan(dir, { ...options, work, llm: judge(), maxSteps: 5 })
     expect(hops(work.calls)).toEqual(['send v1 step 5'])
     expect(result).toMatchObject({ status: 'completed', steps: 5, visits: { draft: 2, review: 2, send: 1 } })
     expect(await statuses(dir)).toEqual({ draft: 'done', review: 'done', send: 'done' })

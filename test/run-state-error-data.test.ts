@@ -123,6 +123,18 @@ const cases: [string, () => Promise<Case>][] = [
     },
   ],
   [
+    "claimed: another agent completes a step whose agent's lease is live",
+    async () => {
+      const dir = await writeVault(draftReview())
+      const draft = work(await nextStep(dir, { ...options, query, agent: 'ada' }))
+      return {
+        refused: completeStep(dir, draft.key, { output: 'mine' }, { ...options, agent: 'bob' }),
+        code: 'claimed',
+        data: { claim: { agent: 'ada', key: draft.key, until: expect.any(String) } },
+      }
+    },
+  ],
+  [
     'bad-choice: decide with an edge the waiting note does not have',
     async () => ({
       refused: decide(await reviewWaiting(), 'review', { edge: 'ship it' }),

@@ -321,7 +321,8 @@ describe('runPlan on the stepping core', () => {
     const stop = await runPlan(dir, { ...options, query, work: scriptedWorker(), llm: reviewJudge('review v2'), maxSteps: 2 })
     expect(stop.status).toBe('stopped')
     const worker = scriptedWorker()
-    const done = await runPlan(dir, { ...options, work: worker, llm: reviewJudge('review v2') })
+    // Without a budget it would stop again at once (the one it last ran with): the default is given again.
+    const done = await runPlan(dir, { ...options, work: worker, llm: reviewJudge('review v2'), maxSteps: 50 })
     expect(done.status).toBe('completed')
     const tree = await readTree(dir)
     await expect(runPlan(dir, { ...options, query: 'Another', work: scriptedWorker(), llm: noJudge() })).rejects.toMatchObject({ code: 'query-mismatch' })

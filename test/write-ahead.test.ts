@@ -21,7 +21,7 @@ async function stoppedAndResumed(tear: (dir: string) => Promise<void>) {
   const run = (maxSteps?: number) => runPlan(dir, { query, work: scriptedWorker(), llm: reviewJudge('review v2'), fsync: true, ...(maxSteps && { maxSteps }) })
   await run(3)
   await tear(dir)
-  const result = await run()
+  const result = await run(50)
   return { headings: await traceHeadings(dir), result: { status: result.status, output: result.output, steps: result.steps } }
 }
 
@@ -51,7 +51,7 @@ describe('what a killed run journaled and did not apply', () => {
     expect((await observeRun(dir)).nodes.find((node) => node.id === 'review')?.status).toBe('active')
 
     const work = scriptedWorker()
-    const result = await runPlan(dir, { query, work, llm: reviewJudge('review v1'), fsync: true })
+    const result = await runPlan(dir, { query, work, llm: reviewJudge('review v1'), fsync: true, maxSteps: 50 })
     expect(result.status).toBe('completed')
     expect(work.calls.map((call) => `${call.node} v${call.visit}`)).toEqual(['review v1', 'send v1'])
     expect(await read(dir, 'review.md')).toContain('My own line.')

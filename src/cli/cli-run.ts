@@ -69,7 +69,7 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
   const target = runVault !== undefined && (await stat(runVault).catch(() => undefined))?.isDirectory() ? runVault : vault
   if (values['dry-run']) {
     const { dryRun } = await import('../run/read/dry-run.js')
-    const preview = await dryRun(target, values.query === undefined ? { checks } : { query: values.query, checks })
+    const preview = await dryRun(target, { checks, ...(values.query !== undefined && { query: values.query }), ...(maxSteps !== undefined && { maxSteps }) })
     if (json) io.stdout.write(`${printableJson({ type: 'dry-run', preview })}\n`)
     else if (!preview) io.stdout.write('The next hop asks no judge (no condition left for the model, a person decides, or the run is over).\n')
     else

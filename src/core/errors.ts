@@ -56,6 +56,7 @@ export const RUN_STATE_ERROR_CODES = [
   'ambiguous-decision',
   'bad-choice',
   'busy',
+  'claimed',
   'declined',
   'ledger-too-new',
   'ledger-unreadable',
@@ -126,6 +127,8 @@ export interface RunStateErrorData extends Record<RunStateErrorCode, object> {
   'bad-choice': { node: string; choices: string[] }
   /** Agents hold every visit ready now: who holds each, and until when. */
   busy: { claims: HeldVisit[] }
+  /** Another agent's live claim holds the visit of `key`: only that agent completes, defers or blocks it until `until`. */
+  claimed: { claim: { agent: string; key: string; until: string } }
   /** The proposal was declined at `version`. */
   declined: { version: number }
   /** The ledger was written in `format`; this version reads `supported`. */

@@ -47,6 +47,10 @@ const WORDS: { [Code in RunStateErrorCode]: (data: RunStateErrorData[Code], wher
     message: `Other agents hold every note ready now: ${list(data.claims.map((item) => `${item.node}${item.claim ? ` (${item.claim.agent} until ${item.claim.until})` : ''}`))}.`,
     todo: 'Call plan_next again later: a claim whose lease ended can be taken.',
   }),
+  claimed: (data) => ({
+    message: `\`key\` is held by another agent, \`${data.claim.agent}\`, until ${data.claim.until}; nothing was written.`,
+    todo: 'Call plan_next for a step of your own; the step comes free when its agent finishes it, lets it go (plan_defer), or its lease ends.',
+  }),
   'note-in-use': (data) => ({
     message: `${list(data.nodes)} ${data.nodes.length === 1 ? 'is' : 'are'} being worked or waiting for a person: an edit neither replaces nor removes them; nothing was written.`,
     todo: 'Call plan_edit again without those notes, or once they are done.',

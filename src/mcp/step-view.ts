@@ -36,7 +36,7 @@ export interface NodeView {
   role?: string
   /** Set when a person decides where the note goes. */
   judge?: 'human'
-  /** Set on a note with no way out: its output is the final answer. */
+  /** Set on the note whose work ends the whole run: its output is the final answer. */
   terminal?: true
 }
 
@@ -129,11 +129,14 @@ export async function viewStep(
       const inPlan = step.plan === undefined ? '' : `${step.plan}/`
       const file = `${inPlan}${node.file ?? `${node.id}.md`}`
       const uri = resourceUri(vault, file)
+      // The run of the step's own vault (a subplan's is in its key): a new visit of a subplan's note starts a new one.
+      const own = step.key.slice(0, step.key.indexOf(':'))
       const { outputs, earlier } = await viewOutputs(step.outputs, vault, path, inPlan, {
         handed,
-        key: (output) => `${step.runId}\n${inPlan}${output.node}\n${output.visit}\n${output.feedback}`,
+        key: (output) => `${own}\n${inPlan}${output.node}\n${output.visit}\n${output.feedback}`,
       })
-      const terminal = node.edges.length === 0
+      // The run's last note: a subplan's last note is not, when the run goes on above it.
+      const terminal = step.terminal
       const person = waitsForPerson(node)
       const labels = step.conditions.filter((label) => label !== 'next')
       const todo = person
@@ -158,7 +161,7 @@ export async function viewStep(
         visit: step.visit,
         maxVisits: node.maxVisits,
         ...(step.plan === undefined ? {} : { plan: step.plan }),
-        ...(handed.once(vault, `${step.runId}\nquery`) ? { query: step.query } : {}),
+        ...(handed.once(vault, `${own}\nquery`) ? { query: step.query } : {}),
         node: {
           id: node.id,
           title: node.title,

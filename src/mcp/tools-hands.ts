@@ -6,7 +6,7 @@ import { toolArgs, vaultArg, WRITES } from './args.js'
 import { vaultPath } from './paths.js'
 import { guarded, ok, refusal } from './results.js'
 import { viewStep } from './step-view.js'
-import { agentArg, finishOptions } from './tools-step.js'
+import { agentArg, stepOptions } from './tools-step.js'
 import type { ToolContext } from './tools-plan.js'
 
 /** Registers the tools of many hands on one plan (section 16): plan_defer, plan_block, plan_edit. */
@@ -27,7 +27,7 @@ export function registerHandsTools(server: McpServer, context: ToolContext): voi
       async ({ vault, key, reason, agent }) =>
         guarded(context.root, { tool, vault }, async () => {
           const path = await vaultPath(context.root, vault)
-          const options = await finishOptions(context, path, agent)
+          const options = stepOptions(context, agent)
           const letGo = tool === 'plan_defer' ? deferStep : blockStep
           const step = await letGo(path, key, { reason }, options)
           return ok({ ...(await viewStep(step, vault, path, context.checks, context.handed)), agent: options.agent })

@@ -1,14 +1,11 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { join } from 'node:path'
 import { z } from 'zod'
 import { RunStateError } from '../core/errors.js'
 import { decideNote } from '../run/decide/decide.js'
-import { recordedBudget } from '../run/read/observe-run.js'
 import { completeStep, nextStep } from '../run/entry/stepping.js'
-import type { Step, StepOptions } from '../run/entry/stepping.js'
-import { readOutput } from '../store/output-note.js'
-import { outputFile, readTrace } from '../store/trace.js'
-import { traceOf } from './trace-reader.js'
+import type { Step, StepCallOptions } from '../run/entry/stepping.js'
+
+import { readTrace } from '../store/trace.js'
 import { toolArgs, vaultArg, WRITES } from './args.js'
 import { vaultPath } from './paths.js'
 import { runStateWords } from './refusals.js'
@@ -38,13 +35,11 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
     async ({ vault, query, fresh, maxSteps, agent }, extra) =>
       guarded(context.root, { tool: 'plan_next', vault }, async () => {
         const path = await vaultPath(context.root, vault)
-        const asked = maxSteps
-        const budget = fresh ? (asked ?? context.maxSteps) : await budgetOf(context, path, asked)
-        const options: StepOptions = {
+        const options: StepCallOptions = {
           ...stepOptions(context, agent),
           ...(query !== undefined && { query }),
           ...(fresh !== undefined && { fresh }),
-          ...(budget !== undefined && { maxSteps: budget }),
+          ...(maxSteps !== undefined && { maxSteps }),
         }
         let step
         try {
@@ -83,15 +78,12 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
     async ({ vault, key, output, choice, agent }, extra) =>
       guarded(context.root, { tool: 'plan_finish', vault }, async () => {
         const path = await vaultPath(context.root, vault)
-        const options = await finishOptions(context, path, agent)
-        let step: Step
-        try {
-          step = await completeStep(path, key, choice === undefined ? { output } : { output, choice }, options)
-        } catch (error) {
+        const options = stepOptions(context, agent)
+        const step: Step = await completeStep(path, key, choice === undefined ? { output } : { output, choice }, options)
+        if (step.saved) {
           // The answer to a call that was saved got lost (a dropped connection, a lost context): the same call answers where the run is now.
-          if (!(error instanceof RunStateError && error.code === 'stale-step') || !(await savedAs(path, key, output, error.data.pending?.plan))) throw error
           context.handed?.forget(vault)
-          const now = await viewStep(await nextStep(path, options), vault, path, context.checks, context.handed)
+          const now = await viewStep(step, vault, path, context.checks, context.handed)
           return ok({
             ...now,
             agent: options.agent,
@@ -129,7 +121,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
         const decided = unticked.length > 0 ? { node, edge, unticked } : { node, edge }
         let step
         try {
-          step = await nextStep(path, await finishOptions(context, path))
+          step = await nextStep(path, stepOptions(context))
         } catch (error) {
           // The decision is recorded either way; what keeps the run from going on (a declined proposal) is said as what to do.
           if (!(error instanceof RunStateError)) throw error
@@ -150,39 +142,17 @@ function decidedOf(answered: Answered): { decided?: Answered['decided'] } {
 /** The `agent` argument of the calls that claim: a name of your own, to take a claim back from an earlier session. */
 export const agentArg = z.string().min(1).optional().describe("default: this session's")
 
-/** What every step call of the server runs with: the checks its operator defined, and none else, as the session's agent (or the one named). */
-function stepOptions(context: ToolContext, agent?: string): StepOptions {
+/**
+ * What every step call of the server runs with: the checks its operator
+ * defined, and none else, as the session's agent (or the one named); the
+ * server's `--max-steps` for a run that records no budget.
+ */
+export function stepOptions(context: ToolContext, agent?: string): StepCallOptions {
   const name = agent ?? context.agent?.()
   return {
     ...(context.checks && { checks: context.checks }),
     ...(name !== undefined && { agent: name }),
     ...(context.leaseMs !== undefined && { leaseMs: context.leaseMs }),
+    ...(context.maxSteps !== undefined && { fallbackMaxSteps: context.maxSteps }),
   }
-}
-
-/** The options of a call that goes on with the run: the step budget it was given (recorded with it), else the server's. */
-export async function finishOptions(context: ToolContext, path: string, agent?: string): Promise<StepOptions> {
-  const budget = await budgetOf(context, path, undefined)
-  return budget === undefined ? stepOptions(context, agent) : { ...stepOptions(context, agent), maxSteps: budget }
-}
-
-/** The step budget of a call: `told`, else the one the run was last given (its trace records it), else the server's `--max-steps`. */
-async function budgetOf(context: ToolContext, path: string, told: number | undefined): Promise<number | undefined> {
-  if (told !== undefined) return told
-  const trace = await traceOf(path)
-  return recordedBudget([trace], trace?.header) ?? context.maxSteps
-}
-
-/** Whether the visit `key` names was completed with `output` already (its output note, in the vault or the subplan `plan`). */
-async function savedAs(path: string, key: string, output: string, plan: string | undefined): Promise<boolean> {
-  for (const folder of plan === undefined ? [path] : [path, join(path, plan)]) {
-    const trace = await readTrace(folder).catch(() => undefined)
-    if (!trace) continue
-    for (const record of trace.records) {
-      if (record.kind === 'stop' || `${trace.header.run}:${record.node}:${record.visit}` !== key) continue
-      const saved = await readOutput(folder, record.kind === 'hop' ? record.output : outputFile(record.step, record.node))
-      if (saved?.whole && saved.output === output) return true
-    }
-  }
-  return false
 }

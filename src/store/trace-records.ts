@@ -6,8 +6,8 @@ import { DECIDED_BY } from '../core/types.js'
  * field is `trace-format`, never a torn entry), format 1 as it was written.
  */
 
-/** The trace format this version writes (3: claims); formats 1 and 2 are still read. */
-export const TRACE_FORMAT = 3
+/** The trace format this version writes (3: claims; 4: the step budget on waits too); formats 1 to 3 are still read. */
+export const TRACE_FORMAT = 4
 
 const edgeSchema = z.object({ label: z.string(), target: z.string(), conditional: z.boolean() })
 
@@ -23,6 +23,8 @@ const stopFields = {
   maxSteps: z.number().int().min(1).optional(),
 }
 const waitingFields = { kind: z.literal('waiting'), step: z.number().int().min(1), node: z.string(), visit: z.number().int().min(1) }
+/** The step budget of the call that began a wait (format 4): a run that left its subplans to wait for a person keeps the budget a call gave inside them. */
+const budgetField = { maxSteps: z.number().int().min(1).optional() }
 
 /**
  * Format 1, read as it was written: unknown fields are ignored and a record
@@ -93,7 +95,7 @@ export const recordSchemaV2 = z.discriminatedUnion('kind', [
     ...common,
   }),
   z.strictObject({ ...stopFields, ...common }),
-  z.strictObject({ ...waitingFields, ...common }),
+  z.strictObject({ ...waitingFields, ...budgetField, ...common }),
 ])
 
 /**

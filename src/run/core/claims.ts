@@ -79,13 +79,32 @@ export function claimGate(pass: () => ClaimPass, agent: string | undefined, now:
       case 'own':
         return claimed && record?.kind === 'claim' && record.agent === agent ? 'take' : 'skip'
       case 'complete':
-        return claimed && key === current.key ? 'take' : 'skip'
+        if (!claimed || key !== current.key) return 'skip'
+        // Only its own agent moves a live claim: another's completion (or defer, or block) is refused before anything is written.
+        checkOwnClaim(key, record, agent, now())
+        return 'take'
       case 'fresh':
       case 'any':
         if (claimed && agent !== undefined && heldByOther(record, agent, now())) return 'skip'
         return current.kind === 'fresh' && !claimed && record?.kind === 'defer' ? 'skip' : 'take'
     }
   }
+}
+
+/**
+ * Refuses to complete, defer or block a visit another agent's live claim
+ * holds (only its own agent moves it); nothing is written.
+ *
+ * @throws {@link RunStateError} `claimed` naming the claim
+ */
+export function checkOwnClaim(key: string, record: ClaimRecord | undefined, agent: string | undefined, now: number): void {
+  if (agent === undefined || !record || !heldByOther(record, agent, now)) return
+  const claim = { agent: record.agent!, key, until: record.until ?? '' }
+  throw new RunStateError(
+    'claimed',
+    `The step \`${record.node}\` (key \`${claim.key}\`) is claimed by the agent \`${claim.agent}\` until ${claim.until}; only that agent completes, defers or blocks it. Nothing was written.`,
+    { claim },
+  )
 }
 
 /** `busy` as an error (`runPlan`, which works what agents do not hold): the claims that keep every ready visit. */

@@ -11,6 +11,12 @@ import type { StepOutput } from '../../core/types.js'
  * and perform what it answers. One decision, in one place.
  */
 
+/** A record of a run that may say the step budget of the call that wrote it: a claim, a stop, a hop or a wait, with its time. */
+export interface BudgetEntry {
+  at?: string | undefined
+  maxSteps?: number | undefined
+}
+
 /** What a run has done, replayed from its trace. */
 export interface Replay {
   /** The visits this vault's run worked (a wait for a person counts its visit once), the terminal's included. */
@@ -38,6 +44,8 @@ export interface Replay {
   lastClaim: number
   /** Visits (by `claimKey`) an agent blocked at some time: their next claim hands on a person's feedback. */
   blocked: Set<string>
+  /** The latest claim or record that says the step budget of the call that wrote it (see `resolveBudget`). */
+  budget: BudgetEntry | undefined
 }
 
 /**
@@ -62,6 +70,7 @@ export function replay(records: readonly TraceRecord[], outputOf: (file: string)
     claims: new Map(),
     lastClaim: 0,
     blocked: new Set(),
+    budget: undefined,
   }
   for (const claim of claims) addClaim(state, claim)
   for (const record of records) applyRecord(state, record, outputOf(record.kind === 'hop' ? record.output : outputFile(record.step, record.node)))
@@ -77,6 +86,7 @@ export function replay(records: readonly TraceRecord[], outputOf: (file: string)
 export function applyRecord(state: Replay, record: TraceRecord, output: string | undefined): void {
   state.lastStep = Math.max(state.lastStep, record.step)
   state.lastRecord = record
+  noteBudget(state, record)
   if (record.kind === 'stop') return
   // A waited visit's step is counted by its `waiting` record.
   if (record.works !== undefined && (record.kind === 'waiting' || !state.waited.has(`${record.node}\n${record.visit}`))) state.extraWorks += record.works - 1
@@ -238,6 +248,7 @@ export function claimKey(node: string, visit: number): string {
 
 /** Adds a claim to a replay, as the run that writes it goes on: the same whether just appended or read back. */
 export function addClaim(state: Replay, claim: ClaimRecord): void {
+  noteBudget(state, claim)
   state.claims.set(claimKey(claim.node, claim.visit), claim)
   if (claim.kind === 'block') state.blocked.add(claimKey(claim.node, claim.visit))
   state.lastClaim = Math.max(state.lastClaim, claim.step)
@@ -246,4 +257,10 @@ export function addClaim(state: Replay, claim: ClaimRecord): void {
 /** The stable key of a visit: run, node and visit, the same when the visit is worked again. */
 export function visitKey(runId: string, node: string, visit: number): string {
   return `${runId}:${node}:${visit}`
+}
+
+/** Keeps the latest entry of a replay that says a budget (records come in the order written; a claim read back with them by its time). */
+function noteBudget(state: Replay, entry: BudgetEntry): void {
+  if (entry.maxSteps === undefined || entry.at === undefined) return
+  if (!state.budget?.at || entry.at >= state.budget.at) state.budget = { at: entry.at, maxSteps: entry.maxSteps }
 }

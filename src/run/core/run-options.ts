@@ -1,6 +1,7 @@
 import type { CallLLM, PlanNode, Predicate, RunEvent, StepInput, StepOutput, Tool } from '../../core/types.js'
 import type { ClaimGate, WorkItem } from './claims.js'
 import { checkDefinitions, type CheckDefinition } from './checks.js'
+import type { BudgetEntry } from './run-core.js'
 
 /** Options of `runPlan`. */
 export interface RunOptions {
@@ -95,12 +96,29 @@ export interface RunResult {
 /** The default step budget of a run, written once. */
 export const DEFAULT_MAX_STEPS = 50
 
-/** The step budget of a call: its `maxSteps` when given, else {@link DEFAULT_MAX_STEPS}. Every caller defaults it here. */
-export function stepBudget(maxSteps: number | undefined): number {
-  return maxSteps ?? DEFAULT_MAX_STEPS
+/**
+ * The step budget of a call, one rule for every surface (`runPlan`, the
+ * stepping calls, MCP, the queue, status and the board): the `maxSteps` the
+ * call gives; else the budget recorded with the run's latest claim, stop,
+ * hop or wait in any vault of its tree (`entries`); else the one the run
+ * started with (`started`, its trace header's); else `fallback`
+ * ({@link DEFAULT_MAX_STEPS} unless a server sets its own).
+ */
+export function resolveBudget(
+  told: number | undefined,
+  run: { entries?: Iterable<BudgetEntry> | undefined; started?: number | undefined } = {},
+  fallback = DEFAULT_MAX_STEPS,
+): number {
+  if (told !== undefined) return told
+  let last: { at: string; maxSteps: number } | undefined
+  for (const entry of run.entries ?? []) {
+    if (entry.maxSteps === undefined || entry.at === undefined) continue
+    if (!last || entry.at >= last.at) last = { at: entry.at, maxSteps: entry.maxSteps }
+  }
+  return last?.maxSteps ?? run.started ?? fallback
 }
 
-/** Defaults of the run options (the step budget's is `stepBudget`'s). */
+/** Defaults of the run options (the step budget's is `resolveBudget`'s). */
 export const DEFAULTS = { fsync: true, fresh: false }
 
 /** Throws at once, naming the bad value, on options no run can use. */
@@ -136,7 +154,12 @@ export interface StepOptions {
    * @default {}
    */
   checks?: Record<string, CheckDefinition>
-  /** @default 50 */
+  /**
+   * The step budget of the run from this call on, recorded with the claim so
+   * later calls go on under it.
+   *
+   * @default the budget the run last ran with (its latest records say it), else the one it started with, else 50
+   */
   maxSteps?: number
   /** @default true */
   fsync?: boolean
@@ -191,9 +214,20 @@ export interface WaitingNote {
 }
 
 /** What a plan asks of the caller now. */
-export type Step =
+export type Step = StepKinds & {
+  /**
+   * Set on the answer to a `completeStep` repeated with the key and the
+   * output an earlier call saved already: nothing was written again, and the
+   * step is where the run is now.
+   */
+  saved?: true
+}
+
+/** The kinds of {@link Step}. */
+export type StepKinds =
   | {
       kind: 'work'
+      /** The run's id: the top vault's, in every subplan (a subplan's own run id is in `key`). */
       runId: string
       key: string
       step: number
@@ -205,6 +239,8 @@ export type Step =
       plan?: string
       /** The valid choices: undecided labels in file order, then `next`. */
       conditions: string[]
+      /** Whether the whole run ends with this note's work: never for a subplan's last note whose run goes on above it. */
+      terminal: boolean
     }
   | { kind: 'waiting'; runId: string; waiting: WaitingNote[]; reason: string }
   | { kind: 'completed'; runId: string; node: string; output: string }
@@ -219,7 +255,10 @@ export interface DriverOptions {
   predicates?: Record<string, Predicate> | undefined
   /** The checks the runner defines, run for a note with `check:` after its work. */
   checks?: Record<string, CheckDefinition> | undefined
+  /** The call's step budget, resolved by the run tree as it opens (`resolveBudget`) from `budget` and the run's records. */
   maxSteps: number
+  /** The `maxSteps` the call gives, the budget to fall back on when the run records none, and whether the claim must record the budget (the call gave one that differs from the recorded one). */
+  budget: { told?: number | undefined; fallback?: number | undefined; record?: boolean }
   fsync: boolean
   fresh: boolean
   signal?: AbortSignal | undefined

@@ -112,6 +112,8 @@ export function workStep(
     query,
     outputs,
     conditions: human ? [] : conditionsOf(node, predicates),
+    // A vault's own view: the run tree says whether a subplan's last note ends the whole run.
+    terminal: node.edges.length === 0,
   }
 }
 

@@ -52,6 +52,8 @@ export class HopWriter {
   protected pending: (SavedOutput & { file: string }) | undefined
   protected appender: TraceAppender | undefined
   protected claim: Claim | undefined
+  /** The step budget the run was started with, as its trace header records it. */
+  protected startedWith: number | undefined
   protected readonly llm: CallLLM | undefined
   private envLLM: CallLLM | undefined
   /** The model calls of the hop under way: roles, models, tokens, for its trace record. */
@@ -75,6 +77,7 @@ export class HopWriter {
     this.llm = options.llm
     this.traced = trace !== undefined
     this.state = replay(trace?.records ?? [], (file) => outputs.get(file), trace?.claims)
+    this.startedWith = trace?.header.maxSteps
     if (trace) {
       this.runId = trace.header.run
       this.query = trace.header.query
@@ -223,7 +226,15 @@ export class HopWriter {
     this.state.lastNode = id
     this.state.lastOutput = output
     if (waitsForPerson(node)) {
-      const record: TraceRecord = { kind: 'waiting', step, node: id, visit, at: new Date().toISOString(), ...(works !== undefined && { works }) }
+      const record: TraceRecord = {
+        kind: 'waiting',
+        step,
+        node: id,
+        visit,
+        at: new Date().toISOString(),
+        maxSteps: this.options.maxSteps,
+        ...(works !== undefined && { works }),
+      }
       await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'judged', record, rationale: '', waits: true, output }))
       return
     }

@@ -9,6 +9,7 @@ import { waitsForPerson } from '../../core/knobs.js'
 import { decompose } from './decompose.js'
 import { isGenerate, runsSubplans, subplanFoldersOf } from '../../vault/subplan-folders.js'
 import { readRecords } from '../read/observe-run.js'
+import { completedWith } from '../read/saved-output.js'
 import { snapshotOf, visitsOfSnapshot } from '../core/run-snapshot.js'
 import type { PlanNode } from '../../core/types.js'
 import type { VaultSession } from '../../store/vault-session.js'
@@ -144,6 +145,11 @@ export class PlanTree {
     this.pass = { kind: 'complete', key }
     const step = await this.drive(top, '', 0)
     if (this.completion.done) return this.afterCompletion(step)
+    // The same completion repeated after its answer got lost (a dropped connection, a lost context): answered with where the run is now.
+    if (!release && (await completedWith(top.vault, key, result.output))) {
+      this.completion = undefined
+      return { ...(await this.passes(this.agent === undefined ? ['fresh', 'any'] : ['own', 'fresh', 'any'])), saved: true }
+    }
     // Nothing was written: the pending step named is the caller's own claim, else the first claimed one.
     const found = this.passed.find((each) => each.agent === this.agent) ?? this.passed[0]
     const pending = found && { key: found.key, node: found.node, visit: found.visit, step: found.step, ...(found.plan !== undefined && { plan: found.plan }) }
@@ -209,7 +215,8 @@ export class PlanTree {
   private async drive(driver: RunDriver, plan: string, depth: number, first?: Step): Promise<Step> {
     let step = first ?? (await this.unrefused(driver, plan, driver.next()))
     for (;;) {
-      if (step.kind !== 'work') return plan ? fromSubplan(step, plan) : step
+      // A subplan's step is the run's: its id the top vault's, its notes by their path from the top vault.
+      if (step.kind !== 'work') return plan ? { ...fromSubplan(step, plan), runId: this.vaults.runId() } : step
       const id = plan ? `${plan}/${step.node.id}` : step.node.id
       if (runsSubplans(step.node, depth)) {
         const inner = await this.runSubplans(driver, plan, step, depth)
@@ -254,7 +261,7 @@ export class PlanTree {
         step = await this.unrefused(driver, plan, driver.complete(step.key, result))
         continue
       }
-      if (!this.settings.work) return plan ? { ...step, plan } : step
+      if (!this.settings.work) return plan ? { ...step, plan, runId: this.vaults.runId(), terminal: this.endsRun(step.node) } : step
       // A visit claimed before this call (left `active`) reserves its step now; with none left, the driver stops it.
       if (!this.vaults.budget.holds(plan, driver) && !this.vaults.budget.claim(plan, driver)) {
         step = await driver.next()
@@ -363,6 +370,11 @@ export class PlanTree {
       if (branches.at(-1)!.step?.kind === 'work') break
     }
     return branches
+  }
+
+  /** Whether working `node`, of the innermost subplan walked, ends the whole run: a last note of lone subplans whose notes are last notes too, up to the top. */
+  private endsRun(node: PlanNode): boolean {
+    return node.edges.length === 0 && this.within.every((each) => each.lone && each.node.edges.length === 0)
   }
 
   /**

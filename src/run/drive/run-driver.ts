@@ -9,8 +9,19 @@ import { checkChoice, staleStep, twoActiveReason } from '../core/messages.js'
 import { checkJudgeModel } from './run-models.js'
 import { tell } from './events.js'
 import { stopOf } from '../core/stops.js'
-import { claimKey, feedbackToHandOn, highestNumber, locate, nextStepNumber, notesOf, visitKey, type Position, type Replay } from '../core/run-core.js'
-import { leaseDue, passedBy } from '../core/claims.js'
+import {
+  claimKey,
+  feedbackToHandOn,
+  highestNumber,
+  locate,
+  nextStepNumber,
+  notesOf,
+  visitKey,
+  type BudgetEntry,
+  type Position,
+  type Replay,
+} from '../core/run-core.js'
+import { checkOwnClaim, leaseDue, passedBy } from '../core/claims.js'
 import { timeoutHop, waitClock } from '../core/deadline.js'
 import type { DriverOptions, RunResult, Step } from '../core/run-options.js'
 import { outputFile, TRACE_FORMAT, tracePaths, type ClaimRecord, type HopRecord, type TraceHeader, type TraceRecord } from '../../store/trace.js'
@@ -78,6 +89,11 @@ export class RunDriver extends HopWriter {
   /** The highest step number this vault recorded, or saved an output with that is not recorded yet. */
   get highestStep(): number {
     return Math.max(highestNumber(this.state), this.pending?.step ?? 0)
+  }
+
+  /** What this vault's trace says of the step budget: its latest entry that says one, and the one the run started with. */
+  get budgetRecorded(): { entries: BudgetEntry[]; started: number | undefined } {
+    return { entries: this.state.budget ? [this.state.budget] : [], started: this.startedWith }
   }
 
   /** What the run has done, as replayed and recorded so far (read only). */
@@ -166,6 +182,7 @@ export class RunDriver extends HopWriter {
         claimed ? { key: visitKey(this.runId, claimed.node, claimed.visit), node: claimed.node, visit: claimed.visit, step: claimed.step } : null,
       )
     }
+    checkOwnClaim(key, this.state.claims.get(claimKey(claimed.node, claimed.visit)), this.options.agent?.name, Date.now())
     // No refresh here: an edit that breaks the plan during the work must not cost the work (the judge refreshes).
     const node = this.nodeOrFail(claimed.node)
     const choice = result.choice
@@ -225,6 +242,7 @@ export class RunDriver extends HopWriter {
         key,
         claimed ? { key: visitKey(this.runId, claimed.node, claimed.visit), node: claimed.node, visit: claimed.visit, step: claimed.step } : null,
       )
+    checkOwnClaim(key, this.state.claims.get(claimKey(claimed.node, claimed.visit)), this.options.agent?.name, Date.now())
     const record: ClaimRecord = { kind, step: claimed.step, node: claimed.node, visit: claimed.visit, at: new Date().toISOString(), reason }
     if (this.options.agent) record.agent = this.options.agent.name
     await this.perform(effectsOf(position, this.state.lastRecord, { type: 'released', record }))
@@ -339,9 +357,13 @@ export class RunDriver extends HopWriter {
       const numbered = recorded === undefined && (taken !== undefined || !this.options.steps)
       // An agent's claim is recorded with its name and lease: anew, taken over, or renewed when half its lease is gone.
       const agent = this.options.agent && !this.options.runsSubplans?.(node) ? this.options.agent : undefined
-      if (numbered || (agent && leaseDue(before, agent, now))) {
+      const renewed = agent !== undefined && leaseDue(before, agent, now)
+      // A budget the call gives that differs from the recorded one is recorded with the claim, whoever holds it, so later calls go on under it.
+      const rebudget = !numbered && !renewed && this.options.budget.record === true && !this.options.runsSubplans?.(node)
+      if (numbered || renewed || rebudget) {
         claim = { kind: 'claim', step, node: node.id, visit: position.visit, at: new Date(now).toISOString(), maxSteps: this.options.maxSteps }
-        if (agent) Object.assign(claim, { agent: agent.name, until: new Date(now + agent.leaseMs).toISOString() })
+        if (renewed) Object.assign(claim, { agent: agent.name, until: new Date(now + agent.leaseMs).toISOString() })
+        else if (before?.kind === 'claim' && before.agent !== undefined) Object.assign(claim, { agent: before.agent, until: before.until })
       }
       this.claim = { node: node.id, visit: position.visit, step, at: Date.now() }
       this.usage = []

@@ -1,13 +1,13 @@
 import { join } from 'node:path'
 import { lockVault, type VaultLock } from '../../vault/lock.js'
 import { RunDriver } from './run-driver.js'
-import type { DriverOptions } from '../core/run-options.js'
+import { resolveBudget, type DriverOptions } from '../core/run-options.js'
 import type { Step } from '../core/run-options.js'
 import { plannerCallsOf } from '../read/planner-calls.js'
 import { runsSubplans, tooDeepToDecompose } from '../../vault/subplan-folders.js'
 import { recordedWorks, TreeBudget } from '../core/tree-budget.js'
-import { readRecords } from '../read/observe-run.js'
-import { highestBelow, standOf, type VaultStand } from '../core/vault-stand.js'
+import { budgetOf, readRecords } from '../read/observe-run.js'
+import { highestBelow, standOf, type VaultRecords, type VaultStand } from '../core/vault-stand.js'
 import { nextStepNumber } from '../core/run-core.js'
 import { readTrace } from '../../store/trace.js'
 import type { PlanNode, RunEvent } from '../../core/types.js'
@@ -100,11 +100,14 @@ export class TreeVaults {
     tree.root = await RunDriver.open(vault, session, settings.lock, settings.driver)
     const run = tree.runId()
     const planned = run === '' ? 0 : await plannerCallsOf(vault, session.graph, run)
+    // Resumed inside subplans: their traces say the budget too, and what they recorded counts from the first claim, wherever it is.
+    const inside = [...session.graph.nodes.values()].some((node) => node.plan && node.status === 'active')
+    const records = inside ? await readRecords(vault) : undefined
+    resolveCallBudget(settings.driver, records, tree.root)
     tree.budget = new TreeBudget(settings.driver.maxSteps, () => tree.spent(), planned)
-    // Resumed inside subplans: what their runs recorded counts from the first claim, wherever it is.
     let below = 0
-    if ([...session.graph.nodes.values()].some((node) => node.plan && node.status === 'active')) {
-      const stand = standOf(await readRecords(vault), settings.driver.maxSteps)
+    if (records) {
+      const stand = standOf(records, settings.driver.maxSteps)
       for (const [folder, works] of recordedBelow(stand)) tree.before.set(folder, works)
       // A visit claimed in an earlier call, in a vault nested deeper, holds its step before any vault opened first claims anew.
       for (const folder of claimedBelow(stand)) tree.budget.hold(folder)
@@ -231,6 +234,20 @@ export class TreeVaults {
     for (const driver of this.open.values()) highest = Math.max(highest, driver.highestStep)
     return highest
   }
+}
+
+/**
+ * Resolves the call's step budget (`resolveBudget`): the one it gives, else
+ * the run's latest recorded in any vault of its tree (the top's trace, and
+ * the subplans' `records` while the run is inside them), else the one it
+ * started with, else the fallback. A budget given that differs from the
+ * recorded one is recorded with the call's claim.
+ */
+function resolveCallBudget(options: DriverOptions, records: VaultRecords | undefined, top: RunDriver): void {
+  const { told, fallback } = options.budget
+  const recorded = records ? budgetOf(records, undefined, fallback) : resolveBudget(undefined, top.budgetRecorded, fallback)
+  options.maxSteps = told ?? recorded
+  options.budget.record = told !== undefined && told !== recorded
 }
 
 /** The subplan runs under way with a visit claimed in an earlier call (left `active`, not recorded), by folder from the top vault. */

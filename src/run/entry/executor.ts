@@ -11,7 +11,7 @@ import { tell } from '../drive/events.js'
 import { isGenerate } from '../../vault/subplan-folders.js'
 import { namingVault } from '../../core/errors.js'
 import { busyError, heldByOther } from '../core/claims.js'
-import { checkOptions, DEFAULTS, stepBudget, type DriverOptions, type RunOptions, type RunResult } from '../core/run-options.js'
+import { checkOptions, DEFAULTS, resolveBudget, type DriverOptions, type RunOptions, type RunResult } from '../core/run-options.js'
 import { prepareRunVault } from '../drive/run-vault.js'
 import { proposalGate, proposalResult } from '../proposals/proposal-gate.js'
 import { runTelemetry } from '../drive/telemetry.js'
@@ -85,7 +85,8 @@ async function runPrepared(
         llm: options.llm,
         predicates: options.predicates,
         checks: options.checks,
-        maxSteps: stepBudget(options.maxSteps),
+        maxSteps: resolveBudget(options.maxSteps),
+        budget: { told: options.maxSteps },
         fsync,
         fresh: options.fresh ?? DEFAULTS.fresh,
         signal: options.signal,

@@ -4,7 +4,7 @@ import { assertFolder } from '../../vault/fs-atomic.js'
 import { withVaultLock } from '../../vault/lock.js'
 import { PlanTree } from '../drive/plan-tree.js'
 import { proposalGate } from '../proposals/proposal-gate.js'
-import { DEFAULTS, LEASE_MS, stepBudget, type Step, type StepOptions, type StopInfo, type WaitingNote } from '../core/run-options.js'
+import { DEFAULTS, LEASE_MS, resolveBudget, type Step, type StepOptions, type StopInfo, type WaitingNote } from '../core/run-options.js'
 import { SessionCache } from '../../store/session-cache.js'
 import { VaultSession } from '../../store/vault-session.js'
 import { tidyFinishedRun } from '../../store/tidy-finished-run.js'
@@ -104,6 +104,7 @@ function stepLocked(dir: string, fsync: boolean, options: StepOptions, call: (tr
     if (gate.kind === 'waiting') return gate.step
     // No watchers: the next call compares every note's stamp anyway (VaultSession.open with a cache).
     const checks = Object.keys(options.checks ?? {})
+    const fallback = (options as StepCallOptions).fallbackMaxSteps
     const session = await VaultSession.open(dir, { fsync, watch: false, checks }, sessions)
     let tree: PlanTree | undefined
     let kept = false
@@ -114,7 +115,8 @@ function stepLocked(dir: string, fsync: boolean, options: StepOptions, call: (tr
         llm: options.llm,
         predicates: options.predicates,
         checks: options.checks,
-        maxSteps: stepBudget(options.maxSteps),
+        maxSteps: resolveBudget(options.maxSteps, {}, fallback),
+        budget: { told: options.maxSteps, fallback },
         fsync,
         fresh: options.fresh ?? false,
         signal: options.signal,
@@ -134,6 +136,16 @@ function stepLocked(dir: string, fsync: boolean, options: StepOptions, call: (tr
       if (completed) await tidyFinishedRun(dir, { fsync })
     }
   })
+}
+
+/**
+ * The options of a stepping call as this package's own surfaces make it (not
+ * exported by the package): an MCP server or a queue worker with its own
+ * default budget for a run that records none.
+ */
+export interface StepCallOptions extends StepOptions {
+  /** The budget of a run that records none, instead of 50 (`vaultplan mcp --max-steps`). */
+  fallbackMaxSteps?: number | undefined
 }
 
 /** The sessions of the vaults this process stepped lately: a call reads only what changed since the last one. */

@@ -5,8 +5,7 @@ import { readLedger } from '../../memory/ledger.js'
 import { replay } from '../core/run-core.js'
 import { journaledOutputs, outputsOf } from './run-outputs.js'
 import { journaledWrites } from '../../store/journal-format.js'
-import { stepBudget } from '../core/run-options.js'
-import { readRecords } from './observe-run.js'
+import { budgetOf, readRecords } from './observe-run.js'
 import { standOf } from '../core/vault-stand.js'
 import { subplanTree } from '../../plan/subplan-tree.js'
 import { conditionsOf, judgePrompt } from '../../models/transitions.js'
@@ -53,7 +52,7 @@ export async function dryRun(
   const top = await readRecords(dir)
   top.graph.validate(options.checks ? { checks: Object.keys(options.checks) } : {})
   // The next hop is the snapshot's: the first item of its frontier, inside a subplan too.
-  const item = standOf(top, stepBudget(options.maxSteps)).items[0]
+  const item = standOf(top, budgetOf(top, options.maxSteps)).items[0]
   if (!item || item.kind === 'plan') return null
   const records = [...subplanTree(top)].find(({ folder }) => folder === (item.plan ?? ''))?.vault
   const node = records?.graph.nodes.get(item.plan === undefined ? item.node : item.node.slice(item.plan.length + 1))

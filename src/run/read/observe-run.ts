@@ -11,9 +11,9 @@ import type { PlanGraph } from '../../plan/plan-graph.js'
 import { subplanTree } from '../../plan/subplan-tree.js'
 import { journaledOutputs, pendingOutput, type OutputReader } from './run-outputs.js'
 import { plannerCallsOf } from './planner-calls.js'
-import { stepBudget } from '../core/run-options.js'
+import { resolveBudget } from '../core/run-options.js'
 import { snapshotOf, type RunSnapshot, type VaultRecords } from '../core/run-snapshot.js'
-import { readTrace, tracePaths, type Trace, type TraceHeader } from '../../store/trace.js'
+import { readTrace, tracePaths, type Trace } from '../../store/trace.js'
 
 /** Options of `observeRun`. */
 export interface ObserveOptions {
@@ -67,29 +67,15 @@ export async function observeRun(vault: string, options: ObserveOptions = {}): P
 }
 
 /**
- * The budget a run is decided for: the one given, else the one the run last
- * ran with (its latest claim or stop, subplans included, records it; a run
- * before those were recorded, the one it was started with), else the default.
+ * The step budget a run is decided for (`resolveBudget`): the one given,
+ * else the one the run last ran with (its latest claim, stop, hop or wait,
+ * subplans included, records it; a run before those were recorded, the one
+ * it was started with), else `fallback`.
  */
-export function budgetOf(records: VaultRecords, told?: number): number {
+export function budgetOf(records: VaultRecords, told?: number, fallback?: number): number {
   const traces = [...subplanTree(records)].map(({ vault }) => vault.trace)
-  return stepBudget(told ?? recordedBudget(traces, records.trace?.header))
-}
-
-/**
- * The step budget a run last ran with, as its traces record it (its latest
- * claim or stop, subplans included; a run before those were recorded, the
- * one in `header`, the top trace's); `undefined` when none is recorded.
- */
-export function recordedBudget(traces: readonly (Trace | undefined)[], header: TraceHeader | undefined): number | undefined {
-  let last: { at: string; maxSteps: number } | undefined
-  for (const trace of traces) {
-    for (const entry of [...(trace?.claims ?? []), ...(trace?.records ?? [])]) {
-      if (!('maxSteps' in entry) || entry.maxSteps === undefined || entry.at === undefined) continue
-      if (!last || entry.at >= last.at) last = { at: entry.at, maxSteps: entry.maxSteps }
-    }
-  }
-  return last ? last.maxSteps : header?.maxSteps
+  const entries = traces.flatMap((trace) => [...(trace?.claims ?? []), ...(trace?.records ?? [])])
+  return resolveBudget(told, { entries, started: records.trace?.header.maxSteps }, fallback)
 }
 
 /**
