@@ -213,18 +213,13 @@ export interface WaitingNote {
   overdue?: boolean
 }
 
-/** What a plan asks of the caller now. */
-export type Step = StepKinds & {
-  /**
-   * Set on the answer to a `completeStep` repeated with the key and the
-   * output an earlier call saved already: nothing was written again, and the
-   * step is where the run is now.
-   */
-  saved?: true
-}
-
-/** The kinds of {@link Step}. */
-export type StepKinds =
+/**
+ * What a plan asks of the caller now. `saved: true` is set on the answer to
+ * a `completeStep` repeated with the key and the output an earlier call
+ * saved already: nothing was written again, and the step is where the run
+ * is now.
+ */
+export type Step =
   | {
       kind: 'work'
       /** The run's id: the top vault's, in every subplan (a subplan's own run id is in `key`). */
@@ -241,12 +236,13 @@ export type StepKinds =
       conditions: string[]
       /** Whether the whole run ends with this note's work: never for a subplan's last note whose run goes on above it. */
       terminal: boolean
+      saved?: true
     }
-  | { kind: 'waiting'; runId: string; waiting: WaitingNote[]; reason: string }
-  | { kind: 'completed'; runId: string; node: string; output: string }
-  | { kind: 'stopped'; runId: string; stop: StopInfo; reason: string }
+  | { kind: 'waiting'; runId: string; waiting: WaitingNote[]; reason: string; saved?: true }
+  | { kind: 'completed'; runId: string; node: string; output: string; saved?: true }
+  | { kind: 'stopped'; runId: string; stop: StopInfo; reason: string; saved?: true }
   /** Every ready item is claimed by other agents (only with `StepOptions.agent`): the claims, who holds each and until when. */
-  | { kind: 'busy'; runId: string; claims: WorkItem[] }
+  | { kind: 'busy'; runId: string; claims: WorkItem[]; saved?: true }
 
 /** What a driver needs to know of the call it serves. */
 export interface DriverOptions {
