@@ -33,7 +33,7 @@ export { dryRun, type JudgePreview } from './run/read/dry-run.js'
 export { runSchedules, type RunningSchedules, type RunSchedulesOptions } from './run/schedules/run-schedules.js'
 export type { ScheduleDefinition } from './run/schedules/schedules.js'
 export { observeRun, type ObserveOptions } from './run/read/observe-run.js'
-export type { RunHolder, RunSnapshot, SnapshotHop, SnapshotNode, WorkItem } from './run/core/run-snapshot.js'
+export type { RunNext, RunPhase, RunSnapshot, SnapshotHop, SnapshotNode, WorkItem } from './run/core/run-snapshot.js'
 export type { AgentClaim } from './run/core/claims.js'
 export { forkRun, type ForkOptions } from './run/forks/fork.js'
 export { blockStep, completeStep, deferStep, nextStep, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run/entry/stepping.js'
@@ -74,18 +74,7 @@ export {
   type CanvasOptions,
 } from './plan/plan-canvas.js'
 export { toSvg, type SvgOptions } from './plan/plan-svg.js'
-export {
-  readRunStatus,
-  type DecisionBox,
-  type HopSummary,
-  type NodeState,
-  type RunNext,
-  type RunPhase,
-  type RunStatus,
-  type RunStatusOptions,
-  type StatusBase,
-  type SubplanState,
-} from './run/read/run-status.js'
+export { readRunStatus, type RunStatus } from './run/read/run-status.js'
 export { createWorker, type WorkerOptions } from './models/worker.js'
 export { chooseEdge, registerPredicate, type ChooseEdgeOptions, type Decision } from './models/transitions.js'
 export type { ValidateOptions } from './plan/validate.js'

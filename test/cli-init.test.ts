@@ -94,7 +94,7 @@ describe('vaultplan init', () => {
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 4, stderr: '' })
     expect(await standing(cwd, 'x')).toEqual({ phase: 'waiting', nodes: ['change done 1', 'approve waiting 1', 'merge pending 0', 'remind pending 0'] })
     const status = await vaultplan(['status', 'x'], { cwd })
-    expect(status.stdout).toMatch(/\nDeadline: \d{4}-\d\d-\d\dT/)
+    expect(status.stdout).toMatch(/\n {4}deadline \d{4}-\d\d-\d\dT/)
   })
 
   test('into the current folder by default, also one holding only dot-folders', async () => {

@@ -39,7 +39,7 @@ describe('vaultplan propose', () => {
 
     const status = await vaultplan(['status', 'post'], { cwd, env })
     expect(status.stdout).toContain('post: waiting for a person to approve, revise or decline proposal v1\n')
-    expect(status.stdout).toContain('Under ## Decision (proposal v1) in post/00_plan-trace/proposal.md:\n  [ ] approve\n  [ ] revise\n  [ ] decline\n')
+    expect(status.stdout).toContain('Waiting for a person:\n  proposal (proposal v1) in post/00_plan-trace/proposal.md: choices approve, revise, decline\n')
     expect(status.stdout).toContain(
       'Tick `approve`, `revise` (with what must change under `## Feedback`) or `decline` in `post/00_plan-trace/proposal.md`, then `vaultplan run post`.',
     )
@@ -61,7 +61,9 @@ describe('vaultplan propose', () => {
     expect(await readFile(join(vault, '00_plan-trace/proposals/v1/research.md'), 'utf8')).toContain('Find three sources.')
 
     await edit(vault, '00_plan-trace/proposal.md', (text) => text.replace('- [ ] approve', '- [x] approve'))
-    expect((await vaultplan(['status', 'post'], { cwd, env })).stdout).toContain('Next: `approve` is ticked: `vaultplan run post` to go on.\n')
+    expect((await vaultplan(['status', 'post'], { cwd, env })).stdout).toContain(
+      'Next: Start the run of the approved proposal: `vaultplan run post`. It starts at `outline`.\n',
+    )
     const run = await vaultplan(['run', 'post', '--no-fsync'], { cwd, env })
     expect(run.stderr).toBe('')
     expect(run.code).toBe(0)

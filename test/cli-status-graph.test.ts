@@ -62,8 +62,8 @@ describe('vaultplan status', () => {
     expect(code).toBe(0)
     expect(stdout.replace(RUN_LINE, 'run <id>, ')).toBe(
       [
-        `${name}: interrupted at review (visit 1, step 2)`,
-        'run <id>, 1 step, query: "Announce the release"',
+        `${name}: ready at review (visit 1, step 2)`,
+        'run <id>, 1 step of 50, query: "Announce the release"',
         '',
         '   NODE    STATUS   VISITS',
         '   draft   done     1/3     start',
@@ -79,20 +79,24 @@ describe('vaultplan status', () => {
     )
   })
 
-  test('waiting: the items to tick in the note', async () => {
+  test('waiting: the choices and the note to tick one in; once one is ticked, the run is ready to go on along it', async () => {
     const files = {
       ...draftReview(),
       'review.md': note({ front: { judge: 'human' }, title: 'Review', next: ['[ ] approved -> [[send]]', '[ ] needs revision -> [[draft]]'] }),
     }
     const { dir, cwd, name } = await vaultIn(files)
     await runPlan(dir, { query, work: scriptedWorker(), llm: noJudge(), fsync: false })
-    await edit(dir, 'review.md', (text) => text.replace('- [ ] approved', '- [x] approved'))
-
     const { code, stdout } = await vaultplan(['status', name], { cwd })
     expect(code).toBe(0)
-    expect(stdout).toContain(`${name}: waiting for a person at review (visit 1)\n`)
-    expect(stdout).toContain(`Under ## Next in ${name}/review.md:\n  [x] approved -> send\n  [ ] needs revision -> draft\n`)
-    expect(stdout).toContain(`Next: \`approved -> [[send]]\` is ticked: \`vaultplan run ${name}\` to go on along it.\n`)
+    expect(stdout).toContain(`${name}: waiting for a person at review\n`)
+    expect(stdout).toContain(`Waiting for a person:\n  review in ${name}/review.md: choices approved, needs revision\n`)
+    expect(stdout).toContain(
+      `Next: Tick one box under \`## Next\` in \`${name}/review.md\` (write under \`## Feedback\` if you like), then \`vaultplan run ${name}\`.\n`,
+    )
+    await edit(dir, 'review.md', (text) => text.replace('- [ ] approved', '- [x] approved'))
+    const ticked = await vaultplan(['status', name], { cwd })
+    expect(ticked.stdout).toContain(`${name}: ready at send (visit 1, step 3)\n`)
+    expect(ticked.stdout).toContain(`Next: Resume the run: \`vaultplan run ${name}\` (it goes on at \`send\`, visit 1).\n`)
   })
 
   test('a decision along one of two boxes ticked by hand: its hop names the box it unticked', async () => {
@@ -126,7 +130,7 @@ describe('vaultplan status', () => {
     const { code, stdout, stderr } = await vaultplan(['status', name, '--json'], { cwd })
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
     const status = JSON.parse(stdout) as RunStatus
-    expect(status).toMatchObject({ vault: dir, phase: 'completed', node: 'send', output: 'send v1', run: { query, steps: 3 } })
+    expect(status).toMatchObject({ vault: dir, phase: 'completed', result: { node: 'send', output: 'send v1' }, steps: 3, run: { query } })
     expect(status.hops.map((hop) => `${hop.node} ${hop.decidedBy}`)).toEqual(['draft unconditional', 'review llm', 'send terminal'])
 
     const text = await vaultplan(['status', name], { cwd })

@@ -68,18 +68,22 @@ describe('wait: deadlines on people', () => {
     expect(second.reason).toContain(`It is overdue since ${first.waiting![0]!.deadline}.`)
     expect((await observeRun(dir)).waiting).toEqual(second.waiting)
     const status = await vaultplan(['status', dir])
-    expect(status.stdout).toContain(`Deadline: ${first.waiting![0]!.deadline} (overdue: the note has no \`timeout\` edge, it keeps waiting)`)
+    expect(status.stdout).toContain(`    deadline ${first.waiting![0]!.deadline} (overdue: the note has no \`timeout\` edge, it keeps waiting)`)
   })
 
-  it('`vaultplan status` shows the deadline while the note waits, and says the next run takes `timeout` once it passed', async () => {
+  it('`vaultplan status` shows the deadline while the note waits, and once it passed, that the run is ready to go on along `timeout`', async () => {
+    // A deadline an hour away, so that a loaded machine's slow start of the CLI is still before it.
+    const later = await writeVault(plan(undefined, '1h'))
+    const waiting = await runPlan(later, { ...options, work: scriptedWorker() })
+    const before = await vaultplan(['status', later])
+    expect(before.stdout).toContain(`\n    deadline ${waiting.waiting![0]!.deadline!}\n`)
     const dir = await writeVault(plan())
     const first = await runPlan(dir, { ...options, work: scriptedWorker() })
     const deadline = first.waiting![0]!.deadline!
-    const before = await vaultplan(['status', dir])
-    expect(before.stdout).toContain(`\nDeadline: ${deadline}\n`)
     await until(deadline)
     const after = await vaultplan(['status', dir])
-    expect(after.stdout).toContain(`Next: Its deadline passed (${deadline}) with no box ticked: \`vaultplan run ${dir}\` to go on along \`timeout\`.`)
+    expect(after.stdout).toContain(`: ready at escalate (visit 1, step 3)\n`)
+    expect(after.stdout).toContain(`Next: Resume the run: \`vaultplan run ${dir}\` (it goes on at \`escalate\`, visit 1).`)
   })
 
   it('the snapshot of a run past its deadline shows where the `timeout` edge leads, as the next call will take it', async () => {

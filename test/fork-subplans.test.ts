@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { decide, forkRun, readRunStatus, runPlan, type RunStatus, type StepInput } from 'vaultplan'
+import { snapshotNodes } from '../src/run/core/run-snapshot.js'
 import { noJudge } from './helpers/scripted.js'
 import { nestedPlan } from './helpers/subplans.js'
 import { note, readTree, statuses, tempDir, writeVault } from './helpers/vault.js'
@@ -25,17 +26,11 @@ async function noteStatuses(dir: string): Promise<Record<string, string>> {
   return Object.fromEntries(Object.entries(await statuses(dir)).filter(([id]) => !id.includes('00_plan-trace')))
 }
 
-/** What `readRunStatus` says, reduced to the phase, where it is, and every note's status and visits, subplans nested. */
-type View = { phase: string; node?: string; visit?: number; nodes: Record<string, string>; subplans?: Record<string, View> }
+/** What `readRunStatus` says, reduced to the phase, what comes next, and every note's status and visits, subplans' by their path. */
+type View = { phase: string; next: string; nodes: Record<string, string> }
 function view(status: RunStatus): View {
-  const out: View = { phase: status.phase, nodes: {} }
-  if ('node' in status && status.node !== undefined) out.node = status.node
-  if ('visit' in status) out.visit = status.visit
-  for (const node of status.nodes) {
-    out.nodes[node.id] = `${node.status} ${node.visits}`
-    for (const sub of node.subplans ?? []) (out.subplans ??= {})[sub.folder] = view(sub.status)
-  }
-  return out
+  const next = [status.next.kind, status.next.node, status.next.visit].filter((part) => part !== undefined).join(' ')
+  return { phase: status.phase, next, nodes: Object.fromEntries([...snapshotNodes(status.nodes)].map((node) => [node.id, `${node.status} ${node.visits}`])) }
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -55,63 +50,40 @@ describe('forkRun of a run with a subplan', () => {
     expect(work.calls).toEqual(['/outline v1', 'research/find v1', 'research/summarise v1', '/write v1'])
     const before = await readTree(source)
 
-    const pending = { find: 'pending 0', summarise: 'pending 0' }
-    const fresh: View = { phase: 'fresh', node: 'find', nodes: pending }
+    const notes = (outline: string, research: string, write: string, find: string, summarise: string) => ({
+      outline,
+      research,
+      write,
+      'research/find': find,
+      'research/summarise': summarise,
+    })
     const expected: { statuses: Record<string, string>; status: View; trace: boolean }[] = [
       {
         statuses: { outline: 'pending', research: 'pending', write: 'pending', 'research/find': 'pending', 'research/summarise': 'pending' },
-        status: {
-          phase: 'interrupted',
-          node: 'outline',
-          visit: 1,
-          nodes: { outline: 'pending 0', research: 'pending 0', write: 'pending 0' },
-          subplans: { research: fresh },
-        },
+        status: { phase: 'ready', next: 'work outline 1', nodes: notes('pending 0', 'pending 0', 'pending 0', 'pending 0', 'pending 0') },
         trace: false,
       },
       {
+        // Next is the subplan's first note: its note `research` is entered with it.
         statuses: { outline: 'done', research: 'pending', write: 'pending', 'research/find': 'pending', 'research/summarise': 'pending' },
-        status: {
-          phase: 'interrupted',
-          node: 'research',
-          visit: 1,
-          nodes: { outline: 'done 1', research: 'pending 0', write: 'pending 0' },
-          subplans: { research: fresh },
-        },
+        status: { phase: 'ready', next: 'work research/find 1', nodes: notes('done 1', 'pending 0', 'pending 0', 'pending 0', 'pending 0') },
         trace: false,
       },
       {
         // Inside the subplan: its note is being worked, the subplan stands after its first work.
         statuses: { outline: 'done', research: 'active', write: 'pending', 'research/find': 'done', 'research/summarise': 'pending' },
-        status: {
-          phase: 'interrupted',
-          node: 'research',
-          visit: 1,
-          nodes: { outline: 'done 1', research: 'active 1', write: 'pending 0' },
-          subplans: { research: { phase: 'interrupted', node: 'summarise', visit: 1, nodes: { find: 'done 1', summarise: 'pending 0' } } },
-        },
+        status: { phase: 'ready', next: 'work research/summarise 1', nodes: notes('done 1', 'active 1', 'pending 0', 'done 1', 'pending 0') },
         trace: true,
       },
       {
         // The subplan's last work ends its note's work too: its hop is recorded with it.
         statuses: { outline: 'done', research: 'done', write: 'pending', 'research/find': 'done', 'research/summarise': 'done' },
-        status: {
-          phase: 'interrupted',
-          node: 'write',
-          visit: 1,
-          nodes: { outline: 'done 1', research: 'done 1', write: 'pending 0' },
-          subplans: { research: { phase: 'completed', node: 'summarise', nodes: { find: 'done 1', summarise: 'done 1' } } },
-        },
+        status: { phase: 'ready', next: 'work write 1', nodes: notes('done 1', 'done 1', 'pending 0', 'done 1', 'done 1') },
         trace: true,
       },
       {
         statuses: { outline: 'done', research: 'done', write: 'done', 'research/find': 'done', 'research/summarise': 'done' },
-        status: {
-          phase: 'completed',
-          node: 'write',
-          nodes: { outline: 'done 1', research: 'done 1', write: 'done 1' },
-          subplans: { research: { phase: 'completed', node: 'summarise', nodes: { find: 'done 1', summarise: 'done 1' } } },
-        },
+        status: { phase: 'completed', next: 'completed write', nodes: notes('done 1', 'done 1', 'done 1', 'done 1', 'done 1') },
         trace: true,
       },
     ]
@@ -160,7 +132,7 @@ describe('forkRun of a run with a subplan', () => {
         const into = join(await tempDir(), 'fork')
         await forkRun(source, { step, into })
         expect({ step, statuses: await noteStatuses(into) }).toEqual({ step, statuses: await noteStatuses(stopped) })
-        const nodes = (status: RunStatus) => ({ top: view(status).nodes, subplan: view(status).subplans?.research?.nodes })
+        const nodes = (status: RunStatus) => view(status).nodes
         // Both read for the budget the straight run stopped on (the straight run's trace records it; the fork's has the original's).
         expect({ step, nodes: nodes(await readRunStatus(into, { maxSteps: step })) }).toEqual({
           step,

@@ -188,11 +188,11 @@ describe('a deadline on a blocked step (`wait:`)', () => {
 })
 
 describe('status shows who works on what', () => {
-  it('readRunStatus is `running` while an agent holds a live claim, and vaultplan status names the agent', async () => {
+  it("readRunStatus shows an agent's live claim beside the phase, and vaultplan status names the agent", async () => {
     const dir = await writeVault(branchedPlan())
     const start = work(await nextStep(dir, { ...base, query, agent: 'ada' }))
     const status = await readRunStatus(dir)
-    expect(status.phase).toBe('running')
+    expect(status.phase).toBe('ready')
     expect(status.claims?.map((item) => [item.node, item.claim?.agent, item.claim?.key])).toEqual([['start', 'ada', start.key]])
     const printed = await vaultplan(['status', dir])
     expect(printed.stdout).toContain('Claimed by agents:')

@@ -214,7 +214,7 @@ describe('plan_fork and plan_search', () => {
 })
 
 describe('what the other tools report', () => {
-  it('plan_list names a handed-out step `claimed`; plan_status names subplan folders relative to the vault', async () => {
+  it('plan_list shows a handed-out step as `ready` with its claim beside; plan_status names subplan folders relative to the vault', async () => {
     const root = await tempDir()
     await writeVault(
       {
@@ -226,12 +226,15 @@ describe('what the other tools report', () => {
     )
     const agent = await memoryClient(root)
     const { step } = await agent.call('plan_next', { vault: 'r', query: 'q' })
-    expect((await agent.call('plan_list')).vaults).toEqual([{ vault: 'r', phase: 'claimed', query: 'q', node: 'outline' }])
+    // A step handed out is the run's normal state: `ready`, with the claim beside the phase.
+    expect((await agent.call('plan_list')).vaults).toEqual([
+      { vault: 'r', phase: 'ready', query: 'q', node: 'outline', claims: [{ node: 'outline', agent: step.agent ?? expect.any(String) }] },
+    ])
     await agent.call('plan_finish', { vault: 'r', key: step.key, output: 'outlined' })
     const status = await agent.call('plan_status', { vault: 'r' })
     expect(JSON.stringify(status)).not.toContain(root)
     const research = status.nodes.find((node: { id: string }) => node.id === 'research')
-    expect(research.subplans[0]).toMatchObject({ folder: 'research', status: { vault: 'research' } })
+    expect(research.subplans[0]).toMatchObject({ folder: 'research', nodes: [{ id: 'research/find' }] })
   })
 
   it('tells a subscriber whether a note was changed by the server or by someone else', async () => {

@@ -100,7 +100,7 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
     expect(step).toMatchObject({ kind: 'completed', node: 'send', output: 'Posted.' })
 
     const status = await agent.call('plan_status', { vault })
-    expect(status).toMatchObject({ vault, phase: 'completed', node: 'send' })
+    expect(status).toMatchObject({ vault, phase: 'completed', result: { node: 'send' } })
     // In plan order: the start, then along the edges.
     expect(status.nodes.map((node: { id: string; visits: number }) => [node.id, node.visits])).toEqual([
       ['draft', 2],

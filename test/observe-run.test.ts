@@ -22,7 +22,7 @@ describe('observeRun and the surfaces that read it', () => {
     expect(result).toMatchObject({ status: 'stopped', steps: 3, stop: { budget: 'maxSteps', node: 'write', visit: 1 } })
 
     const status = await readRunStatus(dir, { maxSteps: 3 })
-    expect({ phase: status.phase, steps: status.run?.steps, next: status.next }).toEqual({
+    expect({ phase: status.phase, steps: status.steps, next: status.next }).toEqual({
       phase: 'stopped',
       steps: 3,
       next: { kind: 'stopped', node: 'write', visit: 1 },
@@ -35,7 +35,7 @@ describe('observeRun and the surfaces that read it', () => {
       stop: 'write',
     })
     const cli = await vaultplan(['status', '.'], { cwd: dir })
-    expect(cli.stdout).toContain(`run ${result.runId}, 3 steps,`)
+    expect(cli.stdout).toContain(`run ${result.runId}, 3 steps of 3,`)
 
     // With room for one more, the frontier's first item is what the next `nextStep` claims.
     const ready = await observeRun(dir, { maxSteps: 4 })

@@ -93,7 +93,7 @@ describe('the CLI prints no escape sequence a note or a model wrote', () => {
       expect(hasControls(run.stdout.replace(/\n/g, ''))).toBe(false)
       expect(hasControls(run.stderr.replace(/\n/g, ''))).toBe(false)
     }
-    expect(JSON.parse(json.stdout).output).toBe(`done send ${hostile.overwrite}${hostile.c1}`)
+    expect(JSON.parse(json.stdout).result.output).toBe(`done send ${hostile.overwrite}${hostile.c1}`)
   })
 
   it('validate, whose diagnostics quote note text', async () => {

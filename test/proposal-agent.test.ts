@@ -56,7 +56,7 @@ describe('an agent as the planner: proposePlan with a document', () => {
     expect(result).toMatchObject({ status: 'waiting', waiting, steps: 0 })
     expect(result.reason).toContain('propose it again')
     expect((await observeRun(vault)).waiting).toEqual(waiting)
-    expect(await readRunStatus(vault)).toMatchObject({ phase: 'waiting', node: 'proposal', next: { kind: 'plan', node: 'proposal' } })
+    expect(await readRunStatus(vault)).toMatchObject({ phase: 'waiting', next: { kind: 'plan', node: 'proposal' } })
     expect(await readTree(vault)).toEqual(before)
   })
 
@@ -153,8 +153,8 @@ describe('wait: on a proposal', () => {
     expect(overdue.waiting).toEqual([{ ...entry, overdue: true }])
     expect(overdue.reason).toContain(`It is overdue since ${entry!.deadline}.`)
     expect((await observeRun(vault)).waiting).toEqual(overdue.waiting)
-    expect(await readRunStatus(vault)).toMatchObject({ phase: 'waiting', node: 'proposal', deadline: entry!.deadline, overdue: true })
-    expect((await vaultplan(['status', vault])).stdout).toContain(`Deadline: ${entry!.deadline} (overdue`)
+    expect(await readRunStatus(vault)).toMatchObject({ phase: 'waiting', waiting: [{ node: 'proposal', deadline: entry!.deadline, overdue: true }] })
+    expect((await vaultplan(['status', vault])).stdout).toContain(`    deadline ${entry!.deadline} (overdue`)
 
     // Sent back, it waits on the agent: no deadline runs then.
     await decide(vault, 'proposal', { edge: 'revise', feedback: 'Shorter.' })

@@ -107,12 +107,10 @@ describe('a pending proposal', () => {
     const status = await readRunStatus(vault)
     expect(status).toMatchObject({
       phase: 'waiting',
-      node: 'proposal',
-      file: '00_plan-trace/proposal.md',
+      waiting: [{ kind: 'proposal', node: 'proposal', file: '00_plan-trace/proposal.md', choices: ['approve', 'revise', 'decline'] }],
       next: { kind: 'waiting', node: 'proposal' },
       proposal: { version: 1, status: 'pending' },
     })
-    expect(status.phase === 'waiting' && status.boxes.map((box) => `${box.label}:${box.checked}`)).toEqual(['approve:false', 'revise:false', 'decline:false'])
     expect(work.calls).toHaveLength(0)
     expect(await readTree(vault)).toEqual(before)
   })
@@ -143,7 +141,8 @@ describe('a pending proposal', () => {
     await edit(byHand, '00_plan-trace/proposal.md', (text) => text.replace('- [ ] approve', '- [x] approve'))
     await decide(byCode, 'proposal', { edge: 'approve' })
     expect(await readFile(join(byCode, '00_plan-trace/proposal.md'), 'utf8')).toBe(await readFile(join(byHand, '00_plan-trace/proposal.md'), 'utf8'))
-    expect((await readRunStatus(byHand)).next).toEqual({ kind: 'waiting', node: 'proposal', visit: 1 })
+    // Approved, its plan runs next from its start: the snapshot says so before a run marks the proposal approved.
+    expect((await readRunStatus(byHand)).next).toEqual({ kind: 'fresh', node: 'research' })
     for (const vault of [byHand, byCode])
       expect(await runPlan(vault, { work: scriptedWorker(), fsync: false })).toMatchObject({ status: 'completed', steps: 2 })
   })
@@ -201,7 +200,7 @@ describe('a pending proposal', () => {
     await edit(vault, '00_plan-trace/proposal.md', (text) =>
       text.replace('- [ ] revise', '- [x] revise').replace(/## Feedback\n\n/, '## Feedback\n\nAdd a safety section, and an edit pass.\n'),
     )
-    expect((await readRunStatus(vault)).next).toEqual({ kind: 'plan', node: 'proposal', visit: 2 })
+    expect((await readRunStatus(vault)).next).toEqual({ kind: 'plan', node: 'proposal', visit: 2, step: 1 })
     expect(await runPlan(vault, { work, llm, fsync: false })).toMatchObject({ status: 'waiting' })
     expect(await readProposal(vault)).toEqual({ version: 3, status: 'pending', parent: '00_plan-trace/proposals/v2/proposal.md' })
     tree = await readTree(vault)

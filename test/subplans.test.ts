@@ -335,13 +335,13 @@ describe('the status of a run with subplans', () => {
     const status = await readRunStatus(dir)
     const gather = status.nodes.find((node) => node.id === 'gather')!
     expect(gather.status).toBe('active')
-    expect(gather.subplans?.map((sub) => [sub.folder, sub.status.phase])).toEqual([
-      ['web', 'completed'],
-      ['library', 'waiting'],
+    expect(gather.subplans?.map((sub) => [sub.folder, sub.nodes.map((node) => `${node.id} ${node.status}`)])).toEqual([
+      ['web', ['web/search done', 'web/notes done']],
+      ['library', ['library/borrow done', 'library/approve waiting', 'library/read pending']],
     ])
-    expect(status.next).toEqual({ kind: 'waiting', node: 'approve', visit: 1, plan: 'library' })
+    expect({ phase: status.phase, next: status.next }).toEqual({ phase: 'waiting', next: { kind: 'waiting', node: 'library/approve' } })
     const cli = await vaultplan(['status', '.'], { cwd: dir })
-    expect(cli.stdout).toMatch(/gather +active +1\/3 +subplan web\/: completed, subplan library\/: waiting/)
+    expect(cli.stdout).toMatch(/gather +active +1\/3 +subplan web\/, subplan library\/\n/)
     expect(cli.stdout).toMatch(/\n {5}library\/borrow +done +1\/3 +start\n> {4}library\/approve +waiting +1\/3\n/)
     expect(cli.stdout.match(/^>/gm)).toHaveLength(1)
     expect(cli.stdout).toContain('Next: Tick one box under `## Next` in `library/approve.md`')

@@ -25,6 +25,8 @@ export interface RunRow {
   maxSteps: number
   /** The notes that wait on a person (waiting notes, steps an agent blocked, a pending proposal), each with what it waits for. */
   waiting: Pick<WaitingNote, 'node' | 'kind'>[]
+  /** Who holds the run now, beside its phase: a live runner, or the agents whose claims are live. */
+  heldBy?: string
 }
 
 /** How many vaults the board lists at most. */
@@ -43,16 +45,24 @@ export async function runRows(root: string): Promise<{ rows: RunRow[]; truncated
         name,
         phase: snapshot.phase,
         query: snapshot.run?.query ?? '',
-        current: snapshot.frontier[0]?.node ?? snapshot.waiting[0]?.node ?? snapshot.hops.at(-1)?.node ?? '',
+        current: snapshot.next.node ?? snapshot.hops.at(-1)?.node ?? '',
         steps: snapshot.steps,
         maxSteps: snapshot.maxSteps,
         waiting: snapshot.waiting.map(({ node, kind }) => ({ node, kind })),
+        ...heldBy(snapshot),
       }
     } catch {
       return { name, phase: 'unreadable', query: '', current: '', steps: 0, maxSteps: 0, waiting: [] }
     }
   })
   return { rows: rows.sort((a, b) => Number(b.waiting.length > 0) - Number(a.waiting.length > 0) || (a.name < b.name ? -1 : 1)), truncated }
+}
+
+/** Who holds a run now, in words: a live runner, or the agents whose claims are live. */
+function heldBy(snapshot: RunSnapshot): { heldBy?: string } {
+  if (snapshot.holder) return { heldBy: `a runner (process ${snapshot.holder.pid})` }
+  const agents = [...new Set(snapshot.frontier.flatMap((item) => (item.claim ? [item.claim.agent] : [])))]
+  return agents.length > 0 ? { heldBy: agents.join(', ') } : {}
 }
 
 /** One hop of a run's timeline: the snapshot's hop with what its trace record adds. */

@@ -61,7 +61,9 @@ export function runsPage(rows: readonly RunRow[], tab: string, truncated: boolea
   const shown = rows.filter(chosen.keeps)
   const body = shown
     .map(
-      (row) => `<tr><td><a href="${runHref(row.name)}">${e(row.name)}</a></td><td><span class="phase phase-${row.phase}">${row.phase}</span></td>
+      (
+        row,
+      ) => `<tr><td><a href="${runHref(row.name)}">${e(row.name)}</a></td><td><span class="phase phase-${row.phase}">${row.phase}</span>${row.heldBy ? ` <span class="held">held by ${e(row.heldBy)}</span>` : ''}</td>
 <td>${e(row.query)}</td><td>${e(row.current)}</td><td>${row.steps} / ${row.maxSteps}</td><td>${row.waiting.map(waitsOn).join(', ')}</td></tr>`,
     )
     .join('\n')

@@ -15,16 +15,18 @@ import {
   type Paint,
 } from './cli-support.js'
 import { formatIssue } from '../core/errors.js'
-import type { HopSummary, RunStatus } from '../run/read/run-status.js'
+import type { RunStatus } from '../run/read/run-status.js'
+import type { SnapshotHop, SnapshotNode } from '../run/core/run-snapshot.js'
 import { FINAL_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
 import { reasonFor, stepBudgetKnob } from '../run/core/reason-for.js'
 
 export const STATUS_HELP = `Usage: vaultplan status <vault> [--json]
 
-Tells where the run of the plan vault in <vault> stands: fresh, running,
-interrupted, waiting for a person, stopped by a budget, completed, or invalid;
-each note's status and visits against its budget; the last hops and who
-decided them; and what to do next. Reads only; changes nothing.
+Tells where the run of the plan vault in <vault> stands: fresh, ready,
+waiting for a person, stopped by a budget, completed, declined or invalid
+(and whether a runner or an agent holds it); each note's status and visits
+against its budget; the last hops and who decided them; and what to do
+next. Reads only; changes nothing.
 
 Options:
   --json         print the status as JSON on stdout and nothing else
@@ -64,8 +66,7 @@ export async function statusCommand(args: string[], io: Io): Promise<number> {
 export function nextSentence(status: RunStatus, shown: string, self = 'vaultplan'): string {
   const run = `${self} run ${shellWord(shown)}`
   const next = status.next
-  const fileOf = (id: string | undefined) => status.nodes.find((node) => node.id === id)?.file ?? `${id}.md`
-  const at = next.plan === undefined ? next.node : `${next.plan}/${next.node}`
+  const fileOf = (id: string | undefined) => [...everyNote(status.nodes)].find(({ node }) => node.id === id)?.node.file ?? `${id}.md`
   switch (next.kind) {
     case 'invalid': {
       const errors = status.issues.filter((issue) => issue.severity === 'error')
@@ -80,6 +81,8 @@ export function nextSentence(status: RunStatus, shown: string, self = 'vaultplan
       )
     }
     case 'fresh':
+      // An approved proposal runs with the query it was proposed for.
+      if (status.proposal) return `Start the run of the approved proposal: \`${run}\`.${next.node === undefined ? '' : ` It starts at \`${next.node}\`.`}`
       return `Start the run: \`${run} --query "..."\`.${next.node === undefined ? '' : ` It starts at \`${next.node}\`.`}`
     case 'two-active': {
       const files = (next.nodes ?? []).map((id) => `\`${fileOf(id)}\``).join(', ')
@@ -87,63 +90,51 @@ export function nextSentence(status: RunStatus, shown: string, self = 'vaultplan
     }
     case 'work':
     case 'judge':
-      // A waiting note with its box ticked: the sentence names the box the run goes on along.
-      if (status.phase === 'waiting') return waitingSentence(status, shown, run)
       if (next.missing)
         return `The run is at \`${next.node}\`, but the vault has no such note any more. Restore it, or set another note \`status: active\` to move the run there, then \`${run}\`.`
-      if (status.phase === 'stopped' && status.budget === 'max_visits') {
-        return `\`max_visits\` of \`${status.node}\` is ${status.nodes.find((node) => node.id === status.node)?.maxVisits} now, enough for visit ${status.visit}: \`${run}\` to go on.`
-      }
-      if (status.phase === 'stopped') return stepBudgetSentence(status, run)
-      if (status.phase === 'running')
-        return `A run is working in the vault now, at \`${at}\` (visit ${next.visit}); watch it in your notes app, or ask for the status again later.`
-      return `Resume the run: \`${run}\` (it goes on at \`${at}\`, visit ${next.visit}).`
-    case 'waiting': {
-      // Inside a subplan: the note waits in its folder.
-      if (next.plan !== undefined)
-        return `Tick one box under \`## Next\` in \`${join(shown, next.plan, `${next.node}.md`)}\` (write under \`## Feedback\` if you like), then \`${run}\`.`
-      if (status.phase !== 'waiting') return `\`${run}\``
+      if (status.holder)
+        return `A run is working in the vault now, at \`${next.node}\` (visit ${next.visit}); watch it in your notes app, or ask for the status again later.`
+      return `Resume the run: \`${run}\` (it goes on at \`${next.node}\`, visit ${next.visit}).`
+    case 'waiting':
       return waitingSentence(status, shown, run)
-    }
     case 'stopped':
-      if (status.phase === 'waiting') return waitingSentence(status, shown, run)
-      if (status.phase === 'stopped' && status.budget === 'maxSteps') return stepBudgetSentence(status, run)
+      if (status.stop?.budget === 'maxSteps') return stepBudgetSentence(status, run)
       return `Raise \`max_visits\` in \`${join(shown, fileOf(next.node))}\` above ${(next.visit ?? 1) - 1} (or change the plan), then \`${run}\`.`
     case 'completed':
       return `Nothing to do: the run is complete. Read \`${join(shown, TRACE_FOLDER, FINAL_FILE)}\`, or start over with \`${run} --fresh\`.`
     case 'plan':
       // An agent's proposal is revised by the agent, never by a model the run would call.
       if (status.proposal?.planner === 'agent') return 'The proposal was sent back to the agent that proposed it: it waits for its next version.'
-      return `A proposal waits to be revised: \`${run}\`.`
+      if (next.node === 'proposal') return `A proposal waits to be revised: \`${run}\`.`
+      return `A planner call is due at \`${next.node}\`: \`${run}\`.`
     case 'declined':
       return `The proposal was declined: its plan never runs. Propose again for a new plan: \`vaultplan propose "..." --into DIR\`.`
   }
 }
 
-/** What a person does for the note a run waits on: tick a box, or, with one ticked, run the vault. */
-function waitingSentence(status: RunStatus & { phase: 'waiting' }, shown: string, run: string): string {
-  const where = `\`${join(shown, status.file)}\``
-  const ticked = status.boxes.filter((box) => box.checked)
-  const unboxed = status.boxes.find((box) => !box.box)
-  // An item written without a box is ticked by writing one: `- [x] approved -> [[send]]`.
-  const how = unboxed ? `; an item without a box is ticked by writing one: \`- [x] ${boxLabel(unboxed)}\`` : ''
-  if (status.proposal && status.node === 'proposal' && ticked.length === 0)
-    return `Tick \`approve\`, \`revise\` (with what must change under \`## Feedback\`) or \`decline\` in ${where}, then \`${run}\`.`
-  if (ticked.length === 0 && status.deadline !== undefined && status.next.kind !== 'waiting')
-    return `Its deadline passed (${status.deadline}) with no box ticked: \`${run}\` to go on along \`timeout\`.`
-  if (ticked.length === 0) return `Tick one box under \`## Next\` in ${where}${how} (write under \`## Feedback\` if you like), then \`${run}\`.`
-  if (status.proposal && status.node === 'proposal' && ticked.length === 1) return `\`${ticked[0]!.label}\` is ticked: \`${run}\` to go on.`
-  if (ticked.length === 1) return `\`${boxLabel(ticked[0]!)}\` is ticked: \`${run}\` to go on along it.`
-  return `${ticked.length} boxes are ticked in ${where}; untick all but one, then \`${run}\`.`
+/** What a person does for the notes a run waits on: tick a box, unblock a step, decide a proposal. */
+function waitingSentence(status: RunStatus, shown: string, run: string): string {
+  const note = status.waiting[0]
+  if (!note) return `\`${run}\``
+  const where = `\`${join(shown, note.file)}\``
+  const more = status.waiting.length > 1 ? ` (${status.waiting.length - 1} more ${status.waiting.length === 2 ? 'waits' : 'wait'} too, listed above)` : ''
+  if (note.kind === 'proposal') return `Tick \`approve\`, \`revise\` (with what must change under \`## Feedback\`) or \`decline\` in ${where}, then \`${run}\`.`
+  if (note.kind === 'blocked') return `An agent blocked \`${note.node}\`: set \`status: pending\` in ${where} to unblock it${more}, then \`${run}\`.`
+  return `Tick one box under \`## Next\` in ${where} (write under \`## Feedback\` if you like)${more}, then \`${run}\`.`
 }
 
 function stepBudgetSentence(status: RunStatus, run: string): string {
-  const steps = status.run?.steps ?? 0
+  const steps = status.steps
   return `Run again with a larger step budget: \`${run} --max-steps ${Math.max(steps * 2, steps + 10)}\`.`
 }
 
-function boxLabel(box: { label: string; target: string }): string {
-  return `${box.label || 'next'} -> [[${box.target}]]`
+/** Characters of the final output shown in a status. */
+const EXCERPT = 400
+
+/** The start of a final output, as a status shows it. */
+function excerpt(output: string): string {
+  const trimmed = output.trim()
+  return trimmed.length > EXCERPT ? `${trimmed.slice(0, EXCERPT).trimEnd()}…` : trimmed
 }
 
 /**
@@ -158,25 +149,31 @@ function render(status: RunStatus, shown: string, paint: Paint, self: string): s
 
 function renderLines(status: RunStatus, shown: string, self: string): string[] {
   const out: string[] = []
-  if (status.run) out.push(`run ${status.run.id}, ${count(status.run.steps, 'step')}, query: ${printableJson(status.run.query)}`)
+  if (status.run) out.push(`run ${status.run.id}, ${count(status.steps, 'step')} of ${status.maxSteps}, query: ${printableJson(status.run.query)}`)
+  if (status.holder) out.push(`Held by a runner: process ${status.holder.pid} on ${status.holder.host}, since ${status.holder.since}`)
   out.push('', ...table(status))
   if (status.hops.length > 0) out.push('', 'Last hops:', ...hopLines(status.hops))
-  const claims = status.claims ?? []
-  if (claims.length > 0)
-    out.push('', 'Claimed by agents:', ...claims.map((item) => `  ${item.node} (visit ${item.visit}): ${item.claim!.agent}, until ${item.claim!.until}`))
-  if (status.phase === 'waiting') {
-    // A proposal's boxes sit under `## Decision` and lead to no note.
-    const proposal = status.proposal !== undefined && status.node === 'proposal'
-    out.push('', `Under ## ${proposal ? `Decision (proposal v${status.proposal!.version})` : 'Next'} in ${join(shown, status.file)}:`)
-    for (const box of status.boxes)
-      out.push(`  ${box.box ? `[${box.checked ? 'x' : ' '}]` : '-  '} ${proposal ? box.label : `${box.label ? `${box.label} ` : ''}-> ${box.target}`}`)
-    if (status.deadline !== undefined)
-      out.push(`Deadline: ${status.deadline}${status.overdue ? ' (overdue: the note has no `timeout` edge, it keeps waiting)' : ''}`)
-  } else if (status.phase === 'stopped') {
-    out.push('', reasonFor('cli', status.reason))
-  } else if (status.phase === 'completed') {
-    out.push('', 'Final output:', ...status.output.split('\n').map((line) => `  ${line}`))
+  if (status.claims.length > 0)
+    out.push('', 'Claimed by agents:', ...status.claims.map((item) => `  ${item.node} (visit ${item.visit}): ${item.claim!.agent}, until ${item.claim!.until}`))
+  if (status.waiting.length > 0) {
+    out.push('', 'Waiting for a person:')
+    for (const note of status.waiting) {
+      const why = note.kind === 'blocked' ? `blocked${note.reason ? `: ${note.reason}` : ''}` : `choices ${note.choices.join(', ')}`
+      const proposal = note.kind === 'proposal' && status.proposal ? ` (proposal v${status.proposal.version})` : ''
+      out.push(`  ${note.node}${proposal} in ${join(shown, note.file)}: ${why}`)
+      if (note.deadline !== undefined)
+        out.push(`    deadline ${note.deadline}${note.overdue ? ' (overdue: the note has no `timeout` edge, it keeps waiting)' : ''}`)
+    }
   }
+  if (status.phase === 'stopped' && status.stop) out.push('', reasonFor('cli', status.stop.reason))
+  if (status.phase === 'completed' && status.result)
+    out.push(
+      '',
+      'Final output:',
+      ...excerpt(status.result.output)
+        .split('\n')
+        .map((line) => `  ${line}`),
+    )
   const errors = status.issues.filter((issue) => issue.severity === 'error')
   if (errors.length > 0) {
     out.push('', ...status.issues.map((issue) => formatIssue(issue.file === undefined ? issue : { ...issue, file: join(shown, issue.file) })))
@@ -187,24 +184,30 @@ function renderLines(status: RunStatus, shown: string, self: string): string[] {
   return out
 }
 
-function headline(unsafe: RunStatus, paint: Paint): string {
-  const status = 'node' in unsafe && unsafe.node !== undefined ? { ...unsafe, node: printable(unsafe.node) } : unsafe
+function headline(status: RunStatus, paint: Paint): string {
+  const next = status.next
+  const at = next.node === undefined ? '' : printable(next.node)
   switch (status.phase) {
     case 'fresh':
-      if (status.next.kind === 'declined') return `${paint('declined', 'red')}: the proposal was declined, its plan never runs`
-      return `${paint('fresh', 'green')}, no run yet${status.node === undefined ? '' : ` (starts at ${status.node})`}`
-    case 'running':
-      return `${paint('running', 'green')} at ${status.node} (visit ${status.visit}, step ${status.step})`
-    case 'interrupted':
-      return `${paint('interrupted', 'yellow')} at ${status.node} (visit ${status.visit}, step ${status.step})`
+      return `${paint('fresh', 'green')}, no run yet${at === '' ? '' : ` (starts at ${at})`}`
+    case 'ready': {
+      const held = status.holder
+        ? ', a runner works in it now'
+        : status.claims.length > 0
+          ? `, claimed by ${[...new Set(status.claims.map((item) => item.claim!.agent))].join(', ')}`
+          : ''
+      return `${paint('ready', 'green')} at ${at} (visit ${next.visit}, step ${next.step})${held}`
+    }
     case 'waiting':
-      if (status.proposal && status.node === 'proposal')
-        return `${paint('waiting', 'yellow')} for a person to approve, revise or decline proposal v${status.visit}`
-      return `${paint('waiting', 'yellow')} for a person at ${status.node} (visit ${status.visit})`
+      if (next.node === 'proposal' && status.proposal)
+        return `${paint('waiting', 'yellow')} for a person to approve, revise or decline proposal v${status.proposal.version}`
+      return `${paint('waiting', 'yellow')} for a person at ${status.waiting.map((note) => printable(note.node)).join(', ')}`
     case 'stopped':
-      return `${paint('stopped', 'yellow')} by ${status.budget === 'maxSteps' ? stepBudgetKnob('cli') : status.budget} at ${status.node} (visit ${status.visit} refused)`
+      return `${paint('stopped', 'yellow')} by ${status.stop?.budget === 'maxSteps' ? stepBudgetKnob('cli') : status.stop?.budget} at ${at} (visit ${next.visit} refused)`
     case 'completed':
-      return `${paint('completed', 'green')} at ${status.node}`
+      return `${paint('completed', 'green')} at ${at}`
+    case 'declined':
+      return `${paint('declined', 'red')}: the proposal was declined, its plan never runs`
     case 'invalid': {
       const errors = status.issues.filter((issue) => issue.severity === 'error').length
       return `${paint('invalid', 'red')} plan, ${count(errors, 'error')}`
@@ -212,12 +215,9 @@ function headline(unsafe: RunStatus, paint: Paint): string {
   }
 }
 
-/** One row a note: a marker for where the run is, the id, its status, visits of budget, start or terminal. */
+/** One row a note: a marker for where the run is, the id (a subplan's notes by their path, indented under their note), its status, visits of budget, start or terminal. */
 function table(status: RunStatus): string[] {
-  // One marker: inside a subplan the row of the note the run goes on at, else the top note's.
-  const next = status.next
-  const at = next.plan !== undefined && next.node !== undefined ? `${next.plan}/${next.node}` : 'node' in status ? status.node : undefined
-  const rows = tableRows(status, '', '', at)
+  const rows = tableRows(status.nodes, status.next.node)
   const header = [' ', 'NODE', 'STATUS', 'VISITS', '']
   const widths = header.map((cell, column) => Math.max(width(cell), ...rows.map((row) => width(row[column]!))))
   return [header, ...rows].map((row) =>
@@ -228,27 +228,28 @@ function table(status: RunStatus): string[] {
   )
 }
 
-/** The rows of a vault's notes, each subplan's nested under its note (indented, by its path from the top vault, with its phase). */
-function tableRows(status: RunStatus, prefix: string, indent: string, at: string | undefined): string[][] {
-  return status.nodes.flatMap((node) => [
-    [
-      prefix + node.id === at ? '>' : ' ',
-      indent + printable(prefix + node.id),
-      node.status,
-      `${node.visits}/${node.maxVisits}`,
-      [
-        node.start ? 'start' : '',
-        node.terminal ? 'terminal' : '',
-        ...(node.subplans ?? []).map((sub) => `subplan ${printable(prefix + sub.folder)}/: ${sub.status.phase}`),
-      ]
-        .filter(Boolean)
-        .join(', '),
-    ],
-    ...(node.subplans ?? []).flatMap((sub) => tableRows(sub.status, `${prefix}${sub.folder}/`, `${indent}  `, at)),
+/** The rows of the notes, each subplan's nested under its note (indented, by its path from the top vault). */
+function tableRows(nodes: readonly SnapshotNode[], at: string | undefined): string[][] {
+  return [...everyNote(nodes)].map(({ node, depth }) => [
+    node.id === at ? '>' : ' ',
+    '  '.repeat(depth) + printable(node.id),
+    node.status,
+    `${node.visits}/${node.maxVisits}`,
+    [node.start ? 'start' : '', node.terminal ? 'terminal' : '', ...(node.subplans ?? []).map((sub) => `subplan ${printable(sub.folder)}/`)]
+      .filter(Boolean)
+      .join(', '),
   ])
 }
 
-function hopLines(hops: HopSummary[]): string[] {
+/** Every note of a status, each subplan's after its note, with how deep it is nested. */
+function* everyNote(nodes: readonly SnapshotNode[], depth = 0): Generator<{ node: SnapshotNode; depth: number }> {
+  for (const node of nodes) {
+    yield { node, depth }
+    for (const sub of node.subplans ?? []) yield* everyNote(sub.nodes, depth + 1)
+  }
+}
+
+function hopLines(hops: SnapshotHop[]): string[] {
   const rows = hops.map((hop) => {
     const edge = hop.edge
       ? `${hop.edge.label ? `${hop.edge.label} ` : ''}-> ${hop.edge.target}`

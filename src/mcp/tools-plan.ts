@@ -13,7 +13,8 @@ import { parsePlanDocument } from '../plan/plan-document.js'
 import { toCanvas } from '../plan/plan-canvas.js'
 import { toDot, toMermaid } from '../plan/plan-picture.js'
 import { toSvg } from '../plan/plan-svg.js'
-import { readRunStatus, type RunNext, type RunStatus } from '../run/read/run-status.js'
+import { readRunStatus, type RunStatus } from '../run/read/run-status.js'
+import type { RunNext } from '../run/core/run-next.js'
 import { budgetOf, readRecords } from '../run/read/observe-run.js'
 import { snapshotOf, visitsOfSnapshot } from '../run/core/run-snapshot.js'
 import type { PlanIssue } from '../core/types.js'
@@ -108,9 +109,12 @@ async function listVaults(context: ToolContext): Promise<ToolResult> {
         const status = await readRunStatus(path, { hops: 0 })
         return {
           vault,
-          phase: listedPhase(status),
+          phase: status.phase,
           ...(status.run ? { query: status.run.query } : {}),
-          ...('node' in status && status.node !== undefined ? { node: status.node } : {}),
+          ...(status.next.node !== undefined ? { node: status.next.node } : {}),
+          // Who holds the run, beside its phase: a live runner, or agents' claims.
+          ...(status.holder ? { holder: status.holder } : {}),
+          ...(status.claims.length > 0 ? { claims: status.claims.map((item) => ({ node: item.node, agent: item.claim!.agent })) } : {}),
         }
       } catch (error) {
         return { vault, phase: 'unreadable' as const, problem: relativeTo(context.root, error instanceof Error ? error.message : String(error)) }
@@ -122,20 +126,6 @@ async function listVaults(context: ToolContext): Promise<ToolResult> {
     ? { note: 'The root itself holds a plan, and a vault is a folder inside the root: start the server with --root set to the folder above it.' }
     : {}
   return ok({ vaults: rows, truncated, ...note })
-}
-
-/**
- * A run's phase as plan_list names it: `claimed` for the normal state of a
- * stepped run, a step handed out (its note `active`) and its work not yet
- * handed in, which `readRunStatus` reports as `interrupted` (no runner holds
- * the vault) or, while an agent's claim on it lasts, `running`; every other phase as it is.
- */
-function listedPhase(status: RunStatus): RunStatus['phase'] | 'claimed' {
-  // An agent's live claim makes the run `running` (section 16): it is the same normal state, a step handed out.
-  const handedOut = status.phase === 'interrupted' || (status.phase === 'running' && (status.claims?.length ?? 0) > 0)
-  if (!handedOut || status.next.kind !== 'work') return status.phase
-  const at = status.nodes.find((node) => node.id === status.node)
-  return at?.status === 'active' ? 'claimed' : status.phase
 }
 
 async function validateVault(context: ToolContext, vault: string): Promise<ToolResult> {
@@ -225,7 +215,7 @@ const TODO: Record<RunNext['kind'], string> = {
 }
 
 function todoOf(status: RunStatus): string {
-  if (status.phase === 'running') return 'A runner in another process is working in the vault now; call plan_status again later.'
+  if (status.holder) return 'A runner in another process is working in the vault now; call plan_status again later.'
   return TODO[status.next.kind]
 }
 

@@ -1,12 +1,14 @@
 import { findStart } from '../../plan/validate.js'
 import { planOrder } from '../../plan/plan-order.js'
 import type { NodeStatus, PlanIssue } from '../../core/types.js'
-import { proposalStand } from '../../vault/proposal-note.js'
+import { proposalStand, toProposalInfo, type ProposalInfo } from '../../vault/proposal-note.js'
 import { subplanFoldersOf } from '../../vault/subplan-folders.js'
 import { replay, visitKey } from './run-core.js'
 import type { StopInfo, WaitingNote } from './run-options.js'
 import type { HopRecord } from '../../store/trace.js'
 import { twoActiveReason } from './messages.js'
+import { nextOf, type RunNext, type RunPhase } from './run-next.js'
+export type { RunNext, RunPhase } from './run-next.js'
 import { standOf, type RunHolder, type VaultRecords, type VaultStand, type WorkItem } from './vault-stand.js'
 export type { RunHolder, VaultRecords, WorkItem } from './vault-stand.js'
 
@@ -54,7 +56,10 @@ export interface RunSnapshot {
   /** The vault as passed in. */
   vault: string
   run: { id: string; query: string; started: string; source: string } | null
-  phase: 'fresh' | 'ready' | 'waiting' | 'stopped' | 'completed' | 'declined' | 'invalid'
+  /** The run's one phase: every surface (status, MCP, the board) says this word. */
+  phase: RunPhase
+  /** What the next call does, as data. */
+  next: RunNext
   /** Works of the whole run, subplans included. */
   steps: number
   /** Planner calls of the run (decompositions); `maxSteps` bounds them with the works. */
@@ -75,8 +80,10 @@ export interface RunSnapshot {
   issues: PlanIssue[]
   /** The latest hops, oldest first, subplans included. */
   hops: SnapshotHop[]
-  /** A live runner that holds the vault now. */
+  /** A live runner that holds the vault now (beside the phase: a held run is `ready` while it works). */
   holder?: RunHolder
+  /** The vault's proposal, when `proposePlan` wrote one. */
+  proposal?: ProposalInfo
 }
 
 /**
@@ -99,6 +106,7 @@ export function snapshotOfStand(vault: string, stand: VaultStand, options: { max
     vault,
     run: header ? { id: header.run, query: header.query, started: header.started, source: header.source ?? '' } : null,
     phase: 'fresh',
+    next: { kind: 'fresh' },
     steps: stand.works,
     plannerCalls: top.plannerCalls ?? 0,
     maxSteps: options.maxSteps,
@@ -109,7 +117,10 @@ export function snapshotOfStand(vault: string, stand: VaultStand, options: { max
     hops: latest(hopsOf(top, stand), options.hops),
   }
   if (top.holder) snapshot.holder = top.holder
+  if (top.proposal) snapshot.proposal = toProposalInfo(top.proposal)
   snapshot.phase = phaseOf(stand)
+  const known = new Set([...snapshotNodes(snapshot.nodes)].map((node) => node.id))
+  snapshot.next = nextOf(snapshot.phase, stand, (path) => known.has(path))
   if (stand.twoActive) snapshot.issues = [...top.issues, { code: 'two-active', severity: 'error', message: twoActiveReason(stand.twoActive.files) }]
   if (snapshot.phase !== 'invalid') snapshot.issues = top.issues.filter((issue) => issue.severity === 'warning')
   if (snapshot.phase === 'stopped' && stand.stop) snapshot.stop = stand.stop
@@ -118,7 +129,7 @@ export function snapshotOfStand(vault: string, stand: VaultStand, options: { max
 }
 
 /** The run's one phase, from where its top vault stands. */
-function phaseOf(stand: VaultStand): RunSnapshot['phase'] {
+function phaseOf(stand: VaultStand): RunPhase {
   const { records, position } = stand
   if (records.proposal) {
     const kind = proposalStand(records.proposal).kind
