@@ -120,6 +120,7 @@ it('pins the error codes', async () => {
     'unreachable',
     'unreadable-next',
     'unreadable-note',
+    'unwritable-note',
   ])
 })
 
