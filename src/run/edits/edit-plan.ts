@@ -47,8 +47,10 @@ export interface PlanEditResult {
 /**
  * Edits a plan vault, as a person would in their notes app: adds notes,
  * replaces the knobs, title, body and `## Next` of existing ones, removes
- * notes never visited. A replaced note keeps its `status:` and every
- * frontmatter key the section does not set (and its `## Feedback`).
+ * notes never visited. A replaced note changes only there: its `status:`,
+ * every frontmatter key the section does not set (comments, style and
+ * blank lines too) and its other `## ` sections (`## Feedback`) stay as
+ * they are, byte for byte.
  * Nothing a person wrote is lost: a replaced note is first copied to
  * `00_plan-trace/edits/<n>/`, a removed one moved to the vault's `.trash/`.
  * The plan as it would be after the edit is validated first, and every
@@ -99,7 +101,9 @@ async function edited(dir: string, edit: WorkedEdit, lock: VaultLock): Promise<P
     const existing = byId.get(section.id)
     const file = existing?.file ?? `${section.id}.md`
     const before = existing && (await readFile(await pathInVault(dir, file), 'utf8'))
-    const after = existing && before !== undefined ? replacedNoteText(before, existing, section.text) : section.text
+    const replaced = existing && before !== undefined ? replacedNoteText(before, existing, section.text) : { text: section.text }
+    if (replaced.problem !== undefined) found.push({ code: 'invalid-frontmatter', severity: 'error', message: replaced.problem, node: section.id, file })
+    const after = replaced.text
     const parsed = parseNote(file, after)
     writes.push({ id: section.id, file, before, after, note: { ...parsed, issues: [...section.issues, ...parsed.issues] } })
   }
