@@ -35,7 +35,7 @@ export interface BoardOptions {
    */
   port?: number
   /**
-   * The secret every request must carry (the URL's `?token=` sets a cookie).
+   * The secret every request must carry (the URL's `?token=` sets the cookie `vaultplan_board_<port>`).
    *
    * @default 32 random bytes, hex
    */
@@ -55,8 +55,12 @@ export interface Board {
 }
 
 const DEFAULTS = { host: '127.0.0.1', port: 0 }
-/** The cookie that carries the token after the first visit. */
-const COOKIE = 'vaultplan_board'
+/**
+ * The cookie that carries the token after the first visit, named after the
+ * board's port: a browser keeps one cookie of a name per host whatever the
+ * port, so two boards on one machine would each replace the other's.
+ */
+const cookieName = (port: number) => `vaultplan_board_${port}`
 /** No inline script or style, nothing from elsewhere: text from a model can never run in the page. */
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
@@ -98,6 +102,7 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
   const root = await realpath(options.root)
   const watch = new RootWatch(root)
   let allowed = new Set<string>()
+  let cookie = ''
   const app = new Hono()
 
   app.use(async (c, next) => {
@@ -105,12 +110,12 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
     if (foreign) return c.text(`Forbidden: ${foreign.message}`, 403)
     const given = c.req.query('token')
     if (given !== undefined && sameSecret(given, token)) {
-      setCookie(c, COOKIE, token, { httpOnly: true, sameSite: 'Strict', path: '/' })
+      setCookie(c, cookie, token, { httpOnly: true, sameSite: 'Strict', path: '/' })
       const url = new URL(c.req.url)
       url.searchParams.delete('token')
       return c.redirect(`${url.pathname}${url.search}`, 303)
     }
-    if (!sameSecret(getCookie(c, COOKIE), token)) return c.text('Unauthorized: open the address `vaultplan board` printed (it carries the token)', 401)
+    if (!sameSecret(getCookie(c, cookie), token)) return c.text('Unauthorized: open the address `vaultplan board` printed (it carries the token)', 401)
     // A request that changes something must come from the board's own page: same-site cookies alone do not say so.
     const origin = c.req.header('origin')
     if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && (origin === undefined || !allowed.has(originHost(origin))))
@@ -207,6 +212,7 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
   })
   const bound = (server.address() as AddressInfo).port
   allowed = allowedHosts(host, bound, options.allowedHosts ?? [])
+  cookie = cookieName(bound)
   const origin = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`
   return {
     url: `${origin}/?token=${token}`,

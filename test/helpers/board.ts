@@ -1,4 +1,5 @@
 import { cp, mkdir } from 'node:fs/promises'
+import { request } from 'node:http'
 import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { proposePlan, runPlan } from 'vaultplan'
@@ -62,4 +63,26 @@ export async function openBoard(browser: Browser, root: string): Promise<{ board
       await board.close()
     },
   }
+}
+
+/** The cookie a board's token travels in, as a request header: `vaultplan_board_<port>=<token>`. */
+export function cookieOf(board: Board, token = 'secret'): string {
+  return `vaultplan_board_${new URL(board.origin).port}=${token}`
+}
+
+/** A raw HTTP request, so that `Host` can be anything (fetch sets it from the URL). */
+export function send(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; text: string }> {
+  return new Promise((done, fail) => {
+    const call = request(url, { method: options.method ?? 'GET', headers: options.headers ?? {} }, (response) => {
+      let text = ''
+      response.setEncoding('utf8')
+      response.on('data', (chunk: string) => (text += chunk))
+      response.on('end', () => done({ status: response.statusCode ?? 0, text }))
+    })
+    call.on('error', fail)
+    call.end(options.body)
+  })
 }
