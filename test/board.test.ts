@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
@@ -7,10 +6,9 @@ import { blockStep, completeStep, decide, nextStep, proposePlan, runPlan, type S
 import { startBoard, type Board } from 'vaultplan/board'
 import { lineDiff } from '../src/board/line-diff.js'
 import { safeHtml } from '../src/board/safe-html.js'
-import { cookieOf, copyOf, send, teamRoot } from './helpers/board.js'
+import { boardCli, cookieOf, copyOf, send, teamRoot } from './helpers/board.js'
 import { noJudge } from './helpers/scripted.js'
 import { note, tempDir, writeVault } from './helpers/vault.js'
-import { bin } from './helpers/cli.js'
 
 describe('vaultplan/board', () => {
   test('exports startBoard and nothing else', () => {
@@ -30,23 +28,15 @@ describe('vaultplan/board', () => {
 
 describe('vaultplan board', () => {
   test("prints 'board: <url>' first, and the URL opens the runs page", async () => {
-    const child = spawn(process.execPath, [bin, 'board', '--root', await teamRoot(), '--http', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const board = await boardCli(['--root', await teamRoot(), '--http', '127.0.0.1:0'])
     try {
-      const first = await new Promise<string>((done) => {
-        let text = ''
-        child.stdout.setEncoding('utf8')
-        child.stdout.on('data', (chunk: string) => {
-          text += chunk
-          if (text.includes('\n')) done(text.slice(0, text.indexOf('\n')))
-        })
-      })
-      expect(first).toMatch(/^board: http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/)
-      const url = new URL(first.slice('board: '.length))
+      const url = board.url
+      expect(url.href).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/)
       const opened = await fetch(url, { redirect: 'manual' })
       const page = await fetch(new URL(opened.headers.get('location')!, url), { headers: { cookie: opened.headers.get('set-cookie')!.split(';')[0]! } })
       expect({ status: page.status, title: /<title>(.*)<\/title>/.exec(await page.text())?.[1] }).toEqual({ status: 200, title: 'Runs · vaultplan board' })
     } finally {
-      child.kill('SIGTERM')
+      board.stop()
     }
   })
 })

@@ -5,7 +5,7 @@ import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { getCookie, setCookie } from 'hono/cookie'
 import { streamSSE } from 'hono/streaming'
-import { allowedHosts, foreignHostOrOrigin, originHost, sameSecret } from '../core/host-check.js'
+import { allowedHosts, foreignHostOrOrigin, hostWithPort, isWildcard, originHost, sameSecret } from '../core/host-check.js'
 import { searchRuns } from '../memory/search-runs.js'
 import { decide } from '../run/decide/decide.js'
 import { forkRun } from '../run/forks/fork.js'
@@ -40,7 +40,12 @@ export interface BoardOptions {
    * @default 32 random bytes, hex
    */
   token?: string
-  /** More `Host` values to accept (`name` or `name:port`), for a board behind a proxy. */
+  /**
+   * More `Host` values to accept (`name` or `name:port`; a name alone gets the bound port): the names a
+   * browser reaches the board by when it listens on `0.0.0.0` (a teammate's laptop opens
+   * `http://my-machine.lan:PORT`), or a proxy's. Bound to every address, the board's `url` and
+   * `origin` name the first of them.
+   */
   allowedHosts?: string[]
 }
 
@@ -107,7 +112,8 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
 
   app.use(async (c, next) => {
     const foreign = foreignHostOrOrigin({ host: c.req.header('host'), origin: c.req.header('origin') }, allowed)
-    if (foreign) return c.text(`Forbidden: ${foreign.message}`, 403)
+    if (foreign)
+      return c.text(`Forbidden: ${foreign.message}${foreign.header === 'Host' ? '; start the board with --allowed-host to accept another name' : ''}`, 403)
     const given = c.req.query('token')
     if (given !== undefined && sameSecret(given, token)) {
       setCookie(c, cookie, token, { httpOnly: true, sameSite: 'Strict', path: '/' })
@@ -213,7 +219,9 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
   const bound = (server.address() as AddressInfo).port
   allowed = allowedHosts(host, bound, options.allowedHosts ?? [])
   cookie = cookieName(bound)
-  const origin = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`
+  // Bound to every address, the board is reached by a name it was given: its address is that one.
+  const named = isWildcard(host) ? options.allowedHosts?.find((entry) => entry.trim() !== '') : undefined
+  const origin = `http://${hostWithPort(named ?? host, bound)}`
   return {
     url: `${origin}/?token=${token}`,
     origin,

@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process'
 import { cp, mkdir } from 'node:fs/promises'
 import { request } from 'node:http'
 import { join } from 'node:path'
@@ -8,6 +9,7 @@ import { chromiumPath } from '../setup/browser-notice.js'
 import { humanReview, linear } from './plans.js'
 import { noJudge, scriptedJudge, scriptedWorker } from './scripted.js'
 import { tempDir, writeVault } from './vault.js'
+import { bin } from './cli.js'
 
 /** Chromium from Debian's package, headless; `--no-sandbox` because CI runs as root. Never a downloaded browser. */
 export function launchChromium(): Promise<Browser> {
@@ -85,4 +87,26 @@ export function send(
     call.on('error', fail)
     call.end(options.body)
   })
+}
+
+/**
+ * `vaultplan board <args>` in a child process (the built CLI), once it printed its first line
+ * `board: <url>`: that URL, what it wrote to stderr by then, and a way to stop it.
+ */
+export async function boardCli(args: string[]): Promise<{ url: URL; stderr: () => string; child: ChildProcess; stop(): void }> {
+  const child = spawn(process.execPath, [bin, 'board', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr.setEncoding('utf8')
+  child.stderr.on('data', (chunk: string) => (stderr += chunk))
+  const first = await new Promise<string>((done, fail) => {
+    let text = ''
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (chunk: string) => {
+      text += chunk
+      if (text.includes('\n')) done(text.slice(0, text.indexOf('\n')))
+    })
+    child.once('exit', (code) => fail(new Error(`vaultplan board exited (${code}) before printing its address: ${stderr}`)))
+  })
+  if (!first.startsWith('board: ')) throw new Error(`vaultplan board printed ${first}`)
+  return { url: new URL(first.slice('board: '.length)), stderr: () => stderr, child, stop: () => child.kill('SIGTERM') }
 }
