@@ -59,6 +59,7 @@ if (main && typeof EventSource === 'function') {
     if (concerns(JSON.parse(event.data))) refresh()
   })
   events.addEventListener('error', () => {
-    status.textContent = 'reconnecting'
+    // Closed for good: the board follows as many pages as it may (503); this one shows what it loaded.
+    status.textContent = events.readyState === EventSource.CLOSED ? 'not live: reload to follow the files' : 'reconnecting'
   })
 }

@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { readFile, realpath } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
+import { serve, type HttpBindings } from '@hono/node-server'
 import { Hono } from 'hono'
 import { getCookie, setCookie } from 'hono/cookie'
-import { streamSSE } from 'hono/streaming'
 import { allowedHosts, foreignHostOrOrigin, hostWithPort, isWildcard, originHost, sameSecret } from '../core/host-check.js'
 import { searchRuns } from '../memory/search-runs.js'
 import { decide } from '../run/decide/decide.js'
@@ -16,6 +15,7 @@ import { page, problemPage, proposalHref, runHref, runPage, runsPage, searchPage
 import { proposalHistory } from './proposal-data.js'
 import { proposalPage } from './proposal-page.js'
 import { RootWatch } from './root-watch.js'
+import { eventStreams } from './event-streams.js'
 
 /** Options of `startBoard`. */
 export interface BoardOptions {
@@ -41,6 +41,20 @@ export interface BoardOptions {
    */
   token?: string
   /**
+   * How many open pages follow the files at once (each holds one stream of `/events`); one more gets 503 and
+   * shows what was on disk when it loaded.
+   *
+   * @default 64
+   */
+  maxEventStreams?: number
+  /**
+   * How many bytes of change notices may wait for one page that does not read them; past it, its connection is
+   * closed (a browser's page reads them as they come).
+   *
+   * @default 1048576 (1 MiB)
+   */
+  maxEventQueueBytes?: number
+  /**
    * More `Host` values to accept (`name` or `name:port`; a name alone gets the bound port): the names a
    * browser reaches the board by when it listens on `0.0.0.0` (a teammate's laptop opens
    * `http://my-machine.lan:PORT`), or a proxy's. Bound to every address, the board's `url` and
@@ -59,7 +73,7 @@ export interface Board {
   close(): Promise<void>
 }
 
-const DEFAULTS = { host: '127.0.0.1', port: 0 }
+const DEFAULTS = { host: '127.0.0.1', port: 0, maxEventStreams: 64, maxEventQueueBytes: 1_048_576 }
 /**
  * The cookie that carries the token after the first visit, named after the
  * board's port: a browser keeps one cookie of a name per host whatever the
@@ -85,7 +99,8 @@ const ASSET_FOLDER = new URL('../../assets/', import.meta.url)
  * vault's next run: the board calls no model), a fork
  * from any step (`forkRun`), and search over past runs (`searchRuns`).
  * A change on disk reaches open pages within a second through server-sent
- * events from one watch of the root.
+ * events from one watch of the root (at most `maxEventStreams` pages at
+ * once; one that falls `maxEventQueueBytes` behind is disconnected).
  *
  * Safe by default: it listens on 127.0.0.1; a request whose `Host` or
  * `Origin` is not the board's is refused (403); every request needs the
@@ -96,19 +111,21 @@ const ASSET_FOLDER = new URL('../../assets/', import.meta.url)
  *
  * @returns the board's URL (with the token) and what stops it
  * @throws `VaultPathError` when `root` is not a folder
- * @throws `TypeError` when `port` is not an integer from 0 to 65535
+ * @throws `TypeError` when `port` is not an integer from 0 to 65535, or `maxEventStreams` or `maxEventQueueBytes` is not one from 1 up
  */
 export async function startBoard(options: BoardOptions): Promise<Board> {
-  const { host, port } = { ...DEFAULTS, ...definedOf(options) }
+  const { host, port, maxEventStreams, maxEventQueueBytes } = { ...DEFAULTS, ...definedOf(options) }
   const token = options.token ?? randomBytes(32).toString('hex')
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`Expected \`port\` to be an integer from 0 to 65535, got \`${port}\``)
   if (token === '') throw new TypeError('Expected `token` to be a non-empty string, got ``')
+  for (const [name, value] of Object.entries({ maxEventStreams, maxEventQueueBytes }))
+    if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`Expected \`${name}\` to be an integer from 1 up, got \`${value}\``)
   await assertFolder(options.root, options.root)
   const root = await realpath(options.root)
   const watch = new RootWatch(root)
   let allowed = new Set<string>()
   let cookie = ''
-  const app = new Hono()
+  const app = new Hono<{ Bindings: HttpBindings }>()
 
   app.use(async (c, next) => {
     const foreign = foreignHostOrOrigin({ host: c.req.header('host'), origin: c.req.header('origin') }, allowed)
@@ -159,27 +176,7 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
     const hits = query === '' ? [] : await searchRuns(root, query, { limit: 50 })
     return c.html(page('Search', searchPage(query, hits)))
   })
-  app.get('/events', (c) =>
-    streamSSE(c, async (stream) => {
-      const queue: string[][] = []
-      let wake: (() => void) | undefined
-      const stop = watch.listen((paths) => {
-        queue.push(paths)
-        wake?.()
-      })
-      stream.onAbort(() => {
-        stop()
-        wake?.()
-      })
-      await stream.writeSSE({ event: 'ready', data: '' })
-      while (!stream.aborted) {
-        const paths = queue.shift()
-        if (paths) await stream.writeSSE({ event: 'change', data: JSON.stringify(paths) })
-        else await new Promise<void>((resolve) => (wake = resolve))
-      }
-      stop()
-    }),
-  )
+  app.get('/events', eventStreams(watch, { maxStreams: maxEventStreams, maxQueuedBytes: maxEventQueueBytes }))
   app.get('/assets/:file', async (c) => {
     const file = c.req.param('file')
     const type = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined
