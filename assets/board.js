@@ -45,7 +45,8 @@ async function refresh() {
 
 function fieldKey(field) {
   const form = field.closest('form')
-  const owner = form ? [...form.querySelectorAll('input[type=hidden]')].map((input) => input.value).join('/') : ''
+  // What a decision is made on (a version, a visit) is left out: text typed for a note stays when the note moves on.
+  const owner = form ? [...form.querySelectorAll('input[type=hidden]:not([data-made-on])')].map((input) => input.value).join('/') : ''
   return `${form ? form.getAttribute('action') : ''}|${owner}|${field.name || field.id}`
 }
 

@@ -25,7 +25,7 @@ describe('vaultplan board --allowed-host', () => {
       const host = `laptop.lan:${port}`
       expect((await send(at('/run?vault=release'), { headers: { host, cookie } })).status).toBe(200)
       const form = { host, cookie, 'content-type': 'application/x-www-form-urlencoded' }
-      const body = 'vault=release&node=review&edge=approved&back=run'
+      const body = 'vault=release&node=review&edge=approved&back=run&visit=1'
       const refused = await Promise.all([
         send(at('/run?vault=release'), { headers: { host: `evil.example:${port}`, cookie } }),
         send(at('/decide'), { method: 'POST', headers: { ...form, origin: `http://evil.example:${port}` }, body }),

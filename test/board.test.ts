@@ -138,7 +138,7 @@ describe('many hands on the board', () => {
       expect(text).not.toContain('<script>alert')
 
       const form$ = { 'content-type': 'application/x-www-form-urlencoded', origin: board.origin, cookie: cookieOf(board) }
-      const body = 'vault=survey&node=start&edge=unblock&feedback=Solar+power.&back=run'
+      const body = 'vault=survey&node=start&edge=unblock&feedback=Solar+power.&back=run&visit=1'
       expect((await send(`${board.origin}/decide`, { method: 'POST', headers: { ...form$, origin: 'http://evil.example' }, body })).status).toBe(403)
       const made = await send(`${board.origin}/decide`, { method: 'POST', headers: form$, body })
       expect(made.status).toBe(303)
@@ -168,7 +168,7 @@ describe('search over past runs', () => {
 })
 
 describe('what the board refuses', () => {
-  const decision = 'vault=release&node=review&edge=approved&feedback=yes'
+  const decision = 'vault=release&node=review&edge=approved&feedback=yes&visit=1'
   const form = { 'content-type': 'application/x-www-form-urlencoded' }
 
   test('a POST without the token, from a foreign Origin, without an Origin, or to a foreign Host changes nothing', async () => {

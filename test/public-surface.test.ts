@@ -80,6 +80,7 @@ it('pins the error codes', async () => {
     'query-mismatch',
     'run-vault-not-empty',
     'run-vault-other-plan',
+    'stale-decision',
     'stale-step',
     'status-unwritable',
     'trace-format',

@@ -6,12 +6,14 @@ import { Hono } from 'hono'
 import { getCookie, setCookie } from 'hono/cookie'
 import { allowedHosts, foreignHostOrOrigin, hostWithPort, isWildcard, originHost, sameSecret } from '../core/host-check.js'
 import { searchRuns } from '../memory/search-runs.js'
+import { RunStateError } from '../core/errors.js'
 import { decide } from '../run/decide/decide.js'
+import { PROPOSAL_NODE } from '../vault/proposal-note.js'
 import { forkRun } from '../run/forks/fork.js'
 import { assertFolder } from '../vault/fs-atomic.js'
 import { confine, refuseInsideVault, vaultPath } from '../mcp/paths.js'
 import { planSvg, runDetail, runRows } from './board-data.js'
-import { page, problemPage, proposalHref, runHref, runPage, runsPage, searchPage } from './board-pages.js'
+import { page, problemPage, proposalHref, runHref, runPage, runsPage, searchPage, type KeptDecision } from './board-pages.js'
 import { proposalHistory } from './proposal-data.js'
 import { proposalPage } from './proposal-page.js'
 import { RootWatch } from './root-watch.js'
@@ -186,9 +188,23 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
   app.post('/decide', async (c) => {
     const form = await c.req.parseBody()
     const name = String(form.vault ?? '')
-    const feedback = String(form.feedback ?? '').trim()
-    await decide(await vaultPath(root, name), String(form.node ?? ''), { edge: String(form.edge ?? ''), ...(feedback !== '' && { feedback }) })
-    return c.redirect(form.back === 'proposal' ? proposalHref(name) : runHref(name), 303)
+    const node = String(form.node ?? '')
+    const typed = String(form.feedback ?? '')
+    const feedback = typed.trim()
+    const back = form.back === 'proposal' ? 'proposal' : 'run'
+    try {
+      await decide(await vaultPath(root, name), node, { edge: String(form.edge ?? ''), ...(feedback !== '' && { feedback }), ...madeOn(form, node) })
+    } catch (error) {
+      // Made on what moved on since: the page as it is now, saying so, with what was typed.
+      if (!(error instanceof RunStateError && error.code === 'stale-decision')) throw error
+      const { madeOn: was, current } = error.data
+      const notice =
+        node === PROPOSAL_NODE
+          ? `Nothing was decided: you decided on version ${was} of the proposal, and it is at version ${current} now. Here it is; decide again.`
+          : `Nothing was decided: you decided on visit ${was} of ${node}, and it waits at its visit ${current} now. Here it is; decide again.`
+      return c.html(await decisionPage(root, name, back, { node, notice, feedback: typed }), 409)
+    }
+    return c.redirect(back === 'proposal' ? proposalHref(name) : runHref(name), 303)
   })
   app.post('/fork', async (c) => {
     const form = await c.req.parseBody()
@@ -228,6 +244,28 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
       await new Promise<void>((resolve) => server.close(() => resolve()))
     },
   }
+}
+
+/**
+ * What a decision posted says it was made on: the proposal's `version`, a
+ * waiting note's `visit` (the board's forms carry it).
+ *
+ * @throws `TypeError` (400) for a form that names neither, or no number from 1 up
+ */
+function madeOn(form: Record<string, unknown>, node: string): { version: number } | { visit: number } {
+  const key = node === PROPOSAL_NODE ? 'version' : 'visit'
+  const value = Number(form[key])
+  if (!(typeof form[key] === 'string' && Number.isInteger(value) && value >= 1))
+    throw new TypeError(`The decision names no \`${key}\` it was made on: reload the page, then decide again`)
+  return key === 'version' ? { version: value } : { visit: value }
+}
+
+/** The page a decision goes back to (the run's, or its proposal's), as it is now, with a refused decision said first. */
+async function decisionPage(root: string, name: string, back: 'run' | 'proposal', kept: KeptDecision): Promise<string> {
+  const history = back === 'proposal' ? await proposalHistory(root, name) : undefined
+  if (history) return page(`${history.name}: proposal`, proposalPage(history, undefined, undefined, kept), history.name)
+  const detail = await runDetail(root, name)
+  return page(detail.name, runPage(detail, Date.now(), kept), detail.name)
 }
 
 /** An error of the request (a refused path, a decision on a note that is not waiting, a bad step): 400, not the board's fault. */
