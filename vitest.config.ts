@@ -27,7 +27,7 @@ export const slowFiles = [
 // global setup says so after the summary (a skipped test would hide it).
 const queueFiles = process.env.VAULTPLAN_TEST_PG ? [] : ['test/queue*.test.ts']
 // The board's browser tests need Chromium (Debian's package); without it, the same: not collected, and said so.
-const browserFiles = hasChromium() ? [] : ['test/board-browser.test.ts']
+const browserFiles = hasChromium() ? [] : ['test/board-browser*.test.ts']
 
 export default defineConfig({
   resolve: {

@@ -45,7 +45,8 @@ async function refresh() {
 
 function fieldKey(field) {
   const form = field.closest('form')
-  const owner = form ? [...form.querySelectorAll('input[type=hidden]')].map((input) => input.value).join('/') : ''
+  // What a decision is made on (a version, a visit) is left out: text typed for a note stays when the note moves on.
+  const owner = form ? [...form.querySelectorAll('input[type=hidden]:not([data-made-on])')].map((input) => input.value).join('/') : ''
   return `${form ? form.getAttribute('action') : ''}|${owner}|${field.name || field.id}`
 }
 
@@ -59,6 +60,7 @@ if (main && typeof EventSource === 'function') {
     if (concerns(JSON.parse(event.data))) refresh()
   })
   events.addEventListener('error', () => {
-    status.textContent = 'reconnecting'
+    // Closed for good: the board follows as many pages as it may (503); this one shows what it loaded.
+    status.textContent = events.readyState === EventSource.CLOSED ? 'not live: reload to follow the files' : 'reconnecting'
   })
 }

@@ -50,7 +50,7 @@ async function writeTeamVault(vault, human) {
 async function timeLoads(board, path, check) {
   const load = async () => {
     const started = performance.now()
-    const response = await fetch(`${board.origin}${path}`, { headers: { cookie: 'vaultplan_board=bench' } })
+    const response = await fetch(`${board.origin}${path}`, { headers: { cookie: `vaultplan_board_${new URL(board.origin).port}=bench` } })
     const html = await response.text()
     const ms = performance.now() - started
     if (response.status !== 200) throw new Error(`${path} answered ${response.status}`)

@@ -214,7 +214,10 @@ describe('what the board refuses in a browser', () => {
       const answered = page.waitForResponse(`${board.origin}/decide`)
       await page.goto(`${otherOrigin}/`)
       const headers = await (await posted).allHeaders()
-      expect({ origin: headers.origin, cookie: headers.cookie?.startsWith('vaultplan_board=') }).toEqual({ origin: otherOrigin, cookie: true })
+      expect({ origin: headers.origin, cookie: headers.cookie?.startsWith(`vaultplan_board_${new URL(board.origin).port}=`) }).toEqual({
+        origin: otherOrigin,
+        cookie: true,
+      })
       const response = await answered
       expect({ status: response.status(), text: await response.text() }).toEqual({
         status: 403,

@@ -1,31 +1,14 @@
-import { spawn } from 'node:child_process'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
-import { request } from 'node:http'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import * as boardModule from 'vaultplan/board'
 import { blockStep, completeStep, decide, nextStep, proposePlan, runPlan, type Step } from 'vaultplan'
-import { startBoard } from 'vaultplan/board'
+import { startBoard, type Board } from 'vaultplan/board'
 import { lineDiff } from '../src/board/line-diff.js'
 import { safeHtml } from '../src/board/safe-html.js'
-import { copyOf, teamRoot } from './helpers/board.js'
+import { boardCli, cookieOf, copyOf, send, teamRoot } from './helpers/board.js'
 import { noJudge } from './helpers/scripted.js'
 import { note, tempDir, writeVault } from './helpers/vault.js'
-import { bin } from './helpers/cli.js'
-
-/** A raw HTTP request, so that `Host` can be anything (fetch sets it from the URL). */
-function send(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; text: string }> {
-  return new Promise((done, fail) => {
-    const call = request(url, { method: options.method ?? 'GET', headers: options.headers ?? {} }, (response) => {
-      let text = ''
-      response.setEncoding('utf8')
-      response.on('data', (chunk: string) => (text += chunk))
-      response.on('end', () => done({ status: response.statusCode ?? 0, text }))
-    })
-    call.on('error', fail)
-    call.end(options.body)
-  })
-}
 
 describe('vaultplan/board', () => {
   test('exports startBoard and nothing else', () => {
@@ -45,23 +28,15 @@ describe('vaultplan/board', () => {
 
 describe('vaultplan board', () => {
   test("prints 'board: <url>' first, and the URL opens the runs page", async () => {
-    const child = spawn(process.execPath, [bin, 'board', '--root', await teamRoot(), '--http', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const board = await boardCli(['--root', await teamRoot(), '--http', '127.0.0.1:0'])
     try {
-      const first = await new Promise<string>((done) => {
-        let text = ''
-        child.stdout.setEncoding('utf8')
-        child.stdout.on('data', (chunk: string) => {
-          text += chunk
-          if (text.includes('\n')) done(text.slice(0, text.indexOf('\n')))
-        })
-      })
-      expect(first).toMatch(/^board: http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/)
-      const url = new URL(first.slice('board: '.length))
+      const url = board.url
+      expect(url.href).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]{64}$/)
       const opened = await fetch(url, { redirect: 'manual' })
       const page = await fetch(new URL(opened.headers.get('location')!, url), { headers: { cookie: opened.headers.get('set-cookie')!.split(';')[0]! } })
       expect({ status: page.status, title: /<title>(.*)<\/title>/.exec(await page.text())?.[1] }).toEqual({ status: 200, title: 'Runs · vaultplan board' })
     } finally {
-      child.kill('SIGTERM')
+      board.stop()
     }
   })
 })
@@ -78,7 +53,7 @@ describe("a long run's page", () => {
     const board = await startBoard({ root, token: 'secret' })
     try {
       const shown = async (path: string) => {
-        const { text } = await send(`${board.origin}${path}`, { headers: { cookie: 'vaultplan_board=secret' } })
+        const { text } = await send(`${board.origin}${path}`, { headers: { cookie: cookieOf(board) } })
         const hops = text.slice(text.indexOf('<table class="hops">')).match(/<tr><td>/g)?.length
         const outputs = [...text.matchAll(/<article class="output" id="output-(\d+)"/g)].map((match) => Number(match[1]))
         return {
@@ -112,7 +87,7 @@ describe('many hands on the board', () => {
     if (step.kind !== 'work') throw new Error(`expected work, got ${step.kind}`)
     return step.key
   }
-  const get = async (origin: string, path: string) => (await send(`${origin}${path}`, { headers: { cookie: 'vaultplan_board=secret' } })).text
+  const get = async (board: Board, path: string) => (await send(`${board.origin}${path}`, { headers: { cookie: cookieOf(board) } })).text
 
   test("a run's frontier shows who holds each claim and until when, an expired lease as expired, and an agent's name as text", async () => {
     const root = await tempDir('vaultplan-board-')
@@ -123,7 +98,7 @@ describe('many hands on the board', () => {
     await new Promise((resolve) => setTimeout(resolve, 5))
     const board = await startBoard({ root, token: 'secret' })
     try {
-      const text = await get(board.origin, '/run?vault=survey')
+      const text = await get(board, '/run?vault=survey')
       const items = [...text.matchAll(/<li>(work <strong>.*?)<\/li>/g)].map((match) => match[1]!.replace(/<time datetime="([^"]*)">[^<]*<\/time>/g, '[$1]'))
       expect(items).toHaveLength(2)
       expect(items[0]).toMatch(
@@ -147,11 +122,11 @@ describe('many hands on the board', () => {
     await decide(expected, 'start', { edge: 'unblock', feedback: 'Solar power.' })
     const board = await startBoard({ root, token: 'secret' })
     try {
-      const runs = await get(board.origin, '/')
+      const runs = await get(board, '/')
       expect(runs).toContain('Needs you <span class="count">2</span>')
       expect([...runs.matchAll(/<td>([^<]*)<\/td><\/tr>/g)].map((match) => match[1])).toEqual(['review', 'start (blocked)'])
 
-      const text = await get(board.origin, '/run?vault=survey')
+      const text = await get(board, '/run?vault=survey')
       const from = text.indexOf('<form class="decision"')
       const form = text.slice(from, text.indexOf('</form>', from))
       expect(form.replace(/<time datetime="([^"]*)">[^<]*<\/time>/, '[time]')).toContain(
@@ -162,14 +137,14 @@ describe('many hands on the board', () => {
       ])
       expect(text).not.toContain('<script>alert')
 
-      const form$ = { 'content-type': 'application/x-www-form-urlencoded', origin: board.origin, cookie: 'vaultplan_board=secret' }
-      const body = 'vault=survey&node=start&edge=unblock&feedback=Solar+power.&back=run'
+      const form$ = { 'content-type': 'application/x-www-form-urlencoded', origin: board.origin, cookie: cookieOf(board) }
+      const body = 'vault=survey&node=start&edge=unblock&feedback=Solar+power.&back=run&visit=1'
       expect((await send(`${board.origin}/decide`, { method: 'POST', headers: { ...form$, origin: 'http://evil.example' }, body })).status).toBe(403)
       const made = await send(`${board.origin}/decide`, { method: 'POST', headers: form$, body })
       expect(made.status).toBe(303)
       expect(await readFile(join(vault, 'start.md'), 'utf8')).toBe(await readFile(join(expected, 'start.md'), 'utf8'))
       expect(await readFile(join(vault, 'start.md'), 'utf8')).toMatch(/status: pending[\s\S]*## Feedback\n+> Solar power\./)
-      expect(await get(board.origin, '/run?vault=survey')).not.toContain('<form class="decision"')
+      expect(await get(board, '/run?vault=survey')).not.toContain('<form class="decision"')
     } finally {
       await board.close()
     }
@@ -181,7 +156,7 @@ describe('search over past runs', () => {
     const root = await teamRoot('The tide pools at Point Lobos, counted by hand.')
     const board = await startBoard({ root, token: 'secret' })
     try {
-      const { status, text } = await send(`${board.origin}/search?q=${encodeURIComponent('lobos <b>')}`, { headers: { cookie: 'vaultplan_board=secret' } })
+      const { status, text } = await send(`${board.origin}/search?q=${encodeURIComponent('lobos <b>')}`, { headers: { cookie: cookieOf(board) } })
       expect(status).toBe(200)
       expect(text).toContain('href="/run?vault=release')
       expect(text).not.toContain('href="/run?vault=chores')
@@ -193,7 +168,7 @@ describe('search over past runs', () => {
 })
 
 describe('what the board refuses', () => {
-  const decision = 'vault=release&node=review&edge=approved&feedback=yes'
+  const decision = 'vault=release&node=review&edge=approved&feedback=yes&visit=1'
   const form = { 'content-type': 'application/x-www-form-urlencoded' }
 
   test('a POST without the token, from a foreign Origin, without an Origin, or to a foreign Host changes nothing', async () => {
@@ -202,11 +177,11 @@ describe('what the board refuses', () => {
     const before = await readFile(note, 'utf8')
     const board = await startBoard({ root, token: 'secret' })
     try {
-      const cookie = 'vaultplan_board=secret'
+      const cookie = cookieOf(board)
       const host = new URL(board.origin).host
       const refused = await Promise.all([
         send(`${board.origin}/decide`, { method: 'POST', headers: { ...form, origin: board.origin }, body: decision }),
-        send(`${board.origin}/decide`, { method: 'POST', headers: { ...form, origin: board.origin, cookie: 'vaultplan_board=guess' }, body: decision }),
+        send(`${board.origin}/decide`, { method: 'POST', headers: { ...form, origin: board.origin, cookie: cookieOf(board, 'guess') }, body: decision }),
         send(`${board.origin}/decide`, { method: 'POST', headers: { ...form, origin: 'http://evil.example', cookie }, body: decision }),
         send(`${board.origin}/decide`, { method: 'POST', headers: { ...form, cookie }, body: decision }),
         send(`${board.origin}/decide`, {
@@ -234,7 +209,7 @@ describe('what the board refuses', () => {
       expect({ status: first.status, location: first.headers.get('location'), cookie: first.headers.get('set-cookie') }).toEqual({
         status: 303,
         location: '/',
-        cookie: 'vaultplan_board=secret; Path=/; HttpOnly; SameSite=Strict',
+        cookie: `${cookieOf(board)}; Path=/; HttpOnly; SameSite=Strict`,
       })
     } finally {
       await board.close()
@@ -244,9 +219,9 @@ describe('what the board refuses', () => {
   test('the proposal page of a vault with no proposal says so (404), and one outside the root is refused', async () => {
     const board = await startBoard({ root: await teamRoot(), token: 'secret' })
     try {
-      const none = await send(`${board.origin}/proposal?vault=release`, { headers: { cookie: 'vaultplan_board=secret' } })
+      const none = await send(`${board.origin}/proposal?vault=release`, { headers: { cookie: cookieOf(board) } })
       expect({ status: none.status, says: none.text.includes('`release` has no proposal') }).toEqual({ status: 404, says: true })
-      expect((await send(`${board.origin}/proposal?vault=..%2Fx`, { headers: { cookie: 'vaultplan_board=secret' } })).status).toBe(400)
+      expect((await send(`${board.origin}/proposal?vault=..%2Fx`, { headers: { cookie: cookieOf(board) } })).status).toBe(400)
     } finally {
       await board.close()
     }
@@ -258,7 +233,7 @@ describe('what the board refuses', () => {
     await decide(vault, 'proposal', { edge: 'revise', feedback: 'Shorter.' })
     const board = await startBoard({ root, token: 'secret' })
     try {
-      const page = await send(`${board.origin}/proposal?vault=post`, { headers: { cookie: 'vaultplan_board=secret' } })
+      const page = await send(`${board.origin}/proposal?vault=post`, { headers: { cookie: cookieOf(board) } })
       expect(page.status).toBe(200)
       expect(page.text).toContain('the agent that proposed this version writes the next one from the feedback')
       expect(page.text).not.toContain('Needs you')
@@ -270,7 +245,7 @@ describe('what the board refuses', () => {
   test('a vault outside the root is refused, through the check the MCP server uses', async () => {
     const board = await startBoard({ root: await teamRoot(), token: 'secret' })
     try {
-      const outside = await send(`${board.origin}/run?vault=..%2F..%2Fetc`, { headers: { cookie: 'vaultplan_board=secret' } })
+      const outside = await send(`${board.origin}/run?vault=..%2F..%2Fetc`, { headers: { cookie: cookieOf(board) } })
       expect(outside.status).toBe(400)
       expect(outside.text).toContain('climbs out with `..`; the vault must stay inside the root')
     } finally {

@@ -58,6 +58,72 @@ describe('editPlan', () => {
     expect(await readdir(join(dir, '00_plan-trace/edits'))).toEqual(['1', '2'])
   })
 
+  it("changes only what the section names: the person's frontmatter style, comments and blank lines, and the note's other sections stay byte for byte", async () => {
+    const person = [
+      '---',
+      '# who keeps this note: ann',
+      'tags: [keep-me]',
+      "role:   draft   # ann's role",
+      "owner: 'ann'",
+      '',
+      'retries: 1',
+      '---',
+      '# B',
+      '',
+      'Do b.',
+      '',
+      '## Journal',
+      '',
+      'Tried twice; %% a comment %% kept.',
+      '',
+      '## Next',
+      '- [[c]]',
+      '',
+      '## Feedback',
+      '',
+      'Mention the date.',
+      '',
+    ].join('\n')
+    const dir = await writeVault({ ...linear(), 'b.md': person })
+    await editPlan(dir, { document: '## b\nrole: review\nmax_visits: 2\nretries: 1\n# Better B\nDo b, better.\n### Next\n- [[c]]\n' })
+    expect(await read(dir, 'b.md')).toBe(
+      person
+        .replace("role:   draft   # ann's role", "role:   review   # ann's role")
+        .replace('retries: 1\n---', 'retries: 1\nmax_visits: 2\n---')
+        .replace('# B\n\nDo b.\n', '# Better B\nDo b, better.\n'),
+    )
+    expect((await loadPlan(dir)).node('b')).toMatchObject({ title: 'Better B', role: 'review', maxVisits: 2, retries: 1 })
+    // The same edit again changes nothing.
+    const edited = await read(dir, 'b.md')
+    await editPlan(dir, { document: '## b\nrole: review\nmax_visits: 2\nretries: 1\n# Better B\nDo b, better.\n### Next\n- [[c]]\n' })
+    expect(await read(dir, 'b.md')).toBe(edited)
+  })
+
+  it("writes `## Next` where the note had it, after the text when it had none, and keeps a note's line ends", async () => {
+    const dir = await writeVault({
+      ...linear(),
+      'b.md': '---\r\ntags: [x]\r\n---\r\n# B\r\n\r\nDo b.\r\n\r\n## Feedback\r\n\r\nLater.\r\n',
+      'c.md': '# C\n\nDo c.\n\n## Next\n- [[a]]\n\n## Log\n\nRan once.\n',
+    })
+    await editPlan(dir, { document: '## b\n# B\nDo b.\n### Next\n- [[c]]\n\n## c\n# C\nDo c, the end.\n' })
+    expect(await read(dir, 'b.md')).toBe('---\r\ntags: [x]\r\n---\r\n# B\r\nDo b.\r\n\r\n## Next\r\n- [[c]]\r\n\r\n## Feedback\r\n\r\nLater.\r\n')
+    expect(await read(dir, 'c.md')).toBe('# C\nDo c, the end.\n\n## Log\n\nRan once.\n')
+  })
+
+  it('refuses to set a knob in a frontmatter that cannot take it in place, writing nothing', async () => {
+    const dir = await writeVault({ ...linear(), 'b.md': '---\nrole: [draft\nowner: ann\n---\n# B\n\nDo b.\n\n## Next\n- [[c]]\n' })
+    const before = await readTree(dir)
+    const error = await refusal(editPlan(dir, { document: '## b\nrole: review\n# B\nDo b.\n### Next\n- [[c]]\n' }))
+    expect(error).toBeInstanceOf(PlanValidationError)
+    expect((error as PlanValidationError).issues[0]).toMatchObject({
+      code: 'invalid-frontmatter',
+      node: 'b',
+      file: 'b.md',
+      message: expect.stringMatching(/^cannot set `role`: /),
+    })
+    expect(await readTree(dir)).toEqual(before)
+  })
+
   it("removes a note with no visits into the vault's .trash/, and refuses a visited one, changing nothing", async () => {
     const dir = await writeVault(linear())
     expect(await editPlan(dir, { document: '## b\n# B\nDo b.\n', remove: ['c'] })).toEqual({ written: ['b'], removed: ['c'] })

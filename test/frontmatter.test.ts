@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { parseFrontmatter, splitFrontmatter } from '../src/vault/frontmatter.js'
+import { parseFrontmatter, setFrontmatterValue, splitFrontmatter } from '../src/vault/frontmatter.js'
 import { parseNote } from '../src/vault/parse-note.js'
 
 describe('finding the frontmatter', () => {
@@ -143,5 +143,21 @@ describe('splitFrontmatter, the closing fence', () => {
       }),
       { numRuns: 3000 },
     )
+  })
+})
+
+describe('setFrontmatterValue', () => {
+  it("sets one key's value as written, every other byte as it was", () => {
+    const text = '---\n# mine\ntags: [keep-me]\nrole:   draft   # by hand\ntools:\n  - search\n  - fetch\n---\n# T\n'
+    expect(setFrontmatterValue(text, 'role', 'review')).toBe(text.replace('role:   draft', 'role:   review'))
+    expect(setFrontmatterValue(text, 'tools', '[search]')).toBe('---\n# mine\ntags: [keep-me]\nrole:   draft   # by hand\ntools: [search]\n---\n# T\n')
+    expect(setFrontmatterValue(text, 'max_visits', '2')).toBe(text.replace('---\n# T', 'max_visits: 2\n---\n# T'))
+    expect(setFrontmatterValue('# T\r\n', 'role', '"a: b"')).toBe('---\r\nrole: "a: b"\r\n---\r\n# T\r\n')
+  })
+
+  it('refuses a value that is no line of YAML, and a frontmatter it cannot patch in place', () => {
+    expect(() => setFrontmatterValue('# T\n', 'role', 'a\nb: c')).toThrow(TypeError)
+    expect(() => setFrontmatterValue('# T\n', 'two words', 'x')).toThrow(TypeError)
+    expect(() => setFrontmatterValue('---\nrole: &r draft\nother: *r\n---\n', 'role', 'review')).toThrow(/^cannot set `role`: /)
   })
 })

@@ -81,6 +81,7 @@ it('pins the error codes', async () => {
     'query-mismatch',
     'run-vault-not-empty',
     'run-vault-other-plan',
+    'stale-decision',
     'stale-step',
     'status-unwritable',
     'trace-format',
@@ -121,6 +122,7 @@ it('pins the error codes', async () => {
     'unreachable',
     'unreadable-next',
     'unreadable-note',
+    'unwritable-note',
   ])
 })
 

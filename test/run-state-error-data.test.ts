@@ -64,6 +64,30 @@ interface Case {
 
 const cases: [string, () => Promise<Case>][] = [
   [
+    'stale-decision: a proposal decided on the version before the one it holds now',
+    async () => {
+      const vault = await proposed()
+      await decide(vault, 'proposal', { edge: 'revise', feedback: 'Outline first.' })
+      await runPlan(vault, { ...options, llm: scriptedJudge(() => '## outline\ntype: start\nOutline it.\n') })
+      return {
+        refused: decide(vault, 'proposal', { edge: 'approve', version: 1 }),
+        code: 'stale-decision',
+        data: { node: 'proposal', madeOn: 1, current: 2 },
+      }
+    },
+  ],
+  [
+    'stale-decision: a note decided on the visit before the one that waits now',
+    async () => {
+      const dir = await reviewWaiting()
+      await decide(dir, 'review', { edge: 'needs revision', visit: 1 })
+      const draft = work(await nextStep(dir, options))
+      const review = work(await completeStep(dir, draft.key, { output: 'd2' }, options))
+      await completeStep(dir, review.key, { output: 'r2' }, options)
+      return { refused: decide(dir, 'review', { edge: 'approved', visit: 1 }), code: 'stale-decision', data: { node: 'review', madeOn: 1, current: 2 } }
+    },
+  ],
+  [
     'stale-step: completeStep with another key names the pending step',
     async () => {
       const dir = await writeVault(draftReview())

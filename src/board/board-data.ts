@@ -4,6 +4,7 @@ import type { LedgerView } from '../core/ledger-types.js'
 import { loadPlan } from '../plan/load-plan.js'
 import { toSvg } from '../plan/plan-svg.js'
 import { observeRun } from '../run/read/observe-run.js'
+import { waitingVisits } from '../run/decide/decide.js'
 import type { WaitingNote } from '../run/core/run-options.js'
 import { visitsOfSnapshot, type RunSnapshot } from '../run/core/run-snapshot.js'
 import { readOutput, type SavedOutput } from '../store/output-note.js'
@@ -94,6 +95,8 @@ export interface RunDetail {
   outputCount: number
   ledger: LedgerView
   proposal: ProposalInfo | undefined
+  /** The visit each note that waits for a person waits at, by id: what its decision form says it was made on. */
+  visits: Record<string, number>
 }
 
 /** How many outputs a run's page shows unless asked for all: the latest ones, enough to read what a run is doing, few enough that a run of thousands of hops loads in a moment. */
@@ -101,14 +104,16 @@ export const OUTPUTS_SHOWN = 50
 
 /**
  * A run of the root, read for its page: the snapshot with every hop, each
- * hop's trace record, its latest `outputs` outputs, its ledger and its proposal.
+ * hop's trace record, its latest `outputs` outputs, its ledger, its proposal
+ * and the visit each waiting note waits at.
  *
  * @throws `PathRefusal` when `name` leaves the root or is no vault
  */
 export async function runDetail(root: string, name: string, outputs = OUTPUTS_SHOWN): Promise<RunDetail> {
   const path = await vaultPath(root, name)
   const snapshot = await observeRun(path, { hops: Number.MAX_SAFE_INTEGER })
-  const [trace, ledger, proposal] = await Promise.all([readTrace(path), readLedger(path), readProposal(path)])
+  const notesWait = snapshot.waiting.some((waiting) => waiting.kind !== 'proposal')
+  const [trace, ledger, proposal, visits] = await Promise.all([readTrace(path), readLedger(path), readProposal(path), notesWait ? waitingVisits(path) : {}])
   const records = new Map<string, HopRecord>()
   for (const record of trace?.records ?? []) if (record.kind === 'hop') records.set(`${record.step}:${record.node}`, record)
   const hops = snapshot.hops.map((hop) => timelineHop(hop, records.get(`${hop.step}:${hop.node}`)))
@@ -129,6 +134,7 @@ export async function runDetail(root: string, name: string, outputs = OUTPUTS_SH
     outputCount: files.length,
     ledger,
     proposal,
+    visits,
   }
 }
 

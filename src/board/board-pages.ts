@@ -86,7 +86,7 @@ function waitsOn(waiting: RunRow['waiting'][number]): string {
  * the epoch) tells a live lease from an expired one and makes the plan
  * picture's address new, so a browser never shows one it cached.
  */
-export function runPage(detail: RunDetail, now: number): string {
+export function runPage(detail: RunDetail, now: number, kept?: KeptDecision): string {
   const { snapshot, name } = detail
   const run = snapshot.run
   return `<h1>${e(name)} <span class="phase phase-${snapshot.phase}">${snapshot.phase}</span></h1>
@@ -94,7 +94,7 @@ export function runPage(detail: RunDetail, now: number): string {
 ${proposalLink(detail)}
 <p class="numbers">${snapshot.steps} of ${snapshot.maxSteps} steps${snapshot.holder ? ` · held by process ${snapshot.holder.pid} on ${e(snapshot.holder.host)}` : ''}</p>
 ${snapshot.stop ? `<p class="stop">${e(snapshot.stop.reason)}</p>` : ''}
-${decisions(detail)}
+${decisions(detail, kept)}
 <section aria-labelledby="plan"><h2 id="plan">Plan</h2>
 <img class="plan" src="/plan.svg?vault=${encodeURIComponent(name)}&amp;v=${now}" alt="The plan of ${e(name)}, each note with its status and visits">
 </section>
@@ -108,21 +108,45 @@ ${detail.outputs.map((output) => `<article class="output" id="output-${output.st
 ${ledger(detail)}`
 }
 
+/** A decision the board refused because what it was made on moved on: why, in words, and what the person typed, to show again. */
+export interface KeptDecision {
+  node: string
+  notice: string
+  feedback: string
+}
+
 /** A waiting note's choices as buttons with a feedback box; a blocked step's reason and unblock; a pending proposal's approve, revise, decline. */
-function decisions(detail: RunDetail): string {
-  const { snapshot, name, proposal } = detail
-  if (snapshot.waiting.length === 0) return ''
-  const forms = snapshot.waiting.map((waiting) => decisionForm(name, waiting, waiting.node === 'proposal' ? proposal : undefined, 'run'))
-  return `<section aria-labelledby="decide"><h2 id="decide">Needs you</h2>\n${forms.join('\n')}\n</section>`
+function decisions(detail: RunDetail, kept: KeptDecision | undefined): string {
+  const { snapshot, name, proposal, visits } = detail
+  if (snapshot.waiting.length === 0) return noticeOf(kept)
+  const forms = snapshot.waiting.map((waiting) => {
+    const madeOn = waiting.kind === 'proposal' ? undefined : visits[waiting.node]
+    return decisionForm(name, waiting, waiting.kind === 'proposal' ? proposal : undefined, 'run', { visit: madeOn, kept })
+  })
+  return `${noticeOf(kept)}<section aria-labelledby="decide"><h2 id="decide">Needs you</h2>\n${forms.join('\n')}\n</section>`
+}
+
+/** Why a decision was not taken, first on the page it comes back to. */
+export function noticeOf(kept: KeptDecision | undefined): string {
+  return kept ? `<p class="notice" role="alert">${e(kept.notice)}</p>\n` : ''
 }
 
 /**
  * The form that decides one waiting note: a feedback box and a real button
- * per choice, posted to `/decide`. For a proposal it names the version and
- * shows the feedback written so far; `back` is the page the board returns
- * to once it is decided.
+ * per choice, posted to `/decide`, with what the decision is made on (the
+ * proposal's version, the note's `visit`: the board refuses it once that
+ * moved on). For a proposal it names the version and shows the feedback
+ * written so far; `back` is the page the board returns to once it is
+ * decided; `kept` fills the feedback box of its note with what was typed
+ * for a decision the board refused.
  */
-export function decisionForm(name: string, waiting: WaitingNote, proposal: ProposalInfo | undefined, back: 'run' | 'proposal'): string {
+export function decisionForm(
+  name: string,
+  waiting: WaitingNote,
+  proposal: ProposalInfo | undefined,
+  back: 'run' | 'proposal',
+  made: { visit?: number | undefined; kept?: KeptDecision | undefined } = {},
+): string {
   const heading = proposal
     ? `The proposed plan, version ${proposal.version}`
     : waiting.kind === 'blocked'
@@ -133,11 +157,17 @@ export function decisionForm(name: string, waiting: WaitingNote, proposal: Propo
   const id = `feedback-${e(waiting.node.replace(/[^\w-]/g, '-'))}`
   return `<form class="decision" method="post" action="/decide">
 <h3>${heading}</h3>${earlier}${compare}
-<input type="hidden" name="vault" value="${e(name)}"><input type="hidden" name="node" value="${e(waiting.node)}"><input type="hidden" name="back" value="${back}">
+<input type="hidden" name="vault" value="${e(name)}"><input type="hidden" name="node" value="${e(waiting.node)}"><input type="hidden" name="back" value="${back}">${madeOnField(proposal, made.visit)}
 <label for="${id}">Feedback (optional)</label>
-<textarea id="${id}" name="feedback" rows="3"></textarea>
+<textarea id="${id}" name="feedback" rows="3">${made.kept?.node === waiting.node ? e(made.kept.feedback) : ''}</textarea>
 <div class="choices">${waiting.choices.map((choice) => `<button type="submit" name="edge" value="${e(choice)}">${e(choice)}</button>`).join(' ')}</div>
 </form>`
+}
+
+/** The hidden field that says what a decision is made on; `data-made-on`: a live page keeps what was typed when it changes. */
+function madeOnField(proposal: ProposalInfo | undefined, visit: number | undefined): string {
+  if (proposal) return `<input type="hidden" name="version" value="${proposal.version}" data-made-on>`
+  return visit === undefined ? '' : `<input type="hidden" name="visit" value="${visit}" data-made-on>`
 }
 
 /** Why and since when an agent blocked a step, in the agent's words shown as text; `''` for any other wait. */

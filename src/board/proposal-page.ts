@@ -1,5 +1,5 @@
 import { parseFrontmatter } from '../vault/frontmatter.js'
-import { decisionForm, runHref } from './board-pages.js'
+import { decisionForm, noticeOf, runHref, type KeptDecision } from './board-pages.js'
 import { lineDiff, type DiffLine } from './line-diff.js'
 import type { PlanVersion, ProposalHistory } from './proposal-data.js'
 import { escapeHtml as e, safeHtml } from './safe-html.js'
@@ -17,9 +17,10 @@ export function comparedVersions(history: ProposalHistory, from: number | undefi
  * The proposal page: the decision (approve / revise / decline with a
  * feedback box) while the proposal waits, every version with the feedback
  * that sent it back, two versions side by side, and the difference between
- * them note by note.
+ * them note by note; `kept`: a decision refused, said first, its feedback
+ * shown again.
  */
-export function proposalPage(history: ProposalHistory, from: number | undefined, to: number | undefined): string {
+export function proposalPage(history: ProposalHistory, from: number | undefined, to: number | undefined, kept?: KeptDecision): string {
   const { name, versions } = history
   const current = versions.at(-1)!
   const [earlier, later] = comparedVersions(history, from, to)
@@ -27,7 +28,7 @@ export function proposalPage(history: ProposalHistory, from: number | undefined,
   return `<h1>${e(name)} <span class="phase phase-${current.status}">proposal v${current.version} · ${current.status}</span></h1>
 <p class="query">${e(current.query)}</p>
 <p><a href="${runHref(name)}">The run of this vault</a></p>
-${standing(history)}
+${noticeOf(kept)}${standing(history, kept)}
 <section aria-labelledby="versions"><h2 id="versions">Versions</h2>
 <ol class="versions">${versions.map((version) => `<li>v${version.version} · ${version.status}${version.feedback && version.status === 'revised' ? ` · sent back with: <q>${e(version.feedback)}</q>` : ''}</li>`).join('')}</ol>
 ${versions.length > 1 ? compareForm(history, earlier, later) : ''}
@@ -37,11 +38,11 @@ ${earlier ? difference(earlier, later) : ''}`
 }
 
 /** What waits on a person, or what a person decided that the next run acts on. */
-function standing(history: ProposalHistory): string {
+function standing(history: ProposalHistory, kept: KeptDecision | undefined): string {
   const current = history.versions.at(-1)!
   if (history.waiting) {
     const info = { version: current.version, status: current.status, ...(current.feedback !== undefined && { feedback: current.feedback }) }
-    return `<section aria-labelledby="decide"><h2 id="decide">Needs you</h2>\n${decisionForm(history.name, history.waiting, info, 'proposal')}\n</section>`
+    return `<section aria-labelledby="decide"><h2 id="decide">Needs you</h2>\n${decisionForm(history.name, history.waiting, info, 'proposal', { kept })}\n</section>`
   }
   const [ticked] = history.ticked
   if (ticked === undefined) return ''

@@ -1,21 +1,23 @@
 import { randomBytes } from 'node:crypto'
 import { readFile, realpath } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
-import { serve } from '@hono/node-server'
+import { serve, type HttpBindings } from '@hono/node-server'
 import { Hono } from 'hono'
 import { getCookie, setCookie } from 'hono/cookie'
-import { streamSSE } from 'hono/streaming'
-import { allowedHosts, foreignHostOrOrigin, originHost, sameSecret } from '../core/host-check.js'
+import { allowedHosts, foreignHostOrOrigin, hostWithPort, isWildcard, originHost, sameSecret } from '../core/host-check.js'
 import { searchRuns } from '../memory/search-runs.js'
+import { RunStateError } from '../core/errors.js'
 import { decide } from '../run/decide/decide.js'
+import { PROPOSAL_NODE } from '../vault/proposal-note.js'
 import { forkRun } from '../run/forks/fork.js'
 import { assertFolder } from '../vault/fs-atomic.js'
 import { confine, refuseInsideVault, vaultPath } from '../mcp/paths.js'
 import { planSvg, runDetail, runRows } from './board-data.js'
-import { page, problemPage, proposalHref, runHref, runPage, runsPage, searchPage } from './board-pages.js'
+import { page, problemPage, proposalHref, runHref, runPage, runsPage, searchPage, type KeptDecision } from './board-pages.js'
 import { proposalHistory } from './proposal-data.js'
 import { proposalPage } from './proposal-page.js'
 import { RootWatch } from './root-watch.js'
+import { eventStreams } from './event-streams.js'
 
 /** Options of `startBoard`. */
 export interface BoardOptions {
@@ -35,12 +37,31 @@ export interface BoardOptions {
    */
   port?: number
   /**
-   * The secret every request must carry (the URL's `?token=` sets a cookie).
+   * The secret every request must carry (the URL's `?token=` sets the cookie `vaultplan_board_<port>`).
    *
    * @default 32 random bytes, hex
    */
   token?: string
-  /** More `Host` values to accept (`name` or `name:port`), for a board behind a proxy. */
+  /**
+   * How many open pages follow the files at once (each holds one stream of `/events`); one more gets 503 and
+   * shows what was on disk when it loaded.
+   *
+   * @default 64
+   */
+  maxEventStreams?: number
+  /**
+   * How many bytes of change notices may wait for one page that does not read them; past it, its connection is
+   * closed (a browser's page reads them as they come).
+   *
+   * @default 1048576 (1 MiB)
+   */
+  maxEventQueueBytes?: number
+  /**
+   * More `Host` values to accept (`name` or `name:port`; a name alone gets the bound port): the names a
+   * browser reaches the board by when it listens on `0.0.0.0` (a teammate's laptop opens
+   * `http://my-machine.lan:PORT`), or a proxy's. Bound to every address, the board's `url` and
+   * `origin` name the first of them.
+   */
   allowedHosts?: string[]
 }
 
@@ -54,9 +75,13 @@ export interface Board {
   close(): Promise<void>
 }
 
-const DEFAULTS = { host: '127.0.0.1', port: 0 }
-/** The cookie that carries the token after the first visit. */
-const COOKIE = 'vaultplan_board'
+const DEFAULTS = { host: '127.0.0.1', port: 0, maxEventStreams: 64, maxEventQueueBytes: 1_048_576 }
+/**
+ * The cookie that carries the token after the first visit, named after the
+ * board's port: a browser keeps one cookie of a name per host whatever the
+ * port, so two boards on one machine would each replace the other's.
+ */
+const cookieName = (port: number) => `vaultplan_board_${port}`
 /** No inline script or style, nothing from elsewhere: text from a model can never run in the page. */
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
@@ -76,7 +101,8 @@ const ASSET_FOLDER = new URL('../../assets/', import.meta.url)
  * vault's next run: the board calls no model), a fork
  * from any step (`forkRun`), and search over past runs (`searchRuns`).
  * A change on disk reaches open pages within a second through server-sent
- * events from one watch of the root.
+ * events from one watch of the root (at most `maxEventStreams` pages at
+ * once; one that falls `maxEventQueueBytes` behind is disconnected).
  *
  * Safe by default: it listens on 127.0.0.1; a request whose `Host` or
  * `Origin` is not the board's is refused (403); every request needs the
@@ -87,30 +113,34 @@ const ASSET_FOLDER = new URL('../../assets/', import.meta.url)
  *
  * @returns the board's URL (with the token) and what stops it
  * @throws `VaultPathError` when `root` is not a folder
- * @throws `TypeError` when `port` is not an integer from 0 to 65535
+ * @throws `TypeError` when `port` is not an integer from 0 to 65535, or `maxEventStreams` or `maxEventQueueBytes` is not one from 1 up
  */
 export async function startBoard(options: BoardOptions): Promise<Board> {
-  const { host, port } = { ...DEFAULTS, ...definedOf(options) }
+  const { host, port, maxEventStreams, maxEventQueueBytes } = { ...DEFAULTS, ...definedOf(options) }
   const token = options.token ?? randomBytes(32).toString('hex')
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new TypeError(`Expected \`port\` to be an integer from 0 to 65535, got \`${port}\``)
   if (token === '') throw new TypeError('Expected `token` to be a non-empty string, got ``')
+  for (const [name, value] of Object.entries({ maxEventStreams, maxEventQueueBytes }))
+    if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`Expected \`${name}\` to be an integer from 1 up, got \`${value}\``)
   await assertFolder(options.root, options.root)
   const root = await realpath(options.root)
   const watch = new RootWatch(root)
   let allowed = new Set<string>()
-  const app = new Hono()
+  let cookie = ''
+  const app = new Hono<{ Bindings: HttpBindings }>()
 
   app.use(async (c, next) => {
     const foreign = foreignHostOrOrigin({ host: c.req.header('host'), origin: c.req.header('origin') }, allowed)
-    if (foreign) return c.text(`Forbidden: ${foreign.message}`, 403)
+    if (foreign)
+      return c.text(`Forbidden: ${foreign.message}${foreign.header === 'Host' ? '; start the board with --allowed-host to accept another name' : ''}`, 403)
     const given = c.req.query('token')
     if (given !== undefined && sameSecret(given, token)) {
-      setCookie(c, COOKIE, token, { httpOnly: true, sameSite: 'Strict', path: '/' })
+      setCookie(c, cookie, token, { httpOnly: true, sameSite: 'Strict', path: '/' })
       const url = new URL(c.req.url)
       url.searchParams.delete('token')
       return c.redirect(`${url.pathname}${url.search}`, 303)
     }
-    if (!sameSecret(getCookie(c, COOKIE), token)) return c.text('Unauthorized: open the address `vaultplan board` printed (it carries the token)', 401)
+    if (!sameSecret(getCookie(c, cookie), token)) return c.text('Unauthorized: open the address `vaultplan board` printed (it carries the token)', 401)
     // A request that changes something must come from the board's own page: same-site cookies alone do not say so.
     const origin = c.req.header('origin')
     if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && (origin === undefined || !allowed.has(originHost(origin))))
@@ -148,27 +178,7 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
     const hits = query === '' ? [] : await searchRuns(root, query, { limit: 50 })
     return c.html(page('Search', searchPage(query, hits)))
   })
-  app.get('/events', (c) =>
-    streamSSE(c, async (stream) => {
-      const queue: string[][] = []
-      let wake: (() => void) | undefined
-      const stop = watch.listen((paths) => {
-        queue.push(paths)
-        wake?.()
-      })
-      stream.onAbort(() => {
-        stop()
-        wake?.()
-      })
-      await stream.writeSSE({ event: 'ready', data: '' })
-      while (!stream.aborted) {
-        const paths = queue.shift()
-        if (paths) await stream.writeSSE({ event: 'change', data: JSON.stringify(paths) })
-        else await new Promise<void>((resolve) => (wake = resolve))
-      }
-      stop()
-    }),
-  )
+  app.get('/events', eventStreams(watch, { maxStreams: maxEventStreams, maxQueuedBytes: maxEventQueueBytes }))
   app.get('/assets/:file', async (c) => {
     const file = c.req.param('file')
     const type = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined
@@ -178,9 +188,23 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
   app.post('/decide', async (c) => {
     const form = await c.req.parseBody()
     const name = String(form.vault ?? '')
-    const feedback = String(form.feedback ?? '').trim()
-    await decide(await vaultPath(root, name), String(form.node ?? ''), { edge: String(form.edge ?? ''), ...(feedback !== '' && { feedback }) })
-    return c.redirect(form.back === 'proposal' ? proposalHref(name) : runHref(name), 303)
+    const node = String(form.node ?? '')
+    const typed = String(form.feedback ?? '')
+    const feedback = typed.trim()
+    const back = form.back === 'proposal' ? 'proposal' : 'run'
+    try {
+      await decide(await vaultPath(root, name), node, { edge: String(form.edge ?? ''), ...(feedback !== '' && { feedback }), ...madeOn(form, node) })
+    } catch (error) {
+      // Made on what moved on since: the page as it is now, saying so, with what was typed.
+      if (!(error instanceof RunStateError && error.code === 'stale-decision')) throw error
+      const { madeOn: was, current } = error.data
+      const notice =
+        node === PROPOSAL_NODE
+          ? `Nothing was decided: you decided on version ${was} of the proposal, and it is at version ${current} now. Here it is; decide again.`
+          : `Nothing was decided: you decided on visit ${was} of ${node}, and it waits at its visit ${current} now. Here it is; decide again.`
+      return c.html(await decisionPage(root, name, back, { node, notice, feedback: typed }), 409)
+    }
+    return c.redirect(back === 'proposal' ? proposalHref(name) : runHref(name), 303)
   })
   app.post('/fork', async (c) => {
     const form = await c.req.parseBody()
@@ -207,7 +231,10 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
   })
   const bound = (server.address() as AddressInfo).port
   allowed = allowedHosts(host, bound, options.allowedHosts ?? [])
-  const origin = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`
+  cookie = cookieName(bound)
+  // Bound to every address, the board is reached by a name it was given: its address is that one.
+  const named = isWildcard(host) ? options.allowedHosts?.find((entry) => entry.trim() !== '') : undefined
+  const origin = `http://${hostWithPort(named ?? host, bound)}`
   return {
     url: `${origin}/?token=${token}`,
     origin,
@@ -217,6 +244,28 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
       await new Promise<void>((resolve) => server.close(() => resolve()))
     },
   }
+}
+
+/**
+ * What a decision posted says it was made on: the proposal's `version`, a
+ * waiting note's `visit` (the board's forms carry it).
+ *
+ * @throws `TypeError` (400) for a form that names neither, or no number from 1 up
+ */
+function madeOn(form: Record<string, unknown>, node: string): { version: number } | { visit: number } {
+  const key = node === PROPOSAL_NODE ? 'version' : 'visit'
+  const value = Number(form[key])
+  if (!(typeof form[key] === 'string' && Number.isInteger(value) && value >= 1))
+    throw new TypeError(`The decision names no \`${key}\` it was made on: reload the page, then decide again`)
+  return key === 'version' ? { version: value } : { visit: value }
+}
+
+/** The page a decision goes back to (the run's, or its proposal's), as it is now, with a refused decision said first. */
+async function decisionPage(root: string, name: string, back: 'run' | 'proposal', kept: KeptDecision): Promise<string> {
+  const history = back === 'proposal' ? await proposalHistory(root, name) : undefined
+  if (history) return page(`${history.name}: proposal`, proposalPage(history, undefined, undefined, kept), history.name)
+  const detail = await runDetail(root, name)
+  return page(detail.name, runPage(detail, Date.now(), kept), detail.name)
 }
 
 /** An error of the request (a refused path, a decision on a note that is not waiting, a bad step): 400, not the board's fault. */

@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process'
 import { realpath } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
+import { isWildcard } from '../core/host-check.js'
 import { parseAddress, stopSignal } from './cli-mcp.js'
 import { EXIT, UsageError, vaultFolder, type Io } from './cli-support.js'
 
-export const BOARD_HELP = `Usage: vaultplan board [--root DIR] [--http HOST:PORT] [--open]
+export const BOARD_HELP = `Usage: vaultplan board [--root DIR] [--http HOST:PORT] [--allowed-host H] [--open]
 
 Serves a web page for the people around the plans under DIR: every run with
 its phase (those that wait on you first), each run's plan drawn with
@@ -21,6 +22,11 @@ Options:
   --http HOST:PORT    the address to listen on (default 127.0.0.1 and a free
                       port); PORT alone binds 127.0.0.1. Requests whose Host
                       or Origin is not this address are refused
+  --allowed-host H    another Host the board answers to: the name or address
+                      a teammate's browser uses when it is bound to 0.0.0.0
+                      (the printed URL then names the first), or a proxy's;
+                      may be repeated. Requests with any other Host or Origin
+                      are refused (403, DNS rebinding)
   --open              open the board in the default browser
   -h, --help          show this help
 
@@ -30,7 +36,7 @@ Exit codes: 0 stopped (Ctrl-C), 2 bad usage or a root that is not a folder, 70 i
 export async function boardCommand(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
-    options: { root: { type: 'string' }, http: { type: 'string' }, open: { type: 'boolean' } },
+    options: { root: { type: 'string' }, http: { type: 'string' }, 'allowed-host': { type: 'string', multiple: true }, open: { type: 'boolean' } },
     allowPositionals: true,
     strict: true,
   })
@@ -38,9 +44,14 @@ export async function boardCommand(args: string[], io: Io): Promise<number> {
   const address = values.http === undefined ? { host: '127.0.0.1', port: 0 } : parseAddress(values.http)
   const root = await realpath(await vaultFolder(values.root ?? '.', io))
   const { startBoard } = await import('../board/start-board.js')
-  const board = await startBoard({ root, ...address })
+  const allowedHosts = values['allowed-host'] ?? []
+  const board = await startBoard({ root, ...address, allowedHosts })
   io.stdout.write(`board: ${board.url}\n`)
   io.stderr.write(`vaultplan board: showing ${root}; stop with Ctrl-C\n`)
+  if (isWildcard(address.host) && allowedHosts.length === 0)
+    io.stderr.write(
+      `vaultplan board: listening on every address of this machine, but a browser that opens it by any (its name, its LAN address, 127.0.0.1) is refused (403): pass the one it uses with --allowed-host\n`,
+    )
   if (values.open) openInBrowser(board.url)
   await stopSignal()
   await board.close()

@@ -71,6 +71,7 @@ export const RUN_STATE_ERROR_CODES = [
   'query-mismatch',
   'run-vault-not-empty',
   'run-vault-other-plan',
+  'stale-decision',
   'stale-step',
   'status-unwritable',
   'trace-format',
@@ -157,6 +158,8 @@ export interface RunStateErrorData extends Record<RunStateErrorCode, object> {
   'run-vault-not-empty': { folder: string }
   /** The run vault holds a run of the plan at `source`. */
   'run-vault-other-plan': { folder: string; source: string }
+  /** A decision made on what `node` was (`madeOn`: the proposal's version, or the waiting note's visit), which is `current` now. */
+  'stale-decision': { node: string; madeOn: number; current: number }
   /** The pending step, or `null` when none is (the run waits, stopped or completed). */
   'stale-step': { pending: PendingStep | null }
   /** `status` could not be written into the note. */

@@ -10,15 +10,22 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost'])
 
 /** The `Host` values a request may carry: `host:port` forms, lower case. */
 export function allowedHosts(host: string, port: number, extra: readonly string[]): Set<string> {
-  const form = (name: string) => `${name.includes(':') && !name.startsWith('[') ? `[${name}]` : name}`.toLowerCase()
-  const hosts = new Set([`${form(host)}:${port}`])
+  const hosts = new Set([hostWithPort(host, port)])
   if (LOOPBACK.has(host.toLowerCase())) for (const name of ['localhost', '127.0.0.1', '[::1]']) hosts.add(`${name}:${port}`)
-  for (const entry of extra) {
-    const name = entry.trim().toLowerCase()
-    if (name === '') continue
-    hosts.add(/:\d+$/.test(name) && (name.startsWith('[') || name.split(':').length === 2) ? name : `${form(name)}:${port}`)
-  }
+  for (const entry of extra) if (entry.trim() !== '') hosts.add(hostWithPort(entry, port))
   return hosts
+}
+
+/** A host as a `Host` header names it, lower case: `name:port`, `[v6]:port`; `entry` keeps a port of its own (`name:8080`). */
+export function hostWithPort(entry: string, port: number): string {
+  const name = entry.trim().toLowerCase()
+  if (/:\d+$/.test(name) && (name.startsWith('[') || name.split(':').length === 2)) return name
+  return `${name.includes(':') && !name.startsWith('[') ? `[${name}]` : name}:${port}`
+}
+
+/** Whether an address to listen on is every address of the machine (`0.0.0.0`, `::`): a browser reaches it by another name. */
+export function isWildcard(host: string): boolean {
+  return host === '0.0.0.0' || host === '::' || host === '[::]'
 }
 
 /**

@@ -127,6 +127,7 @@ export const PLAN_ISSUE_CODES = [
   'unreachable',
   'unreadable-next',
   'unreadable-note',
+  'unwritable-note',
 ] as const
 
 /** What a plan's problem is: `dangling-edge`, `cycle-without-exit`, ... */

@@ -111,6 +111,13 @@ const WORDS: { [Code in RunStateErrorCode]: (data: RunStateErrorData[Code], wher
     message: `\`${data.folder}\` holds a run of another plan (\`${data.source}\`).`,
     todo: 'Pass a folder that does not exist yet.',
   }),
+  'stale-decision': (data) => ({
+    message:
+      data.node === 'proposal'
+        ? `The proposal is at version ${data.current} now, not ${data.madeOn}; nothing was changed.`
+        : `\`${data.node}\` waits at its visit ${data.current} now, not ${data.madeOn}; nothing was changed.`,
+    todo: 'Show the person what waits now (plan_status), then call plan_decide with what they decide on it.',
+  }),
   'stale-step': (data) => ({
     message: `\`key\` is not the key of the pending step; nothing was written.`,
     todo: data.pending

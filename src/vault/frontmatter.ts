@@ -1,8 +1,9 @@
 import type { Document, Scalar } from 'yaml'
 import { fastPathCounts } from './fast-paths.js'
+import { readPlainYaml, readSimpleLine } from './plain-frontmatter.js'
 import { lazyModule } from '../core/lazy-module.js'
 
-/** The YAML parser, loaded only for frontmatter the plain reader cannot read (see `readSimpleYaml`). */
+/** The YAML parser, loaded only for frontmatter the plain reader cannot read (see `readPlainYaml`). */
 const yaml = lazyModule<typeof import('yaml')>('yaml')
 
 /** Where the frontmatter of a note sits in its text. */
@@ -92,8 +93,11 @@ export function parseFrontmatter(text: string, fast = true): Frontmatter {
     return result
   }
   if (split.yaml === undefined || split.yaml.trim() === '') return result
-  if (fast && readSimpleYaml(split, result)) {
+  const plain = fast ? readPlainYaml(split.yaml, split.yamlLine) : undefined
+  if (plain) {
     fastPathCounts.frontmatter++
+    result.data = plain.data
+    result.positions = plain.positions
     return result
   }
   const { isMap, isScalar, LineCounter, parseDocument } = yaml()
@@ -155,24 +159,55 @@ function duplicateKeys(doc: Document): { message: string; offset: number }[] {
  * @throws `Error` when the frontmatter is not a YAML block mapping that can be patched in place.
  */
 export function setFrontmatterStatus(text: string, status: string): string {
-  const updated = patchStatus(text, status)
+  return setValue(text, 'status', status, (quote) => `${quote}${status}${quote}`, false)
+}
+
+/** A key the patch writes as a line of its own: plain, so it reads back as itself. */
+const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_-]*$/
+
+/**
+ * Returns `text` with its frontmatter key `key` set to the value `source`
+ * says, one line of YAML as a person writes it (`review`, `[search, fetch]`,
+ * `"a: b"`), every other byte unchanged: comments, the other keys and their
+ * order, quoting and flow style, blank lines, line endings. Only the value
+ * of `key` is replaced (a comment after it stays); a key the frontmatter
+ * lacks becomes its last line, and a note without frontmatter gains one.
+ *
+ * @throws `Error` when the frontmatter is not a YAML block mapping that can be patched in place (it has a problem,
+ *   or the patch would change another value: an alias of this one, a `...` end marker)
+ * @throws `TypeError` for a `key` that is not a plain word, or a `source` that is not one line of YAML
+ */
+export function setFrontmatterValue(text: string, key: string, source: string): string {
+  if (!PLAIN_KEY.test(key)) throw new TypeError(`Expected \`key\` to be a plain key such as \`role\`, got \`${key}\``)
+  const written = /[\r\n\u2028\u2029]/.test(source) ? undefined : parseFrontmatter(`---\n${key}: ${source}\n---\n`)
+  if (!written || written.problems.length > 0 || !Object.hasOwn(written.data, key))
+    throw new TypeError(`Expected \`source\` to be one line of YAML, got \`${source}\``)
+  return setValue(text, key, written.data[key], () => source.trim(), true)
+}
+
+/**
+ * Sets `key` to `value` through `write` (given the quote the value had), checking by reading back that nothing else
+ * changed; `onKeyLine`: a value on the lines below its key is replaced from the key's line.
+ */
+function setValue(text: string, key: string, value: unknown, write: (quote: string) => string, onKeyLine: boolean): string {
+  const updated = patchValue(text, key, write, onKeyLine)
   const before = readBack(text)
   // A patch that cannot be read back and compared is not made: duplicate keys, an alias bomb ...
-  if (before.problem !== undefined) throw new Error(`cannot set \`status\`: the frontmatter has a problem (${before.problem}); fix it first`)
+  if (before.problem !== undefined) throw new Error(`cannot set \`${key}\`: the frontmatter has a problem (${before.problem}); fix it first`)
   // The patch works on bytes; reading it back catches YAML it cannot handle
-  // (a `...` end marker, a status value that an alias elsewhere refers to).
+  // (a `...` end marker, a value that an alias elsewhere refers to).
   const after = readBack(updated)
-  if (after.problem !== undefined || before.others !== after.others || after.status !== status) {
-    throw new Error('cannot set `status`: this frontmatter cannot be patched in place without changing other values; set `status:` by hand')
+  if (after.problem !== undefined || othersOf(before, key) !== othersOf(after, key) || JSON.stringify(after.data[key]) !== JSON.stringify(value)) {
+    throw new Error(`cannot set \`${key}\`: this frontmatter cannot be patched in place without changing other values; set \`${key}:\` by hand`)
   }
   return updated
 }
 
-/** A note's frontmatter as `setFrontmatterStatus` compares it: its first problem, its status and every other value (as JSON). */
+/** A note's frontmatter as a patch compares it: its first problem, its values, and per key every other value as JSON. */
 interface ReadBack {
   problem: string | undefined
-  status: unknown
-  others: string
+  data: Record<string, unknown>
+  others: Map<string, string>
 }
 
 /** The last texts read back: a run rewrites the same notes over and over, so the text before a patch is mostly the one after the last. */
@@ -183,80 +218,84 @@ function readBack(text: string): ReadBack {
   const known = readBacks.get(text)
   if (known) return known
   const { data, problems } = parseFrontmatter(text)
-  const result = { problem: problems[0]?.message, status: data.status, others: JSON.stringify({ ...data, status: undefined }) }
+  const result = { problem: problems[0]?.message, data, others: new Map<string, string>() }
   readBacks.set(text, result)
   if (readBacks.size > READ_BACKS_KEPT) readBacks.delete(readBacks.keys().next().value!)
   return result
 }
 
-function patchStatus(text: string, status: string): string {
+/** Every value of a read-back frontmatter but `key`'s, as JSON. */
+function othersOf(read: ReadBack, key: string): string {
+  let others = read.others.get(key)
+  if (others === undefined) read.others.set(key, (others = JSON.stringify({ ...read.data, [key]: undefined })))
+  return others
+}
+
+function patchValue(text: string, key: string, write: (quote: string) => string, onKeyLine: boolean): string {
   const split = splitFrontmatter(text)
   const { eol } = split
   if (split.foreignLanguage !== undefined) {
     // A second, YAML frontmatter above it would hide the block from every reader.
-    throw new Error(`cannot set \`status\`: the frontmatter is in \`${split.foreignLanguage}\`, not YAML; rewrite it as YAML`)
+    throw new Error(`cannot set \`${key}\`: the frontmatter is in \`${split.foreignLanguage}\`, not YAML; rewrite it as YAML`)
   }
   if (split.yaml === undefined) {
     const at = split.yamlStart // after the BOM, if any
-    return `${text.slice(0, at)}---${eol}status: ${status}${eol}---${eol}${text.slice(at)}`
+    return `${text.slice(0, at)}---${eol}${key}: ${write('')}${eol}---${eol}${text.slice(at)}`
   }
   const closingFence = split.yamlStart + split.yaml.length
-  const simple = patchSimpleStatus(text, split, status)
-  if (simple !== undefined) return simple
+  const added = () => `${text.slice(0, closingFence)}${key}: ${write('')}${eol}${text.slice(closingFence)}`
+  const simple = patchSimpleValue(text, split, key, write)
+  if (simple !== undefined) return simple === 'absent' ? added() : simple
   const { isMap, isScalar, parseDocument } = yaml()
   const doc = parseDocument(split.yaml, { uniqueKeys: false })
   const contents = doc.contents
   if (doc.errors.length > 0) {
-    throw new Error(`cannot set \`status\`: the frontmatter is not valid YAML (${firstLine(doc.errors[0]!.message)})`)
+    throw new Error(`cannot set \`${key}\`: the frontmatter is not valid YAML (${firstLine(doc.errors[0]!.message)})`)
   }
-  if (contents === null || (isScalar(contents) && contents.value === null && !contents.source)) {
-    return `${text.slice(0, closingFence)}status: ${status}${eol}${text.slice(closingFence)}`
-  }
+  if (contents === null || (isScalar(contents) && contents.value === null && !contents.source)) return added()
   if (!isMap(contents) || contents.flow) {
-    throw new Error('cannot set `status`: the frontmatter is not a block mapping of keys to values')
+    throw new Error(`cannot set \`${key}\`: the frontmatter is not a block mapping of keys to values`)
   }
-  const pair = contents.items.find((item) => isScalar(item.key) && item.key.value === 'status')
-  if (!pair) {
-    return `${text.slice(0, closingFence)}status: ${status}${eol}${text.slice(closingFence)}`
-  }
+  const pair = contents.items.find((item) => isScalar(item.key) && item.key.value === key)
+  if (!pair) return added()
   const value = pair.value as Scalar | null
   const range = value?.range
-  if (!value || !range) {
-    const keyEnd = split.yamlStart + (pair.key as Scalar).range![1]
-    const colon = text.indexOf(':', keyEnd)
-    return `${text.slice(0, colon + 1)} ${status}${text.slice(colon + 1)}`
-  }
-  const start = split.yamlStart + range[0]
+  const colon = text.indexOf(':', split.yamlStart + (pair.key as Scalar).range![1])
+  if (!value || !range) return `${text.slice(0, colon + 1)} ${write('')}${text.slice(colon + 1)}`
+  let start = split.yamlStart + range[0]
   let end = split.yamlStart + range[1]
   if (range[0] === range[1]) {
-    // `status:` with no value, maybe `status: # comment`: keep one space on each side.
+    // `key:` with no value, maybe `key: # comment`: keep one space on each side.
     const before = /[ \t]$/.test(text.slice(0, start)) ? '' : ' '
     const after = /^[^\r\n]/.test(text.slice(end)) ? ' ' : ''
-    return `${text.slice(0, start)}${before}${status}${after}${text.slice(end)}`
+    return `${text.slice(0, start)}${before}${write('')}${after}${text.slice(end)}`
   }
   // A block value (`|`, `>`, a `- list`) owns the line breaks after it; they must stay.
   end -= trailingBreaks(text.slice(start, end))
   const quote = value.type === 'QUOTE_DOUBLE' ? '"' : value.type === 'QUOTE_SINGLE' ? "'" : ''
-  return `${text.slice(0, start)}${quote}${status}${quote}${text.slice(end)}`
+  // A value on the lines below its key (`- a` items) is replaced on the key's line, unless a comment stands between.
+  let lead = ''
+  if (onKeyLine && /^[ \t]*\r?\n[ \t]*$/.test(text.slice(colon + 1, start))) [start, lead] = [colon + 1, ' ']
+  return `${text.slice(0, start)}${lead}${write(quote)}${text.slice(end)}`
 }
 
 /**
  * The patch for frontmatter the fast reader can read (plain `key: value`
- * lines): found by line, without the YAML parser. `undefined` for anything else.
+ * lines): found by line, without the YAML parser. `'absent'` when the key
+ * is not there, `undefined` for frontmatter that is not plain.
  */
-function patchSimpleStatus(text: string, split: FrontmatterSplit, status: string): string | undefined {
-  const probe: Frontmatter = { split, data: {}, problems: [], positions: new Map() }
-  if (!readSimpleYaml(split, probe)) return undefined
-  const closingFence = split.yamlStart + split.yaml!.length
-  if (!Object.hasOwn(probe.data, 'status')) return `${text.slice(0, closingFence)}status: ${status}${split.eol}${text.slice(closingFence)}`
+function patchSimpleValue(text: string, split: FrontmatterSplit, key: string, write: (quote: string) => string): string | 'absent' | undefined {
+  const plain = readPlainYaml(split.yaml!, split.yamlLine)
+  if (!plain) return undefined
+  if (!Object.hasOwn(plain.data, key)) return 'absent'
   let offset = split.yamlStart
   for (const line of split.yaml!.split('\n')) {
     const simple = readSimpleLine(line)
-    if (simple?.key === 'status') {
+    if (simple?.key === key) {
       const start = offset + simple.valueStart
       const raw = simple.raw
       const quote = raw.startsWith('"') ? '"' : raw.startsWith("'") ? "'" : ''
-      return `${text.slice(0, start)}${quote}${status}${quote}${text.slice(start + raw.length)}`
+      return `${text.slice(0, start)}${write(quote)}${text.slice(start + raw.length)}`
     }
     offset += line.length + 1
   }
@@ -273,101 +312,4 @@ function trailingBreaks(text: string): number {
 
 function firstLine(message: string): string {
   return message.split('\n')[0]!.slice(0, 200)
-}
-
-/**
- * A `key: value` line: the key (`[A-Za-z_][A-Za-z0-9_-]*`, then `:` and at
- * least one space), where the value starts and the value as written,
- * without a trailing `# comment` and white space. `undefined` for any other
- * line. A scan of character codes, not a pattern: `(.*?)[ \t]*$` is
- * quadratic in a long run of white space, and a load reads every line.
- */
-function readSimpleLine(line: string): { key: string; valueStart: number; raw: string } | undefined {
-  if (!isKeyStart(line.charCodeAt(0))) return undefined
-  let colon = 1
-  while (isKeyChar(line.charCodeAt(colon))) colon++
-  if (line.charCodeAt(colon) !== 0x3a || line.charCodeAt(colon + 1) !== 0x20) return undefined
-  let valueStart = colon + 2
-  while (line.charCodeAt(valueStart) === 0x20) valueStart++
-  const end = line.endsWith('\r') ? Math.max(valueStart, line.length - 1) : line.length
-  let valueEnd = end
-  for (let at = valueStart; at < end; at++) {
-    const code = line.charCodeAt(at)
-    // `.` stops at these: the pattern this replaces did not read such lines.
-    if (code === 0x0d || code === 0x2028 || code === 0x2029) return undefined
-    // A comment starts at a `#` after white space; a `#` inside quotes is left to the YAML parser (the value then does not read as simple).
-    if (code === 0x23 && valueEnd === end && at > valueStart && isBlank(line.charCodeAt(at - 1))) valueEnd = at - 1
-  }
-  while (valueEnd > valueStart && isBlank(line.charCodeAt(valueEnd - 1))) valueEnd--
-  return { key: line.slice(0, colon), valueStart, raw: line.slice(valueStart, valueEnd) }
-}
-
-/** Whether a character (by code) can follow in a plain key: a letter, a digit, `_` or `-`. */
-function isKeyChar(code: number): boolean {
-  return isKeyStart(code) || (code >= 0x30 && code <= 0x39) || code === 0x2d
-}
-
-function isBlank(code: number): boolean {
-  return code === 0x20 || code === 0x09
-}
-/** A plain scalar the fast reader reads as YAML does: a small integer, a quoted string without escapes, a date (a string in YAML 1.2) or a plain word. */
-function scalar(raw: string): string | number | undefined {
-  const first = raw.charCodeAt(0)
-  if (first >= 0x30 && first <= 0x39) {
-    if (SIMPLE_INT.test(raw)) return Number(raw)
-    // A word of digits, small letters and `-` that YAML 1.2 reads as no number: a date, a run id, a digest.
-    return DIGIT_WORD.test(raw) && !YAML_NUMBER.test(raw) ? raw : undefined
-  }
-  if (first === 0x22) return /^"[^"\\]*"$/.test(raw) ? raw.slice(1, -1) : undefined
-  if (first === 0x27) return /^'[^']*'$/.test(raw) ? raw.slice(1, -1) : undefined
-  return SIMPLE_STRING.test(raw) && !RESERVED.test(raw) ? raw : undefined
-}
-
-/** Whether a character (by code) can open a plain key: a letter or `_`. */
-function isKeyStart(code: number): boolean {
-  return (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || code === 0x5f
-}
-
-const SIMPLE_STRING = /^[A-Za-z][A-Za-z0-9_ ./-]*$/
-const SIMPLE_INT = /^\d{1,9}$/
-const DIGIT_WORD = /^\d[0-9a-z-]*$/
-/** What YAML 1.2's core schema reads as a number among {@link DIGIT_WORD}s: an integer (decimal, octal, hex) or a float with an exponent. */
-const YAML_NUMBER = /^(\d+|0o[0-7]+|0x[0-9a-f]+|\d+e-?\d+)$/
-const RESERVED = /^(true|false|null)$/i
-
-/**
- * Reads frontmatter made only of `key: value` lines whose values are plain
- * words, small integers or flow lists of them, the way most plan notes are
- * written; the YAML parser costs as much as the rest of a load. Returns
- * `false` (reading nothing) for anything else, which the parser then reads.
- */
-function readSimpleYaml(split: FrontmatterSplit, result: Frontmatter): boolean {
-  const data: Record<string, unknown> = {}
-  const positions = new Map<string, { line: number; column: number }>()
-  const lines = split.yaml!.split('\n')
-  if (lines.at(-1) === '') lines.pop()
-  for (let index = 0; index < lines.length; index++) {
-    const line = lines[index]!
-    // A comment line, or a blank one, holds no key (a key line opens with a letter or `_`).
-    if (!isKeyStart(line.charCodeAt(0)) && /^[ \t]*(#.*)?\r?$/.test(line) && !/[\u2028\u2029]/.test(line)) continue
-    const simple = readSimpleLine(line)
-    if (!simple) return false
-    const { key, valueStart, raw } = simple
-    if (key === '__proto__' || Object.hasOwn(data, key) || raw === '') return false
-    let value: unknown
-    if (raw.startsWith('[') && raw.endsWith(']')) {
-      const inner = raw.slice(1, -1).trim()
-      const items = inner === '' ? [] : inner.split(',').map((item) => scalar(item.trim()))
-      if (items.some((item) => item === undefined)) return false
-      value = items
-    } else {
-      value = scalar(raw)
-      if (value === undefined) return false
-    }
-    data[key] = value
-    positions.set(key, { line: split.yamlLine + index, column: valueStart + 1 })
-  }
-  result.data = data
-  result.positions = positions
-  return true
 }

@@ -287,11 +287,14 @@ export async function syncFolder(folder: string): Promise<void> {
  * `fsync` (default true), flushes the name of each new one in the folder
  * above it, so the files later flushed into it are not lost with it at a
  * power cut.
+ *
+ * @returns the first folder it made (the one nearest the root), `undefined` when all were there
  */
-export async function makeFolder(folder: string, options: Pick<WriteOptions, 'fsync'> = {}): Promise<void> {
+export async function makeFolder(folder: string, options: Pick<WriteOptions, 'fsync'> = {}): Promise<string | undefined> {
   const created = await mkdir(folder, { recursive: true })
-  if (!(options.fsync ?? true) || created === undefined) return
+  if (!(options.fsync ?? true) || created === undefined) return created
   for (let made = folder; made !== dirname(created); made = dirname(made)) await syncFolder(dirname(made))
+  return created
 }
 
 /**

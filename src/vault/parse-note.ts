@@ -115,8 +115,8 @@ export function parseNote(file: string, text: string): ParsedNote {
       // The title line leaves the body only when it opens the note, so nothing around it moves.
       if (content.slice(0, heading.start).trim() === '') cut.push([heading.start, heading.bodyStart])
     }
-    const name = heading.depth === 2 && isSectionName(heading.text) ? inlineText(heading.text).toLowerCase() : undefined
-    if (name !== 'next' && name !== 'feedback') continue
+    const name = sectionName(heading)
+    if (name === undefined) continue
     const end = sectionEnds[index]!
     cut.push([heading.start, end])
     if (name === 'feedback') {
@@ -158,6 +158,13 @@ export function parseNote(file: string, text: string): ParsedNote {
   if (knobs.retries !== undefined) note.retries = knobs.retries as number
   if (knobs.wait !== undefined) note.wait = knobs.wait as string
   return note
+}
+
+/** The section a heading opens, of those a note's reader knows: `## Next` and `## Feedback` (formatting aside, any case). */
+export function sectionName(heading: { depth: number; text: string }): 'next' | 'feedback' | undefined {
+  if (heading.depth !== 2 || !isSectionName(heading.text)) return undefined
+  const name = inlineText(heading.text).toLowerCase()
+  return name === 'next' || name === 'feedback' ? name : undefined
 }
 
 /** Whether a level-2 heading may read `Next` or `Feedback`, before paying for the markdown parser. */

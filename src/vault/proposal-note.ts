@@ -257,6 +257,16 @@ export function renderProposal(content: ProposalContent): string {
   return lines.join('\n')
 }
 
+/** Refuses a decision made on another version of the proposal than the one it holds (`madeOn` undefined: any). */
+function refuseOtherVersion(current: number, madeOn: number | undefined): void {
+  if (madeOn === undefined || madeOn === current) return
+  throw new RunStateError(
+    'stale-decision',
+    `The proposal is at version ${current} now, and this decision was made on version ${madeOn}; nothing was changed. Look at version ${current}, then decide again.`,
+    { node: PROPOSAL_NODE, madeOn, current },
+  )
+}
+
 /**
  * Ticks one box of a pending proposal (and adds `feedback` under its
  * `## Feedback`), the way a person does in their notes app; no other byte
@@ -264,14 +274,16 @@ export function renderProposal(content: ProposalContent): string {
  * Resolves to `false`, writing nothing, when the vault has no pending
  * proposal.
  *
- * @throws {@link RunStateError} `bad-choice` for another choice than `approve`, `revise`, `decline` (or a box the person removed); `ambiguous-decision` when another box is ticked; `note-busy` when the note kept changing
+ * @throws {@link RunStateError} `bad-choice` for another choice than `approve`, `revise`, `decline` (or a box the person removed); `ambiguous-decision` when another box is ticked; `note-busy` when the note kept changing; `stale-decision` when `version` is given and the proposal is at another
  */
-export async function decideProposal(vault: string, decision: { edge: string; feedback?: string }): Promise<boolean> {
+export async function decideProposal(vault: string, decision: { edge: string; feedback?: string; version?: number }): Promise<boolean> {
   const first = await readProposalNote(vault, true)
+  if (first) refuseOtherVersion(first.version, decision.version)
   if (!first || first.status !== 'pending') return false
   // Decided on the note as it is when written: the checks below run again on a save made meanwhile.
   const edited = await editNote(PROPOSAL_FILE, join(vault, PROPOSAL_FILE), (text) => {
     const note = parseProposal(text, vault)
+    refuseOtherVersion(note.version, decision.version)
     if (note.status !== 'pending') return undefined
     const choice = PROPOSAL_CHOICES.find((each) => each === decision.edge.trim().toLowerCase())
     const line = choice === undefined ? undefined : note.boxes[choice]

@@ -1,4 +1,6 @@
+import { spawn, type ChildProcess } from 'node:child_process'
 import { cp, mkdir } from 'node:fs/promises'
+import { request } from 'node:http'
 import { join } from 'node:path'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { proposePlan, runPlan } from 'vaultplan'
@@ -7,6 +9,7 @@ import { chromiumPath } from '../setup/browser-notice.js'
 import { humanReview, linear } from './plans.js'
 import { noJudge, scriptedJudge, scriptedWorker } from './scripted.js'
 import { tempDir, writeVault } from './vault.js'
+import { bin } from './cli.js'
 
 /** Chromium from Debian's package, headless; `--no-sandbox` because CI runs as root. Never a downloaded browser. */
 export function launchChromium(): Promise<Browser> {
@@ -62,4 +65,48 @@ export async function openBoard(browser: Browser, root: string): Promise<{ board
       await board.close()
     },
   }
+}
+
+/** The cookie a board's token travels in, as a request header: `vaultplan_board_<port>=<token>`. */
+export function cookieOf(board: Board, token = 'secret'): string {
+  return `vaultplan_board_${new URL(board.origin).port}=${token}`
+}
+
+/** A raw HTTP request, so that `Host` can be anything (fetch sets it from the URL). */
+export function send(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; text: string }> {
+  return new Promise((done, fail) => {
+    const call = request(url, { method: options.method ?? 'GET', headers: options.headers ?? {} }, (response) => {
+      let text = ''
+      response.setEncoding('utf8')
+      response.on('data', (chunk: string) => (text += chunk))
+      response.on('end', () => done({ status: response.statusCode ?? 0, text }))
+    })
+    call.on('error', fail)
+    call.end(options.body)
+  })
+}
+
+/**
+ * `vaultplan board <args>` in a child process (the built CLI), once it printed its first line
+ * `board: <url>`: that URL, what it wrote to stderr by then, and a way to stop it.
+ */
+export async function boardCli(args: string[]): Promise<{ url: URL; stderr: () => string; child: ChildProcess; stop(): void }> {
+  const child = spawn(process.execPath, [bin, 'board', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+  let stderr = ''
+  child.stderr.setEncoding('utf8')
+  child.stderr.on('data', (chunk: string) => (stderr += chunk))
+  const first = await new Promise<string>((done, fail) => {
+    let text = ''
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (chunk: string) => {
+      text += chunk
+      if (text.includes('\n')) done(text.slice(0, text.indexOf('\n')))
+    })
+    child.once('exit', (code) => fail(new Error(`vaultplan board exited (${code}) before printing its address: ${stderr}`)))
+  })
+  if (!first.startsWith('board: ')) throw new Error(`vaultplan board printed ${first}`)
+  return { url: new URL(first.slice('board: '.length)), stderr: () => stderr, child, stop: () => child.kill('SIGTERM') }
 }

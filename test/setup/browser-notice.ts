@@ -2,7 +2,7 @@ import { accessSync, constants } from 'node:fs'
 import { isCi } from './queue-notice.js'
 
 /**
- * The board's browser tests (test/board-browser.test.ts) drive Chromium from
+ * The board's browser tests (test/board-browser*.test.ts) drive Chromium from
  * Debian's packages through playwright-core; no browser is ever downloaded.
  * Without it they are not collected (vitest.config.ts), and this says so at
  * the end of the run, as the queue tests do without PostgreSQL.
@@ -26,7 +26,7 @@ export function hasChromium(env: Record<string, string | undefined> = process.en
 /** What a run without Chromium says after its summary; `undefined` when the browser tests ran. */
 export function browserNotice(env: Record<string, string | undefined> = process.env, found = hasChromium(env)): string | undefined {
   if (found) return undefined
-  return `NOTE: the board's browser tests (test/board-browser.test.ts) did not run: no Chromium at ${chromiumPath(env)}. Install it (Debian: apt-get install chromium; .ci/run does this) or point VAULTPLAN_CHROMIUM at one.`
+  return `NOTE: the board's browser tests (test/board-browser*.test.ts) did not run: no Chromium at ${chromiumPath(env)}. Install it (Debian: apt-get install chromium; .ci/run does this) or point VAULTPLAN_CHROMIUM at one.`
 }
 
 /** Throws under CI when the browser tests cannot run. */

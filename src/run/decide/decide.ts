@@ -19,6 +19,18 @@ export interface Decision {
   edge: string
   /** Text added at the end of the note's `## Feedback` section (the section is appended when there is none). */
   feedback?: string
+  /**
+   * The proposal's version the decision was made on (deciding `proposal`): refused with `stale-decision`
+   * when the proposal is at another version now (sent back and written again since), so a decision never
+   * lands on a version its maker did not see. Without it, the pending version is decided.
+   */
+  version?: number
+  /**
+   * The visit of the waiting note the decision was made on (the `visit` of the step `nextStep` handed out
+   * for it): refused with `stale-decision` when the note waits at another visit now (decided since, and
+   * come round again). Without it, the visit that waits is decided.
+   */
+  visit?: number
 }
 
 /** How often `decide` reads again when the note changed between its read and its write. */
@@ -42,7 +54,7 @@ const ATTEMPTS = 3
  * writes them on the decision's trace record (`unticked`).
  *
  * @param node - the waiting note's id (its path in the vault without `.md`; inside a subplan, its path from the vault: `research/approve`)
- * @throws {@link RunStateError} `not-waiting` when the note is not `status: waiting`; `bad-choice` for an unknown or ambiguous edge (or anything but `unblock` on a blocked step); `ambiguous-decision` when other boxes are ticked and `edge` is not one of them
+ * @throws {@link RunStateError} `not-waiting` when the note is not `status: waiting`; `bad-choice` for an unknown or ambiguous edge (or anything but `unblock` on a blocked step); `ambiguous-decision` when other boxes are ticked and `edge` is not one of them; `stale-decision` when `decision.visit` or `decision.version` names another than the one that waits
  * @throws `TypeError` on a bad argument
  */
 export async function decide(vault: string, node: string, decision: Decision): Promise<void> {
@@ -61,6 +73,11 @@ export async function decideNote(vault: string, node: string, decision: Decision
   if (!decision || typeof decision.edge !== 'string') throw new TypeError(`Expected \`decision.edge\` to be a string, got \`${typeof decision?.edge}\``)
   if (decision.feedback !== undefined && typeof decision.feedback !== 'string')
     throw new TypeError(`Expected \`decision.feedback\` to be a string, got \`${typeof decision.feedback}\``)
+  for (const key of ['version', 'visit'] as const) {
+    const value = decision[key]
+    if (value !== undefined && !(Number.isInteger(value) && value >= 1))
+      throw new TypeError(`Expected \`decision.${key}\` to be an integer from 1 up, got \`${value}\``)
+  }
   // While a proposal is pending, `proposal` means it, not a note of that name.
   if (node === PROPOSAL_NODE && (await decideProposal(vault, decision))) return { unticked: [] }
   for (let attempt = 1; ; attempt++) {
@@ -81,6 +98,7 @@ export async function decideNote(vault: string, node: string, decision: Decision
       )
     }
     const file = planNode.file ?? `${planNode.id}.md`
+    if (decision.visit !== undefined) await refuseOtherVisit(vault, planNode, places.get(planNode)!, decision.visit)
     // A step an agent blocked (section 16): its one choice is `unblock`, which ticks nothing and sets it `pending`.
     if (await isBlocked(vault, places.get(planNode)!)) {
       if (decision.edge.trim().toLowerCase() !== 'unblock')
@@ -132,6 +150,42 @@ async function recordUntick(vault: string, node: PlanNode, place: Place, index: 
 /** An edge's name as a decision names it: its label, `next` for the unconditional edge. */
 function labelOf(node: PlanNode, index: number): string {
   return node.edges[index]!.label || 'next'
+}
+
+/** Refuses a decision made on another visit of the note than the one that waits now. */
+async function refuseOtherVisit(vault: string, node: PlanNode, place: Place, madeOn: number): Promise<void> {
+  const current = await waitingVisit(vault, place)
+  if (current === madeOn) return
+  throw new RunStateError(
+    'stale-decision',
+    `\`${node.id}\` waits at its visit ${current} now, and this decision was made on visit ${madeOn}; nothing was changed. Look at the note as it is now, then decide again.`,
+    { node: node.id, madeOn, current },
+  )
+}
+
+/**
+ * The visit each note of a vault that waits for a person waits at (a
+ * `judge: human` note, a step an agent blocked), by its id from the vault
+ * (`research/approve` inside a subplan): what a {@link Decision}'s `visit`
+ * names, for a page or a chat that shows the note to decide.
+ */
+export async function waitingVisits(vault: string): Promise<Record<string, number>> {
+  const { notes, places } = notesOfTree(await loadPlan(vault))
+  const waiting = [...notes].filter(([, node]) => node.status === 'waiting')
+  // fromEntries, not assignment: a note named `__proto__` is a plain key.
+  return Object.fromEntries(await Promise.all(waiting.map(async ([id, node]) => [id, await waitingVisit(vault, places.get(node)!)] as const)))
+}
+
+/**
+ * The visit a note waits at, from the trace of the folder that holds it: the
+ * visit its last record waits on (a `waiting` record, a budget's `stop`),
+ * else the one after its last hop (a blocked step, a note set waiting by
+ * hand), 1 for a note the run has not met.
+ */
+async function waitingVisit(vault: string, place: Place): Promise<number> {
+  const { trace } = await traceAt(vault, place)
+  const last = trace?.records.findLast((record) => record.node === place.id)
+  return last === undefined ? 1 : last.kind === 'hop' ? last.visit + 1 : last.visit
 }
 
 /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
-import { readdir, readFile, rename } from 'node:fs/promises'
-import { dirname, join, posix, resolve } from 'node:path'
+import { readdir, readFile } from 'node:fs/promises'
+import { join, posix, resolve } from 'node:path'
 import { PlanValidationError, RunStateError } from '../../core/errors.js'
 import type { PlanIssue } from '../../core/types.js'
 import { graphFromNotes } from '../../plan/load-plan.js'
@@ -8,15 +8,14 @@ import type { PlanGraph } from '../../plan/plan-graph.js'
 import { documentNotes } from '../../plan/plan-document.js'
 import { reservedPathIssues } from '../../plan/save-plan.js'
 import { readTrace, TraceAppender } from '../../store/trace.js'
-import { assertFolder, makeFolder, writeFileAtomic } from '../../vault/fs-atomic.js'
+import { assertFolder } from '../../vault/fs-atomic.js'
 import { withVaultLock, type VaultLock } from '../../vault/lock.js'
 import { parseNote, type ParsedNote } from '../../vault/parse-note.js'
 import { pathInVault } from '../../vault/path-gate.js'
 import { readNotes } from '../../vault/read-vault.js'
 import { subplanTree } from '../../plan/subplan-tree.js'
-import { runFilePath } from '../../vault/run-file-path.js'
-import { TRACE_FOLDER } from '../../vault/run-folder.js'
 import { replacedNoteText } from './replaced-note.js'
+import { TRASH_FOLDER, unwritableIssues, writeEdit, type NoteWrite } from './edit-writes.js'
 import { observeRun } from '../read/observe-run.js'
 import { visitsOfSnapshot } from '../core/run-snapshot.js'
 
@@ -45,27 +44,27 @@ export interface PlanEditResult {
   removed: string[]
 }
 
-/** The vault's folder of deleted notes, as Obsidian keeps it. */
-const TRASH_FOLDER = '.trash'
-/** Where a replaced note is copied first: `00_plan-trace/edits/<n>/`. */
-const EDITS_FOLDER = `${TRACE_FOLDER}/edits`
-
 /**
  * Edits a plan vault, as a person would in their notes app: adds notes,
  * replaces the knobs, title, body and `## Next` of existing ones, removes
- * notes never visited. A replaced note keeps its `status:` and every
- * frontmatter key the section does not set (and its `## Feedback`).
+ * notes never visited. A replaced note changes only there: its `status:`,
+ * every frontmatter key the section does not set (comments, style and
+ * blank lines too) and its other `## ` sections (`## Feedback`) stay as
+ * they are, byte for byte.
  * Nothing a person wrote is lost: a replaced note is first copied to
  * `00_plan-trace/edits/<n>/`, a removed one moved to the vault's `.trash/`.
- * The plan as it would be after the edit is validated first; a valid edit
- * writes the notes and, when the vault holds a run, one `edit` record in
- * the trace of the plan folder holding the notes (a subplan's own trace for
- * its notes). It holds the vault's lock meanwhile. A call cut short (a kill)
+ * The plan as it would be after the edit is validated first, and every
+ * file it would write looked at; a valid edit writes the notes (all of
+ * them or none: a write that fails is undone) and, when the vault holds a
+ * run, one `edit` record in the trace of the plan folder holding the notes
+ * (a subplan's own trace for its notes). It holds the vault's lock meanwhile. A call cut short (a kill)
  * is completed by calling it again with the same edit; a running plan
  * follows the edit from its next hop.
  *
  * @returns the notes of the document and the notes removed, by id; a repeated call resolves the same
- * @throws {@link PlanValidationError} when the plan after the edit would be invalid (nothing is written)
+ * @throws {@link PlanValidationError} when the plan after the edit would be invalid, or a note cannot be written where
+ *   it goes (`unwritable-note`: a name too long, a folder in its place, ...); nothing is written
+ * @throws the error of a write that failed anyway (a full disk), once what the edit wrote is undone
  * @throws {@link RunStateError} `visited-note` for a note to remove that has visits in the run, `note-in-use` for a
  *   note to replace or remove that is `active` (claimed) or `waiting`, `node-missing` for a note to remove that the
  *   vault does not hold, `vault-locked` when a runner in another process holds the vault (nothing is written for any)
@@ -93,15 +92,6 @@ interface WorkedEdit {
   agent: string | undefined
 }
 
-/** A note the edit writes: its file, its text now (none for a new note) and after. */
-interface NoteWrite {
-  id: string
-  file: string
-  before: string | undefined
-  after: string
-  note: ParsedNote
-}
-
 async function edited(dir: string, edit: WorkedEdit, lock: VaultLock): Promise<PlanEditResult> {
   const { notes, issues } = await readNotes(dir)
   const byId = new Map(notes.map((note) => [note.id, note]))
@@ -111,7 +101,9 @@ async function edited(dir: string, edit: WorkedEdit, lock: VaultLock): Promise<P
     const existing = byId.get(section.id)
     const file = existing?.file ?? `${section.id}.md`
     const before = existing && (await readFile(await pathInVault(dir, file), 'utf8'))
-    const after = existing && before !== undefined ? replacedNoteText(before, existing, section.text) : section.text
+    const replaced = existing && before !== undefined ? replacedNoteText(before, existing, section.text) : { text: section.text }
+    if (replaced.problem !== undefined) found.push({ code: 'invalid-frontmatter', severity: 'error', message: replaced.problem, node: section.id, file })
+    const after = replaced.text
     const parsed = parseNote(file, after)
     writes.push({ id: section.id, file, before, after, note: { ...parsed, issues: [...section.issues, ...parsed.issues] } })
   }
@@ -140,21 +132,12 @@ async function edited(dir: string, edit: WorkedEdit, lock: VaultLock): Promise<P
   const after = [...notes.filter((note) => !gone.has(note.id) && !written.has(note.id)), ...written.values()]
   const graph = graphFromNotes(after, issues)
   const checked = graph.check()
-  if (checked.errors.length > 0) throw new PlanValidationError(checked.issues)
+  // Every file it would write, looked at before the first is: an edit is written whole or not at all.
+  const unwritable = await unwritableIssues(dir, changed, removing)
+  if (checked.errors.length > 0 || unwritable.length > 0) throw new PlanValidationError([...(checked.errors.length > 0 ? checked.issues : []), ...unwritable])
 
   lock.check()
-  // Copies first, then the notes, then the removals, then the record: a call cut short anywhere is completed by its repeat.
-  const copies = await copyReplaced(dir, changed)
-  for (const write of changed) {
-    lock.check()
-    const path = await pathInVault(dir, write.file)
-    await makeFolder(dirname(path))
-    await writeFileAtomic(path, write.after)
-  }
-  for (const note of removing) {
-    lock.check()
-    await rename(await pathInVault(dir, note.file), await trashPath(dir, note.file))
-  }
+  const copies = await writeEdit(dir, changed, removing, lock)
   const result = { written: writes.map((write) => write.id), removed: edit.remove }
   await recordEdit(dir, graph, edit, result, copies, changed.length + removing.length > 0)
   return result
@@ -194,49 +177,6 @@ async function refuseVisited(dir: string, notes: ParsedNote[]): Promise<void> {
     `Cannot remove ${visited.map((note) => `\`${note.id}\``).join(', ')}: the run has visited ${visited.length === 1 ? 'it' : 'them'}, and its trace and outputs name ${visited.length === 1 ? 'it' : 'them'}; unlink ${visited.length === 1 ? 'it' : 'them'} from the plan instead (replace the notes that lead there)`,
     { nodes: visited.map((note) => note.id) },
   )
-}
-
-/**
- * Copies the notes about to be replaced into `00_plan-trace/edits/<n>/`, `n`
- * the next free number; none when the last such folder holds them as they
- * are (a repeated call after a kill).
- *
- * @returns `n`, or `undefined` when no note is replaced
- */
-async function copyReplaced(dir: string, changed: NoteWrite[]): Promise<number | undefined> {
-  const replaced = changed.filter((write): write is NoteWrite & { before: string } => write.before !== undefined)
-  if (replaced.length === 0) return undefined
-  const numbers = (await readdir(join(dir, EDITS_FOLDER)).catch(() => [] as string[])).filter((name) => /^[1-9]\d*$/.test(name)).map(Number)
-  const last = numbers.length > 0 ? Math.max(...numbers) : 0
-  if (last > 0) {
-    const kept = await Promise.all(
-      replaced.map((write) =>
-        readFile(join(dir, EDITS_FOLDER, String(last), write.file), 'utf8').then(
-          (text) => text === write.before,
-          () => false,
-        ),
-      ),
-    )
-    if (kept.every(Boolean)) return last
-  }
-  for (const write of replaced) await writeFileAtomic(runFilePath(dir, `${EDITS_FOLDER}/${last + 1}/${write.file}`), write.before)
-  return last + 1
-}
-
-/** Where a removed note goes: `.trash/<file>`, or `.trash/<name> <k>.md` when that is taken. */
-async function trashPath(dir: string, file: string): Promise<string> {
-  const { dir: folder, name } = posix.parse(file)
-  const within = folder === '' ? TRASH_FOLDER : `${TRASH_FOLDER}/${folder}`
-  for (let k = 0; ; k++) {
-    const path = runFilePath(dir, `${within}/${name}${k === 0 ? '' : ` ${k}`}.md`)
-    if (
-      !(await readFile(path).then(
-        () => true,
-        () => false,
-      ))
-    )
-      return path
-  }
 }
 
 /** Whether `.trash/` holds a note of this file: removed by an earlier call of the same edit. */
