@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { vaultplan } from './helpers/cli.js'
 import { stdioClient } from './helpers/mcp.js'
 import { note, tempDir, traceEntries, writeVault } from './helpers/vault.js'
 
@@ -40,10 +41,19 @@ describe('checks in the MCP server', () => {
     expect((await traceEntries(join(root, 'code')))[0]!.decidedBy).toBe('check')
   })
 
-  it('runs no check its operator did not define: a vault cannot define one, and a config file among the served vaults is not read', async () => {
+  it('runs no check its operator did not define: a vault cannot define one, and one in a config file among the served vaults is refused', async () => {
     const root = await rootWithPlan()
-    await writeFile(join(root, 'vaultplan.config.json'), JSON.stringify({ checks: { test: { command: ['touch', join(root, 'ran')] } } }))
-    const agent = await stdioClient(root, {}, { cwd: root })
+    const config = JSON.stringify({ checks: { test: { command: ['touch', join(root, 'ran')] } } })
+    await writeFile(join(root, 'vaultplan.config.json'), config)
+    await writeFile(join(root, 'code', 'vaultplan.config.json'), config)
+    // Started among the vaults, the server does not start: the checks must come from --check.
+    for (const cwd of [root, join(root, 'code')]) {
+      const started = await vaultplan(['mcp', '--root', root], { cwd, env: {} })
+      expect(started.code).toBe(2)
+      expect(started.stderr).toMatch(/vaultplan\.config\.json in .* is inside the root this server serves .*Give the checks with --check NAME='CMD'/)
+    }
+    // Started elsewhere, the config inside a served vault is no runner's: the note's check is unknown.
+    const agent = await stdioClient(root, {}, { cwd: await tempDir() })
     expect((await agent.call('plan_validate', { vault: 'code' })).issues.map((issue: { code: string }) => issue.code)).toEqual(['unknown-check'])
     expect(await agent.refuse('plan_next', { vault: 'code', query: 'Add a flag' })).toMatch(/unknown-check|names check `test`/)
   })

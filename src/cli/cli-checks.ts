@@ -1,27 +1,45 @@
-import { readFile } from 'node:fs/promises'
-import { join } from 'node:path'
 import { UsageError } from './cli-support.js'
 import type { CheckDefinition } from '../run/core/checks.js'
+import { CONFIG_FILE, configRefusal, readRunnerConfig, type GuardedFolders } from '../vault/runner-config.js'
 
 /*
- * The checks a CLI run may use: `--check name='npm test'` flags and the
- * `checks` of `vaultplan.config.json` in the working folder (never one in
- * the vault: a vault from elsewhere must not run programs). A flag wins
- * over the file.
+ * The checks a CLI command may use: `--check name='npm test'` flags and the
+ * `checks` of `vaultplan.config.json` in the working folder, never one in a
+ * vault being run or a root served (a vault from elsewhere must not run
+ * programs). A flag wins over the file.
  */
 
-/** The file of the runner's settings, read from the working folder. */
-export const CONFIG_FILE = 'vaultplan.config.json'
+export { CONFIG_FILE }
+
+/** The checks a command has, and the folder whose config gave some of them (a queue worker refuses a vault holding it). */
+export interface RunnerChecks {
+  checks: Record<string, CheckDefinition>
+  /** The working folder, when its `vaultplan.config.json` defined checks. */
+  from?: string
+}
 
 /**
- * The checks the runner defines: `vaultplan.config.json`'s in `cwd` (none
- * without `cwd`), then the `--check` flags over them.
+ * The checks the runner defines: `vaultplan.config.json`'s in `cwd`, then
+ * the `--check` flags over them. Every command that reads check
+ * definitions comes here. When `cwd` is (or is inside) one of `guarded`'s
+ * folders, the file is not read for checks: with flags it is left alone,
+ * without them a file that defines checks is refused.
  *
- * @throws {@link UsageError} for a flag or a config file that is not well formed
+ * @throws {@link UsageError} for a flag or a config file that is not well formed, or a config refused by the rule above
  */
-export async function runnerChecks(flags: readonly string[] | undefined, cwd: string | undefined): Promise<Record<string, CheckDefinition>> {
-  const checks: Record<string, CheckDefinition> = { ...(cwd === undefined ? {} : await configChecks(cwd)) }
-  for (const flag of flags ?? []) {
+export async function runnerChecks(flags: readonly string[] | undefined, cwd: string, guarded?: GuardedFolders): Promise<RunnerChecks> {
+  const fromFlags = checkFlags(flags ?? [])
+  const refusal = guarded && (await configRefusal(cwd, guarded))
+  if (refusal !== undefined && Object.keys(fromFlags).length > 0) return { checks: fromFlags }
+  const config = await configChecks(cwd)
+  if (config === undefined) return { checks: fromFlags }
+  if (refusal !== undefined) throw new UsageError(refusal)
+  return { checks: { ...config, ...fromFlags }, from: cwd }
+}
+
+function checkFlags(flags: readonly string[]): Record<string, CheckDefinition> {
+  const checks: Record<string, CheckDefinition> = {}
+  for (const flag of flags) {
     const at = flag.indexOf('=')
     const name = flag.slice(0, at).trim()
     const command = at > 0 ? splitWords(flag.slice(at + 1)) : []
@@ -31,22 +49,10 @@ export async function runnerChecks(flags: readonly string[] | undefined, cwd: st
   return checks
 }
 
-/** The `checks` of `vaultplan.config.json` in `cwd`; none when there is no such file. */
-async function configChecks(cwd: string): Promise<Record<string, CheckDefinition>> {
-  const file = join(cwd, CONFIG_FILE)
-  let text: string
-  try {
-    text = await readFile(file, 'utf8')
-  } catch {
-    return {}
-  }
-  let config: { checks?: unknown }
-  try {
-    config = JSON.parse(text) as { checks?: unknown }
-  } catch (error) {
-    throw new UsageError(`${CONFIG_FILE} is not JSON: ${(error as Error).message}`)
-  }
-  const checks = config?.checks ?? {}
+/** The `checks` of `vaultplan.config.json` in `cwd`; `undefined` when the file defines none. */
+async function configChecks(cwd: string): Promise<Record<string, CheckDefinition> | undefined> {
+  const checks = (await readConfig(cwd))?.checks
+  if (checks === undefined) return undefined
   if (typeof checks !== 'object' || checks === null || Array.isArray(checks)) throw new UsageError(`${CONFIG_FILE}: "checks" must be an object of named checks`)
   for (const [name, definition] of Object.entries(checks as Record<string, { command?: unknown }>)) {
     const command = definition?.command
@@ -54,6 +60,20 @@ async function configChecks(cwd: string): Promise<Record<string, CheckDefinition
       throw new UsageError(`${CONFIG_FILE}: check "${name}" needs "command": an array of words, such as ["npm", "test"]`)
   }
   return checks as Record<string, CheckDefinition>
+}
+
+/**
+ * The `vaultplan.config.json` of `cwd` (`undefined` without one), through
+ * the one reader of the file.
+ *
+ * @throws {@link UsageError} for a file that is not a JSON object
+ */
+export async function readConfig(cwd: string): Promise<Record<string, unknown> | undefined> {
+  try {
+    return await readRunnerConfig(cwd)
+  } catch (error) {
+    throw new UsageError((error as Error).message)
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { access, realpath } from 'node:fs/promises'
-import { basename, dirname, join, resolve, sep } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { EXIT, readVersion, shellWord, UsageError, vaultFolder, type Io } from './cli-support.js'
@@ -42,8 +42,9 @@ Options:
   --check NAME='CMD'  define the check a note's \`check: NAME\` runs after
                       plan_finish (may be repeated; split into words, never run
                       by a shell); wins over the \`checks\` of
-                      vaultplan.config.json in the working folder, which is not
-                      read when it is DIR or inside it. No check runs otherwise
+                      vaultplan.config.json in the working folder, which is
+                      refused when that folder is DIR or inside it (then give
+                      the checks with --check). No check runs otherwise
   -h, --help          show this help
 
 Environment:
@@ -94,9 +95,7 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
   const root = await realpath(await vaultFolder(values.root ?? '.', io))
   const version = await readVersion()
   // A config file among the served vaults could be written by a client (plan_create): it defines no commands.
-  const cwd = await realpath(io.cwd).catch(() => resolve(io.cwd))
-  const inRoot = cwd === root || cwd.startsWith(root + sep)
-  const checks = await runnerChecks(values.check, inRoot ? undefined : cwd)
+  const { checks } = await runnerChecks(values.check, io.cwd, { folders: [root], as: 'root' })
   if (values.agent !== undefined && values.agent.trim() === '') throw new UsageError('--agent takes a name')
   const checking = {
     ...(Object.keys(checks).length > 0 && { checks }),

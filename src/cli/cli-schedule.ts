@@ -1,8 +1,8 @@
-import { readFile, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { EXIT, printable, UsageError, type Io } from './cli-support.js'
-import { CONFIG_FILE, runnerChecks } from './cli-checks.js'
+import { CONFIG_FILE, readConfig as readRunnerConfig, runnerChecks } from './cli-checks.js'
 import { queueUrl, unreachable } from './cli-worker.js'
 import type { ScheduleDefinition } from '../run/schedules/schedules.js'
 
@@ -29,7 +29,9 @@ Options:
   --tz TZ            the time zone CRON is read in (default UTC)
   --queue URL        keep the schedule in the queue's PostgreSQL database
   --json             list the schedules as JSON
-  --check NAME='CMD' define a check for the runs (see 'vaultplan run --help')
+  --check NAME='CMD' define a check for the runs (see 'vaultplan run --help'); the
+                     config's \`checks\` are refused when the working folder is
+                     in a schedule's template or runs folder
   --no-fsync         do not flush writes to the disk
   -h, --help         show this help
 
@@ -143,7 +145,9 @@ async function onQueue(url: string, io: Io, fn: (queue: QueueModule) => Promise<
 async function runConfigSchedules(io: Io, flags: string[] | undefined, fsync: boolean): Promise<number> {
   const schedules = configSchedules(await readConfig(io.cwd))
   if (schedules.length === 0) throw new UsageError(`no schedules in ${CONFIG_FILE}: add one with 'vaultplan schedule add'`)
-  const checks = await runnerChecks(flags, io.cwd)
+  // The runs are made in each schedule's runs folder from its template: a config inside one gives no checks.
+  const folders = schedules.flatMap((schedule) => [schedule.template, schedule.runs])
+  const { checks } = await runnerChecks(flags, io.cwd, { folders, as: 'vault' })
   const [{ createLLM, ModelConfigError, resolveModelConfig }, { runSchedules }] = await Promise.all([
     import('../models/llm-client.js'),
     import('../run/schedules/run-schedules.js'),
@@ -180,15 +184,7 @@ interface Config {
 }
 
 async function readConfig(cwd: string): Promise<Config> {
-  const text = await readFile(join(cwd, CONFIG_FILE), 'utf8').catch(() => undefined)
-  if (text === undefined) return {}
-  try {
-    const config = JSON.parse(text) as Config
-    if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new Error('not an object')
-    return config
-  } catch (error) {
-    throw new UsageError(`${CONFIG_FILE} is not a JSON object: ${(error as Error).message}`)
-  }
+  return ((await readRunnerConfig(cwd)) ?? {}) as Config
 }
 
 function configSchedules(config: Config): ScheduleDefinition[] {
