@@ -1,3 +1,5 @@
+import { checkTimeoutMs } from '../../core/durations.js'
+
 /*
  * A note's checks (`check: test`): commands the runner defines, run after
  * the work as argument vectors (never through a shell the runner did not
@@ -59,9 +61,7 @@ export function checkDefinitions(checks: unknown): void {
     const command = definition?.command
     if (!Array.isArray(command) || command.length === 0 || !command.every((word) => typeof word === 'string') || command[0] === '')
       throw new TypeError(`Expected \`checks.${name}.command\` to be a non-empty array of strings (\`['npm', 'test']\`), got \`${JSON.stringify(command)}\``)
-    const { timeoutMs } = definition
-    if (timeoutMs !== undefined && !(Number.isSafeInteger(timeoutMs) && timeoutMs >= 1))
-      throw new TypeError(`Expected \`checks.${name}.timeoutMs\` to be an integer from 1 up, got \`${timeoutMs}\``)
+    if (definition.timeoutMs !== undefined) checkTimeoutMs(`checks.${name}.timeoutMs`, definition.timeoutMs)
   }
 }
 
