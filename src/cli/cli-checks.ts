@@ -1,5 +1,5 @@
 import { UsageError } from './cli-support.js'
-import type { CheckDefinition } from '../run/core/checks.js'
+import { checkDefinitions, type CheckDefinition } from '../run/core/checks.js'
 import { CONFIG_FILE, configRefusal, readRunnerConfig, type GuardedFolders } from '../vault/runner-config.js'
 
 /*
@@ -18,23 +18,41 @@ export interface RunnerChecks {
   from?: string
 }
 
+/** The check flags of a command: `--check NAME='CMD'` and `--check-env NAME`, each repeatable. */
+export interface CheckFlags {
+  check?: readonly string[] | undefined
+  checkEnv?: readonly string[] | undefined
+}
+
 /**
  * The checks the runner defines: `vaultplan.config.json`'s in `cwd`, then
- * the `--check` flags over them. Every command that reads check
- * definitions comes here. When `cwd` is (or is inside) one of `guarded`'s
- * folders, the file is not read for checks: with flags it is left alone,
- * without them a file that defines checks is refused.
+ * the `--check` flags over them; each passes through the variables
+ * `--check-env` and the file's `checkEnv` name, besides its own
+ * `inheritEnv`. Every command that reads check definitions comes here.
+ * When `cwd` is (or is inside) one of `guarded`'s folders, the file is not
+ * read for checks: with flags it is left alone, without them a file that
+ * defines checks is refused.
  *
  * @throws {@link UsageError} for a flag or a config file that is not well formed, or a config refused by the rule above
  */
-export async function runnerChecks(flags: readonly string[] | undefined, cwd: string, guarded?: GuardedFolders): Promise<RunnerChecks> {
-  const fromFlags = checkFlags(flags ?? [])
+export async function runnerChecks(flags: CheckFlags, cwd: string, guarded?: GuardedFolders): Promise<RunnerChecks> {
+  const fromFlags = checkFlags(flags.check ?? [])
+  for (const name of flags.checkEnv ?? [])
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new UsageError(`--check-env takes a variable name, such as NPM_TOKEN, got '${name}'`)
   const refusal = guarded && (await configRefusal(cwd, guarded))
-  if (refusal !== undefined && Object.keys(fromFlags).length > 0) return { checks: fromFlags }
-  const config = await configChecks(cwd)
-  if (config === undefined) return { checks: fromFlags }
-  if (refusal !== undefined) throw new UsageError(refusal)
-  return { checks: { ...config, ...fromFlags }, from: cwd }
+  const config = refusal !== undefined && Object.keys(fromFlags).length > 0 ? undefined : await configChecks(cwd)
+  if (config !== undefined && refusal !== undefined) throw new UsageError(refusal)
+  const passed = [...(config?.passed ?? []), ...(flags.checkEnv ?? [])]
+  const checks: Record<string, CheckDefinition> = {}
+  for (const [name, definition] of Object.entries({ ...config?.checks, ...fromFlags }))
+    checks[name] = passed.length === 0 ? definition : { ...definition, inheritEnv: [...new Set([...(definition.inheritEnv ?? []), ...passed])] }
+  try {
+    checkDefinitions(checks)
+  } catch (error) {
+    // A flag makes a command and nothing else: what is wrong is in the file.
+    throw new UsageError(`${CONFIG_FILE}: ${(error as Error).message}`)
+  }
+  return config === undefined ? { checks } : { checks, from: cwd }
 }
 
 function checkFlags(flags: readonly string[]): Record<string, CheckDefinition> {
@@ -49,17 +67,20 @@ function checkFlags(flags: readonly string[]): Record<string, CheckDefinition> {
   return checks
 }
 
-/** The `checks` of `vaultplan.config.json` in `cwd`; `undefined` when the file defines none. */
-async function configChecks(cwd: string): Promise<Record<string, CheckDefinition> | undefined> {
-  const checks = (await readConfig(cwd))?.checks
+/** The `checks` of `vaultplan.config.json` in `cwd` and the variables its `checkEnv` passes them; `undefined` when the file defines none. */
+async function configChecks(cwd: string): Promise<{ checks: Record<string, CheckDefinition>; passed: string[] } | undefined> {
+  const config = await readConfig(cwd)
+  const { checks, checkEnv } = config ?? {}
   if (checks === undefined) return undefined
+  if (checkEnv !== undefined && !(Array.isArray(checkEnv) && checkEnv.every((name) => typeof name === 'string')))
+    throw new UsageError(`${CONFIG_FILE}: "checkEnv" must be an array of variable names, such as ["NPM_TOKEN"]`)
   if (typeof checks !== 'object' || checks === null || Array.isArray(checks)) throw new UsageError(`${CONFIG_FILE}: "checks" must be an object of named checks`)
   for (const [name, definition] of Object.entries(checks as Record<string, { command?: unknown }>)) {
     const command = definition?.command
     if (!Array.isArray(command) || command.length === 0 || !command.every((word) => typeof word === 'string'))
       throw new UsageError(`${CONFIG_FILE}: check "${name}" needs "command": an array of words, such as ["npm", "test"]`)
   }
-  return checks as Record<string, CheckDefinition>
+  return { checks: checks as Record<string, CheckDefinition>, passed: (checkEnv as string[] | undefined) ?? [] }
 }
 
 /**

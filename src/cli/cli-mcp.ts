@@ -45,6 +45,8 @@ Options:
                       vaultplan.config.json in the working folder, which is
                       refused when that folder is DIR or inside it (then give
                       the checks with --check). No check runs otherwise
+  --check-env NAME    pass the variable NAME to the checks (may be repeated; see
+                      'vaultplan run --help')
   -h, --help          show this help
 
 Environment:
@@ -73,6 +75,7 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
       'max-sessions': { type: 'string' },
       'session-idle': { type: 'string' },
       check: { type: 'string', multiple: true },
+      'check-env': { type: 'string', multiple: true },
       'max-steps': { type: 'string' },
       agent: { type: 'string' },
     },
@@ -95,7 +98,7 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
   const root = await realpath(await vaultFolder(values.root ?? '.', io))
   const version = await readVersion()
   // A config file among the served vaults could be written by a client (plan_create): it defines no commands.
-  const { checks } = await runnerChecks(values.check, io.cwd, { folders: [root], as: 'root' })
+  const { checks } = await runnerChecks({ check: values.check, checkEnv: values['check-env'] }, io.cwd, { folders: [root], as: 'root' })
   if (values.agent !== undefined && values.agent.trim() === '') throw new UsageError('--agent takes a name')
   const checking = {
     ...(Object.keys(checks).length > 0 && { checks }),

@@ -51,7 +51,7 @@ export async function validateCommand(args: string[], io: Io): Promise<number> {
     .filter(Boolean)
   const vault = await vaultFolder(dir, io)
   // The checks a run from here would have: a note naming another is an error, as it would be for the run.
-  const checks = Object.keys((await runnerChecks(values.check, io.cwd, { folders: [vault], as: 'vault' })).checks)
+  const checks = Object.keys((await runnerChecks({ check: values.check }, io.cwd, { folders: [vault], as: 'vault' })).checks)
   // Each command imports what it needs, so `--help` and the other commands do not pay for it.
   const { loadPlan } = await import('../plan/load-plan.js')
   let graph
