@@ -156,10 +156,23 @@ export function parseAddress(text: string): Address {
   return { host, port }
 }
 
+/**
+ * Resolves at the first SIGINT or SIGTERM, so the server closes and ends
+ * what its calls run (their checks' process groups); a second signal exits
+ * at once.
+ */
 export function stopSignal(): Promise<void> {
   return new Promise((resolve) => {
-    process.once('SIGINT', () => resolve())
-    process.once('SIGTERM', () => resolve())
+    let stopping = false
+    // `on`, not `once`: proper-lockfile's signal-exit (a call holding a vault's lock) re-raises a signal when no other
+    // listener is left, and the process would die before it closed, leaving a check's process group behind.
+    const stop = () => {
+      if (stopping) process.exit(EXIT.interrupted)
+      stopping = true
+      resolve()
+    }
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
   })
 }
 
