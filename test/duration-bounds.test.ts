@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadPlan, nextStep, observeRun, PlanValidationError, proposePlan, readRunStatus, runPlan } from 'vaultplan'
 import { startBoard } from 'vaultplan/board'
+import { deadlinePlan as plan } from './helpers/plans.js'
 import { noJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
 import { note, tempDir, writeVault } from './helpers/vault.js'
 
@@ -17,15 +18,6 @@ import { note, tempDir, writeVault } from './helpers/vault.js'
 
 const query = 'Announce the release'
 const options = { query, fsync: false, llm: noJudge() } as const
-
-function plan(wait: string): Record<string, string> {
-  return {
-    'draft.md': note({ front: { type: 'start' }, title: 'Draft', next: ['[[approve]]'] }),
-    'approve.md': note({ front: { judge: 'human', wait }, title: 'Approve the draft', next: ['approved -> [[send]]', 'timeout -> [[escalate]]'] }),
-    'send.md': note({ title: 'Send' }),
-    'escalate.md': note({ title: 'Escalate' }),
-  }
-}
 
 function get(url: string): Promise<number> {
   return new Promise((done, fail) => {

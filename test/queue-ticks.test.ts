@@ -4,12 +4,10 @@ import { describe, expect, it } from 'vitest'
 import { scheduleRun } from 'vaultplan/queue'
 import { scheduleQueue, takeTicks } from '../src/queue/schedule-run.js'
 import { freshQueueName, jobStates, openQueue } from './helpers/queue.js'
-import { note, tempDir, writeVault } from './helpers/vault.js'
+import { digestTemplate } from './helpers/plans.js'
+import { tempDir, writeVault } from './helpers/vault.js'
 
-const template = {
-  'collect.md': note({ front: { type: 'start' }, title: 'Collect the news', next: ['[[digest]]'] }),
-  'digest.md': note({ title: 'Write the digest' }),
-}
+const template = digestTemplate
 
 describe("a schedule's ticks in the queue", () => {
   it('ticks that piled up while no worker took them are one run, for the latest, and all of them are done', async () => {

@@ -3,14 +3,12 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runSchedules, type RunResult } from 'vaultplan'
 import { schedulesOnClock } from '../src/run/schedules/run-schedules.js'
+import { digestTemplate } from './helpers/plans.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
 import { until } from './helpers/until.js'
-import { note, readTree, tempDir, writeVault } from './helpers/vault.js'
+import { readTree, tempDir, writeVault } from './helpers/vault.js'
 
-const template = {
-  'collect.md': note({ front: { type: 'start' }, title: 'Collect the news', next: ['[[digest]]'] }),
-  'digest.md': note({ title: 'Write the digest' }),
-}
+const template = digestTemplate
 
 describe('runSchedules: schedules in one process', () => {
   it('a schedule that ticks every second starts a run in a new run vault at each tick, from an untouched template', async () => {
