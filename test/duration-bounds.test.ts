@@ -1,9 +1,9 @@
 import { readFile, writeFile } from 'node:fs/promises'
-import { request } from 'node:http'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadPlan, nextStep, observeRun, PlanValidationError, proposePlan, readRunStatus, runPlan } from 'vaultplan'
 import { startBoard } from 'vaultplan/board'
+import { cookieOf, send } from './helpers/board.js'
 import { deadlinePlan as plan } from './helpers/plans.js'
 import { noJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
 import { note, tempDir, writeVault } from './helpers/vault.js'
@@ -18,17 +18,6 @@ import { note, tempDir, writeVault } from './helpers/vault.js'
 
 const query = 'Announce the release'
 const options = { query, fsync: false, llm: noJudge() } as const
-
-function get(url: string): Promise<number> {
-  return new Promise((done, fail) => {
-    const call = request(url, { headers: { cookie: 'vaultplan_board=secret' } }, (response) => {
-      response.resume()
-      response.on('end', () => done(response.statusCode ?? 0))
-    })
-    call.on('error', fail)
-    call.end()
-  })
-}
 
 describe('durations are bounded', () => {
   it('a `wait:` longer than a year is a plan error that says the longest allowed; a year is fine', async () => {
@@ -70,9 +59,10 @@ describe('durations are bounded', () => {
     expect(await runPlan(dir, { ...options, work: scriptedWorker() })).toMatchObject({ status: 'waiting', waiting: [waiting] })
     expect(await nextStep(dir, options)).toMatchObject({ kind: 'waiting', waiting: [waiting] })
     const board = await startBoard({ root: join(dir, '..'), token: 'secret' })
+    const get = async (path: string) => (await send(`${board.origin}${path}`, { headers: { cookie: cookieOf(board) } })).status
     try {
-      expect(await get(`${board.origin}/run?vault=${encodeURIComponent(dir.split('/').at(-1)!)}`)).toBe(200)
-      expect(await get(`${board.origin}/`)).toBe(200)
+      expect(await get(`/run?vault=${encodeURIComponent(dir.split('/').at(-1)!)}`)).toBe(200)
+      expect(await get(`/`)).toBe(200)
     } finally {
       await board.close()
     }

@@ -1,9 +1,9 @@
 import { cp, mkdir, rm, symlink } from 'node:fs/promises'
-import { request } from 'node:http'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { observeRun, readRunStatus, runPlan, RunStateError, searchRuns } from 'vaultplan'
 import { startBoard } from 'vaultplan/board'
+import { cookieOf, send } from './helpers/board.js'
 import { linear } from './helpers/plans.js'
 import { memoryClient } from './helpers/mcp.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
@@ -49,19 +49,6 @@ async function vaultsFound(root: string): Promise<string[]> {
   return [...new Set((await searchRuns(root, SECRET)).map((hit) => hit.vault))].sort()
 }
 
-function get(url: string): Promise<{ status: number; text: string }> {
-  return new Promise((done, fail) => {
-    const call = request(url, { headers: { cookie: 'vaultplan_board=secret' } }, (response) => {
-      let text = ''
-      response.setEncoding('utf8')
-      response.on('data', (chunk: string) => (text += chunk))
-      response.on('end', () => done({ status: response.statusCode ?? 0, text }))
-    })
-    call.on('error', fail)
-    call.end()
-  })
-}
-
 describe('a vault whose 00_plan-trace links to another run', () => {
   test.each(['outside', 'inside'] as const)('(%s the root) is refused by observeRun and readRunStatus as runPlan refuses it', async (where) => {
     const { linked } = await rootWithLinkedTrace(where)
@@ -87,16 +74,17 @@ describe('a vault whose 00_plan-trace links to another run', () => {
   test("the board shows none of it: the runs page, the run's page, the picture and the search", async () => {
     const { root } = await rootWithLinkedTrace('outside')
     const board = await startBoard({ root, token: 'secret' })
+    const get = (path: string) => send(`${board.origin}${path}`, { headers: { cookie: cookieOf(board) } })
     try {
-      const runs = await get(`${board.origin}/`)
+      const runs = await get(`/`)
       expect(runs.status).toBe(200)
       expect(runs.text).not.toContain(SECRET)
-      const run = await get(`${board.origin}/run?vault=linked`)
+      const run = await get(`/run?vault=linked`)
       expect(run.status).toBe(400)
       expect(run.text).toContain('is a symlink')
       expect(run.text).not.toContain(SECRET)
-      expect((await get(`${board.origin}/plan.svg?vault=linked`)).status).toBe(400)
-      const search = await get(`${board.origin}/search?q=${SECRET}`)
+      expect((await get(`/plan.svg?vault=linked`)).status).toBe(400)
+      const search = await get(`/search?q=${SECRET}`)
       expect(search.text).not.toContain('vault=linked')
     } finally {
       await board.close()
