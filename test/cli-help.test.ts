@@ -36,6 +36,6 @@ it('the help of each command lists every flag it accepts under Options', () => {
 
 it('finds the flags it checks', () => {
   const run = readFileSync(join(folder, 'cli-run.ts'), 'utf8')
-  expect(flagsOf(run)).toEqual(['--check', '--dry-run', '--fresh', '--json', '--max-steps', '--no-fsync', '--query', '--run-vault', '--wait'])
+  expect(flagsOf(run)).toEqual(['--check', '--check-env', '--dry-run', '--fresh', '--json', '--max-steps', '--no-fsync', '--query', '--run-vault', '--wait'])
   expect(helpsOf(run)).toContain('Usage: vaultplan run <vault>')
 })

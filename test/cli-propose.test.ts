@@ -171,7 +171,7 @@ describe('vaultplan propose', () => {
     await writeFile(join(cwd, 'plan.md'), PLAN)
     const badWait = await vaultplan(['propose', 'Write a post', '--into', 'post', '--document', 'plan.md', '--wait', 'soon'], { cwd, env: {} })
     expect(badWait.code).toBe(2)
-    expect(badWait.stderr).toContain("vaultplan: --wait takes a duration such as 45s, 30m, 4h or 2d, got 'soon'\n")
+    expect(badWait.stderr).toContain("vaultplan: --wait takes a duration such as `45s`, `30m`, `4h` or `2d`, at most `365d` (a year), got 'soon'\n")
     expect(Object.keys(await readTree(cwd)).sort()).toEqual(['bad.md', 'plan.md'])
   })
 

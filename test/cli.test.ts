@@ -210,7 +210,8 @@ Options:
   --check NAME='CMD'
                  define the check a note's \`check: NAME\` names (may be
                  repeated); else the \`checks\` of vaultplan.config.json in
-                 the working folder; a note naming another is an error
+                 the working folder (refused when that folder is in the
+                 vault); a note naming another is an error
   -h, --help     show this help
 
 Exit codes: 0 valid (warnings allowed), 1 the plan has errors,

@@ -1,20 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { decide, observeRun, runPlan } from 'vaultplan'
+import { deadlinePlan } from './helpers/plans.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
-import { note, statuses, traceEntries, writeVault } from './helpers/vault.js'
+import { statuses, traceEntries, writeVault } from './helpers/vault.js'
 import { vaultplan } from './helpers/cli.js'
 
 const query = 'Announce the release'
 const options = { query, fsync: false, llm: noJudge() } as const
 
 function plan(next = ['approved -> [[send]]', 'timeout -> [[escalate]]'], wait = '1s'): Record<string, string> {
-  return {
-    'draft.md': note({ front: { type: 'start' }, title: 'Draft', next: ['[[approve]]'] }),
-    'approve.md': note({ front: { judge: 'human', wait }, title: 'Approve the draft', next }),
-    'send.md': note({ title: 'Send' }),
-    'escalate.md': note({ title: 'Escalate', body: 'Ask the manager.' }),
-  }
+  return deadlinePlan(wait, next)
 }
 
 /** Sleeps until a moment has passed (an ISO time), with a little to spare. */

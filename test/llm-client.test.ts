@@ -369,7 +369,7 @@ describe('createLLM', () => {
 
   it('refuses invalid options at once', () => {
     expect(() => createLLM({ timeoutMs: 0 })).toThrowErrorMatchingInlineSnapshot(
-      `[TypeError: Expected \`timeoutMs\` to be a positive integer of milliseconds, got \`0\`]`,
+      `[TypeError: Expected \`timeoutMs\` to be milliseconds from 1 up to 2147483647 (about 24.8 days, the longest a timer waits), got \`0\`]`,
     )
     expect(() => createLLM({ maxRetries: -1 })).toThrowErrorMatchingInlineSnapshot(
       `[TypeError: Expected \`maxRetries\` to be an integer from 0 up, got \`-1\`]`,

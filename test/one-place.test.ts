@@ -110,6 +110,8 @@ describe('one place for each decision', () => {
         'src/vault/read-vault.ts',
         // Whether a live runner's vault is above this one: no path from a file.
         'src/vault/lock.ts',
+        // Whether the working folder (its config) lies in a vault being run: no path from a file.
+        'src/vault/runner-config.ts',
         // A wikilink or a `plan:` resolved against its note's folder names a note or a folder of the listing, never opens a file.
         'src/vault/next-section.ts',
         'src/vault/subplan-folders.ts',

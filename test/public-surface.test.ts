@@ -66,6 +66,7 @@ it('pins the error codes', async () => {
     'ambiguous-decision',
     'bad-choice',
     'busy',
+    'checks-in-vault',
     'claimed',
     'declined',
     'ledger-too-new',

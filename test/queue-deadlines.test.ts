@@ -2,19 +2,11 @@ import { describe, expect, it } from 'vitest'
 import { decide } from 'vaultplan'
 import { enqueueRun, resumeRun, type HopReport } from 'vaultplan/queue'
 import { freshQueueName, jobStates, openQueue, testWorker, waitForStatus } from './helpers/queue.js'
+import { deadlinePlan as plan } from './helpers/plans.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
-import { note, traceEntries, writeVault } from './helpers/vault.js'
+import { traceEntries, writeVault } from './helpers/vault.js'
 
 const query = 'Announce the release'
-
-function plan(wait: string): Record<string, string> {
-  return {
-    'draft.md': note({ front: { type: 'start' }, title: 'Draft', next: ['[[approve]]'] }),
-    'approve.md': note({ front: { judge: 'human', wait }, title: 'Approve the draft', next: ['approved -> [[send]]', 'timeout -> [[escalate]]'] }),
-    'send.md': note({ title: 'Send' }),
-    'escalate.md': note({ title: 'Escalate' }),
-  }
-}
 
 describe('wait: deadlines in the queue', () => {
   it('a waiting run gets a job that starts at its deadline, and the worker takes the `timeout` edge then', async () => {

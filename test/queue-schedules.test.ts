@@ -3,13 +3,11 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { listScheduledRuns, scheduleRun, startWorker, unscheduleRun } from 'vaultplan/queue'
 import { freshQueueName, openQueue, testConnection, waitForStatus } from './helpers/queue.js'
+import { digestTemplate } from './helpers/plans.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
-import { note, readTree, tempDir, traceEntries, writeVault } from './helpers/vault.js'
+import { readTree, tempDir, traceEntries, writeVault } from './helpers/vault.js'
 
-const template = {
-  'collect.md': note({ front: { type: 'start' }, title: 'Collect the news', next: ['[[digest]]'] }),
-  'digest.md': note({ title: 'Write the digest' }),
-}
+const template = digestTemplate
 
 // pg-boss's cron ticks by the minute: this file waits for the next minute to begin, so it is in the slow suite.
 describe('schedules in the queue, on pg-boss cron', () => {

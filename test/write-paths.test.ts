@@ -64,7 +64,12 @@ const writePaths: WritePath[] = [
   {
     name: 'vaultplan graph --write',
     parts: ['00_plan-trace/', '00_plan-trace/plan-graph.md'],
-    write: (dir) => graphCommand([dir, '--write'], { ...quiet, cwd: dir }),
+    write: async (dir) => {
+      let said = ''
+      const code = await graphCommand([dir, '--write'], { ...quiet, stderr: { write: (text: string) => (said += text) }, cwd: dir })
+      // A symlinked run folder is refused when the run is read, before the write: exit 1 and the refusal said, read back as the error.
+      if (code !== 0) throw Object.assign(new Error(said), { name: 'RunStateError', code: /is a symlink/.test(said) ? 'trace-outside-vault' : 'other' })
+    },
   },
   {
     name: 'a run vault resumed (the copy of a template)',

@@ -1,5 +1,5 @@
 import { access, realpath } from 'node:fs/promises'
-import { basename, dirname, join, resolve, sep } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { EXIT, readVersion, shellWord, UsageError, vaultFolder, type Io } from './cli-support.js'
@@ -42,8 +42,11 @@ Options:
   --check NAME='CMD'  define the check a note's \`check: NAME\` runs after
                       plan_finish (may be repeated; split into words, never run
                       by a shell); wins over the \`checks\` of
-                      vaultplan.config.json in the working folder, which is not
-                      read when it is DIR or inside it. No check runs otherwise
+                      vaultplan.config.json in the working folder, which is
+                      refused when that folder is DIR or inside it (then give
+                      the checks with --check). No check runs otherwise
+  --check-env NAME    pass the variable NAME to the checks (may be repeated; see
+                      'vaultplan run --help')
   -h, --help          show this help
 
 Environment:
@@ -72,6 +75,7 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
       'max-sessions': { type: 'string' },
       'session-idle': { type: 'string' },
       check: { type: 'string', multiple: true },
+      'check-env': { type: 'string', multiple: true },
       'max-steps': { type: 'string' },
       agent: { type: 'string' },
     },
@@ -94,9 +98,7 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
   const root = await realpath(await vaultFolder(values.root ?? '.', io))
   const version = await readVersion()
   // A config file among the served vaults could be written by a client (plan_create): it defines no commands.
-  const cwd = await realpath(io.cwd).catch(() => resolve(io.cwd))
-  const inRoot = cwd === root || cwd.startsWith(root + sep)
-  const checks = await runnerChecks(values.check, inRoot ? undefined : cwd)
+  const { checks } = await runnerChecks({ check: values.check, checkEnv: values['check-env'] }, io.cwd, { folders: [root], as: 'root' })
   if (values.agent !== undefined && values.agent.trim() === '') throw new UsageError('--agent takes a name')
   const checking = {
     ...(Object.keys(checks).length > 0 && { checks }),
@@ -154,10 +156,23 @@ export function parseAddress(text: string): Address {
   return { host, port }
 }
 
+/**
+ * Resolves at the first SIGINT or SIGTERM, so the server closes and ends
+ * what its calls run (their checks' process groups); a second signal exits
+ * at once.
+ */
 export function stopSignal(): Promise<void> {
   return new Promise((resolve) => {
-    process.once('SIGINT', () => resolve())
-    process.once('SIGTERM', () => resolve())
+    let stopping = false
+    // `on`, not `once`: proper-lockfile's signal-exit (a call holding a vault's lock) re-raises a signal when no other
+    // listener is left, and the process would die before it closed, leaving a check's process group behind.
+    const stop = () => {
+      if (stopping) process.exit(EXIT.interrupted)
+      stopping = true
+      resolve()
+    }
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
   })
 }
 

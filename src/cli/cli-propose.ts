@@ -3,7 +3,8 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { displayPath, EXIT, onlyPositional, printable, printableJson, UsageError, type Io } from './cli-support.js'
 import { formatIssue, inFolder, PlanValidationError, RunStateError, VaultplanError } from '../core/errors.js'
-import { durationMs } from '../core/knobs.js'
+import { durationMs } from '../core/durations.js'
+import { knobExpects } from '../core/knobs.js'
 
 export const PROPOSE_HELP = `Usage: vaultplan propose "<query>" --into DIR [options]
 
@@ -54,8 +55,7 @@ export async function proposeCommand(args: string[], io: Io): Promise<number> {
   const query = onlyPositional(positionals, 'the query')
   if (query.trim() === '') throw new UsageError('the query is empty')
   if (values.into === undefined || values.into === '') throw new UsageError('--into DIR is required: the new or empty folder to write the proposal into')
-  if (values.wait !== undefined && durationMs(values.wait) === undefined)
-    throw new UsageError(`--wait takes a duration such as 45s, 30m, 4h or 2d, got '${values.wait}'`)
+  if (values.wait !== undefined && durationMs(values.wait) === undefined) throw new UsageError(`--wait takes ${knobExpects('wait')}, got '${values.wait}'`)
   const document = values.document === undefined ? undefined : await readDocument(values.document, io)
   if (document === null) return EXIT.usage
   const [{ createLLM, ModelConfigError, resolveModelConfig }, { proposePlan }, { readProposal }] = await Promise.all([

@@ -22,7 +22,11 @@ Options:
   --wait             when a person must decide, wait for the box to be ticked and go on
   --check NAME='CMD' define the check a note's \`check: NAME\` runs (may be repeated;
                      CMD is split into words like a shell would, never run by one);
-                     wins over the \`checks\` of vaultplan.config.json in the working folder
+                     wins over the \`checks\` of vaultplan.config.json in the working folder,
+                     which is refused when that folder is in the vault being run
+  --check-env NAME   pass the variable NAME of this environment to the checks (may
+                     be repeated); they get only PATH, HOME, LANG and a few more,
+                     and a secret-looking value is taken out of what they print
   --no-fsync         do not flush writes to the disk (faster; a power cut may lose the last hop)
   --dry-run          print the judge prompt the next hop would send; work,
                      judge and write nothing
@@ -51,6 +55,7 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
       json: { type: 'boolean' },
       'dry-run': { type: 'boolean' },
       check: { type: 'string', multiple: true },
+      'check-env': { type: 'string', multiple: true },
     },
     allowPositionals: true,
     strict: true,
@@ -63,7 +68,11 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
     if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new UsageError(`--max-steps takes an integer from 1 up, got '${values['max-steps']}'`)
   }
   const runVault = values['run-vault'] === undefined ? undefined : resolve(io.cwd, values['run-vault'])
-  const checks = await runnerChecks(values.check, io.cwd)
+  // A vault someone sent, run from inside it, brings no programs of its own: its config gives no checks.
+  const { checks } = await runnerChecks({ check: values.check, checkEnv: values['check-env'] }, io.cwd, {
+    folders: runVault === undefined ? [vault] : [vault, runVault],
+    as: 'vault',
+  })
   const json = values.json === true
   // A run vault not made yet would be a copy of the plan: the run starts as the plan does.
   const target = runVault !== undefined && (await stat(runVault).catch(() => undefined))?.isDirectory() ? runVault : vault

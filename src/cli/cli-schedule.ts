@@ -1,15 +1,15 @@
-import { readFile, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { EXIT, printable, UsageError, type Io } from './cli-support.js'
-import { CONFIG_FILE, runnerChecks } from './cli-checks.js'
+import { CONFIG_FILE, readConfig as readRunnerConfig, runnerChecks, type CheckFlags } from './cli-checks.js'
 import { queueUrl, unreachable } from './cli-worker.js'
 import type { ScheduleDefinition } from '../run/schedules/schedules.js'
 
 export const SCHEDULE_HELP = `Usage: vaultplan schedule add NAME --template DIR --cron CRON --query Q --runs DIR [--tz TZ] [--queue URL]
        vaultplan schedule list [--queue URL] [--json]
        vaultplan schedule remove NAME [--queue URL]
-       vaultplan schedule run [--check NAME='CMD'] [--no-fsync]
+       vaultplan schedule run [--check NAME='CMD'] [--check-env NAME] [--no-fsync]
 
 Runs a plan on a schedule: at each tick of CRON the template DIR is copied
 into a new run vault, <runs>/<NAME>-<time>/, and run for the query.
@@ -29,7 +29,10 @@ Options:
   --tz TZ            the time zone CRON is read in (default UTC)
   --queue URL        keep the schedule in the queue's PostgreSQL database
   --json             list the schedules as JSON
-  --check NAME='CMD' define a check for the runs (see 'vaultplan run --help')
+  --check NAME='CMD' define a check for the runs (see 'vaultplan run --help'); the
+                     config's \`checks\` are refused when the working folder is
+                     in a schedule's template or runs folder
+  --check-env NAME   pass the variable NAME to the checks (see 'vaultplan run --help')
   --no-fsync         do not flush writes to the disk
   -h, --help         show this help
 
@@ -49,6 +52,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
       queue: { type: 'string' },
       json: { type: 'boolean' },
       check: { type: 'string', multiple: true },
+      'check-env': { type: 'string', multiple: true },
       'no-fsync': { type: 'boolean' },
     },
     allowPositionals: true,
@@ -114,7 +118,7 @@ export async function scheduleCommand(args: string[], io: Io): Promise<number> {
     }
     case 'run':
       if (url !== undefined) throw new UsageError("'schedule run' runs the schedules of vaultplan.config.json; a queue's are run by 'vaultplan worker'")
-      return runConfigSchedules(io, values.check, !values['no-fsync'])
+      return runConfigSchedules(io, { check: values.check, checkEnv: values['check-env'] }, !values['no-fsync'])
     default:
       throw new UsageError(`'schedule' takes add, list, remove or run, got '${action ?? ''}'`)
   }
@@ -140,10 +144,12 @@ async function onQueue(url: string, io: Io, fn: (queue: QueueModule) => Promise<
 }
 
 /** `schedule run`: the config's schedules, in this process, with the environment's models, until a signal. */
-async function runConfigSchedules(io: Io, flags: string[] | undefined, fsync: boolean): Promise<number> {
+async function runConfigSchedules(io: Io, flags: CheckFlags, fsync: boolean): Promise<number> {
   const schedules = configSchedules(await readConfig(io.cwd))
   if (schedules.length === 0) throw new UsageError(`no schedules in ${CONFIG_FILE}: add one with 'vaultplan schedule add'`)
-  const checks = await runnerChecks(flags, io.cwd)
+  // The runs are made in each schedule's runs folder from its template: a config inside one gives no checks.
+  const folders = schedules.flatMap((schedule) => [schedule.template, schedule.runs])
+  const { checks } = await runnerChecks(flags, io.cwd, { folders, as: 'vault' })
   const [{ createLLM, ModelConfigError, resolveModelConfig }, { runSchedules }] = await Promise.all([
     import('../models/llm-client.js'),
     import('../run/schedules/run-schedules.js'),
@@ -180,15 +186,7 @@ interface Config {
 }
 
 async function readConfig(cwd: string): Promise<Config> {
-  const text = await readFile(join(cwd, CONFIG_FILE), 'utf8').catch(() => undefined)
-  if (text === undefined) return {}
-  try {
-    const config = JSON.parse(text) as Config
-    if (typeof config !== 'object' || config === null || Array.isArray(config)) throw new Error('not an object')
-    return config
-  } catch (error) {
-    throw new UsageError(`${CONFIG_FILE} is not a JSON object: ${(error as Error).message}`)
-  }
+  return ((await readRunnerConfig(cwd)) ?? {}) as Config
 }
 
 function configSchedules(config: Config): ScheduleDefinition[] {

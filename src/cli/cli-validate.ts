@@ -29,7 +29,8 @@ Options:
   --check NAME='CMD'
                  define the check a note's \`check: NAME\` names (may be
                  repeated); else the \`checks\` of vaultplan.config.json in
-                 the working folder; a note naming another is an error
+                 the working folder (refused when that folder is in the
+                 vault); a note naming another is an error
   -h, --help     show this help
 
 Exit codes: 0 valid (warnings allowed), 1 the plan has errors,
@@ -50,7 +51,7 @@ export async function validateCommand(args: string[], io: Io): Promise<number> {
     .filter(Boolean)
   const vault = await vaultFolder(dir, io)
   // The checks a run from here would have: a note naming another is an error, as it would be for the run.
-  const checks = Object.keys(await runnerChecks(values.check, io.cwd))
+  const checks = Object.keys((await runnerChecks({ check: values.check }, io.cwd, { folders: [vault], as: 'vault' })).checks)
   // Each command imports what it needs, so `--help` and the other commands do not pay for it.
   const { loadPlan } = await import('../plan/load-plan.js')
   let graph

@@ -21,6 +21,9 @@ Options:
   --check NAME='CMD'   define the check a note's \`check: NAME\` runs (may be repeated;
                        split into words, never run by a shell); wins over the
                        \`checks\` of vaultplan.config.json in the working folder
+                       (a queued vault holding that folder fails: it defined them)
+  --check-env NAME     pass the variable NAME to the checks (may be repeated; see
+                       'vaultplan run --help')
   --no-fsync           do not flush writes to the disk (faster; a power cut may lose the last hop)
   -h, --help           show this help
 
@@ -55,12 +58,14 @@ export async function workerCommand(args: string[], io: Io): Promise<number> {
       'max-steps': { type: 'string' },
       'no-fsync': { type: 'boolean' },
       check: { type: 'string', multiple: true },
+      'check-env': { type: 'string', multiple: true },
     },
     allowPositionals: true,
     strict: true,
   })
   if (positionals.length > 0) throw new UsageError(`'worker' takes no arguments, got '${positionals[0]}'`)
-  const checks = await runnerChecks(values.check, io.cwd)
+  // The vaults it will run are known job by job: the worker refuses each that holds the folder its checks came from.
+  const { checks, from } = await runnerChecks({ check: values.check, checkEnv: values['check-env'] }, io.cwd)
   const url = queueUrl(values.queue, io)
   const concurrency = values.concurrency === undefined ? 1 : wholeNumber('--concurrency', values.concurrency)
   const maxSteps = values['max-steps'] === undefined ? undefined : wholeNumber('--max-steps', values['max-steps'])
@@ -83,6 +88,7 @@ export async function workerCommand(args: string[], io: Io): Promise<number> {
   }
   if (maxSteps !== undefined) options.maxSteps = maxSteps
   if (Object.keys(checks).length > 0) options.checks = checks
+  if (from !== undefined) options.checksFrom = from
   if (values['queue-name'] !== undefined) options.queue = values['queue-name']
   let worker
   try {

@@ -56,6 +56,7 @@ export const RUN_STATE_ERROR_CODES = [
   'ambiguous-decision',
   'bad-choice',
   'busy',
+  'checks-in-vault',
   'claimed',
   'declined',
   'ledger-too-new',
@@ -128,6 +129,8 @@ export interface RunStateErrorData extends Record<RunStateErrorCode, object> {
   'bad-choice': { node: string; choices: string[] }
   /** Agents hold every visit ready now: who holds each, and until when. */
   busy: { claims: HeldVisit[] }
+  /** The runner's checks came from `config`, which lies in the run's `vault` (a queue worker started inside it). */
+  'checks-in-vault': { config: string; vault: string }
   /** Another agent's live claim holds the visit of `key`: only that agent completes, defers or blocks it until `until`. */
   claimed: { claim: { agent: string; key: string; until: string } }
   /** The proposal was declined at `version`. */

@@ -1,3 +1,5 @@
+import { durationMs } from './durations.js'
+
 /**
  * The frontmatter knobs of a note (`type`, `status`, `judge`, ...), declared
  * once: the node field each one sets, the values it takes, its default and
@@ -24,7 +26,7 @@ export const KNOBS = {
   plan: { field: 'plan', shape: 'folders', expects: 'a folder beside the note (`plan: research`), a list of folders, or `generate`' },
   check: { field: 'check', shape: 'folders', expects: 'a check name (`check: test`) or a list of names' },
   retries: { field: 'retries', shape: 'count0', fallback: 0, expects: 'an integer from 0 up' },
-  wait: { field: 'wait', shape: 'duration', expects: 'a duration such as `45s`, `30m`, `4h` or `2d`' },
+  wait: { field: 'wait', shape: 'duration', expects: 'a duration such as `45s`, `30m`, `4h` or `2d`, at most `365d` (a year)' },
 } as const
 
 /** A knob's frontmatter name (`max_visits`). */
@@ -62,17 +64,6 @@ export function checkKnob(key: KnobKey, value: unknown): unknown {
     default:
       return Number.isSafeInteger(value) && (value as number) >= 1 ? value : undefined
   }
-}
-
-/** Milliseconds per unit of a `wait:` duration. */
-const DURATION_UNITS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const
-
-/** The milliseconds a `wait:` duration (`45s`, `30m`, `4h`, `2d`) stands for, or `undefined` when it is not one. */
-export function durationMs(text: string): number | undefined {
-  const match = /^\s*(\d{1,9})\s*([smhd])\s*$/.exec(text)
-  if (!match) return undefined
-  const ms = Number(match[1]) * DURATION_UNITS[match[2] as keyof typeof DURATION_UNITS]
-  return ms > 0 ? ms : undefined
 }
 
 /** What a knob's error says it must be: `` must be `step` or `start` ``. */

@@ -47,6 +47,11 @@ const WORDS: { [Code in RunStateErrorCode]: (data: RunStateErrorData[Code], wher
     message: `Other agents hold every note ready now: ${list(data.claims.map((item) => `${item.node}${item.claim ? ` (${item.claim.agent} until ${item.claim.until})` : ''}`))}.`,
     todo: 'Call plan_next again later: a claim whose lease ended can be taken.',
   }),
+  // Only a queue worker meets it; an MCP server refuses such a config when it starts.
+  'checks-in-vault': (data) => ({
+    message: `The server's checks come from \`${data.config}\`, inside the vault \`${data.vault}\`: a vault does not define the commands it runs.`,
+    todo: 'Ask a person to give the checks with `--check` where the server starts, or to start it from a folder outside the vault.',
+  }),
   claimed: (data) => ({
     message: `\`key\` is held by another agent, \`${data.claim.agent}\`, until ${data.claim.until}; nothing was written.`,
     todo: 'Call plan_next for a step of your own; the step comes free when its agent finishes it, lets it go (plan_defer), or its lease ends.',

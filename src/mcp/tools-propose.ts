@@ -2,7 +2,8 @@ import { mkdir } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
-import { durationMs } from '../core/knobs.js'
+import { durationMs } from '../core/durations.js'
+import { knobExpects } from '../core/knobs.js'
 import { proposePlan } from '../run/proposals/propose-plan.js'
 import { readProposal } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../vault/run-folder.js'
@@ -40,7 +41,7 @@ async function propose(context: ToolContext, call: { vault: string; query: strin
   const { vault, query, document, wait } = call
   if (query.trim() === '') return refusal('query-needed', 'Pass `query`: what the plan is for.')
   if (wait !== undefined && durationMs(wait) === undefined)
-    return refusal('bad-wait', `\`${wait}\` is no duration; write one like \`45s\`, \`30m\`, \`4h\` or \`2d\`.`)
+    return refusal('bad-wait', `\`${wait}\` is no duration a proposal takes; \`wait\` must be ${knobExpects('wait')}.`)
   const { path, exists } = await confine(context.root, vault, 'the vault')
   if (exists) {
     // A folder there already: a vault strictly inside the root (an empty folder, or a proposal to revise), not one of another vault's.

@@ -37,6 +37,8 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
         const path = await vaultPath(context.root, vault)
         const options: StepCallOptions = {
           ...stepOptions(context, agent),
+          // The call cancelled or its session ended: what it runs (a judge's call) ends with it.
+          signal: extra.signal,
           ...(query !== undefined && { query }),
           ...(fresh !== undefined && { fresh }),
           ...(maxSteps !== undefined && { maxSteps }),
@@ -78,7 +80,8 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
     async ({ vault, key, output, choice, agent }, extra) =>
       guarded(context.root, { tool: 'plan_finish', vault }, async () => {
         const path = await vaultPath(context.root, vault)
-        const options = stepOptions(context, agent)
+        // The call cancelled or its session ended: its checks' process groups are killed, its model calls stopped.
+        const options = { ...stepOptions(context, agent), signal: extra.signal }
         const step: Step = await completeStep(path, key, choice === undefined ? { output } : { output, choice }, options)
         if (step.saved) {
           // The answer to a call that was saved got lost (a dropped connection, a lost context): the same call answers where the run is now.
@@ -113,7 +116,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
       }),
       annotations: WRITES,
     },
-    async ({ vault, node, edge, feedback }) =>
+    async ({ vault, node, edge, feedback }, extra) =>
       guarded(context.root, { tool: 'plan_decide', vault }, async () => {
         const path = await vaultPath(context.root, vault)
         const { unticked } = await decideNote(path, node, feedback === undefined ? { edge } : { edge, feedback })
@@ -121,7 +124,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
         const decided = unticked.length > 0 ? { node, edge, unticked } : { node, edge }
         let step
         try {
-          step = await nextStep(path, stepOptions(context))
+          step = await nextStep(path, { ...stepOptions(context), signal: extra.signal })
         } catch (error) {
           // The decision is recorded either way; what keeps the run from going on (a declined proposal) is said as what to do.
           if (!(error instanceof RunStateError)) throw error

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path'
 import { parseFrontmatter } from '../vault/frontmatter.js'
 import { readRegularFileSync, writeFileAtomic } from '../vault/fs-atomic.js'
 import { runFilePath } from '../vault/run-file-path.js'
+import { runFileToRead } from '../vault/path-gate.js'
 import { heldByThisProcess, lockVault } from '../vault/lock.js'
 import { LEDGER_FILE, TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
 import { LEDGER_KINDS, type Assumption, type LedgerEntry, type LedgerKind, type LedgerView, type StandingChange } from '../core/ledger-types.js'
@@ -105,7 +106,7 @@ export async function revalidate(vault: string, id: string, reason?: string, opt
  */
 export async function readLedger(vault: string): Promise<LedgerView> {
   checkVault(vault)
-  const text = await readLedgerText(join(vault, LEDGER_FILE))
+  const text = await readLedgerText(runFileToRead(vault, LEDGER_FILE))
   return text === undefined ? emptyView() : replayLedger(text, vault).view
 }
 

@@ -1,5 +1,6 @@
 import type { OpenAI } from 'openai'
 import { followSignal } from '../core/abort.js'
+import { checkTimeoutMs } from '../core/durations.js'
 import { VaultplanError } from '../core/errors.js'
 import { describeEndpoint, resolveModelConfig, type ModelConfig } from './model-config.js'
 import { redact, secretsOf, withoutSecrets } from './secrets.js'
@@ -71,9 +72,7 @@ export function createLLM(options: CreateLLMOptions = {}): CallLLM {
   const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs
   const maxRetries = options.maxRetries ?? DEFAULTS.maxRetries
   const maxReplyBytes = options.maxReplyBytes ?? DEFAULTS.maxReplyBytes
-  if (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0) {
-    throw new TypeError(`Expected \`timeoutMs\` to be a positive integer of milliseconds, got \`${timeoutMs}\``)
-  }
+  checkTimeoutMs('timeoutMs', timeoutMs)
   if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) {
     throw new TypeError(`Expected \`maxRetries\` to be an integer from 0 up, got \`${maxRetries}\``)
   }

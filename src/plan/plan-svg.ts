@@ -1,6 +1,7 @@
 import type { PlanGraph } from './plan-graph.js'
 import { dotOf, type PictureState } from './plan-picture.js'
 import { layOut } from './svg-layout.js'
+import { checkTimeoutMs } from '../core/durations.js'
 
 /** Options of `toSvg`. */
 export interface SvgOptions {
@@ -29,12 +30,12 @@ const DEFAULTS = { timeoutMs: 10_000 }
  * vaultplan stays light, as Graphviz is loaded by the worker only.
  *
  * @throws {@link PictureTooLargeError} when the layout takes over `options.timeoutMs`.
- * @throws `TypeError` when `options.timeoutMs` is not a number above 0.
+ * @throws `TypeError` when `options.timeoutMs` is not whole milliseconds from 1 up to about 24.8 days (what a timer waits).
  * @throws `Error` when Graphviz cannot draw the DOT text (a bug of `toDot`: please report it).
  */
 export async function toSvg(graph: PlanGraph, state?: PictureState, options: SvgOptions = {}): Promise<string> {
   const { timeoutMs, signal } = { ...DEFAULTS, ...options }
-  if (!(timeoutMs > 0)) throw new TypeError(`Expected \`timeoutMs\` to be a number of milliseconds above 0, got \`${String(timeoutMs)}\``)
+  checkTimeoutMs('timeoutMs', timeoutMs)
   const result = await layOut(dotOf(graph, state, true), graph.nodes.size, { timeoutMs, signal })
   if (result.status !== 'success') {
     const errors = result.errors.filter((error) => error.level !== 'warning').map((error) => error.message)

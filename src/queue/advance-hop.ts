@@ -8,6 +8,7 @@ import type { WorkItem } from '../run/core/claims.js'
 import type { WorkFailure } from '../run/drive/tree-vaults.js'
 import { afterWorkerFailure, workVisit } from '../run/drive/work-visit.js'
 import { stampOf } from '../vault/fs-atomic.js'
+import { CONFIG_FILE, configRefusal } from '../vault/runner-config.js'
 import { commitHop, endOfFailedRun, pathOf } from './commit-hop.js'
 import type { HopJobData } from './enqueue-run.js'
 import { adoptClaim, agentOf, leaseOf, readyItems, stepping } from './hop-claims.js'
@@ -22,6 +23,8 @@ export interface HopContext {
   work: (step: StepInput) => Promise<string>
   stepOptions: StepOptions
   signal: AbortSignal
+  /** The folder the checks were read from: a vault that is it or holds it is refused. */
+  checksFrom?: string
 }
 
 /**
@@ -55,6 +58,7 @@ export async function advanceHop(context: HopContext, job: PgBoss.JobWithMetadat
   try {
     const ended = await endOfFailedRun(queue, job)
     if (ended) return { ...base, ...ended, ms: Date.now() - started }
+    await refuseChecksInVault(context, vault)
     let step = await stepping(() => nextStep(vault, options()), signal)
     if (step.kind === 'busy') {
       const adopted = await adoptClaim(queue, job, step.claims)
@@ -78,6 +82,13 @@ export async function advanceHop(context: HopContext, job: PgBoss.JobWithMetadat
   const outcome = await commitHop(queue, job, { after, agent, worked: worked !== undefined, stamps, ready })
   const runId = after.runId
   return { ...base, runId, ...(worked ? { worked } : {}), ...outcome, ms: Date.now() - started }
+}
+
+/** A vault that holds the folder the worker's checks were read from gives itself programs to run: its run fails, for a person to see. */
+async function refuseChecksInVault(context: HopContext, vault: string): Promise<void> {
+  if (context.checksFrom === undefined) return
+  const refusal = await configRefusal(context.checksFrom, { folders: [vault], as: 'vault' })
+  if (refusal !== undefined) throw new RunStateError('checks-in-vault', refusal, { config: join(context.checksFrom, CONFIG_FILE), vault })
 }
 
 /**

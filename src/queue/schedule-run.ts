@@ -68,29 +68,36 @@ async function schedulesOf(queue: RunQueue): Promise<ScheduleDefinition[]> {
     .sort((a, b) => a.name.localeCompare(b.name))
 }
 
+/** How many waiting ticks of a schedule one look takes (and makes one run of). */
+const TICKS_AT_ONCE = 1000
+
 /**
- * One look at the schedules' queues: each tick job becomes a run vault
- * (the template copied) enqueued on the hop queue, then the tick is
- * completed. A tick whose run vault exists already (a worker died after
- * making it) enqueues that vault: one run per tick. Resolves to the vaults
- * enqueued.
+ * One look at the schedules' queues: the tick jobs waiting in a schedule's
+ * queue become one run vault (the template copied, for the latest tick)
+ * enqueued on the hop queue, then the ticks are completed. Ticks that piled
+ * up while no worker took them (a process held the queue open, and so
+ * pg-boss's cron, while every worker was stopped or paused) are one run,
+ * never one each. A tick whose run vault exists already (a worker died
+ * after making it) enqueues that vault. Resolves to the vaults enqueued.
  */
 export async function takeTicks(queue: RunQueue, options: { fsync: boolean; checks?: string[] | undefined }): Promise<string[]> {
   const started: string[] = []
   for (const schedule of await schedulesOf(queue)) {
     const name = scheduleQueue(queue.name, schedule.name)
-    const jobs = await queue.boss.fetch<ScheduleDefinition>(name, { batchSize: 10, includeMetadata: true })
-    for (const job of jobs) {
-      try {
-        const at = job.createdOn instanceof Date ? job.createdOn : new Date()
-        const vault = await startTick(job.data, at, options)
-        await enqueueRun(queue, { vault, query: job.data.query })
-        await queue.boss.complete(name, job.id)
-        started.push(vault)
-      } catch (error) {
-        await queue.boss.fail(name, job.id, { message: error instanceof Error ? error.message : String(error) })
-        throw error
-      }
+    const jobs = await queue.boss.fetch<ScheduleDefinition>(name, { batchSize: TICKS_AT_ONCE, includeMetadata: true })
+    if (jobs.length === 0) continue
+    const ids = jobs.map((job) => job.id)
+    const at = (job: (typeof jobs)[number]) => (job.createdOn instanceof Date ? job.createdOn : new Date())
+    const latest = jobs.reduce((last, job) => (at(job) > at(last) ? job : last))
+    try {
+      const vault = await startTick(latest.data, at(latest), options)
+      await enqueueRun(queue, { vault, query: latest.data.query })
+      await queue.boss.complete(name, ids)
+      started.push(vault)
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error)
+      for (const id of ids) await queue.boss.fail(name, id, { message })
+      throw error
     }
   }
   return started

@@ -35,6 +35,14 @@ export interface StartWorkerOptions extends RunQueueOptions {
   predicates?: Record<string, Predicate>
   /** The checks a note's `check:` may name, as `RunOptions.checks`: defined by whoever runs the worker, never by a vault. */
   checks?: Record<string, CheckDefinition>
+  /**
+   * The folder the checks were read from (`vaultplan worker` passes its
+   * working folder when its `vaultplan.config.json` defined checks): a run
+   * whose vault is that folder or holds it is failed with `RunStateError`
+   * `checks-in-vault` before any hop, as a vault must not define the
+   * commands it runs.
+   */
+  checksFrom?: string
   /** @default 50 */
   maxSteps?: number
   /** @default true */
@@ -112,7 +120,7 @@ export async function startWorker(connection: QueueConnection, options: StartWor
   const checkNames = options.checks ? Object.keys(options.checks) : undefined
   const queue = await RunQueue.open(connection, queueOptions)
   const controller = new AbortController()
-  const context = { queue, work, stepOptions, signal: controller.signal }
+  const context = { queue, work, stepOptions, signal: controller.signal, ...(options.checksFrom !== undefined && { checksFrom: options.checksFrom }) }
   const inFlight = new Set<Promise<void>>()
   let stopping = false
   let warned = false

@@ -7,7 +7,7 @@ import { parseFrontmatter } from '../vault/frontmatter.js'
 import { stringifyFlat } from '../vault/plain-yaml.js'
 import { writeFileAtomicSync, type FileStamp } from '../vault/fs-atomic.js'
 import { runFolder } from '../vault/run-file-path.js'
-import { confineSync, type GateMemo } from '../vault/path-gate.js'
+import { confineSync, runFileToRead, type GateMemo } from '../vault/path-gate.js'
 import { OUTPUTS_FOLDER as OUTPUTS, TRACE_FOLDER } from '../vault/run-folder.js'
 import { tracePaths } from './trace.js'
 
@@ -99,15 +99,15 @@ export function outputPath(vault: string, file: string, seen?: GateMemo): string
   return outputTarget(vault, file, seen)?.path
 }
 
-/** {@link outputPath}, with the stamp the gate took of the note when it is a regular file. */
+/**
+ * {@link outputPath}, with the stamp the gate took of the note when it is a
+ * regular file. A trace folder that is a symlink (to another run's) gives
+ * no output: looked at once in a pass of `seen`.
+ */
 export function outputTarget(vault: string, file: string, seen?: GateMemo): { path: string; stamp?: FileStamp } | undefined {
-  return outputTargetIn(tracePaths(vault).folder, file, seen)
-}
-
-/** {@link outputTarget} under a trace folder known by its path (`tracePaths(vault).folder`), for a pass over many outputs. */
-export function outputTargetIn(folder: string, file: string, seen?: GateMemo): { path: string; stamp?: FileStamp } | undefined {
   try {
-    return confineSync(folder, file, 'an output of the trace', seen)
+    if (!seen?.has('')) runFileToRead(vault, TRACE_FOLDER)
+    return confineSync(tracePaths(vault).folder, file, 'an output of the trace', seen)
   } catch {
     return undefined
   }

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises'
 import { readRegularBytesSync, readRegularFileSync, regularStampSync, sameStamp, utf8, type FileStamp } from '../vault/fs-atomic.js'
 import { stampTells } from '../vault/note-version.js'
-import type { GateMemo } from '../vault/path-gate.js'
-import { outputTargetIn, parseOutput, type SavedOutput } from './output-note.js'
-import { parseAppended, parseTrace, tracePaths, type ParsedTrace, type Trace } from './trace.js'
+import { runFileToRead, type GateMemo } from '../vault/path-gate.js'
+import { outputTarget, parseOutput, type SavedOutput } from './output-note.js'
+import { parseAppended, parseTrace, TRACE_PATH, tracePaths, type ParsedTrace, type Trace } from './trace.js'
 
 /**
  * A run's own files (its trace, its output notes) as a vault's session last
@@ -30,11 +30,13 @@ export class RunFiles {
    * The trace as `readTrace` reads it.
    *
    * @param shownAs - the vault as the caller named it, for the messages
-   * @throws {@link RunStateError} as `readTrace`
+   * @throws {@link RunStateError} as `readTrace` (`trace-outside-vault` for a symlink on the way)
    */
   async readTrace(shownAs = this.vault): Promise<Trace | undefined> {
     // Taken before the look: a write after it is one the next look may have to tell by the bytes.
     const at = Date.now()
+    // Never through a symlink, as a run never writes through one: a link to another run's folder shows nothing of it.
+    runFileToRead(this.vault, TRACE_PATH)
     const stamp = regularStampSync(this.paths.trace)
     const known = this.trace
     if (known && sameStamp(stamp, known.stamp) && stampTells(stamp!, known.checkedAt)) return copyOf(known.parsed.trace)
@@ -62,7 +64,7 @@ export class RunFiles {
     // Taken before the look: a write after it is one the next look may have to tell by the bytes.
     const at = Date.now()
     // The gate's own look at the note gives its stamp.
-    const { path, stamp } = outputTargetIn(this.paths.folder, file, seen) ?? {}
+    const { path, stamp } = outputTarget(this.vault, file, seen) ?? {}
     if (known && sameStamp(stamp, known.stamp) && stampTells(stamp!, known.checkedAt)) return known.saved && { ...known.saved }
     // Just looked at as a regular file, so not looked at again; anything else (a symlink) read the usual way, with no stamp kept.
     const read = stamp === undefined ? undefined : readRegularFileSync(path!, MAX_SYNC_READ, true)

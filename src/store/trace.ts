@@ -23,6 +23,7 @@ export { TRACE_FORMAT, type ClaimRecord, type EditRecord, type HopRecord, type T
 import { lazyModule } from '../core/lazy-module.js'
 import { MARKER, markerText, renderRecord, safe } from './trace-render.js'
 import { runFolder } from '../vault/run-file-path.js'
+import { runFileToRead } from '../vault/path-gate.js'
 
 /** The YAML writer, for the trace's header (once a run). */
 const yaml = lazyModule<typeof import('yaml')>('yaml')
@@ -41,6 +42,9 @@ export interface TraceHeader {
   /** The step budget the run was started with (a subplan's: the whole run's then): what a snapshot decides for when not told (traces before it have none). */
   maxSteps?: number
 }
+
+/** The trace, relative to its vault: `00_plan-trace/trace.md`. */
+export const TRACE_PATH = `${TRACE_FOLDER}/${TRACE_FILE}`
 
 /** Paths of the files a run writes, all under `00_plan-trace/`. */
 export function tracePaths(vault: string) {
@@ -78,12 +82,13 @@ export interface Trace {
  * short by a crash has no marker line and is ignored.
  *
  * @returns `undefined` when the vault has no trace.
- * @throws {@link RunStateError} when the trace was written by a newer, incompatible vaultplan.
+ * @throws {@link RunStateError} when the trace was written by a newer, incompatible vaultplan; `trace-outside-vault` when a symlink stands on its way (as a run refuses it)
  */
 export async function readTrace(vault: string): Promise<Trace | undefined> {
+  const path = runFileToRead(vault, TRACE_PATH)
   let text: string
   try {
-    text = await readFile(tracePaths(vault).trace, 'utf8')
+    text = await readFile(path, 'utf8')
   } catch {
     return undefined
   }

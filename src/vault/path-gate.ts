@@ -1,6 +1,7 @@
 import { lstatSync, realpathSync, type Stats } from 'node:fs'
 import { realpath } from 'node:fs/promises'
 import { join, relative, resolve, sep } from 'node:path'
+import { RunStateError } from '../core/errors.js'
 import { isInside, toStamp, type FileStamp } from './fs-atomic.js'
 
 /**
@@ -185,4 +186,40 @@ export async function pathInVault(vault: string, file: string): Promise<string> 
     if (!(error instanceof PathRefusal)) throw error
     throw new Error(`Refusing to write \`${file}\`: it leads outside the vault \`${vault}\` through a symlink`, { cause: error })
   }
+}
+
+/**
+ * The gate for reading a run's own file (its trace, output notes, ledger,
+ * final note): `file` under `vault`, with no symlink on the way from the
+ * vault down, as a run requires of every file it writes (`runFilePath`).
+ * So a reader (a snapshot, the status, the board, the MCP server) never
+ * shows what a run would refuse: a `00_plan-trace` linked to the run folder
+ * of another vault, in the same root or out of it. Where a part is missing
+ * the look ends: the file is missing, and its read finds nothing.
+ *
+ * Synchronous: `lstat` never blocks on what it looks at.
+ *
+ * @param file - relative to the vault, `/` between names: `00_plan-trace/trace.md`
+ * @returns the file's absolute path
+ * @throws {@link RunStateError} `trace-outside-vault` for a symlink on the way, the file's own place included
+ * @throws `PathRefusal` for a `file` that is absolute or climbs out with `..`
+ */
+export function runFileToRead(vault: string, file: string): string {
+  let path = vault
+  for (const part of insideSegments(file, 'a run file')) {
+    path = join(path, part)
+    const info = lstatOrNothing(path)
+    if (info === undefined) return join(vault, file)
+    if (info.isSymbolicLink()) throw symlinkInRunFolder(path)
+  }
+  return path
+}
+
+/** The refusal of a symlink at `path`, where a run keeps its own files: for a write and a read alike. */
+export function symlinkInRunFolder(path: string): RunStateError<'trace-outside-vault'> {
+  return new RunStateError(
+    'trace-outside-vault',
+    `\`${path}\` is a symlink; a run keeps its files only in real folders of its vault, and reads and writes none through a link. Remove it (or put a folder in its place), then run again.`,
+    { path },
+  )
 }

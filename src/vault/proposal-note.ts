@@ -7,7 +7,7 @@ import { parseNote } from './parse-note.js'
 import { editNote } from './edit-note.js'
 import { readNoteForRewrite } from './settled-read.js'
 import { countLines } from '../core/text.js'
-import { durationMs } from '../core/knobs.js'
+import { durationMs } from '../core/durations.js'
 
 /** The id `waiting` and `decide` use for the proposal. */
 export const PROPOSAL_NODE = 'proposal'

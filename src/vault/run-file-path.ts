@@ -1,7 +1,7 @@
 import { lstatSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
-import { insideSegments } from './path-gate.js'
+import { insideSegments, symlinkInRunFolder } from './path-gate.js'
 
 /**
  * The one check every write of a run's own files goes through (the trace,
@@ -28,13 +28,7 @@ export function runFolder(vault: string, folder: string): string {
       mkdirOnce(path)
       continue
     }
-    if (info.isSymbolicLink()) {
-      throw new RunStateError(
-        'trace-outside-vault',
-        `\`${path}\` is a symlink; a run writes its files only into real folders of its vault. Remove it (or put a folder in its place), then run again.`,
-        { path },
-      )
-    }
+    if (info.isSymbolicLink()) throw symlinkInRunFolder(path)
     if (!info.isDirectory()) {
       throw new RunStateError(
         'trace-not-folder',
@@ -57,11 +51,7 @@ export function runFolder(vault: string, folder: string): string {
 export function runFilePath(vault: string, file: string): string {
   const cut = file.lastIndexOf('/')
   const path = join(runFolder(vault, cut < 0 ? '' : file.slice(0, cut)), file.slice(cut + 1))
-  if (lstatOrNothing(path)?.isSymbolicLink()) {
-    throw new RunStateError('trace-outside-vault', `\`${path}\` is a symlink; a run writes its files only as files of its own. Remove it, then run again.`, {
-      path,
-    })
-  }
+  if (lstatOrNothing(path)?.isSymbolicLink()) throw symlinkInRunFolder(path)
   return path
 }
 

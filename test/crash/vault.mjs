@@ -114,7 +114,8 @@ export const CHECK_SCRIPT = fileURLToPath(new URL('check.mjs', import.meta.url))
  * worked (it sets `CRASH_VISIT` in the environment the check inherits).
  */
 export function checksFor(sideLog, attempt) {
-  return { done: { command: [process.execPath, CHECK_SCRIPT], env: { CRASH_SIDE_LOG: sideLog, CRASH_ATTEMPT: String(attempt) } } }
+  // CRASH_VISIT is set in the runner's environment as each visit is worked: a check gets it only passed through by name.
+  return { done: { command: [process.execPath, CHECK_SCRIPT], env: { CRASH_SIDE_LOG: sideLog, CRASH_ATTEMPT: String(attempt) }, inheritEnv: ['CRASH_VISIT'] } }
 }
 
 /**

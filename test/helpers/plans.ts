@@ -36,6 +36,22 @@ export function humanReview(): Record<string, string> {
   }
 }
 
+/** draft -> approve, which a person decides within `wait` (`approved -> send`, `timeout -> escalate` unless `next` says otherwise). */
+export function deadlinePlan(wait: string, next = ['approved -> [[send]]', 'timeout -> [[escalate]]']): Record<string, string> {
+  return {
+    'draft.md': note({ front: { type: 'start' }, title: 'Draft', next: ['[[approve]]'] }),
+    'approve.md': note({ front: { judge: 'human', wait }, title: 'Approve the draft', next }),
+    'send.md': note({ title: 'Send' }),
+    'escalate.md': note({ title: 'Escalate' }),
+  }
+}
+
+/** collect -> digest: the template a schedule copies at each tick. */
+export const digestTemplate: Readonly<Record<string, string>> = {
+  'collect.md': note({ front: { type: 'start' }, title: 'Collect the news', next: ['[[digest]]'] }),
+  'digest.md': note({ title: 'Write the digest' }),
+}
+
 /** s1 -> s2 -> ... -> s5, unconditional. */
 export function chain(): Record<string, string> {
   const files: Record<string, string> = {}

@@ -1,3 +1,5 @@
+import { checkTimeoutMs } from '../../core/durations.js'
+
 /*
  * A note's checks (`check: test`): commands the runner defines, run after
  * the work as argument vectors (never through a shell the runner did not
@@ -22,8 +24,20 @@ export interface CheckDefinition {
    * @default 600000 (10 minutes)
    */
   timeoutMs?: number
-  /** Variables added to the process's environment for the command. */
+  /**
+   * Variables set for the command. A check does not get the runner's whole
+   * environment: only a minimal set (`PATH`, `HOME`, `USER`, `SHELL`,
+   * `LANG`, `LC_*`, `TERM`, `TZ`, `TMPDIR`, `CI` ... and what Windows needs),
+   * the variables `inheritEnv` names, and these.
+   */
   env?: Record<string, string>
+  /**
+   * Names of variables of the runner's environment the command gets too,
+   * such as `['NPM_TOKEN']` (`--check-env NAME` on the CLI). The value of
+   * one whose name looks secret (`KEY`, `TOKEN`, `SECRET`, `PASSWORD` ...)
+   * is taken out of the output the run keeps, as the model's key is always.
+   */
+  inheritEnv?: string[]
 }
 
 /** What one check did, as the trace records it. */
@@ -38,6 +52,9 @@ export interface CheckResult {
   /** The last 4 KB of its output (stdout and stderr as they came), or why it could not start. */
   tail: string
 }
+
+/** A variable name a check may pass through. */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 /** The default timeout of a check: 10 minutes. */
 export const CHECK_TIMEOUT_MS = 600_000
@@ -59,9 +76,12 @@ export function checkDefinitions(checks: unknown): void {
     const command = definition?.command
     if (!Array.isArray(command) || command.length === 0 || !command.every((word) => typeof word === 'string') || command[0] === '')
       throw new TypeError(`Expected \`checks.${name}.command\` to be a non-empty array of strings (\`['npm', 'test']\`), got \`${JSON.stringify(command)}\``)
-    const { timeoutMs } = definition
-    if (timeoutMs !== undefined && !(Number.isSafeInteger(timeoutMs) && timeoutMs >= 1))
-      throw new TypeError(`Expected \`checks.${name}.timeoutMs\` to be an integer from 1 up, got \`${timeoutMs}\``)
+    if (definition.timeoutMs !== undefined) checkTimeoutMs(`checks.${name}.timeoutMs`, definition.timeoutMs)
+    const { env, inheritEnv } = definition
+    if (env !== undefined && (!env || typeof env !== 'object' || Array.isArray(env) || !Object.values(env).every((value) => typeof value === 'string')))
+      throw new TypeError(`Expected \`checks.${name}.env\` to be an object of strings (\`{ CI: '1' }\`), got \`${JSON.stringify(env)}\``)
+    if (inheritEnv !== undefined && !(Array.isArray(inheritEnv) && inheritEnv.every((each) => typeof each === 'string' && ENV_NAME.test(each))))
+      throw new TypeError(`Expected \`checks.${name}.inheritEnv\` to be an array of variable names (\`['NPM_TOKEN']\`), got \`${JSON.stringify(inheritEnv)}\``)
   }
 }
 

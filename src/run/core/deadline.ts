@@ -1,4 +1,4 @@
-import { durationMs } from '../../core/knobs.js'
+import { durationMs } from '../../core/durations.js'
 import type { Edge, PlanNode } from '../../core/types.js'
 import { outputFile, type HopRecord } from '../../store/trace.js'
 
@@ -24,11 +24,18 @@ export function timeoutEdge(node: Pick<PlanNode, 'edges'>): Edge | undefined {
   return node.edges.find((edge) => edge.conditional && edge.label.trim().toLowerCase() === 'timeout')
 }
 
-/** The milliseconds since the epoch at which a wait that began `since` runs out, or `undefined` for a note without `wait:`. */
+/**
+ * The milliseconds since the epoch at which a wait that began `since` runs
+ * out, or `undefined` for a note without `wait:` (or with one no run takes),
+ * and for a `since` no deadline can be told from: a time past what a `Date`
+ * holds (a hand-edited trace) is no deadline, never a `RangeError`.
+ */
 export function deadlineOf(node: Pick<PlanNode, 'wait'>, since: string): number | undefined {
   const ms = node.wait === undefined ? undefined : durationMs(node.wait)
   const began = Date.parse(since)
-  return ms === undefined || Number.isNaN(began) ? undefined : began + ms
+  if (ms === undefined || Number.isNaN(began)) return undefined
+  const deadline = began + ms
+  return Number.isNaN(new Date(deadline).getTime()) ? undefined : deadline
 }
 
 /**

@@ -175,7 +175,8 @@ export interface StepOptions {
   agent?: string
   /**
    * How long an agent's claim lasts unless the agent calls again; an expired
-   * claim may be taken by another agent (same key and visit).
+   * claim may be taken by another agent (same key and visit). At most a
+   * year (31536000000), as every duration vaultplan takes.
    *
    * @default 1800000 (30 minutes)
    */

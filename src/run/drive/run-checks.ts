@@ -1,9 +1,12 @@
 import { spawn } from 'node:child_process'
 import { type CheckDefinition, type CheckResult, CHECK_TIMEOUT_MS } from '../core/checks.js'
+import { checkEnv, checkSecrets } from '../core/check-env.js'
+import { redact } from '../../models/secrets.js'
 
 /*
  * Running a note's checks: each as an argument vector in a process group of
- * its own, so a timeout or an abort ends its children too.
+ * its own, so a timeout or an abort ends its children too, with a minimal
+ * environment, and what it printed kept without the runner's secrets.
  */
 
 /** How much of a check's output is kept: its last 4 KB. */
@@ -34,13 +37,15 @@ function runCheck(name: string, definition: CheckDefinition, signal?: AbortSigna
   signal?.throwIfAborted()
   const started = Date.now()
   const [program, ...args] = definition.command
+  const windows = process.platform === 'win32'
+  const secrets = checkSecrets(definition, process.env, windows)
   return new Promise<CheckResult>((resolve, reject) => {
     let tail = Buffer.alloc(0)
     let timedOut = false
     let failed: Error | undefined
     const child = spawn(program!, args, {
       cwd: definition.cwd ?? process.cwd(),
-      env: { ...process.env, ...definition.env },
+      env: checkEnv(definition, process.env, windows),
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     })
@@ -73,12 +78,28 @@ function runCheck(name: string, definition: CheckDefinition, signal?: AbortSigna
       clearTimeout(timer)
       signal?.removeEventListener('abort', onAbort)
       if (signal?.aborted) return reject(signal.reason)
-      const text = failed ? `The check could not start: ${failed.message}` : tailText(tail)
+      const text = withoutSecrets(failed ? `The check could not start: ${failed.message}` : tailText(tail), secrets)
       const result: CheckResult = { name, exit: failed || timedOut ? null : code, ms: Date.now() - started, tail: text }
       if (timedOut) result.timedOut = true
       resolve(result)
     })
   })
+}
+
+/**
+ * `text` without `secrets`: each taken out whole, and the end of one the
+ * 4 KB cut left at the start of the text (the kept output begins mid-secret).
+ */
+function withoutSecrets(text: string, secrets: readonly string[]): string {
+  let kept = redact(text, secrets)
+  for (const secret of secrets) {
+    for (let length = secret.length - 1; length >= 4; length--) {
+      if (!kept.startsWith(secret.slice(-length))) continue
+      kept = `***${kept.slice(length)}`
+      break
+    }
+  }
+  return kept
 }
 
 /** The last 4 KB of an output, cut at a character's start. */

@@ -1,5 +1,7 @@
 import { resolve } from 'node:path'
 import { abortable } from '../../core/abort.js'
+import { MAX_DURATION_MS } from '../../core/durations.js'
+import { checkDefinitions } from '../core/checks.js'
 import { assertFolder } from '../../vault/fs-atomic.js'
 import { withVaultLock } from '../../vault/lock.js'
 import { PlanTree } from '../drive/plan-tree.js'
@@ -158,9 +160,11 @@ function checkStepOptions(vault: string, options: StepOptions): void {
   if (maxSteps !== undefined && !(Number.isInteger(maxSteps) && maxSteps >= 1))
     throw new TypeError(`Expected \`maxSteps\` to be an integer from 1 up, got \`${maxSteps}\``)
   if (query !== undefined && typeof query !== 'string') throw new TypeError(`Expected \`query\` to be a string, got \`${typeof query}\``)
+  checkDefinitions(options.checks)
   const { agent, leaseMs } = options
   if (agent !== undefined && (typeof agent !== 'string' || agent.trim() === ''))
     throw new TypeError(`Expected \`agent\` to be a name, got \`${String(agent)}\``)
-  if (leaseMs !== undefined && !(Number.isInteger(leaseMs) && leaseMs >= 1))
-    throw new TypeError(`Expected \`leaseMs\` to be milliseconds from 1 up, got \`${leaseMs}\``)
+  // A lease's end is a date: bounded as every duration is, so it is one a `Date` holds.
+  if (leaseMs !== undefined && !(Number.isInteger(leaseMs) && leaseMs >= 1 && leaseMs <= MAX_DURATION_MS))
+    throw new TypeError(`Expected \`leaseMs\` to be milliseconds from 1 up to ${MAX_DURATION_MS} (a year), got \`${leaseMs}\``)
 }

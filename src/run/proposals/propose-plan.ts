@@ -1,7 +1,8 @@
 import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { RunStateError, VaultPathError } from '../../core/errors.js'
-import { durationMs } from '../../core/knobs.js'
+import { durationMs } from '../../core/durations.js'
+import { knobExpects } from '../../core/knobs.js'
 import { withVaultLock } from '../../vault/lock.js'
 import { sameStamp, stampOf, writeFileAtomic } from '../../vault/fs-atomic.js'
 import { confinedOrNothing } from '../../vault/path-gate.js'
@@ -84,7 +85,7 @@ export async function proposePlan(query: string, options: ProposeOptions): Promi
       `Expected \`options.document\` to be a plan document string, and no \`llm\` beside it (an agent's document is the plan), got \`${typeof options.document}\``,
     )
   if (options.wait !== undefined && (typeof options.wait !== 'string' || durationMs(options.wait) === undefined))
-    throw new TypeError(`Expected \`options.wait\` to be a duration such as \`45s\`, \`30m\`, \`4h\` or \`2d\`, got \`${String(options.wait)}\``)
+    throw new TypeError(`Expected \`options.wait\` to be ${knobExpects('wait')}, got \`${String(options.wait)}\``)
   const target = resolve(options.into)
   const fsync = options.fsync ?? true
   const extra: VersionExtra = { ...(options.wait !== undefined && { wait: options.wait.trim() }) }

@@ -13,7 +13,9 @@ import { journaledOutputs, pendingOutput, type OutputReader } from './run-output
 import { plannerCallsOf } from './planner-calls.js'
 import { resolveBudget } from '../core/run-options.js'
 import { snapshotOf, type RunSnapshot, type VaultRecords } from '../core/run-snapshot.js'
-import { readTrace, tracePaths, type Trace } from '../../store/trace.js'
+import { readTrace, type Trace } from '../../store/trace.js'
+import { runFileToRead } from '../../vault/path-gate.js'
+import { FINAL_FILE, TRACE_FOLDER } from '../../vault/run-folder.js'
 
 /** Options of `observeRun`. */
 export interface ObserveOptions {
@@ -138,6 +140,6 @@ async function finalOutput(dir: string, trace: Trace, outputs: OutputReader): Pr
   if (last?.kind !== 'hop' || last.next !== null) return undefined
   const saved = await outputs.readOutput(last.output)
   if (saved) return saved.output
-  const text = await readFile(tracePaths(dir).final, 'utf8').catch(() => '')
+  const text = await readFile(runFileToRead(dir, `${TRACE_FOLDER}/${FINAL_FILE}`), 'utf8').catch(() => '')
   return text.slice(parseFrontmatter(text).split.contentStart)
 }

@@ -58,6 +58,14 @@ export function nextTick(schedule: Pick<ScheduleDefinition, 'cron' | 'tz'>, afte
   }
 }
 
+/** The latest tick of a schedule at or before `by`, and never before `since` (a tick known to be due). */
+export function lastTick(schedule: Pick<ScheduleDefinition, 'cron' | 'tz'>, by: Date, since: Date): Date {
+  // Just after `by`, so that a tick at `by` itself is the one found.
+  const expression = cronParser().parseExpression(schedule.cron, { currentDate: new Date(by.getTime() + 1), tz: schedule.tz ?? 'UTC' })
+  const latest = expression.prev().toDate()
+  return latest.getTime() < since.getTime() ? since : latest
+}
+
 /** The run vault of the tick at `at`: `<runs>/<name>-<YYYYMMDD-HHMMSS>` (UTC), absolute. */
 export function tickVault(schedule: Pick<ScheduleDefinition, 'name' | 'runs'>, at: Date): string {
   const stamp = at
@@ -74,7 +82,7 @@ export async function startTick(schedule: ScheduleDefinition, at: Date, options:
   return vault
 }
 
-type CronParser = { parseExpression(expression: string, options: { currentDate: Date; tz: string }): { next(): { toDate(): Date } } }
+type CronParser = { parseExpression(expression: string, options: { currentDate: Date; tz: string }): Record<'next' | 'prev', () => { toDate(): Date }> }
 
 let parser: CronParser | undefined
 /** cron-parser, a CommonJS module, loaded once when a schedule is first read. */
