@@ -38,6 +38,7 @@ export default defineConfig({
       { find: /^vaultplan\/ai-sdk$/, replacement: fileURLToPath(new URL('./src/models/ai-sdk.ts', import.meta.url)) },
       { find: /^vaultplan\/queue$/, replacement: fileURLToPath(new URL('./src/queue/index.ts', import.meta.url)) },
       { find: /^vaultplan\/board$/, replacement: fileURLToPath(new URL('./src/board/index.ts', import.meta.url)) },
+      { find: /^vaultplan\/mcp$/, replacement: fileURLToPath(new URL('./src/mcp/index.ts', import.meta.url)) },
     ],
   },
   test: {

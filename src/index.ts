@@ -17,24 +17,21 @@ export {
   type AnyRunStateError,
   type LockHolder,
   type ModelErrorCode,
-  type HeldVisit,
   type PendingStep,
   type RunStateErrorCode,
   type RunStateErrorData,
   type VaultPathErrorCode,
   type VaultplanErrorCode,
 } from './core/errors.js'
-export { DECIDED_BY, PLAN_ISSUE_CODES, type EdgeOrigin, type ModelUsage, type NodeOrigin, type PlanIssueCode } from './core/types.js'
-export { JUDGE_KINDS, NODE_STATUSES, NODE_TYPES } from './core/knobs.js'
-export { LEDGER_KINDS } from './core/ledger-types.js'
-export { decide, type Decision as HumanDecision } from './run/decide/decide.js'
+export { PLAN_ISSUE_CODES, type EdgeOrigin, type ModelUsage, type NodeOrigin, type PlanIssueCode } from './core/types.js'
+export { decide, type HumanDecision } from './run/decide/decide.js'
 export { editPlan, type EditPlanOptions, type PlanEdit, type PlanEditResult } from './run/edits/edit-plan.js'
 export { dryRun, type JudgePreview } from './run/read/dry-run.js'
 export { runSchedules, type RunningSchedules, type RunSchedulesOptions } from './run/schedules/run-schedules.js'
 export type { ScheduleDefinition } from './run/schedules/schedules.js'
 export { observeRun, type ObserveOptions } from './run/read/observe-run.js'
 export type { RunNext, RunPhase, RunSnapshot, SnapshotHop, SnapshotNode, WorkItem } from './run/core/run-snapshot.js'
-export type { AgentClaim } from './run/core/claims.js'
+export type { AgentClaim } from './core/types.js'
 export { forkRun, type ForkOptions } from './run/forks/fork.js'
 export { blockStep, completeStep, deferStep, nextStep, type Step, type StepOptions, type StopInfo, type WaitingNote } from './run/entry/stepping.js'
 export { runPlan } from './run/entry/executor.js'
@@ -50,7 +47,6 @@ export {
   type LedgerEntry,
   type LedgerKind,
   type LedgerView,
-  type LedgerWriteOptions,
   type NewLedgerEntry,
   type StandingChange,
   type StandingOptions,
@@ -62,17 +58,9 @@ export { updateStatus } from './vault/update-status.js'
 export { parsePlanDocument, pathGraphFromSteps, planGraph } from './plan/plan-document.js'
 export { PlanGraph } from './plan/plan-graph.js'
 export { proposePlan, type ProposeOptions } from './run/proposals/propose-plan.js'
-export { PROPOSAL_STATUSES, readProposal, type ProposalInfo, type ProposalStatus } from './vault/proposal-note.js'
+export { readProposal, type ProposalInfo, type ProposalStatus } from './vault/proposal-note.js'
 export { toDot, toMermaid, type PictureState } from './plan/plan-picture.js'
-export {
-  toCanvas,
-  type CanvasColor,
-  type CanvasDocument,
-  type CanvasEdge,
-  type CanvasNode,
-  type CanvasNodeBase,
-  type CanvasOptions,
-} from './plan/plan-canvas.js'
+export { toCanvas, type CanvasColor, type CanvasDocument, type CanvasEdge, type CanvasNode, type CanvasOptions } from './plan/plan-canvas.js'
 export { toSvg, type SvgOptions } from './plan/plan-svg.js'
 export { readRunStatus, type RunStatus } from './run/read/run-status.js'
 export { createWorker, type WorkerOptions } from './models/worker.js'
@@ -94,5 +82,4 @@ export type {
   Tool,
   TransitionContext,
 } from './core/types.js'
-export type { RunDocumentKind } from './memory/run-documents.js'
 export { searchRuns, type SearchHit, type SearchOptions } from './memory/search-runs.js'

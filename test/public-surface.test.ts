@@ -1,17 +1,13 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { expect, it } from 'vitest'
 
 // The names users import. Adding one is a feature, removing or renaming one breaks users: either is a decision, made here.
 it('exports exactly these names', async () => {
   expect(Object.keys(await import('vaultplan')).sort()).toEqual([
-    'DECIDED_BY',
-    'JUDGE_KINDS',
-    'LEDGER_KINDS',
     'LLMError',
     'ModelConfigError',
-    'NODE_STATUSES',
-    'NODE_TYPES',
     'PLAN_ISSUE_CODES',
-    'PROPOSAL_STATUSES',
     'PictureTooLargeError',
     'PlanGraph',
     'PlanValidationError',
@@ -159,8 +155,31 @@ it('every error class shares the base, its name and one casing of codes', async 
   ])
 })
 
+it('names at most 125 things in the main entry, values and types: one idea per name, and nothing only the project itself uses', () => {
+  const index = readFileSync(join(import.meta.dirname, '..', 'src', 'index.ts'), 'utf8')
+  const names = [...index.matchAll(/export (?:type )?\{([^}]*)\}/g)].flatMap((match) =>
+    match[1]!
+      .split(',')
+      .map((part) =>
+        part
+          .trim()
+          .replace(/^type /, '')
+          .split(' as ')
+          .pop()!
+          .trim(),
+      )
+      .filter(Boolean),
+  )
+  expect(new Set(names).size).toBe(names.length)
+  expect(names.length).toBeLessThanOrEqual(125)
+})
+
 it('exports exactly these names from vaultplan/ai-sdk', async () => {
   expect(Object.keys(await import('vaultplan/ai-sdk')).sort()).toEqual(['llmFromAISDK', 'toolsFromAISDK'])
+})
+
+it('exports exactly these names from vaultplan/mcp: the server the docs name, for a transport of your own', async () => {
+  expect(Object.keys(await import('vaultplan/mcp')).sort()).toEqual(['createMcpServer'])
 })
 
 it('exports exactly these names from vaultplan/queue', async () => {

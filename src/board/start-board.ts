@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { readFile, realpath } from 'node:fs/promises'
-import type { AddressInfo } from 'node:net'
-import { serve, type HttpBindings } from '@hono/node-server'
+import type { HttpBindings } from '@hono/node-server'
 import { Hono } from 'hono'
 import { getCookie, setCookie } from 'hono/cookie'
 import { allowedHosts, foreignHostOrOrigin, hostWithPort, isWildcard, originHost, sameSecret } from '../core/host-check.js'
@@ -12,6 +11,7 @@ import { PROPOSAL_NODE } from '../vault/proposal-note.js'
 import { forkRun } from '../run/forks/fork.js'
 import { assertFolder } from '../vault/fs-atomic.js'
 import { confine, refuseInsideVault, vaultPath } from '../mcp/paths.js'
+import { listen } from '../mcp/listen.js'
 import { planSvg, runDetail, runRows } from './board-data.js'
 import { page, problemPage, proposalHref, runHref, runPage, runsPage, searchPage, type KeptDecision } from './board-pages.js'
 import { proposalHistory } from './proposal-data.js'
@@ -223,13 +223,8 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
     return c.html(page('Problem', problemPage(message, '/')), isCallerMistake(error) ? 400 : 500)
   })
 
-  const server = serve({ fetch: app.fetch, hostname: host, port })
-  await new Promise<void>((resolve, reject) => {
-    if (server.listening) return resolve()
-    server.once('listening', () => resolve())
-    server.once('error', reject)
-  })
-  const bound = (server.address() as AddressInfo).port
+  const server = await listen(app, host, port)
+  const bound = server.port
   allowed = allowedHosts(host, bound, options.allowedHosts ?? [])
   cookie = cookieName(bound)
   // Bound to every address, the board is reached by a name it was given: its address is that one.
@@ -240,8 +235,7 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
     origin,
     close: async () => {
       watch.close()
-      if ('closeAllConnections' in server) server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await server.close()
     },
   }
 }

@@ -1,4 +1,4 @@
-import type { NodeStatus, PlanIssue } from './types.js'
+import type { NodeStatus, PlanIssue, WorkItem } from './types.js'
 
 /**
  * The base of every error vaultplan throws for a problem of the user's
@@ -96,15 +96,6 @@ export interface LockHolder {
   since: string
 }
 
-/** A visit an agent holds (section 16), as a snapshot's frontier shows it. */
-export interface HeldVisit {
-  node: string
-  visit: number
-  step: number
-  plan?: string
-  claim?: { agent: string; key: string; until: string }
-}
-
 /** The step a run waits to have completed: what `nextStep` returns again, by its key. */
 export interface PendingStep {
   key: string
@@ -128,7 +119,7 @@ export interface RunStateErrorData extends Record<RunStateErrorCode, object> {
   /** A choice outside `choices`, the valid ones (none at a terminal). */
   'bad-choice': { node: string; choices: string[] }
   /** Agents hold every visit ready now: who holds each, and until when. */
-  busy: { claims: HeldVisit[] }
+  busy: { claims: WorkItem[] }
   /** The runner's checks came from `config`, which lies in the run's `vault` (a queue worker started inside it). */
   'checks-in-vault': { config: string; vault: string }
   /** Another agent's live claim holds the visit of `key`: only that agent completes, defers or blocks it until `until`. */

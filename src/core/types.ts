@@ -258,3 +258,27 @@ export type RunEvent =
   | { type: 'waiting' | 'stop' | 'end'; node: string; reason?: string }
   /** Before the run goes on: the plan's warnings (files relative to the vault run), such as a `tools:` name the runner does not have. Told only when there are some. */
   | { type: 'warnings'; issues: PlanIssue[] }
+
+/** What a run can do now: a visit to work, a saved output to judge, a planner call due. */
+export interface WorkItem {
+  /** `judge`: an output is saved, its transition not yet judged; `plan`: a planner call is due. */
+  kind: 'work' | 'judge' | 'plan'
+  /** The note, by its path from the top vault (`research/find`). */
+  node: string
+  visit: number
+  /** The step the visit has (claimed) or would get if the items were claimed in frontier order, as its vault's trace numbers it. */
+  step: number
+  /** The subplan folder, relative to the top vault, for an item inside one. */
+  plan?: string
+  /** A visit an agent claimed (section 16): who, its key, and when the lease ends. */
+  claim?: AgentClaim
+}
+
+/** An agent's claim on a visit, as the snapshot and `busy` show it. */
+export interface AgentClaim {
+  agent: string
+  /** The visit's key, the one `completeStep` takes. */
+  key: string
+  /** When the lease ends, ISO 8601: after it, another agent may take the visit. */
+  until: string
+}

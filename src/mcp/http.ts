@@ -1,10 +1,13 @@
 import type { CheckDefinition } from '../run/core/checks.js'
 import { randomUUID } from 'node:crypto'
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import type { ServerResponse } from 'node:http'
+import type { HttpBindings } from '@hono/node-server'
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+import { Hono, type Context } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
 import { allowedHosts, foreignHostOrOrigin, sameSecret } from '../core/host-check.js'
+import { listen } from './listen.js'
 import { createMcpServer } from './server.js'
 
 /** Options of `serveHttp`. */
@@ -47,7 +50,7 @@ const DEFAULTS = { host: '127.0.0.1', maxSessions: 100, sessionIdleMs: 3_600_000
 
 /** A session: its transport, what closes it, its requests and streams open, and when the last one ended. */
 interface Session {
-  transport: StreamableHTTPServerTransport
+  transport: WebStandardStreamableHTTPServerTransport
   close(): Promise<void>
   open: number
   idleSince: number
@@ -58,9 +61,12 @@ export const ENDPOINT = '/mcp'
 /** The largest request body read: the SDK's own bound. */
 const MAX_BODY = 4 * 1024 * 1024
 
+type App = Hono<{ Bindings: HttpBindings }>
+
 /**
  * Serves the vaults under `options.root` over MCP's Streamable HTTP
- * transport at `/mcp`, one transport and one server per session (the
+ * transport at `/mcp`, on the board's HTTP stack (Hono on Node's HTTP
+ * server), one transport and one server per session (the
  * `mcp-session-id` the first response names). Before anything else, a
  * request whose `Host` is not the bound host and port (or `localhost`,
  * `127.0.0.1`, `[::1]` with that port when bound to loopback, or one of
@@ -106,30 +112,33 @@ export async function serveHttp(options: HttpOptions): Promise<{ url: string; cl
   )
   sweep.unref()
 
-  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const refused = refusal(request, allowed, options.token)
-    if (refused) return send(response, refused.status, refused.message, refused.headers)
-    if (new URL(request.url ?? '/', 'http://localhost').pathname !== ENDPOINT) return send(response, 404, `Not found: the MCP endpoint is ${ENDPOINT}`)
-    const id = request.headers['mcp-session-id']
-    if (typeof id === 'string') {
+  const app: App = new Hono()
+  app.use(async (c, next) => {
+    const refused = refusal(c, allowed, options.token)
+    if (refused) return send(c, refused.status, refused.message, refused.headers)
+    await next()
+  })
+  app.all(ENDPOINT, bodyLimit({ maxSize: MAX_BODY, onError: (c) => send(c, 413, `Request body over ${MAX_BODY} bytes`) }), async (c) => {
+    const id = c.req.header('mcp-session-id')
+    if (id !== undefined) {
       const session = sessions.get(id)
-      if (!session) return send(response, 404, 'Session not found: it was closed, idle too long, or the server restarted; initialize a new one', {}, -32001)
-      attend(id, session, response)
-      return session.transport.handleRequest(request, response)
+      if (!session) return send(c, 404, 'Session not found: it was closed, idle too long, or the server restarted; initialize a new one', {}, -32001)
+      attend(id, session, c.env.outgoing)
+      return session.transport.handleRequest(c.req.raw)
     }
-    if (request.method !== 'POST') return send(response, 400, 'No session: POST an initialize request first')
+    if (c.req.method !== 'POST') return send(c, 400, 'No session: POST an initialize request first')
     let body: unknown
     try {
-      body = await readJson(request)
-    } catch (error) {
-      return send(response, (error as { status?: number }).status ?? 400, (error as Error).message, {}, -32700)
+      body = JSON.parse(await c.req.text())
+    } catch {
+      return send(c, 400, 'Parse error: the body is not JSON', {}, -32700)
     }
-    if (!isInitializeRequest(body)) return send(response, 400, 'No session: the first request of a session is an initialize request (without mcp-session-id)')
+    if (!isInitializeRequest(body)) return send(c, 400, 'No session: the first request of a session is an initialize request (without mcp-session-id)')
     if (sessions.size + starting >= maxSessions) {
       const idlest = [...sessions].find(([, session]) => session.open === 0)
       if (!idlest) {
         return send(
-          response,
+          c,
           503,
           `Too many sessions: all ${maxSessions} have a request or a stream open; close one (DELETE /mcp) or start the server with a higher --max-sessions`,
           { 'retry-after': '1' },
@@ -152,48 +161,41 @@ export async function serveHttp(options: HttpOptions): Promise<{ url: string; cl
       if (pending) starting--
       pending = false
     }
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {
         settle()
-        attend(sessionId, { transport, close: mcp.close, open: 0, idleSince: Date.now() }, response)
+        attend(sessionId, { transport, close: mcp.close, open: 0, idleSince: Date.now() }, c.env.outgoing)
       },
     })
     // The server hears of the close too (its onclose stops the session's file watchers).
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
     }
+    let response: Response
     try {
       await mcp.server.connect(transport)
-      await transport.handleRequest(request, response, body)
+      response = await transport.handleRequest(c.req.raw, { parsedBody: body })
     } finally {
       settle()
     }
     // An initialize the transport refused (a wrong Accept header, say) made no session: nothing may hold its server.
     if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) await mcp.close()
-  }
+    return response
+  })
+  app.notFound((c) => send(c, 404, `Not found: the MCP endpoint is ${ENDPOINT}`))
+  app.onError((error, c) => send(c, 500, `Internal error: ${error instanceof Error ? error.message : String(error)}`, {}, -32603))
 
-  const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      if (!response.headersSent) send(response, 500, `Internal error: ${error instanceof Error ? error.message : String(error)}`, {}, -32603)
-      else response.end()
-    })
-  })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(options.port, host, () => resolve())
-  })
-  const port = (server.address() as AddressInfo).port
-  allowed = allowedHosts(host, port, options.allowedHosts ?? [])
+  const server = await listen(app, host, options.port)
+  allowed = allowedHosts(host, server.port, options.allowedHosts ?? [])
   const shown = host.includes(':') ? `[${host}]` : host
   return {
-    url: `http://${shown}:${port}${ENDPOINT}`,
+    url: `http://${shown}:${server.port}${ENDPOINT}`,
     close: async () => {
       clearInterval(sweep)
       await Promise.all([...sessions.values()].map((session) => session.close()))
       sessions.clear()
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await server.close()
     },
   }
 }
@@ -205,16 +207,16 @@ function definedOf<T extends object>(options: T): Partial<T> {
 
 /** Why a request is refused before it reaches MCP, if it is: a foreign `Host` or `Origin` (403), a missing token (401). */
 function refusal(
-  request: IncomingMessage,
+  c: Context,
   allowed: ReadonlySet<string>,
   token: string | undefined,
 ): { status: number; message: string; headers?: Record<string, string> } | undefined {
-  const foreign = foreignHostOrOrigin(request.headers, allowed)
+  const foreign = foreignHostOrOrigin({ host: c.req.header('host'), origin: c.req.header('origin') }, allowed)
   if (foreign) {
     const hint = foreign.header === 'Host' ? '; start it with --allowed-host to accept another name' : ''
     return { status: 403, message: `Forbidden: ${foreign.message}${hint}` }
   }
-  if (token !== undefined && !sameSecret(bearer(request.headers.authorization), token)) {
+  if (token !== undefined && !sameSecret(bearer(c.req.header('authorization')), token)) {
     return {
       status: 401,
       message: 'Unauthorized: send the token of VAULTPLAN_MCP_TOKEN as `Authorization: Bearer <token>`',
@@ -229,23 +231,10 @@ function bearer(header: string | undefined): string | undefined {
   return match?.[1]
 }
 
-async function readJson(request: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > MAX_BODY) throw Object.assign(new Error(`Request body over ${MAX_BODY} bytes`), { status: 413 })
-    chunks.push(chunk)
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'))
-  } catch {
-    throw new Error('Parse error: the body is not JSON')
-  }
-}
-
 /** Answers with a JSON-RPC error object, as the SDK's transport does for its own refusals. */
-function send(response: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code = -32000): void {
-  response.writeHead(status, { 'content-type': 'application/json', ...headers })
-  response.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }))
+function send(c: Context, status: number, message: string, headers: Record<string, string> = {}, code = -32000): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  })
 }

@@ -1,3 +1,4 @@
+import type { WriteOptions } from '../vault/fs-atomic.js'
 import { lstatSync } from 'node:fs'
 import { open, readFile, realpath, stat } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
@@ -23,18 +24,8 @@ export interface NewLedgerEntry {
   step?: number
 }
 
-/** Options of the ledger writes. */
-export interface LedgerWriteOptions {
-  /**
-   * Flush the entry to the disk before resolving.
-   *
-   * @default true
-   */
-  fsync?: boolean
-}
-
 /** Options of `invalidate` and `revalidate`: where the change was made. */
-export interface StandingOptions extends LedgerWriteOptions {
+export interface StandingOptions extends WriteOptions {
   node?: string
   step?: number
 }
@@ -48,7 +39,7 @@ export interface StandingOptions extends LedgerWriteOptions {
  * @throws `TypeError` on a bad argument.
  * @throws {@link RunStateError} (`vault-locked`) when another process runs the vault; (`ledger-unreadable`, `ledger-too-new`) for a ledger this version cannot extend.
  */
-export async function recordEntry(vault: string, entry: NewLedgerEntry, options: LedgerWriteOptions = {}): Promise<string> {
+export async function recordEntry(vault: string, entry: NewLedgerEntry, options: WriteOptions = {}): Promise<string> {
   checkVault(vault)
   if (typeof entry !== 'object' || entry === null)
     throw new TypeError(`Expected \`entry\` to be an object { kind, text, reason?, node?, step? }, got \`${String(entry)}\``)
@@ -142,7 +133,7 @@ interface OpenLedger {
 /** Writers of one vault, in this process, one after the other: two never take the same id. */
 const queues = new Map<string, Promise<unknown>>()
 
-async function withLedger<T>(vault: string, options: LedgerWriteOptions, write: (ledger: OpenLedger) => Promise<T>): Promise<T> {
+async function withLedger<T>(vault: string, options: WriteOptions, write: (ledger: OpenLedger) => Promise<T>): Promise<T> {
   const info = await stat(vault).catch(() => undefined)
   if (!info?.isDirectory()) throw new TypeError(`Expected \`vault\` to be a vault folder, got \`${vault}\``)
   const key = await realpath(vault).catch(() => resolve(vault))
@@ -157,7 +148,7 @@ async function withLedger<T>(vault: string, options: LedgerWriteOptions, write: 
   }
 }
 
-async function locked<T>(vault: string, options: LedgerWriteOptions, write: (ledger: OpenLedger) => Promise<T>): Promise<T> {
+async function locked<T>(vault: string, options: WriteOptions, write: (ledger: OpenLedger) => Promise<T>): Promise<T> {
   // A run of this process holds the lock already: its workers' entries belong to it.
   const lock = (await heldByThisProcess(vault)) ? undefined : await lockVault(vault)
   try {

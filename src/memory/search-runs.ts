@@ -3,7 +3,6 @@ import { stat } from 'node:fs/promises'
 import { parseFrontmatter } from '../vault/frontmatter.js'
 import { confinedOrNothing } from '../vault/path-gate.js'
 import { refreshRunIndex, type StoredDocument } from './run-index.js'
-import type { RunDocumentKind } from './run-documents.js'
 
 /** One thing a past run produced that matches a search. */
 export interface SearchHit {
@@ -11,7 +10,7 @@ export interface SearchHit {
   vault: string
   runId: string
   /** What matched: an output, a final answer, a ledger entry or a judge's rationale. */
-  kind: RunDocumentKind
+  kind: 'output' | 'final' | 'ledger' | 'rationale'
   node?: string
   step?: number
   /** The file, relative to the root. */

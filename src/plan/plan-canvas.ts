@@ -8,19 +8,13 @@ import type { NodeStatus, PlanNode } from '../core/types.js'
 /** A JSON Canvas colour: one of the six presets (red, orange, yellow, green, cyan, purple) or a hex colour. */
 export type CanvasColor = '1' | '2' | '3' | '4' | '5' | '6' | `#${string}`
 
-/** What every JSON Canvas node has; `x`, `y`, `width`, `height` are integer pixels. */
-export interface CanvasNodeBase {
-  id: string
-  x: number
-  y: number
-  width: number
-  height: number
-  color?: CanvasColor
-}
-
-/** One node of a JSON Canvas 1.0 document: a note (`file`), a text card or a group around other nodes. */
-export type CanvasNode =
-  (CanvasNodeBase & { type: 'file'; file: string }) | (CanvasNodeBase & { type: 'text'; text: string }) | (CanvasNodeBase & { type: 'group'; label: string })
+/**
+ * One node of a JSON Canvas 1.0 document: a note (`file`), a text card or a
+ * group around other nodes; `x`, `y`, `width`, `height` are integer pixels.
+ */
+export type CanvasNode = { id: string; x: number; y: number; width: number; height: number; color?: CanvasColor } & (
+  { type: 'file'; file: string } | { type: 'text'; text: string } | { type: 'group'; label: string }
+)
 
 /** One edge of a JSON Canvas 1.0 document, from one node's side to another's. */
 export interface CanvasEdge {

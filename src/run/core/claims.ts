@@ -1,4 +1,6 @@
-import { RunStateError, type HeldVisit, type PendingStep } from '../../core/errors.js'
+import { RunStateError, type PendingStep } from '../../core/errors.js'
+import type { AgentClaim, WorkItem } from '../../core/types.js'
+export type { AgentClaim, WorkItem } from '../../core/types.js'
 import type { ClaimRecord } from '../../store/trace-records.js'
 import type { PlanNode } from '../../core/types.js'
 import { visitKey } from './run-core.js'
@@ -14,30 +16,6 @@ import { visitKey } from './run-core.js'
  * by (`skip`) for another branch: who holds it, and since when, decides.
  */
 export type ClaimGate = (at: { plan: string; key: string; node: PlanNode; visit: number; claimed: boolean; record: ClaimRecord | undefined }) => 'take' | 'skip'
-
-/** What a run can do now: a visit to work, a saved output to judge, a planner call due. */
-export interface WorkItem {
-  /** `judge`: an output is saved, its transition not yet judged; `plan`: a planner call is due. */
-  kind: 'work' | 'judge' | 'plan'
-  /** The note, by its path from the top vault (`research/find`). */
-  node: string
-  visit: number
-  /** The step the visit has (claimed) or would get if the items were claimed in frontier order, as its vault's trace numbers it. */
-  step: number
-  /** The subplan folder, relative to the top vault, for an item inside one. */
-  plan?: string
-  /** A visit an agent claimed (section 16): who, its key, and when the lease ends. */
-  claim?: AgentClaim
-}
-
-/** An agent's claim on a visit, as the snapshot and `busy` show it. */
-export interface AgentClaim {
-  agent: string
-  /** The visit's key, the one `completeStep` takes. */
-  key: string
-  /** When the lease ends, ISO 8601: after it, another agent may take the visit. */
-  until: string
-}
 
 /** The agent's claim a visit's latest record holds, if an agent claimed it. */
 export function claimOf(runId: string, record: ClaimRecord | undefined): AgentClaim | undefined {
@@ -108,7 +86,7 @@ export function checkOwnClaim(key: string, record: ClaimRecord | undefined, agen
 }
 
 /** `busy` as an error (`runPlan`, which works what agents do not hold): the claims that keep every ready visit. */
-export function busyError(claims: HeldVisit[]): RunStateError<'busy'> {
+export function busyError(claims: WorkItem[]): RunStateError<'busy'> {
   const held = claims.map((item) => `\`${item.node}\`${item.claim ? ` (${item.claim.agent}, until ${item.claim.until})` : ''}`).join(', ')
   return new RunStateError('busy', `Agents hold every note ready now: ${held}. Run again once they finished, or when a lease ends.`, { claims })
 }

@@ -14,7 +14,7 @@ import { writeUntickedBoxes } from '../../store/unticked-boxes.js'
 import { replay } from '../core/run-core.js'
 
 /** A person's decision on a waiting note. */
-export interface Decision {
+export interface HumanDecision {
   /** The edge to follow: its label, its target, or `next` for the unconditional edge. */
   edge: string
   /** Text added at the end of the note's `## Feedback` section (the section is appended when there is none). */
@@ -57,7 +57,7 @@ const ATTEMPTS = 3
  * @throws {@link RunStateError} `not-waiting` when the note is not `status: waiting`; `bad-choice` for an unknown or ambiguous edge (or anything but `unblock` on a blocked step); `ambiguous-decision` when other boxes are ticked and `edge` is not one of them; `stale-decision` when `decision.visit` or `decision.version` names another than the one that waits
  * @throws `TypeError` on a bad argument
  */
-export async function decide(vault: string, node: string, decision: Decision): Promise<void> {
+export async function decide(vault: string, node: string, decision: HumanDecision): Promise<void> {
   await decideNote(vault, node, decision)
 }
 
@@ -68,7 +68,7 @@ export async function decide(vault: string, node: string, decision: Decision): P
  *
  * @throws as {@link decide}
  */
-export async function decideNote(vault: string, node: string, decision: Decision): Promise<{ unticked: string[] }> {
+export async function decideNote(vault: string, node: string, decision: HumanDecision): Promise<{ unticked: string[] }> {
   if (typeof node !== 'string' || node === '') throw new TypeError(`Expected \`node\` to be a note id, got \`${String(node)}\``)
   if (!decision || typeof decision.edge !== 'string') throw new TypeError(`Expected \`decision.edge\` to be a string, got \`${typeof decision?.edge}\``)
   if (decision.feedback !== undefined && typeof decision.feedback !== 'string')
@@ -166,7 +166,7 @@ async function refuseOtherVisit(vault: string, node: PlanNode, place: Place, mad
 /**
  * The visit each note of a vault that waits for a person waits at (a
  * `judge: human` note, a step an agent blocked), by its id from the vault
- * (`research/approve` inside a subplan): what a {@link Decision}'s `visit`
+ * (`research/approve` inside a subplan): what a {@link HumanDecision}'s `visit`
  * names, for a page or a chat that shows the note to decide.
  */
 export async function waitingVisits(vault: string): Promise<Record<string, number>> {
@@ -217,7 +217,7 @@ function tickedIndexes(boxes: readonly (boolean | undefined)[]): number[] {
  * `undefined` when its edges, or its ticked boxes, are not the plan's as
  * loaded (`loaded`: what was recorded as unticked must be what is).
  */
-function decided(planNode: PlanNode, file: string, text: string, index: number, decision: Decision, loaded: number[]): string | undefined {
+function decided(planNode: PlanNode, file: string, text: string, index: number, decision: HumanDecision, loaded: number[]): string | undefined {
   const raw = parseNote(file, text).edges
   const item = raw[index]
   if (!item || raw.length !== planNode.edges.length) return undefined
