@@ -110,6 +110,8 @@ export class RunDriver extends HopWriter {
     await this.enter()
     try {
       const step = await this.walk()
+      // The note says `active` before its visit is handed out (to a worker, an agent, a person watching the note).
+      if (step.kind === 'work') await this.show(step.node.id)
       await this.settle(step.kind !== 'work')
       return step
     } finally {
