@@ -80,7 +80,7 @@ describe('takeovers: only of a holder that is gone, by one runner only', () => {
 
   it('a runner whose lock was taken over stops before its next write', async () => {
     const vault = await writeVault({ 'a.md': '---\ntype: start\n---\n# A\n\n## Next\n- [[b]]\n', 'b.md': '# B\n' })
-    const holder = join(vault, '00_plan-trace/.lock-holder.json')
+    const holder = join(vault, '00_plan-trace/.lock/holder.json')
     const stolen = async () => {
       // What a takeover from another machine leaves: another holder's name.
       await writeFile(holder, `${JSON.stringify({ pid: 1, host: 'elsewhere', since: 'now' })}\n`)
@@ -99,7 +99,7 @@ describe('takeovers: only of a holder that is gone, by one runner only', () => {
 
   it('a runner whose lock was taken over while its judge decided records no hop', async () => {
     const vault = await writeVault({ 'a.md': '---\ntype: start\n---\n# A\n\n## Next\n- approved -> [[b]]\n- [[c]]\n', 'b.md': '# B\n', 'c.md': '# C\n' })
-    const holder = join(vault, '00_plan-trace/.lock-holder.json')
+    const holder = join(vault, '00_plan-trace/.lock/holder.json')
     const judge = async () => {
       await writeFile(holder, `${JSON.stringify({ pid: 1, host: 'elsewhere', since: 'now' })}\n`)
       return 'YES'
@@ -110,7 +110,7 @@ describe('takeovers: only of a holder that is gone, by one runner only', () => {
 
   it('a takeover whose holder file has the same size as ours is still found (a new file renamed into place)', async () => {
     const vault = await writeVault({ 'a.md': '---\ntype: start\n---\n# A\n\n## Next\n- [[b]]\n', 'b.md': '# B\n' })
-    const holder = join(vault, '00_plan-trace/.lock-holder.json')
+    const holder = join(vault, '00_plan-trace/.lock/holder.json')
     const stolen = async () => {
       const ours = await readFile(holder, 'utf8')
       // Another runner's holder, byte for byte as long as ours: only the file's identity tells them apart.
@@ -212,10 +212,11 @@ describe('what a finished run leaves in 00_plan-trace', () => {
     expect((await readdir(join(vault, '00_plan-trace'))).filter((name) => !name.startsWith('.vaultplan-tmp-')).sort()).toEqual([
       '.journal',
       '.lock',
-      '.lock-holder.json',
       'outputs',
       'trace.md',
     ])
+    // The lock folder holds the name of the runner that made it.
+    expect(await readdir(join(vault, '00_plan-trace/.lock'))).toEqual(['holder.json'])
 
     expect(await runPlan(vault, { work })).toMatchObject({ status: 'completed', steps: 2 })
     expect((await readdir(join(vault, '00_plan-trace'))).sort()).toEqual(['final.md', 'outputs', 'trace.md'])
@@ -230,7 +231,7 @@ describe('what a finished run leaves in 00_plan-trace', () => {
     })
     // Killed while it works `c`, with the subplan `research/` done but its lock still held.
     await killedWhileWorking(vault, 'c')
-    expect((await readdir(join(vault, 'research/00_plan-trace'))).filter((name) => name.startsWith('.lock')).sort()).toEqual(['.lock', '.lock-holder.json'])
+    expect((await readdir(join(vault, 'research/00_plan-trace'))).filter((name) => name.startsWith('.lock')).sort()).toEqual(['.lock'])
 
     // The resumed run goes on at `c`: it never enters `research/` again.
     expect(await runPlan(vault, { work })).toMatchObject({ status: 'completed', steps: 3 })

@@ -1,11 +1,11 @@
 import { hostname } from 'node:os'
-import { readdirSync, readFileSync, realpathSync, rmSync, statSync, type Dirent } from 'node:fs'
+import { readdirSync, readFileSync, realpathSync, statSync, type Dirent } from 'node:fs'
 import { readFile, realpath, rename, rm, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import lockfile from 'proper-lockfile'
 import { RunStateError, type LockHolder } from '../core/errors.js'
-import { isInside, readRegularFileSync, sameStamp, stampOfSync, writeFileAtomicSync, type FileStamp } from './fs-atomic.js'
-import { lockFs } from './lock-fs.js'
+import { isInside, readRegularFileSync, sameStamp, stampOfSync, type FileStamp } from './fs-atomic.js'
+import { HOLDER_FILE, lockFs, removeUnbornLocks } from './lock-fs.js'
 import { runFolder } from './run-file-path.js'
 import { TRACE_FOLDER } from './run-folder.js'
 
@@ -18,6 +18,8 @@ export interface VaultLock {
 
 /** A holder file is one short line; anything longer is not one. */
 const HOLDER_BYTES = 4096
+/** Where a runner of an earlier version named itself: beside its lock folder, written just after it. */
+const OLD_HOLDER_FILE = '.lock-holder.json'
 
 /** A runner that holds a vault's lock. */
 export type Holder = LockHolder
@@ -110,7 +112,8 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
   // A file or a symlink in the run folder's place is refused before anything is written through it.
   const folder = runFolder(vault, TRACE_FOLDER)
   const lockPath = join(folder, '.lock')
-  const holderPath = join(folder, '.lock-holder.json')
+  // Born with the lock folder, inside it (see lockFs): the lock never exists without naming its holder.
+  const holderPath = join(lockPath, HOLDER_FILE)
   let lost: Error | undefined
   /** Who took the lock over, when its holder file names them. */
   let lostTo: Holder | null = null
@@ -125,12 +128,12 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
       lost = error
     },
   }
-  let release: () => Promise<void>
+  let taken: () => Promise<void>
   try {
-    release = await lockfile.lock(vault, lockOptions)
+    taken = await lockfile.lock(vault, lockOptions)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
-    const holder = await readHolder(holderPath)
+    const holder = await readHolder(folder)
     const refused = (who: string) =>
       new RunStateError(
         'vault-locked',
@@ -141,25 +144,27 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
     const named = holder ? `process ${holder.pid} on ${holder.host}, since ${holder.since}` : 'another process'
     // A live holder on this machine keeps its lock however long it was paused (SIGSTOP, swapping, a blocked event loop).
     if (holder && holder.host === hostname() && isAlive(holder.pid)) throw refused(named)
-    // Another machine's runner is gone once its lock has not been refreshed for STALE_MS; a runner of this
-    // machine killed before it wrote its name, or one that died, once the orphan time passed without a refresh.
+    // Another machine's runner is gone once its lock has not been refreshed for STALE_MS; a runner of this machine
+    // that died, or a lock naming nobody (an earlier version's, killed before it named itself), once the orphan time
+    // passed without a refresh.
     const age = holder && holder.host !== hostname() ? STALE_MS : orphanMs
-    release = await takeOverAbandoned(
+    taken = await takeOverAbandoned(
       lockPath,
       age,
       () => lockfile.lock(vault, lockOptions),
       () => refused(named),
     )
   }
-  const holder: Holder = { pid: process.pid, host: hostname(), since: new Date().toISOString() }
+  const release = () => taken().catch(() => undefined)
   // The lock's own small files and folders are written and looked at with the synchronous calls: a stepping call takes the lock every time.
-  let confirmed: FileStamp | undefined = writeFileAtomicSync(holderPath, `${JSON.stringify(holder)}\n`, { fsync: false })
+  let confirmed = stampOrNothing(holderPath)
+  const ours = readHolderNow(holderPath) ?? ''
+  removeUnbornLocks(lockPath, isAlive)
   const real = realpathSync.native(vault)
   // Checked once this lock is held, so of two runners started together on nested folders neither misses the other.
   const nested = nestedRunner(real)
   if (nested) {
-    rmSync(holderPath, { force: true })
-    await release().catch(() => undefined)
+    await release()
     throw new RunStateError(
       'vault-locked',
       `The vault \`${vault}\` ${nested.above ? 'is inside' : 'holds'} \`${nested.vault}\`, which ` +
@@ -169,7 +174,6 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
     )
   }
   heldHere.add(real)
-  const ours = `${JSON.stringify(holder)}\n`
   return {
     check() {
       if (lost) throw new RunStateError('vault-lock-lost', `Lost the lock of \`${vault}\`: ${lost.message}`, { vault, holder: lostTo }, { cause: lost })
@@ -191,19 +195,19 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
     },
     async release() {
       heldHere.delete(real)
-      // A runner that lost its lock leaves the new holder's name alone.
-      if (readHolderNow(holderPath) === ours) rmSync(holderPath, { force: true })
-      await release().catch(() => undefined)
+      // The lock folder goes with its holder record; a runner that lost its lock leaves the new holder's in place (lockFs).
+      await release()
     },
   }
 }
 
-async function readHolder(path: string): Promise<Holder | undefined> {
-  try {
-    return parseHolder(await readFile(path, 'utf8'))
-  } catch {
-    return undefined
-  }
+/**
+ * The holder of the lock in the run folder `folder`: the record inside the
+ * lock folder, else (a lock of an earlier version) the one beside it.
+ */
+async function readHolder(folder: string): Promise<Holder | undefined> {
+  const text = await readFile(join(folder, '.lock', HOLDER_FILE), 'utf8').catch(() => readFile(join(folder, OLD_HOLDER_FILE), 'utf8').catch(() => undefined))
+  return text === undefined ? undefined : parseHolder(text)
 }
 
 /** The holder a holder file's text names (its three fields only: it is handed on in errors), or `undefined`. */
@@ -235,7 +239,7 @@ export async function vaultHolder(vault: string): Promise<Holder | undefined> {
   const folder = join(vault, TRACE_FOLDER)
   const locked = await lockfile.check(vault, { lockfilePath: join(folder, '.lock'), realpath: false, stale: STALE_MS }).catch(() => false)
   if (!locked) return undefined
-  const holder = await readHolder(join(folder, '.lock-holder.json'))
+  const holder = await readHolder(folder)
   if (!holder) return { pid: 0, host: '', since: '' }
   return holder.host !== hostname() || isAlive(holder.pid) ? holder : undefined
 }
@@ -282,6 +286,8 @@ async function takeOverAbandoned(lockPath: string, age: number, lock: () => Prom
         throw refused()
       }
       await rm(aside, { recursive: true, force: true })
+      // The name an earlier version's runner left beside its lock goes with it.
+      await rm(join(dirname(lockPath), OLD_HOLDER_FILE), { force: true })
       try {
         return await lock()
       } catch (error) {
@@ -319,7 +325,7 @@ export async function clearAbandonedLock(folder: string): Promise<boolean> {
   const info = await stat(lockPath).catch(() => undefined)
   if (!info) return true
   if (heldHere.has(await realpath(folder).catch(() => folder))) return false
-  const holder = await readHolder(join(trace, '.lock-holder.json'))
+  const holder = await readHolder(trace)
   const age = Date.now() - info.mtimeMs
   const gone = holder ? (holder.host === hostname() ? !isAlive(holder.pid) && age > UPDATE_MS : age > STALE_MS) : age > orphanTime({})
   if (!gone) return false
@@ -335,7 +341,7 @@ export async function clearAbandonedLock(folder: string): Promise<boolean> {
     return false
   }
   await rm(aside, { recursive: true, force: true })
-  await rm(join(trace, '.lock-holder.json'), { force: true })
+  await rm(join(trace, OLD_HOLDER_FILE), { force: true })
   return true
 }
 
@@ -351,7 +357,10 @@ function nestedRunner(real: string): { vault: string; holder: Holder; above: boo
     const lock = statSync(join(folder, TRACE_FOLDER, '.lock'), { throwIfNoEntry: false })
     if (!lock) return undefined
     // Another runner's file: read only if it is a small regular file (never blocks, whatever was put there).
-    const text = readRegularFileSync(join(folder, TRACE_FOLDER, '.lock-holder.json'), HOLDER_BYTES)?.text
+    const text = (
+      readRegularFileSync(join(folder, TRACE_FOLDER, '.lock', HOLDER_FILE), HOLDER_BYTES) ??
+      readRegularFileSync(join(folder, TRACE_FOLDER, OLD_HOLDER_FILE), HOLDER_BYTES)
+    )?.text
     const holder = text === undefined ? undefined : parseHolder(text)
     if (!holder || (holder.host === hostname() && holder.pid === process.pid)) return undefined
     const alive = holder.host === hostname() ? isAlive(holder.pid) : Date.now() - lock.mtimeMs <= STALE_MS
