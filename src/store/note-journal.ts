@@ -96,7 +96,9 @@ export class NoteJournal {
     if (read !== undefined) {
       // A new boot's entry, flushed: the next open (a stepping call) does not repair again.
       if (!journal.booted) journal.needed = true
-      if (journal.unapplied.size === 0) journal.settled()
+      // Everything marked applied already, this boot: nothing is written (a call refused after the open leaves no byte).
+      if (journal.booted && parsed.pending === 0) journal.clean = true
+      else if (journal.unapplied.size === 0) journal.settled()
       else journal.commit()
     }
     return journal

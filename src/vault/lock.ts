@@ -1,5 +1,5 @@
 import { hostname } from 'node:os'
-import { readdirSync, readFileSync, realpathSync, statSync, type Dirent } from 'node:fs'
+import { readdirSync, readFileSync, realpathSync, rmdirSync, statSync, type Dirent } from 'node:fs'
 import { readFile, realpath, rename, rm, stat } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import lockfile from 'proper-lockfile'
@@ -109,6 +109,8 @@ export async function withVaultLock<T>(vault: string, fn: (lock: VaultLock) => P
  */
 export async function lockVault(vault: string, options: LockOptions = {}): Promise<VaultLock> {
   const orphanMs = orphanTime(options)
+  // A run folder made only for the lock goes with it when the call wrote nothing else (a refused call leaves no folder).
+  const made = statSync(join(vault, TRACE_FOLDER), { throwIfNoEntry: false }) === undefined
   // A file or a symlink in the run folder's place is refused before anything is written through it.
   const folder = runFolder(vault, TRACE_FOLDER)
   const lockPath = join(folder, '.lock')
@@ -155,7 +157,11 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
       () => refused(named),
     )
   }
-  const release = () => taken().catch(() => undefined)
+  const release = async () => {
+    await taken().catch(() => undefined)
+    // Only an empty folder goes: a call that wrote its trace keeps it.
+    if (made) rmdirIfEmpty(folder)
+  }
   // The lock's own small files and folders are written and looked at with the synchronous calls: a stepping call takes the lock every time.
   let confirmed = stampOrNothing(holderPath)
   const ours = readHolderNow(holderPath) ?? ''
@@ -208,6 +214,15 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
 async function readHolder(folder: string): Promise<Holder | undefined> {
   const text = await readFile(join(folder, '.lock', HOLDER_FILE), 'utf8').catch(() => readFile(join(folder, OLD_HOLDER_FILE), 'utf8').catch(() => undefined))
   return text === undefined ? undefined : parseHolder(text)
+}
+
+/** Removes `folder` when it is empty; any other is left as it is. */
+function rmdirIfEmpty(folder: string): void {
+  try {
+    rmdirSync(folder)
+  } catch {
+    // Not empty (the call wrote into it), or gone: left as it is.
+  }
 }
 
 /** The holder a holder file's text names (its three fields only: it is handed on in errors), or `undefined`. */
