@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { basename, dirname, join } from 'node:path'
+import { statOrNothingSync } from './stat-or-nothing.js'
 
 type Done = (error: NodeJS.ErrnoException | null, value?: unknown) => void
 
@@ -60,12 +61,12 @@ function makeLock(path: string): void {
   }
   try {
     writeFileSync(join(made, HOLDER_FILE), holderRecord(), { flag: 'wx' })
-    if (statSync(path, { throwIfNoEntry: false }) !== undefined) throw exists(path)
+    if (statOrNothingSync(path) !== undefined) throw exists(path)
     try {
       renameSync(made, path)
     } catch (error) {
       // Another runner's lock came first (ENOTEMPTY, EEXIST; EPERM on Windows, which renames no folder over another).
-      throw statSync(path, { throwIfNoEntry: false }) === undefined ? error : exists(path)
+      throw statOrNothingSync(path) === undefined ? error : exists(path)
     }
   } catch (error) {
     rmSync(made, { recursive: true, force: true })

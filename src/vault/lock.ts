@@ -1,13 +1,16 @@
 import { hostname } from 'node:os'
-import { readdirSync, readFileSync, realpathSync, rmdirSync, statSync, type Dirent } from 'node:fs'
-import { readFile, realpath, rename, rm, stat } from 'node:fs/promises'
+import { readdirSync, readFileSync, realpathSync, rmdirSync, type Dirent } from 'node:fs'
+import { readFile, realpath, rename, rm } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import lockfile from 'proper-lockfile'
+import { sleep } from '../core/abort.js'
 import { RunStateError, type LockHolder } from '../core/errors.js'
-import { isInside, readRegularFileSync, sameStamp, stampOfSync, type FileStamp } from './fs-atomic.js'
+import { KeyedMutex } from '../core/keyed-mutex.js'
+import { isInside, readRegularFileSync, sameStamp, toStamp, type FileStamp } from './fs-atomic.js'
 import { HOLDER_FILE, lockFs, removeUnbornLocks } from './lock-fs.js'
 import { runFolder } from './run-file-path.js'
 import { TRACE_FOLDER } from './run-folder.js'
+import { statOrNothing, statOrNothingSync } from './stat-or-nothing.js'
 
 /** A held vault lock. */
 export interface VaultLock {
@@ -70,8 +73,8 @@ export async function heldByThisProcess(vault: string): Promise<boolean> {
   return heldHere.has(await realpath(vault).catch(() => vault))
 }
 
-/** The tail of each vault's queue of calls in this process. */
-const queues = new Map<string, Promise<unknown>>()
+/** Each vault's calls in this process, one after the other. */
+const calls = new KeyedMutex()
 
 /**
  * Runs `fn` holding the vault's runner lock. Calls in this process are
@@ -80,24 +83,14 @@ const queues = new Map<string, Promise<unknown>>()
  * `RunStateError` `vault-locked`.
  */
 export async function withVaultLock<T>(vault: string, fn: (lock: VaultLock) => Promise<T>): Promise<T> {
-  const key = realOrSame(vault)
-  const before = queues.get(key) ?? Promise.resolve()
-  const run = before
-    .catch(() => undefined)
-    .then(async () => {
-      const lock = await lockVault(vault)
-      try {
-        return await fn(lock)
-      } finally {
-        await lock.release()
-      }
-    })
-  queues.set(key, run)
-  try {
-    return await run
-  } finally {
-    if (queues.get(key) === run) queues.delete(key)
-  }
+  return calls.run(realOrSame(vault), async () => {
+    const lock = await lockVault(vault)
+    try {
+      return await fn(lock)
+    } finally {
+      await lock.release()
+    }
+  })
 }
 
 /**
@@ -110,7 +103,7 @@ export async function withVaultLock<T>(vault: string, fn: (lock: VaultLock) => P
 export async function lockVault(vault: string, options: LockOptions = {}): Promise<VaultLock> {
   const orphanMs = orphanTime(options)
   // A run folder made only for the lock goes with it when the call wrote nothing else (a refused call leaves no folder).
-  const made = statSync(join(vault, TRACE_FOLDER), { throwIfNoEntry: false }) === undefined
+  const made = statOrNothingSync(join(vault, TRACE_FOLDER)) === undefined
   // A file or a symlink in the run folder's place is refused before anything is written through it.
   const folder = runFolder(vault, TRACE_FOLDER)
   const lockPath = join(folder, '.lock')
@@ -260,11 +253,8 @@ export async function vaultHolder(vault: string): Promise<Holder | undefined> {
 }
 
 function stampOrNothing(path: string): FileStamp | undefined {
-  try {
-    return stampOfSync(path)
-  } catch {
-    return undefined
-  }
+  const info = statOrNothingSync(path)
+  return info && toStamp(info)
 }
 
 /** The holder file as it is on disk now: a small regular file of our own, read synchronously. */
@@ -285,7 +275,7 @@ function readHolderNow(path: string): string | undefined {
 async function takeOverAbandoned(lockPath: string, age: number, lock: () => Promise<() => Promise<void>>, refused: () => Error): Promise<() => Promise<void>> {
   const deadline = Date.now() + age + 2 * UPDATE_MS
   for (;;) {
-    const info = await stat(lockPath).catch(() => undefined)
+    const info = await statOrNothing(lockPath)
     if (!info || Date.now() - info.mtimeMs > age) {
       const aside = `${lockPath}.abandoned-${process.pid}-${Date.now()}`
       const moved = info
@@ -311,13 +301,13 @@ async function takeOverAbandoned(lockPath: string, age: number, lock: () => Prom
       }
     }
     if (Date.now() > deadline) throw refused()
-    await new Promise((resolve) => setTimeout(resolve, UPDATE_MS / 4))
+    await sleep(UPDATE_MS / 4)
   }
 }
 
 /** Whether the lock moved aside to `aside` had been refreshed within `age`: a live runner's, not the abandoned one. */
 async function movedLive(aside: string, age: number): Promise<boolean> {
-  const info = await stat(aside).catch(() => undefined)
+  const info = await statOrNothing(aside)
   return info !== undefined && Date.now() - info.mtimeMs <= age
 }
 
@@ -337,7 +327,7 @@ async function movedLive(aside: string, age: number): Promise<boolean> {
 export async function clearAbandonedLock(folder: string): Promise<boolean> {
   const trace = join(folder, TRACE_FOLDER)
   const lockPath = join(trace, '.lock')
-  const info = await stat(lockPath).catch(() => undefined)
+  const info = await statOrNothing(lockPath)
   if (!info) return true
   if (heldHere.has(await realpath(folder).catch(() => folder))) return false
   const holder = await readHolder(trace)
@@ -351,7 +341,7 @@ export async function clearAbandonedLock(folder: string): Promise<boolean> {
   )
   if (!moved) return false
   // A runner that refreshed (or took over) the lock between the look and the rename keeps it.
-  if (((await stat(aside).catch(() => undefined))?.mtimeMs ?? 0) > info.mtimeMs) {
+  if (((await statOrNothing(aside))?.mtimeMs ?? 0) > info.mtimeMs) {
     await rename(aside, lockPath).catch(() => rm(aside, { recursive: true, force: true }))
     return false
   }
@@ -369,7 +359,7 @@ export async function clearAbandonedLock(folder: string): Promise<boolean> {
  */
 function nestedRunner(real: string): { vault: string; holder: Holder; above: boolean } | undefined {
   const live = (folder: string) => {
-    const lock = statSync(join(folder, TRACE_FOLDER, '.lock'), { throwIfNoEntry: false })
+    const lock = statOrNothingSync(join(folder, TRACE_FOLDER, '.lock'))
     if (!lock) return undefined
     // Another runner's file: read only if it is a small regular file (never blocks, whatever was put there).
     const text = (
