@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process'
 import { readFileSync, statSync } from 'node:fs'
-import { mkdir, readFile, utimes, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runPlan } from 'vaultplan'
+import { plantLock } from './helpers/locks.js'
 import { until } from './helpers/until.js'
 import { writeVault } from './helpers/vault.js'
 
@@ -102,12 +103,8 @@ describe.skipIf(process.platform !== 'linux')('a runner stopped right after it t
 
   it('on a vault whose lock it took over from a killed runner (that runner’s name still beside the lock)', async () => {
     const vault = await writeVault(plan)
-    const lock = join(vault, '00_plan-trace/.lock')
-    await mkdir(lock, { recursive: true })
     // A killed runner of an earlier version named itself beside its lock folder.
-    await writeFile(join(vault, '00_plan-trace/.lock-holder.json'), JSON.stringify({ pid: 999_999_999, host: hostname(), since: 'yesterday' }))
-    const old = new Date(Date.now() - 60_000)
-    await utimes(lock, old, old)
+    await plantLock(vault, { pid: 999_999_999, host: hostname(), since: 'yesterday' }, { beside: true, ageMs: 60_000 })
     await stoppedRunnerKeepsItsVault(vault)
   }, 60_000)
 })
