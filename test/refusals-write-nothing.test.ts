@@ -85,10 +85,12 @@ describe('a refused call writes nothing, hidden files included', () => {
         await changesNothing(dir, call, { name: 'RunStateError', code: 'query-mismatch' })
       })
 
-      it('another agent holds the only step: nextStep answers busy', async () => {
+      it('another agent holds the only step: nextStep answers busy, completeStep is refused (claimed)', async () => {
         const dir = await writeVault(linear())
-        work(await nextStep(dir, { query, fsync, agent: 'ada' }))
+        const a = work(await nextStep(dir, { query, fsync, agent: 'ada' }))
         await changesNothing(dir, { name: 'nextStep', options: { fsync, agent: 'bob' } }, { kind: 'busy' })
+        const call: Call = { name: 'completeStep', key: a.key, result: { output: 'a v1' }, options: { fsync, agent: 'bob' } }
+        await changesNothing(dir, call, { name: 'RunStateError', code: 'claimed' })
       })
 
       it('nextStep on a vault with no run and no query: a TypeError, and no run folder made', async () => {
