@@ -1,12 +1,10 @@
 import { mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs'
-import { hostname } from 'node:os'
 import { basename, dirname, join } from 'node:path'
+import { HOLDER_FILE, holderRecord, isAlive, isThisProcess, parseHolder } from './lock-holder.js'
 import { statOrNothingSync } from './stat-or-nothing.js'
 
 type Done = (error: NodeJS.ErrnoException | null, value?: unknown) => void
 
-/** The holder record's name inside a lock folder: the runner that made the lock, born with it. */
-export const HOLDER_FILE = 'holder.json'
 /** Where a lock folder is made before it is renamed into place, with its holder record inside: `.lock.new-<pid>`. */
 const NEW_LOCK = '.new-'
 
@@ -32,11 +30,6 @@ export const lockFs = {
   rmdir: (path: string, done: Done) => answer(done, () => removeLock(path)),
   rmdirSync: (path: string) => removeLock(path),
   realpath: (path: string, done: Done) => answer(done, () => realpathSync(path)),
-}
-
-/** The holder record of this process, as a lock folder it makes holds it: one JSON line. */
-function holderRecord(): string {
-  return `${JSON.stringify({ pid: process.pid, host: hostname(), since: new Date().toISOString() })}\n`
 }
 
 /**
@@ -81,19 +74,9 @@ function makeLock(path: string): void {
  */
 function removeLock(path: string): void {
   const record = join(path, HOLDER_FILE)
-  if (namesThisProcess(readOrNothing(record))) unlinkSync(record)
+  const text = readOrNothing(record)
+  if (text !== undefined && isThisProcess(parseHolder(text))) unlinkSync(record)
   rmdirSync(path)
-}
-
-/** Whether a holder record's text names this process on this machine. */
-function namesThisProcess(text: string | undefined): boolean {
-  if (text === undefined) return false
-  try {
-    const { pid, host } = JSON.parse(text) as { pid?: unknown; host?: unknown }
-    return pid === process.pid && host === hostname()
-  } catch {
-    return false
-  }
 }
 
 function readOrNothing(path: string): string | undefined {
@@ -108,7 +91,7 @@ function readOrNothing(path: string): string | undefined {
  * Removes the folders beside the lock `path` that runners killed while making
  * a lock left (`.lock.new-<pid>` of a process no longer alive here).
  */
-export function removeUnbornLocks(path: string, isAlive: (pid: number) => boolean): void {
+export function removeUnbornLocks(path: string): void {
   const prefix = `${basename(path)}${NEW_LOCK}`
   let names: string[]
   try {

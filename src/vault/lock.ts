@@ -1,13 +1,14 @@
 import { hostname } from 'node:os'
 import { readdirSync, readFileSync, realpathSync, rmdirSync, type Dirent } from 'node:fs'
-import { readFile, realpath, rename, rm } from 'node:fs/promises'
+import { realpath, rename, rm } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import lockfile from 'proper-lockfile'
 import { sleep } from '../core/abort.js'
 import { RunStateError, type LockHolder } from '../core/errors.js'
 import { KeyedMutex } from '../core/keyed-mutex.js'
-import { isInside, readRegularFileSync, sameStamp, toStamp, type FileStamp } from './fs-atomic.js'
-import { HOLDER_FILE, lockFs, removeUnbornLocks } from './lock-fs.js'
+import { isInside, sameStamp, toStamp, type FileStamp } from './fs-atomic.js'
+import { lockFs, removeUnbornLocks } from './lock-fs.js'
+import { HOLDER_FILE, isAlive, isThisProcess, parseHolder, readHolder, readHolderSync, removeOldHolder } from './lock-holder.js'
 import { runFolder } from './run-file-path.js'
 import { TRACE_FOLDER } from './run-folder.js'
 import { statOrNothing, statOrNothingSync } from './stat-or-nothing.js'
@@ -18,11 +19,6 @@ export interface VaultLock {
   check(): void
   release(): Promise<void>
 }
-
-/** A holder file is one short line; anything longer is not one. */
-const HOLDER_BYTES = 4096
-/** Where a runner of an earlier version named itself: beside its lock folder, written just after it. */
-const OLD_HOLDER_FILE = '.lock-holder.json'
 
 /** A runner that holds a vault's lock. */
 export type Holder = LockHolder
@@ -158,7 +154,7 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
   // The lock's own small files and folders are written and looked at with the synchronous calls: a stepping call takes the lock every time.
   let confirmed = stampOrNothing(holderPath)
   const ours = readHolderNow(holderPath) ?? ''
-  removeUnbornLocks(lockPath, isAlive)
+  removeUnbornLocks(lockPath)
   const real = realpathSync.native(vault)
   // Checked once this lock is held, so of two runners started together on nested folders neither misses the other.
   const nested = nestedRunner(real)
@@ -200,41 +196,12 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
   }
 }
 
-/**
- * The holder of the lock in the run folder `folder`: the record inside the
- * lock folder, else (a lock of an earlier version) the one beside it.
- */
-async function readHolder(folder: string): Promise<Holder | undefined> {
-  const text = await readFile(join(folder, '.lock', HOLDER_FILE), 'utf8').catch(() => readFile(join(folder, OLD_HOLDER_FILE), 'utf8').catch(() => undefined))
-  return text === undefined ? undefined : parseHolder(text)
-}
-
 /** Removes `folder` when it is empty; any other is left as it is. */
 function rmdirIfEmpty(folder: string): void {
   try {
     rmdirSync(folder)
   } catch {
     // Not empty (the call wrote into it), or gone: left as it is.
-  }
-}
-
-/** The holder a holder file's text names (its three fields only: it is handed on in errors), or `undefined`. */
-function parseHolder(text: string): Holder | undefined {
-  try {
-    const { pid, host, since } = JSON.parse(text) as Partial<Holder>
-    return typeof pid === 'number' ? { pid, host: String(host), since: String(since) } : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/** Whether a process `pid` runs on this machine (EPERM: it does, as someone else's). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 
@@ -292,7 +259,7 @@ async function takeOverAbandoned(lockPath: string, age: number, lock: () => Prom
       }
       await rm(aside, { recursive: true, force: true })
       // The name an earlier version's runner left beside its lock goes with it.
-      await rm(join(dirname(lockPath), OLD_HOLDER_FILE), { force: true })
+      await removeOldHolder(dirname(lockPath))
       try {
         return await lock()
       } catch (error) {
@@ -346,7 +313,7 @@ export async function clearAbandonedLock(folder: string): Promise<boolean> {
     return false
   }
   await rm(aside, { recursive: true, force: true })
-  await rm(join(trace, OLD_HOLDER_FILE), { force: true })
+  await removeOldHolder(trace)
   return true
 }
 
@@ -361,13 +328,8 @@ function nestedRunner(real: string): { vault: string; holder: Holder; above: boo
   const live = (folder: string) => {
     const lock = statOrNothingSync(join(folder, TRACE_FOLDER, '.lock'))
     if (!lock) return undefined
-    // Another runner's file: read only if it is a small regular file (never blocks, whatever was put there).
-    const text = (
-      readRegularFileSync(join(folder, TRACE_FOLDER, '.lock', HOLDER_FILE), HOLDER_BYTES) ??
-      readRegularFileSync(join(folder, TRACE_FOLDER, OLD_HOLDER_FILE), HOLDER_BYTES)
-    )?.text
-    const holder = text === undefined ? undefined : parseHolder(text)
-    if (!holder || (holder.host === hostname() && holder.pid === process.pid)) return undefined
+    const holder = readHolderSync(join(folder, TRACE_FOLDER))
+    if (!holder || isThisProcess(holder)) return undefined
     const alive = holder.host === hostname() ? isAlive(holder.pid) : Date.now() - lock.mtimeMs <= STALE_MS
     return alive ? { vault: folder, holder, above: isInside(folder, real) } : undefined
   }
