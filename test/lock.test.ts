@@ -229,6 +229,16 @@ describe('what a finished run leaves in 00_plan-trace', () => {
     expect((await readdir(join(vault, '00_plan-trace'))).sort()).toEqual(['final.md', 'outputs', 'trace.md'])
   }, 20_000)
 
+  it('a lock folder a killed runner was making (not renamed into place yet) is removed by the next runner', async () => {
+    const vault = await writeVault(twoSteps)
+    // Killed between making the folder with its record and renaming it: it never held the lock.
+    const unborn = join(vault, '00_plan-trace/.lock.new-999999999')
+    await mkdir(unborn, { recursive: true })
+    await writeFile(join(unborn, 'holder.json'), JSON.stringify({ pid: 999_999_999, host: hostname(), since: 'yesterday' }))
+    expect(await runPlan(vault, { query: 'q', work })).toMatchObject({ status: 'completed', steps: 2 })
+    expect((await readdir(join(vault, '00_plan-trace'))).sort()).toEqual(['final.md', 'outputs', 'trace.md'])
+  })
+
   it('a run that waits for a person keeps its journal: a later save of the note is still protected', async () => {
     const vault = await writeVault({
       'a.md': '---\ntype: start\n---\n# First\n\n## Next\n- [[b]]\n',

@@ -294,6 +294,8 @@ async function movedLive(aside: string, age: number): Promise<boolean> {
 export async function clearAbandonedLock(folder: string): Promise<boolean> {
   const trace = join(folder, TRACE_FOLDER)
   const lockPath = join(trace, '.lock')
+  // What a runner killed while it made a lock there left (it never held it).
+  removeUnbornLocks(lockPath)
   const info = await statOrNothing(lockPath)
   if (!info) return true
   if (heldHere.has(await realpath(folder).catch(() => folder))) return false
