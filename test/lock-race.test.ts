@@ -1,8 +1,9 @@
-import { mkdir, readFile, utimes, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { join, sep } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { RunStateError, runPlan } from 'vaultplan'
+import { plantLock } from './helpers/locks.js'
 import { writeVault } from './helpers/vault.js'
 
 /**
@@ -52,11 +53,7 @@ describe('two runners on an abandoned lock, the second acting on an old look at 
 /** Two runs started together on a vault whose lock a killed runner left, the second one's look at the lock answered late. */
 async function raceOnAbandonedLock(gone: boolean) {
   const vault = await writeVault({ 'a.md': '---\ntype: start\n---\n# Only step\n' })
-  const lock = join(vault, '00_plan-trace/.lock')
-  await mkdir(lock, { recursive: true })
-  await writeFile(join(vault, '00_plan-trace/.lock-holder.json'), JSON.stringify({ pid: 999_999_999, host: hostname(), since: 'yesterday' }))
-  const old = new Date(Date.now() - 60_000)
-  await utimes(lock, old, old)
+  await plantLock(vault, { pid: 999_999_999, host: hostname(), since: 'yesterday' }, { ageMs: 60_000 })
   let works = 0
   const slow = async () => {
     works += 1

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdir, readdir, readFile, rename, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { RunStateError, runPlan } from 'vaultplan'
 import { lockVault } from '../src/vault/lock.js'
+import { plantLock } from './helpers/locks.js'
 import { persistedStatuses, writeVault } from './helpers/vault.js'
 
 const plan = { 'a.md': '---\ntype: start\n---\n# Only step\n' }
@@ -29,11 +30,7 @@ describe('one runner per vault', () => {
 
   it('takes over a lock from another machine that nobody has refreshed for over 10 s', async () => {
     const vault = await writeVault(plan)
-    const lock = join(vault, '00_plan-trace/.lock')
-    await mkdir(lock, { recursive: true })
-    await writeFile(join(vault, '00_plan-trace/.lock-holder.json'), JSON.stringify({ pid: 999_999_999, host: 'elsewhere', since: 'yesterday' }))
-    const old = new Date(Date.now() - 60_000)
-    await utimes(lock, old, old)
+    await plantLock(vault, { pid: 999_999_999, host: 'elsewhere', since: 'yesterday' }, { ageMs: 60_000 })
     await expect(runPlan(vault, { query: 'q', work, fsync: false })).resolves.toMatchObject({ status: 'completed' })
   })
 })
@@ -41,11 +38,7 @@ describe('one runner per vault', () => {
 describe('takeovers: only of a holder that is gone, by one runner only', () => {
   it('two runners started together on an abandoned lock: exactly one takes it, the other is refused naming the vault', async () => {
     const vault = await writeVault(plan)
-    const lock = join(vault, '00_plan-trace/.lock')
-    await mkdir(lock, { recursive: true })
-    await writeFile(join(vault, '00_plan-trace/.lock-holder.json'), JSON.stringify({ pid: 999_999_999, host: hostname(), since: 'yesterday' }))
-    const old = new Date(Date.now() - 60_000)
-    await utimes(lock, old, old)
+    await plantLock(vault, { pid: 999_999_999, host: hostname(), since: 'yesterday' }, { ageMs: 60_000 })
     const slow = async () => {
       await new Promise((resolve) => setTimeout(resolve, 300))
       return 'done'
@@ -63,24 +56,22 @@ describe('takeovers: only of a holder that is gone, by one runner only', () => {
     expect(trace.match(/^## Step /gm)).toHaveLength(1)
   })
 
-  it('a live holder on this machine keeps its lock however old its refresh (a paused runner), and is named', async () => {
-    const vault = await writeVault(plan)
-    const lock = join(vault, '00_plan-trace/.lock')
-    await mkdir(lock, { recursive: true })
-    // A process that lives (our parent), as a runner paused by SIGSTOP would.
-    await writeFile(join(vault, '00_plan-trace/.lock-holder.json'), JSON.stringify({ pid: process.ppid, host: hostname(), since: 'an hour ago' }))
-    const old = new Date(Date.now() - 60_000)
-    await utimes(lock, old, old)
-    await expect(runPlan(vault, { query: 'q', work, fsync: false })).rejects.toMatchObject({
-      name: 'RunStateError',
-      code: 'vault-locked',
-      message: expect.stringContaining(`process ${process.ppid}`),
-    })
+  it('a live holder on this machine keeps its lock however old its refresh (a paused runner), and is named, in either layout', async () => {
+    // A process that lives (our parent), as a runner paused by SIGSTOP would; named inside its lock, or beside it as an earlier version did.
+    for (const beside of [false, true]) {
+      const vault = await writeVault(plan)
+      await plantLock(vault, { pid: process.ppid, host: hostname(), since: 'an hour ago' }, { beside, ageMs: 60_000 })
+      await expect(runPlan(vault, { query: 'q', work, fsync: false })).rejects.toMatchObject({
+        name: 'RunStateError',
+        code: 'vault-locked',
+        message: expect.stringContaining(`process ${process.ppid}`),
+      })
+    }
   })
 
   it('a runner whose lock was taken over stops before its next write', async () => {
     const vault = await writeVault({ 'a.md': '---\ntype: start\n---\n# A\n\n## Next\n- [[b]]\n', 'b.md': '# B\n' })
-    const holder = join(vault, '00_plan-trace/.lock-holder.json')
+    const holder = join(vault, '00_plan-trace/.lock/holder.json')
     const stolen = async () => {
       // What a takeover from another machine leaves: another holder's name.
       await writeFile(holder, `${JSON.stringify({ pid: 1, host: 'elsewhere', since: 'now' })}\n`)
@@ -99,7 +90,7 @@ describe('takeovers: only of a holder that is gone, by one runner only', () => {
 
   it('a runner whose lock was taken over while its judge decided records no hop', async () => {
     const vault = await writeVault({ 'a.md': '---\ntype: start\n---\n# A\n\n## Next\n- approved -> [[b]]\n- [[c]]\n', 'b.md': '# B\n', 'c.md': '# C\n' })
-    const holder = join(vault, '00_plan-trace/.lock-holder.json')
+    const holder = join(vault, '00_plan-trace/.lock/holder.json')
     const judge = async () => {
       await writeFile(holder, `${JSON.stringify({ pid: 1, host: 'elsewhere', since: 'now' })}\n`)
       return 'YES'
@@ -110,7 +101,7 @@ describe('takeovers: only of a holder that is gone, by one runner only', () => {
 
   it('a takeover whose holder file has the same size as ours is still found (a new file renamed into place)', async () => {
     const vault = await writeVault({ 'a.md': '---\ntype: start\n---\n# A\n\n## Next\n- [[b]]\n', 'b.md': '# B\n' })
-    const holder = join(vault, '00_plan-trace/.lock-holder.json')
+    const holder = join(vault, '00_plan-trace/.lock/holder.json')
     const stolen = async () => {
       const ours = await readFile(holder, 'utf8')
       // Another runner's holder, byte for byte as long as ours: only the file's identity tells them apart.
@@ -142,8 +133,7 @@ describe('a runner on a vault and a runner on one of its folders exclude each ot
   /** A lock held by a live process that is not this one: what a runner in another process leaves while it runs. */
   async function heldByAnotherProcess(vault: string): Promise<ChildProcess> {
     const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60_000)'], { stdio: 'ignore' })
-    await mkdir(join(vault, '00_plan-trace/.lock'), { recursive: true })
-    await writeFile(join(vault, '00_plan-trace/.lock-holder.json'), JSON.stringify({ pid: other.pid, host: hostname(), since: 'a minute ago' }))
+    await plantLock(vault, { pid: other.pid!, host: hostname(), since: 'a minute ago' })
     return other
   }
 
@@ -212,10 +202,11 @@ describe('what a finished run leaves in 00_plan-trace', () => {
     expect((await readdir(join(vault, '00_plan-trace'))).filter((name) => !name.startsWith('.vaultplan-tmp-')).sort()).toEqual([
       '.journal',
       '.lock',
-      '.lock-holder.json',
       'outputs',
       'trace.md',
     ])
+    // The lock folder holds the name of the runner that made it.
+    expect(await readdir(join(vault, '00_plan-trace/.lock'))).toEqual(['holder.json'])
 
     expect(await runPlan(vault, { work })).toMatchObject({ status: 'completed', steps: 2 })
     expect((await readdir(join(vault, '00_plan-trace'))).sort()).toEqual(['final.md', 'outputs', 'trace.md'])
@@ -230,13 +221,23 @@ describe('what a finished run leaves in 00_plan-trace', () => {
     })
     // Killed while it works `c`, with the subplan `research/` done but its lock still held.
     await killedWhileWorking(vault, 'c')
-    expect((await readdir(join(vault, 'research/00_plan-trace'))).filter((name) => name.startsWith('.lock')).sort()).toEqual(['.lock', '.lock-holder.json'])
+    expect((await readdir(join(vault, 'research/00_plan-trace'))).filter((name) => name.startsWith('.lock')).sort()).toEqual(['.lock'])
 
     // The resumed run goes on at `c`: it never enters `research/` again.
     expect(await runPlan(vault, { work })).toMatchObject({ status: 'completed', steps: 3 })
     expect((await readdir(join(vault, 'research/00_plan-trace'))).sort()).toEqual(['final.md', 'outputs', 'trace.md'])
     expect((await readdir(join(vault, '00_plan-trace'))).sort()).toEqual(['final.md', 'outputs', 'trace.md'])
   }, 20_000)
+
+  it('a lock folder a killed runner was making (not renamed into place yet) is removed by the next runner', async () => {
+    const vault = await writeVault(twoSteps)
+    // Killed between making the folder with its record and renaming it: it never held the lock.
+    const unborn = join(vault, '00_plan-trace/.lock.new-999999999')
+    await mkdir(unborn, { recursive: true })
+    await writeFile(join(unborn, 'holder.json'), JSON.stringify({ pid: 999_999_999, host: hostname(), since: 'yesterday' }))
+    expect(await runPlan(vault, { query: 'q', work })).toMatchObject({ status: 'completed', steps: 2 })
+    expect((await readdir(join(vault, '00_plan-trace'))).sort()).toEqual(['final.md', 'outputs', 'trace.md'])
+  })
 
   it('a run that waits for a person keeps its journal: a later save of the note is still protected', async () => {
     const vault = await writeVault({

@@ -137,3 +137,41 @@ describe('one place for each decision', () => {
     expect(linesMatching(LEAVES_FOLDER, paths)).toEqual(['src/run/copy.ts:1', 'src/run/copy.ts:2'])
   })
 })
+
+/** A per-key line of promises kept by hand: a map of promise tails, or a tail begun with `?? Promise.resolve()`. */
+const KEYED_LINE = /new Map<[^>]*,\s*Promise<|\?\?\s*Promise\.resolve\(\)/
+/** A look at a path that may find nothing, made by hand: a stat told not to throw, or one whose error is swallowed. */
+const STAT_OR_NOTHING = /throwIfNoEntry|\bl?stat(Sync)?\([^)]*\)\s*\.(catch\(|then\([^,)]*,)/
+/** A wait made by hand: a promise resolved by a timer, or Node's promise timers. */
+const HAND_SLEEP = /setTimeout\(\s*(resolve|done|r)\s*,|new Promise[^\n]*setTimeout|node:timers\/promises/
+
+describe('one helper for each small job', () => {
+  it('keeps calls one at a time per key only in KeyedMutex', () => {
+    expect(new Set(filesOf(linesMatching(KEYED_LINE)))).toEqual(new Set(['src/core/keyed-mutex.ts']))
+  })
+
+  it('looks at a path that may hold nothing only through statOrNothing', () => {
+    expect(new Set(filesOf(linesMatching(STAT_OR_NOTHING)))).toEqual(new Set(['src/vault/stat-or-nothing.ts']))
+  })
+
+  it('waits only through sleep', () => {
+    expect(linesMatching(HAND_SLEEP)).toEqual([])
+  })
+
+  it('catches a copy', () => {
+    const copy = new Map([
+      [
+        'src/run/copy.ts',
+        [
+          'const before = queues.get(key) ?? Promise.resolve()',
+          'const info = await stat(path).catch(() => undefined)',
+          'const info = lstatSync(path, { throwIfNoEntry: false })',
+          'await new Promise((resolve) => setTimeout(resolve, 50))',
+        ].join('\n'),
+      ],
+    ])
+    expect(linesMatching(KEYED_LINE, copy)).toEqual(['src/run/copy.ts:1'])
+    expect(linesMatching(STAT_OR_NOTHING, copy)).toEqual(['src/run/copy.ts:2', 'src/run/copy.ts:3'])
+    expect(linesMatching(HAND_SLEEP, copy)).toEqual(['src/run/copy.ts:4'])
+  })
+})

@@ -218,7 +218,7 @@ const cases: [string, () => Promise<Case>][] = [
     'vault-lock-lost: a runner whose lock was taken over names the new holder',
     async () => {
       const dir = await writeVault(linear())
-      const holder = join(dir, '00_plan-trace/.lock-holder.json')
+      const holder = join(dir, '00_plan-trace/.lock/holder.json')
       // Written as a runner writes it, whole at once (a rename): a runner that looked while a plain write was half
       // done read an empty holder and named none (a test flake under load).
       const stolen = scriptedWorker(async () => {

@@ -1,10 +1,10 @@
-import { stat } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import { parseArgs } from 'node:util'
 import { count, displayPath, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, vaultReadFailure, type Io } from './cli-support.js'
 import type { PictureState } from '../plan/plan-picture.js'
 import { GRAPH_FILES } from '../vault/run-folder.js'
 import { statusColourWords } from '../plan/status-colours.js'
+import { statOrNothing } from '../vault/stat-or-nothing.js'
 
 export const GRAPH_HELP = `Usage: vaultplan graph <vault> [--format mermaid|dot|svg|canvas] [--write]
 
@@ -106,7 +106,7 @@ export async function graphCommand(args: string[], io: Io): Promise<number> {
  */
 async function folderInObsidian(vault: string): Promise<string> {
   for (let folder = vault; ; folder = dirname(folder)) {
-    const info = await stat(join(folder, '.obsidian')).catch(() => undefined)
+    const info = await statOrNothing(join(folder, '.obsidian'))
     if (info?.isDirectory()) return relative(folder, vault).split(sep).join('/')
     if (dirname(folder) === folder) return ''
   }

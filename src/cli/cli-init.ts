@@ -1,9 +1,10 @@
-import { mkdir, readdir, stat, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { displayPath, EXIT, isSystemError, UsageError, type Io } from './cli-support.js'
+import { displayPath, EXIT, UsageError, type Io } from './cli-support.js'
 import { VaultPathError } from '../core/errors.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
+import { statOrNothing } from '../vault/stat-or-nothing.js'
 
 export const INIT_HELP = `Usage: vaultplan init [dir] [--code]
 
@@ -182,8 +183,7 @@ export async function initCommand(args: string[], io: Io): Promise<number> {
 
 /** A `VaultPathError` unless `folder` is missing (it is made) or holds nothing but dot-entries. */
 async function assertEmptyFolder(folder: string, dir: string): Promise<void> {
-  const info = await stat(folder).catch((error: unknown) => {
-    if (isSystemError(error) && error.code === 'ENOENT') return undefined
+  const info = await statOrNothing(folder).catch((error: unknown) => {
     throw new VaultPathError('vault-unreadable', `cannot read \`${dir}\`: ${(error as Error).message}`, { cause: error })
   })
   if (info === undefined) return

@@ -1,12 +1,13 @@
-import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { displayPath, shellWord, errorJson, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, type Io } from './cli-support.js'
+import { sleep } from '../core/abort.js'
 import { formatIssue, inFolder, PlanValidationError, RunStateError, StepError, VaultplanError } from '../core/errors.js'
 import { DEFAULT_MAX_STEPS, type RunResult } from '../run/core/run-options.js'
 import type { RunEvent } from '../core/types.js'
 import { reasonFor } from '../run/core/reason-for.js'
 import { runnerChecks } from './cli-checks.js'
+import { statOrNothing } from '../vault/stat-or-nothing.js'
 
 export const RUN_HELP = `Usage: vaultplan run <vault> [--query "..."] [options]
 
@@ -75,7 +76,7 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
   })
   const json = values.json === true
   // A run vault not made yet would be a copy of the plan: the run starts as the plan does.
-  const target = runVault !== undefined && (await stat(runVault).catch(() => undefined))?.isDirectory() ? runVault : vault
+  const target = runVault !== undefined && (await statOrNothing(runVault))?.isDirectory() ? runVault : vault
   if (values['dry-run']) {
     const { dryRun } = await import('../run/read/dry-run.js')
     const preview = await dryRun(target, { checks, ...(values.query !== undefined && { query: values.query }), ...(maxSteps !== undefined && { maxSteps }) })
@@ -303,7 +304,7 @@ async function waitForEdit(result: RunResult, signal: AbortSignal, watching: () 
   const stampOf = async () => {
     const stamps = await Promise.all(
       files.map(async (file) => {
-        const info = await stat(file).catch(() => undefined)
+        const info = await statOrNothing(file)
         return info ? `${info.mtimeMs}:${info.size}` : ''
       }),
     )
@@ -312,20 +313,6 @@ async function waitForEdit(result: RunResult, signal: AbortSignal, watching: () 
   const before = await stampOf()
   // Said only once the notes' stamps are taken, so an edit made right after the message is not missed.
   watching()
-  await new Promise<void>((done, fail) => {
-    const timer = setInterval(async () => {
-      if (Date.now() >= due || (await stampOf()) !== before) {
-        clearInterval(timer)
-        done()
-      }
-    }, WAIT_POLL_MS)
-    signal.addEventListener(
-      'abort',
-      () => {
-        clearInterval(timer)
-        fail(signal.reason)
-      },
-      { once: true },
-    )
-  })
+  do await sleep(WAIT_POLL_MS, signal)
+  while (Date.now() < due && (await stampOf()) === before)
 }

@@ -43,3 +43,23 @@ export async function abortable<T>(signal: AbortSignal | undefined, vault: strin
     throw error
   }
 }
+
+/**
+ * Waits `ms` milliseconds; with a `signal`, rejects with its reason as
+ * soon as it aborts (at once when it has already), the timer cleared and
+ * the listener removed either way.
+ */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(signal.reason as unknown)
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer)
+      reject(signal!.reason as unknown)
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
+}

@@ -1,6 +1,6 @@
 import type { Handed } from './step-view.js'
 import type { CheckDefinition } from '../run/core/checks.js'
-import { mkdir, rm, stat } from 'node:fs/promises'
+import { mkdir, rm } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
@@ -22,6 +22,7 @@ import { confine, PathRefusal, refuseInsideVault, resourceUri, vaultName, vaultP
 import { guarded, LIMITS, mapStrings, ok, relativeTo, type ToolResult } from './results.js'
 import { toolArgs, vaultArg, WRITES } from './args.js'
 import { findVaults, isPlanFolder } from './vaults.js'
+import { statOrNothing } from '../vault/stat-or-nothing.js'
 
 /** What every tool works from: the root it serves, as a real path. */
 export interface ToolContext {
@@ -243,7 +244,7 @@ async function pictureOf(context: ToolContext, vault: string, format: (typeof PI
  */
 async function folderInObsidian(root: string, vault: string): Promise<string> {
   for (let folder = vault; folder === root || folder.startsWith(root + sep); folder = dirname(folder)) {
-    const info = await stat(join(folder, '.obsidian')).catch(() => undefined)
+    const info = await statOrNothing(join(folder, '.obsidian'))
     if (info?.isDirectory()) return relative(folder, vault).split(sep).join('/')
   }
   return ''

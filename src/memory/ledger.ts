@@ -1,6 +1,5 @@
 import type { WriteOptions } from '../vault/fs-atomic.js'
-import { lstatSync } from 'node:fs'
-import { open, readFile, realpath, stat } from 'node:fs/promises'
+import { open, readFile, realpath } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { parseFrontmatter } from '../vault/frontmatter.js'
 import { readRegularFileSync, writeFileAtomic } from '../vault/fs-atomic.js'
@@ -10,6 +9,8 @@ import { heldByThisProcess, lockVault } from '../vault/lock.js'
 import { LEDGER_FILE, TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
 import { LEDGER_KINDS, type Assumption, type LedgerEntry, type LedgerKind, type LedgerView, type StandingChange } from '../core/ledger-types.js'
 import { emptyView, firstIds, header, renderRecord, replayLedger, type LedgerRecord } from './ledger-format.js'
+import { KeyedMutex } from '../core/keyed-mutex.js'
+import { statOrNothing, statOrNothingSync } from '../vault/stat-or-nothing.js'
 
 export { LEDGER_FORMAT, replayLedger } from './ledger-format.js'
 export { LEDGER_KINDS, type Assumption, type LedgerEntry, type LedgerKind, type LedgerView, type StandingChange }
@@ -131,21 +132,13 @@ interface OpenLedger {
 }
 
 /** Writers of one vault, in this process, one after the other: two never take the same id. */
-const queues = new Map<string, Promise<unknown>>()
+const writers = new KeyedMutex()
 
 async function withLedger<T>(vault: string, options: WriteOptions, write: (ledger: OpenLedger) => Promise<T>): Promise<T> {
-  const info = await stat(vault).catch(() => undefined)
+  const info = await statOrNothing(vault)
   if (!info?.isDirectory()) throw new TypeError(`Expected \`vault\` to be a vault folder, got \`${vault}\``)
   const key = await realpath(vault).catch(() => resolve(vault))
-  const before = queues.get(key) ?? Promise.resolve()
-  const turn = before.then(() => locked(vault, options, write))
-  const tail = turn.catch(() => undefined)
-  queues.set(key, tail)
-  try {
-    return await turn
-  } finally {
-    if (queues.get(key) === tail) queues.delete(key)
-  }
+  return writers.run(key, () => locked(vault, options, write))
 }
 
 async function locked<T>(vault: string, options: WriteOptions, write: (ledger: OpenLedger) => Promise<T>): Promise<T> {
@@ -187,7 +180,7 @@ const MAX_SYNC_READ = 8 * 1024 * 1024
 async function readLedgerText(path: string): Promise<string | undefined> {
   // Read at every hop, for the worker and the judge: a missing ledger or a regular one is a system
   // call or four, not round trips through the thread pool. Anything else is read the careful way.
-  if (lstatSync(path, { throwIfNoEntry: false }) === undefined) return undefined
+  if (statOrNothingSync(path, { link: true }) === undefined) return undefined
   const read = readRegularFileSync(path, MAX_SYNC_READ)
   if (read) return read.text
   try {

@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs'
-import { stat } from 'node:fs/promises'
+import { statOrNothing } from '../vault/stat-or-nothing.js'
 import { parseFrontmatter } from '../vault/frontmatter.js'
 import { confinedOrNothing } from '../vault/path-gate.js'
 import { refreshRunIndex, type StoredDocument } from './run-index.js'
@@ -59,10 +59,8 @@ export async function searchRuns(root: string, query: string, options: SearchOpt
   const { limit } = { ...DEFAULTS, ...options }
   if (
     typeof root !== 'string' ||
-    !(await stat(root).then(
-      (info) => info.isDirectory(),
-      () => false,
-    ))
+    // Any failure to look (no permission, a name no file can have) is no folder either.
+    (await statOrNothing(root).catch(() => undefined))?.isDirectory() !== true
   ) {
     throw new TypeError(`Expected \`root\` to be a folder holding vaults, got \`${String(root)}\``)
   }

@@ -1,4 +1,5 @@
 import type PgBoss from 'pg-boss'
+import { sleep } from '../core/abort.js'
 import { RunStateError } from '../core/errors.js'
 import type { WorkItem } from '../run/core/claims.js'
 import { observeRun } from '../run/read/observe-run.js'
@@ -46,7 +47,7 @@ export async function stepping(call: () => Promise<Step>, signal: AbortSignal): 
       return await call()
     } catch (error) {
       if (!(error instanceof RunStateError && error.code === 'vault-locked') || attempt >= LOCK_TRIES || signal.aborted) throw error
-      await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 50 * attempt))
+      await sleep(50 + Math.random() * 50 * attempt)
     }
   }
 }

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module'
 import type PgBoss from 'pg-boss'
+import { sleep } from '../core/abort.js'
 import { RUNS_TABLE_SQL, runsTable } from './runs-table.js'
 
 /** Where the queue lives: a postgres URL, or pg-boss's constructor options (connection fields, `schema`, maintenance intervals ...). */
@@ -234,7 +235,7 @@ async function retriedOnDeadlock<T>(work: () => Promise<T>): Promise<T> {
       return await work()
     } catch (error) {
       if ((error as { code?: unknown }).code !== DEADLOCK || attempt >= 5) throw error
-      await new Promise((done) => setTimeout(done, 50 * attempt))
+      await sleep(50 * attempt)
     }
   }
 }

@@ -1,4 +1,5 @@
 import type PgBoss from 'pg-boss'
+import { sleep } from '../core/abort.js'
 import type { CallLLM, Predicate, StepInput } from '../core/types.js'
 import { createLLM } from '../models/llm-client.js'
 import { createWorker } from '../models/worker.js'
@@ -190,21 +191,16 @@ export async function startWorker(connection: QueueConnection, options: StartWor
 
 /** Timers that `wake()` ends early, all at once. */
 class Sleeper {
-  private readonly wakers = new Set<() => void>()
+  private alarm = new AbortController()
 
-  sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer)
-        this.wakers.delete(done)
-        resolve()
-      }
-      const timer = setTimeout(done, ms)
-      this.wakers.add(done)
-    })
+  /** Waits `ms`, or until {@link wake}. */
+  async sleep(ms: number): Promise<void> {
+    // Cut short by `wake` is a wait ended, not a failure.
+    await sleep(ms, this.alarm.signal).catch(() => undefined)
   }
 
   wake(): void {
-    for (const done of [...this.wakers]) done()
+    this.alarm.abort()
+    this.alarm = new AbortController()
   }
 }

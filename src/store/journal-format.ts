@@ -28,6 +28,8 @@ export interface JournalEntries {
   unappliedFiles: Map<string, string>
   /** The trace entries, in order: `t` belongs at byte `o` of the trace of run `r`. */
   traces: { o: number; r: string; t: string }[]
+  /** How many entries follow the last `applied` mark (boot entries aside): none when everything is marked applied. */
+  pending: number
   /** The boot the entries were written in. */
   boot: string | undefined
   /** The text of the complete entries. */
@@ -43,6 +45,7 @@ export function parseJournal(text: string): JournalEntries {
     unappliedStatuses: new Map(),
     unappliedFiles: new Map(),
     traces: [],
+    pending: 0,
     boot: undefined,
     valid: '',
   }
@@ -64,10 +67,15 @@ export function parseJournal(text: string): JournalEntries {
 /** Adds one entry; false for one this version does not know (the journal is read up to it). */
 function take(parsed: JournalEntries, entry: { k?: unknown; f?: unknown; t?: unknown; s?: unknown; id?: unknown; o?: unknown; r?: unknown }): boolean {
   const { k, f, t, s } = entry
-  if (k === 'boot' && typeof entry.id === 'string') parsed.boot = entry.id
-  else if (k === 'applied') {
+  if (k === 'boot' && typeof entry.id === 'string') {
+    parsed.boot = entry.id
+    return true
+  }
+  parsed.pending++
+  if (k === 'applied') {
     parsed.unappliedStatuses.clear()
     parsed.unappliedFiles.clear()
+    parsed.pending = 0
   } else if (k === 'status' && typeof f === 'string' && typeof s === 'string') {
     parsed.statuses.set(f, s)
     parsed.unappliedStatuses.set(f, s)

@@ -1,9 +1,10 @@
-import { closeSync, constants, fsyncSync, ftruncateSync, lstatSync, openSync, readFileSync, writeSync } from 'node:fs'
+import { closeSync, constants, fsyncSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { readRegularFileSync, writeFileAtomicSync } from '../vault/fs-atomic.js'
 import { TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
 import { MAX_READ, runOf, type JournalEntries } from './journal-format.js'
+import { statOrNothingSync } from '../vault/stat-or-nothing.js'
 
 /*
  * What `NoteJournal.open` brings up to a run's journal when a vault is
@@ -119,19 +120,11 @@ function tryStatus(text: string, status: string): string {
 
 /** Whether `path` is a regular file (symlinks not followed). */
 export function isFile(path: string): boolean {
-  try {
-    return lstatSync(path).isFile()
-  } catch {
-    return false
-  }
+  return statOrNothingSync(path, { link: true })?.isFile() === true
 }
 
 function isFolder(path: string): boolean {
-  try {
-    return lstatSync(path).isDirectory()
-  } catch {
-    return false
-  }
+  return statOrNothingSync(path, { link: true })?.isDirectory() === true
 }
 
 /** How much of the trace's start holds its header (its run id). */

@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, lstatSync, openSync, readFileSync, rmSync } from 'node:fs'
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { readRegularFileSync, regularStampSync, sameStamp, syncFolderSync, writeAllSync, type FileStamp } from '../vault/fs-atomic.js'
 import { TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
@@ -7,6 +7,7 @@ import { runFilePath } from '../vault/run-file-path.js'
 import { flushFiles, flushFilesAtOnce } from './flush-files.js'
 import { gated, JOURNAL, MAX_READ, parseJournal } from './journal-format.js'
 import { isFile, normalised, repairTrace, restoreFiles, restoreNote } from './journal-repair.js'
+import { statOrNothingSync } from '../vault/stat-or-nothing.js'
 
 /**
  * A run's write-ahead journal (`00_plan-trace/.journal`, hidden from
@@ -96,7 +97,9 @@ export class NoteJournal {
     if (read !== undefined) {
       // A new boot's entry, flushed: the next open (a stepping call) does not repair again.
       if (!journal.booted) journal.needed = true
-      if (journal.unapplied.size === 0) journal.settled()
+      // Everything marked applied already, this boot: nothing is written (a call refused after the open leaves no byte).
+      if (journal.booted && parsed.pending === 0) journal.clean = true
+      else if (journal.unapplied.size === 0) journal.settled()
       else journal.commit()
     }
     return journal
@@ -220,14 +223,9 @@ export class NoteJournal {
 
   private openFd(use: (fd: number) => void): void {
     if (this.fd === undefined) {
-      let created = false
-      try {
-        if (!lstatSync(this.path).isFile())
-          throw new RunStateError('trace-unreadable', `\`${this.path}\` is not a regular file; move it away`, { file: this.path })
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-        created = true
-      }
+      const info = statOrNothingSync(this.path, { link: true })
+      if (info && !info.isFile()) throw new RunStateError('trace-unreadable', `\`${this.path}\` is not a regular file; move it away`, { file: this.path })
+      const created = info === undefined
       const fd = openSync(this.path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600)
       if (!fstatSync(fd).isFile()) {
         closeSync(fd)

@@ -1,10 +1,10 @@
-import { statSync } from 'node:fs'
 import { rename } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import { runFolder } from '../vault/run-file-path.js'
 import { ARCHIVE_FOLDER, FINAL_FILE, GRAPH_FILES, OUTPUTS_FOLDER as OUTPUTS, TRACE_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
 import { syncFolder } from '../vault/fs-atomic.js'
 import { tracePaths } from './trace.js'
+import { statOrNothingSync } from '../vault/stat-or-nothing.js'
 
 /**
  * Moves a run's trace, outputs, final answer and picture to
@@ -49,9 +49,5 @@ function archiveFolder(vault: string, run: string): string {
 export async function archiveInterrupted(vault: string, run: string): Promise<boolean> {
   // Looked at synchronously: every call looks, and a stat never blocks on what it looks at. Nearly always
   // missing, said without an error thrown (its stack is most of the cost).
-  try {
-    return statSync(archiveFolder(vault, run), { throwIfNoEntry: false })?.isDirectory() ?? false
-  } catch {
-    return false
-  }
+  return statOrNothingSync(archiveFolder(vault, run))?.isDirectory() === true
 }

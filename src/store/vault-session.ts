@@ -211,7 +211,8 @@ export class VaultSession {
 
   /**
    * Gives a node a status in a hop: journaled (see {@link commit}) and held
-   * at once, written into its note by {@link apply}, off the hop's path.
+   * at once, written into its note by {@link apply}, off the hop's path, or
+   * by {@link writeStatusNow} when someone is about to read it.
    * A later status of the same note replaces it unwritten.
    *
    * @returns false, journaling nothing, when the status cannot wait (see {@link canWait}): the caller writes it with {@link setStatus}
@@ -285,17 +286,29 @@ export class VaultSession {
     if (this.writes.waited === undefined) return
     const { outputs, statuses } = this.writes.take(this.held)
     for (const { file, text } of outputs) writeOutputNote(this.root, file, text)
-    for (const [file, { id, status }] of statuses) {
-      if (this.writes.statusOf(file) !== status) continue
-      try {
-        await this.setStatus(id, status)
-      } catch (error) {
-        // Written, into a version a person saved that breaks the plan: the hop's path says so at its next refresh, after its work is saved.
-        if (!(error instanceof PlanValidationError)) throw error
-        this.unvalidated = true
-      }
-    }
+    for (const [file, { id, status }] of statuses) if (this.writes.statusOf(file) === status) await this.writeHeld(id, status)
     this.writes.settle()
+  }
+
+  /**
+   * Writes the status journaled for the note of `id` into it now, if one
+   * waits (unflushed: the journal holds the durable copy), for whoever reads
+   * the note next; the hop's other writes still wait. Throws what {@link setStatus} throws.
+   */
+  async writeStatusNow(id: string): Promise<void> {
+    const status = this.writes.statusOf(this.graph.nodes.get(id)?.file ?? `${id}.md`)
+    if (status !== undefined) await this.writeHeld(id, status)
+  }
+
+  /** Writes a journaled status through {@link setStatus}; a person's save that breaks the plan is said at the next refresh. */
+  private async writeHeld(id: string, status: NodeStatus): Promise<void> {
+    try {
+      await this.setStatus(id, status)
+    } catch (error) {
+      // Written, into a version a person saved that breaks the plan: the hop's path says so at its next refresh, after its work is saved.
+      if (!(error instanceof PlanValidationError)) throw error
+      this.unvalidated = true
+    }
   }
 
   /**

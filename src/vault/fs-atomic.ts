@@ -1,7 +1,8 @@
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs'
+import { closeSync, constants, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs'
 import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
 import { VaultPathError } from '../core/errors.js'
+import { statOrNothing, statOrNothingSync } from './stat-or-nothing.js'
 
 /** Options of the durable writes. */
 export interface WriteOptions {
@@ -46,14 +47,6 @@ function modeOf(info: { mode: number } | undefined): number {
   return info ? info.mode & 0o7777 : 0o644
 }
 
-function statOrNothing(path: string): { mode: number } | undefined {
-  try {
-    return statSync(path)
-  } catch {
-    return undefined
-  }
-}
-
 /**
  * Replaces a file in one step: the data goes to a temporary file in the same
  * folder, is flushed, and is renamed over the target, then the folder is
@@ -67,7 +60,7 @@ export async function writeFileAtomic(path: string, data: string, options: Write
   const folder = dirname(path)
   // O_EXCL below makes a clash with another process's name fail rather than share a file.
   const temp = tempPath(folder)
-  const mode = options.mode ?? modeOf(await stat(path).catch(() => undefined))
+  const mode = options.mode ?? modeOf(await statOrNothing(path))
   const handle = await open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode)
   let stamp: FileStamp
   try {
@@ -99,7 +92,7 @@ export function writeFileAtomicSync(path: string, data: string, options: WriteOp
   const fsync = options.fsync ?? true
   const folder = dirname(path)
   const temp = tempPath(folder)
-  const mode = options.mode ?? modeOf(statOrNothing(path))
+  const mode = options.mode ?? modeOf(statOrNothingSync(path))
   const fd = openSync(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, mode)
   let stamp: FileStamp
   try {
@@ -193,15 +186,8 @@ export function utf8(bytes: Uint8Array, start = 0): string {
  * (Typed as `Uint8Array`, which a `Buffer` is: the published types never name node's own.)
  */
 export function readRegularBytesSync(path: string, maxBytes: number, listed = false): { bytes: Uint8Array; stamp: FileStamp; complete: boolean } | undefined {
-  let info
-  if (!listed) {
-    try {
-      info = lstatSync(path)
-    } catch {
-      return undefined
-    }
-    if (!info.isFile() || info.size > maxBytes) return undefined
-  }
+  const info = listed ? undefined : statOrNothingSync(path, { link: true })
+  if (!listed && (!info?.isFile() || info.size > maxBytes)) return undefined
   let fd: number
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW)
@@ -233,13 +219,8 @@ export function stampOfSync(path: string): FileStamp {
 
 /** The stamp of the regular file at `path` (a symlink not followed), `undefined` for anything else or nothing there. */
 export function regularStampSync(path: string): FileStamp | undefined {
-  try {
-    // Nearly always there: no error is built for the rare miss.
-    const info = lstatSync(path, { throwIfNoEntry: false })
-    return info?.isFile() ? toStamp(info) : undefined
-  } catch {
-    return undefined
-  }
+  const info = statOrNothingSync(path, { link: true })
+  return info?.isFile() ? toStamp(info) : undefined
 }
 
 /** {@link syncFolder} with the synchronous calls; `O_DIRECTORY` refuses anything but a folder. */

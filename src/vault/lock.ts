@@ -1,13 +1,17 @@
 import { hostname } from 'node:os'
-import { readdirSync, readFileSync, realpathSync, rmSync, statSync, type Dirent } from 'node:fs'
-import { readFile, realpath, rename, rm, stat } from 'node:fs/promises'
+import { readdirSync, readFileSync, realpathSync, rmdirSync, type Dirent } from 'node:fs'
+import { realpath, rename, rm } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import lockfile from 'proper-lockfile'
+import { sleep } from '../core/abort.js'
 import { RunStateError, type LockHolder } from '../core/errors.js'
-import { isInside, readRegularFileSync, sameStamp, stampOfSync, writeFileAtomicSync, type FileStamp } from './fs-atomic.js'
-import { lockFs } from './lock-fs.js'
+import { KeyedMutex } from '../core/keyed-mutex.js'
+import { isInside, sameStamp, toStamp, type FileStamp } from './fs-atomic.js'
+import { lockFs, removeUnbornLocks } from './lock-fs.js'
+import { HOLDER_FILE, isAlive, isThisProcess, parseHolder, readHolder, readHolderSync, removeOldHolder } from './lock-holder.js'
 import { runFolder } from './run-file-path.js'
 import { TRACE_FOLDER } from './run-folder.js'
+import { statOrNothing, statOrNothingSync } from './stat-or-nothing.js'
 
 /** A held vault lock. */
 export interface VaultLock {
@@ -15,9 +19,6 @@ export interface VaultLock {
   check(): void
   release(): Promise<void>
 }
-
-/** A holder file is one short line; anything longer is not one. */
-const HOLDER_BYTES = 4096
 
 /** A runner that holds a vault's lock. */
 export type Holder = LockHolder
@@ -68,8 +69,8 @@ export async function heldByThisProcess(vault: string): Promise<boolean> {
   return heldHere.has(await realpath(vault).catch(() => vault))
 }
 
-/** The tail of each vault's queue of calls in this process. */
-const queues = new Map<string, Promise<unknown>>()
+/** Each vault's calls in this process, one after the other. */
+const calls = new KeyedMutex()
 
 /**
  * Runs `fn` holding the vault's runner lock. Calls in this process are
@@ -78,24 +79,14 @@ const queues = new Map<string, Promise<unknown>>()
  * `RunStateError` `vault-locked`.
  */
 export async function withVaultLock<T>(vault: string, fn: (lock: VaultLock) => Promise<T>): Promise<T> {
-  const key = realOrSame(vault)
-  const before = queues.get(key) ?? Promise.resolve()
-  const run = before
-    .catch(() => undefined)
-    .then(async () => {
-      const lock = await lockVault(vault)
-      try {
-        return await fn(lock)
-      } finally {
-        await lock.release()
-      }
-    })
-  queues.set(key, run)
-  try {
-    return await run
-  } finally {
-    if (queues.get(key) === run) queues.delete(key)
-  }
+  return calls.run(realOrSame(vault), async () => {
+    const lock = await lockVault(vault)
+    try {
+      return await fn(lock)
+    } finally {
+      await lock.release()
+    }
+  })
 }
 
 /**
@@ -107,10 +98,13 @@ export async function withVaultLock<T>(vault: string, fn: (lock: VaultLock) => P
  */
 export async function lockVault(vault: string, options: LockOptions = {}): Promise<VaultLock> {
   const orphanMs = orphanTime(options)
+  // A run folder made only for the lock goes with it when the call wrote nothing else (a refused call leaves no folder).
+  const made = statOrNothingSync(join(vault, TRACE_FOLDER)) === undefined
   // A file or a symlink in the run folder's place is refused before anything is written through it.
   const folder = runFolder(vault, TRACE_FOLDER)
   const lockPath = join(folder, '.lock')
-  const holderPath = join(folder, '.lock-holder.json')
+  // Born with the lock folder, inside it (see lockFs): the lock never exists without naming its holder.
+  const holderPath = join(lockPath, HOLDER_FILE)
   let lost: Error | undefined
   /** Who took the lock over, when its holder file names them. */
   let lostTo: Holder | null = null
@@ -125,12 +119,12 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
       lost = error
     },
   }
-  let release: () => Promise<void>
+  let taken: () => Promise<void>
   try {
-    release = await lockfile.lock(vault, lockOptions)
+    taken = await lockfile.lock(vault, lockOptions)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw error
-    const holder = await readHolder(holderPath)
+    const holder = await readHolder(folder)
     const refused = (who: string) =>
       new RunStateError(
         'vault-locked',
@@ -141,25 +135,31 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
     const named = holder ? `process ${holder.pid} on ${holder.host}, since ${holder.since}` : 'another process'
     // A live holder on this machine keeps its lock however long it was paused (SIGSTOP, swapping, a blocked event loop).
     if (holder && holder.host === hostname() && isAlive(holder.pid)) throw refused(named)
-    // Another machine's runner is gone once its lock has not been refreshed for STALE_MS; a runner of this
-    // machine killed before it wrote its name, or one that died, once the orphan time passed without a refresh.
+    // Another machine's runner is gone once its lock has not been refreshed for STALE_MS; a runner of this machine
+    // that died, or a lock naming nobody (an earlier version's, killed before it named itself), once the orphan time
+    // passed without a refresh.
     const age = holder && holder.host !== hostname() ? STALE_MS : orphanMs
-    release = await takeOverAbandoned(
+    taken = await takeOverAbandoned(
       lockPath,
       age,
       () => lockfile.lock(vault, lockOptions),
       () => refused(named),
     )
   }
-  const holder: Holder = { pid: process.pid, host: hostname(), since: new Date().toISOString() }
+  const release = async () => {
+    await taken().catch(() => undefined)
+    // Only an empty folder goes: a call that wrote its trace keeps it.
+    if (made) rmdirIfEmpty(folder)
+  }
   // The lock's own small files and folders are written and looked at with the synchronous calls: a stepping call takes the lock every time.
-  let confirmed: FileStamp | undefined = writeFileAtomicSync(holderPath, `${JSON.stringify(holder)}\n`, { fsync: false })
+  let confirmed = stampOrNothing(holderPath)
+  const ours = readHolderNow(holderPath) ?? ''
+  removeUnbornLocks(lockPath)
   const real = realpathSync.native(vault)
   // Checked once this lock is held, so of two runners started together on nested folders neither misses the other.
   const nested = nestedRunner(real)
   if (nested) {
-    rmSync(holderPath, { force: true })
-    await release().catch(() => undefined)
+    await release()
     throw new RunStateError(
       'vault-locked',
       `The vault \`${vault}\` ${nested.above ? 'is inside' : 'holds'} \`${nested.vault}\`, which ` +
@@ -169,7 +169,6 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
     )
   }
   heldHere.add(real)
-  const ours = `${JSON.stringify(holder)}\n`
   return {
     check() {
       if (lost) throw new RunStateError('vault-lock-lost', `Lost the lock of \`${vault}\`: ${lost.message}`, { vault, holder: lostTo }, { cause: lost })
@@ -191,38 +190,18 @@ export async function lockVault(vault: string, options: LockOptions = {}): Promi
     },
     async release() {
       heldHere.delete(real)
-      // A runner that lost its lock leaves the new holder's name alone.
-      if (readHolderNow(holderPath) === ours) rmSync(holderPath, { force: true })
-      await release().catch(() => undefined)
+      // The lock folder goes with its holder record; a runner that lost its lock leaves the new holder's in place (lockFs).
+      await release()
     },
   }
 }
 
-async function readHolder(path: string): Promise<Holder | undefined> {
+/** Removes `folder` when it is empty; any other is left as it is. */
+function rmdirIfEmpty(folder: string): void {
   try {
-    return parseHolder(await readFile(path, 'utf8'))
+    rmdirSync(folder)
   } catch {
-    return undefined
-  }
-}
-
-/** The holder a holder file's text names (its three fields only: it is handed on in errors), or `undefined`. */
-function parseHolder(text: string): Holder | undefined {
-  try {
-    const { pid, host, since } = JSON.parse(text) as Partial<Holder>
-    return typeof pid === 'number' ? { pid, host: String(host), since: String(since) } : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/** Whether a process `pid` runs on this machine (EPERM: it does, as someone else's). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
+    // Not empty (the call wrote into it), or gone: left as it is.
   }
 }
 
@@ -235,17 +214,14 @@ export async function vaultHolder(vault: string): Promise<Holder | undefined> {
   const folder = join(vault, TRACE_FOLDER)
   const locked = await lockfile.check(vault, { lockfilePath: join(folder, '.lock'), realpath: false, stale: STALE_MS }).catch(() => false)
   if (!locked) return undefined
-  const holder = await readHolder(join(folder, '.lock-holder.json'))
+  const holder = await readHolder(folder)
   if (!holder) return { pid: 0, host: '', since: '' }
   return holder.host !== hostname() || isAlive(holder.pid) ? holder : undefined
 }
 
 function stampOrNothing(path: string): FileStamp | undefined {
-  try {
-    return stampOfSync(path)
-  } catch {
-    return undefined
-  }
+  const info = statOrNothingSync(path)
+  return info && toStamp(info)
 }
 
 /** The holder file as it is on disk now: a small regular file of our own, read synchronously. */
@@ -266,7 +242,7 @@ function readHolderNow(path: string): string | undefined {
 async function takeOverAbandoned(lockPath: string, age: number, lock: () => Promise<() => Promise<void>>, refused: () => Error): Promise<() => Promise<void>> {
   const deadline = Date.now() + age + 2 * UPDATE_MS
   for (;;) {
-    const info = await stat(lockPath).catch(() => undefined)
+    const info = await statOrNothing(lockPath)
     if (!info || Date.now() - info.mtimeMs > age) {
       const aside = `${lockPath}.abandoned-${process.pid}-${Date.now()}`
       const moved = info
@@ -282,6 +258,8 @@ async function takeOverAbandoned(lockPath: string, age: number, lock: () => Prom
         throw refused()
       }
       await rm(aside, { recursive: true, force: true })
+      // The name an earlier version's runner left beside its lock goes with it.
+      await removeOldHolder(dirname(lockPath))
       try {
         return await lock()
       } catch (error) {
@@ -290,13 +268,13 @@ async function takeOverAbandoned(lockPath: string, age: number, lock: () => Prom
       }
     }
     if (Date.now() > deadline) throw refused()
-    await new Promise((resolve) => setTimeout(resolve, UPDATE_MS / 4))
+    await sleep(UPDATE_MS / 4)
   }
 }
 
 /** Whether the lock moved aside to `aside` had been refreshed within `age`: a live runner's, not the abandoned one. */
 async function movedLive(aside: string, age: number): Promise<boolean> {
-  const info = await stat(aside).catch(() => undefined)
+  const info = await statOrNothing(aside)
   return info !== undefined && Date.now() - info.mtimeMs <= age
 }
 
@@ -316,10 +294,12 @@ async function movedLive(aside: string, age: number): Promise<boolean> {
 export async function clearAbandonedLock(folder: string): Promise<boolean> {
   const trace = join(folder, TRACE_FOLDER)
   const lockPath = join(trace, '.lock')
-  const info = await stat(lockPath).catch(() => undefined)
+  // What a runner killed while it made a lock there left (it never held it).
+  removeUnbornLocks(lockPath)
+  const info = await statOrNothing(lockPath)
   if (!info) return true
   if (heldHere.has(await realpath(folder).catch(() => folder))) return false
-  const holder = await readHolder(join(trace, '.lock-holder.json'))
+  const holder = await readHolder(trace)
   const age = Date.now() - info.mtimeMs
   const gone = holder ? (holder.host === hostname() ? !isAlive(holder.pid) && age > UPDATE_MS : age > STALE_MS) : age > orphanTime({})
   if (!gone) return false
@@ -330,12 +310,12 @@ export async function clearAbandonedLock(folder: string): Promise<boolean> {
   )
   if (!moved) return false
   // A runner that refreshed (or took over) the lock between the look and the rename keeps it.
-  if (((await stat(aside).catch(() => undefined))?.mtimeMs ?? 0) > info.mtimeMs) {
+  if (((await statOrNothing(aside))?.mtimeMs ?? 0) > info.mtimeMs) {
     await rename(aside, lockPath).catch(() => rm(aside, { recursive: true, force: true }))
     return false
   }
   await rm(aside, { recursive: true, force: true })
-  await rm(join(trace, '.lock-holder.json'), { force: true })
+  await removeOldHolder(trace)
   return true
 }
 
@@ -348,12 +328,10 @@ export async function clearAbandonedLock(folder: string): Promise<boolean> {
  */
 function nestedRunner(real: string): { vault: string; holder: Holder; above: boolean } | undefined {
   const live = (folder: string) => {
-    const lock = statSync(join(folder, TRACE_FOLDER, '.lock'), { throwIfNoEntry: false })
+    const lock = statOrNothingSync(join(folder, TRACE_FOLDER, '.lock'))
     if (!lock) return undefined
-    // Another runner's file: read only if it is a small regular file (never blocks, whatever was put there).
-    const text = readRegularFileSync(join(folder, TRACE_FOLDER, '.lock-holder.json'), HOLDER_BYTES)?.text
-    const holder = text === undefined ? undefined : parseHolder(text)
-    if (!holder || (holder.host === hostname() && holder.pid === process.pid)) return undefined
+    const holder = readHolderSync(join(folder, TRACE_FOLDER))
+    if (!holder || isThisProcess(holder)) return undefined
     const alive = holder.host === hostname() ? isAlive(holder.pid) : Date.now() - lock.mtimeMs <= STALE_MS
     return alive ? { vault: folder, holder, above: isInside(folder, real) } : undefined
   }

@@ -1,8 +1,9 @@
-import { lstatSync, realpathSync, type Stats } from 'node:fs'
+import { realpathSync, type Stats } from 'node:fs'
 import { realpath } from 'node:fs/promises'
 import { join, relative, resolve, sep } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { isInside, toStamp, type FileStamp } from './fs-atomic.js'
+import { statOrNothingSync } from './stat-or-nothing.js'
 
 /**
  * A path that would leave its folder, or names no usable folder or note: a
@@ -101,7 +102,7 @@ export function confineSync(base: string, relativePath: string, what: string, se
     }
     // A real path and a plain name (no separator, no `.` or `..`): `join`'s tidying has nothing to do.
     const next = real.endsWith(sep) ? `${real}${segment}` : `${real}${sep}${segment}`
-    info = lstatOrNothing(next)
+    info = statOrNothingSync(next, { link: true })
     if (info === undefined) return { path: join(next, ...segments.slice(index + 1)), exists: false }
     // Not a link, in a folder known by its real path: its real path already (a run checks every output at each call).
     real = info.isSymbolicLink() ? linkInside(root, next, relativePath, what) : next
@@ -147,15 +148,6 @@ export function confinedOrNothing(base: string, relativePath: string, what: stri
   } catch (error) {
     if (error instanceof PathRefusal) return undefined
     throw error
-  }
-}
-
-/** What `lstat` says of `path`, `undefined` when there is nothing to follow there (missing, or a file on the way). */
-function lstatOrNothing(path: string): Stats | undefined {
-  try {
-    return lstatSync(path)
-  } catch {
-    return undefined
   }
 }
 
@@ -208,7 +200,7 @@ export function runFileToRead(vault: string, file: string): string {
   let path = vault
   for (const part of insideSegments(file, 'a run file')) {
     path = join(path, part)
-    const info = lstatOrNothing(path)
+    const info = statOrNothingSync(path, { link: true })
     if (info === undefined) return join(vault, file)
     if (info.isSymbolicLink()) throw symlinkInRunFolder(path)
   }

@@ -1,4 +1,4 @@
-import { constants, readdirSync, statSync } from 'node:fs'
+import { constants, readdirSync } from 'node:fs'
 import { open, realpath, stat, type FileHandle } from 'node:fs/promises'
 import { join, sep } from 'node:path'
 import { assertFolder, isInside, readRegularFileSync, toStamp, type FileStamp } from './fs-atomic.js'
@@ -8,6 +8,7 @@ import { TRACE_FILE, TRACE_FOLDER } from './run-folder.js'
 import { subplanFoldersOf } from './subplan-folders.js'
 import type { PlanIssue } from '../core/types.js'
 import { escapeControls, hasControls } from '../core/text.js'
+import { statOrNothingSync } from './stat-or-nothing.js'
 
 /** Notes larger than this are not read as plan steps. */
 const MAX_NOTE_BYTES = 8 * 1024 * 1024
@@ -313,9 +314,5 @@ export async function holdsRun(folder: string): Promise<boolean> {
 }
 
 function holdsRunSync(folder: string): boolean {
-  try {
-    return statSync(join(folder, TRACE_FOLDER, TRACE_FILE), { throwIfNoEntry: false })?.isFile() === true
-  } catch {
-    return false
-  }
+  return statOrNothingSync(join(folder, TRACE_FOLDER, TRACE_FILE))?.isFile() === true
 }

@@ -1,12 +1,13 @@
-import { linkSync, renameSync, rmSync, statSync } from 'node:fs'
-import { readdir, rm, stat } from 'node:fs/promises'
-import { setTimeout as sleep } from 'node:timers/promises'
+import { linkSync, renameSync, rmSync } from 'node:fs'
+import { readdir, rm } from 'node:fs/promises'
+import { sleep } from '../core/abort.js'
 import { basename, dirname, join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { readRegularFileSync, removeLater, sameStamp, toStamp, writeFileAtomic, writeFileAtomicSync, type FileStamp, type WriteOptions } from './fs-atomic.js'
 import { setFrontmatterStatus } from './frontmatter.js'
 import { parseNote } from './parse-note.js'
 import { MAX_SETTLE_MS, readSettled, SETTLE_CUT_MS } from './settled-read.js'
+import { statOrNothing, statOrNothingSync } from './stat-or-nothing.js'
 
 /**
  * The prefix of the second name a note's old version keeps while the run
@@ -70,7 +71,7 @@ export function replaceNoteSync(path: string, expected: FileStamp, data: string,
       // No hard links here (FAT, some network file systems): the plain comparison below.
     }
   }
-  const now = statOrNothing(linked ? old! : path)
+  const now = stampOrNothing(linked ? old! : path)
   if (now === undefined || !sameStamp(now, expected)) {
     if (linked) rmSync(old!, { force: true })
     return { kind: 'changed' }
@@ -98,9 +99,9 @@ export function replaceNoteSync(path: string, expected: FileStamp, data: string,
  * the note changed since our write too, for {@link recoverCaughtSave}.
  */
 function oldVersionFate(path: string, old: string, expected: FileStamp, ours: FileStamp): 'unchanged' | 'put-back' | 'caught' {
-  const after = statOrNothing(old)
+  const after = stampOrNothing(old)
   if (after === undefined || sameStamp(after, expected) || after.ino === ours.ino) return 'unchanged'
-  if (!sameStamp(statOrNothing(path), ours)) return 'caught'
+  if (!sameStamp(stampOrNothing(path), ours)) return 'caught'
   try {
     renameSync(old, path)
     return 'put-back'
@@ -195,7 +196,7 @@ export async function recoverOldVersions(folder: string, listed?: readonly strin
   for (const name of names) {
     const match = /^([0-9a-z]+)-([0-9a-z]+)-([0-9a-z]+)-(.+)$/.exec(name.slice(OLD_VERSION_PREFIX.length))
     const old = join(folder, name)
-    const info = await stat(old).catch(() => undefined)
+    const info = await statOrNothing(old)
     if (!match || !info) continue
     const [, ino, size, mtime, file] = match as unknown as [string, string, string, string, string]
     const unchanged = info.ino.toString(36) === ino && info.size.toString(36) === size && Math.round(info.mtimeMs * 1000).toString(36) === mtime
@@ -244,10 +245,7 @@ function linkTo(path: string, old: string): true {
   return true
 }
 
-function statOrNothing(path: string): FileStamp | undefined {
-  try {
-    return toStamp(statSync(path))
-  } catch {
-    return undefined
-  }
+function stampOrNothing(path: string): FileStamp | undefined {
+  const info = statOrNothingSync(path)
+  return info && toStamp(info)
 }

@@ -2,6 +2,7 @@ import { lstatSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { insideSegments, symlinkInRunFolder } from './path-gate.js'
+import { statOrNothingSync } from './stat-or-nothing.js'
 
 /**
  * The one check every write of a run's own files goes through (the trace,
@@ -23,7 +24,7 @@ export function runFolder(vault: string, folder: string): string {
   let path = vault
   for (const part of insideSegments(folder, 'a run folder')) {
     path = join(path, part)
-    const info = lstatOrNothing(path)
+    const info = statOrNothingSync(path, { link: true })
     if (info === undefined) {
       mkdirOnce(path)
       continue
@@ -51,17 +52,8 @@ export function runFolder(vault: string, folder: string): string {
 export function runFilePath(vault: string, file: string): string {
   const cut = file.lastIndexOf('/')
   const path = join(runFolder(vault, cut < 0 ? '' : file.slice(0, cut)), file.slice(cut + 1))
-  if (lstatOrNothing(path)?.isSymbolicLink()) throw symlinkInRunFolder(path)
+  if (statOrNothingSync(path, { link: true })?.isSymbolicLink()) throw symlinkInRunFolder(path)
   return path
-}
-
-function lstatOrNothing(path: string): ReturnType<typeof lstatSync> | undefined {
-  try {
-    return lstatSync(path)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw error
-  }
 }
 
 /** Creates one folder (its parent checked already); another writer creating it first is fine. */

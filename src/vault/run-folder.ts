@@ -1,5 +1,5 @@
-import { lstatSync } from 'node:fs'
 import { join } from 'node:path'
+import { statOrNothingSync } from './stat-or-nothing.js'
 
 /**
  * The names of a run's folder inside a vault, in one place: the folder itself, never part of the plan,
@@ -25,9 +25,5 @@ export const GRAPH_FILES = { note: `${TRACE_FOLDER}/plan-graph.md`, svg: `${TRAC
 
 /** Whether a vault has its run folder (a real folder, not a symlink): a run has begun in it. */
 export function hasTraceFolder(root: string): boolean {
-  try {
-    return lstatSync(join(root, TRACE_FOLDER)).isDirectory()
-  } catch {
-    return false
-  }
+  return statOrNothingSync(join(root, TRACE_FOLDER), { link: true })?.isDirectory() === true
 }

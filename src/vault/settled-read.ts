@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises'
+import { sleep } from '../core/abort.js'
 import { readFile } from 'node:fs/promises'
 import { PlanValidationError, RunStateError } from '../core/errors.js'
 import type { PlanIssue } from '../core/types.js'

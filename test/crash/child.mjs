@@ -155,7 +155,9 @@ function checkWriteOpen(path, flags) {
   // without O_APPEND (note-journal.ts); in the other trials the parent's recover() does that before a child runs.
   const inPlace = config.agent !== undefined && typeof flags === 'number' && (flags & fs.constants.O_TRUNC) === 0
   const appendToTrace = /^(?:[^/]+\/)?00_plan-trace\/(?:trace\.md|\.journal)$/.test(rel(path)) && (appending(flags) || inPlace)
-  if (inVault && !name.startsWith(TEMP_PREFIX) && !appendToTrace)
+  // A lock folder is made beside its place with its holder record inside, then renamed into place (lock-fs.ts).
+  const unbornLock = /^(?:[^/]+\/)?00_plan-trace\/\.lock\.new-\d+\/holder\.json$/.test(rel(path))
+  if (inVault && !name.startsWith(TEMP_PREFIX) && !appendToTrace && !unbornLock)
     side({ t: 'violation', what: `non-atomic write: open(\`${rel(path)}\`, ${JSON.stringify(flags)})` })
 }
 

@@ -262,7 +262,9 @@ export async function checkVault(vault, reference, { final, loadPlan, powerCut =
 /** Whether the runner lock of `vault` is held by no live process (the runner was killed). */
 export function lockOfTheDead(vault) {
   try {
-    const { pid } = JSON.parse(readFileSync(join(vault, TRACE_FOLDER, '.lock-holder.json'), 'utf8'))
+    // The holder record is born inside the lock folder (an earlier version wrote it beside the folder).
+    const inside = join(vault, TRACE_FOLDER, '.lock', 'holder.json')
+    const { pid } = JSON.parse(readFileSync(existsSync(inside) ? inside : join(vault, TRACE_FOLDER, '.lock-holder.json'), 'utf8'))
     process.kill(pid, 0)
     return false
   } catch (error) {

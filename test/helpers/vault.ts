@@ -168,3 +168,23 @@ export function note(options: { front?: Record<string, string | number>; title?:
   const next = options.next ? `\n## Next\n${options.next.map((item) => `- ${item}`).join('\n')}\n` : ''
   return `${front}${title}${body}${next}`
 }
+
+/**
+ * Every folder and file under `dir`, hidden ones included (the run's journal, the lock's records), path -> the
+ * file's bytes (base64), or `folder/` -> `''` for a folder: what a call that writes nothing leaves exactly as it was.
+ */
+export async function vaultBytes(dir: string): Promise<Record<string, string>> {
+  const found: Record<string, string> = {}
+  const walk = async (folder: string): Promise<void> => {
+    for (const entry of await readdir(folder, { withFileTypes: true })) {
+      const path = join(folder, entry.name)
+      const rel = relative(dir, path).split('\\').join('/')
+      if (entry.isDirectory()) {
+        found[`${rel}/`] = ''
+        await walk(path)
+      } else found[rel] = (await readFile(path)).toString('base64')
+    }
+  }
+  await walk(dir)
+  return Object.fromEntries(Object.entries(found).sort(([a], [b]) => (a < b ? -1 : 1)))
+}

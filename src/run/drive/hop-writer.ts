@@ -108,7 +108,7 @@ export class HopWriter {
           addClaim(this.state, effect.claim)
           break
         case 'status':
-          // Journaled with the hop's next append, written into the note off the hop's path; else written now.
+          // Journaled with the hop's next append, written into the note off the hop's path (or by `show`); else written now.
           if (this.session.deferStatus(node, effect.status)) renamed.set(effect.node, node)
           else renamed.set(effect.node, await this.session.setStatus(node, effect.status))
           break
@@ -200,6 +200,18 @@ export class HopWriter {
     this.lockSeen = now
   }
 
+  /**
+   * Writes the status the hop journaled for the note of `id` into the note
+   * now, before anyone reads it: the worker its visit is handed to sees it
+   * `active`, the judge asked about it `done` (a person watching the note
+   * too). The journal holds the durable copy; the rest of the hop's writes
+   * still wait for the turn to pass.
+   */
+  protected async show(id: string): Promise<void> {
+    this.checkLock()
+    await this.session.writeStatusNow(id)
+  }
+
   /** Applies what the hops journaled, as long as this runner still holds the vault (one paused past a takeover writes nothing). */
   private async apply(): Promise<void> {
     this.lock.check()
@@ -254,7 +266,7 @@ export class HopWriter {
     const decision =
       verdict.outcome === 'error'
         ? failureDecision(node, verdict.error ?? '')
-        : await chooseEdge(node, context, needsModel ? this.model() : undefined, chooseOptions)
+        : await chooseEdge(node, context, needsModel ? this.model(id) : undefined, chooseOptions)
     const record = hopRecordOf(decision, { step, node: id, visit, output: file, choice, works, claim, usage: this.usage })
     if (verdict.checks) record.checks = verdict.checks.map(({ name, exit, ms, timedOut }) => ({ name, exit, ms, ...(timedOut && { timedOut }) }))
     if (verdict.outcome === 'error') record.error = verdict.error ?? ''
@@ -344,13 +356,14 @@ export class HopWriter {
     this.usage.push(usage)
   }
 
-  /** The judge's model, its calls counted for the hop's record. */
-  private model(): CallLLM {
+  /** The judge's model for the note of `id`, its calls counted for the hop's record; the note says `done` before it is asked. */
+  private model(id: string): CallLLM {
     const counted = countedModel(
       () => this.llm ?? (this.envLLM ??= createLLM()),
       (usage) => this.noteUsage(usage),
     )
     return async (prompt, options) => {
+      await this.show(id)
       this.leave()
       try {
         return await counted(prompt, options)

@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises'
 import { RunStateError } from '../../core/errors.js'
 import type { VaultLock } from '../../vault/lock.js'
 import { newRunId } from './run-id.js'
@@ -34,6 +33,7 @@ import { checkPassed, checksReport } from '../core/checks.js'
 import { runChecks } from './run-checks.js'
 import type { PlanNode } from '../../core/types.js'
 import type { SavedOutput } from '../../store/output-note.js'
+import { statOrNothing } from '../../vault/stat-or-nothing.js'
 
 /** The verdict saved with an output (a crash after the save): judged from it, the checks never run twice for one visit. */
 function verdictSaved(saved: SavedOutput): Verdict | undefined {
@@ -110,6 +110,8 @@ export class RunDriver extends HopWriter {
     await this.enter()
     try {
       const step = await this.walk()
+      // The note says `active` before its visit is handed out (to a worker, an agent, a person watching the note).
+      if (step.kind === 'work') await this.show(step.node.id)
       await this.settle(step.kind !== 'work')
       return step
     } finally {
@@ -419,7 +421,7 @@ export class RunDriver extends HopWriter {
   private async recordedResult(last: HopRecord): Promise<Step> {
     const saved = await this.session.runFiles.readOutput(last.output)
     const output = saved?.output ?? this.state.lastOutput
-    const written = (await stat(tracePaths(this.vault).final).catch(() => undefined)) !== undefined
+    const written = (await statOrNothing(tracePaths(this.vault).final)) !== undefined
     await this.perform(effectsOf(undefined, last, { type: 'finished', node: last.node, output, written }))
     await this.settle(true)
     tell(this.options.onEvent, { type: 'end', node: last.node })

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
-import { copyFile, lstat, mkdir, readdir, realpath, rename, rm, rmdir, stat, symlink } from 'node:fs/promises'
+import { copyFile, mkdir, readdir, realpath, rename, rm, rmdir, symlink } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve, sep } from 'node:path'
 import { makeFolder, syncFolder, syncTree } from '../../vault/fs-atomic.js'
 import { confinedOrNothing } from '../../vault/path-gate.js'
-import { isAlive } from '../../vault/lock.js'
+import { isAlive } from '../../vault/lock-holder.js'
 import { holdsRun, listNotes, readNotes } from '../../vault/read-vault.js'
 import { subplanFoldersOf } from '../../vault/subplan-folders.js'
 import { loadPlan } from '../../plan/load-plan.js'
@@ -12,6 +12,7 @@ import { TRACE_FOLDER } from '../../vault/run-folder.js'
 import { namingVault, RunStateError } from '../../core/errors.js'
 import type { PlanGraph } from '../../plan/plan-graph.js'
 import { readTrace, tracePaths } from '../../store/trace.js'
+import { statOrNothing } from '../../vault/stat-or-nothing.js'
 
 /**
  * Where a run happens. A folder runs in place; with `runVault`, the plan is
@@ -111,10 +112,7 @@ export async function intoPlace(target: string, fill: (temp: string) => Promise<
  * @throws {RunStateError} `trace-outside-vault` for a symlink, `trace-not-folder` for a file
  */
 export async function checkPlace(target: string): Promise<void> {
-  const info = await lstat(target).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return undefined
-    throw error
-  })
+  const info = await statOrNothing(target, { link: true })
   if (info?.isSymbolicLink()) {
     throw new RunStateError(
       'trace-outside-vault',
@@ -174,13 +172,7 @@ async function holdsPlan(folder: string, planFiles: string[], source: string): P
     }
     return true
   }
-  if (
-    await stat(tracePaths(folder).trace).then(
-      () => true,
-      () => false,
-    )
-  )
-    return true
+  if ((await statOrNothing(tracePaths(folder).trace)) !== undefined) return true
   const notes = await listNotes(folder, []).catch(() => [] as string[])
   if (notes.length === 0) return false
   const expected = new Set(planFiles)
@@ -200,7 +192,7 @@ async function holdsPlan(folder: string, planFiles: string[], source: string): P
  * and symlinked folders, are left out, as the plan in place does not read them.
  */
 export async function copyVault(from: string, to: string, skip: string[]): Promise<void> {
-  const info = await stat(from).catch(() => undefined)
+  const info = await statOrNothing(from)
   if (!info?.isDirectory()) throw new Error(`Plan vault \`${from}\` does not exist or is not a folder`)
   const root = await realpath(from)
   // A subplan's folder holds a run of its own once it ran in place; it is still part of the plan.
@@ -225,7 +217,7 @@ export async function copyVault(from: string, to: string, skip: string[]): Promi
 /** A symlink of the plan that leads to a file inside it, made again in the copy relative to where it sits. */
 async function copyLink(root: string, path: string, to: string): Promise<void> {
   const real = confinedOrNothing(root, path, 'a link of the plan')
-  if (real === undefined || !(await stat(real).catch(() => undefined))?.isFile()) return
+  if (real === undefined || !(await statOrNothing(real))?.isFile()) return
   const target = relative(root, real)
   // A file the copy leaves out (the trace, `.git/`): the copy holds its bytes instead.
   const copied = !target.split(sep).some((part) => part === TRACE_FOLDER || part.startsWith('.'))

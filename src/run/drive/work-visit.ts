@@ -1,3 +1,4 @@
+import { sleep } from '../../core/abort.js'
 import { StepError } from '../../core/errors.js'
 import type { PlanNode, StepInput } from '../../core/types.js'
 import { readLedger } from '../../memory/ledger.js'
@@ -100,23 +101,7 @@ export async function workWithRetries(
       const next = afterWorkerFailure(step.node, attempt, error)
       if (next.kind === 'reject') throw error
       if (next.kind === 'failed') return next.failure
-      await pause(next.delayMs, place.signal)
+      await sleep(next.delayMs, place.signal)
     }
   }
-}
-
-/** Waits `ms`, or rejects with the signal's reason when it aborts first. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  signal?.throwIfAborted()
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer)
-      reject(signal!.reason)
-    }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort)
-      resolve()
-    }, ms)
-    signal?.addEventListener('abort', onAbort, { once: true })
-  })
 }

@@ -1,4 +1,4 @@
-import { appendFile, copyFile, readFile, readdir, stat } from 'node:fs/promises'
+import { appendFile, copyFile, readFile, readdir } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { RunStateError } from '../../core/errors.js'
 import { assertFolder, writeFileAtomic } from '../../vault/fs-atomic.js'
@@ -15,6 +15,7 @@ import { visitKey } from '../core/run-core.js'
 import { newRunId } from '../drive/run-id.js'
 import { copyVault, intoPlace } from '../drive/run-vault.js'
 import { outputFile, parseTrace, readTrace, TRACE_FORMAT, tracePaths, writeTraceHeader, type TraceHeader, type TraceRecord } from '../../store/trace.js'
+import { statOrNothing } from '../../vault/stat-or-nothing.js'
 
 /** Options of `forkRun`. */
 export interface ForkOptions {
@@ -103,7 +104,7 @@ async function writeRun(vault: string, header: TraceHeader, run: RunRecords, ent
   if (last?.kind === 'hop' && last.next === null) files.push(FINAL_FILE)
   for (const file of files) {
     const from = await outputOf(run.from, file)
-    if (!(await stat(from).catch(() => undefined))?.isFile()) continue
+    if (!(await statOrNothing(from))?.isFile()) continue
     await copyFile(from, runFilePath(vault, `${TRACE_FOLDER}/${file}`))
   }
 }

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, rm } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { RunStateError, VaultPathError } from '../../core/errors.js'
 import { durationMs } from '../../core/durations.js'
@@ -20,6 +20,7 @@ import { intoPlace } from '../drive/run-vault.js'
 import { dataFence } from '../../core/text.js'
 import { clipLine } from '../core/messages.js'
 import type { CallLLM } from '../../core/types.js'
+import { statOrNothing } from '../../vault/stat-or-nothing.js'
 
 /** Options of `proposePlan`. */
 export interface ProposeOptions {
@@ -117,7 +118,7 @@ type VersionExtra = Pick<ProposalContent, 'planner' | 'wait'>
 
 /** Whether `target` is a folder holding a proposal note. */
 async function holdsProposal(target: string): Promise<boolean> {
-  const info = await stat(join(target, PROPOSAL_FILE)).catch(() => undefined)
+  const info = await statOrNothing(join(target, PROPOSAL_FILE))
   return info?.isFile() === true
 }
 
@@ -218,13 +219,7 @@ async function writeRevision(vault: string, note: ProposalNote, planned: PlanGra
   for (const { file } of ours) {
     const to = runFilePath(vault, `${folder}/${file}`)
     // Kept already by a revision cut short: what now holds the name stays where it is, never overwriting the kept one.
-    if (
-      await stat(to).then(
-        () => true,
-        () => false,
-      )
-    )
-      continue
+    if ((await statOrNothing(to)) !== undefined) continue
     await rename(join(vault, file), to).catch((error: NodeJS.ErrnoException) => {
       // Deleted by a person: nothing to keep.
       if (error.code !== 'ENOENT') throw error
@@ -320,7 +315,7 @@ function clearOf(graph: PlanGraph, taken: Set<string>, version: number): PlanGra
 }
 
 async function assertEmptyFolder(target: string): Promise<void> {
-  const info = await stat(target).catch(() => undefined)
+  const info = await statOrNothing(target)
   if (!info) return
   if (!info.isDirectory()) throw new VaultPathError('vault-not-folder', `\`${target}\` is a file; propose into a new or empty folder.`)
   if ((await readdir(target)).length > 0)
