@@ -93,7 +93,8 @@ describe('the packed package, installed from its tarball into a fresh project', 
       `${JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, skipLibCheck: false, types: [] }, files: ['agent.ts'] }, null, 2)}\n`,
     )
     const agent = [
-      "import { createLLM, loadPlan, resolveModelConfig, runPlan, toCanvas, type RunOptions, type RunResult } from 'vaultplan'",
+      "import { createLLM, loadPlan, resolveModelConfig, runPlan, type RunOptions, type RunResult } from 'vaultplan'",
+      "import { toCanvas } from 'vaultplan/pictures'",
       "const options: RunOptions = { query: 'Announce it', work: async (step) => `did ${step.node.id}`, predicates: { done: () => true } }",
       "const env: Record<string, string | undefined> = { LLM_MODEL: 'm' }",
       "console.log(resolveModelConfig('action', env).model, createLLM({ env }))",

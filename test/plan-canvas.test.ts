@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
-import { loadPlan, PlanGraph, toCanvas, type CanvasDocument, type CanvasNode, type Edge, type PlanNode } from 'vaultplan'
+import { loadPlan, PlanGraph, type Edge, type PlanNode } from 'vaultplan'
+import { toCanvas, type CanvasDocument, type CanvasNode } from 'vaultplan/pictures'
 import { canvasProblems } from './helpers/json-canvas.js'
 
 const vaults = fileURLToPath(new URL('../vaults', import.meta.url))

@@ -1,7 +1,8 @@
 import fc from 'fast-check'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
-import { loadPlan, PlanGraph, toDot, toMermaid, toSvg, type Edge, type PlanNode } from 'vaultplan'
+import { loadPlan, PlanGraph, type Edge, type PlanNode } from 'vaultplan'
+import { toDot, toMermaid, toSvg } from 'vaultplan/pictures'
 import { parseMermaid, parseSvg, renderDot } from './helpers/renderers.js'
 
 const draftReview = fileURLToPath(new URL('../vaults/draft-review', import.meta.url))

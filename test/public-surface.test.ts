@@ -5,9 +5,15 @@ import { expect, it } from 'vitest'
 // The names users import. Adding one is a feature, removing or renaming one breaks users: either is a decision, made here.
 it('exports exactly these names', async () => {
   expect(Object.keys(await import('vaultplan')).sort()).toEqual([
+    'DECIDED_BY',
+    'JUDGE_KINDS',
+    'LEDGER_KINDS',
     'LLMError',
     'ModelConfigError',
+    'NODE_STATUSES',
+    'NODE_TYPES',
     'PLAN_ISSUE_CODES',
+    'PROPOSAL_STATUSES',
     'PictureTooLargeError',
     'PlanGraph',
     'PlanValidationError',
@@ -47,10 +53,6 @@ it('exports exactly these names', async () => {
     'runSchedules',
     'savePlan',
     'searchRuns',
-    'toCanvas',
-    'toDot',
-    'toMermaid',
-    'toSvg',
     'updateStatus',
   ])
 })
@@ -176,6 +178,10 @@ it('names at most 125 things in the main entry, values and types: one idea per n
 
 it('exports exactly these names from vaultplan/ai-sdk', async () => {
   expect(Object.keys(await import('vaultplan/ai-sdk')).sort()).toEqual(['llmFromAISDK', 'toolsFromAISDK'])
+})
+
+it('exports exactly these names from vaultplan/pictures', async () => {
+  expect(Object.keys(await import('vaultplan/pictures')).sort()).toEqual(['toCanvas', 'toDot', 'toMermaid', 'toSvg'])
 })
 
 it('exports exactly these names from vaultplan/mcp: the server the docs name, for a transport of your own', async () => {

@@ -7,13 +7,10 @@ import {
   nextStep,
   readRunStatus,
   runPlan,
-  toCanvas,
-  toDot,
-  toMermaid,
-  type CanvasNode,
   type RunEvent,
   type StepInput,
 } from 'vaultplan'
+import { toCanvas, toDot, toMermaid, type CanvasNode } from 'vaultplan/pictures'
 import { noJudge } from './helpers/scripted.js'
 import { vaultplan } from './helpers/cli.js'
 import { canvasProblems } from './helpers/json-canvas.js'

@@ -29,7 +29,7 @@ const DEFAULTS = { timeoutMs: 10_000 }
  * `options.timeoutMs`, so a large plan never stops the process; importing
  * vaultplan stays light, as Graphviz is loaded by the worker only.
  *
- * @throws {@link PictureTooLargeError} when the layout takes over `options.timeoutMs`.
+ * @throws `PictureTooLargeError` (an export of `vaultplan`) when the layout takes over `options.timeoutMs`.
  * @throws `TypeError` when `options.timeoutMs` is not whole milliseconds from 1 up to about 24.8 days (what a timer waits).
  * @throws `Error` when Graphviz cannot draw the DOT text (a bug of `toDot`: please report it).
  */
