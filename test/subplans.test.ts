@@ -1,15 +1,6 @@
 import { readdir } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import {
-  completeStep,
-  decide,
-  loadPlan,
-  nextStep,
-  readRunStatus,
-  runPlan,
-  type RunEvent,
-  type StepInput,
-} from 'vaultplan'
+import { completeStep, decide, loadPlan, nextStep, readRunStatus, runPlan, type RunEvent, type StepInput } from 'vaultplan'
 import { toCanvas, toDot, toMermaid, type CanvasNode } from 'vaultplan/pictures'
 import { noJudge } from './helpers/scripted.js'
 import { vaultplan } from './helpers/cli.js'
