@@ -298,7 +298,8 @@ function counts(entries) {
 
 /** A completed step without the run id, which differs per run. */
 function comparable(step) {
-  const { runId: _runId, ...rest } = step
+  // `saved`: the agent's last completion found its output saved by the other agent first; where the run ended is the same.
+  const { runId: _runId, saved: _saved, ...rest } = step
   return rest
 }
 
