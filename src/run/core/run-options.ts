@@ -245,6 +245,15 @@ export type Step =
   /** Every ready item is claimed by other agents (only with `StepOptions.agent`): the claims, who holds each and until when. */
   | { kind: 'busy'; runId: string; claims: WorkItem[]; saved?: true }
 
+/** A claim the tree's one budget refused (`DriverOptions.admit`), nothing written: the tree's own answer, never a caller's. */
+export interface Refused {
+  kind: 'refused'
+  node: PlanNode
+}
+
+/** What the driver of one vault answers: a step for the caller, or a claim the tree's budget refused. */
+export type DriverStep = Step | Refused
+
 /** What a driver needs to know of the call it serves. */
 export interface DriverOptions {
   query?: string | undefined
@@ -266,6 +275,11 @@ export interface DriverOptions {
   source?: string | undefined
   /** Called before a visit is claimed (before anything is written for it); may throw to refuse. */
   beforeClaim?: ((node: PlanNode) => void) | undefined
+  /**
+   * The tree's one budget, asked before a visit of this vault is claimed:
+   * `false` refuses it, and the driver answers `refused`, nothing written.
+   */
+  admit?: ((node: PlanNode) => boolean) | undefined
   /** What the whole run has spent of `maxSteps` (works, planner calls, visits other branches claimed), when this vault is one of a tree (a subplan shares its parent's budget). */
   spent?: (() => number) | undefined
   /**

@@ -22,7 +22,7 @@ import {
 } from '../core/run-core.js'
 import { checkOwnClaim, leaseDue, passedBy } from '../core/claims.js'
 import { timeoutHop, waitClock } from '../core/deadline.js'
-import type { DriverOptions, RunResult, Step } from '../core/run-options.js'
+import type { DriverOptions, DriverStep, RunResult, Step } from '../core/run-options.js'
 import { outputFile, TRACE_FORMAT, tracePaths, type ClaimRecord, type HopRecord, type TraceHeader, type TraceRecord } from '../../store/trace.js'
 import type { OutputMeta } from '../../store/output-note.js'
 import { waitsForPerson } from '../../core/knobs.js'
@@ -106,7 +106,7 @@ export class RunDriver extends HopWriter {
    * `active` on disk), a person to wait for, a budget stop or the result.
    * A saved output is judged and a ticked box followed on the way.
    */
-  async next(): Promise<Step> {
+  async next(): Promise<DriverStep> {
     await this.enter()
     try {
       const step = await this.walk()
@@ -119,7 +119,7 @@ export class RunDriver extends HopWriter {
     }
   }
 
-  private async walk(): Promise<Step> {
+  private async walk(): Promise<DriverStep> {
     await this.finishDecision()
     for (;;) {
       this.options.signal?.throwIfAborted()
@@ -170,7 +170,7 @@ export class RunDriver extends HopWriter {
   async complete(
     key: string,
     result: { output: string; choice?: string | undefined; works?: number; step?: number; failure?: string | undefined },
-  ): Promise<Step> {
+  ): Promise<DriverStep> {
     await this.enter()
     const position = this.position()
     const claimed = position.kind === 'work' && position.claimed ? position : undefined
@@ -234,7 +234,7 @@ export class RunDriver extends HopWriter {
    *
    * @throws {@link RunStateError} `stale-step` when no claimed visit has that key (nothing is written)
    */
-  async release(key: string, kind: 'defer' | 'block', reason: string): Promise<Step> {
+  async release(key: string, kind: 'defer' | 'block', reason: string): Promise<DriverStep> {
     await this.enter()
     const position = this.position()
     const claimed = position.kind === 'work' && position.claimed ? position : undefined
@@ -342,10 +342,14 @@ export class RunDriver extends HopWriter {
    * persisted before any work. In a tree the visit takes the whole run's next
    * step number.
    */
-  private async claimVisit(position: Extract<Position, { kind: 'work' }>): Promise<Step> {
+  private async claimVisit(position: Extract<Position, { kind: 'work' }>): Promise<DriverStep> {
     await this.session.refresh([position.node])
     const node = this.nodeOrFail(position.node)
-    if (!position.claimed) this.options.beforeClaim?.(node)
+    if (!position.claimed) {
+      // The tree's budget has no step left for it: refused, nothing written; the tree asks again, and the driver stops.
+      if (this.options.admit?.(node) === false) return { kind: 'refused', node }
+      this.options.beforeClaim?.(node)
+    }
     const header = this.traced ? undefined : this.newHeader()
     let claim: ClaimRecord | undefined
     if (this.claim?.node !== node.id || this.claim.visit !== position.visit) {
