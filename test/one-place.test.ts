@@ -70,6 +70,14 @@ const CLAIM_PASSES = /\[\s*'own',\s*'fresh'|\[\s*'fresh',\s*'any'\s*\]/
 /** A note's planner call decided: its `plan: generate` folder found without notes. */
 const PLANNER_CALL_DUE = /isGenerate\([^)]*\)\s*&&\s*!/
 
+describe('comments', () => {
+  it('point at docs/, never at a SPEC section or an issue the repository does not hold', () => {
+    const cited = /\bsection \d+\b|\bSPEC\b|\bissue #?\d+\b/i
+    const found = [...FILES].flatMap(([file, text]) => text.split('\n').flatMap((line, index) => (cited.test(line) ? [`${file}:${index + 1}`] : [])))
+    expect(found).toEqual([])
+  })
+})
+
 describe('one place for each decision', () => {
   it("decides a run tree's order, budget, joins and planner calls only in the pure core (src/run/core/)", () => {
     const outside = (pattern: RegExp) => linesMatching(pattern).filter((at) => at.startsWith('src/run/') && !at.startsWith('src/run/core/'))

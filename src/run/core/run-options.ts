@@ -168,7 +168,7 @@ export interface StepOptions {
   fresh?: boolean
   /**
    * The agent making the call, when several work one plan at once
-   * (section 16): `nextStep` returns this agent's pending claim, else claims
+   * (docs/stepping.md, several agents): `nextStep` returns this agent's pending claim, else claims
    * the first ready item nobody holds, else answers `busy`. Without it, a
    * call takes the earliest claim, whoever holds it, and is never `busy`.
    */
@@ -293,7 +293,7 @@ export interface DriverOptions {
   runsSubplans?: ((node: PlanNode) => boolean) | undefined
   /** This vault's folder from the top vault (`''` at the top), as the gate is told it. */
   folder?: string | undefined
-  /** The agent the call claims for, and its lease (section 16): its claims are recorded with its name and an end. */
+  /** The agent the call claims for, and its lease (docs/stepping.md, several agents): its claims are recorded with its name and an end. */
   agent?: { name: string; leaseMs: number } | undefined
   /** Asked before a visit to work is claimed or handed out: `skip` passes it by (another agent holds it, or it was deferred). */
   gate?: ClaimGate | undefined

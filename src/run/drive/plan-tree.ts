@@ -86,7 +86,7 @@ export class PlanTree {
   static async open(vault: string, session: VaultSession, settings: TreeSettings): Promise<PlanTree> {
     let tree: PlanTree | undefined
     const passed: PassedVisit[] = []
-    // The stepping calls hand out visits by claims (section 16): the pass of the walk decides which it takes.
+    // The stepping calls hand out visits by claims (docs/stepping.md, several agents): the pass of the walk decides which it takes.
     if (!settings.work) settings.driver.gate = passingGate(() => tree!.pass, settings.driver.agent?.name, passed)
     tree = new PlanTree(session, settings, await TreeVaults.open(vault, session, settings), passed)
     return tree
