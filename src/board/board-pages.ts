@@ -3,7 +3,7 @@ import type { SearchHit } from '../memory/search-runs.js'
 import type { WaitingNote } from '../run/core/run-options.js'
 import type { AgentClaim } from '../run/core/claims.js'
 import type { RunSnapshot } from '../run/core/run-snapshot.js'
-import { unquoted } from '../vault/note-edits.js'
+import { feedbackAsTyped } from '../vault/note-edits.js'
 import type { ProposalInfo } from '../vault/proposal-note.js'
 import type { RunDetail, RunRow, TimelineHop } from './board-data.js'
 import { escapeHtml as e, safeHtml } from './safe-html.js'
@@ -152,7 +152,7 @@ export function decisionForm(
     : waiting.kind === 'blocked'
       ? `An agent blocked ${e(waiting.node)}`
       : `${e(waiting.node)} waits for you`
-  const earlier = proposal?.feedback ? `<p class="feedback">Feedback so far: ${e(unquoted(proposal.feedback))}</p>` : blockedWhy(waiting)
+  const earlier = proposal?.feedback ? `<p class="feedback">Feedback so far: ${e(feedbackAsTyped(proposal.feedback))}</p>` : blockedWhy(waiting)
   const compare = proposal && back === 'run' ? `<p><a href="${proposalHref(name)}">Its versions side by side</a></p>` : ''
   const id = `feedback-${e(waiting.node.replace(/[^\w-]/g, '-'))}`
   return `<form class="decision" method="post" action="/decide">
