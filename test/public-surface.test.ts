@@ -103,6 +103,7 @@ it('pins the error codes', async () => {
     'invalid-frontmatter',
     'invalid-subplan',
     'misspelled-knob',
+    'misspelled-label',
     'multiple-starts',
     'multiple-targets',
     'no-reachable-terminal',

@@ -1,6 +1,7 @@
 import { parseGridReply } from './judge-reply.js'
 import { ledgerAsText } from '../memory/ledger-tools.js'
 import { dataFence, recentOutputs } from '../core/text.js'
+import { KNOB_LABELS } from '../core/knobs.js'
 import type { CallLLM, DecidedBy, Edge, PlanNode, Predicate, TransitionContext } from '../core/types.js'
 
 /** What `chooseEdge` decided: the edge to take (`null`: work the node again, or the run ends). */
@@ -40,7 +41,7 @@ export interface ChooseEdgeOptions {
 }
 
 /** The labels a note's checks decide: the check's outcome, never a predicate's or a judge's. */
-const CHECK_LABELS = new Set(['passed', 'failed'])
+const CHECK_LABELS = new Set<string>(KNOB_LABELS.check)
 
 /** How much of each output the judge sees: the freshest in full up to this many characters. */
 const CURRENT_OUTPUT_CHARS = 16_000

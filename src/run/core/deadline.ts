@@ -1,4 +1,5 @@
 import { durationMs } from '../../core/durations.js'
+import { KNOB_LABELS } from '../../core/knobs.js'
 import type { Edge, PlanNode } from '../../core/types.js'
 import { outputFile, type HopRecord } from '../../store/trace.js'
 
@@ -21,7 +22,7 @@ export interface WaitClock {
 
 /** The edge a note takes when its wait runs past its deadline: the one labelled `timeout`. */
 export function timeoutEdge(node: Pick<PlanNode, 'edges'>): Edge | undefined {
-  return node.edges.find((edge) => edge.conditional && edge.label.trim().toLowerCase() === 'timeout')
+  return node.edges.find((edge) => edge.conditional && edge.label.trim().toLowerCase() === KNOB_LABELS.wait[0])
 }
 
 /**
