@@ -108,7 +108,7 @@ export function nextSentence(status: RunStatus, shown: string, self = 'vaultplan
       if (next.node === 'proposal') return `A proposal waits to be revised: \`${run}\`.`
       return `A planner call is due at \`${next.node}\`: \`${run}\`.`
     case 'declined':
-      return `The proposal was declined: its plan never runs. Propose again for a new plan: \`vaultplan propose "..." --into DIR\`.`
+      return `The proposal was declined: its plan never runs. Propose again for a new plan: \`${self} propose "..." --into DIR\`.`
   }
 }
 

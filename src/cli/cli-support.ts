@@ -61,13 +61,16 @@ export function shellWord(word: string): string {
 }
 
 /**
- * How a person typed this CLI, so that the commands it suggests are ones
- * they can type: `vaultplan` from an installed bin (its link is named so),
- * `node <script>` when they ran the script itself, as in a clone.
+ * How a person runs this CLI where they ran it, so that the commands it
+ * suggests are ones they can type: `node <script>` when they ran the script
+ * itself, as in a clone; `npx vaultplan` from the bin npm links into a
+ * project's `node_modules/.bin/` (or npx's own cache), which is not on the
+ * shell's PATH; `vaultplan` from a bin installed on it (`npm install -g`).
  */
 export function selfCommand(script: string | undefined, cwd: string): string {
-  if (script === undefined || !/\bcli\.js$/.test(script)) return 'vaultplan'
-  return `node ${shellWord(displayPath(cwd, script))}`
+  if (script === undefined) return 'vaultplan'
+  if (/\bcli\.js$/.test(script)) return `node ${shellWord(displayPath(cwd, script))}`
+  return /[\\/]node_modules[\\/]\.bin[\\/][^\\/]+$/.test(script) ? 'npx vaultplan' : 'vaultplan'
 }
 
 /** Colours a piece of output, or leaves it as it is. */
