@@ -19,6 +19,8 @@ import type { RunStatus } from '../run/read/run-status.js'
 import type { SnapshotHop, SnapshotNode } from '../run/core/run-snapshot.js'
 import { FINAL_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
 import { reasonFor, stepBudgetKnob } from '../run/core/reason-for.js'
+import { runnerChecks } from './cli-checks.js'
+import { checkNames, resumeCommand } from './cli-resume.js'
 
 export const STATUS_HELP = `Usage: vaultplan status <vault> [--json]
 
@@ -53,8 +55,26 @@ export async function statusCommand(args: string[], io: Io): Promise<number> {
     io.stdout.write(`${printableJson(status, 2)}\n`)
     return code
   }
-  io.stdout.write(render(status, shown, painter(io), io.self ?? 'vaultplan'))
+  io.stdout.write(render(status, shown, painter(io), io.self ?? 'vaultplan', await checksToAsk(vault, io.cwd)))
   return code
+}
+
+/**
+ * The checks the plan's notes name that no `vaultplan.config.json` of the
+ * working folder defines: a command that goes on with the run must give
+ * them with `--check`, as the run that started it did.
+ */
+async function checksToAsk(vault: string, cwd: string): Promise<string[]> {
+  const [{ loadPlan }, { subplanTree }] = await Promise.all([import('../plan/load-plan.js'), import('../plan/subplan-tree.js')])
+  const graph = await loadPlan(vault).catch(() => undefined)
+  const names = graph ? checkNames(subplanTree(graph)) : []
+  if (names.length === 0) return []
+  // A config inside the vault defines none (refused): every name is to be given then.
+  const defined = await runnerChecks({}, cwd, { folders: [vault], as: 'vault' }).then(
+    ({ checks }) => checks,
+    () => ({}),
+  )
+  return names.filter((name) => !Object.hasOwn(defined, name))
 }
 
 /**
@@ -62,9 +82,10 @@ export async function statusCommand(args: string[], io: Io): Promise<number> {
  * `status.next` (the library gives data; the CLI words it).
  *
  * @param shown - the vault as the user typed it
+ * @param checks - the checks its notes name that a run must be given (`--check NAME='...'`)
  */
-export function nextSentence(status: RunStatus, shown: string, self = 'vaultplan'): string {
-  const run = `${self} run ${shellWord(shown)}`
+export function nextSentence(status: RunStatus, shown: string, self = 'vaultplan', checks: readonly string[] = []): string {
+  const run = resumeCommand(self, shown, {}, checks)
   const next = status.next
   const fileOf = (id: string | undefined) => [...everyNote(status.nodes)].find(({ node }) => node.id === id)?.node.file ?? `${id}.md`
   switch (next.kind) {
@@ -142,12 +163,12 @@ function excerpt(output: string): string {
  * the phase's details, what to do next. Note ids, labels, the query and the
  * output are text a note or a model wrote: printed through `printable`.
  */
-function render(status: RunStatus, shown: string, paint: Paint, self: string): string {
-  const lines = renderLines(status, shown, self)
+function render(status: RunStatus, shown: string, paint: Paint, self: string, checks: readonly string[]): string {
+  const lines = renderLines(status, shown, self, checks)
   return `${[`${printable(shown)}: ${headline(status, paint)}`, ...lines.map(printable)].join('\n')}\n`
 }
 
-function renderLines(status: RunStatus, shown: string, self: string): string[] {
+function renderLines(status: RunStatus, shown: string, self: string, checks: readonly string[]): string[] {
   const out: string[] = []
   if (status.run) out.push(`run ${status.run.id}, ${count(status.steps, 'step')} of ${status.maxSteps}, query: ${printableJson(status.run.query)}`)
   if (status.holder) out.push(`Held by a runner: process ${status.holder.pid} on ${status.holder.host}, since ${status.holder.since}`)
@@ -180,7 +201,11 @@ function renderLines(status: RunStatus, shown: string, self: string): string[] {
   } else if (status.issues.length > 0) {
     out.push('', `${count(status.issues.length, 'warning')}: \`${self} validate ${shellWord(shown)}\` lists them.`)
   }
-  out.push('', `Next: ${nextSentence(status, shown, self)}`)
+  out.push('', `Next: ${nextSentence(status, shown, self, checks)}`)
+  if (checks.length > 0 && status.phase !== 'completed' && status.phase !== 'declined')
+    out.push(
+      `The notes name the check${checks.length === 1 ? '' : 's'} ${checks.map((name) => `\`${name}\``).join(', ')}: put ${checks.length === 1 ? 'its command' : "each one's command"} in place of '...', as the run that started it was given (checks come from whoever runs the plan, never from the vault; \`vaultplan.config.json\` in the folder you run from may define them instead).`,
+    )
   return out
 }
 
