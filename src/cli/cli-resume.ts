@@ -1,5 +1,5 @@
 import { shellWord } from './cli-support.js'
-import type { CheckFlags } from './cli-checks.js'
+import { runnerChecks, type CheckFlags } from './cli-checks.js'
 
 /*
  * The command a person types to go on with a run. A run's checks come from
@@ -35,4 +35,22 @@ export function checksToGive(missing: readonly string[], ranBefore: boolean, aga
   return ranBefore
     ? `the notes are fine, but this run was not given ${they} they name: checks come from whoever runs the plan, never from the vault, so pass ${missing.length === 1 ? 'it' : 'them'} again as the run that started it did: \`${again}\` ${where}.`
     : `the notes name ${they}, which this run does not define: give each its command, \`${again}\` ${where}.`
+}
+
+/**
+ * The checks the notes of a vault's plan tree name that no
+ * `vaultplan.config.json` of `cwd` defines: a command that goes on with
+ * the run must give them with `--check`, as the run that started it did.
+ */
+export async function checksToAsk(vault: string, cwd: string): Promise<string[]> {
+  const [{ loadPlan }, { subplanTree }] = await Promise.all([import('../plan/load-plan.js'), import('../plan/subplan-tree.js')])
+  const graph = await loadPlan(vault).catch(() => undefined)
+  const names = graph ? checkNames(subplanTree(graph)) : []
+  if (names.length === 0) return []
+  // A config inside the vault defines none (refused): every name is to be given then.
+  const defined = await runnerChecks({}, cwd, { folders: [vault], as: 'vault' }).then(
+    ({ checks }) => checks,
+    () => ({}),
+  )
+  return names.filter((name) => !Object.hasOwn(defined, name))
 }

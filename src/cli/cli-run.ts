@@ -6,6 +6,7 @@ import { formatIssue, inFolder, PlanValidationError, RunStateError, StepError, V
 import { DEFAULT_MAX_STEPS, type RunResult } from '../run/core/run-options.js'
 import type { RunEvent } from '../core/types.js'
 import { reasonFor } from '../run/core/reason-for.js'
+import { personChoices } from '../run/core/deadline.js'
 import { runnerChecks } from './cli-checks.js'
 import { checkNames, checksToGive, resumeCommand } from './cli-resume.js'
 import { statOrNothing } from '../vault/stat-or-nothing.js'
@@ -288,7 +289,10 @@ function finish(result: RunResult, json: boolean, io: Io, again: string): number
       // The output of the note that waits is not a result: say what to decide, and where.
       for (const note of result.waiting ?? []) {
         const feedback = note.kind === 'proposal' && note.reason ? `; feedback: ${note.reason}` : ''
-        const choices = note.choices.length > 0 ? `choices: ${note.choices.join(', ')}` : `nothing for a person to tick: it waits for an agent${feedback}`
+        // A `timeout` edge is the deadline's to take: not a choice to tick.
+        const timesOut = note.choices.length > personChoices(note).length ? `; \`timeout\` is taken at ${note.deadline} unless decided` : ''
+        const choices =
+          note.choices.length > 0 ? `choices: ${personChoices(note).join(', ')}${timesOut}` : `nothing for a person to tick: it waits for an agent${feedback}`
         io.stdout.write(printable(`Waiting: ${note.file} (${choices})`) + '\n')
       }
       // A person decides, then this goes on (a proposal sent back to its agent waits for the agent instead).

@@ -19,8 +19,8 @@ import type { RunStatus } from '../run/read/run-status.js'
 import type { SnapshotHop, SnapshotNode } from '../run/core/run-snapshot.js'
 import { FINAL_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
 import { reasonFor, stepBudgetKnob } from '../run/core/reason-for.js'
-import { runnerChecks } from './cli-checks.js'
-import { checkNames, resumeCommand } from './cli-resume.js'
+import { personChoices } from '../run/core/deadline.js'
+import { checksToAsk, resumeCommand } from './cli-resume.js'
 
 export const STATUS_HELP = `Usage: vaultplan status <vault> [--json]
 
@@ -57,24 +57,6 @@ export async function statusCommand(args: string[], io: Io): Promise<number> {
   }
   io.stdout.write(render(status, shown, painter(io), io.self ?? 'vaultplan', await checksToAsk(vault, io.cwd)))
   return code
-}
-
-/**
- * The checks the plan's notes name that no `vaultplan.config.json` of the
- * working folder defines: a command that goes on with the run must give
- * them with `--check`, as the run that started it did.
- */
-async function checksToAsk(vault: string, cwd: string): Promise<string[]> {
-  const [{ loadPlan }, { subplanTree }] = await Promise.all([import('../plan/load-plan.js'), import('../plan/subplan-tree.js')])
-  const graph = await loadPlan(vault).catch(() => undefined)
-  const names = graph ? checkNames(subplanTree(graph)) : []
-  if (names.length === 0) return []
-  // A config inside the vault defines none (refused): every name is to be given then.
-  const defined = await runnerChecks({}, cwd, { folders: [vault], as: 'vault' }).then(
-    ({ checks }) => checks,
-    () => ({}),
-  )
-  return names.filter((name) => !Object.hasOwn(defined, name))
 }
 
 /**
@@ -179,11 +161,13 @@ function renderLines(status: RunStatus, shown: string, self: string, checks: rea
   if (status.waiting.length > 0) {
     out.push('', 'Waiting for a person:')
     for (const note of status.waiting) {
-      const why = note.kind === 'blocked' ? `blocked${note.reason ? `: ${note.reason}` : ''}` : `choices ${note.choices.join(', ')}`
+      const why = note.kind === 'blocked' ? `blocked${note.reason ? `: ${note.reason}` : ''}` : `choices ${personChoices(note).join(', ')}`
       const proposal = note.kind === 'proposal' && status.proposal ? ` (proposal v${status.proposal.version})` : ''
       out.push(`  ${note.node}${proposal} in ${join(shown, note.file)}: ${why}`)
       if (note.deadline !== undefined)
-        out.push(`    deadline ${note.deadline}${note.overdue ? ' (overdue: the note has no `timeout` edge, it keeps waiting)' : ''}`)
+        out.push(
+          `    deadline ${note.deadline}${note.overdue ? ' (overdue: the note has no `timeout` edge, it keeps waiting)' : note.choices.length > personChoices(note).length ? ' (then its `timeout` edge is taken)' : ''}`,
+        )
     }
   }
   if (status.phase === 'stopped' && status.stop) out.push('', reasonFor('cli', status.stop.reason))

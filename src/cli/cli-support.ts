@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { isAbsolute, relative, resolve } from 'node:path'
 import { RunStateError, VaultPathError } from '../core/errors.js'
-import { dropControls, escapeControls } from '../core/text.js'
+import { dropControls, escapeControls, shellWord } from '../core/text.js'
 import { assertFolder } from '../vault/fs-atomic.js'
 
 /** Exit codes; 70 is sysexits' EX_SOFTWARE. */
@@ -55,10 +55,7 @@ export function displayPath(cwd: string, path: string): string {
   return shown
 }
 
-/** A word for a POSIX shell: as it is when it is safe, else single-quoted. */
-export function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
-}
+export { shellWord }
 
 /**
  * How a person runs this CLI where they ran it, so that the commands it
