@@ -181,6 +181,10 @@ it('exports exactly these names from vaultplan/ai-sdk', async () => {
   expect(Object.keys(await import('vaultplan/ai-sdk')).sort()).toEqual(['llmFromAISDK', 'toolsFromAISDK'])
 })
 
+it('exports exactly these names from vaultplan/testing: a judge for the tests of a plan', async () => {
+  expect(Object.keys(await import('vaultplan/testing')).sort()).toEqual(['scriptedJudge'])
+})
+
 it('exports exactly these names from vaultplan/pictures', async () => {
   expect(Object.keys(await import('vaultplan/pictures')).sort()).toEqual(['toCanvas', 'toDot', 'toMermaid', 'toSvg'])
 })

@@ -190,6 +190,9 @@ export function matchChoice(node: PlanNode, choice: string, predicates?: Record<
   return byTarget.length === 1 ? byTarget[0] : undefined
 }
 
+/** How the judge's system message begins: what tells a judge's call from the worker's and the planner's. */
+export const JUDGE_SYSTEM = 'You judge conditions of a plan step.'
+
 /**
  * The judge's prompt. Node text, outputs and the ledger's facts and valid
  * assumptions are data, fenced by a marker made fresh for each call so that
@@ -212,7 +215,7 @@ export function judgePrompt(node: PlanNode, context: TransitionContext, conditio
     `Conditions:\n${conditions.map((condition, index) => `${index + 1}. ${oneLine(condition)}`).join('\n')}`,
     `Answer every condition on its own line as "<number>: YES" or "<number>: NO", judged against the outputs above, the freshest first, then a short reason.`,
   ]
-  const system = `You judge conditions of a plan step. ${fence.rule} Reply only with one numbered YES/NO line per condition.`
+  const system = `${JUDGE_SYSTEM} ${fence.rule} Reply only with one numbered YES/NO line per condition.`
   return { prompt: parts.join('\n\n'), system }
 }
 
