@@ -21,7 +21,7 @@ export function resumeCommand(self: string, shown: string, flags: CheckFlags = {
 }
 
 /** The check names the notes of a plan tree use (`check:`), each once, in plan order. */
-export function checkNames(plans: Iterable<{ vault: { nodes: ReadonlyMap<string, { check?: string[] | undefined }> } }>): string[] {
+function checkNames(plans: Iterable<{ vault: { nodes: ReadonlyMap<string, { check?: string[] | undefined }> } }>): string[] {
   const names = new Set<string>()
   for (const { vault } of plans) for (const node of vault.nodes.values()) for (const name of node.check ?? []) names.add(name)
   return [...names]
@@ -43,14 +43,17 @@ export function checksToGive(missing: readonly string[], ranBefore: boolean, aga
  * the run must give them with `--check`, as the run that started it did.
  */
 export async function checksToAsk(vault: string, cwd: string): Promise<string[]> {
-  const [{ loadPlan }, { subplanTree }] = await Promise.all([import('../plan/load-plan.js'), import('../plan/subplan-tree.js')])
-  const graph = await loadPlan(vault).catch(() => undefined)
-  const names = graph ? checkNames(subplanTree(graph)) : []
-  if (names.length === 0) return []
   // A config inside the vault defines none (refused): every name is to be given then.
   const defined = await runnerChecks({}, cwd, { folders: [vault], as: 'vault' }).then(
     ({ checks }) => checks,
     () => ({}),
   )
-  return names.filter((name) => !Object.hasOwn(defined, name))
+  return undefinedChecks(vault, defined)
+}
+
+/** The checks the notes of a vault's plan tree name that `defined` does not: what a run of it must be given with `--check`. */
+export async function undefinedChecks(vault: string, defined: Record<string, unknown>): Promise<string[]> {
+  const [{ loadPlan }, { subplanTree }] = await Promise.all([import('../plan/load-plan.js'), import('../plan/subplan-tree.js')])
+  const graph = await loadPlan(vault).catch(() => undefined)
+  return graph ? checkNames(subplanTree(graph)).filter((name) => !Object.hasOwn(defined, name)) : []
 }

@@ -8,7 +8,7 @@ import type { RunEvent } from '../core/types.js'
 import { reasonFor } from '../run/core/reason-for.js'
 import { personChoices } from '../run/core/deadline.js'
 import { runnerChecks } from './cli-checks.js'
-import { checkNames, checksToGive, resumeCommand } from './cli-resume.js'
+import { checksToGive, resumeCommand, undefinedChecks } from './cli-resume.js'
 import { statOrNothing } from '../vault/stat-or-nothing.js'
 
 export const RUN_HELP = `Usage: vaultplan run <vault> [--query "..."] [options]
@@ -263,13 +263,6 @@ function reporter(out: Io['stdout'], vault: string): { onEvent: (event: RunEvent
     }
   }
   return { onEvent, stop }
-}
-
-/** The checks the notes of a vault's plan tree name that `defined` does not: what a run must be given with `--check`. */
-async function undefinedChecks(vault: string, defined: Record<string, unknown>): Promise<string[]> {
-  const [{ loadPlan }, { subplanTree }] = await Promise.all([import('../plan/load-plan.js'), import('../plan/subplan-tree.js')])
-  const graph = await loadPlan(vault).catch(() => undefined)
-  return graph ? checkNames(subplanTree(graph)).filter((name) => !Object.hasOwn(defined, name)) : []
 }
 
 /** The result for a person (or as JSON), and the exit code; `again` is the command that goes on once a person decided. */
