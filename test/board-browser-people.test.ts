@@ -76,14 +76,16 @@ describe('the people around a plan, on the board', () => {
     const page = await open(board.url.href)
     await page.goto(new URL('/run?vault=release', page.url()).href)
     const waiting = await fillOf(page, 'release', 'Review')
-    await page.getByLabel('Feedback (optional)').fill('Shorter, please.\n\n> Keep the date.')
+    await page.getByLabel('Feedback (optional)').fill('Shorter, please.\n\n- Keep the date.')
     await Promise.all([page.waitForURL(/\/run\?vault=release$/), page.getByRole('button', { name: 'needs revision' }).click()])
 
     expect(await page.locator('.after-decision').innerText()).toBe(
-      'Decided\nreview: decided needs revision, with the feedback Shorter, please.\n\n> Keep the date.\n\nNext: run npx vaultplan run runs/release to go on. A runner waiting on it (vaultplan run --wait), or a queue worker that serves this run, goes on by itself.',
+      'Decided\nreview: decided needs revision, with the feedback Shorter, please.\n\n- Keep the date.\n\nNext: run npx vaultplan run runs/release to go on. A runner waiting on it (vaultplan run --wait), or a queue worker that serves this run, goes on by itself.',
     )
     expect(await page.locator('.decision').count()).toBe(0)
     expect({ before: waiting, after: await fillOf(page, 'release', 'Review') }).toEqual({ before: '#cffafe', after: '#dcfce7' })
+    const plan = page.locator('img.plan')
+    await expect.poll(() => plan.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth), { timeout: 5_000 }).toBeGreaterThan(100)
     await screenshot(page, 'decided', root)
 
     // The command the page names goes on (npx runs the project's node_modules/.bin/vaultplan): the draft is worked again
@@ -96,7 +98,7 @@ describe('the people around a plan, on the board', () => {
     const env = { PATH: process.env.PATH ?? '', LLM_MODEL: 'm', LLM_BASE_URL: model.url }
     const ran = await promisify(execFile)(process.execPath, [linked, ...args], { cwd: project, env }).catch((error: { code: number }) => error)
     expect((ran as { code?: number }).code).toBe(4)
-    expect(model.requests.find((request) => request.kind === 'work')?.prompt).toContain('Shorter, please.\n\n> Keep the date.')
+    expect(model.requests.find((request) => request.kind === 'work')?.prompt).toContain('Shorter, please.\n\n- Keep the date.')
     await page.locator('.decision').waitFor({ timeout: LIVE_MS })
     expect(await page.locator('.after-decision').count()).toBe(0)
   })
@@ -158,7 +160,7 @@ describe('the people around a plan, on the board', () => {
       checks: { test: { command: [process.execPath, '-e', ''] } },
     }
     await runPlan(vault, options)
-    await decide(vault, 'approve', { edge: 'ship', feedback: 'Ship it.\n> and tell the team' })
+    await decide(vault, 'approve', { edge: 'ship', feedback: 'Ship it.\nAnd tell the team.' })
     expect((await runPlan(vault, options)).status).toBe('completed')
     const { page, close } = await openBoard(browser, root)
     stops.push(close)
@@ -168,15 +170,18 @@ describe('the people around a plan, on the board', () => {
     expect(why.map((text) => text.replace(/^Why\n/, ''))).toEqual([
       expect.stringMatching(/^check test passed \(exit 0, \d+ ms\)$|^check test passed \(exit 0, \d+\.\d s\)$/),
       'judge: approved YES · needs revision NO',
-      'Ship it.\n> and tell the team',
+      'Ship it.\nAnd tell the team.',
       '',
     ])
-    expect(await page.locator('table.hops q.feedback').innerText()).toBe('Ship it.\n> and tell the team')
+    // The note holds it as a block quote (`> Ship it.`): the page shows the words, no quote mark.
+    expect(await page.locator('table.hops q.feedback').innerText()).toBe('Ship it.\nAnd tell the team.')
     const widths = (await page.evaluate(
       `({ page: document.documentElement.scrollWidth, hops: document.querySelector('table.hops').getBoundingClientRect().right })`,
     )) as { page: number; hops: number }
     expect(widths.page).toBeLessThanOrEqual(420)
     expect(widths.hops).toBeLessThanOrEqual(420)
+    await page.locator('table.hops').scrollIntoViewIfNeeded()
+    await screenshot(page, 'phone', root, false)
     expect((await observeRun(vault)).phase).toBe('completed')
   })
 })
