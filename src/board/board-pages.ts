@@ -6,7 +6,7 @@ import type { RunSnapshot } from '../run/core/run-snapshot.js'
 import { feedbackAsTyped } from '../vault/note-edits.js'
 import type { ProposalInfo } from '../vault/proposal-note.js'
 import type { RunDetail, RunRow, TimelineHop, Why } from './board-data.js'
-import { personChoices } from '../run/core/deadline.js'
+import { personChoices } from '../core/knobs.js'
 import { escapeHtml as e, safeHtml } from './safe-html.js'
 
 /*

@@ -6,7 +6,7 @@ import { formatIssue, inFolder, PlanValidationError, RunStateError, StepError, V
 import { DEFAULT_MAX_STEPS, type RunResult } from '../run/core/run-options.js'
 import type { RunEvent } from '../core/types.js'
 import { reasonFor } from '../run/core/reason-for.js'
-import { personChoices } from '../run/core/deadline.js'
+import { personChoices } from '../core/knobs.js'
 import { runnerChecks } from './cli-checks.js'
 import { checksToGive, resumeCommand, undefinedChecks } from './cli-resume.js'
 import { statOrNothing } from '../vault/stat-or-nothing.js'

@@ -19,7 +19,7 @@ import type { RunStatus } from '../run/read/run-status.js'
 import type { SnapshotHop, SnapshotNode } from '../run/core/run-snapshot.js'
 import { FINAL_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
 import { reasonFor, stepBudgetKnob } from '../run/core/reason-for.js'
-import { personChoices } from '../run/core/deadline.js'
+import { personChoices } from '../core/knobs.js'
 import { checksToAsk, resumeCommand } from './cli-resume.js'
 
 export const STATUS_HELP = `Usage: vaultplan status <vault> [--json]

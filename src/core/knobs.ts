@@ -90,3 +90,12 @@ export function knobExpects(key: KnobKey): string {
 export function waitsForPerson(node: { judge?: string | undefined; edges: readonly unknown[] }): boolean {
   return node.judge === 'human' && node.edges.length > 0
 }
+
+/**
+ * The choices of a waiting note that are a person's to make: all of them,
+ * less the `timeout` edge of a note with a deadline, which the deadline
+ * takes (a person who wants it ticks nothing).
+ */
+export function personChoices(note: { choices: readonly string[]; deadline?: string | undefined }): string[] {
+  return note.deadline === undefined ? [...note.choices] : note.choices.filter((choice) => choice.trim().toLowerCase() !== KNOB_LABELS.wait[0])
+}

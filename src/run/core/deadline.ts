@@ -26,15 +26,6 @@ export function timeoutEdge(node: Pick<PlanNode, 'edges'>): Edge | undefined {
 }
 
 /**
- * The choices of a waiting note that are a person's to make: all of them,
- * less the `timeout` edge of a note with a deadline, which the deadline
- * takes (a person who wants it ticks nothing).
- */
-export function personChoices(note: { choices: readonly string[]; deadline?: string | undefined }): string[] {
-  return note.deadline === undefined ? [...note.choices] : note.choices.filter((choice) => choice.trim().toLowerCase() !== KNOB_LABELS.wait[0])
-}
-
-/**
  * The milliseconds since the epoch at which a wait that began `since` runs
  * out, or `undefined` for a note without `wait:` (or with one no run takes),
  * and for a `since` no deadline can be told from: a time past what a `Date`
