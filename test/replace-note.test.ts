@@ -2,12 +2,13 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import * as fs from 'node:fs'
 import { basename, join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
-import { runPlan } from 'vaultplan'
+import { decide, proposePlan, runPlan } from 'vaultplan'
 import { replacedFilesFreed, stampOf } from '../src/vault/fs-atomic.js'
 import { editNote } from '../src/vault/edit-note.js'
 import { OLD_VERSION_PREFIX, oldVersionPath, recoverOldVersions, replaceNote, replaceNoteSync } from '../src/vault/replace-note.js'
-import { noJudge, scriptedWorker } from './helpers/scripted.js'
-import { writeVault } from './helpers/vault.js'
+import { noJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
+import { until } from './helpers/until.js'
+import { tempDir, writeVault } from './helpers/vault.js'
 
 /**
  * A person's editor saving in place at the worst moment: right before the
@@ -24,6 +25,24 @@ vi.mock('node:fs', async (importOriginal) => {
     return real.renameSync(from, to)
   }
   return { ...real, default: { ...real, renameSync }, renameSync }
+})
+
+/**
+ * The next wait of the code under test once `watch.armed` is set: the one
+ * `replaceNote` makes while it watches the old version after its rename.
+ * `node:timers/promises` is wrapped so that a test can do a person's writes
+ * there, all of them before the watch looks again, however loaded the machine.
+ */
+const watch = vi.hoisted(() => ({ armed: undefined as (() => Promise<void>) | undefined }))
+vi.mock('node:timers/promises', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:timers/promises')>()
+  const setTimeout = (async (ms?: number, value?: unknown, options?: object) => {
+    const during = watch.armed
+    watch.armed = undefined
+    await during?.()
+    return real.setTimeout(ms, value, options)
+  }) as typeof real.setTimeout
+  return { ...real, default: { ...real, setTimeout }, setTimeout }
 })
 
 /** What an editor's save in place does: truncate the file by its name, then write it. */
@@ -188,4 +207,40 @@ describe('replacing a note while a person saves it in place', () => {
     expect((await readdir(dir)).filter((name) => name.startsWith('.'))).toEqual([])
     expect((await stat(path)).isFile()).toBe(true)
   })
+})
+
+const JOURNAL = `## Journal\n\n${'What the person wrote about the plan, while they decided. '.repeat(20)}\nTHE END OF THE JOURNAL\n`
+
+describe('a save paused past the settle window, finished while the rewrite watches the old version', () => {
+  it("a decision on a proposal read mid-save, then saved again by the person's editor as it showed it, loses nothing of theirs", async () => {
+    const llm = scriptedJudge(() => '## research\ntype: start\nFind three sources.\n### Next\n- [[draft]]\n\n## draft\nWrite the draft.\n')
+    const vault = await proposePlan('Write a post about tide pools', { into: join(await tempDir(), 'post'), llm, fsync: false })
+    const path = join(vault, '00_plan-trace', 'proposal.md')
+    const saved = `${await readFile(path, 'utf8')}\n${JOURNAL}`
+    await writeFile(path, saved)
+    // The person's editor saves in place and is descheduled right after a line break, for longer than a read waits (100 ms):
+    // `decide` reads the first part as the whole note, decides on it and renames its version over the note.
+    const cut = saved.indexOf('## Journal')
+    const editor = fs.openSync(path, 'w')
+    fs.writeSync(editor, saved.slice(0, cut))
+    between.path = path
+    between.save = () => {
+      // While the rewrite watches the old version, the editor writes the rest of its save there; then, having reloaded the
+      // note it shows (the decision's version), it saves that again in place, unchanged, a clock tick later.
+      watch.armed = async () => {
+        fs.writeSync(editor, saved.slice(cut))
+        fs.closeSync(editor)
+        const shown = fs.readFileSync(path, 'utf8')
+        await until(() => Date.now() - fs.statSync(path).mtimeMs > 20, "the clock to move past the decision's write")
+        saveInPlace(path, shown)
+      }
+    }
+    await decide(vault, 'proposal', { edge: 'approve', feedback: 'Looks right.' })
+    expect(watch.armed).toBeUndefined()
+    const text = await readFile(path, 'utf8')
+    expect(text).toContain(JOURNAL)
+    expect(text).toMatch(/- \[x\] approve/)
+    expect(text.split('Looks right.').length - 1).toBe(1)
+    expect((await readdir(join(vault, '00_plan-trace'))).filter((name) => name.startsWith(OLD_VERSION_PREFIX))).toEqual([])
+  }, 20_000)
 })

@@ -114,16 +114,20 @@ function oldVersionFate(path: string, old: string, expected: FileStamp, ours: Fi
  * Puts back a save in place that {@link replaceNoteSync} caught going into
  * the old version: once that save has settled, `redo` makes the note from
  * it (the same edit the run made, on the person's bytes) and it replaces
- * the run's version `ours`, the same careful way.
+ * the run's version `ours` (whose text is `written`), the same careful way.
+ * A note saved again since with exactly `written` (an editor that reloaded
+ * the run's version and saved it as it showed it) holds nothing new: it is
+ * replaced too, once settled.
  *
  * @returns the note's stamp and text now, or `changed` when the note was
- *   saved again meanwhile (a newer save of the person's: read it again)
+ *   saved again meanwhile with other bytes (a newer save: read it again)
  * @throws {@link RunStateError} `note-busy` when the save kept changing; its bytes stay under the second name for the next run
  */
 export async function recoverCaughtSave(
   path: string,
   caught: string,
   ours: FileStamp,
+  written: string,
   redo: (saved: string) => string,
   options: ReplaceOptions = {},
 ): Promise<{ kind: 'recovered'; stamp: FileStamp; text: string } | { kind: 'changed' }> {
@@ -135,12 +139,17 @@ export async function recoverCaughtSave(
       { files: [basename(path)], kept: basename(caught) },
     )
   if (saved === undefined) return { kind: 'changed' }
-  const text = redo(saved)
-  const replaced = replaceNoteSync(path, ours, text, options)
+  const text = redo(saved.text)
+  let replaced = replaceNoteSync(path, ours, text, options)
+  if (replaced.kind === 'changed') {
+    // Read again and edited, a note that is our version saved again would lose the person's save and get our edit twice.
+    const now = await readCaught(path)
+    if (now !== undefined && now !== 'busy' && now.text === written) replaced = replaceNoteSync(path, now.stamp, text, options)
+  }
   rmSync(caught, { force: true })
   if (replaced.kind === 'changed') return replaced
   if (replaced.caught === undefined) return { kind: 'recovered', stamp: replaced.stamp, text }
-  return recoverCaughtSave(path, replaced.caught, replaced.stamp, redo, options)
+  return recoverCaughtSave(path, replaced.caught, replaced.stamp, text, redo, options)
 }
 
 /**
@@ -172,7 +181,7 @@ export async function replaceNote(
     else caught = replaced.old
   }
   if (caught === undefined) return { stamp: replaced.stamp }
-  const recovered = await recoverCaughtSave(path, caught, replaced.stamp, redo, write)
+  const recovered = await recoverCaughtSave(path, caught, replaced.stamp, data, redo, write)
   return recovered.kind === 'changed' ? 'changed' : { stamp: recovered.stamp, text: recovered.text }
 }
 
@@ -210,7 +219,7 @@ export async function recoverOldVersions(folder: string, listed?: readonly strin
     if (saved === 'busy') continue
     if (saved !== undefined) {
       const status = current ? parseNote(file, current.text).status : undefined
-      let text = saved
+      let text = saved.text
       try {
         if (status !== undefined && parseNote(file, text).status !== status) text = setFrontmatterStatus(text, status)
       } catch {
@@ -222,12 +231,12 @@ export async function recoverOldVersions(folder: string, listed?: readonly strin
   }
 }
 
-/** An old version a save went into, once that save has settled: an editor is writing it, so doubted for the longer window, whatever it looks like. */
-function readCaught(path: string): Promise<string | undefined | 'busy'> {
+/** An old version a save went into (or a note saved again meanwhile), once that save has settled: an editor is writing it, so doubted for the longer window, whatever it looks like. */
+function readCaught(path: string): Promise<{ text: string; stamp: FileStamp } | undefined | 'busy'> {
   return readSettled(
     () => {
       const read = readRegularFileSync(path, MAX_NOTE_BYTES)
-      return read && { value: read.text, stamp: read.stamp, complete: read.complete }
+      return read && { value: { text: read.text, stamp: read.stamp }, stamp: read.stamp, complete: read.complete }
     },
     () => SETTLE_CUT_MS,
   )
