@@ -211,33 +211,52 @@ describe('replacing a note while a person saves it in place', () => {
 
 const JOURNAL = `## Journal\n\n${'What the person wrote about the plan, while they decided. '.repeat(20)}\nTHE END OF THE JOURNAL\n`
 
+/**
+ * A decision on a proposal while the person's editor saves it in place and
+ * is descheduled right after a line break, for longer than a read waits
+ * (100 ms): `decide` reads the first part as the whole note, decides on it
+ * and renames its version over the note. While the rewrite watches the old
+ * version, the editor writes the rest of its save there; then, having
+ * reloaded the note it shows (the decision's version), it saves that again
+ * in place, unchanged, a clock tick later; `again`: and once more as the
+ * person's save is put back.
+ */
+async function decideWhileSaved(again: boolean): Promise<{ vault: string; text: string }> {
+  const llm = scriptedJudge(() => '## research\ntype: start\nFind three sources.\n### Next\n- [[draft]]\n\n## draft\nWrite the draft.\n')
+  const vault = await proposePlan('Write a post about tide pools', { into: join(await tempDir(), 'post'), llm, fsync: false })
+  const path = join(vault, '00_plan-trace', 'proposal.md')
+  const saved = `${await readFile(path, 'utf8')}\n${JOURNAL}`
+  await writeFile(path, saved)
+  const cut = saved.indexOf('## Journal')
+  const editor = fs.openSync(path, 'w')
+  fs.writeSync(editor, saved.slice(0, cut))
+  between.path = path
+  between.save = () => {
+    watch.armed = async () => {
+      fs.writeSync(editor, saved.slice(cut))
+      fs.closeSync(editor)
+      const shown = fs.readFileSync(path, 'utf8')
+      await until(() => Date.now() - fs.statSync(path).mtimeMs > 20, "the clock to move past the decision's write")
+      saveInPlace(path, shown)
+      if (again) between.save = () => saveInPlace(path, fs.readFileSync(path, 'utf8'))
+    }
+  }
+  await decide(vault, 'proposal', { edge: 'approve', feedback: 'Looks right.' })
+  expect([watch.armed, between.save]).toEqual([undefined, undefined])
+  return { vault, text: await readFile(path, 'utf8') }
+}
+
 describe('a save paused past the settle window, finished while the rewrite watches the old version', () => {
   it("a decision on a proposal read mid-save, then saved again by the person's editor as it showed it, loses nothing of theirs", async () => {
-    const llm = scriptedJudge(() => '## research\ntype: start\nFind three sources.\n### Next\n- [[draft]]\n\n## draft\nWrite the draft.\n')
-    const vault = await proposePlan('Write a post about tide pools', { into: join(await tempDir(), 'post'), llm, fsync: false })
-    const path = join(vault, '00_plan-trace', 'proposal.md')
-    const saved = `${await readFile(path, 'utf8')}\n${JOURNAL}`
-    await writeFile(path, saved)
-    // The person's editor saves in place and is descheduled right after a line break, for longer than a read waits (100 ms):
-    // `decide` reads the first part as the whole note, decides on it and renames its version over the note.
-    const cut = saved.indexOf('## Journal')
-    const editor = fs.openSync(path, 'w')
-    fs.writeSync(editor, saved.slice(0, cut))
-    between.path = path
-    between.save = () => {
-      // While the rewrite watches the old version, the editor writes the rest of its save there; then, having reloaded the
-      // note it shows (the decision's version), it saves that again in place, unchanged, a clock tick later.
-      watch.armed = async () => {
-        fs.writeSync(editor, saved.slice(cut))
-        fs.closeSync(editor)
-        const shown = fs.readFileSync(path, 'utf8')
-        await until(() => Date.now() - fs.statSync(path).mtimeMs > 20, "the clock to move past the decision's write")
-        saveInPlace(path, shown)
-      }
-    }
-    await decide(vault, 'proposal', { edge: 'approve', feedback: 'Looks right.' })
-    expect(watch.armed).toBeUndefined()
-    const text = await readFile(path, 'utf8')
+    const { vault, text } = await decideWhileSaved(false)
+    expect(text).toContain(JOURNAL)
+    expect(text).toMatch(/- \[x\] approve/)
+    expect(text.split('Looks right.').length - 1).toBe(1)
+    expect((await readdir(join(vault, '00_plan-trace'))).filter((name) => name.startsWith(OLD_VERSION_PREFIX))).toEqual([])
+  }, 20_000)
+
+  it('and saved again as it showed it just as the save is put back: the save is put back over that one too', async () => {
+    const { vault, text } = await decideWhileSaved(true)
     expect(text).toContain(JOURNAL)
     expect(text).toMatch(/- \[x\] approve/)
     expect(text.split('Looks right.').length - 1).toBe(1)
