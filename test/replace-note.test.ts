@@ -52,6 +52,12 @@ function saveInPlace(path: string, text: string): void {
   fs.closeSync(fd)
 }
 
+/** Dates the file at `path` a second before the one at `than`, as a write made a moment before it (the clock may not tick between two writes of a test). */
+function olderThan(path: string, than: string): void {
+  const before = new Date(fs.statSync(than).mtimeMs - 1000)
+  fs.utimesSync(path, before, before)
+}
+
 const NOTE = '---\nstatus: pending\n---\n# Draft\n\nThe words a person wrote.\n'
 const SAVED = '---\nstatus: pending\n---\n# Draft\n\nThe words a person wrote.\nAnd a line they typed while the run wrote the status.\n'
 const withStatus = (text: string, status: string) => text.replace('status: pending', `status: ${status}`)
@@ -137,10 +143,10 @@ describe('replacing a note while a person saves it in place', () => {
     const old = oldVersionPath(path, expected)!
     fs.linkSync(path, old)
     fs.writeFileSync(join(dir, 'new.tmp'), withStatus(NOTE, 'active'))
-    await new Promise((resolve) => setTimeout(resolve, 20))
     fs.renameSync(join(dir, 'new.tmp'), path)
-    await new Promise((resolve) => setTimeout(resolve, 20))
     saveInPlace(old, SAVED)
+    // The run's version was written a moment before the person's save.
+    olderThan(path, old)
     await recoverOldVersions(dir)
     expect(await readFile(path, 'utf8')).toBe(withStatus(SAVED, 'active'))
     expect((await readdir(dir)).filter((name) => name.startsWith(OLD_VERSION_PREFIX))).toEqual([])
@@ -172,8 +178,8 @@ describe('replacing a note while a person saves it in place', () => {
     const superseded = oldVersionPath(review, await stampOf(review))!
     fs.renameSync(review, superseded)
     saveInPlace(superseded, SAVED)
-    await new Promise((resolve) => setTimeout(resolve, 20))
     await writeFile(review, withStatus(SAVED, 'done') + 'And a later save of theirs.\n')
+    olderThan(superseded, review)
     await recoverOldVersions(dir)
     expect(await readFile(join(dir, 'draft.md'), 'utf8')).toBe(NOTE)
     expect(await readFile(review, 'utf8')).toBe(withStatus(SAVED, 'done') + 'And a later save of theirs.\n')
