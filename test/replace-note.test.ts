@@ -80,7 +80,7 @@ describe('replacing a note while a person saves it in place', () => {
     expect(edited).toMatchObject({ text: withStatus(`${SAVED}Another line.\n`, 'active'), written: true })
     expect(await readFile(path, 'utf8')).toBe(withStatus(`${SAVED}Another line.\n`, 'active'))
     expect(await readdir(dir)).toEqual(['draft.md'])
-  }, 20_000)
+  })
 
   it('without a save meanwhile, the note is replaced and no second name is left', async () => {
     const dir = await writeVault({ 'draft.md': NOTE })
@@ -259,7 +259,7 @@ describe('a save paused past the settle window, finished while the rewrite watch
     expect(text).toMatch(/- \[x\] approve/)
     expect(text.split('Looks right.').length - 1).toBe(1)
     expect((await readdir(join(vault, '00_plan-trace'))).filter((name) => name.startsWith(OLD_VERSION_PREFIX))).toEqual([])
-  }, 20_000)
+  })
 
   it('and saved again as it showed it just as the save is put back: the save is put back over that one too', async () => {
     const { vault, text } = await decideWhileSaved(true)
@@ -267,5 +267,5 @@ describe('a save paused past the settle window, finished while the rewrite watch
     expect(text).toMatch(/- \[x\] approve/)
     expect(text.split('Looks right.').length - 1).toBe(1)
     expect((await readdir(join(vault, '00_plan-trace'))).filter((name) => name.startsWith(OLD_VERSION_PREFIX))).toEqual([])
-  }, 20_000)
+  })
 })
