@@ -239,7 +239,7 @@ export async function recoverOldVersions(folder: string, listed?: readonly strin
   }
 }
 
-/** An old version a save went into (or a note saved again meanwhile), once that save has settled: an editor is writing it, so doubted for the longer window, whatever it looks like. */
+/** An old version a save went into, once that save has settled: an editor is writing it, so doubted for the longer window, whatever it looks like. */
 function readCaught(path: string): Promise<{ text: string; stamp: FileStamp } | undefined | 'busy'> {
   return readSettled(
     () => {
