@@ -30,19 +30,20 @@ vi.mock('node:fs', async (importOriginal) => {
 /**
  * The next wait of the code under test once `watch.armed` is set: the one
  * `replaceNote` makes while it watches the old version after its rename.
- * `node:timers/promises` is wrapped so that a test can do a person's writes
- * there, all of them before the watch looks again, however loaded the machine.
+ * The library's one `sleep` is wrapped so that a test can do a person's
+ * writes there, all of them before the watch looks again, however loaded
+ * the machine.
  */
 const watch = vi.hoisted(() => ({ armed: undefined as (() => Promise<void>) | undefined }))
-vi.mock('node:timers/promises', async (importOriginal) => {
-  const real = await importOriginal<typeof import('node:timers/promises')>()
-  const setTimeout = (async (ms?: number, value?: unknown, options?: object) => {
+vi.mock('../src/core/abort.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../src/core/abort.js')>()
+  const sleep: typeof real.sleep = async (ms, signal) => {
     const during = watch.armed
     watch.armed = undefined
     await during?.()
-    return real.setTimeout(ms, value, options)
-  }) as typeof real.setTimeout
-  return { ...real, default: { ...real, setTimeout }, setTimeout }
+    return real.sleep(ms, signal)
+  }
+  return { ...real, sleep }
 })
 
 /** What an editor's save in place does: truncate the file by its name, then write it. */
