@@ -2,13 +2,14 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import * as boardModule from 'vaultplan/board'
-import { blockStep, completeStep, decide, nextStep, proposePlan, runPlan, type Step } from 'vaultplan'
+import { blockStep, completeStep, decide, nextStep, observeRun, proposePlan, runPlan, type Step } from 'vaultplan'
 import { startBoard, type Board } from 'vaultplan/board'
 import { lineDiff } from '../src/board/line-diff.js'
 import { safeHtml } from '../src/board/safe-html.js'
 import { boardCli, cookieOf, copyOf, send, teamRoot } from './helpers/board.js'
 import { noJudge } from './helpers/scripted.js'
 import { note, tempDir, writeVault } from './helpers/vault.js'
+import { clockPast } from './helpers/until.js'
 
 describe('vaultplan/board', () => {
   test('exports startBoard and nothing else', () => {
@@ -95,7 +96,7 @@ describe('many hands on the board', () => {
     const start = keyOf(await nextStep(vault, { ...base, query: 'Survey the field', agent: hostile }))
     keyOf(await completeStep(vault, start, { output: 'framed' }, { ...base, agent: hostile }))
     keyOf(await nextStep(vault, { ...base, agent: 'bob', leaseMs: 1 }))
-    await new Promise((resolve) => setTimeout(resolve, 5))
+    await clockPast((await observeRun(vault)).frontier.find((item) => item.claim?.agent === 'bob')!.claim!.until)
     const board = await startBoard({ root, token: 'secret' })
     try {
       const text = await get(board, '/run?vault=survey')

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { completeStep, nextStep, observeRun, runPlan, StepError, type Step, type StepInput } from 'vaultplan'
 import { noJudge, scriptedJudge } from './helpers/scripted.js'
+import { until } from './helpers/until.js'
 import { note, statuses, writeVault } from './helpers/vault.js'
 
 const query = 'Compare the sources'
@@ -33,27 +34,39 @@ function fanOut(): Record<string, string> {
 
 const everyWork = ['/brief', 'library/borrow', 'library/excerpt', 'library/read', 'web/notes', 'web/search', 'web/skim', '/report'].sort()
 
+/** The last note of each branch of {@link fanOut}. */
+const LAST: Record<string, string> = { web: 'web/notes', library: 'library/excerpt' }
+
 /**
- * A worker whose calls overlap: by default each waits (up to 50 ms) for a
- * call of the other branch to start, so both branches are working when the
- * budget runs out, however busy the machine; `wait` replaces that. It
- * answers `<plan/id> v<visit>`.
+ * A worker that answers `<plan/id> v<visit>`. With `overlap` (the budget of
+ * a fresh run), each call of a branch waits until a call of the other branch
+ * is in flight, unless the other branch has no call left in the run (its
+ * last note was called, or the budget is spent): both branches are working
+ * when the budget runs out, however busy the machine. `wait` waits as it
+ * says instead.
  */
-function slowWorker(wait?: (id: string) => Promise<unknown>) {
+function slowWorker(options: { overlap?: number; wait?: (id: string) => Promise<unknown> } = {}) {
   const calls: string[] = []
   const inputs = new Map<string, StepInput['outputs']>()
+  const working = new Map<string, number>()
   let inFlight = 0
   let most = 0
-  const overlap = async () => {
-    for (let turn = 0; turn < 10 && inFlight < 2; turn++) await sleep(5)
+  const overlap = async (branch: string | undefined, budget: number) => {
+    const other = branch === 'web' ? 'library' : branch === 'library' ? 'web' : undefined
+    if (other === undefined) return
+    const left = () => (working.get(other) ?? 0) > 0 || calls.includes(LAST[other]!) || calls.length >= budget
+    await until(left, () => `a call of \`${other}/\` beside the one of \`${branch}/\`; calls so far: ${calls.join(', ')}`)
   }
   const work = async (step: StepInput) => {
     const id = `${step.plan ?? ''}/${step.node.id}`
     calls.push(id)
     inputs.set(id, step.outputs)
     inFlight++
+    working.set(step.plan ?? '', (working.get(step.plan ?? '') ?? 0) + 1)
     most = Math.max(most, inFlight)
-    await (wait ? wait(id) : overlap())
+    if (options.wait) await options.wait(id)
+    else if (options.overlap !== undefined) await overlap(step.plan, options.overlap)
+    working.set(step.plan ?? '', working.get(step.plan ?? '')! - 1)
     inFlight--
     return `${id} v${step.visit}`
   }
@@ -73,7 +86,7 @@ describe('a budget that runs out while parallel branches work', () => {
   for (const maxSteps of [2, 3, 4, 6]) {
     it(`stops after exactly ${maxSteps} worker calls (maxSteps ${maxSteps}) and keeps every finished output`, async () => {
       const dir = await writeVault(fanOut())
-      const first = slowWorker()
+      const first = slowWorker({ overlap: maxSteps })
       const stopped = await runPlan(dir, { query, fsync: false, llm: noJudge(), work: first, maxSteps })
       expect(stopped).toMatchObject({ status: 'stopped', steps: maxSteps, stop: { budget: 'maxSteps' } })
       expect(first.calls).toHaveLength(maxSteps)
@@ -145,9 +158,11 @@ describe('a budget that runs out while parallel branches work', () => {
         await Promise.race([excerpted, sleep(100)])
         return '1: YES'
       })
-      const work = slowWorker((id) => {
-        if (id === 'library/excerpt') excerpt()
-        return id === 'library/read' ? Promise.race([judged, sleep(200)]) : sleep(5)
+      const work = slowWorker({
+        wait: (id) => {
+          if (id === 'library/excerpt') excerpt()
+          return id === 'library/read' ? Promise.race([judged, sleep(200)]) : sleep(5)
+        },
       })
       return { llm, work }
     }

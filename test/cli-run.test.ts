@@ -282,7 +282,7 @@ describe('vaultplan run', () => {
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
     const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)))
     // A run that never wakes is ended after a while, so the test fails on the exit, not on its timeout.
-    const asleep = setTimeout(() => child.kill('SIGKILL'), 15_000)
+    const asleep = setTimeout(() => child.kill('SIGKILL'), 90_000)
     const code = await exited
     clearTimeout(asleep)
     expect(code).toBe(0)
@@ -320,7 +320,7 @@ describe('vaultplan run', () => {
       expect(text).toContain('status: waiting')
       await writeFile(note, text.replace('- [ ] approved', '- [x] approved'))
       // A run that never wakes is ended after a while, so the test fails on the exit, not on its timeout.
-      const asleep = setTimeout(() => child.kill('SIGKILL'), 10_000)
+      const asleep = setTimeout(() => child.kill('SIGKILL'), 90_000)
       const code = await exited
       clearTimeout(asleep)
       expect(code).toBe(0)

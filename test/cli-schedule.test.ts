@@ -59,7 +59,7 @@ describe('vaultplan schedule', () => {
       }),
     )
     const exited = new Promise<number>((resolve) => child.on('exit', (code) => resolve(code ?? -1)))
-    const asleep = setTimeout(() => child.kill('SIGKILL'), 15_000)
+    const asleep = setTimeout(() => child.kill('SIGKILL'), 90_000)
     await Promise.race([twice, exited])
     child.kill('SIGINT')
     expect(await exited).toBe(0)

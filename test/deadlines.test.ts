@@ -1,21 +1,16 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { decide, observeRun, runPlan } from 'vaultplan'
 import { deadlinePlan } from './helpers/plans.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
 import { statuses, traceEntries, writeVault } from './helpers/vault.js'
 import { vaultplan } from './helpers/cli.js'
+import { clockPast } from './helpers/until.js'
 
 const query = 'Announce the release'
 const options = { query, fsync: false, llm: noJudge() } as const
 
 function plan(next = ['approved -> [[send]]', 'timeout -> [[escalate]]'], wait = '1s'): Record<string, string> {
   return deadlinePlan(wait, next)
-}
-
-/** Sleeps until a moment has passed (an ISO time), with a little to spare. */
-async function until(iso: string): Promise<void> {
-  await sleep(Math.max(0, Date.parse(iso) - Date.now()) + 50)
 }
 
 describe('wait: deadlines on people', () => {
@@ -34,7 +29,7 @@ describe('wait: deadlines on people', () => {
       deadline: waiting!.deadline,
     })
     expect(first.reason).toContain(`Its deadline is ${waiting!.deadline}.`)
-    await until(waiting!.deadline!)
+    await clockPast(waiting!.deadline!)
     const second = await runPlan(dir, { ...options, work: scriptedWorker() })
     expect(second).toMatchObject({ status: 'completed', lastNode: 'escalate', visits: { draft: 1, approve: 1, escalate: 1 } })
     expect((await traceEntries(dir)).map((entry) => [entry.heading, entry.decidedBy])).toEqual([
@@ -57,7 +52,7 @@ describe('wait: deadlines on people', () => {
   it('without a `timeout` edge the note keeps waiting past its deadline, `overdue`, and the snapshot shows it', async () => {
     const dir = await writeVault(plan(['approved -> [[send]]', 'rejected -> [[escalate]]']))
     const first = await runPlan(dir, { ...options, work: scriptedWorker() })
-    await until(first.waiting![0]!.deadline!)
+    await clockPast(first.waiting![0]!.deadline!)
     const second = await runPlan(dir, { ...options, work: scriptedWorker() })
     expect(second.status).toBe('waiting')
     expect(second.waiting).toEqual([{ ...first.waiting![0], overdue: true }])
@@ -77,7 +72,7 @@ describe('wait: deadlines on people', () => {
     const dir = await writeVault(plan())
     const first = await runPlan(dir, { ...options, work: scriptedWorker() })
     const deadline = first.waiting![0]!.deadline!
-    await until(deadline)
+    await clockPast(deadline)
     const after = await vaultplan(['status', dir])
     expect(after.stdout).toContain(`: ready at escalate (visit 1, step 3)\n`)
     expect(after.stdout).toContain(`Next: Resume the run: \`vaultplan run ${dir}\` (it goes on at \`escalate\`, visit 1).`)
@@ -87,7 +82,7 @@ describe('wait: deadlines on people', () => {
     const dir = await writeVault(plan())
     const first = await runPlan(dir, { ...options, work: scriptedWorker() })
     expect((await observeRun(dir)).waiting).toEqual(first.waiting)
-    await until(first.waiting![0]!.deadline!)
+    await clockPast(first.waiting![0]!.deadline!)
     const snapshot = await observeRun(dir)
     expect({ phase: snapshot.phase, waiting: snapshot.waiting, frontier: snapshot.frontier.map((item) => item.node) }).toEqual({
       phase: 'ready',

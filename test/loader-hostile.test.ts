@@ -2,12 +2,30 @@ import { execFileSync } from 'node:child_process'
 import { open, readFile, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { loadPlan, PlanValidationError, runPlan, updateStatus } from 'vaultplan'
 import { linear } from './helpers/plans.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
 import { readNote } from '../src/vault/read-vault.js'
 import { parseNote } from '../src/vault/parse-note.js'
+import { until } from './helpers/until.js'
+
+/** The notes a running session's folder watchers reported changed, by path from the vault. */
+const reported = vi.hoisted(() => new Set<string>())
+vi.mock('../src/vault/folder-watch.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../src/vault/folder-watch.js')>()
+  const watchFolders: typeof real.watchFolders = (root, folders, onNote, onRelist) =>
+    real.watchFolders(
+      root,
+      folders,
+      (file) => {
+        reported.add(file)
+        onNote(file)
+      },
+      onRelist,
+    )
+  return { ...real, watchFolders }
+})
 import { note, tempDir, writeVault } from './helpers/vault.js'
 
 const start = note({ front: { type: 'start' }, title: 'Start', next: ['[[b]]'] })
@@ -57,10 +75,10 @@ describe('files that are not regular notes', () => {
   it('a FIFO named *.md that appears while the run goes (its folder watched) never stalls the run', async () => {
     const dir = await writeVault(linear())
     const work = scriptedWorker(async (step) => {
-      // Made while `a` is worked: the watcher reports it (given the moment its event takes), and the next hop looks at it.
+      // Made while `a` is worked: once the watcher has reported it, the next hop looks at it.
       if (step.node.id === 'a') {
         execFileSync('mkfifo', [join(dir, 'pipe.md')])
-        await new Promise((resolve) => setTimeout(resolve, 300))
+        await until(() => reported.has('pipe.md'), 'the watcher to report the FIFO')
       }
     })
     // A blocking open of the FIFO with no writer would never return: the test would time out.

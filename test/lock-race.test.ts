@@ -1,16 +1,18 @@
 import { readFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
-import { join, sep } from 'node:path'
+import { dirname, join, sep } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
 import { RunStateError, runPlan } from 'vaultplan'
+import { isThisProcess, readHolderSync } from '../src/vault/lock-holder.js'
 import { plantLock } from './helpers/locks.js'
+import { until } from './helpers/until.js'
 import { writeVault } from './helpers/vault.js'
 
 /**
  * The second look at the lock's age is answered late, with what it found
  * when it asked: that runner saw the abandoned lock, and acts on it only
- * after the first runner took it over (the worst interleavings of two
- * processes started together).
+ * once the first runner took it over (its holder record names this
+ * process: the worst interleavings of two processes started together).
  */
 const race = vi.hoisted(() => ({ on: false, looks: 0, gone: false }))
 
@@ -21,7 +23,7 @@ vi.mock('node:fs/promises', async (importOriginal) => {
     if (!race.on || !String(args[0]).endsWith(`${sep}00_plan-trace${sep}.lock`)) return found
     const late = race.looks++ === 1
     const info = await found
-    if (late) await new Promise((resolve) => setTimeout(resolve, 400))
+    if (late) await until(() => isThisProcess(readHolderSync(dirname(String(args[0])))), 'the first runner to take the lock over')
     // `gone`: the late look came in the instant the first runner had moved the old lock aside and not yet made its own.
     if (late && race.gone) throw Object.assign(new Error(`ENOENT: no such file or directory, stat '${String(args[0])}'`), { code: 'ENOENT' })
     return info
@@ -55,16 +57,20 @@ async function raceOnAbandonedLock(gone: boolean) {
   const vault = await writeVault({ 'a.md': '---\ntype: start\n---\n# Only step\n' })
   await plantLock(vault, { pid: 999_999_999, host: hostname(), since: 'yesterday' }, { ageMs: 60_000 })
   let works = 0
+  let refusals = 0
+  // The runner that took the lock holds it, working, until the other was refused.
   const slow = async () => {
     works += 1
-    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    await until(() => refusals > 0, 'the other runner to be refused')
     return 'done'
   }
   Object.assign(race, { on: true, looks: 0, gone })
-  const outcomes = await Promise.allSettled([
-    runPlan(vault, { query: 'q', work: slow, fsync: false }),
-    runPlan(vault, { query: 'q', work: slow, fsync: false }),
-  ])
+  const run = () =>
+    runPlan(vault, { query: 'q', work: slow, fsync: false }).catch((error: unknown) => {
+      refusals += 1
+      throw error
+    })
+  const outcomes = await Promise.allSettled([run(), run()])
   race.on = false
   expect(race.looks).toBeGreaterThanOrEqual(2)
   return { outcomes, works, trace: await readFile(join(vault, '00_plan-trace/trace.md'), 'utf8') }

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { RunStateError, runPlan } from 'vaultplan'
 import { lockVault } from '../src/vault/lock.js'
 import { plantLock } from './helpers/locks.js'
+import { until } from './helpers/until.js'
 import { persistedStatuses, writeVault } from './helpers/vault.js'
 
 const plan = { 'a.md': '---\ntype: start\n---\n# Only step\n' }
@@ -39,14 +40,18 @@ describe('takeovers: only of a holder that is gone, by one runner only', () => {
   it('two runners started together on an abandoned lock: exactly one takes it, the other is refused naming the vault', async () => {
     const vault = await writeVault(plan)
     await plantLock(vault, { pid: 999_999_999, host: hostname(), since: 'yesterday' }, { ageMs: 60_000 })
+    let refusals = 0
+    // The runner that took the lock holds it, working, until the other was refused.
     const slow = async () => {
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      await until(() => refusals > 0, 'the other runner to be refused')
       return 'done'
     }
-    const outcomes = await Promise.allSettled([
-      runPlan(vault, { query: 'q', work: slow, fsync: false }),
-      runPlan(vault, { query: 'q', work: slow, fsync: false }),
-    ])
+    const run = () =>
+      runPlan(vault, { query: 'q', work: slow, fsync: false }).catch((error: unknown) => {
+        refusals += 1
+        throw error
+      })
+    const outcomes = await Promise.allSettled([run(), run()])
     expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['fulfilled', 'rejected'])
     const refused = outcomes.find((outcome) => outcome.status === 'rejected') as PromiseRejectedResult
     expect(refused.reason).toBeInstanceOf(RunStateError)

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { blockStep, completeStep, decide, deferStep, nextStep, observeRun, readRunStatus, RunStateError, runPlan, type Step } from 'vaultplan'
 import { vaultplan } from './helpers/cli.js'
 import { noJudge } from './helpers/scripted.js'
+import { clockPast } from './helpers/until.js'
 import { branchedPlan } from './helpers/subplans.js'
 import { edit, note, read, writeVault } from './helpers/vault.js'
 import { work } from './helpers/plans.js'
@@ -59,7 +60,7 @@ describe('several agents on one plan (section 16)', () => {
   it('an expired claim is taken by another agent with the same key; the first to complete wins', async () => {
     const dir = await writeVault(branchedPlan())
     const start = work(await nextStep(dir, { ...base, query, agent: 'ada', leaseMs: 1 }))
-    await new Promise((resolve) => setTimeout(resolve, 10))
+    await clockPast((await observeRun(dir)).frontier[0]!.claim!.until)
     const taken = work(await nextStep(dir, { ...base, agent: 'bob' }))
     expect(taken.key).toBe(start.key)
     expect(taken.visit).toBe(1)
@@ -169,7 +170,7 @@ describe('a deadline on a blocked step (`wait:`)', () => {
     const blocked = await blockStep(dir, ask.key, { reason: 'the client is away' }, { ...base, agent: 'ada' })
     if (blocked.kind !== 'waiting') throw new Error('expected waiting')
     expect(blocked.waiting[0]).toMatchObject({ kind: 'blocked', since: expect.any(String), deadline: expect.any(String) })
-    await new Promise((resolve) => setTimeout(resolve, 1100))
+    await clockPast(blocked.waiting[0]!.deadline!)
     const next = await nextStep(dir, { ...base, agent: 'ada' })
     expect(where(next)).toBe('fallback')
     expect(await read(dir, '00_plan-trace/trace.md')).toContain('"decidedBy":"timeout"')
@@ -178,8 +179,8 @@ describe('a deadline on a blocked step (`wait:`)', () => {
   it('without a `timeout` edge it keeps waiting, overdue', async () => {
     const dir = await writeVault(waitingPlan(['[[done]]']))
     const ask = work(await nextStep(dir, { ...base, query }))
-    await blockStep(dir, ask.key, { reason: 'the client is away' }, base)
-    await new Promise((resolve) => setTimeout(resolve, 1100))
+    const blocked = await blockStep(dir, ask.key, { reason: 'the client is away' }, base)
+    await clockPast(blocked.kind === 'waiting' ? blocked.waiting[0]!.deadline! : 'not waiting')
     const still = await nextStep(dir, base)
     if (still.kind !== 'waiting') throw new Error('expected waiting')
     expect(still.waiting[0]).toMatchObject({ kind: 'blocked', node: 'ask', overdue: true })

@@ -1,7 +1,9 @@
+import { realpath } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
 import { decide, RunStateError } from 'vaultplan'
+import { writerOf } from '../src/mcp/own-writes.js'
 import { memoryClient, stdioClient, until } from './helpers/mcp.js'
 import { edit, note, read, tempDir, writeVault } from './helpers/vault.js'
 
@@ -248,8 +250,9 @@ describe('what the other tools report', () => {
     await agent.call('plan_next', { vault: 'p', query: 'q' })
     await until(() => seen.length > 0, 'the claim to be told')
     expect(seen).toEqual([{ uri: 'vaultplan://p/a.md', writer: 'vaultplan' }])
-    // Past the server's own writes, a person edits the note.
-    await new Promise((resolve) => setTimeout(resolve, 700))
+    // Once the server's own writes are over (a change it sees is no longer told as its own), a person edits the note.
+    const file = await realpath(join(root, 'p', 'a.md'))
+    await until(() => writerOf(file) === 'other', "the server's own writes to be over")
     await edit(join(root, 'p'), 'a.md', (text) => `${text}\nA person's line.\n`)
     await until(() => seen.length > 1, 'the edit to be told')
     expect(seen[1]).toEqual({ uri: 'vaultplan://p/a.md', writer: 'other' })

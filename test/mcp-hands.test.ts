@@ -1,7 +1,9 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { observeRun } from 'vaultplan'
 import { memoryClient } from './helpers/mcp.js'
+import { clockPast } from './helpers/until.js'
 import { note, read, tempDir, writeVault } from './helpers/vault.js'
 
 /** A root holding the vault `survey`: a start note, `research` with two branches at once (`web`, `papers`), a report. */
@@ -57,7 +59,7 @@ describe('many hands over MCP (SDK clients, one agent per session)', () => {
     await gone.close()
     const next = await memoryClient(root, { leaseMs: 1_500, name: 'next' })
     expect((await next.call('plan_next', { vault: 'survey' })).step.kind).toBe('busy')
-    await new Promise((resolve) => setTimeout(resolve, 1_600))
+    await clockPast((await observeRun(join(root, 'survey'))).frontier.find((item) => item.claim?.agent.startsWith('gone'))!.claim!.until)
     const taken = await next.call('plan_next', { vault: 'survey' })
     expect([taken.step.key, taken.step.visit]).toEqual([claimed.key, 1])
     expect(taken.agent).toMatch(/^next-/)

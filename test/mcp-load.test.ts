@@ -1,12 +1,25 @@
 import { request, type ClientRequest } from 'node:http'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { loadPlan, PictureTooLargeError } from 'vaultplan'
 import { toSvg } from 'vaultplan/pictures'
 import { serveHttp, type HttpOptions } from '../src/mcp/http.js'
 import { vaultplan } from './helpers/cli.js'
 import { httpClient, until } from './helpers/mcp.js'
 import { note, tempDir, writeVault } from './helpers/vault.js'
+
+/** How many Graphviz layouts were started (each in a worker thread of its own). */
+const layouts = vi.hoisted(() => ({ started: 0 }))
+vi.mock('node:worker_threads', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:worker_threads')>()
+  class Worker extends real.Worker {
+    constructor(...args: ConstructorParameters<typeof real.Worker>) {
+      super(...args)
+      layouts.started += 1
+    }
+  }
+  return { ...real, Worker, default: { ...real, Worker } }
+})
 
 const servers: { close(): Promise<void> }[] = []
 const streams: ClientRequest[] = []
@@ -161,9 +174,10 @@ describe('MCP over HTTP under load', () => {
     await writeVault(densePlan(60), join(root, 'dense'))
     const [drawer, other] = await Promise.all([httpClient(url), httpClient(url)])
     let drawn = false
+    const started = layouts.started
     const svg = drawer.refusal('plan_graph', { vault: 'dense', format: 'svg' }).finally(() => (drawn = true))
     // Another session's call, made once the layout is under way, is answered before the layout ends.
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    await until(() => layouts.started > started, 'the layout to be under way')
     const listed = await other.call('plan_list')
     expect({ drawn, vaults: listed.vaults.map((row: { vault: string }) => row.vault) }).toEqual({ drawn: false, vaults: ['dense'] })
     expect(await svg).toEqual({

@@ -1,10 +1,10 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { decide, nextStep, observeRun, PlanValidationError, proposePlan, readProposal, readRunStatus, runPlan, RunStateError, VaultPathError } from 'vaultplan'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
 import { readTree, tempDir, writeVault } from './helpers/vault.js'
 import { vaultplan } from './helpers/cli.js'
+import { clockPast } from './helpers/until.js'
 
 const QUERY = 'Write a post about tide pools'
 const V1 = '## research\ntype: start\nFind three sources on tide pools.\n### Next\n- [[draft]]\n\n## draft\nWrite the draft.\n'
@@ -147,7 +147,7 @@ describe('wait: on a proposal', () => {
       deadline: entry!.deadline,
     })
     expect(first.kind === 'waiting' && first.reason).toContain(`Its deadline is ${entry!.deadline}.`)
-    await sleep(Math.max(0, Date.parse(entry!.deadline!) - Date.now()) + 50)
+    await clockPast(entry!.deadline!)
     const overdue = await runPlan(vault, { ...options, work: scriptedWorker() })
     expect(overdue).toMatchObject({ status: 'waiting', steps: 0 })
     expect(overdue.waiting).toEqual([{ ...entry, overdue: true }])

@@ -1,15 +1,32 @@
 import { randomUUID } from 'node:crypto'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { StepInput } from 'vaultplan'
 import { enqueueRun, readQueueStatus, resumeRun, RunQueue, type HopReport } from 'vaultplan/queue'
 import { freshQueueName, openQueue, testConnection, testWorker, waitForStatus } from './helpers/queue.js'
 import { decide } from 'vaultplan'
 import { lockVault } from '../src/vault/lock.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
+import { until } from './helpers/until.js'
 import { branchedPlan } from './helpers/subplans.js'
 import { note, read, writeVault } from './helpers/vault.js'
 
 const query = 'Survey the field'
+
+/** How many stepping calls of the workers met the vault locked by another process (they are tried again). */
+const locked = vi.hoisted(() => ({ met: 0 }))
+vi.mock('../src/queue/hop-claims.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../src/queue/hop-claims.js')>()
+  const stepping: typeof real.stepping = (call, signal) =>
+    real.stepping(async () => {
+      try {
+        return await call()
+      } catch (error) {
+        if ((error as { code?: unknown }).code === 'vault-locked') locked.met += 1
+        throw error
+      }
+    }, signal)
+  return { ...real, stepping }
+})
 
 /** Every (note, visit) the run recorded a hop for, in the traces of the top vault and both branches. */
 async function hops(vault: string): Promise<string[]> {
@@ -32,14 +49,6 @@ function runRow(queue: RunQueue, vault: string) {
   return queue.query(`SELECT state, cardinality(jobs) AS jobs, node FROM ${queue.runs} WHERE queue = $1 AND vault = $2`, [queue.name, vault])
 }
 
-async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out')
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
 describe('several workers on the branches of one run', () => {
   it('two workers work the two branches at once, and the run completes with each visit worked once', async () => {
     const vault = await writeVault(branchedPlan())
@@ -51,14 +60,14 @@ describe('several workers on the branches of one run', () => {
     const work = scriptedWorker(async (step: StepInput) => {
       if (step.node.id !== 'search' && step.node.id !== 'find') return
       started.add(step.node.id)
-      await until(() => started.size === 2 && looked)
+      await until(() => started.size === 2 && looked, 'both branches to be worked and looked at')
     })
     const reports: HopReport[] = []
     for (const _worker of [1, 2]) await testWorker(name, { work, llm: noJudge(), onHop: (report) => reports.push(report) })
     await enqueueRun(queue, { vault, query })
 
     // While both work: one run in flight, its row listing both jobs and both notes.
-    await until(() => started.size === 2)
+    await until(() => started.size === 2, 'both branches to be worked at once')
     expect(await readQueueStatus(queue)).toMatchObject({ queued: 0, inFlight: 1 })
     expect((await runRow(queue, vault)).rows).toEqual([{ state: 'queued', jobs: 2, node: 'web/search, papers/find' }])
     looked = true
@@ -136,7 +145,7 @@ describe('several workers on the branches of one run', () => {
     })
     await testWorker(name, { work: dying, llm: noJudge() })
     await enqueueRun(queue, { vault, query })
-    await until(() => hung !== undefined)
+    await until(() => hung !== undefined, 'a branch visit to hang')
 
     const work = scriptedWorker()
     await testWorker(name, { work, llm: noJudge() })
@@ -165,24 +174,22 @@ describe('several workers on the branches of one run', () => {
     // Papers take a while: the web branch waits for its person meanwhile.
     let waited = false
     const work = scriptedWorker(async (step: StepInput) => {
-      if (step.node.id === 'find') await until(() => waited)
+      if (step.node.id === 'find') await until(() => waited, 'the web branch to wait for its person')
     })
     const reports: HopReport[] = []
     for (const _worker of [1, 2]) await testWorker(name, { work, llm: noJudge(), onHop: (report) => reports.push(report), watchIntervalMs: 600_000 })
     await enqueueRun(queue, { vault, query })
 
-    await until(() => reports.some((report) => report.worked?.node === 'web/read'))
+    await until(() => reports.some((report) => report.worked?.node === 'web/read'), 'the web branch to reach its person')
     // Its job ends: the job of the papers goes on.
     expect(reports.find((report) => report.worked?.node === 'web/read')).toMatchObject({ outcome: 'busy', node: 'papers/find' })
     // A job that a hop sent for the papers before their job had claimed them (it was fetched, not yet stepping) ends `busy`: then one job is left.
-    let row: unknown[] = []
-    const left = Date.now() + 10_000
-    while (
-      JSON.stringify((row = (await runRow(queue, vault)).rows)) !== JSON.stringify([{ state: 'queued', jobs: 1, node: 'papers/find' }]) &&
-      Date.now() < left
+    const left = JSON.stringify([{ state: 'queued', jobs: 1, node: 'papers/find' }])
+    let row = ''
+    await until(
+      async () => (row = JSON.stringify((await runRow(queue, vault)).rows)) === left,
+      () => `one job left for the papers; the run's row: ${row}`,
     )
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    expect(row).toEqual([{ state: 'queued', jobs: 1, node: 'papers/find' }])
     waited = true
     const waiting = await waitForStatus(queue, (status) => status.waiting === 1)
     expect(waiting).toMatchObject({ queued: 0, inFlight: 0 })
@@ -203,8 +210,9 @@ describe('several workers on the branches of one run', () => {
     const lock = await lockVault(vault)
     const reports: HopReport[] = []
     await testWorker(name, { work: scriptedWorker(), llm: noJudge(), onHop: (report) => reports.push(report) })
+    const met = locked.met
     await enqueueRun(queue, { vault, query })
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    await until(() => locked.met > met, 'a stepping call to meet the vault locked')
     await lock.release()
     const status = await waitForStatus(queue, (each) => (each.completed === 1 || each.failed === 1) && each.inFlight === 0 && each.queued === 0)
     expect(status).toMatchObject({ completed: 1, failed: 0 })

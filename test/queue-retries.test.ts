@@ -3,6 +3,7 @@ import type { StepInput } from 'vaultplan'
 import { enqueueRun, resumeRun, type HopReport, type RunQueue } from 'vaultplan/queue'
 import { freshQueueName, jobStates, openQueue, testWorker, waitForStatus } from './helpers/queue.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
+import { until } from './helpers/until.js'
 import { edit, note, read, statuses, traceEntries, writeVault } from './helpers/vault.js'
 
 const query = 'Fetch the figures'
@@ -163,7 +164,7 @@ describe('retries: in the queue', () => {
     await testWorker(name, { work: takeover, llm: noJudge() })
     await waitForStatus(queue, (status) => status.completed === 1)
     release()
-    await waitUntil(() => late.length === 2)
+    await until(() => late.length === 2, 'the late worker to report both its hops')
 
     const key = dying.calls[0]!.key
     expect(dying.calls.map((call) => [call.node, call.visit, call.key])).toEqual([
@@ -179,11 +180,3 @@ describe('retries: in the queue', () => {
     expect(await jobStates(queue)).toEqual({ completed: 2 })
   })
 })
-
-async function waitUntil(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out')
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}

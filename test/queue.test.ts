@@ -1,12 +1,25 @@
 import { symlink } from 'node:fs/promises'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { decide, runPlan, type StepInput, type TransitionContext } from 'vaultplan'
 import { enqueueRun, readQueueStatus, resumeRun, type HopReport } from 'vaultplan/queue'
 import { draftReview } from './helpers/plans.js'
 import { freshQueueName, jobStates, openQueue, testWorker, waitForStatus } from './helpers/queue.js'
 import { noJudge, scriptedWorker } from './helpers/scripted.js'
+import { until } from './helpers/until.js'
 import { edit, note, readNotes, tempDir, traceHeadings, writeVault } from './helpers/vault.js'
+
+/** How many looks the workers took at the runs waiting for a person. */
+const watched = vi.hoisted(() => ({ looks: 0 }))
+vi.mock('../src/queue/watch-waiting.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../src/queue/watch-waiting.js')>()
+  const watchWaiting: typeof real.watchWaiting = async (queue) => {
+    const resumed = await real.watchWaiting(queue)
+    watched.looks += 1
+    return resumed
+  }
+  return { ...real, watchWaiting }
+})
 
 const query = 'Announce the release'
 /** Code decides the review: revise after the first draft, approve the second. */
@@ -202,8 +215,9 @@ describe('runs through the queue', () => {
     await testWorker(name, { work: scriptedWorker(), ...stepping })
     await enqueueRun(queue, { vault, query })
     await waitForStatus(queue, (status) => status.waiting === 1)
-    // Watching costs no jobs while nothing changes in the note.
-    await new Promise((resolve) => setTimeout(resolve, 600))
+    // Watching costs no jobs while nothing changes in the note: three looks at it, and no job.
+    const looks = watched.looks
+    await until(() => watched.looks >= looks + 3, 'the worker to look at the waiting run three times')
     expect(await jobStates(queue)).toEqual({ completed: 2 })
 
     await edit(vault, 'approve.md', (text) => text.replace('- [ ] approved ->', '- [x] approved ->'))
@@ -233,7 +247,7 @@ describe('runs through the queue', () => {
     await testWorker(name, { work: takeover, ...stepping })
     await waitForStatus(queue, (status) => status.completed === 1)
     release()
-    await waitFor(() => late.length === 1)
+    await until(() => late.length === 1, 'the late worker to report')
 
     expect(takeover.calls[0]).toMatchObject({ node: 'draft', visit: 1, key: stuck.calls[0]!.key })
     expect(late[0]).toMatchObject({ worked: { node: 'draft', visit: 1 }, outcome: 'superseded' })
@@ -263,7 +277,7 @@ describe('runs through the queue', () => {
     const takeover = scriptedWorker(async (_step: StepInput, call: number) => {
       if (call > 0) return
       release()
-      await waitFor(() => lateReports.length > 0)
+      await until(() => lateReports.length > 0, 'the late worker to report')
     })
     await testWorker(name, { work: takeover, ...stepping, onHop: (report) => takeoverReports.push(report) })
     await waitForStatus(queue, (status) => status.completed === 1)
@@ -271,7 +285,7 @@ describe('runs through the queue', () => {
     expect(takeover.calls[0]).toMatchObject({ node: 'draft', visit: 1, key: stuck.calls[0]!.key })
     const draftHops = () => [...lateReports, ...takeoverReports].filter((report) => report.worked?.node === 'draft' && report.worked.visit === 1)
     // The run can end before the losing attempt has reported.
-    await waitFor(() => draftHops().length === 2)
+    await until(() => draftHops().length === 2, 'both attempts at the draft to report')
     expect(
       draftHops()
         .map((report) => report.outcome)
@@ -345,12 +359,4 @@ async function sequentialWithDecision(): Promise<string[]> {
   await decide(vault, 'approve', { edge: 'approved' })
   await runPlan(vault, options)
   return traceHeadings(vault)
-}
-
-async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out')
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
 }

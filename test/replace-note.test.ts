@@ -2,12 +2,13 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import * as fs from 'node:fs'
 import { basename, join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
-import { runPlan } from 'vaultplan'
+import { decide, proposePlan, runPlan } from 'vaultplan'
 import { replacedFilesFreed, stampOf } from '../src/vault/fs-atomic.js'
 import { editNote } from '../src/vault/edit-note.js'
 import { OLD_VERSION_PREFIX, oldVersionPath, recoverOldVersions, replaceNote, replaceNoteSync } from '../src/vault/replace-note.js'
-import { noJudge, scriptedWorker } from './helpers/scripted.js'
-import { writeVault } from './helpers/vault.js'
+import { noJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
+import { until } from './helpers/until.js'
+import { tempDir, writeVault } from './helpers/vault.js'
 
 /**
  * A person's editor saving in place at the worst moment: right before the
@@ -26,11 +27,36 @@ vi.mock('node:fs', async (importOriginal) => {
   return { ...real, default: { ...real, renameSync }, renameSync }
 })
 
+/**
+ * The next wait of the code under test once `watch.armed` is set: the one
+ * `replaceNote` makes while it watches the old version after its rename.
+ * The library's one `sleep` is wrapped so that a test can do a person's
+ * writes there, all of them before the watch looks again, however loaded
+ * the machine.
+ */
+const watch = vi.hoisted(() => ({ armed: undefined as (() => Promise<void>) | undefined }))
+vi.mock('../src/core/abort.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../src/core/abort.js')>()
+  const sleep: typeof real.sleep = async (ms, signal) => {
+    const during = watch.armed
+    watch.armed = undefined
+    await during?.()
+    return real.sleep(ms, signal)
+  }
+  return { ...real, sleep }
+})
+
 /** What an editor's save in place does: truncate the file by its name, then write it. */
 function saveInPlace(path: string, text: string): void {
   const fd = fs.openSync(path, 'w')
   fs.writeSync(fd, text)
   fs.closeSync(fd)
+}
+
+/** Dates the file at `path` a second before the one at `than`, as a write made a moment before it (the clock may not tick between two writes of a test). */
+function olderThan(path: string, than: string): void {
+  const before = new Date(fs.statSync(than).mtimeMs - 1000)
+  fs.utimesSync(path, before, before)
 }
 
 const NOTE = '---\nstatus: pending\n---\n# Draft\n\nThe words a person wrote.\n'
@@ -55,7 +81,7 @@ describe('replacing a note while a person saves it in place', () => {
     expect(edited).toMatchObject({ text: withStatus(`${SAVED}Another line.\n`, 'active'), written: true })
     expect(await readFile(path, 'utf8')).toBe(withStatus(`${SAVED}Another line.\n`, 'active'))
     expect(await readdir(dir)).toEqual(['draft.md'])
-  }, 20_000)
+  })
 
   it('without a save meanwhile, the note is replaced and no second name is left', async () => {
     const dir = await writeVault({ 'draft.md': NOTE })
@@ -118,10 +144,10 @@ describe('replacing a note while a person saves it in place', () => {
     const old = oldVersionPath(path, expected)!
     fs.linkSync(path, old)
     fs.writeFileSync(join(dir, 'new.tmp'), withStatus(NOTE, 'active'))
-    await new Promise((resolve) => setTimeout(resolve, 20))
     fs.renameSync(join(dir, 'new.tmp'), path)
-    await new Promise((resolve) => setTimeout(resolve, 20))
     saveInPlace(old, SAVED)
+    // The run's version was written a moment before the person's save.
+    olderThan(path, old)
     await recoverOldVersions(dir)
     expect(await readFile(path, 'utf8')).toBe(withStatus(SAVED, 'active'))
     expect((await readdir(dir)).filter((name) => name.startsWith(OLD_VERSION_PREFIX))).toEqual([])
@@ -153,8 +179,8 @@ describe('replacing a note while a person saves it in place', () => {
     const superseded = oldVersionPath(review, await stampOf(review))!
     fs.renameSync(review, superseded)
     saveInPlace(superseded, SAVED)
-    await new Promise((resolve) => setTimeout(resolve, 20))
     await writeFile(review, withStatus(SAVED, 'done') + 'And a later save of theirs.\n')
+    olderThan(superseded, review)
     await recoverOldVersions(dir)
     expect(await readFile(join(dir, 'draft.md'), 'utf8')).toBe(NOTE)
     expect(await readFile(review, 'utf8')).toBe(withStatus(SAVED, 'done') + 'And a later save of theirs.\n')
@@ -187,5 +213,60 @@ describe('replacing a note while a person saves it in place', () => {
     expect(text).toMatch(/^---\nstatus: done\n---\n/)
     expect((await readdir(dir)).filter((name) => name.startsWith('.'))).toEqual([])
     expect((await stat(path)).isFile()).toBe(true)
+  })
+})
+
+const JOURNAL = `## Journal\n\n${'What the person wrote about the plan, while they decided. '.repeat(20)}\nTHE END OF THE JOURNAL\n`
+
+/**
+ * A decision on a proposal while the person's editor saves it in place and
+ * is descheduled right after a line break, for longer than a read waits
+ * (100 ms): `decide` reads the first part as the whole note, decides on it
+ * and renames its version over the note. While the rewrite watches the old
+ * version, the editor writes the rest of its save there; then, having
+ * reloaded the note it shows (the decision's version), it saves that again
+ * in place, unchanged, a clock tick later; `again`: and once more as the
+ * person's save is put back.
+ */
+async function decideWhileSaved(again: boolean): Promise<{ vault: string; text: string }> {
+  const llm = scriptedJudge(() => '## research\ntype: start\nFind three sources.\n### Next\n- [[draft]]\n\n## draft\nWrite the draft.\n')
+  const vault = await proposePlan('Write a post about tide pools', { into: join(await tempDir(), 'post'), llm, fsync: false })
+  const path = join(vault, '00_plan-trace', 'proposal.md')
+  const saved = `${await readFile(path, 'utf8')}\n${JOURNAL}`
+  await writeFile(path, saved)
+  const cut = saved.indexOf('## Journal')
+  const editor = fs.openSync(path, 'w')
+  fs.writeSync(editor, saved.slice(0, cut))
+  between.path = path
+  between.save = () => {
+    watch.armed = async () => {
+      fs.writeSync(editor, saved.slice(cut))
+      fs.closeSync(editor)
+      const shown = fs.readFileSync(path, 'utf8')
+      await until(() => Date.now() - fs.statSync(path).mtimeMs > 20, "the clock to move past the decision's write")
+      saveInPlace(path, shown)
+      if (again) between.save = () => saveInPlace(path, fs.readFileSync(path, 'utf8'))
+    }
+  }
+  await decide(vault, 'proposal', { edge: 'approve', feedback: 'Looks right.' })
+  expect([watch.armed, between.save]).toEqual([undefined, undefined])
+  return { vault, text: await readFile(path, 'utf8') }
+}
+
+describe('a save paused past the settle window, finished while the rewrite watches the old version', () => {
+  it("a decision on a proposal read mid-save, then saved again by the person's editor as it showed it, loses nothing of theirs", async () => {
+    const { vault, text } = await decideWhileSaved(false)
+    expect(text).toContain(JOURNAL)
+    expect(text).toMatch(/- \[x\] approve/)
+    expect(text.split('Looks right.').length - 1).toBe(1)
+    expect((await readdir(join(vault, '00_plan-trace'))).filter((name) => name.startsWith(OLD_VERSION_PREFIX))).toEqual([])
+  })
+
+  it('and saved again as it showed it just as the save is put back: the save is put back over that one too', async () => {
+    const { vault, text } = await decideWhileSaved(true)
+    expect(text).toContain(JOURNAL)
+    expect(text).toMatch(/- \[x\] approve/)
+    expect(text.split('Looks right.').length - 1).toBe(1)
+    expect((await readdir(join(vault, '00_plan-trace'))).filter((name) => name.startsWith(OLD_VERSION_PREFIX))).toEqual([])
   })
 })

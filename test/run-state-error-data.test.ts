@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises'
 import { hostname, tmpdir } from 'node:os'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import {
@@ -25,6 +24,7 @@ import { TRACE_FORMAT } from '../src/store/trace.js'
 import { draftReview, humanReview, linear, work } from './helpers/plans.js'
 import { noJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
 import { nestedPlan } from './helpers/subplans.js'
+import { until } from './helpers/until.js'
 import { edit, read, shownInNote, tempDir, writeVault } from './helpers/vault.js'
 
 const query = 'Announce the release'
@@ -512,7 +512,7 @@ const cases: [string, () => Promise<Case>][] = [
       let saves = 0
       // Saved every 30 ms for longer than the loader waits for a note to settle; without a last line break, every read of it is doubted.
       const saving = setInterval(() => void writeFile(join(dir, 'send.md'), `# Send\n\nsaved ${++saves} times`), 30)
-      while (saves < 3) await sleep(10)
+      await until(() => saves >= 3, 'the editor to save three times')
       return {
         refused: runPlan(dir, { ...options, query, work: scriptedWorker(), llm: noJudge() }),
         code: 'note-busy',

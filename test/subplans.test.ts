@@ -7,6 +7,7 @@ import { vaultplan } from './helpers/cli.js'
 import { canvasProblems } from './helpers/json-canvas.js'
 import { parseMermaid, renderDot } from './helpers/renderers.js'
 import { nestedPlan } from './helpers/subplans.js'
+import { until } from './helpers/until.js'
 import { edit, note, read, statuses, tempDir, writeVault } from './helpers/vault.js'
 
 /** The hop records of a vault's trace (its own folder's `00_plan-trace/`), oldest first. */
@@ -218,15 +219,12 @@ describe('parallel branches (`plan: [a, b]`)', () => {
     const dir = await writeVault(fanOut())
     let inFlight = 0
     let most = 0
-    let release: () => void = () => {}
-    const bothIn = new Promise<void>((resolve) => (release = resolve))
     const work = async (step: StepInput) => {
       inFlight++
       most = Math.max(most, inFlight)
-      if (inFlight === 2) release()
-      // The first visit of each branch waits for the other branch's (a timeout only so a lockstep bug fails instead of hanging).
+      // The first visit of each branch waits for the other branch's (a lockstep bug fails the wait instead of hanging).
       if (step.plan && step.visit === 1 && (step.node.id === 'search' || step.node.id === 'borrow'))
-        await Promise.race([bothIn, new Promise((resolve) => setTimeout(resolve, 2000))])
+        await until(() => most === 2, "the other branch's first visit to be worked at once")
       inFlight--
       return `${step.plan ?? ''}/${step.node.id}`
     }

@@ -6,7 +6,7 @@ import { RunStateError } from '../core/errors.js'
 import { readRegularFileSync, removeLater, sameStamp, toStamp, writeFileAtomic, writeFileAtomicSync, type FileStamp, type WriteOptions } from './fs-atomic.js'
 import { setFrontmatterStatus } from './frontmatter.js'
 import { parseNote } from './parse-note.js'
-import { MAX_SETTLE_MS, readSettled, SETTLE_CUT_MS } from './settled-read.js'
+import { MAX_SETTLE_MS, readSettled, SETTLE_CUT_MS, settleWindow } from './settled-read.js'
 import { statOrNothing, statOrNothingSync } from './stat-or-nothing.js'
 
 /**
@@ -16,6 +16,8 @@ import { statOrNothing, statOrNothingSync } from './stat-or-nothing.js'
  */
 export const OLD_VERSION_PREFIX = '.vaultplan-old-'
 const NAME_MAX = 255
+/** How often a caught save is put back over the run's version saved again by an editor that keeps saving it. */
+const PUT_BACK_TRIES = 5
 const MAX_NOTE_BYTES = 8 * 1024 * 1024
 
 /** Options of {@link replaceNoteSync}: those of the write, and where the old version's second name goes to be removed. */
@@ -114,16 +116,20 @@ function oldVersionFate(path: string, old: string, expected: FileStamp, ours: Fi
  * Puts back a save in place that {@link replaceNoteSync} caught going into
  * the old version: once that save has settled, `redo` makes the note from
  * it (the same edit the run made, on the person's bytes) and it replaces
- * the run's version `ours`, the same careful way.
+ * the run's version `ours` (whose text is `written`), the same careful way.
+ * A note saved again since with exactly `written` (an editor that reloaded
+ * the run's version and saved it as it showed it) holds nothing new: once
+ * settled, it is replaced too, by {@link replaceNote} with its watch.
  *
  * @returns the note's stamp and text now, or `changed` when the note was
- *   saved again meanwhile (a newer save of the person's: read it again)
+ *   saved again meanwhile with other bytes (a newer save: read it again)
  * @throws {@link RunStateError} `note-busy` when the save kept changing; its bytes stay under the second name for the next run
  */
 export async function recoverCaughtSave(
   path: string,
   caught: string,
   ours: FileStamp,
+  written: string,
   redo: (saved: string) => string,
   options: ReplaceOptions = {},
 ): Promise<{ kind: 'recovered'; stamp: FileStamp; text: string } | { kind: 'changed' }> {
@@ -135,12 +141,23 @@ export async function recoverCaughtSave(
       { files: [basename(path)], kept: basename(caught) },
     )
   if (saved === undefined) return { kind: 'changed' }
-  const text = redo(saved)
+  const text = redo(saved.text)
   const replaced = replaceNoteSync(path, ours, text, options)
+  // Read again and edited, a note that is our version saved again would lose the person's save and get our edit twice:
+  // the save goes back over it, as carefully as the first write (that save may have been paused too: its old version is
+  // watched for its rest), for as long as the note is saved again with our bytes.
+  for (let tries = 0; replaced.kind === 'changed' && tries < PUT_BACK_TRIES; tries++) {
+    const now = await readChanged(path)
+    if (now === undefined || now === 'busy' || now.text !== written) break
+    const again = await replaceNote(path, now.stamp, text, redo, { ...options, watchUntil: now.stamp.mtimeMs + SETTLE_CUT_MS })
+    if (again === 'changed') continue
+    rmSync(caught, { force: true })
+    return { kind: 'recovered', stamp: again.stamp, text: again.text ?? text }
+  }
   rmSync(caught, { force: true })
   if (replaced.kind === 'changed') return replaced
   if (replaced.caught === undefined) return { kind: 'recovered', stamp: replaced.stamp, text }
-  return recoverCaughtSave(path, replaced.caught, replaced.stamp, redo, options)
+  return recoverCaughtSave(path, replaced.caught, replaced.stamp, text, redo, options)
 }
 
 /**
@@ -172,7 +189,7 @@ export async function replaceNote(
     else caught = replaced.old
   }
   if (caught === undefined) return { stamp: replaced.stamp }
-  const recovered = await recoverCaughtSave(path, caught, replaced.stamp, redo, write)
+  const recovered = await recoverCaughtSave(path, caught, replaced.stamp, data, redo, write)
   return recovered.kind === 'changed' ? 'changed' : { stamp: recovered.stamp, text: recovered.text }
 }
 
@@ -210,7 +227,7 @@ export async function recoverOldVersions(folder: string, listed?: readonly strin
     if (saved === 'busy') continue
     if (saved !== undefined) {
       const status = current ? parseNote(file, current.text).status : undefined
-      let text = saved
+      let text = saved.text
       try {
         if (status !== undefined && parseNote(file, text).status !== status) text = setFrontmatterStatus(text, status)
       } catch {
@@ -223,13 +240,24 @@ export async function recoverOldVersions(folder: string, listed?: readonly strin
 }
 
 /** An old version a save went into, once that save has settled: an editor is writing it, so doubted for the longer window, whatever it looks like. */
-function readCaught(path: string): Promise<string | undefined | 'busy'> {
+function readCaught(path: string): Promise<{ text: string; stamp: FileStamp } | undefined | 'busy'> {
   return readSettled(
     () => {
       const read = readRegularFileSync(path, MAX_NOTE_BYTES)
-      return read && { value: read.text, stamp: read.stamp, complete: read.complete }
+      return read && { value: { text: read.text, stamp: read.stamp }, stamp: read.stamp, complete: read.complete }
     },
     () => SETTLE_CUT_MS,
+  )
+}
+
+/** A note that changed since the caller's write, once it has settled as any read of a note seen changing (see `settleWindow`). */
+function readChanged(path: string): Promise<{ text: string; stamp: FileStamp } | undefined | 'busy'> {
+  return readSettled(
+    () => {
+      const read = readRegularFileSync(path, MAX_NOTE_BYTES)
+      return read && { value: { text: read.text, stamp: read.stamp }, stamp: read.stamp, complete: read.complete }
+    },
+    (found) => settleWindow(path, found.value, true),
   )
 }
 

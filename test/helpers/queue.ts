@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterEach } from 'vitest'
 import { RunQueue, startWorker, type QueueStatus, type QueueWorker, type StartWorkerOptions } from 'vaultplan/queue'
+import { until } from './until.js'
 
 /** The test database (`VAULTPLAN_TEST_PG`); the queue test files are only collected when it is set. */
 export function testDatabase(): string {
@@ -45,16 +46,16 @@ export async function testWorker(queue: string, options: StartWorkerOptions = {}
   return worker
 }
 
-/** Polls the queue's status until `done` holds; fails with the last status after `timeoutMs`. */
+/** Waits until the queue's status makes `done` hold, and returns that status; fails with the last status after `timeoutMs`. */
 export async function waitForStatus(queue: RunQueue, done: (status: QueueStatus) => boolean, timeoutMs = 20_000): Promise<QueueStatus> {
   const { readQueueStatus } = await import('vaultplan/queue')
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const status = await readQueueStatus(queue)
-    if (done(status)) return status
-    if (Date.now() > deadline) throw new Error(`the queue did not get there in ${timeoutMs} ms: ${JSON.stringify(status)}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
+  let status: QueueStatus | undefined
+  await until(
+    async () => done((status = await readQueueStatus(queue))),
+    () => `the queue to get there; its status: ${JSON.stringify(status)}`,
+    timeoutMs,
+  )
+  return status!
 }
 
 /** The hop jobs of a queue by state, from pg-boss's table. */

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { afterEach } from 'vitest'
 import { observeRun } from 'vaultplan'
+import { until } from './until.js'
 
 const temps: string[] = []
 
@@ -71,30 +72,29 @@ export async function persistedStatuses(dir: string): Promise<Record<string, str
   return Object.fromEntries(snapshot.nodes.map((node) => [node.id, node.status]).sort(([a], [b]) => (a! < b! ? -1 : 1)))
 }
 
-/** Waits until every note shows the status the run persisted for it (see {@link persistedStatuses}), as a person sees them; throws after `ms`. */
-export async function untilShown(dir: string, ms = 2000): Promise<void> {
-  const until = Date.now() + ms
-  for (;;) {
-    const [shown, persisted] = [await statuses(dir), await persistedStatuses(dir)]
-    if (JSON.stringify(shown) === JSON.stringify(persisted)) return
-    if (Date.now() > until) throw new Error(`the notes show ${JSON.stringify(shown)} after ${ms} ms, the run persisted ${JSON.stringify(persisted)}`)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
+/** Waits until every note shows the status the run persisted for it (see {@link persistedStatuses}), as a person sees them. */
+export async function untilShown(dir: string): Promise<void> {
+  let seen = { shown: {}, persisted: {} }
+  await until(
+    async () => {
+      seen = { shown: await statuses(dir), persisted: await persistedStatuses(dir) }
+      return JSON.stringify(seen.shown) === JSON.stringify(seen.persisted)
+    },
+    () => `the notes to show what the run persisted, ${JSON.stringify(seen.persisted)}; they show ${JSON.stringify(seen.shown)}`,
+  )
 }
 
 /**
  * Waits until the note `file` says `status:` `status`, as a person watching
  * it in their notes app would see it (a run writes a hop's statuses into the
- * notes within milliseconds); throws after `ms` with what the note says.
+ * notes within milliseconds).
  */
-export async function shownInNote(dir: string, file: string, status: string, ms = 2000): Promise<void> {
-  const until = Date.now() + ms
-  for (;;) {
-    const now = statusOf(await readFile(join(dir, file), 'utf8').catch(() => ''))
-    if (now === status) return
-    if (Date.now() > until) throw new Error(`\`${file}\` still says \`status: ${now}\` after ${ms} ms, expected \`${status}\``)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
+export async function shownInNote(dir: string, file: string, status: string): Promise<void> {
+  let now = ''
+  await until(
+    async () => (now = statusOf(await readFile(join(dir, file), 'utf8').catch(() => ''))) === status,
+    () => `\`${file}\` to say \`status: ${status}\`; it says \`status: ${now}\``,
+  )
 }
 
 /** The `status:` in a note's frontmatter; `pending` when it has none. */
