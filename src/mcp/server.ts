@@ -10,6 +10,7 @@ import { registerMemoryTools } from './tools-memory.js'
 import { registerProposeTools } from './tools-propose.js'
 import { registerForkTool } from './tools-fork.js'
 import { Handed } from './step-view.js'
+import { SessionClaims } from './session-claims.js'
 
 /** Options of `createMcpServer`. */
 export interface McpServerOptions {
@@ -61,17 +62,21 @@ People may edit the notes while you work; every call reads the vault again. The 
  * plan_search, every note and trace as a
  * subscribable resource, and the prompt `run_plan`. It keeps no state but
  * its subscriptions and what it handed the session's agent (so a step
- * result lists an older output once): every call reads the vault. Connect it to one
- * transport; `close()` ends the connection and stops the file watchers.
+ * result lists an older output once, and the claims it took): every call
+ * reads the vault. Connect it to one transport; `close()` ends the
+ * connection, stops the file watchers and releases the session's live
+ * claims (as the transport closing does), so the next session takes them.
  */
 export function createMcpServer(options: McpServerOptions): { server: McpServer; close(): Promise<void> } {
   const server = new McpServer({ name: 'vaultplan', version: options.version }, { capabilities: { logging: {} }, instructions: INSTRUCTIONS })
   const resources = serveResources(server.server, options.root)
   registerPlanTools(server, { root: options.root, svgTimeoutMs: options.svgTimeoutMs, checks: options.checks })
   // One agent per session (section 16): two sessions of one program are two agents, each with its own claims.
-  const session = randomBytes(3).toString('hex')
-  const agent = () => options.agent ?? `${server.server.getClientVersion()?.name ?? 'client'}-${session}`
-  const claims = { agent, ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }), handed: new Handed() }
+  const id = randomBytes(3).toString('hex')
+  const agent = () => options.agent ?? `${server.server.getClientVersion()?.name ?? 'client'}-${id}`
+  // What the session was handed: an older output once, and the claims its end lets go of.
+  const session = new SessionClaims()
+  const claims = { agent, ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }), handed: new Handed(), session }
   registerStepTools(server, { root: options.root, checks: options.checks, maxSteps: options.maxSteps, ...claims })
   registerHandsTools(server, { root: options.root, checks: options.checks, ...claims })
   registerMemoryTools(server, { root: options.root })
@@ -90,15 +95,20 @@ export function createMcpServer(options: McpServerOptions): { server: McpServer;
     },
     ({ vault }) => ({ messages: [{ role: 'user', content: { type: 'text', text: runPlanPrompt(vault) } }] }),
   )
+  // The session ends (the client closed it, stdin ended, SIGTERM): its claims are let go of, so the next session takes them at once.
+  let released: Promise<void> | undefined
+  const release = () => (released ??= session.release())
   const previous = server.server.onclose
   server.server.onclose = () => {
     resources.close()
+    void release()
     previous?.()
   }
   return {
     server,
     close: async () => {
       resources.close()
+      await release()
       await server.close()
     },
   }

@@ -64,7 +64,15 @@ export type StepView =
   | { kind: 'waiting'; vault: string; runId?: string; waiting: (Omit<WaitingNote, 'file'> & { uri: string })[]; reason: string; todo: string }
   | { kind: 'completed'; vault: string; runId?: string; node: string; output: string; more?: string; todo: string }
   | { kind: 'stopped'; vault: string; runId?: string; stop: StopInfo; reason: string; todo: string }
-  | { kind: 'busy'; vault: string; runId?: string; claims: WorkItem[]; todo: string }
+  | {
+      kind: 'busy'
+      vault: string
+      runId?: string
+      claims: WorkItem[]
+      /** Seconds until the earliest lease of `claims` ends: a claim whose lease ended can be taken. */
+      retryAfter?: number
+      todo: string
+    }
 
 /** What `plan_next`, `plan_finish` and `plan_decide` answer. */
 export interface StepResult {
@@ -220,17 +228,43 @@ export async function viewStep(
             }
       return { step: { kind: 'stopped', vault, ...runIdOf(step), stop, ...words } }
     }
-    case 'busy':
+    case 'busy': {
+      const retryAfter = retryAfterOf(step.claims, Date.now())
       return {
         step: {
           kind: 'busy',
           vault,
           runId: step.runId,
           claims: step.claims.map((item) => ({ ...item })),
-          todo: 'Other agents hold every note ready now: call plan_next again later (a claim whose lease ended can be taken).',
+          ...(retryAfter === undefined ? {} : { retryAfter }),
+          todo:
+            retryAfter === undefined
+              ? 'Other agents hold every note ready now: call plan_next again once one of them finishes.'
+              : `Other agents hold every note ready now: call plan_next again in ${retryAfter} s, when the first lease ends (or sooner, once one of them finishes).`,
         },
       }
+    }
   }
+}
+
+/**
+ * A `busy` step's word for a claim an earlier session of the same client
+ * holds (`<client>-<session id>`, the agent a session works as unless told):
+ * the `agent` that takes it back now. Empty when no claim is one.
+ */
+export function earlierSession(claims: readonly WorkItem[], agent: string | undefined): string {
+  const client = (name: string) => /^(.+)-[0-9a-f]{6}$/.exec(name)?.[1]
+  const own = agent === undefined ? undefined : client(agent)
+  const earlier = claims.find((item) => item.claim && item.claim.agent !== agent && own !== undefined && client(item.claim.agent) === own)
+  if (!earlier?.claim) return ''
+  return ` \`${earlier.claim.agent}\` holding \`${earlier.node}\` looks like an earlier session of this client: if it was yours, call plan_next with \`agent: "${earlier.claim.agent}"\` to take it back now.`
+}
+
+/** Whole seconds from `now` until the earliest lease of `claims` ends (at least 1); none when no claim has a lease. */
+export function retryAfterOf(claims: readonly WorkItem[], now: number): number | undefined {
+  const ends = claims.flatMap((item) => (item.claim?.until ? [Date.parse(item.claim.until)] : [])).filter((end) => Number.isFinite(end))
+  if (ends.length === 0) return undefined
+  return Math.max(1, Math.ceil((Math.min(...ends) - now) / 1000))
 }
 
 /**

@@ -30,6 +30,7 @@ export function registerHandsTools(server: McpServer, context: ToolContext): voi
           const options = stepOptions(context, agent)
           const letGo = tool === 'plan_defer' ? deferStep : blockStep
           const step = await letGo(path, key, { reason }, options)
+          context.session?.took(path, options.agent, step)
           return ok({ ...(await viewStep(step, vault, path, context.checks, context.handed)), agent: options.agent })
         }),
     )

@@ -1,4 +1,5 @@
 import type { Handed } from './step-view.js'
+import type { SessionClaims } from './session-claims.js'
 import type { CheckDefinition } from '../run/core/checks.js'
 import { mkdir, rm } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
@@ -39,6 +40,8 @@ export interface ToolContext {
   leaseMs?: number | undefined
   /** What this session already handed its agent, so a step result does not repeat it (section 10). */
   handed?: Handed | undefined
+  /** The claims this session was handed, released when it ends. */
+  session?: SessionClaims | undefined
 }
 
 const PICTURES = ['mermaid', 'dot', 'svg', 'canvas'] as const

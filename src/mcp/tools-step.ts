@@ -10,7 +10,7 @@ import { toolArgs, vaultArg, WRITES } from './args.js'
 import { vaultPath } from './paths.js'
 import { runStateWords } from './refusals.js'
 import { guarded, mapStrings, ok, refusal, relativeTo } from './results.js'
-import { viewStep } from './step-view.js'
+import { earlierSession, viewStep } from './step-view.js'
 import { askInClient, type Answered } from './elicit.js'
 import type { ToolContext } from './tools-plan.js'
 
@@ -57,9 +57,13 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
           throw error
         }
         const answered = await askInClient(server.server, extra.requestId, path, step, options, askedOnce)
+        context.session?.took(path, options.agent, answered.step)
         // Where an agent that lost its context starts again: the whole view.
         context.handed?.forget(vault)
-        return ok({ ...(await viewStep(answered.step, vault, path, context.checks, context.handed)), agent: options.agent, ...decidedOf(answered) })
+        const view = await viewStep(answered.step, vault, path, context.checks, context.handed)
+        // A session that was killed left its claim to wait for its lease: its client's next session is told how to take it back.
+        if (view.step.kind === 'busy') view.step.todo += earlierSession(view.step.claims, options.agent)
+        return ok({ ...view, agent: options.agent, ...decidedOf(answered) })
       }),
   )
 
@@ -83,6 +87,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
         // The call cancelled or its session ended: its checks' process groups are killed, its model calls stopped.
         const options = { ...stepOptions(context, agent), signal: extra.signal }
         const step: Step = await completeStep(path, key, choice === undefined ? { output } : { output, choice }, options)
+        context.session?.took(path, options.agent, step)
         if (step.saved) {
           // The answer to a call that was saved got lost (a dropped connection, a lost context): the same call answers where the run is now.
           context.handed?.forget(vault)
@@ -95,6 +100,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
           })
         }
         const answered = await askInClient(server.server, extra.requestId, path, step, options, askedOnce)
+        context.session?.took(path, options.agent, answered.step)
         const result = { ...(await viewStep(answered.step, vault, path, context.checks, context.handed)), agent: options.agent, ...decidedOf(answered) }
         const node = key.slice(key.indexOf(':') + 1, key.lastIndexOf(':'))
         const waits = step.kind === 'waiting' && step.waiting.some((note) => note.node === node || note.node.endsWith(`/${node}`))

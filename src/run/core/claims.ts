@@ -1,7 +1,7 @@
 import { RunStateError, type PendingStep } from '../../core/errors.js'
 import type { AgentClaim, WorkItem } from '../../core/types.js'
 export type { AgentClaim, WorkItem } from '../../core/types.js'
-import type { ClaimRecord } from '../../store/trace-records.js'
+import type { ClaimRecord, TraceRecord } from '../../store/trace-records.js'
 import type { PlanNode } from '../../core/types.js'
 import { visitKey } from './run-core.js'
 
@@ -118,4 +118,28 @@ export function passedBy(
   if (!at.claimed) return { kind: 'busy', runId, claims: [] }
   const claim = claimOf(runId, record)
   return { kind: 'busy', runId, claims: [{ kind: 'work', node: at.node, visit: at.visit, step: record?.step ?? at.step, ...(claim && { claim }) }] }
+}
+
+/**
+ * The claims of `agent` still live at `now` in one vault's trace, on visits
+ * not worked yet (no hop or wait recorded for them): what a session that
+ * ended lets go of. Each is the visit's latest claim record.
+ */
+export function liveClaimsOf(trace: { claims?: readonly ClaimRecord[]; records: readonly TraceRecord[] }, agent: string, now: number): ClaimRecord[] {
+  const latest = new Map<string, ClaimRecord>()
+  for (const claim of trace.claims ?? []) latest.set(`${claim.node}\n${claim.visit}`, claim)
+  const worked = new Set(trace.records.filter((record) => record.kind !== 'stop').map((record) => `${record.node}\n${record.visit}`))
+  return [...latest.entries()].flatMap(([visit, claim]) =>
+    claim.kind === 'claim' && claim.agent === agent && claim.until !== undefined && Date.parse(claim.until) > now && !worked.has(visit) ? [claim] : [],
+  )
+}
+
+/**
+ * A claim's release as the trace records it: the same claim (agent, step,
+ * budget) with its lease ending `now`, so any agent takes the visit at once,
+ * with the same key, and nothing is counted again.
+ */
+export function releasedClaim(claim: ClaimRecord, now: number): ClaimRecord {
+  const at = new Date(now).toISOString()
+  return { ...claim, at, until: at }
 }
