@@ -140,7 +140,9 @@ describe('two boxes ticked by hand', () => {
     await edit(join(root, 'h'), 'a.md', (text) => text.replace('- [ ] yes', '- [x] yes').replace('- [ ] no', '- [x] no'))
 
     const decided = await agent.call('plan_decide', { vault: 'h', node: 'a', edge: 'no' })
-    expect(decided).toMatchObject({ step: { kind: 'work', node: { id: 'n' } }, decided: { node: 'a', edge: 'no', unticked: ['yes'] } })
+    expect(decided).toMatchObject({ next: { kind: 'work', node: 'n' }, decided: { node: 'a', edge: 'no', unticked: ['yes'] } })
+    // The next call follows the decision (and claims `n` for whoever makes it).
+    expect((await agent.call('plan_next', { vault: 'h' })).step).toMatchObject({ kind: 'work', node: { id: 'n' } })
     const { hops } = await agent.call('plan_status', { vault: 'h' })
     expect(hops.find((hop: { node: string }) => hop.node === 'a')).toMatchObject({ edge: { label: 'no' }, decidedBy: 'human', unticked: ['yes'] })
   })

@@ -50,17 +50,17 @@ describe('many hands over MCP (SDK clients, one agent per session)', () => {
     expect(done.kind).toBe('completed')
   })
 
-  it('a client that went away: its claim is taken by another after the lease, with the same key', async () => {
+  it('a client whose session closed: its claim is taken by the next agent at once, with the same key', async () => {
     const root = await surveyRoot()
-    const gone = await memoryClient(root, { leaseMs: 1_500, name: 'gone' })
+    const gone = await memoryClient(root, { name: 'gone' })
     const claimed = (await gone.call('plan_next', { vault: 'survey', query: 'solar power' })).step
+    const other = await memoryClient(root, { name: 'other' })
+    expect((await other.call('plan_next', { vault: 'survey' })).step.kind).toBe('busy')
+    // createMcpServer's close() lets go of what the session was handed (a killed session's claims wait for their lease: test/mcp-sessions.test.ts).
     await gone.close()
-    const next = await memoryClient(root, { leaseMs: 1_500, name: 'next' })
-    expect((await next.call('plan_next', { vault: 'survey' })).step.kind).toBe('busy')
-    await new Promise((resolve) => setTimeout(resolve, 1_600))
-    const taken = await next.call('plan_next', { vault: 'survey' })
+    const taken = await other.call('plan_next', { vault: 'survey' })
     expect([taken.step.key, taken.step.visit]).toEqual([claimed.key, 1])
-    expect(taken.agent).toMatch(/^next-/)
+    expect(taken.agent).toMatch(/^other-/)
   })
 
   it('plan_defer puts a step behind the other ready work; plan_block waits for a person, plan_decide `unblock` hands on their feedback', async () => {
@@ -76,8 +76,14 @@ describe('many hands over MCP (SDK clients, one agent per session)', () => {
     await agent.call('plan_finish', { vault: 'survey', key: search.key, output: 'ten hits' })
     const waiting = (await agent.call('plan_next', { vault: 'survey' })).step
     expect(waiting).toMatchObject({ kind: 'waiting', waiting: [{ kind: 'blocked', node: 'papers/find', choices: ['unblock'], reason: 'which journals?' }] })
-    const back = await agent.call('plan_decide', { vault: 'survey', node: 'papers/find', edge: 'unblock', feedback: 'Nature and Science.' })
-    expect([where(back.step), back.step.key]).toEqual(['papers/find', find.key])
+    const person = await memoryClient(root, { name: 'person' })
+    const unblocked = await person.call('plan_decide', { vault: 'survey', node: 'papers/find', edge: 'unblock', feedback: 'Nature and Science.' })
+    // A person's decision claims nothing: the step is ready for whichever agent asks next, here another one.
+    expect(unblocked).toMatchObject({ next: { kind: 'work', node: 'papers/find', visit: 1 } })
+    expect(unblocked).not.toHaveProperty('step')
+    const other = await memoryClient(root, { name: 'other' })
+    const back = await other.call('plan_next', { vault: 'survey' })
+    expect([where(back.step), back.step.key, back.agent]).toEqual(['papers/find', find.key, expect.stringMatching(/^other-/)])
     const feedback = back.step.outputs.filter((output: { feedback?: boolean }) => output.feedback)
     expect(feedback).toMatchObject([{ node: 'find', visit: 1, feedback: true }])
     expect(feedback[0].output).toContain('Nature and Science.')

@@ -72,18 +72,20 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
     expect((await agent.call('plan_next', { vault })).step.kind).toBe('waiting')
 
     expect(await agent.refuse('plan_decide', { vault, node: 'approve', edge: 'ship it' })).toMatch(/^Error \(bad-choice\)/)
-    // One call per hop here too: the decision, then the next step, already claimed.
+    // A person's decision claims nothing: it says what comes next, and plan_next takes it.
     const decided = await agent.call('plan_decide', { vault, node: 'approve', edge: 'send it', feedback: 'Good to go.' })
-    expect(decided).toMatchObject({
+    expect(decided).toEqual({
+      vault,
       decided: { node: 'approve', edge: 'send it' },
-      step: { kind: 'work', vault, node: { id: 'send', terminal: true } },
+      next: { kind: 'work', node: 'send', visit: 1, step: 6 },
+      todo: 'Call plan_next to take `send`: the decision claimed nothing, so whichever agent asks next takes it.',
     })
-    expect(decided.step).not.toHaveProperty('conditions')
-    expect(await agent.refuse('plan_decide', { vault, node: 'approve', edge: 'rewrite' })).toMatch(/^Error \(not-waiting\)/)
     expect(await readFile(join(root, vault, 'approve.md'), 'utf8')).toContain('> Good to go.')
 
     ;({ step } = await agent.call('plan_next', { vault }))
-    expect(step).toMatchObject({ key: decided.step.key, query: 'announce 0.2', node: decided.step.node })
+    expect(step).toMatchObject({ kind: 'work', step: 6, query: 'announce 0.2', node: { id: 'send', terminal: true } })
+    expect(step).not.toHaveProperty('conditions')
+    expect(await agent.refuse('plan_decide', { vault, node: 'approve', edge: 'rewrite' })).toMatch(/^Error \(not-waiting\)/)
     // The previous hop's output and the person's new feedback in full, the feedback labelled; older outputs by their resource.
     expect(step.outputs.slice(0, 2)).toEqual([
       { node: 'approve', visit: 1, feedback: true, output: expect.stringContaining('Good to go.') },

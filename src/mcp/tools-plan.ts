@@ -14,8 +14,8 @@ import { parsePlanDocument } from '../plan/plan-document.js'
 import { toCanvas } from '../plan/plan-canvas.js'
 import { toDot, toMermaid } from '../plan/plan-picture.js'
 import { toSvg } from '../plan/plan-svg.js'
-import { readRunStatus, type RunStatus } from '../run/read/run-status.js'
-import type { RunNext } from '../run/core/run-next.js'
+import { readRunStatus } from '../run/read/run-status.js'
+import { statusTodo } from './next-words.js'
 import { budgetOf, readRecords } from '../run/read/observe-run.js'
 import { snapshotOf, visitsOfSnapshot } from '../run/core/run-snapshot.js'
 import type { PlanIssue } from '../core/types.js'
@@ -200,27 +200,7 @@ async function statusOf(context: ToolContext, vault: string): Promise<ToolResult
             .split(sep)
             .join('/')
         : text
-  return ok({ ...mapStrings(status, inside), vault, todo: todoOf(status) })
-}
-
-/** What an agent does next, in tool calls, by what the next call does (`next.kind`). */
-const TODO: Record<RunNext['kind'], string> = {
-  fresh: 'Call plan_next with `vault` and a `query` to start the run.',
-  work: 'Call plan_next: it returns the note to work (the same step again when its visit is claimed already).',
-  judge: 'Call plan_next: the saved output is judged first, then it returns the next note to work.',
-  plan: 'Call plan_next: the planner revises the proposal first.',
-  waiting: 'A person decides: call plan_decide with the note and one of its edges (or let them tick a box), then plan_next.',
-  stopped:
-    "A budget ran out: for the step budget, call plan_next with a larger `maxSteps`; for a note's `max_visits`, a person raises it in the note, then plan_next goes on.",
-  completed: 'Nothing to do: the run is complete.',
-  invalid: 'Fix the notes (plan_validate lists every problem), then plan_next.',
-  declined: 'The proposal was declined: the plan never runs; propose a new one.',
-  'two-active': 'Two notes are `status: active`; a person sets all but one back to `done` or `pending` in the notes, then plan_next.',
-}
-
-function todoOf(status: RunStatus): string {
-  if (status.holder) return 'A runner in another process is working in the vault now; call plan_status again later.'
-  return TODO[status.next.kind]
+  return ok({ ...mapStrings(status, inside), vault, todo: statusTodo(status) })
 }
 
 async function pictureOf(context: ToolContext, vault: string, format: (typeof PICTURES)[number], signal: AbortSignal): Promise<ToolResult> {

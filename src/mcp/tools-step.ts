@@ -1,6 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
-import { RunStateError } from '../core/errors.js'
 import { decideNote } from '../run/decide/decide.js'
 import { completeStep, nextStep } from '../run/entry/stepping.js'
 import type { Step, StepCallOptions } from '../run/entry/stepping.js'
@@ -8,8 +7,9 @@ import type { Step, StepCallOptions } from '../run/entry/stepping.js'
 import { readTrace } from '../store/trace.js'
 import { toolArgs, vaultArg, WRITES } from './args.js'
 import { vaultPath } from './paths.js'
-import { runStateWords } from './refusals.js'
-import { guarded, mapStrings, ok, refusal, relativeTo } from './results.js'
+import { readRunStatus } from '../run/read/run-status.js'
+import { afterDecision } from './next-words.js'
+import { guarded, ok, refusal } from './results.js'
 import { earlierSession, viewStep } from './step-view.js'
 import { askInClient, type Answered } from './elicit.js'
 import type { ToolContext } from './tools-plan.js'
@@ -113,7 +113,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
     'plan_decide',
     {
       description:
-        "Records a person's decision on a waiting note, as ticking its box would: `edge` is one of its choices; `feedback` (their words) goes on to the next note. Only for a decision a person made. Returns { step } like plan_finish.",
+        "Records a person's decision on a waiting note, as ticking its box would: `edge` is one of its choices; `feedback` (their words) goes on to the next note. Only for a decision a person made. Claims nothing: returns the run's `next` item, which plan_next hands out.",
       inputSchema: toolArgs('plan_decide', {
         vault: vaultArg,
         node: z.string().describe('step.waiting[].node'),
@@ -122,23 +122,16 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
       }),
       annotations: WRITES,
     },
-    async ({ vault, node, edge, feedback }, extra) =>
+    async ({ vault, node, edge, feedback }) =>
       guarded(context.root, { tool: 'plan_decide', vault }, async () => {
         const path = await vaultPath(context.root, vault)
         const { unticked } = await decideNote(path, node, feedback === undefined ? { edge } : { edge, feedback })
         // Boxes a person ticked by hand beside this one: said, so the agent can tell them which it unticked.
         const decided = unticked.length > 0 ? { node, edge, unticked } : { node, edge }
-        let step
-        try {
-          step = await nextStep(path, { ...stepOptions(context), signal: extra.signal })
-        } catch (error) {
-          // The decision is recorded either way; what keeps the run from going on (a declined proposal) is said as what to do.
-          if (!(error instanceof RunStateError)) throw error
-          const data = mapStrings(error.data, (text) => relativeTo(context.root, text))
-          const words = runStateWords(error.code, data as never, { tool: 'plan_decide', vault })
-          return ok({ vault, decided, todo: `${words.message} ${words.todo}` })
-        }
-        return ok({ ...(await viewStep(step, vault, path, context.checks, context.handed)), decided })
+        // A person's decision claims nothing (no session's agent works it because it relayed the decision): the run's
+        // next item, as the snapshot says it, for whichever agent asks next.
+        const status = await readRunStatus(path, { hops: 0 })
+        return ok({ vault, decided, next: status.next, todo: afterDecision(status, vault) })
       }),
   )
 }
