@@ -50,6 +50,19 @@ describe('many hands over MCP (SDK clients, one agent per session)', () => {
     expect(done.kind).toBe('completed')
   })
 
+  it('plan_next shows the frontier beside the claimed step: the other notes ready now, ids only, without what other agents hold', async () => {
+    const root = await surveyRoot()
+    const ada = await memoryClient(root, { name: 'ada' })
+    const start = await ada.call('plan_next', { vault: 'survey', query: 'solar power' })
+    expect(start).not.toHaveProperty('ready')
+    await ada.call('plan_finish', { vault: 'survey', key: start.step.key, output: 'framed' })
+    const search = await ada.call('plan_next', { vault: 'survey' })
+    expect([where(search.step), search.ready]).toEqual(['web/search', ['papers/find']])
+    const bob = await memoryClient(root, { name: 'bob' })
+    expect((await bob.call('plan_next', { vault: 'survey' })).ready).toBeUndefined()
+    expect(await ada.call('plan_next', { vault: 'survey' })).not.toHaveProperty('ready')
+  })
+
   it('a client whose session closed: its claim is taken by the next agent at once, with the same key', async () => {
     const root = await surveyRoot()
     const gone = await memoryClient(root, { name: 'gone' })

@@ -10,6 +10,7 @@ import { traceOf } from './trace-reader.js'
 import { resourceUri } from './paths.js'
 import { clipped, type Clipped } from './parts.js'
 import { LIMITS } from './results.js'
+import { retryAfterOf } from './beside-step.js'
 
 /** An output of the run as a step shows it: the newest hop's (and new feedback) in full, older ones by `uri` and a preview. */
 export interface OutputView {
@@ -245,26 +246,6 @@ export async function viewStep(
       }
     }
   }
-}
-
-/**
- * A `busy` step's word for a claim an earlier session of the same client
- * holds (`<client>-<session id>`, the agent a session works as unless told):
- * the `agent` that takes it back now. Empty when no claim is one.
- */
-export function earlierSession(claims: readonly WorkItem[], agent: string | undefined): string {
-  const client = (name: string) => /^(.+)-[0-9a-f]{6}$/.exec(name)?.[1]
-  const own = agent === undefined ? undefined : client(agent)
-  const earlier = claims.find((item) => item.claim && item.claim.agent !== agent && own !== undefined && client(item.claim.agent) === own)
-  if (!earlier?.claim) return ''
-  return ` \`${earlier.claim.agent}\` holding \`${earlier.node}\` looks like an earlier session of this client: if it was yours, call plan_next with \`agent: "${earlier.claim.agent}"\` to take it back now.`
-}
-
-/** Whole seconds from `now` until the earliest lease of `claims` ends (at least 1); none when no claim has a lease. */
-export function retryAfterOf(claims: readonly WorkItem[], now: number): number | undefined {
-  const ends = claims.flatMap((item) => (item.claim?.until ? [Date.parse(item.claim.until)] : [])).filter((end) => Number.isFinite(end))
-  if (ends.length === 0) return undefined
-  return Math.max(1, Math.ceil((Math.min(...ends) - now) / 1000))
 }
 
 /**

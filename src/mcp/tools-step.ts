@@ -10,7 +10,8 @@ import { vaultPath } from './paths.js'
 import { readRunStatus } from '../run/read/run-status.js'
 import { afterDecision } from './next-words.js'
 import { guarded, ok, refusal } from './results.js'
-import { earlierSession, viewStep } from './step-view.js'
+import { viewStep } from './step-view.js'
+import { earlierSession, readyBeside } from './beside-step.js'
 import { askInClient, type Answered } from './elicit.js'
 import type { ToolContext } from './tools-plan.js'
 
@@ -22,7 +23,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
     'plan_next',
     {
       description:
-        'Returns { step }: kind "work" is your note to work (step.node: title, body, tools, role) with `key`, `conditions` (the valid `choice` values) and earlier outputs; asking again returns the same step. Else "waiting" (plan_decide), "busy" (other agents hold all ready work), "completed" or "stopped". A new run needs `query`.',
+        'Returns { step }: kind "work" is your note to work (step.node: title, body, tools, role) with `key`, `conditions` (the valid `choice` values) and earlier outputs; asking again returns the same step; `ready` lists the other notes ready now. Else "waiting" (plan_decide), "busy" (other agents hold all ready work), "completed" or "stopped". A new run needs `query`.',
       inputSchema: toolArgs('plan_next', {
         vault: vaultArg,
         query: z.string().optional().describe('what the run is for; needed to start a run'),
@@ -63,7 +64,9 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
         const view = await viewStep(answered.step, vault, path, context.checks, context.handed)
         // A session that was killed left its claim to wait for its lease: its client's next session is told how to take it back.
         if (view.step.kind === 'busy') view.step.todo += earlierSession(view.step.claims, options.agent)
-        return ok({ ...view, agent: options.agent, ...decidedOf(answered) })
+        // The frontier beside the step: what else is ready now, ids only.
+        const ready = await readyBeside(path, answered.step, options.agent)
+        return ok({ ...view, ...(ready.length > 0 && { ready }), agent: options.agent, ...decidedOf(answered) })
       }),
   )
 
