@@ -44,16 +44,20 @@ export function leaseDue(record: ClaimRecord | undefined, agent: { name: string;
  * - `own`: only a visit the agent holds (a call returns its pending claim first);
  * - `complete`: only the visit of `key` (a completion, whoever holds it);
  * - `fresh`: a visit nobody else holds live, deferred ones passed by;
- * - `any`: a visit nobody else holds live, deferred ones too.
+ * - `any`: a visit nobody else holds live, deferred ones too;
+ * - `within`: as `any`, only inside the subplan folder `plan` (a step just decomposed: its claim moves to the subplan's start).
  * Without an agent, no visit is anyone else's: a call takes the first claim, whoever holds it.
  */
-export type ClaimPass = { kind: 'own' } | { kind: 'complete'; key: string } | { kind: 'fresh' } | { kind: 'any' }
+export type ClaimPass = { kind: 'own' } | { kind: 'complete'; key: string } | { kind: 'fresh' } | { kind: 'any' } | { kind: 'within'; plan: string }
 
 /** The gate of a pass (see `ClaimPass`), for `agent` at the clock `now()`. */
 export function claimGate(pass: () => ClaimPass, agent: string | undefined, now: () => number): ClaimGate {
-  return ({ key, claimed, record }) => {
+  return ({ plan, key, claimed, record }) => {
     const current = pass()
     switch (current.kind) {
+      case 'within':
+        if (plan !== current.plan && !plan.startsWith(`${current.plan}/`)) return 'skip'
+        return claimed && agent !== undefined && heldByOther(record, agent, now()) ? 'skip' : 'take'
       case 'own':
         return claimed && record?.kind === 'claim' && record.agent === agent ? 'take' : 'skip'
       case 'complete':
