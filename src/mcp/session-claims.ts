@@ -1,5 +1,6 @@
 import type { Step } from '../run/entry/stepping.js'
 import { releaseClaims } from '../run/entry/release-claims.js'
+import { writingIn } from './own-writes.js'
 
 /**
  * Which session was handed each claimed step last, by vault and key: over
@@ -41,7 +42,8 @@ export class SessionClaims {
       const mine = [...keys].filter((key) => lastHanded.get(`${path}\n${key}`) === this)
       for (const key of mine) lastHanded.delete(`${path}\n${key}`)
       if (mine.length === 0) continue
-      await releaseClaims(path, agent, { keys: new Set(mine) }).catch(() => undefined)
+      // The server's own write: a subscriber is told so.
+      await writingIn(path, () => releaseClaims(path, agent, { keys: new Set(mine) })).catch(() => undefined)
     }
   }
 }
