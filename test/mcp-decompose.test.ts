@@ -25,7 +25,6 @@ describe('decomposing the step in hand (plan_edit)', () => {
     expect(split).toMatchObject({
       written: ['a', 'a/check', 'a/fix'],
       step: { kind: 'work', plan: 'a', node: { id: 'check', body: 'Check what a needs.' } },
-      agent: split.agent,
     })
     // Nothing a person wrote is lost: the note keeps its title, body and edges, and gains the knob; its copy is kept.
     expect(await read(join(root, 'p'), 'a.md')).toBe(before.replace('status: active\n', 'status: active\nplan: a\n'))

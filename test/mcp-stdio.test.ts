@@ -15,12 +15,7 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
 
     const created = await agent.call('plan_create', { vault: 'plans/release', document: DOCUMENT })
     expect(created).toMatchObject({ vault: 'plans/release', start: 'draft', warnings: [] })
-    expect(created.notes.map((note: { uri: string }) => note.uri)).toEqual([
-      'vaultplan://plans%2Frelease/approve.md',
-      'vaultplan://plans%2Frelease/draft.md',
-      'vaultplan://plans%2Frelease/review.md',
-      'vaultplan://plans%2Frelease/send.md',
-    ])
+    expect(created.notes).toEqual(['approve', 'draft', 'review', 'send'])
     expect(await agent.call('plan_list')).toEqual({ vaults: [{ vault: 'plans/release', phase: 'fresh', node: 'draft' }], truncated: false })
 
     const vault = 'plans/release'
@@ -32,9 +27,10 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
       visit: 1,
       maxVisits: 3,
       query: 'announce 0.2',
-      node: { id: 'draft', title: 'draft', uri: 'vaultplan://plans%2Frelease/draft.md' },
       outputs: [],
     })
+    // Its title is its id (the document gave none) and its body is whole: neither title nor uri is sent.
+    expect(step.node).toEqual({ id: 'draft', body: 'Write a two-line release note for vaultplan 0.2.' })
     expect(step.node.body).toContain('Write a two-line release note')
     // Asking again counts nothing: the same step, the same key.
     expect((await agent.call('plan_next', { vault })).step).toEqual(step)
@@ -78,19 +74,25 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
       vault,
       decided: { node: 'approve', edge: 'send it' },
       next: { kind: 'work', node: 'send', visit: 1, step: 6 },
-      todo: 'Call plan_next to take `send`: the decision claimed nothing, so whichever agent asks next takes it.',
+      todo: 'Call plan_next to take `send`: a decision claims nothing.',
     })
     expect(await readFile(join(root, vault, 'approve.md'), 'utf8')).toContain('> Good to go.')
 
     ;({ step } = await agent.call('plan_next', { vault }))
-    expect(step).toMatchObject({ kind: 'work', step: 6, query: 'announce 0.2', node: { id: 'send', terminal: true } })
+    // A new step: what the session was handed already (the query, older outputs) is not sent again.
+    expect(step).toMatchObject({ kind: 'work', step: 6, node: { id: 'send', terminal: true }, earlierOutputs: 4 })
+    expect(step).not.toHaveProperty('query')
     expect(step).not.toHaveProperty('conditions')
     expect(await agent.refuse('plan_decide', { vault, node: 'approve', edge: 'rewrite' })).toMatch(/^Error \(not-waiting\)/)
-    // The previous hop's output and the person's new feedback in full, the feedback labelled; older outputs by their resource.
-    expect(step.outputs.slice(0, 2)).toEqual([
+    // The previous hop's output and the person's new feedback in full, the feedback labelled.
+    const recent = [
       { node: 'approve', visit: 1, feedback: true, output: expect.stringContaining('Good to go.') },
       { node: 'approve', visit: 1, output: 'Ready for a person to approve.' },
-    ])
+    ]
+    expect(step.outputs).toEqual(recent)
+    // Asked again for the same step, the agent lost it: the whole view, the query and older outputs by their resource.
+    ;({ step } = await agent.call('plan_next', { vault }))
+    expect(step).toMatchObject({ query: 'announce 0.2', outputs: [...recent, ...Array(4).fill(expect.objectContaining({ uri: expect.any(String) }))] })
     expect(step.outputs[2]).toEqual({
       node: 'review',
       visit: 2,

@@ -38,7 +38,7 @@ export function afterDecision(status: RunStatus, vault: string): string {
     case 'fresh':
     case 'work':
     case 'judge':
-      return `Call plan_next to take \`${next.node}\`: the decision claimed nothing, so whichever agent asks next takes it.`
+      return `Call plan_next to take \`${next.node}\`: a decision claims nothing.`
     case 'declined': {
       const words = runStateWords('declined', { version: status.proposal?.version ?? 1 }, { tool: 'plan_decide', vault })
       return `${words.message} ${words.todo}`

@@ -52,7 +52,7 @@ export interface McpServerOptions {
 }
 
 const INSTRUCTIONS = `vaultplan serves plans written as folders of markdown notes (vaults): one note per step, the edges under each note's "## Next".
-Walk a plan one note at a time: plan_next gives the note to work (step.node) and a key; plan_finish hands in the output (and a choice among step.conditions) and returns the next note. A note with judge: human waits for a person: plan_decide records their choice and returns the next note.
+Walk a plan one note at a time: plan_next gives the note to work (step.node) and a key; plan_finish hands in the output (and a choice among step.conditions) and returns the next note. A note with judge: human waits for a person: plan_decide records their choice, then plan_next returns the next note.
 People may edit the notes while you work; every call reads the vault again. The prompt run_plan explains the walk.`
 
 /**
@@ -108,8 +108,9 @@ export function createMcpServer(options: McpServerOptions): { server: McpServer;
     server,
     close: async () => {
       resources.close()
-      await release()
+      // The connection first: a call under way (a check plan_finish runs) is ended with it, and lets go of the vault's lock.
       await server.close()
+      await release()
     },
   }
 }
@@ -123,7 +124,7 @@ export function runPlanPrompt(vault: string): string {
 2. While step.kind is "work":
    - Do what step.node.body asks (step.node.title says the goal; use only step.node.tools when it lists any). step.outputs holds the previous hop's output and a person's new feedback (marked "feedback") in full, and older outputs by "uri" with a preview, each listed once in a session (plan_next lists them again): read a resource when you need it; a "more" field names the part of a long text to read next.
    - Call plan_finish with {"vault": ${name}, "key": step.key, "output": what you produced}. When step has conditions, add "choice": the one condition that holds for your output, exactly as written there ("next" means the plain way on). plan_finish answers with the next step, already claimed: go on with it.
-3. step.kind "waiting": a person decides the note (its judge is human). Show them the note and its choices, then call plan_decide with {"vault": ${name}, "node", "edge": their choice, "feedback": their words, if any}: it answers the next step. Do not decide for them.
+3. step.kind "waiting": a person decides the note (its judge is human). Show them the note and its choices, then call plan_decide with {"vault": ${name}, "node", "edge": their choice, "feedback": their words, if any}, and plan_next to take the note that follows. Do not decide for them.
 4. step.kind "completed": the run is done; report step.output. "stopped": a budget ran out; report step.reason and step.todo, and stop.
 
 If a call answers an error, read its todo: it names the call that goes on (a stale key: the pending step is in the error's data; a bad choice: pick one of the listed ones). If you lost an answer, repeat the call: plan_next returns the same step, and plan_finish with an output it saved answers the current step. The notes are the plan: a person may edit them in their notes app while you work, and every call reads them again.`

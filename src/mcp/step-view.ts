@@ -29,8 +29,10 @@ export interface OutputView {
 /** The note of a `work` step as an agent works it: the library's `PlanNode`, trimmed (its file is in `uri`; `judge` and `terminal` only when they matter). */
 export interface NodeView {
   id: string
-  title: string
-  uri: string
+  /** Left out when it is the note's id (a note with no `# Title`). */
+  title?: string
+  /** The note's resource, when its body is clipped (`more` names it too). */
+  uri?: string
   body: string
   more?: string
   tools?: string[]
@@ -162,6 +164,8 @@ export async function viewStep(
           ? ''
           : ` Then the server runs ${checking.map((check) => `\`${check.command.join(' ')}\``).join(', ')}: they decide \`passed\` / \`failed\`, not your choice.`
       const body = await clipped(node.body, LIMITS.body, uri, join(path, file))
+      // Handed to this session: asked for again, it is the whole view (the agent lost it).
+      handed.once(vault, `step\n${step.key}`)
       const view: StepView = {
         kind: 'work',
         vault,
@@ -170,13 +174,13 @@ export async function viewStep(
         visit: step.visit,
         maxVisits: node.maxVisits,
         ...(step.plan === undefined ? {} : { plan: step.plan }),
-        ...(handed.once(vault, `${own}\nquery`) ? { query: step.query } : {}),
+        // Said once a session: a subplan's run has a query of its own (what its note asks), the top run's is said again after it.
+        ...(handed.once(vault, `query\n${step.query}`) ? { query: step.query } : {}),
         node: {
           id: node.id,
-          title: node.title,
-          uri,
+          ...(node.title === node.id || node.title === `${inPlan}${node.id}` ? {} : { title: node.title }),
+          ...(body.more === undefined ? {} : { uri, more: body.more }),
           body: body.text,
-          ...moreOf(body),
           ...(node.tools ? { tools: node.tools } : {}),
           ...(node.role === undefined ? {} : { role: node.role }),
           ...(person ? { judge: 'human' as const } : {}),
@@ -265,10 +269,8 @@ function waitingWords(waiting: readonly WaitingNote[]): { reason: string; todo: 
   return {
     reason: `${names} ${waiting.length === 1 ? 'waits' : 'wait'} for a person to decide.`,
     todo:
-      'Ask the person, then plan_decide with `node`, `edge` (one of its `choices`) and their words as `feedback`; it answers the next step.' +
-      (blocked
-        ? ' A blocked step has the one choice `unblock`, or they set `status: pending` in its note.'
-        : ' Or they tick a box in the note, then plan_next.'),
+      'Ask the person, then plan_decide with `node`, `edge` (one of its `choices`) and their words as `feedback`.' +
+      (blocked ? ' A blocked step has the one choice `unblock`.' : ''),
   }
 }
 

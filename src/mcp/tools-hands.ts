@@ -6,7 +6,7 @@ import { toolArgs, vaultArg, WRITES } from './args.js'
 import { vaultPath } from './paths.js'
 import { guarded, ok, refusal } from './results.js'
 import { viewStep } from './step-view.js'
-import { agentArg, stepOptions } from './tools-step.js'
+import { agentArg, agentOnce, stepOptions } from './tools-step.js'
 import type { ToolContext } from './tools-plan.js'
 
 /** Registers the tools of many hands on one plan (section 16): plan_defer, plan_block, plan_edit. */
@@ -31,7 +31,7 @@ export function registerHandsTools(server: McpServer, context: ToolContext): voi
           const letGo = tool === 'plan_defer' ? deferStep : blockStep
           const step = await letGo(path, key, { reason }, options)
           context.session?.took(path, options.agent, step)
-          return ok({ ...(await viewStep(step, vault, path, context.checks, context.handed)), agent: options.agent })
+          return ok({ ...(await viewStep(step, vault, path, context.checks, context.handed)), ...agentOnce(context, vault, options.agent) })
         }),
     )
   release(
@@ -70,7 +70,13 @@ export function registerHandsTools(server: McpServer, context: ToolContext): voi
           // The step in hand was decomposed: its claim moves to the subplan's first note, under the lock the edit wrote with.
           const step = await stepUnderLock(path, lock, options, (tree) => tree.nextWithin(split.folder))
           context.session?.took(path, options.agent, step)
-          return ok({ vault, written, removed, ...(await viewStep(step, vault, path, context.checks, context.handed)), agent: options.agent })
+          return ok({
+            vault,
+            written,
+            removed,
+            ...(await viewStep(step, vault, path, context.checks, context.handed)),
+            ...agentOnce(context, vault, options.agent),
+          })
         })
       }),
   )

@@ -15,11 +15,11 @@ import { toCanvas } from '../plan/plan-canvas.js'
 import { toDot, toMermaid } from '../plan/plan-picture.js'
 import { toSvg } from '../plan/plan-svg.js'
 import { readRunStatus } from '../run/read/run-status.js'
-import { statusTodo } from './next-words.js'
+import { viewStatus } from './status-view.js'
 import { budgetOf, readRecords } from '../run/read/observe-run.js'
 import { snapshotOf, visitsOfSnapshot } from '../run/core/run-snapshot.js'
 import type { PlanIssue } from '../core/types.js'
-import { confine, PathRefusal, refuseInsideVault, resourceUri, vaultName, vaultPath } from './paths.js'
+import { confine, PathRefusal, refuseInsideVault, vaultName, vaultPath } from './paths.js'
 import { guarded, LIMITS, mapStrings, ok, relativeTo, type ToolResult } from './results.js'
 import { toolArgs, vaultArg, WRITES } from './args.js'
 import { findVaults, isPlanFolder } from './vaults.js'
@@ -86,7 +86,8 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
   server.registerTool(
     'plan_status',
     {
-      description: "Where the run stands, changing nothing: the phase and its details, each note's status and visits, the last hops, the plan's issues.",
+      description:
+        "Where the run stands, changing nothing: the phase and what comes next, each note's status and visits, the last hops, waits, claims, the plan's issues.",
       inputSchema: toolArgs('plan_status', { vault: vaultArg }),
       annotations: readOnly,
     },
@@ -170,12 +171,9 @@ async function createVault(context: ToolContext, vault: string, document: string
     await rm(path, { recursive: true, force: true })
     throw error
   }
+  // By id: each is the resource vaultplan://<vault>/<id>.md.
   const notes = [...subplanTree(saved)].flatMap(({ folder, vault: plan }) =>
-    [...plan.nodes.values()].map((node) => {
-      const within = folder === '' ? '' : `${folder}/`
-      const file = `${within}${node.file ?? `${node.id}.md`}`
-      return { id: `${within}${node.id}`, file, uri: resourceUri(vault, file) }
-    }),
+    [...plan.nodes.values()].map((node) => `${folder === '' ? '' : `${folder}/`}${node.id}`),
   )
   const start = saved.startNode().id
   return ok({
@@ -200,7 +198,7 @@ async function statusOf(context: ToolContext, vault: string): Promise<ToolResult
             .split(sep)
             .join('/')
         : text
-  return ok({ ...mapStrings(status, inside), vault, todo: statusTodo(status) })
+  return ok(viewStatus(mapStrings(status, inside), vault))
 }
 
 async function pictureOf(context: ToolContext, vault: string, format: (typeof PICTURES)[number], signal: AbortSignal): Promise<ToolResult> {

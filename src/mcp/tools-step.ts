@@ -59,14 +59,15 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
         }
         const answered = await askInClient(server.server, extra.requestId, path, step, options, askedOnce)
         context.session?.took(path, options.agent, answered.step)
-        // Where an agent that lost its context starts again: the whole view.
-        context.handed?.forget(vault)
+        // Asked again for a step it was handed, the agent lost it (its context): the whole view. A new step (after a
+        // person's decision) leaves out, as plan_finish does, what the session handed already.
+        if (answered.step.kind === 'work' && context.handed?.has(vault, `step\n${answered.step.key}`)) context.handed.forget(vault)
         const view = await viewStep(answered.step, vault, path, context.checks, context.handed)
         // A session that was killed left its claim to wait for its lease: its client's next session is told how to take it back.
         if (view.step.kind === 'busy') view.step.todo += earlierSession(view.step.claims, options.agent)
         // The frontier beside the step: what else is ready now, ids only.
         const ready = await readyBeside(path, answered.step, options.agent)
-        return ok({ ...view, ...(ready.length > 0 && { ready }), agent: options.agent, ...decidedOf(answered) })
+        return ok({ ...view, ...(ready.length > 0 && { ready }), ...agentOnce(context, vault, options.agent), ...decidedOf(answered) })
       }),
   )
 
@@ -97,14 +98,18 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
           const now = await viewStep(step, vault, path, context.checks, context.handed)
           return ok({
             ...now,
-            agent: options.agent,
+            ...agentOnce(context, vault, options.agent),
             saved: true,
             note: 'This output of `key` was saved by an earlier call: the step above is where the run is now.',
           })
         }
         const answered = await askInClient(server.server, extra.requestId, path, step, options, askedOnce)
         context.session?.took(path, options.agent, answered.step)
-        const result = { ...(await viewStep(answered.step, vault, path, context.checks, context.handed)), agent: options.agent, ...decidedOf(answered) }
+        const result = {
+          ...(await viewStep(answered.step, vault, path, context.checks, context.handed)),
+          ...agentOnce(context, vault, options.agent),
+          ...decidedOf(answered),
+        }
         const node = key.slice(key.indexOf(':') + 1, key.lastIndexOf(':'))
         const waits = step.kind === 'waiting' && step.waiting.some((note) => note.node === node || note.node.endsWith(`/${node}`))
         if (choice !== undefined && waits) return ok({ ...result, note: `\`choice\` was ignored: a person decides \`${node}\` (judge: human).` })
@@ -142,6 +147,16 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
 /** A decision a person made in the client, named in the result as `decided`. */
 function decidedOf(answered: Answered): { decided?: Answered['decided'] } {
   return answered.decided ? { decided: answered.decided } : {}
+}
+
+/**
+ * The agent a session works as, named in its first result in a vault (and
+ * again after plan_next gave an agent that lost its context the whole view):
+ * a client that reconnects passes it as `agent` to take its claims back.
+ */
+export function agentOnce(context: ToolContext, vault: string, agent: string | undefined): { agent?: string } {
+  if (agent === undefined) return {}
+  return context.handed === undefined || context.handed.once(vault, `agent\n${agent}`) ? { agent } : {}
 }
 
 /** The `agent` argument of the calls that claim: a name of your own, to take a claim back from an earlier session. */
