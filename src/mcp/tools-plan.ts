@@ -16,6 +16,7 @@ import { toDot, toMermaid } from '../plan/plan-picture.js'
 import { toSvg } from '../plan/plan-svg.js'
 import { readRunStatus } from '../run/read/run-status.js'
 import { viewStatus } from './status-view.js'
+import { proposalVersions } from './proposal-versions.js'
 import { budgetOf, readRecords } from '../run/read/observe-run.js'
 import { snapshotOf, visitsOfSnapshot } from '../run/core/run-snapshot.js'
 import type { PlanIssue } from '../core/types.js'
@@ -52,7 +53,8 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
   server.registerTool(
     'plan_list',
     {
-      description: "Lists the plan vaults under the root: each `vault` (pass it to the other tools), its run's phase, query and current note.",
+      description:
+        "Lists the plan vaults under the root: each `vault` (pass it to the other tools), its run's phase, query and current note, a proposal with its versions.",
       inputSchema: toolArgs('plan_list', {}),
       annotations: readOnly,
     },
@@ -120,6 +122,8 @@ async function listVaults(context: ToolContext): Promise<ToolResult> {
           // Who holds the run, beside its phase: a live runner, or agents' claims.
           ...(status.holder ? { holder: status.holder } : {}),
           ...(status.claims.length > 0 ? { claims: status.claims.map((item) => ({ node: item.node, agent: item.claim!.agent })) } : {}),
+          // A proposal with its versions: what a person said of each earlier one.
+          ...(status.proposal ? { proposal: await proposalVersions(path, vault, status.proposal) } : {}),
         }
       } catch (error) {
         return { vault, phase: 'unreadable' as const, problem: relativeTo(context.root, error instanceof Error ? error.message : String(error)) }
