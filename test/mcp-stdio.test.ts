@@ -3,6 +3,7 @@ import { cp, mkdir, readdir, readFile, rename, symlink, writeFile } from 'node:f
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { bin, root as repository, vaultplan } from './helpers/cli.js'
+import { recordedSession, renderTranscript, type RecordedCall } from '../scripts/docs-mcp.js'
 import { DOCUMENT, stdioClient, until } from './helpers/mcp.js'
 import { draftReview } from './helpers/plans.js'
 import { tempDir, writeVault } from './helpers/vault.js'
@@ -112,9 +113,15 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
       ['approve', 1],
       ['send', 1],
     ])
-    // The transcript in docs/mcp.md is this session: `VAULTPLAN_MCP_TRANSCRIPT=<file> npx vitest run test/mcp-stdio.test.ts` records it.
+    // The session in docs/mcp.md is this one: `npm run docs` records it (`VAULTPLAN_MCP_TRANSCRIPT=<file>`) and renders it there.
     const transcript = process.env.VAULTPLAN_MCP_TRANSCRIPT
-    if (transcript) await writeFile(transcript, JSON.stringify(agent.calls, null, 2))
+    if (transcript) await writeFile(transcript, `${JSON.stringify(agent.calls, null, 2)}\n`)
+    else {
+      // The recorded session is what the server answers now, run ids and times aside: else `npm run docs` records it anew.
+      const recorded = JSON.parse(await readFile(recordedSession, 'utf8')) as RecordedCall[]
+      const sameRun = (text: string) => text.replace(/\d{8}-\d{6}-[0-9a-f]{6}/g, '<run>').replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, '<time>')
+      expect(sameRun(renderTranscript(agent.calls))).toBe(sameRun(renderTranscript(recorded)))
+    }
   })
 
   it('keeps results small: a long body and a long output are clipped, the rest readable in parts of its resource; older outputs by uri', async () => {
