@@ -15,7 +15,6 @@ export const slowFiles = [
   'test/crash.test.ts',
   'test/torn-reads.test.ts',
   'test/lifecycle.model.test.ts',
-  'test/agreement.property.test.ts',
   'test/mcp-conformance.test.ts',
   'test/package.test.ts',
   'test/api-reference.test.ts',

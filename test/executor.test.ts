@@ -138,14 +138,15 @@ describe('a run walks the vault hop by hop', () => {
     await runPlan(dir, { query, work, llm: noJudge(), fsync: false })
     expect(work.calls.map(({ key, ...call }) => call)).toEqual([
       { node: 'a', visit: 1, step: 1, outputs: [], body: 'Do a.' },
-      { node: 'b', visit: 1, step: 2, outputs: [{ node: 'a', visit: 1, output: 'A done' }], body: 'Do b.' },
+      { node: 'b', visit: 1, step: 2, outputs: [{ node: 'a', visit: 1, output: 'A done', file: 'outputs/0001-a.md' }], body: 'Do b.' },
       {
         node: 'c',
         visit: 1,
         step: 3,
         outputs: [
-          { node: 'a', visit: 1, output: 'A done' },
-          { node: 'b', visit: 1, output: 'B done' },
+          // Each with its output note, relative to the vault's trace folder.
+          { node: 'a', visit: 1, output: 'A done', file: 'outputs/0001-a.md' },
+          { node: 'b', visit: 1, output: 'B done', file: 'outputs/0002-b.md' },
         ],
         body: 'Do c.',
       },

@@ -103,8 +103,8 @@ describe('a `judge: human` node', () => {
         visit: 1,
         step: 3,
         outputs: [
-          { node: 'draft', visit: 1, output: 'draft v1' },
-          { node: 'approve', visit: 1, output: 'approve v1' },
+          { node: 'draft', visit: 1, output: 'draft v1', file: 'outputs/0001-draft.md' },
+          { node: 'approve', visit: 1, output: 'approve v1', file: 'outputs/0002-approve.md' },
           { node: 'approve', visit: 1, output: 'Looks good, ship it.', feedback: true },
         ],
       },

@@ -61,7 +61,37 @@ const MAX_STEPS_DEFAULT = new RegExp(
   'i',
 )
 
+/** The step budget compared with what was spent: `>= maxSteps`, `< options.maxSteps`. */
+const BUDGET_COMPARED = /[<>]=?\s*[\w.?()]*\bmaxSteps\b/
+/** The outputs of a note's branches joined under their folders' headings. */
+const BRANCHES_JOINED = /`## \$\{written\}/
+/** The order of a stepping call's passes over the claims. */
+const CLAIM_PASSES = /\[\s*'own',\s*'fresh'|\[\s*'fresh',\s*'any'\s*\]/
+/** A note's planner call decided: its `plan: generate` folder found without notes. */
+const PLANNER_CALL_DUE = /isGenerate\([^)]*\)\s*&&\s*!/
+
+describe('comments', () => {
+  it('point at docs/, never at a SPEC section or an issue the repository does not hold', () => {
+    const cited = /\bsection \d+\b|\bSPEC\b|\bissue #?\d+\b/i
+    const found = [...FILES].flatMap(([file, text]) => text.split('\n').flatMap((line, index) => (cited.test(line) ? [`${file}:${index + 1}`] : [])))
+    expect(found).toEqual([])
+  })
+})
+
 describe('one place for each decision', () => {
+  it("decides a run tree's order, budget, joins and planner calls only in the pure core (src/run/core/)", () => {
+    const outside = (pattern: RegExp) => linesMatching(pattern).filter((at) => at.startsWith('src/run/') && !at.startsWith('src/run/core/'))
+    expect({
+      budget: outside(BUDGET_COMPARED),
+      joins: outside(BRANCHES_JOINED),
+      order: outside(CLAIM_PASSES),
+      planner: outside(PLANNER_CALL_DUE),
+    }).toEqual({ budget: [], joins: [], order: [], planner: [] })
+    // Each is in the core, once: a second copy there is a copy too.
+    expect(filesOf(linesMatching(BRANCHES_JOINED))).toEqual(['src/run/core/tree-rules.ts'])
+    expect(filesOf(linesMatching(PLANNER_CALL_DUE))).toEqual(['src/run/core/tree-rules.ts'])
+  })
+
   it('walks into subplans only through subplanTree (graphs and records) and snapshotNodes (a snapshot)', () => {
     const found = linesMatching(WALKS_SUBPLANS)
     // Each file here walks a tree no other file walks, once; a new walk over `subplans` is a copy.

@@ -74,8 +74,9 @@ describe('the packed package, installed from its tarball into a fresh project', 
     await writeFile(join(vault, 'b.md'), '# B\n')
     const script = [
       "import * as vaultplan from 'vaultplan'",
+      "import { toSvg } from 'vaultplan/pictures'",
       "const graph = await vaultplan.loadPlan('plan')",
-      'const svg = await vaultplan.toSvg(graph)',
+      'const svg = await toSvg(graph)',
       'console.log(JSON.stringify({ names: Object.keys(vaultplan).sort(), issues: graph.validate(), svg: svg.includes("<svg") && svg.includes("done") }))',
     ].join('\n')
     await writeFile(join(project, 'try.mjs'), `${script}\n`)

@@ -225,8 +225,8 @@ describe('resume after an interruption at each phase of each hop', async () => {
         const next = scriptedWorker()
         await runPlan(dir, { ...options, work: next, llm: noJudge() })
         expect(next.calls[0]!.outputs).toEqual([
-          { node: 'draft', visit: 1, output: first },
-          { node: 'review', visit: 1, output: second },
+          { node: 'draft', visit: 1, output: first, file: 'outputs/0001-draft.md' },
+          { node: 'review', visit: 1, output: second, file: 'outputs/0002-review.md' },
         ])
       }),
       { numRuns: 15 },

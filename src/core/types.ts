@@ -157,6 +157,8 @@ export interface StepOutput {
   output: string
   /** A person's feedback (from a note's `## Feedback`, handed on at a decision or an unblock), not a worker's output. */
   feedback?: true
+  /** A worker's output: its output note, relative to its vault's `00_plan-trace/` (`outputs/0003-review.md`). */
+  file?: string
 }
 
 /** What a transition is judged against. */
@@ -272,7 +274,7 @@ export interface WorkItem {
   step: number
   /** The subplan folder, relative to the top vault, for an item inside one. */
   plan?: string
-  /** A visit an agent claimed (section 16): who, its key, and when the lease ends. */
+  /** A visit an agent claimed (docs/stepping.md, several agents): who, its key, and when the lease ends. */
   claim?: AgentClaim
 }
 

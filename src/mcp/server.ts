@@ -71,7 +71,7 @@ export function createMcpServer(options: McpServerOptions): { server: McpServer;
   const server = new McpServer({ name: 'vaultplan', version: options.version }, { capabilities: { logging: {} }, instructions: INSTRUCTIONS })
   const resources = serveResources(server.server, options.root)
   registerPlanTools(server, { root: options.root, svgTimeoutMs: options.svgTimeoutMs, checks: options.checks })
-  // One agent per session (section 16): two sessions of one program are two agents, each with its own claims.
+  // One agent per session (docs/stepping.md, several agents): two sessions of one program are two agents, each with its own claims.
   const id = randomBytes(3).toString('hex')
   const agent = () => options.agent ?? `${server.server.getClientVersion()?.name ?? 'client'}-${id}`
   // What the session was handed: an older output once, and the claims its end lets go of.

@@ -1,4 +1,4 @@
-import type { SnapshotHop, SnapshotNode } from '../run/core/run-snapshot.js'
+import { snapshotNodes, type SnapshotHop, type SnapshotNode } from '../run/core/run-snapshot.js'
 import type { RunStatus } from '../run/read/run-status.js'
 import { DEFAULT_MAX_VISITS } from '../vault/parse-note.js'
 import { statusTodo } from './next-words.js'
@@ -37,7 +37,7 @@ export function viewStatus(status: RunStatus, vault: string): Record<string, unk
     phase: status.phase,
     ...(run && { run: { id: run.id, query: run.query, started: run.started, steps: status.steps, maxSteps: status.maxSteps } }),
     next: status.next,
-    nodes: status.nodes.flatMap(noteViews),
+    nodes: [...snapshotNodes(status.nodes)].map(noteView),
     ...(status.hops.length > 0 && { hops: status.hops.map(hopView) }),
     ...(status.waiting.length > 0 && { waiting: status.waiting.map(({ file: _file, ...note }) => note) }),
     ...(status.stop && { stop: status.stop }),
@@ -50,11 +50,11 @@ export function viewStatus(status: RunStatus, vault: string): Record<string, unk
   }
 }
 
-/** A note and, after it, the notes of the subplans it runs. */
-function noteViews(node: SnapshotNode): NoteView[] {
+/** A note's status and visits, its budget when it is not the default. */
+function noteView(node: SnapshotNode): NoteView {
   const view: NoteView = { id: node.id, status: node.status, visits: node.visits }
   if (node.maxVisits !== DEFAULT_MAX_VISITS) view.maxVisits = node.maxVisits
-  return [view, ...(node.subplans ?? []).flatMap((subplan) => subplan.nodes.flatMap(noteViews))]
+  return view
 }
 
 function hopView(hop: SnapshotHop): HopView {

@@ -5,8 +5,6 @@ import { TRACE_FOLDER } from '../vault/run-folder.js'
 import type { Step, StopInfo, WaitingNote } from '../run/entry/stepping.js'
 import type { WorkItem } from '../run/core/claims.js'
 import type { StepOutput } from '../core/types.js'
-import { outputFile } from '../store/trace.js'
-import { traceOf } from './trace-reader.js'
 import { resourceUri } from './paths.js'
 import { clipped, type Clipped } from './parts.js'
 import { LIMITS } from './results.js'
@@ -307,12 +305,10 @@ async function viewOutputs(
     .filter((output) => !handed.has(vault, key(output)))
     .slice(-LIMITS.olderOutputs)
   for (const output of [...recent, ...older]) handed.once(vault, key(output))
-  const files = older.length > 0 || recent.some((output) => output.output.length > LIMITS.output) ? await outputNotes(join(path, inPlan)) : new Map()
-  const where = (output: { node: string; visit: number; feedback: boolean }) => {
-    // Feedback stands in the decided note; an output in its output note.
+  const where = (output: { node: string; visit: number; feedback: boolean; file?: string | undefined }) => {
+    // Feedback stands in the decided note; an output in its output note (the library names it: the trace is not read again).
     if (output.feedback) return { uri: resourceUri(vault, `${inPlan}${output.node}.md`), file: join(path, `${inPlan}${output.node}.md`) }
-    const note = files.get(`${output.node}\n${output.visit}`)
-    const file = `${inPlan}${TRACE_FOLDER}/${note ?? 'trace.md'}`
+    const file = `${inPlan}${TRACE_FOLDER}/${output.file ?? 'trace.md'}`
     return { uri: resourceUri(vault, file), file: join(path, file) }
   }
   const shown: OutputView[] = []
@@ -328,15 +324,4 @@ async function viewOutputs(
     shown.push({ node: output.node, visit: output.visit, ...label, preview, uri: where(output).uri })
   }
   return { outputs: shown, earlier: Math.max(0, newest - older.length) }
-}
-
-/** The output note of each visit of the run in `folder`, relative to its trace folder, by `node\nvisit`. */
-async function outputNotes(folder: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>()
-  const trace = await traceOf(folder)
-  for (const record of [...(trace?.claims ?? []), ...(trace?.records ?? [])]) {
-    if (record.kind === 'stop') continue
-    files.set(`${record.node}\n${record.visit}`, record.kind === 'hop' ? record.output : outputFile(record.step, record.node))
-  }
-  return files
 }

@@ -9,7 +9,7 @@ import { viewStep } from './step-view.js'
 import { agentArg, agentOnce, stepOptions } from './tools-step.js'
 import type { ToolContext } from './tools-plan.js'
 
-/** Registers the tools of many hands on one plan (section 16): plan_defer, plan_block, plan_edit. */
+/** Registers the tools of many hands on one plan (docs/stepping.md, several agents): plan_defer, plan_block, plan_edit. */
 export function registerHandsTools(server: McpServer, context: ToolContext): void {
   const release = (tool: 'plan_defer' | 'plan_block', description: string) =>
     server.registerTool(

@@ -35,11 +35,11 @@ export interface ToolContext {
   svgTimeoutMs?: number | undefined
   /** The step budget of a run started over MCP when `plan_next` names none (`vaultplan mcp --max-steps`); the library's default when not set. */
   maxSteps?: number | undefined
-  /** The agent a call works as when it names none (section 16): one per MCP session, the client's name plus the session's id. */
+  /** The agent a call works as when it names none (docs/stepping.md, several agents): one per MCP session, the client's name plus the session's id. */
   agent?: (() => string) | undefined
   /** How long a session's claim lasts (`McpServerOptions.leaseMs`). */
   leaseMs?: number | undefined
-  /** What this session already handed its agent, so a step result does not repeat it (section 10). */
+  /** What this session already handed its agent, so a step result does not repeat it (docs/mcp.md). */
   handed?: Handed | undefined
   /** The claims this session was handed, released when it ends. */
   session?: SessionClaims | undefined

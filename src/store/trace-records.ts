@@ -103,7 +103,7 @@ export const recordSchemaV2 = z.discriminatedUnion('kind', [
  * was claimed, so that working it again after a crash keeps the number.
  * Written on a marker line of its own (`<!-- vaultplan:claim ... -->`), which
  * readers of older formats pass over; not one of the trace's entries.
- * An agent's claim (section 16) names the agent and how long its lease
+ * An agent's claim (docs/stepping.md, several agents) names the agent and how long its lease
  * lasts; the same visit may be released by a `defer` (worked later) or a
  * `block` (handed to a person), each on a marker line of its own kind.
  */

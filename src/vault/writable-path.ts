@@ -1,5 +1,6 @@
 import { constants } from 'node:fs'
-import { access, stat } from 'node:fs/promises'
+import { access } from 'node:fs/promises'
+import { statOrNothing } from './stat-or-nothing.js'
 import { join } from 'node:path'
 
 /** Why a file cannot be written where it would go: the kind, and the words that say so. */
@@ -46,9 +47,7 @@ export async function unwritable(vault: string, file: string, platform: NodeJS.P
   let depth = 0
   for (const [at, name] of names.entries()) {
     const next = join(folder, name)
-    const info = await stat(next).catch((error: NodeJS.ErrnoException) =>
-      error.code === 'ENOENT' || error.code === 'ENOTDIR' ? undefined : Promise.reject(error),
-    )
+    const info = await statOrNothing(next)
     if (info === undefined) break
     if (at === names.length - 1) {
       if (info.isDirectory()) return { kind: 'folder-in-the-way', message: 'where a folder of that name stands' }

@@ -5,14 +5,17 @@
 // deterministic worker that sometimes takes longer than the lease (so the
 // other agent takes the claim over), retries `busy` and `vault-locked`
 // answers after a short sleep, and on `stale-step` (the other agent
-// completed the key first) asks for its next step. The power model (a child
+// completed the key first) or `claimed` (the other agent took the claim
+// over and holds it) asks for its next step; an answer `saved: true` (the
+// other agent completed the key first with the same output) completed
+// nothing of its own. The power model (a child
 // whose kill is a power cut) forgets at each library call's start and end:
 // the other agent writes the same files between this one's calls, and the
 // model knows only this process's writes, so a cut loses only what the call
 // under way had not flushed.
 //
 // Side-log entries (as `{ a, t, agent, ... }`): claim, work-start, completed,
-// stale, busy, locked, violation.
+// saved, stale, claimed, busy, locked, violation.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { statusIn } from './vault.mjs'
@@ -86,10 +89,10 @@ export async function runAgent({ config, lib, line, side, point, random, forget,
       line(`W- ${at}`)
       try {
         step = await call('complete', () => lib.completeStep(vault, key, { output: agentOutput(plan, step.node.id, visit) }, options))
-        side({ t: 'completed', agent, key })
+        side({ t: step.saved ? 'saved' : 'completed', agent, key })
       } catch (error) {
-        if (error?.code !== 'stale-step') throw error
-        side({ t: 'stale', agent, key })
+        if (error?.code !== 'stale-step' && error?.code !== 'claimed') throw error
+        side({ t: error.code === 'claimed' ? 'claimed' : 'stale', agent, key })
         step = await next()
       }
     }

@@ -103,7 +103,7 @@ export async function runAgentTrials(dist, options, { seedOf, reboot, recover })
   log(`wall time ${wall.toFixed(1)} s`)
   const summary =
     `agents: ${results.length} trials, ${kills} kills (${powerCuts} power cuts), ${sum('restarts')} restarts (${sum('renamed')} under a new name), ` +
-    `${sum('takeovers')} takeovers, ${sum('busy')} busy answers, ${sum('stale')} stale-step answers, ${sum('locked')} vault-locked answers, ` +
+    `${sum('takeovers')} takeovers, ${sum('busy')} busy answers, ${sum('stale')} stale-step, claimed or saved answers, ${sum('locked')} vault-locked answers, ` +
     `${sum('reworked')} visits worked again, ${count('data-loss')} data losses, ${count('twice')} visits recorded twice, ${count('budget')} budget violations`
   log(summary)
   if (failed.length > 0) log(`agents: ${failed.length} trials failed a check (seed ${seed})`)
@@ -258,7 +258,8 @@ async function agentTrial(index, context) {
   const entries = readSideLog(sideLog)
   Object.assign(trial.counts, counts(entries), { takeovers: takeovers(vault) })
   for (const entry of entries) if (entry.t === 'violation') problem('other', `child ${entry.a}: ${entry.what}`)
-  // The first completion of a key wins; any other answers `stale-step` (a completion killed before it answered logs nothing).
+  // The first completion of a key wins; any other answers `stale-step`, `claimed` (the other agent holds it now) or
+  // `saved: true` (the same output saved already): none of these completed it again (a completion killed before it answered logs nothing).
   const completions = new Map()
   for (const entry of entries)
     if (entry.t === 'completed') completions.set(entry.key, [...(completions.get(entry.key) ?? []), `${entry.agent} (child ${entry.a})`])
@@ -287,12 +288,18 @@ function counts(entries) {
   const works = new Map()
   for (const entry of entries) if (entry.t === 'work-start') works.set(entry.key, (works.get(entry.key) ?? 0) + 1)
   const of = (t) => entries.filter((entry) => entry.t === t).length
-  return { busy: of('busy'), stale: of('stale'), locked: of('locked'), reworked: [...works.values()].filter((n) => n > 1).length }
+  return {
+    busy: of('busy'),
+    stale: of('stale') + of('claimed') + of('saved'),
+    locked: of('locked'),
+    reworked: [...works.values()].filter((n) => n > 1).length,
+  }
 }
 
 /** A completed step without the run id, which differs per run. */
 function comparable(step) {
-  const { runId: _runId, ...rest } = step
+  // `saved`: the agent's last completion found its output saved by the other agent first; where the run ended is the same.
+  const { runId: _runId, saved: _saved, ...rest } = step
   return rest
 }
 

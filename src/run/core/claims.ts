@@ -6,7 +6,7 @@ import type { PlanNode } from '../../core/types.js'
 import { visitKey } from './run-core.js'
 
 /*
- * Many hands on one plan (section 16), decided purely: who holds a visit's
+ * Many hands on one plan (docs/stepping.md, several agents), decided purely: who holds a visit's
  * claim and until when, when an agent's lease is renewed, and which visits a
  * stepping call takes or passes by. The driver asks; nothing here writes.
  */
@@ -146,4 +146,24 @@ export function liveClaimsOf(trace: { claims?: readonly ClaimRecord[]; records: 
 export function releasedClaim(claim: ClaimRecord, now: number): ClaimRecord {
   const at = new Date(now).toISOString()
   return { ...claim, at, until: at }
+}
+
+/**
+ * The claim record a visit's claim writes, if any (pure): a visit numbered
+ * now (a new one, its step the run's next); an agent's claim anew, taken
+ * over or renewed once half its lease is gone; or, with `rebudget`, the
+ * budget the call gave (differing from the recorded one), kept by whoever
+ * holds the claim. `undefined`: the claim on disk stands as it is.
+ */
+export function claimRecordOf(
+  at: { node: string; visit: number; step: number },
+  before: ClaimRecord | undefined,
+  call: { numbered: boolean; agent: { name: string; leaseMs: number } | undefined; rebudget: boolean; maxSteps: number; now: number },
+): ClaimRecord | undefined {
+  const renewed = call.agent !== undefined && leaseDue(before, call.agent, call.now)
+  if (!call.numbered && !renewed && !call.rebudget) return undefined
+  const claim: ClaimRecord = { kind: 'claim', step: at.step, node: at.node, visit: at.visit, at: new Date(call.now).toISOString(), maxSteps: call.maxSteps }
+  if (renewed) Object.assign(claim, { agent: call.agent!.name, until: new Date(call.now + call.agent!.leaseMs).toISOString() })
+  else if (before?.kind === 'claim' && before.agent !== undefined) Object.assign(claim, { agent: before.agent, until: before.until })
+  return claim
 }

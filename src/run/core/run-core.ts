@@ -73,8 +73,13 @@ export function replay(records: readonly TraceRecord[], outputOf: (file: string)
     budget: undefined,
   }
   for (const claim of claims) addClaim(state, claim)
-  for (const record of records) applyRecord(state, record, outputOf(record.kind === 'hop' ? record.output : outputFile(record.step, record.node)))
+  for (const record of records) applyRecord(state, record, outputOf(outputNoteOf(record)))
   return state
+}
+
+/** The output note a hop or a wait names, relative to its vault's trace folder. */
+function outputNoteOf(record: TraceRecord): string {
+  return record.kind === 'hop' ? record.output : outputFile(record.step, record.node)
 }
 
 /**
@@ -95,7 +100,7 @@ export function applyRecord(state: Replay, record: TraceRecord, output: string |
   const visitKey = `${record.node}\n${record.visit}`
   const decided = state.waited.has(visitKey)
   if (!decided) state.steps++
-  if (!decided) state.outputs.push({ node: record.node, visit: record.visit, output: output ?? '' })
+  if (!decided) state.outputs.push({ node: record.node, visit: record.visit, output: output ?? '', file: outputNoteOf(record) })
   if (record.kind === 'waiting') state.waited.add(visitKey)
   else {
     state.lastHop = record

@@ -168,7 +168,7 @@ export interface StepOptions {
   fresh?: boolean
   /**
    * The agent making the call, when several work one plan at once
-   * (section 16): `nextStep` returns this agent's pending claim, else claims
+   * (docs/stepping.md, several agents): `nextStep` returns this agent's pending claim, else claims
    * the first ready item nobody holds, else answers `busy`. Without it, a
    * call takes the earliest claim, whoever holds it, and is never `busy`.
    */
@@ -245,6 +245,15 @@ export type Step =
   /** Every ready item is claimed by other agents (only with `StepOptions.agent`): the claims, who holds each and until when. */
   | { kind: 'busy'; runId: string; claims: WorkItem[]; saved?: true }
 
+/** A claim the tree's one budget refused (`DriverOptions.admit`), nothing written: the tree's own answer, never a caller's. */
+export interface Refused {
+  kind: 'refused'
+  node: PlanNode
+}
+
+/** What the driver of one vault answers: a step for the caller, or a claim the tree's budget refused. */
+export type DriverStep = Step | Refused
+
 /** What a driver needs to know of the call it serves. */
 export interface DriverOptions {
   query?: string | undefined
@@ -266,6 +275,11 @@ export interface DriverOptions {
   source?: string | undefined
   /** Called before a visit is claimed (before anything is written for it); may throw to refuse. */
   beforeClaim?: ((node: PlanNode) => void) | undefined
+  /**
+   * The tree's one budget, asked before a visit of this vault is claimed:
+   * `false` refuses it, and the driver answers `refused`, nothing written.
+   */
+  admit?: ((node: PlanNode) => boolean) | undefined
   /** What the whole run has spent of `maxSteps` (works, planner calls, visits other branches claimed), when this vault is one of a tree (a subplan shares its parent's budget). */
   spent?: (() => number) | undefined
   /**
@@ -279,7 +293,7 @@ export interface DriverOptions {
   runsSubplans?: ((node: PlanNode) => boolean) | undefined
   /** This vault's folder from the top vault (`''` at the top), as the gate is told it. */
   folder?: string | undefined
-  /** The agent the call claims for, and its lease (section 16): its claims are recorded with its name and an end. */
+  /** The agent the call claims for, and its lease (docs/stepping.md, several agents): its claims are recorded with its name and an end. */
   agent?: { name: string; leaseMs: number } | undefined
   /** Asked before a visit to work is claimed or handed out: `skip` passes it by (another agent holds it, or it was deferred). */
   gate?: ClaimGate | undefined

@@ -79,6 +79,15 @@ export class TreeBudget {
     return true
   }
 
+  /**
+   * The visit `driver` (the vault `folder`'s) hands a worker now has a step:
+   * one it reserved already, or one reserved now; `false` when no step is
+   * left (the driver, asked again, stops it).
+   */
+  reserve(folder: string, driver: Recorder): boolean {
+    return this.holds(folder, driver) || this.claim(folder, driver)
+  }
+
   /** Whether `driver`, the vault `folder`'s, holds a reserved visit now. */
   holds(folder: string, driver: Recorder): boolean {
     const claim = this.claims.get(folder)

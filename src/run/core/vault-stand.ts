@@ -3,7 +3,8 @@ import type { PlanGraph } from '../../plan/plan-graph.js'
 import type { PlanIssue, PlanNode } from '../../core/types.js'
 import type { LockHolder } from '../../core/errors.js'
 import { proposalStand, PROPOSAL_NODE, type ProposalNote } from '../../vault/proposal-note.js'
-import { isGenerate, runsSubplans, subplanFoldersOf } from '../../vault/subplan-folders.js'
+import { runsSubplans, subplanFoldersOf } from '../../vault/subplan-folders.js'
+import { plannerCallDue } from './tree-rules.js'
 import { claimKey, highestNumber, locate, notesOf, replay, visitKey, type Position, type Replay } from './run-core.js'
 import type { SavedOutput } from '../../store/output-note.js'
 import type { StopInfo, WaitingNote } from './run-options.js'
@@ -211,7 +212,7 @@ function settle(stand: VaultStand, prefix: string, maxSteps: number, spentAbove:
       const node = graph.nodes.get(position.node)
       if (node && runsSubplans(node, depth)) {
         // A decomposition not written yet: the planner call is what comes next, if the budget has a step for it.
-        if (isGenerate(node.plan) && !stand.records.subplans.has(subplanFoldersOf(node)[0]!.folder)) {
+        if (plannerCallDue(node, stand.records.subplans.has(subplanFoldersOf(node)[0]!.folder))) {
           if (spentAbove + stand.works >= maxSteps) {
             stand.ownStop = stopOf(graph, stand.replay, { node: position.node, visit: position.visit, budget: 'maxSteps' }, maxSteps)
             stand.stop = plan === undefined ? stand.ownStop : stopInSubplan(stand.ownStop, plan)

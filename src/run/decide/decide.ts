@@ -99,7 +99,7 @@ export async function decideNote(vault: string, node: string, decision: HumanDec
     }
     const file = planNode.file ?? `${planNode.id}.md`
     if (decision.visit !== undefined) await refuseOtherVisit(vault, planNode, places.get(planNode)!, decision.visit)
-    // A step an agent blocked (section 16): its one choice is `unblock`, which ticks nothing and sets it `pending`.
+    // A step an agent blocked (docs/stepping.md, several agents): its one choice is `unblock`, which ticks nothing and sets it `pending`.
     if (await isBlocked(vault, places.get(planNode)!)) {
       if (decision.edge.trim().toLowerCase() !== 'unblock')
         throw new RunStateError('bad-choice', `\`${planNode.id}\` was blocked by an agent; its one choice is \`unblock\`. Nothing was changed.`, {

@@ -9,6 +9,7 @@ import { subplanFoldersOf } from '../../vault/subplan-folders.js'
 import { TRACE_FOLDER } from '../../vault/run-folder.js'
 import type { CallLLM, PlanNode } from '../../core/types.js'
 import { DECOMPOSITION_FILE } from '../read/planner-calls.js'
+import { plannerCallDue } from '../core/tree-rules.js'
 
 /** What a decomposition did: `reused` a folder holding notes, `refused` the planner call (no step left), or `planned` the folder. */
 export type Decomposition = { kind: 'reused' } | { kind: 'refused' } | { kind: 'planned'; degraded: string | undefined }
@@ -33,7 +34,7 @@ export async function decompose(
   const folder = subplanFoldersOf(node)[0]!.folder
   const target = join(vault, folder)
   const notes = await listNotes(target, []).catch(() => [])
-  if (notes.length > 0) return { kind: 'reused' }
+  if (!plannerCallDue(node, notes.length > 0)) return { kind: 'reused' }
   // Refused before the planner call it would waste: the plan could not be written there.
   await checkPlace(target)
   if (!options.claim()) return { kind: 'refused' }

@@ -4,10 +4,10 @@ import type { VaultLock } from '../../vault/lock.js'
 import { countedModel } from './run-models.js'
 import { hopRecordOf, waitingStep } from '../core/steps.js'
 import { tell } from './events.js'
-import { addClaim, applyRecord, feedbackToHandOn, replay, type Replay } from '../core/run-core.js'
-import type { Claim, DriverOptions, Step } from '../core/run-options.js'
-import { outputFile, TraceAppender, writeFinal, writeTraceHeader, type HopRecord, type Trace, type TraceRecord } from '../../store/trace.js'
-import type { SavedOutput } from '../../store/output-note.js'
+import { addClaim, applyRecord, feedbackToHandOn } from '../core/run-core.js'
+import type { DriverOptions, Step } from '../core/run-options.js'
+import type { RunState } from './run-state.js'
+import { outputFile, TraceAppender, writeFinal, writeTraceHeader, type HopRecord, type TraceRecord } from '../../store/trace.js'
 import { chooseEdge, conditionsOf, failureEdge, type Decision } from '../../models/transitions.js'
 import type { CallLLM, ModelUsage, PlanNode, RunEvent, TransitionContext } from '../../core/types.js'
 import { readLedger } from '../../memory/ledger.js'
@@ -43,21 +43,15 @@ const LOCK_LOOK_MS = 5
  * stepping on it: where the run stands, and what the caller gets next.
  */
 
-/** What a driver knows of its run, and the hop's judgment and writes it performs. */
+/**
+ * The hop's judgment and the writes of a run on one locked vault: a worked
+ * visit's transition judged, a waiting note's ticked box followed, and the
+ * effects `effectsOf` decides performed in order, the run's state kept in
+ * step with the trace. A `RunDriver` holds one.
+ */
 export class HopWriter {
-  protected runId = ''
-  protected query = ''
-  protected state: Replay
-  protected traced: boolean
-  protected pending: (SavedOutput & { file: string }) | undefined
-  protected appender: TraceAppender | undefined
-  protected claim: Claim | undefined
-  /** The step budget the run was started with, as its trace header records it. */
-  protected startedWith: number | undefined
-  protected readonly llm: CallLLM | undefined
+  private appender: TraceAppender | undefined
   private envLLM: CallLLM | undefined
-  /** The model calls of the hop under way: roles, models, tokens, for its trace record. */
-  protected usage: ModelUsage[] = []
   /** Whether the caller (its work) or a model has the turn: journaled writes may be applied meanwhile. */
   private idle = false
   private applying: Promise<void> | undefined
@@ -66,46 +60,33 @@ export class HopWriter {
   /** When the lock was last looked at in this turn of the run's own (`performance.now()`). */
   private lockSeen: number | undefined
 
-  protected constructor(
+  constructor(
     readonly vault: string,
-    protected readonly session: VaultSession,
-    protected readonly lock: VaultLock,
-    protected readonly options: DriverOptions,
-    trace: Trace | undefined,
-    outputs: Map<string, string>,
-  ) {
-    this.llm = options.llm
-    this.traced = trace !== undefined
-    this.state = replay(trace?.records ?? [], (file) => outputs.get(file), trace?.claims)
-    this.startedWith = trace?.header.maxSteps
-    if (trace) {
-      this.runId = trace.header.run
-      this.query = trace.header.query
-      this.options.degraded ??= trace.header.degraded
-    } else {
-      this.query = options.query ?? ''
-    }
-  }
+    private readonly session: VaultSession,
+    private readonly lock: VaultLock,
+    private readonly options: DriverOptions,
+    private readonly run: RunState,
+  ) {}
 
   /**
    * Performs the writes the pure `effectsOf` decided, in order; `after` is
    * told each one done. Returns the notes a status or box write followed to
    * a new name (a note renamed meanwhile), by the id the effect named.
    */
-  protected async perform(effects: Effect[], after?: (effect: Effect) => void): Promise<Map<string, string>> {
+  async perform(effects: Effect[], after?: (effect: Effect) => void): Promise<Map<string, string>> {
     const renamed = new Map<string, string>()
     for (const effect of effects) {
       const node = 'node' in effect ? (renamed.get(effect.node) ?? effect.node) : ''
       switch (effect.kind) {
         case 'header':
           await writeTraceHeader(this.vault, effect.header, { fsync: this.options.fsync })
-          this.traced = true
+          this.run.traced = true
           break
         case 'claim':
           this.checkLock()
           await this.openAppender()
           this.appender!.appendClaim(effect.claim)
-          addClaim(this.state, effect.claim)
+          addClaim(this.run.state, effect.claim)
           break
         case 'status':
           // Journaled with the hop's next append, written into the note off the hop's path (or by `show`); else written now.
@@ -135,11 +116,16 @@ export class HopWriter {
     return renamed
   }
 
+  /** Closes the trace file this writer appended to. */
+  async closeAppender(): Promise<void> {
+    await this.appender?.close()
+  }
+
   /** Opens the trace for appending; its entries go through the run's journal. */
   private async openAppender(): Promise<void> {
     this.appender ??= await TraceAppender.open(this.vault, {
       fsync: this.options.fsync,
-      journal: (offset, text, record) => this.session.journalTrace(offset, text, this.runId, record),
+      journal: (offset, text, record) => this.session.journalTrace(offset, text, this.run.runId, record),
     })
   }
 
@@ -148,7 +134,7 @@ export class HopWriter {
    * is applied to the files a moment later, so a person sees each hop in
    * their notes app within milliseconds while the work goes on.
    */
-  protected leave(): void {
+  leave(): void {
     this.idle = true
     this.lockSeen = undefined
     if (this.timer || this.session.unappliedFor === undefined) return
@@ -167,7 +153,7 @@ export class HopWriter {
   }
 
   /** The run has the turn again: an apply under way is waited for, and one that failed fails the call here. */
-  protected async enter(): Promise<void> {
+  async enter(): Promise<void> {
     this.idle = false
     clearTimeout(this.timer)
     this.timer = undefined
@@ -182,7 +168,7 @@ export class HopWriter {
    * told the run waits, stopped or ended), or once the oldest write has
    * waited {@link APPLY_LAG_MS} (a run whose works return at once).
    */
-  protected async settle(all: boolean): Promise<void> {
+  async settle(all: boolean): Promise<void> {
     const waited = this.session.unappliedFor
     if (waited !== undefined && (all || waited >= APPLY_LAG_MS)) await this.apply()
   }
@@ -193,7 +179,7 @@ export class HopWriter {
    * own (a few milliseconds at most): the caller or a model taking the turn
    * makes the next look a new one.
    */
-  protected checkLock(): void {
+  checkLock(): void {
     const now = performance.now()
     if (this.lockSeen !== undefined && now - this.lockSeen < LOCK_LOOK_MS) return
     this.lock.check()
@@ -207,7 +193,7 @@ export class HopWriter {
    * too). The journal holds the durable copy; the rest of the hop's writes
    * still wait for the turn to pass.
    */
-  protected async show(id: string): Promise<void> {
+  async show(id: string): Promise<void> {
     this.checkLock()
     await this.session.writeStatusNow(id)
   }
@@ -219,7 +205,7 @@ export class HopWriter {
   }
 
   /** Judges the transition of a worked visit and records the hop. */
-  protected async judge(
+  async judge(
     id: string,
     visit: number,
     step: number,
@@ -233,10 +219,10 @@ export class HopWriter {
     // Writing `done` just compared the note with what we knew, and read it again if a person had edited it.
     await this.session.refresh(checked ? [] : [id])
     const node = this.nodeOrFail(id)
-    this.pending = undefined
-    const claim = this.claim?.node === id && this.claim.visit === visit ? this.claim : undefined
-    this.state.lastNode = id
-    this.state.lastOutput = output
+    this.run.pending = undefined
+    const claim = this.run.claim?.node === id && this.run.claim.visit === visit ? this.run.claim : undefined
+    this.run.state.lastNode = id
+    this.run.state.lastOutput = output
     if (waitsForPerson(node)) {
       const record: TraceRecord = {
         kind: 'waiting',
@@ -247,10 +233,10 @@ export class HopWriter {
         maxSteps: this.options.maxSteps,
         ...(works !== undefined && { works }),
       }
-      await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'judged', record, rationale: '', waits: true, output }))
+      await this.perform(effectsOf(undefined, this.run.state.lastRecord, { type: 'judged', record, rationale: '', waits: true, output }))
       return
     }
-    const context: TransitionContext = { query: this.query, node, visit, step, output, outputs: this.state.outputs.slice() }
+    const context: TransitionContext = { query: this.run.query, node, visit, step, output, outputs: this.run.state.outputs.slice() }
     const chooseOptions: Parameters<typeof chooseEdge>[3] = {}
     if (this.options.predicates) chooseOptions.predicates = this.options.predicates
     if (this.options.signal) chooseOptions.signal = this.options.signal
@@ -267,13 +253,13 @@ export class HopWriter {
       verdict.outcome === 'error'
         ? failureDecision(node, verdict.error ?? '')
         : await chooseEdge(node, context, needsModel ? this.model(id) : undefined, chooseOptions)
-    const record = hopRecordOf(decision, { step, node: id, visit, output: file, choice, works, claim, usage: this.usage })
+    const record = hopRecordOf(decision, { step, node: id, visit, output: file, choice, works, claim, usage: this.run.usage })
     if (verdict.checks) record.checks = verdict.checks.map(({ name, exit, ms, timedOut }) => ({ name, exit, ms, ...(timedOut && { timedOut }) }))
     if (verdict.outcome === 'error') record.error = verdict.error ?? ''
     if (verdict.checks) decision.rationale += `\n\n${verdict.checks.map((check) => `${check.name}: ${checkWords(check)}`).join('\n')}`
-    this.usage = []
+    this.run.usage = []
     // The terminal's final answer is written after its event is told.
-    const effects = effectsOf(undefined, this.state.lastRecord, { type: 'judged', record, rationale: decision.rationale, waits: false, output })
+    const effects = effectsOf(undefined, this.run.state.lastRecord, { type: 'judged', record, rationale: decision.rationale, waits: false, output })
     await this.perform(effects.filter((effect) => effect.kind !== 'final'))
     const event: RunEvent = { type: 'transition', node: id, visit, step, edge: decision.edge, decidedBy: decision.decidedBy, rationale: decision.rationale }
     if (record.tokens) event.tokens = record.tokens
@@ -283,7 +269,7 @@ export class HopWriter {
   }
 
   /** A waiting `judge: human` note: follow the one ticked box, or say it still waits. */
-  protected async humanDecision(id: string, visit: number, step: number): Promise<Step | undefined> {
+  async humanDecision(id: string, visit: number, step: number): Promise<Step | undefined> {
     await this.session.refresh([id])
     const node = this.nodeOrFail(id)
     const ticked = node.edges.filter((edge) => edge.at?.checked === true)
@@ -304,18 +290,18 @@ export class HopWriter {
       if (timeout) {
         const rationale = `Nobody decided within \`wait: ${node.wait}\` (waiting since ${since}).`
         await this.perform(
-          effectsOf(undefined, this.state.lastRecord, { type: 'decided', record: timeout, rationale, output: this.state.lastOutput, handed: '' }),
+          effectsOf(undefined, this.run.state.lastRecord, { type: 'decided', record: timeout, rationale, output: this.run.state.lastOutput, handed: '' }),
         )
         tell(this.options.onEvent, { type: 'transition', node: id, visit, step, edge: timeout.edge, decidedBy: 'timeout', rationale })
         return undefined
       }
       await this.settle(true)
-      const waiting = waitingStep(this.runId, node, this.fileOf(id), since === undefined ? undefined : waitClock(node, since, now))
+      const waiting = waitingStep(this.run.runId, node, this.fileOf(id), since === undefined ? undefined : waitClock(node, since, now))
       tell(this.options.onEvent, { type: 'waiting', node: id, reason: waiting.reason })
       return waiting
     }
     const feedback = this.session.feedbackOf(id)
-    const handed = feedbackToHandOn(this.state.feedback.get(id), feedback)
+    const handed = feedbackToHandOn(this.run.state.feedback.get(id), feedback)
     const record: HopRecord = {
       kind: 'hop',
       step,
@@ -328,10 +314,10 @@ export class HopWriter {
       at: new Date().toISOString(),
     }
     if (feedback) record.feedback = feedback
-    const unticked = await readUntickedBoxes(this.vault, { run: this.runId, node: id, visit, edge: edge.label || 'next' })
+    const unticked = await readUntickedBoxes(this.vault, { run: this.run.runId, node: id, visit, edge: edge.label || 'next' })
     if (unticked) record.unticked = unticked
     const rationale = handed ? `Feedback:\n${handed}` : 'A person ticked this edge.'
-    await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'decided', record, rationale, output: this.state.lastOutput, handed }))
+    await this.perform(effectsOf(undefined, this.run.state.lastRecord, { type: 'decided', record, rationale, output: this.run.state.lastOutput, handed }))
     if (unticked) await forgetUntickedBoxes(this.vault, id)
     tell(this.options.onEvent, { type: 'transition', node: id, visit, step, edge, decidedBy: 'human', rationale })
     return undefined
@@ -339,7 +325,7 @@ export class HopWriter {
 
   /** When the wait of a visit began: its `waiting` record's time (none for a record from before times were kept). */
   private waitingSince(id: string, visit: number): string | undefined {
-    const last = this.state.lastRecord
+    const last = this.run.state.lastRecord
     return last?.kind === 'waiting' && last.node === id && last.visit === visit ? last.at : undefined
   }
 
@@ -347,19 +333,19 @@ export class HopWriter {
     this.checkLock()
     await this.openAppender()
     await this.appender!.append(record, rationale)
-    applyRecord(this.state, record, output)
-    if (record.kind !== 'waiting') this.claim = undefined
+    applyRecord(this.run.state, record, output)
+    if (record.kind !== 'waiting') this.run.claim = undefined
   }
 
   /** Counts a model call of the hop under way (the worker's calls come through here too). */
   noteUsage(usage: ModelUsage): void {
-    this.usage.push(usage)
+    this.run.usage.push(usage)
   }
 
   /** The judge's model for the note of `id`, its calls counted for the hop's record; the note says `done` before it is asked. */
   private model(id: string): CallLLM {
     const counted = countedModel(
-      () => this.llm ?? (this.envLLM ??= createLLM()),
+      () => this.options.llm ?? (this.envLLM ??= createLLM()),
       (usage) => this.noteUsage(usage),
     )
     return async (prompt, options) => {
@@ -373,7 +359,7 @@ export class HopWriter {
     }
   }
 
-  protected nodeOrFail(id: string): PlanNode {
+  nodeOrFail(id: string): PlanNode {
     const node = this.session.graph.nodes.get(id)
     if (!node)
       throw new RunStateError(
@@ -384,7 +370,7 @@ export class HopWriter {
     return node
   }
 
-  protected fileOf(id: string): string {
+  fileOf(id: string): string {
     return this.session.graph.nodes.get(id)?.file ?? `${id}.md`
   }
 }

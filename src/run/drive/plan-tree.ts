@@ -1,8 +1,8 @@
 import { RunStateError } from '../../core/errors.js'
 import type { RunDriver } from './run-driver.js'
 import type { RunResult } from '../core/run-options.js'
-import type { Step } from '../core/run-options.js'
-import { checkChoice, staleStep, waitingReason } from '../core/messages.js'
+import type { DriverStep, Step } from '../core/run-options.js'
+import { checkChoice, staleStep } from '../core/messages.js'
 import { fromSubplan } from '../core/steps.js'
 import { stopOf } from '../core/stops.js'
 import { waitsForPerson } from '../../core/knobs.js'
@@ -11,10 +11,19 @@ import { isGenerate, runsSubplans, subplanFoldersOf } from '../../vault/subplan-
 import { readRecords } from '../read/observe-run.js'
 import { completedWith } from '../read/saved-output.js'
 import { snapshotOf, visitsOfSnapshot } from '../core/run-snapshot.js'
-import type { PlanNode } from '../../core/types.js'
 import type { VaultSession } from '../../store/vault-session.js'
 import { passingGate, type ClaimPass, type PassedVisit } from '../core/claims.js'
-import { BudgetRefusal, TreeVaults, type OpenBranch, type TreeSettings, type WorkStep } from './tree-vaults.js'
+import {
+  claimPasses,
+  passesAfterCompletion,
+  endsRun,
+  joinBranches,
+  offeringNote,
+  offersParentChoices,
+  type BranchAnswer,
+  type Within,
+} from '../core/tree-rules.js'
+import { TreeVaults, type OpenBranch, type TreeSettings, type WorkStep } from './tree-vaults.js'
 
 /*
  * The walk of a run tree: the top vault's plan stepped until the caller has
@@ -25,12 +34,8 @@ import { BudgetRefusal, TreeVaults, type OpenBranch, type TreeSettings, type Wor
  * the walk opens and what they spend are `TreeVaults`' (tree-vaults.ts).
  */
 
-/**
- * A step of a subplan's branch once it has gone as far as it can, with the
- * works it did and the highest step number it recorded; none when its run could not begin, `refused` then naming
- * the visit the budget refused (the stop, unless a sibling has more to say).
- */
-type Branch = { step: Step | undefined; works: number; last: number; refused?: Step }
+/** A branch's answer once it has gone as far as it can (see `BranchAnswer`). */
+type Branch = BranchAnswer
 
 /**
  * A run over a vault and its subplans. The top vault's
@@ -53,7 +58,7 @@ export class PlanTree {
   /** A choice given when completing a subplan's terminal: it decides the transition of the note `at` (its folder and id) that offered it. */
   private carried: { choice: string; at: string } | undefined
   /** The notes running subplans the walk is inside now, outermost first (stepping walks one branch at a time); `lone`: it runs one folder. */
-  private readonly within: { node: PlanNode; plan: string; lone: boolean }[] = []
+  private readonly within: Within[] = []
   /** Steps relayed from a subplan's terminal, and whether a choice given with them goes past the note that offered their conditions. */
   private readonly carries = new WeakMap<Step, boolean>()
   /** `runPlan`'s branches waiting for their first work to begin (or for them to end), by folder from the top vault: the next branch's turn. */
@@ -81,7 +86,7 @@ export class PlanTree {
   static async open(vault: string, session: VaultSession, settings: TreeSettings): Promise<PlanTree> {
     let tree: PlanTree | undefined
     const passed: PassedVisit[] = []
-    // The stepping calls hand out visits by claims (section 16): the pass of the walk decides which it takes.
+    // The stepping calls hand out visits by claims (docs/stepping.md, several agents): the pass of the walk decides which it takes.
     if (!settings.work) settings.driver.gate = passingGate(() => tree!.pass, settings.driver.agent?.name, passed)
     tree = new PlanTree(session, settings, await TreeVaults.open(vault, session, settings), passed)
     return tree
@@ -94,8 +99,8 @@ export class PlanTree {
 
   /** Goes on until the caller has something to do: a visit to work (`runPlan` works them all), people to wait for, a stop, the result. */
   async next(): Promise<Step> {
-    if (this.settings.work) return this.drive(this.vaults.top, '', 0)
-    return this.passes(this.agent === undefined ? ['fresh', 'any'] : ['own', 'fresh', 'any'])
+    if (this.settings.work) return forCaller(await this.drive(this.vaults.top, '', 0))
+    return this.passes(claimPasses(this.agent))
   }
 
   /**
@@ -105,7 +110,7 @@ export class PlanTree {
    */
   async nextWithin(plan: string): Promise<Step> {
     this.pass = { kind: 'within', plan }
-    const step = await this.drive(this.vaults.top, '', 0)
+    const step = forCaller(await this.drive(this.vaults.top, '', 0))
     return step.kind === 'busy' ? this.next() : step
   }
 
@@ -119,7 +124,7 @@ export class PlanTree {
     for (const kind of kinds) {
       if (step && step.kind !== 'busy') return step
       this.pass = { kind }
-      step = await this.drive(this.vaults.top, '', 0)
+      step = forCaller(await this.drive(this.vaults.top, '', 0))
     }
     if (step!.kind !== 'busy') return step!
     return { ...step!, claims: step!.claims.filter((item) => item.claim !== undefined) }
@@ -151,15 +156,15 @@ export class PlanTree {
       if (error instanceof RunStateError && error.code === 'stale-step') return undefined
       throw error
     })
-    if (first) return this.afterCompletion(await this.drive(top, '', 0, first))
+    if (first) return this.afterCompletion(forCaller(await this.drive(top, '', 0, first)))
     this.completion = { key, result, done: false, ...(release && { release }) }
     this.pass = { kind: 'complete', key }
-    const step = await this.drive(top, '', 0)
+    const step = forCaller(await this.drive(top, '', 0))
     if (this.completion.done) return this.afterCompletion(step)
     // The same completion repeated after its answer got lost (a dropped connection, a lost context): answered with where the run is now.
     if (!release && (await completedWith(top.vault, key, result.output))) {
       this.completion = undefined
-      return { ...(await this.passes(this.agent === undefined ? ['fresh', 'any'] : ['own', 'fresh', 'any'])), saved: true }
+      return { ...(await this.passes(claimPasses(this.agent))), saved: true }
     }
     // Nothing was written: the pending step named is the caller's own claim, else the first claimed one.
     const found = this.passed.find((each) => each.agent === this.agent) ?? this.passed[0]
@@ -169,7 +174,7 @@ export class PlanTree {
 
   /** The step a completion ends on: walked again when the branch it was in had nothing more for the caller. */
   private async afterCompletion(step: Step): Promise<Step> {
-    return step.kind === 'busy' ? this.passes(['fresh', 'any']) : step
+    return step.kind === 'busy' ? this.passes(passesAfterCompletion()) : step
   }
 
   /**
@@ -214,18 +219,17 @@ export class PlanTree {
     this.lastAt = this.vaults.top.replayed.steps
   }
 
-  /** A driver's step; a claim the budget refused on the way is asked again, and the driver then stops (a vault with no run begun does not begin). */
-  private async unrefused(driver: RunDriver, folder: string, step: Promise<Step>): Promise<Step> {
-    return step.catch((error: unknown) => {
-      if (error instanceof BudgetRefusal && this.vaults.budget.begun(folder)) return driver.next()
-      throw error
-    })
+  /** A driver's step; a claim the budget refused on the way is asked again, and the driver then stops (a vault with no run begun does not begin: the refusal is its answer). */
+  private async unrefused(driver: RunDriver, folder: string, step: Promise<DriverStep>): Promise<DriverStep> {
+    const answer = await step
+    return answer.kind === 'refused' && this.vaults.budget.begun(folder) ? driver.next() : answer
   }
 
   /** Walks one vault of the tree, nested `depth` deep, until it has something for the caller; `plan` is its folder relative to the top vault. */
-  private async drive(driver: RunDriver, plan: string, depth: number, first?: Step): Promise<Step> {
+  private async drive(driver: RunDriver, plan: string, depth: number, first?: DriverStep): Promise<DriverStep> {
     let step = first ?? (await this.unrefused(driver, plan, driver.next()))
     for (;;) {
+      if (step.kind === 'refused') return step
       // A subplan's step is the run's: its id the top vault's, its notes by their path from the top vault.
       if (step.kind !== 'work') return plan ? { ...fromSubplan(step, plan), runId: this.vaults.runId() } : step
       const id = plan ? `${plan}/${step.node.id}` : step.node.id
@@ -263,7 +267,7 @@ export class PlanTree {
         let { result } = completion
         // A subplan's terminal takes no choice: the choice decides the note that offered it, checked before anything is written.
         if (plan && step.node.edges.length === 0 && result.choice !== undefined) {
-          const offering = this.offering()
+          const offering = offeringNote(this.within)
           if (offering && !waitsForPerson(offering.node)) checkChoice(offering.node, result.choice, this.settings.driver.predicates)
           if (offering) this.carried = { choice: result.choice, at: `${offering.plan}\n${offering.node.id}` }
           result = { output: result.output }
@@ -272,9 +276,9 @@ export class PlanTree {
         step = await this.unrefused(driver, plan, driver.complete(step.key, result))
         continue
       }
-      if (!this.settings.work) return plan ? { ...step, plan, runId: this.vaults.runId(), terminal: this.endsRun(step.node) } : step
+      if (!this.settings.work) return plan ? { ...step, plan, runId: this.vaults.runId(), terminal: endsRun(step.node, this.within) } : step
       // A visit claimed before this call (left `active`) reserves its step now; with none left, the driver stops it.
-      if (!this.vaults.budget.holds(plan, driver) && !this.vaults.budget.claim(plan, driver)) {
+      if (!this.vaults.budget.reserve(plan, driver)) {
         step = await driver.next()
         continue
       }
@@ -310,37 +314,24 @@ export class PlanTree {
       this.within.pop()
       for (const branch of open) await this.vaults.closeBranch(branch)
     }
-    const work = branches.find((each) => each.step?.kind === 'work')
-    if (work) {
+    const join = joinBranches(branches, folders, this.vaults.runId())
+    if (join.kind === 'none') return { step: undefined, works: 0, last: 0 }
+    if (join.kind === 'step') {
+      if (join.step.kind !== 'work') return join.from ?? { step: join.step, works: 0, last: 0 }
       // A lone subplan's terminal: the choice given with it decides the parent note, so offer the parent's choices
-      // (and the choices of the note above, when the parent is itself a lone subplan's terminal: see `offering`).
-      const inner = work.step as WorkStep
-      if (folders.length === 1 && (this.carries.get(inner) ?? inner.node.edges.length === 0)) {
+      // (and the choices of the note above, when the parent is itself a lone subplan's terminal: see `offeringNote`).
+      const inner = join.step
+      if (offersParentChoices(folders.length === 1, this.carries.get(inner), inner.node)) {
         const offered: WorkStep = { ...inner, conditions: step.conditions }
         this.carries.set(offered, plan !== '' && step.node.edges.length === 0)
         return { step: offered, works: 0, last: 0 }
       }
       this.carries.set(inner, false)
-      return work
+      return join.from!
     }
-    // Other agents hold what is ready in some branches: busy, for another pass to look further.
-    const busy = branches.flatMap((each) => (each.step?.kind === 'busy' ? each.step.claims : []))
-    if (branches.some((each) => each.step?.kind === 'busy')) return { step: { kind: 'busy', runId: this.vaults.runId(), claims: busy }, works: 0, last: 0 }
-    const stopped = branches.find((each) => each.step?.kind === 'stopped')
-    if (stopped) return stopped
-    const waiting = branches.flatMap((each) => (each.step?.kind === 'waiting' ? each.step.waiting : []))
-    if (waiting.length > 0) return { step: { kind: 'waiting', runId: this.vaults.runId(), waiting, reason: waitingReason(waiting) }, works: 0, last: 0 }
-    // A branch the budget kept from beginning stops the run at its first visit (after a person's wait, which is more to do).
-    const refused = branches.find((each) => each.refused)?.refused
-    if (refused) return { step: refused, works: 0, last: 0 }
-    if (branches.some((each) => each.step === undefined)) return { step: undefined, works: 0, last: 0 }
     // The works of the joined branches go into the parent note's record from here on; the budget counts them until it holds them.
-    const works = branches.reduce((sum, each) => sum + each.works, 0)
-    this.vaults.handOver(plan, parent, works)
-    const outputs = branches.map((each) => (each.step?.kind === 'completed' ? each.step.output : ''))
-    const output = folders.length === 1 ? outputs[0]! : folders.map(({ written }, index) => `## ${written}\n\n${outputs[index]!.trim()}\n`).join('\n')
-    const last = Math.max(...branches.map((each) => each.last))
-    return { step: { kind: 'completed', runId: '', node: step.node.id, output }, works, last }
+    this.vaults.handOver(plan, parent, join.works)
+    return { step: { kind: 'completed', runId: '', node: step.node.id, output: join.output }, works: join.works, last: join.last }
   }
 
   /**
@@ -383,35 +374,21 @@ export class PlanTree {
     return branches
   }
 
-  /** Whether working `node`, of the innermost subplan walked, ends the whole run: a last note of lone subplans whose notes are last notes too, up to the top. */
-  private endsRun(node: PlanNode): boolean {
-    return node.edges.length === 0 && this.within.every((each) => each.lone && each.node.edges.length === 0)
-  }
-
-  /**
-   * The note whose choices a terminal of the innermost subplan walked offers
-   * (as `runSubplans` relays them): the note that runs it, or, while that
-   * note is itself the terminal of a lone subplan, the note above.
-   */
-  private offering(): { node: PlanNode; plan: string } | undefined {
-    let level = this.within.length - 1
-    if (level < 0) return undefined
-    while (this.within[level]!.lone && this.within[level]!.node.edges.length === 0 && level > 0 && this.within[level - 1]!.lone) level--
-    return this.within[level]
-  }
-
   /** Walks an open branch as far as it goes; its works move to the parked ones as it leaves the open drivers, in one turn. */
   private async driveBranch({ top, driver, session }: OpenBranch, depth: number): Promise<Branch> {
-    let refused: Step | undefined
-    const inner = await this.drive(driver, top, depth).catch((error: unknown) => {
-      if (!(error instanceof BudgetRefusal) || this.vaults.budget.begun(top)) throw error
-      const { node } = error
-      const at = { node: node.id, visit: (driver.replayed.visits.get(node.id) ?? 0) + 1, budget: 'maxSteps' as const }
-      const { reason, ...stop } = stopOf(session.graph, driver.replayed, at, this.settings.driver.maxSteps)
-      refused = fromSubplan({ kind: 'stopped', runId: this.vaults.runId(), stop, reason }, top)
-      return undefined
-    })
+    const inner = await this.drive(driver, top, depth)
     const works = this.vaults.park(top, driver)
-    return { step: inner, works, last: driver.replayed.lastStep, ...(refused && { refused }) }
+    if (inner.kind !== 'refused') return { step: inner, works, last: driver.replayed.lastStep }
+    // The budget kept the branch's run from beginning: its first visit is the stop, unless a sibling has more to say.
+    const { node } = inner
+    const at = { node: node.id, visit: (driver.replayed.visits.get(node.id) ?? 0) + 1, budget: 'maxSteps' as const }
+    const { reason, ...stop } = stopOf(session.graph, driver.replayed, at, this.settings.driver.maxSteps)
+    return { step: undefined, works, last: driver.replayed.lastStep, refused: fromSubplan({ kind: 'stopped', runId: this.vaults.runId(), stop, reason }, top) }
   }
+}
+
+/** A tree's answer as its caller gets it: a refused claim never leaves the tree (the top vault's run has begun, so a refusal there is asked again). */
+function forCaller(step: DriverStep): Step {
+  if (step.kind === 'refused') throw new Error(`Internal: the budget's refusal of \`${step.node.id}\` reached the caller`)
+  return step
 }

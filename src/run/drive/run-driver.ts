@@ -1,45 +1,27 @@
 import { RunStateError } from '../../core/errors.js'
 import type { VaultLock } from '../../vault/lock.js'
-import { newRunId } from './run-id.js'
 import { openRun } from './run-open.js'
 import { pendingOutput } from '../read/run-outputs.js'
-import { blockedStep, toRunResult, workStep } from '../core/steps.js'
+import { blockedStep, toRunResult } from '../core/steps.js'
 import { checkChoice, staleStep, twoActiveReason } from '../core/messages.js'
 import { checkJudgeModel } from './run-models.js'
 import { tell } from './events.js'
 import { stopOf } from '../core/stops.js'
-import {
-  claimKey,
-  feedbackToHandOn,
-  highestNumber,
-  locate,
-  nextStepNumber,
-  notesOf,
-  visitKey,
-  type BudgetEntry,
-  type Position,
-  type Replay,
-} from '../core/run-core.js'
-import { checkOwnClaim, leaseDue, passedBy } from '../core/claims.js'
+import { claimKey, highestNumber, locate, nextStepNumber, notesOf, visitKey, type BudgetEntry, type Position, type Replay } from '../core/run-core.js'
+import { checkOwnClaim, passedBy } from '../core/claims.js'
 import { timeoutHop, waitClock } from '../core/deadline.js'
-import type { DriverOptions, RunResult, Step } from '../core/run-options.js'
-import { outputFile, TRACE_FORMAT, tracePaths, type ClaimRecord, type HopRecord, type TraceHeader, type TraceRecord } from '../../store/trace.js'
+import type { DriverOptions, DriverStep, RunResult, Step } from '../core/run-options.js'
+import { outputFile, tracePaths, type ClaimRecord, type HopRecord, type Trace, type TraceRecord } from '../../store/trace.js'
 import type { OutputMeta } from '../../store/output-note.js'
 import { waitsForPerson } from '../../core/knobs.js'
 import { effectsOf } from '../core/hop-effects.js'
 import type { VaultSession } from '../../store/vault-session.js'
-import { HopWriter, type Verdict } from './hop-writer.js'
-import { checkPassed, checksReport } from '../core/checks.js'
-import { runChecks } from './run-checks.js'
-import type { PlanNode } from '../../core/types.js'
-import type { SavedOutput } from '../../store/output-note.js'
+import { HopWriter } from './hop-writer.js'
+import { claimVisit, type DriverParts } from './claim-visit.js'
+import { runStateOf, type RunState } from './run-state.js'
+import { verdictOf, verdictSaved } from './verdict.js'
+import type { ModelUsage } from '../../core/types.js'
 import { statOrNothing } from '../../vault/stat-or-nothing.js'
-
-/** The verdict saved with an output (a crash after the save): judged from it, the checks never run twice for one visit. */
-function verdictSaved(saved: SavedOutput): Verdict | undefined {
-  if (saved.outcome === undefined) return undefined
-  return saved.outcome === 'error' ? { outcome: 'error', error: saved.output } : { outcome: saved.outcome }
-}
 
 /*
  * A run on one locked vault, step by step: where the run stands (the pure
@@ -54,7 +36,27 @@ function verdictSaved(saved: SavedOutput): Verdict | undefined {
  * outputs, statuses, judgments, trace records). `runPlan` and the stepping
  * calls are thin loops over `next` and `complete`.
  */
-export class RunDriver extends HopWriter {
+export class RunDriver {
+  /** What the driver knows of its run, shared with its hop writer. */
+  private readonly run: RunState
+  /** Judges a hop and performs the run's writes. */
+  private readonly hops: HopWriter
+  /** What the claim of a visit works with. */
+  private readonly parts: DriverParts
+
+  private constructor(
+    readonly vault: string,
+    private readonly session: VaultSession,
+    lock: VaultLock,
+    private readonly options: DriverOptions,
+    trace: Trace | undefined,
+    outputs: Map<string, string>,
+  ) {
+    this.run = runStateOf(trace, outputs, options)
+    this.hops = new HopWriter(vault, session, lock, options, this.run)
+    this.parts = { session, options, run: this.run, hops: this.hops }
+  }
+
   /**
    * Reads the run of a locked vault: validates the plan, applies `fresh`,
    * the query policy (a resumed run keeps its recorded query) and replays the trace.
@@ -66,7 +68,7 @@ export class RunDriver extends HopWriter {
   static async open(vault: string, session: VaultSession, lock: VaultLock, options: DriverOptions): Promise<RunDriver> {
     const { trace, outputs, reader } = await openRun(vault, session, options)
     const driver = new RunDriver(vault, session, lock, options, trace, outputs)
-    if (trace) driver.pending = await pendingOutput(vault, driver.state.lastStep, reader, trace.claims)
+    if (trace) driver.run.pending = await pendingOutput(vault, driver.run.state.lastStep, reader, trace.claims)
     return driver
   }
 
@@ -76,29 +78,34 @@ export class RunDriver extends HopWriter {
    * waiting and ticked after its hop. Finish that first.
    */
   private async finishDecision(): Promise<void> {
-    const last = this.state.lastRecord
+    const last = this.run.state.lastRecord
     if (last?.kind !== 'hop' || (last.decidedBy !== 'human' && last.decidedBy !== 'timeout')) return
-    await this.perform(effectsOf(undefined, last, { type: 'recover', status: this.session.graph.nodes.get(last.node)?.status }))
+    await this.hops.perform(effectsOf(undefined, last, { type: 'recover', status: this.session.graph.nodes.get(last.node)?.status }))
   }
 
   /** Says the run starts or resumes (`start` event); a new run says it at its first claim. */
   begin(): void {
-    if (this.traced) tell(this.options.onEvent, { type: 'start', runId: this.runId, resumed: true })
+    if (this.run.traced) tell(this.options.onEvent, { type: 'start', runId: this.run.runId, resumed: true })
   }
 
   /** The highest step number this vault recorded, or saved an output with that is not recorded yet. */
   get highestStep(): number {
-    return Math.max(highestNumber(this.state), this.pending?.step ?? 0)
+    return Math.max(highestNumber(this.run.state), this.run.pending?.step ?? 0)
+  }
+
+  /** Counts a model call of the hop under way (the worker's), for its trace record. */
+  noteUsage(usage: ModelUsage): void {
+    this.hops.noteUsage(usage)
   }
 
   /** What this vault's trace says of the step budget: its latest entry that says one, and the one the run started with. */
   get budgetRecorded(): { entries: BudgetEntry[]; started: number | undefined } {
-    return { entries: this.state.budget ? [this.state.budget] : [], started: this.startedWith }
+    return { entries: this.run.state.budget ? [this.run.state.budget] : [], started: this.run.startedWith }
   }
 
   /** What the run has done, as replayed and recorded so far (read only). */
   get replayed(): Readonly<Replay> {
-    return this.state
+    return this.run.state
   }
 
   /**
@@ -106,32 +113,32 @@ export class RunDriver extends HopWriter {
    * `active` on disk), a person to wait for, a budget stop or the result.
    * A saved output is judged and a ticked box followed on the way.
    */
-  async next(): Promise<Step> {
-    await this.enter()
+  async next(): Promise<DriverStep> {
+    await this.hops.enter()
     try {
       const step = await this.walk()
       // The note says `active` before its visit is handed out (to a worker, an agent, a person watching the note).
-      if (step.kind === 'work') await this.show(step.node.id)
-      await this.settle(step.kind !== 'work')
+      if (step.kind === 'work') await this.hops.show(step.node.id)
+      await this.hops.settle(step.kind !== 'work')
       return step
     } finally {
-      this.leave()
+      this.hops.leave()
     }
   }
 
-  private async walk(): Promise<Step> {
+  private async walk(): Promise<DriverStep> {
     await this.finishDecision()
     for (;;) {
       this.options.signal?.throwIfAborted()
       const position = this.position()
       switch (position.kind) {
         case 'two-active':
-          throw new RunStateError('two-active', twoActiveReason(position.nodes.map((id) => this.fileOf(id))), { nodes: position.nodes })
+          throw new RunStateError('two-active', twoActiveReason(position.nodes.map((id) => this.hops.fileOf(id))), { nodes: position.nodes })
         case 'no-start':
           this.session.graph.startNode()
           throw new RunStateError('no-start', 'The plan has no start node.', { vault: this.vault })
         case 'work':
-          return this.passedBy(position) ?? this.claimVisit(position)
+          return this.passedBy(position) ?? claimVisit(this.parts, position)
         case 'blocked': {
           const waiting = await this.blockedWait(position)
           if (waiting) return waiting
@@ -141,12 +148,14 @@ export class RunDriver extends HopWriter {
           const { saved } = position
           // Cut short between saving the output and writing `done`: finish that first.
           await this.session.refresh([position.node])
-          await this.perform(effectsOf(position, this.state.lastRecord, { type: 'recover', status: this.session.graph.nodes.get(position.node)?.status }))
-          await this.judge(position.node, saved.visit, saved.step, saved.output, saved.file, saved.choice, false, saved.works, verdictSaved(saved))
+          await this.hops.perform(
+            effectsOf(position, this.run.state.lastRecord, { type: 'recover', status: this.session.graph.nodes.get(position.node)?.status }),
+          )
+          await this.hops.judge(position.node, saved.visit, saved.step, saved.output, saved.file, saved.choice, false, saved.works, verdictSaved(saved))
           break
         }
         case 'decide': {
-          const waiting = await this.humanDecision(position.node, position.visit, position.step)
+          const waiting = await this.hops.humanDecision(position.node, position.visit, position.step)
           if (waiting) return waiting
           break
         }
@@ -170,115 +179,109 @@ export class RunDriver extends HopWriter {
   async complete(
     key: string,
     result: { output: string; choice?: string | undefined; works?: number; step?: number; failure?: string | undefined },
-  ): Promise<Step> {
-    await this.enter()
+  ): Promise<DriverStep> {
+    await this.hops.enter()
     const position = this.position()
     const claimed = position.kind === 'work' && position.claimed ? position : undefined
     // A completion cut short after its output was saved is finished by judging what was saved.
-    if (position.kind === 'judge' && visitKey(this.runId, position.node, position.visit) === key) return this.next()
-    const renamed = claimed && this.session.held.renamedInto(key, this.runId, this.nodeOrFail(claimed.node).file ?? `${claimed.node}.md`, this.session.graph) // a note renamed since its step was handed out
-    if (!claimed || (visitKey(this.runId, claimed.node, claimed.visit) !== key && !renamed)) {
+    if (position.kind === 'judge' && visitKey(this.run.runId, position.node, position.visit) === key) return this.next()
+    const renamed =
+      claimed && this.session.held.renamedInto(key, this.run.runId, this.hops.nodeOrFail(claimed.node).file ?? `${claimed.node}.md`, this.session.graph) // a note renamed since its step was handed out
+    if (!claimed || (visitKey(this.run.runId, claimed.node, claimed.visit) !== key && !renamed)) {
       throw staleStep(
         this.vault,
         key,
-        claimed ? { key: visitKey(this.runId, claimed.node, claimed.visit), node: claimed.node, visit: claimed.visit, step: claimed.step } : null,
+        claimed ? { key: visitKey(this.run.runId, claimed.node, claimed.visit), node: claimed.node, visit: claimed.visit, step: claimed.step } : null,
       )
     }
-    checkOwnClaim(key, this.state.claims.get(claimKey(claimed.node, claimed.visit)), this.options.agent?.name, Date.now())
+    checkOwnClaim(key, this.run.state.claims.get(claimKey(claimed.node, claimed.visit)), this.options.agent?.name, Date.now())
     // No refresh here: an edit that breaks the plan during the work must not cost the work (the judge refreshes).
-    const node = this.nodeOrFail(claimed.node)
+    const node = this.hops.nodeOrFail(claimed.node)
     const choice = result.choice
     if (typeof result.output !== 'string') throw new TypeError(`Expected \`output\` to be a string, got \`${typeof result.output}\``)
     const human = waitsForPerson(node)
     if (choice !== undefined && !human) checkChoice(node, choice, this.options.predicates)
-    if (choice === undefined && !human && !this.llm) checkJudgeModel(node, this.options.predicates)
+    if (choice === undefined && !human && !this.options.llm) checkJudgeModel(node, this.options.predicates)
     // A subplan note's hop has the step of its subplans' last work; a visit claimed in this call, the number it was given;
     // a note renamed since its claim, the number the trace gave it under its old name.
-    const before = renamed ? [...this.state.claims.values()].find((claim) => visitKey(this.runId, claim.node, claim.visit) === key) : undefined
-    const step = result.step ?? (this.claim?.node === node.id && this.claim.visit === claimed.visit ? this.claim.step : (before?.step ?? claimed.step))
+    const before = renamed ? [...this.run.state.claims.values()].find((claim) => visitKey(this.run.runId, claim.node, claim.visit) === key) : undefined
+    const step =
+      result.step ?? (this.run.claim?.node === node.id && this.run.claim.visit === claimed.visit ? this.run.claim.step : (before?.step ?? claimed.step))
     const file = outputFile(step, node.id)
-    const meta: OutputMeta = { run: this.runId, step, node: node.id, visit: claimed.visit }
+    const meta: OutputMeta = { run: this.run.runId, step, node: node.id, visit: claimed.visit }
     if (choice !== undefined && !human) meta.choice = choice
     // Saved with the output too: a crash before the hop is recorded must not lose what the subplans did.
     if (result.works !== undefined) meta.works = result.works
     // The checks run after the work and before anything says it was worked: a crash during one works the visit again.
-    const verdict = await this.verdictOf(node, result)
+    const verdict = await verdictOf(node, result, this.options, this.hops)
     if (verdict.outcome) meta.outcome = verdict.outcome
     const output = verdict.output
     // One flush with fsync: the output's bytes, journaled with the notes this hop may rewrite (VaultSession.saveOutput); then `done`.
-    const followed = await this.perform(effectsOf(position, this.state.lastRecord, { type: 'worked', node: node.id, file, meta, output }), (effect) => {
-      if (effect.kind === 'output') tell(this.options.onEvent, { type: 'work', node: node.id, visit: claimed.visit, output })
-    })
+    const followed = await this.hops.perform(
+      effectsOf(position, this.run.state.lastRecord, { type: 'worked', node: node.id, file, meta, output }),
+      (effect) => {
+        if (effect.kind === 'output') tell(this.options.onEvent, { type: 'work', node: node.id, visit: claimed.visit, output })
+      },
+    )
     // The note may have been renamed during the work: the hop is recorded under the name it has now.
     const id = followed.get(node.id) ?? node.id
-    await this.judge(id, claimed.visit, step, output, file, meta.choice, true, meta.works, verdict)
+    await this.hops.judge(id, claimed.visit, step, output, file, meta.choice, true, meta.works, verdict)
     return this.next()
   }
 
-  /** What decides a worked visit before any judge: its worker's failure, or its checks (run now), and the output they make. */
-  private async verdictOf(node: PlanNode, result: { output: string; failure?: string | undefined }): Promise<Verdict & { output: string }> {
-    if (result.failure !== undefined) return { outcome: 'error', error: result.failure, output: result.output }
-    if (!node.check) return { output: result.output }
-    // The checks' commands have the turn meanwhile: what the hops journaled is written while they run.
-    this.leave()
-    const checks = await runChecks(node.check, this.options.checks ?? {}, this.options.signal).finally(() => this.enter())
-    const outcome = checks.every(checkPassed) ? 'passed' : 'failed'
-    return { outcome, checks, output: `${result.output.trimEnd()}\n\n${checksReport(checks)}\n` }
-  }
-
   /**
-   * Lets go of the claimed visit whose key is `key` (section 16): `defer`
+   * Lets go of the claimed visit whose key is `key` (docs/stepping.md, several agents): `defer`
    * leaves it `pending`, to be worked later, the same visit and step;
    * `block` hands it to a person (`waiting` until unblocked). The trace
    * records who and why. Resolves to the step that follows, as `next` does.
    *
    * @throws {@link RunStateError} `stale-step` when no claimed visit has that key (nothing is written)
    */
-  async release(key: string, kind: 'defer' | 'block', reason: string): Promise<Step> {
-    await this.enter()
+  async release(key: string, kind: 'defer' | 'block', reason: string): Promise<DriverStep> {
+    await this.hops.enter()
     const position = this.position()
     const claimed = position.kind === 'work' && position.claimed ? position : undefined
-    if (!claimed || visitKey(this.runId, claimed.node, claimed.visit) !== key)
+    if (!claimed || visitKey(this.run.runId, claimed.node, claimed.visit) !== key)
       throw staleStep(
         this.vault,
         key,
-        claimed ? { key: visitKey(this.runId, claimed.node, claimed.visit), node: claimed.node, visit: claimed.visit, step: claimed.step } : null,
+        claimed ? { key: visitKey(this.run.runId, claimed.node, claimed.visit), node: claimed.node, visit: claimed.visit, step: claimed.step } : null,
       )
-    checkOwnClaim(key, this.state.claims.get(claimKey(claimed.node, claimed.visit)), this.options.agent?.name, Date.now())
+    checkOwnClaim(key, this.run.state.claims.get(claimKey(claimed.node, claimed.visit)), this.options.agent?.name, Date.now())
     const record: ClaimRecord = { kind, step: claimed.step, node: claimed.node, visit: claimed.visit, at: new Date().toISOString(), reason }
     if (this.options.agent) record.agent = this.options.agent.name
-    await this.perform(effectsOf(position, this.state.lastRecord, { type: 'released', record }))
-    this.claim = undefined
+    await this.hops.perform(effectsOf(position, this.run.state.lastRecord, { type: 'released', record }))
+    this.run.claim = undefined
     tell(this.options.onEvent, { type: 'waiting', node: claimed.node, reason: `${kind === 'block' ? 'Blocked' : 'Deferred'}: ${reason}` })
     return this.next()
   }
 
   /** A visit the gate passes by (another agent holds it, or it was deferred and other work is ready): `busy`. */
   private passedBy(position: Extract<Position, { kind: 'work' }>): Step | undefined {
-    const node = this.nodeOrFail(position.node)
+    const node = this.hops.nodeOrFail(position.node)
     if (!this.options.gate || this.options.runsSubplans?.(node)) return undefined
-    const record = this.state.claims.get(claimKey(node.id, position.visit))
+    const record = this.run.state.claims.get(claimKey(node.id, position.visit))
     const at = {
       plan: this.options.folder ?? '',
-      key: visitKey(this.runId, node.id, position.visit),
+      key: visitKey(this.run.runId, node.id, position.visit),
       node,
       visit: position.visit,
       claimed: position.claimed,
       record,
     }
-    return this.options.gate(at) === 'take' ? undefined : passedBy(this.runId, { ...position, node: node.id }, record)
+    return this.options.gate(at) === 'take' ? undefined : passedBy(this.run.runId, { ...position, node: node.id }, record)
   }
 
   /** A blocked visit: past its `wait:` deadline with a `timeout` edge the wait ends (recorded), else it waits to be unblocked. */
   private async blockedWait(position: Extract<Position, { kind: 'blocked' }>): Promise<Step | undefined> {
     await this.session.refresh([position.node])
-    const node = this.nodeOrFail(position.node)
+    const node = this.hops.nodeOrFail(position.node)
     const since = position.block.at
     const now = Date.now()
     const timeout = since === undefined ? undefined : timeoutHop(node, { ...position, since }, now)
     if (timeout) {
       const rationale = `Nobody unblocked it within \`wait: ${node.wait}\` (blocked since ${since}).`
-      await this.perform(effectsOf(undefined, this.state.lastRecord, { type: 'decided', record: timeout, rationale, output: '', handed: '' }))
+      await this.hops.perform(effectsOf(undefined, this.run.state.lastRecord, { type: 'decided', record: timeout, rationale, output: '', handed: '' }))
       tell(this.options.onEvent, {
         type: 'transition',
         node: node.id,
@@ -290,8 +293,8 @@ export class RunDriver extends HopWriter {
       })
       return undefined
     }
-    await this.settle(true)
-    const step = blockedStep(this.runId, node, this.fileOf(node.id), position.block, since === undefined ? undefined : waitClock(node, since, now))
+    await this.hops.settle(true)
+    const step = blockedStep(this.run.runId, node, this.hops.fileOf(node.id), position.block, since === undefined ? undefined : waitClock(node, since, now))
     tell(this.options.onEvent, { type: 'waiting', node: node.id, reason: step.reason })
     return step
   }
@@ -302,14 +305,14 @@ export class RunDriver extends HopWriter {
    * `next` does not refuse it); the stop is recorded once, as any stop.
    */
   async refuse(node: string, visit: number): Promise<Step> {
-    const last = this.state.lastRecord
-    const recorded = last?.kind === 'stop' && last.node === node && last.visit === visit && last.budget === 'maxSteps' && last.step === this.state.steps
+    const last = this.run.state.lastRecord
+    const recorded = last?.kind === 'stop' && last.node === node && last.visit === visit && last.budget === 'maxSteps' && last.step === this.run.state.steps
     return this.stop({ kind: 'stopped', node, visit, budget: 'maxSteps', recorded })
   }
 
   /** The run's outcome as `runPlan` returns it, for a step that is not `work`. */
   resultOf(step: Exclude<Step, { kind: 'work' | 'busy' }>): RunResult {
-    return toRunResult(step, { runId: this.runId, replay: this.state, vault: this.vault, degraded: this.options.degraded })
+    return toRunResult(step, { runId: this.run.runId, replay: this.run.state, vault: this.vault, degraded: this.options.degraded })
   }
 
   /**
@@ -318,92 +321,31 @@ export class RunDriver extends HopWriter {
    * for the next open: closing never fails a call that ended otherwise.
    */
   async close(): Promise<void> {
-    await this.enter()
-      .then(() => this.settle(true))
+    await this.hops
+      .enter()
+      .then(() => this.hops.settle(true))
       .catch(() => undefined)
-    await this.appender?.close()
+    await this.hops.closeAppender()
   }
 
   private position(): Position {
-    this.checkLock() // Looked up before anything is written: a runner paused past a takeover (in its work, between calls) writes nothing on waking.
+    this.hops.checkLock() // Looked up before anything is written: a runner paused past a takeover (in its work, between calls) writes nothing on waking.
     const graph = this.session.graph
     const active = this.session.withStatus('active')
     let start: string | undefined
-    if (active.length === 0 && !this.state.lastRecord && !this.pending) start = graph.startNode().id
+    if (active.length === 0 && !this.run.state.lastRecord && !this.run.pending) start = graph.startNode().id
     const subplans = this.options.runsSubplans
     return locate(
-      { runId: this.runId, replay: this.state, pending: this.pending, maxSteps: this.options.maxSteps, spent: this.options.spent?.() },
+      { runId: this.run.runId, replay: this.run.state, pending: this.run.pending, maxSteps: this.options.maxSteps, spent: this.options.spent?.() },
       notesOf(graph, active, start, subplans && ((id) => subplans(graph.nodes.get(id)!))),
     )
   }
 
-  /**
-   * Claims a visit: the trace header for a new run, then `status: active`,
-   * persisted before any work. In a tree the visit takes the whole run's next
-   * step number.
-   */
-  private async claimVisit(position: Extract<Position, { kind: 'work' }>): Promise<Step> {
-    await this.session.refresh([position.node])
-    const node = this.nodeOrFail(position.node)
-    if (!position.claimed) this.options.beforeClaim?.(node)
-    const header = this.traced ? undefined : this.newHeader()
-    let claim: ClaimRecord | undefined
-    if (this.claim?.node !== node.id || this.claim.visit !== position.visit) {
-      // A number the trace gave the visit before (a crash since) is kept; else the run's next, recorded with the claim.
-      const before = this.state.claims.get(claimKey(node.id, position.visit))
-      const recorded = before?.step
-      const taken = recorded ?? this.options.steps?.take(node)
-      const step = taken ?? position.step
-      const now = Date.now()
-      // A note whose subplans number their works takes no number of its own.
-      const numbered = recorded === undefined && (taken !== undefined || !this.options.steps)
-      // An agent's claim is recorded with its name and lease: anew, taken over, or renewed when half its lease is gone.
-      const agent = this.options.agent && !this.options.runsSubplans?.(node) ? this.options.agent : undefined
-      const renewed = agent !== undefined && leaseDue(before, agent, now)
-      // A budget the call gives that differs from the recorded one is recorded with the claim, whoever holds it, so later calls go on under it.
-      const rebudget = !numbered && !renewed && this.options.budget.record === true && !this.options.runsSubplans?.(node)
-      if (numbered || renewed || rebudget) {
-        claim = { kind: 'claim', step, node: node.id, visit: position.visit, at: new Date(now).toISOString(), maxSteps: this.options.maxSteps }
-        if (renewed) Object.assign(claim, { agent: agent.name, until: new Date(now + agent.leaseMs).toISOString() })
-        else if (before?.kind === 'claim' && before.agent !== undefined) Object.assign(claim, { agent: before.agent, until: before.until })
-      }
-      this.claim = { node: node.id, visit: position.visit, step, at: Date.now() }
-      this.usage = []
-    }
-    position = { ...position, step: this.claim.step }
-    const active = position.claimed || node.status === 'active'
-    const effects = effectsOf(position, this.state.lastRecord, { type: 'claim', node: node.id, header, claim, active })
-    await this.perform(
-      effects.filter((effect) => effect.kind === 'header'),
-      () => tell(this.options.onEvent, { type: 'start', runId: this.runId, resumed: false }),
-    )
-    if (!position.claimed) tell(this.options.onEvent, { type: 'enter', node: node.id, visit: position.visit, step: position.step, maxVisits: node.maxVisits })
-    await this.perform(effects.filter((effect) => effect.kind !== 'header'))
-    // A visit a person unblocked: their feedback is handed to its work, labelled as feedback.
-    const outputs = this.state.outputs.slice()
-    if (this.state.blocked.has(claimKey(node.id, position.visit))) {
-      const handed = feedbackToHandOn(this.state.feedback.get(node.id), this.session.feedbackOf(node.id))
-      if (handed) outputs.push({ node: node.id, visit: position.visit, output: handed, feedback: true })
-    }
-    return workStep(this.runId, node, position, this.query, outputs, this.options.predicates)
-  }
-
-  /** A new run's id and the header of its trace, to write before its first claim. */
-  private newHeader(): TraceHeader {
-    this.runId = newRunId()
-    const header: TraceHeader = { run: this.runId, format: TRACE_FORMAT, query: this.query, started: new Date().toISOString() }
-    if (this.options.degraded !== undefined) header.degraded = this.options.degraded
-    if (this.options.source !== undefined) header.source = this.options.source
-    // The run's budget: status and snapshots of the top vault decide for it when not told one.
-    header.maxSteps = this.options.maxSteps
-    return header
-  }
-
   private async stop(position: Extract<Position, { kind: 'stopped' }>): Promise<Step> {
-    const { reason, ...stop } = stopOf(this.session.graph, this.state, position, this.options.maxSteps)
+    const { reason, ...stop } = stopOf(this.session.graph, this.run.state, position, this.options.maxSteps)
     const record: TraceRecord = {
       kind: 'stop',
-      step: this.options.steps?.last() ?? nextStepNumber(this.state) - 1,
+      step: this.options.steps?.last() ?? nextStepNumber(this.run.state) - 1,
       node: stop.node,
       visit: stop.visit,
       budget: stop.budget,
@@ -411,20 +353,20 @@ export class RunDriver extends HopWriter {
       at: new Date().toISOString(),
       maxSteps: this.options.maxSteps,
     }
-    await this.perform(effectsOf(position, this.state.lastRecord, { type: 'stopped', record, recorded: position.recorded }))
-    await this.settle(true)
+    await this.hops.perform(effectsOf(position, this.run.state.lastRecord, { type: 'stopped', record, recorded: position.recorded }))
+    await this.hops.settle(true)
     tell(this.options.onEvent, { type: 'stop', node: stop.node, reason })
-    return { kind: 'stopped', runId: this.runId, stop, reason }
+    return { kind: 'stopped', runId: this.run.runId, stop, reason }
   }
 
   /** The result of a run that reached its terminal: nothing is worked again. */
   private async recordedResult(last: HopRecord): Promise<Step> {
     const saved = await this.session.runFiles.readOutput(last.output)
-    const output = saved?.output ?? this.state.lastOutput
+    const output = saved?.output ?? this.run.state.lastOutput
     const written = (await statOrNothing(tracePaths(this.vault).final)) !== undefined
-    await this.perform(effectsOf(undefined, last, { type: 'finished', node: last.node, output, written }))
-    await this.settle(true)
+    await this.hops.perform(effectsOf(undefined, last, { type: 'finished', node: last.node, output, written }))
+    await this.hops.settle(true)
     tell(this.options.onEvent, { type: 'end', node: last.node })
-    return { kind: 'completed', runId: this.runId, node: last.node, output }
+    return { kind: 'completed', runId: this.run.runId, node: last.node, output }
   }
 }

@@ -50,13 +50,6 @@ export interface TreeSettings {
 /** A branch's vault, opened: its folder from the top vault, its driver and session. */
 export type OpenBranch = { top: string; driver: RunDriver; session: VaultSession }
 
-/** A claim of `node` the budget refused, nothing written for it: the driver, asked again, stops; a vault with no run begun does not begin. */
-export class BudgetRefusal extends Error {
-  constructor(readonly node: PlanNode) {
-    super('no step of `maxSteps` is left')
-  }
-}
-
 /**
  * The vaults of a run tree as its walk uses them: the top vault's driver,
  * the subplans' drivers open now, their locks, the one budget and the step
@@ -77,14 +70,10 @@ export class TreeVaults {
   private root!: RunDriver
   /** What `maxSteps` bounds: works and planner calls of the whole tree, and the visits branches claimed for their workers. */
   budget!: TreeBudget
-  /** The caller's own check before a claim, run after the budget's. */
-  private readonly beforeClaim: DriverOptions['beforeClaim']
-
   private constructor(private readonly settings: TreeSettings) {
-    this.beforeClaim = settings.driver.beforeClaim
     settings.driver.spent = () => this.budget.spentBy('')
     settings.driver.runsSubplans = (node) => runsSubplans(node, 0)
-    settings.driver.beforeClaim = this.claimGuard('', 0)
+    settings.driver.admit = this.admission('', 0)
     settings.driver.steps = this.numbering(0)
   }
 
@@ -158,7 +147,7 @@ export class TreeVaults {
         spent: () => this.budget.spentBy(top),
         folder: top,
         runsSubplans: (node) => runsSubplans(node, depth),
-        beforeClaim: this.claimGuard(top, depth),
+        admit: this.admission(top, depth),
         steps: this.numbering(depth),
       })
       this.open.set(top, driver)
@@ -205,18 +194,16 @@ export class TreeVaults {
   }
 
   /**
-   * The check before a visit of the vault `folder` (nested `depth` deep) is
-   * claimed, then the caller's. A visit `runPlan`'s worker will work reserves
-   * its step in the same turn as the budget's check (branches claim at
-   * once); the first claim of a vault with no run begun is checked here.
-   *
-   * @throws `BudgetRefusal` when no step is left; nothing is written for the visit
+   * The budget's answer before a visit of the vault `folder` (nested `depth`
+   * deep) is claimed: a visit `runPlan`'s worker will work reserves its step
+   * in the same turn as the check (branches claim at once); the first claim
+   * of a vault with no run begun is checked here. `false`: no step is left,
+   * and nothing is written for the visit.
    */
-  private claimGuard(folder: string, depth: number): (node: PlanNode) => void {
+  private admission(folder: string, depth: number): (node: PlanNode) => boolean {
     return (node) => {
       const driver = folder === '' ? this.root : this.open.get(folder)
-      if (driver && !this.budget.admit(folder, driver, this.settings.work !== undefined && !runsSubplans(node, depth))) throw new BudgetRefusal(node)
-      this.beforeClaim?.(node)
+      return !driver || this.budget.admit(folder, driver, this.settings.work !== undefined && !runsSubplans(node, depth))
     }
   }
 
