@@ -3,12 +3,14 @@ import { splitFrontmatter } from '../../vault/frontmatter.js'
 import { subplanFoldersOf } from '../../vault/subplan-folders.js'
 import { observeRun } from '../read/observe-run.js'
 
-/** A note an edit replaces: its id, the note as it is and as the edit writes it, and whether its section gave knobs alone. */
+/** A note an edit replaces: its id, the note as it is and as the edit writes it, and whether its section gave knobs alone or edges alone. */
 export interface Replacing {
   id: string
   note: ParsedNote
   after: ParsedNote
   knobsOnly: boolean
+  /** Its section gives its `### Next` alone. */
+  edgesOnly: boolean
 }
 
 /** A step decomposed by an edit: the note that gained `plan:`, and the subplan folder (from the vault) its claim moves to. */
@@ -37,6 +39,12 @@ export async function decompositions(dir: string, replacing: readonly Replacing[
     if (!item || item.claim?.agent !== agent || folder === undefined) return []
     return [{ node: id, folder }]
   })
+}
+
+/** Whether a section's note text gives its `### Next` alone (no knob, no text): a note being worked may take new edges. */
+export function edgesAlone(section: string): boolean {
+  const content = section.slice(splitFrontmatter(section).contentStart)
+  return content === section && /^## Next[ \t]*\r?\n/.test(`${content.trimStart()}\n`) && !/^## (?!Next\b)/m.test(content)
 }
 
 /** Whether a section's note text gives knobs alone (frontmatter, then nothing but white space). */

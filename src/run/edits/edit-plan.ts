@@ -16,7 +16,7 @@ import { readNotes } from '../../vault/read-vault.js'
 import { subplanTree } from '../../plan/subplan-tree.js'
 import { replacedNoteText } from './replaced-note.js'
 import { placedAfter } from './place-after.js'
-import { decompositions, knobsAlone, type Decomposed, type Replacing } from './decomposition.js'
+import { decompositions, edgesAlone, knobsAlone, type Decomposed, type Replacing } from './decomposition.js'
 import { TRASH_FOLDER, unwritableIssues, writeEdit, type NoteWrite } from './edit-writes.js'
 import { observeRun } from '../read/observe-run.js'
 import { visitsOfSnapshot } from '../core/run-snapshot.js'
@@ -149,7 +149,7 @@ async function edited(dir: string, asked: WorkedEdit, lock: VaultLock): Promise<
     const after = replaced.text
     const parsed = parseNote(file, after)
     writes.push({ id: section.id, file, before, after, note: { ...parsed, issues: [...section.issues, ...parsed.issues] } })
-    if (existing) replacing.push({ id: section.id, note: existing, after: parsed, knobsOnly: knobsAlone(section.text) })
+    if (existing) replacing.push({ id: section.id, note: existing, after: parsed, knobsOnly: knobsAlone(section.text), edgesOnly: edgesAlone(section.text) })
   }
   const seen = new Set<string>()
   for (const { id } of edit.sections) {
@@ -174,7 +174,9 @@ async function edited(dir: string, asked: WorkedEdit, lock: VaultLock): Promise<
     replacing.filter(({ id }) => changed.some((write) => write.id === id)),
     edit.agent,
   )
-  const splitting = new Set(decomposed.map(({ node }) => node))
+  // A note being worked may take new edges (a note put after it): its work goes on, the run follows them from its judge.
+  const rewired = new Set(replacing.filter(({ note, edgesOnly }) => note.status === 'active' && edgesOnly).map(({ id }) => id))
+  const splitting = new Set([...decomposed.map(({ node }) => node), ...rewired])
   refuseInUse([...changed.filter((write) => write.before !== undefined && !splitting.has(write.id)).map((write) => byId.get(write.id)!), ...removing])
   if (removing.length > 0) await refuseVisited(dir, removing)
   // The plan as it would be after the edit, checked before anything is written.
