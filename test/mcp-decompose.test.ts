@@ -38,6 +38,12 @@ describe('decomposing the step in hand (plan_edit)', () => {
     const b = (await ada.call('plan_finish', { vault: 'p', key: fix.key, output: 'fixed' })).step
     expect(b).toMatchObject({ kind: 'work', node: { id: 'b' } })
     expect(a.key).not.toBe(b.key)
+    // The step `a` was claimed with went to no work (its subplan's took the next ones): a fork at the last hop
+    // plan_status lists still keeps what was done up to it, and goes on at `b`.
+    const { hops } = await ada.call('plan_status', { vault: 'p' })
+    expect(hops.map((hop: { node: string; step: number }) => `${hop.node} ${hop.step}`)).toEqual(['a/check 2', 'a/fix 3', 'a 3'])
+    await ada.call('plan_fork', { vault: 'p', step: 3, into: 'q' })
+    expect((await ada.call('plan_next', { vault: 'q' })).step).toMatchObject({ kind: 'work', node: { id: 'b' } })
   })
 
   it('the claim moves to the subplan even when other work is free before it (a branch another session let go of)', async () => {
