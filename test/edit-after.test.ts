@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { editPlan, loadPlan, PlanValidationError } from 'vaultplan'
+import { editPlan, loadPlan, nextStep, PlanValidationError, RunStateError } from 'vaultplan'
 import { draftReview, linear } from './helpers/plans.js'
 import { nestedPlan } from './helpers/subplans.js'
 import { read, readTree, writeVault } from './helpers/vault.js'
@@ -59,6 +59,17 @@ describe('editPlan with `after`: a note put in a row after another, no other not
     await editPlan(dir, { document: `## ${folder}/check\nCheck it.\n`, after: `${folder}/${first}` })
     expect((await row(dir, folder)).slice(0, 2)).toEqual([first, 'check'])
     expect((await loadPlan(dir)).validate()).toEqual([])
+  })
+
+  it('puts a note after the step being worked: its edges change, its text stays refused', async () => {
+    const dir = await writeVault(linear())
+    await nextStep(dir, { query: 'q', agent: 'ada', fsync: false })
+    await editPlan(dir, { document: '## lint\nLint.\n', after: 'a' }, { agent: 'ada' })
+    expect(await row(dir)).toEqual(['a', 'lint', 'b', 'c'])
+    expect(await read(dir, 'a.md')).toContain('status: active')
+    const text = await editPlan(dir, { document: '## a\nDo a, differently.\n' }, { agent: 'ada' }).catch((error: unknown) => error)
+    expect(text).toBeInstanceOf(RunStateError)
+    expect(text).toMatchObject({ code: 'note-in-use' })
   })
 
   it('refuses a note whose way on is a choice, a section with its own ### Next, and a note the plan lacks, writing nothing', async () => {
