@@ -10,10 +10,10 @@
  *
  * `npm run docs` records the session anew first.
  */
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { isMain, replaceGenerated } from './generated.js'
+import { isMain, replaceGenerated, writeOrCheck } from './generated.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 export const mcpPage = join(root, 'docs', 'mcp.md')
@@ -82,15 +82,4 @@ export async function renderMcpPage(calls?: readonly RecordedCall[]): Promise<st
   return replaceGenerated(await readFile(mcpPage, 'utf8'), 'mcp-session', renderTranscript(recorded))
 }
 
-if (isMain(import.meta.url)) {
-  const [page, rendered] = await Promise.all([readFile(mcpPage, 'utf8'), renderMcpPage()])
-  if (process.argv.includes('--check')) {
-    if (page !== rendered) {
-      process.stderr.write('docs/mcp.md differs from the recorded session: run `npm run docs`\n')
-      process.exitCode = 1
-    }
-  } else if (page !== rendered) {
-    await writeFile(mcpPage, rendered)
-    process.stdout.write('wrote docs/mcp.md\n')
-  }
-}
+if (isMain(import.meta.url)) await writeOrCheck(mcpPage, await renderMcpPage(), 'the recorded session')
