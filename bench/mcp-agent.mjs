@@ -9,7 +9,8 @@
  * targets of issue 41. test/mcp-walk.test.ts holds the calls and the
  * characters; this measures the tokens.
  *
- * Run after `npm run build` and `npm --prefix bench ci`: node bench/mcp-agent.mjs
+ * Writes `bench/results/mcp-agent.json`. Run by `npm run bench`; alone
+ * after `npm run build` and `npm --prefix bench ci`: node bench/mcp-agent.mjs
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -17,6 +18,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { walkSeven } from './lib/agent-walk.mjs'
 import { connectStdio, onTheWire, responseTo, resultTokens } from './lib/mcp-client.mjs'
+import { startRecord, writeResult } from './lib/results.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const cli = join(here, '..', 'dist', 'cli.js')
@@ -60,7 +62,11 @@ function resultTokensOfWire(message) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  const begun = startRecord()
   const figures = await measureAgent()
+  const targets = Object.entries(TARGETS).map(([name, limit]) => ({ name, value: figures[name], target: `<= ${limit}`, pass: figures[name] <= limit }))
   for (const each of figures.perCall) console.log(`${each.tool.padEnd(12)} ${each.tokens}`)
-  for (const [name, limit] of Object.entries(TARGETS)) console.log(`${figures[name] <= limit ? 'PASS' : 'MISS'} ${name}: ${figures[name]} (target <= ${limit})`)
+  for (const target of targets) console.log(`${target.pass ? 'PASS' : 'MISS'} ${target.name}: ${target.value} (target ${target.target})`)
+  console.log(`Written to ${await writeResult('mcp-agent', begun, { encoding: 'o200k_base (js-tiktoken)', ...figures, targets })}.`)
+  if (targets.some((target) => !target.pass)) process.exitCode = 1
 }
