@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url'
 import { isMain, replaceGenerated, writeOrCheck } from './generated.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
+/** The page whose session this renders. */
 export const mcpPage = join(root, 'docs', 'mcp.md')
 /** Where `npm run docs` records the walk test's session. */
 export const recordedSession = join(root, 'docs', 'recorded', 'mcp-session.json')

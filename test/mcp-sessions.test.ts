@@ -1,7 +1,7 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { vaultplan } from './helpers/cli.js'
-import { stdioClient, until, type TestClient } from './helpers/mcp.js'
+import { httpClient, httpServer, stdioClient, until, type TestClient } from './helpers/mcp.js'
 import { linear } from './helpers/plans.js'
 import { read, tempDir, writeVault } from './helpers/vault.js'
 
@@ -92,6 +92,19 @@ describe('a new session learns where it is in one call', () => {
     expect(taken!.step).toMatchObject({ key: claimed.step.key, visit: 1 })
     // The killed session wrote no release: its claim, then the one that took it over.
     expect((await claimLines(root)).map((line) => JSON.parse(line).agent)).toEqual([claimed.agent, expect.stringMatching(/^vaultplan-test-/)])
+  })
+
+  it('a session over HTTP that its client closes lets go of its claim too', async () => {
+    const root = await planRoot()
+    const server = await httpServer(root)
+    const old = await httpClient(server.url)
+    const claimed = await old.call('plan_next', { vault: 'p', query: 'q' })
+    await old.close()
+    const fresh = await httpClient(server.url)
+    // The close is answered before the server has let go of the claim: the next session asks until it is free.
+    let taken: { step: { kind: string; key?: string } } | undefined
+    await until(async () => (taken = await fresh.call('plan_next', { vault: 'p' })).step.kind === 'work', 'the claim to be let go of')
+    expect(taken!.step).toMatchObject({ key: claimed.step.key, visit: 1 })
   })
 
   it('--lease takes minutes above 0 and says so in its help', async () => {
