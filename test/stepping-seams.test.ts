@@ -9,11 +9,6 @@ import { readTree, writeVault } from './helpers/vault.js'
  * and a run is named by its top vault's run id in every branch.
  */
 
-/** A vault's files but its write-ahead journals (issue 39: a refused call still marks them applied; tightened once it writes nothing there). */
-function withoutJournals(tree: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(tree).filter(([path]) => !path.endsWith('/.journal')))
-}
-
 function work(step: Step): Extract<Step, { kind: 'work' }> {
   if (step.kind !== 'work') throw new Error(`expected a step to work, got ${JSON.stringify(step)}`)
   return step
@@ -71,7 +66,7 @@ describe('a live claim', () => {
     expect(search.node.id).toBe('search')
     const held = (await observeRun(dir)).frontier.find((item) => item.node === 'web/search')?.claim
     expect(held).toMatchObject({ agent: 'ada', key: search.key })
-    const before = withoutJournals(await readTree(dir))
+    const before = await readTree(dir)
     for (const call of [
       () => completeStep(dir, search.key, { output: 'mine now' }, { agent: 'bob' }),
       () => deferStep(dir, search.key, { reason: 'later' }, { agent: 'bob' }),
@@ -81,7 +76,7 @@ describe('a live claim', () => {
       expect(refused).toBeInstanceOf(RunStateError)
       expect(refused).toMatchObject({ code: 'claimed', data: { claim: held } })
     }
-    expect(withoutJournals(await readTree(dir))).toEqual(before)
+    expect(await readTree(dir)).toEqual(before)
     // Ada's work is still hers to hand in.
     expect((await completeStep(dir, search.key, { output: 'hits' }, { agent: 'ada' })).kind).toBe('work')
   })
