@@ -39,6 +39,7 @@ export default defineConfig({
       { find: /^vaultplan\/board$/, replacement: fileURLToPath(new URL('./src/board/index.ts', import.meta.url)) },
       { find: /^vaultplan\/mcp$/, replacement: fileURLToPath(new URL('./src/mcp/index.ts', import.meta.url)) },
       { find: /^vaultplan\/pictures$/, replacement: fileURLToPath(new URL('./src/plan/index.ts', import.meta.url)) },
+      { find: /^vaultplan\/testing$/, replacement: fileURLToPath(new URL('./src/models/scripted-judge.ts', import.meta.url)) },
     ],
   },
   test: {

@@ -27,7 +27,9 @@ async function refresh() {
     if (!fresh) return
     const typed = new Map([...main.querySelectorAll('textarea, input:not([type=hidden])')].map((field) => [fieldKey(field), field.value]))
     const focused = document.activeElement && main.contains(document.activeElement) ? fieldKey(document.activeElement) : undefined
+    const shown = main.querySelector('img.plan')
     main.replaceChildren(...fresh.childNodes)
+    keepPicture(shown)
     for (const field of main.querySelectorAll('textarea, input:not([type=hidden])')) {
       const value = typed.get(fieldKey(field))
       if (value !== undefined) field.value = value
@@ -41,6 +43,23 @@ async function refresh() {
       refresh()
     }
   }
+}
+
+// The plan's picture a page shows stays until the new one has loaded (Graphviz takes a moment), so it never goes blank.
+let pictures = 0
+function keepPicture(shown) {
+  const incoming = main.querySelector('img.plan')
+  if (!shown || !incoming || !shown.complete || shown.naturalWidth === 0 || (incoming.complete && incoming.naturalWidth > 0)) return
+  const generation = ++pictures
+  incoming.replaceWith(shown)
+  incoming.addEventListener(
+    'load',
+    () => {
+      // Only the latest picture replaces the one shown; one a later update asked for again wins.
+      if (generation === pictures && shown.isConnected) shown.replaceWith(incoming)
+    },
+    { once: true },
+  )
 }
 
 function fieldKey(field) {

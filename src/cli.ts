@@ -16,6 +16,7 @@ import { VALIDATE_HELP, validateCommand } from './cli/cli-validate.js'
 import { QUEUE_HELP, queueCommand, WORKER_HELP, workerCommand } from './cli/cli-worker.js'
 import { SCHEDULE_HELP, scheduleCommand } from './cli/cli-schedule.js'
 import { VaultPathError } from './core/errors.js'
+import { closestNames, didYouMean } from './core/closest-names.js'
 
 const commands: Record<string, Command> = {
   validate: {
@@ -135,7 +136,12 @@ export async function main(argv: string[], io: Io): Promise<number> {
     if (name === '--help' || name === '-h' || name === 'help') return help(rest, io)
     if (name === undefined) throw new UsageError('missing command')
     command = Object.hasOwn(commands, name) ? commands[name] : undefined
-    if (!command) throw new UsageError(name.startsWith('-') ? `unknown option '${name}'` : `unknown command '${name}'`)
+    if (!command)
+      throw new UsageError(
+        name.startsWith('-')
+          ? `unknown option '${name}'${meant(name, optionsOf(MAIN_HELP))}`
+          : `unknown command '${name}'${meant(name, [...Object.keys(commands), 'help'])}`,
+      )
     const own = rest.slice(0, rest.includes('--') ? rest.indexOf('--') : rest.length)
     if (own.includes('--help') || own.includes('-h')) {
       io.stdout.write(`${command.help}\n`)
@@ -147,7 +153,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       const usage = command ? usageLine(command.help) : usageLine(MAIN_HELP)
       const more = command ? `Run 'vaultplan ${name} --help' for details.` : `Run 'vaultplan --help' for the commands.`
       // parseArgs goes on about '--' after its first sentence; the usage line says enough.
-      const reason = error instanceof UsageError ? error.message : (error as Error).message.split('. ')[0]
+      const reason = error instanceof UsageError ? error.message : `${(error as Error).message.split('. ')[0]}${unknownOption(error, command)}`
       io.stderr.write(`vaultplan: ${reason}\n${usage}\n${more}\n`)
       return EXIT.usage
     }
@@ -168,7 +174,7 @@ function help(topics: string[], io: Io): number {
     return EXIT.ok
   }
   const command = Object.hasOwn(commands, topic) ? commands[topic] : undefined
-  if (!command) throw new UsageError(`unknown command '${topic}'`)
+  if (!command) throw new UsageError(`unknown command '${topic}'${meant(topic, Object.keys(commands))}`)
   io.stdout.write(`${command.help}\n`)
   return EXIT.ok
 }
@@ -181,6 +187,25 @@ async function versionCommand(args: string[], io: Io): Promise<number> {
 
 function usageLine(helpText: string): string {
   return helpText.slice(0, helpText.indexOf('\n'))
+}
+
+/** `; did you mean 'validate'?` for a word a typo away from one of `names` (options compared without their dashes); `''` for none. */
+function meant(word: string, names: readonly string[]): string {
+  const bare = (name: string) => name.replace(/^-+/, '')
+  const close = closestNames(bare(word), names.map(bare)).map((name) => names.find((each) => bare(each) === name)!)
+  const guess = didYouMean(close, (name) => `'${name}'`)
+  return guess === '' ? '' : `; ${guess}`
+}
+
+/** The long options a help text lists (`--query`, `--max-steps` ...): what a command takes. */
+function optionsOf(helpText: string): string[] {
+  return [...helpText.matchAll(/^ {2,}(?:-\w, )?(--[a-z][\w-]*)/gm)].map((match) => match[1]!)
+}
+
+/** `; did you mean '--query'?` after parseArgs' unknown option, from the options the command's help lists. */
+function unknownOption(error: TypeError & { code: string }, command: Command | undefined): string {
+  const option = /^Unknown option '([^']+)'/.exec(error.message)?.[1]
+  return error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option !== undefined && command ? meant(option, optionsOf(command.help)) : ''
 }
 
 function isParseArgsError(error: unknown): error is TypeError & { code: string } {

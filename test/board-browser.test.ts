@@ -1,26 +1,15 @@
 import { execFile } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { mkdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { blockStep, decide, nextStep, observeRun, readProposal, runPlan, RunStateError } from 'vaultplan'
-import { copyOf, launchChromium, openBoard, proposalRoot, teamRoot, V2 } from './helpers/board.js'
+import { copyOf, launchChromium, LIVE_MS, openBoard, proposalRoot, screenshot, teamRoot, V2 } from './helpers/board.js'
 import { root as repo } from './helpers/cli.js'
 import { noJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
 import { note, tempDir, writeVault } from './helpers/vault.js'
-
-/** How long a test waits for an open page to follow a change on disk without a reload: a bound for a stuck page on a loaded machine (how fast it follows is the board bench's to measure, not a test's). */
-const LIVE_MS = 15_000
-
-// Each page's picture for docs/board.md: written there with VAULTPLAN_SCREENSHOTS=docs, else beside the test's vaults.
-const shots = process.env.VAULTPLAN_SCREENSHOTS === 'docs' ? join(repo, 'docs') : undefined
-async function screenshot(page: Page, name: string, root: string, fullPage = true): Promise<void> {
-  const folder = shots ?? join(root, 'screenshots')
-  await mkdir(folder, { recursive: true })
-  await page.screenshot({ path: join(folder, `board-${name}.png`), fullPage })
-}
 
 let browser: Browser
 beforeAll(async () => {

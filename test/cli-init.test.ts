@@ -1,8 +1,10 @@
+import { execFile } from 'node:child_process'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { promisify } from 'node:util'
 import { join } from 'node:path'
 import { afterEach, describe, expect, test } from 'vitest'
-import { CODE_STARTER, STARTER_PLAN } from '../src/cli/cli-init.js'
-import { vaultplan } from './helpers/cli.js'
+import { codeStarter, starterPlan } from '../src/cli/cli-init.js'
+import { bin, vaultplan } from './helpers/cli.js'
 import { edit, readTree, statuses, tempDir } from './helpers/vault.js'
 
 interface StandIn {
@@ -48,8 +50,26 @@ describe('vaultplan init', () => {
       ].join('\n'),
       stderr: '',
     })
-    expect(await readTree(join(cwd, 'x'))).toEqual(STARTER_PLAN)
+    expect(await readTree(join(cwd, 'x'))).toEqual(starterPlan('vaultplan'))
     expect(await vaultplan(['validate', 'x'], { cwd })).toEqual({ code: 0, stdout: 'x: 4 notes, 0 errors, 0 warnings\n', stderr: '' })
+  })
+
+  test('names the command that works where it ran: `npx vaultplan` from a project that installed it, `node dist/cli.js` in a clone', async () => {
+    const cwd = await tempDir()
+    const init = await vaultplan(['init', 'my plan', '--code'], { cwd, installed: 'in a project' })
+    expect(init.stdout.split('\n').slice(-4)).toEqual([
+      'Next: open my plan in Obsidian, or run',
+      "  npx vaultplan validate 'my plan' --check test='npm test'",
+      "  npx vaultplan run 'my plan' --check test='npm test' --query \"...\"",
+      '',
+    ])
+    expect(await readTree(join(cwd, 'my plan'))).toEqual(codeStarter('npx vaultplan'))
+    expect(codeStarter('npx vaultplan')['00_plan-trace/README.md']).toContain("\n    npx vaultplan run <this folder> --check test='npm test'")
+    // Each line it names works as written, from where it ran.
+    expect(await vaultplan(['validate', 'my plan', '--check', "test='npm test'"], { cwd, installed: 'in a project' })).toMatchObject({ code: 0 })
+    // The script run itself (outside the clone, so by its whole path).
+    const clone = await promisify(execFile)(process.execPath, [bin, 'init', 'x'], { cwd })
+    expect(clone.stdout.split('\n').slice(-3)).toEqual([`  node ${bin} validate x`, `  node ${bin} run x --query "..."`, ''])
   })
 
   test('runs with the stand-in model: waits for the person at approve (exit 4), completes once the box is ticked', async () => {
@@ -68,7 +88,7 @@ describe('vaultplan init', () => {
     expect(await standing(cwd, 'x')).toEqual({ phase: 'completed', nodes: ['draft done 2', 'review done 2', 'approve done 1', 'publish done 1'] })
     expect(await statuses(join(cwd, 'x'))).toEqual({ approve: 'done', draft: 'done', publish: 'done', review: 'done' })
     // The README note is no step: the run never touched it.
-    expect(await readFile(join(cwd, 'x', '00_plan-trace', 'README.md'), 'utf8')).toBe(STARTER_PLAN['00_plan-trace/README.md'])
+    expect(await readFile(join(cwd, 'x', '00_plan-trace', 'README.md'), 'utf8')).toBe(starterPlan('vaultplan')['00_plan-trace/README.md'])
   })
 
   test('--code writes the starter for code: a check the runner defines, and an approval with a deadline', async () => {
@@ -79,7 +99,7 @@ describe('vaultplan init', () => {
       '  vaultplan run x --check test=\'npm test\' --query "..."',
       '',
     ])
-    expect(await readTree(join(cwd, 'x'))).toEqual(CODE_STARTER)
+    expect(await readTree(join(cwd, 'x'))).toEqual(codeStarter('vaultplan'))
     // The plan names `test`; only the runner says what it runs.
     expect(await vaultplan(['validate', 'x', '--check', "test='npm test'"], { cwd })).toEqual({
       code: 0,

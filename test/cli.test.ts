@@ -180,6 +180,15 @@ describe.concurrent('bad usage: one line of reason and the usage on stderr, exit
     [['validate', 'a', 'b'], `vaultplan: expected one argument (the vault folder), got 2: 'a' 'b'\n${validateUsage}`],
     [['validate', '.', '--strict'], `vaultplan: Unknown option '--strict'\n${validateUsage}`],
     [['validate', '.', '--tools'], `vaultplan: Option '--tools <value>' argument missing\n${validateUsage}`],
+    // A typo of a command or of an option a command takes: what was meant.
+    [['vaildate', '.'], `vaultplan: unknown command 'vaildate'; did you mean 'validate'?\n${mainUsage}`],
+    [['rn', '.'], `vaultplan: unknown command 'rn'; did you mean 'run'?\n${mainUsage}`],
+    [['help', 'stauts'], `vaultplan: unknown command 'stauts'; did you mean 'status'?\n${mainUsage}`],
+    [['validate', '.', '--jsn'], `vaultplan: Unknown option '--jsn'; did you mean '--json'?\n${validateUsage}`],
+    [
+      ['run', '.', '--querry', 'Announce it'],
+      `vaultplan: Unknown option '--querry'; did you mean '--query'?\nUsage: vaultplan run <vault> [--query "..."] [options]\nRun 'vaultplan run --help' for details.\n`,
+    ],
   ])('vaultplan %j', async (args, stderr) => {
     expect(await vaultplan(args)).toEqual({ code: 2, stdout: '', stderr })
   })

@@ -104,7 +104,7 @@ describe('the harness catches a broken library', () => {
 
   it('ignores the verdict saved with an output and runs the check of a resumed visit again', async () => {
     const dist = await mutant('check-twice', 'run/drive/run-driver.js', [
-      ['verdictSaved(saved));', 'await this.verdictOf(this.nodeOrFail(position.node), { output: saved.output }));'],
+      ['verdictSaved(saved));', 'await verdictOf(this.hops.nodeOrFail(position.node), { output: saved.output }, this.options, this.hops));'],
     ])
     // Trial 8 of seed 9 kills a child just after it journaled `draft#3`'s output; the next run must judge the visit from it.
     const report = await runCrashTrials({ trials: 1, only: 8, seed: 9, jobs: 1, mode: 'pause', dist, keepFailed: false, log: () => {} })

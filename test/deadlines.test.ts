@@ -72,7 +72,8 @@ describe('wait: deadlines on people', () => {
     const later = await writeVault(plan(undefined, '1h'))
     const waiting = await runPlan(later, { ...options, work: scriptedWorker() })
     const before = await vaultplan(['status', later])
-    expect(before.stdout).toContain(`\n    deadline ${waiting.waiting![0]!.deadline!}\n`)
+    // `timeout` is the deadline's to take, not a choice for the person.
+    expect(before.stdout).toContain(`: choices approved\n    deadline ${waiting.waiting![0]!.deadline!} (then its \`timeout\` edge is taken)\n`)
     const dir = await writeVault(plan())
     const first = await runPlan(dir, { ...options, work: scriptedWorker() })
     const deadline = first.waiting![0]!.deadline!

@@ -68,6 +68,23 @@ describe('one mistake, one diagnostic, at its cause', () => {
     expect(await lines(plan({ 'review.md': REVIEW.replace('max_visits: 3', 'max_visits: 3\ntags: [release]\ncreated: 2026-12-01') }))).toEqual([])
   })
 
+  it('a label a typo away from one a knob gives meaning to (`passd` beside `check:`, `timout` beside `wait:`): a warning, as the check or the deadline would never take it', async () => {
+    const checked = REVIEW.replace('role: review', 'check: test\nretries: 1')
+      .replace('- approved ->', '- passd ->')
+      .replace('- needs revision ->', '- faild ->')
+    const approve = '---\njudge: human\nwait: 2d\n---\n# Approve\n\n## Next\n- [ ] publish -> [[send]]\n- [ ] Timout -> [[send]]\n'
+    expect(await lines(plan({ 'review.md': checked.replace('[[send]]', '[[approve]]'), 'approve.md': approve }))).toMatchInlineSnapshot(`
+      [
+        "approve.md:9:17 warning misspelled-label \`Timout\` is an ordinary condition, not the \`timeout\` that \`wait:\` takes at its deadline, so no deadline takes this edge; did you mean \`timeout\`?",
+        "review.md:11:12 warning misspelled-label \`passd\` is an ordinary condition, not the \`passed\` that \`check:\` decides by the check's exit code, so no check result takes this edge; did you mean \`passed\`?",
+        "review.md:12:12 warning misspelled-label \`faild\` is an ordinary condition, not the \`failed\` that \`check:\` decides by the check's exit code, so no check result takes this edge; did you mean \`failed\`?",
+      ]
+    `)
+    // The same words are ordinary conditions on a note without those knobs, and the labels themselves (in any case) are no typo.
+    expect(await lines(plan({ 'review.md': REVIEW.replace('- approved ->', '- passd ->').replace('- needs revision ->', '- Timout ->') }))).toEqual([])
+    expect(await lines(plan({ 'review.md': checked.replace('- passd ->', '- Passed ->').replace('- faild ->', '- failed ->') }))).toEqual([])
+  })
+
   it('a typo in `plan:` beside the subplan’s folder: one error, and the folder’s start is no second start', async () => {
     const research = '---\nplan: reserch\n---\n# Research the release\n\n## Next\n- [[draft]]\n'
     const files = plan({

@@ -33,6 +33,25 @@ describe('the example scripts (the README’s main job)', () => {
     expect(await readFile(join(root, 'vaults/draft-review/draft.md'), 'utf8')).toBe(before)
   })
 
+  it('`npm run demo` tells a story: each draft differs from the last, and the review says why it asks for a revision, which the judge gives as its reason', async () => {
+    const run = await example('examples/demo.mjs')
+    expect(run.code).toBe(0)
+    const outputs = join(root, run.runVault, '00_plan-trace/outputs')
+    const body = async (file: string) => (await readFile(join(outputs, file), 'utf8')).replace(/^---\n[\s\S]*?\n---\n/, '')
+    const query = 'Announce vaultplan 0.1: plans as Obsidian vaults, resumable runs.'
+    expect(await Promise.all(['0001-draft.md', '0002-review.md', '0003-draft.md', '0004-review.md'].map(body))).toEqual([
+      `[stand-in model] Draft the announcement, version 1, for "${query}". A real model would do the work the note describes here.`,
+      // The first point of the review note's own checklist.
+      '[stand-in model] Needs revision: version 1 of "Draft the announcement" is still general; check that every claim about the release matches the changelog.',
+      '[stand-in model] Draft the announcement, version 2: revised after the review, which asked to check that every claim about the release matches the changelog; this version does.',
+      '[stand-in model] Approved: version 2 of "Draft the announcement" addresses what the review asked.',
+    ])
+    const trace = await readFile(join(root, run.runVault, '00_plan-trace/trace.md'), 'utf8')
+    expect(trace).toContain(
+      '> 1: NO\n> 2: YES\n> The review asks for a revision: version 1 of "Draft the announcement" is still general; check that every claim about the release matches the changelog.\n',
+    )
+  })
+
   it('`npm run demo` echoes a command a person in the clone can paste, and suggests the commands `status` suggests too', async () => {
     const run = await example('examples/demo.mjs')
     expect(run.code).toBe(0)

@@ -107,7 +107,9 @@ describe('a run walks the vault hop by hop', () => {
       '00_plan-trace/trace.md',
     ])
     expect(trace['00_plan-trace/outputs/0004-flow__review.md']).toMatch(/\n---\nflow\/review v2$/)
-    expect(trace['00_plan-trace/final.md']).toMatch(/^---\n[\s\S]*node: "send"[\s\S]*\n---\nsend v1$/)
+    // The final answer names its note as the output notes do: `id` for vaultplan, `node` as a link for Obsidian's graph.
+    expect(trace['00_plan-trace/outputs/0005-send.md']).toContain('\nid: send\nnode: "[[send]]"\n')
+    expect(trace['00_plan-trace/final.md']).toBe('---\nvaultplan: final\nid: send\nnode: "[[send]]"\n---\nsend v1')
     // The trace header names the run and the format.
     expect(trace['00_plan-trace/trace.md']).toMatch(/^---\nvaultplan: trace\nrun: \S+\nformat: 4\n/)
   })

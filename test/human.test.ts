@@ -128,7 +128,7 @@ describe('a `judge: human` node', () => {
     expect(await read(dir, 'approve.md')).toBe(
       '---\njudge: human\nmax_visits: 3\nstatus: done\n---\n# Approve the draft\n\nA person reads ' +
         'the draft.\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n\n## ' +
-        'Feedback\nLooks good, ship it.\n(handed on at step 2)\n',
+        'Feedback\nLooks good, ship it.\n\n(handed on at step 2)\n',
     )
   })
 
@@ -139,7 +139,7 @@ describe('a `judge: human` node', () => {
     const first = scriptedWorker()
     await runPlan(dir, { ...options, work: first })
     expect(first.calls[0]!.outputs.at(-1)).toEqual({ node: 'approve', visit: 1, output: 'Add a photo caption.', feedback: true })
-    expect(await read(dir, 'approve.md')).toMatch(/\n## Feedback\nAdd a photo caption\.\n\(handed on at step 2\)\n$/)
+    expect(await read(dir, 'approve.md')).toMatch(/\n## Feedback\nAdd a photo caption\.\n\n\(handed on at step 2\)\n$/)
 
     // The person writes below what they wrote before, in their own way (a blank line, trailing spaces kept).
     await edit(dir, 'approve.md', (text) => `${tick('approved')(text)}\nShip it.  \n`)
@@ -150,7 +150,9 @@ describe('a `judge: human` node', () => {
       { node: 'approve', visit: 1, output: 'Add a photo caption.', feedback: true },
       { node: 'approve', visit: 2, output: 'Ship it.', feedback: true },
     ])
-    expect(await read(dir, 'approve.md')).toMatch(/\n## Feedback\nAdd a photo caption\.\n\(handed on at step 2\)\n\nShip it\.  \n\(handed on at step 4\)\n$/)
+    expect(await read(dir, 'approve.md')).toMatch(
+      /\n## Feedback\nAdd a photo caption\.\n\n\(handed on at step 2\)\n\nShip it\.  \n\n\(handed on at step 4\)\n$/,
+    )
   })
 
   it('a ticked way back loops, counts the visit and waits again with the boxes cleared', async () => {
@@ -210,7 +212,7 @@ describe('a `judge: human` node', () => {
       crlf(
         '---\njudge: human\nmax_visits: 3\nstatus: done\n---\n# Approve the draft\n\nA person reads ' +
           'the draft.\n\n## Next\n- [ ] approved -> [[send]]\n- [ ] needs revision -> [[draft]]\n\n## ' +
-          'Feedback\nFine.\n(handed on at step 2)\n',
+          'Feedback\nFine.\n\n(handed on at step 2)\n',
       ),
     )
   })

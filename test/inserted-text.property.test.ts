@@ -72,7 +72,9 @@ describe('feedback inserted into a note', () => {
         // The words are there, in the feedback section.
         const words = feedback.split(/\r\n|\r|\n/).filter((text) => /[a-z]/i.test(text))
         for (const word of words)
-          expect(parseNote('review.md', addFeedback(note, feedback)).feedback).toContain(word.trim().replace(/%{2,}/g, (run) => '\\%'.repeat(run.length)))
+          expect(parseNote('review.md', addFeedback(note, feedback)).feedback).toContain(
+            word.trim().replace(/&(?=#3[78];)|%{2,}/g, (found) => (found === '&' ? '&#38;' : '&#37;'.repeat(found.length))),
+          )
       }),
       { numRuns: 300 },
     )

@@ -121,7 +121,7 @@ describe('deferStep and blockStep', () => {
     expect(await read(dir, 'start.md')).toContain('status: pending')
     const again = work(await nextStep(dir, { ...base, agent: 'ada' }))
     expect([again.key, again.visit, again.step]).toEqual([start.key, start.visit, start.step])
-    expect(again.outputs.at(-1)).toEqual({ node: 'start', visit: 1, output: '> Solar power.', feedback: true })
+    expect(again.outputs.at(-1)).toEqual({ node: 'start', visit: 1, output: 'Solar power.', feedback: true })
   })
 
   it('a blocked note in a folder of the top plan (not a subplan) is unblocked by decide too', async () => {

@@ -176,7 +176,7 @@ describe('a pending proposal', () => {
     // The planner saw the feedback and version 1's notes, as data.
     expect(llm.calls[1]!.prompt).toContain('Start with an outline.')
     expect(llm.calls[1]!.prompt).toContain('Find three sources on tide pools.')
-    expect(llm.calls[1]!.prompt).toMatch(/<<<DATA-\w+\n> Start with an outline\./)
+    expect(llm.calls[1]!.prompt).toMatch(/<<<DATA-\w+\nStart with an outline\./)
     let tree = await readTree(vault)
     expect(Object.keys(tree)).toEqual([
       '00_plan-trace/proposal.md',

@@ -103,6 +103,7 @@ it('pins the error codes', async () => {
     'invalid-frontmatter',
     'invalid-subplan',
     'misspelled-knob',
+    'misspelled-label',
     'multiple-starts',
     'multiple-targets',
     'no-reachable-terminal',
@@ -179,6 +180,10 @@ it('names at most 125 things in the main entry, values and types: one idea per n
 
 it('exports exactly these names from vaultplan/ai-sdk', async () => {
   expect(Object.keys(await import('vaultplan/ai-sdk')).sort()).toEqual(['llmFromAISDK', 'toolsFromAISDK'])
+})
+
+it('exports exactly these names from vaultplan/testing: a judge for the tests of a plan', async () => {
+  expect(Object.keys(await import('vaultplan/testing')).sort()).toEqual(['scriptedJudge'])
 })
 
 it('exports exactly these names from vaultplan/pictures', async () => {

@@ -259,7 +259,7 @@ describe('people decide: a human note and decide()', () => {
     expect(after).toBe(`${before.replace('- [ ] needs revision', '- [x] needs revision')}\n## Feedback\n\n> Shorter, please.\n`)
     const next = work(await nextStep(dir, options))
     expect(next.node.id).toBe('draft')
-    expect(next.outputs.at(-1)).toEqual({ node: 'review', visit: 1, output: '> Shorter, please.', feedback: true })
+    expect(next.outputs.at(-1)).toEqual({ node: 'review', visit: 1, output: 'Shorter, please.', feedback: true })
   })
 
   it('feedback is handed on once: a later decision does not carry the old feedback again', async () => {
@@ -270,14 +270,14 @@ describe('people decide: a human note and decide()', () => {
     await completeStep(dir, review1.key, { output: 'review v1' }, options)
     await decide(dir, 'review', { edge: 'needs revision', feedback: 'Add a date.' })
     const draft2 = work(await nextStep(dir, options))
-    expect(draft2.outputs.filter((output) => output.output === '> Add a date.')).toHaveLength(1)
+    expect(draft2.outputs.filter((output) => output.output === 'Add a date.')).toHaveLength(1)
     const review2 = work(await completeStep(dir, draft2.key, { output: 'draft v2' }, options))
     await completeStep(dir, review2.key, { output: 'review v2' }, options)
     await decide(dir, 'review', { edge: 'approved' })
     const send = work(await nextStep(dir, options))
     expect(send.node.id).toBe('send')
     // The approval handed on nothing: the only feedback in the history is the one given with the revision.
-    expect(send.outputs.filter((output) => output.output === '> Add a date.')).toHaveLength(1)
+    expect(send.outputs.filter((output) => output.output === 'Add a date.')).toHaveLength(1)
     expect(send.outputs.map((output) => `${output.node} ${output.visit}`)).toEqual(['draft 1', 'review 1', 'review 1', 'draft 2', 'review 2'])
   })
 

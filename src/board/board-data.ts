@@ -4,9 +4,13 @@ import type { LedgerView } from '../core/ledger-types.js'
 import { loadPlan } from '../plan/load-plan.js'
 import { toSvg } from '../plan/plan-svg.js'
 import { observeRun } from '../run/read/observe-run.js'
-import { waitingVisits } from '../run/decide/decide.js'
+import { decidedNotes, waitingVisits, type DecidedNote } from '../run/decide/decide.js'
+import { checkWords } from '../run/core/checks.js'
+import { feedbackToHandOn } from '../run/core/run-core.js'
+import { feedbackAsTyped } from '../vault/note-edits.js'
+import { shellWord } from '../core/text.js'
 import type { WaitingNote } from '../run/core/run-options.js'
-import { visitsOfSnapshot, type RunSnapshot } from '../run/core/run-snapshot.js'
+import { snapshotNodes, visitsOfSnapshot, type RunSnapshot } from '../run/core/run-snapshot.js'
 import { readOutput, type SavedOutput } from '../store/output-note.js'
 import { readTrace, tracePaths, type HopRecord } from '../store/trace.js'
 import { OUTPUTS_FOLDER } from '../vault/run-folder.js'
@@ -74,13 +78,19 @@ export interface TimelineHop {
   /** The label of the edge taken, `''` for an unconditional one, `null` for none. */
   edge: string | null
   decidedBy: string
-  /** Why: the person's feedback, or the caller's choice. */
-  why?: string
+  /** Why, in parts: the checks' results, the judge's answers, the feedback a person handed on (as typed), an agent's choice, a worker's error. */
+  why: Why[]
   ms?: number
   model?: string
   tokens?: { input: number; output: number }
   /** The output's file, relative to the trace folder. */
   output?: string
+}
+
+/** One part of why a hop went where it went; `feedback` is a person's own words, as they typed them. */
+export interface Why {
+  kind: 'checks' | 'answers' | 'feedback' | 'choice' | 'error' | 'person' | 'deadline'
+  text: string
 }
 
 /** What the page of one run shows. */
@@ -97,7 +107,17 @@ export interface RunDetail {
   proposal: ProposalInfo | undefined
   /** The visit each note that waits for a person waits at, by id: what its decision form says it was made on. */
   visits: Record<string, number>
+  /** Notes a person decided that the run has not followed yet, with what was chosen and the feedback. */
+  decided: DecidedNote[]
+  /** The command that goes on with the run, for a page that says what happens after a decision. */
+  goOn: string
 }
+
+/** The command a page names to go on with a run a person decided, from the vault's path. */
+export type GoOn = (vault: string) => string | Promise<string>
+
+/** `vaultplan run <vault>`: the command a page names to go on, unless the board is told another. */
+export const DEFAULT_GO_ON: GoOn = (vault) => `vaultplan run ${shellWord(vault)}`
 
 /** How many outputs a run's page shows unless asked for all: the latest ones, enough to read what a run is doing, few enough that a run of thousands of hops loads in a moment. */
 export const OUTPUTS_SHOWN = 50
@@ -109,14 +129,23 @@ export const OUTPUTS_SHOWN = 50
  *
  * @throws `PathRefusal` when `name` leaves the root or is no vault
  */
-export async function runDetail(root: string, name: string, outputs = OUTPUTS_SHOWN): Promise<RunDetail> {
+export async function runDetail(root: string, name: string, outputs = OUTPUTS_SHOWN, goOn = DEFAULT_GO_ON): Promise<RunDetail> {
   const path = await vaultPath(root, name)
   const snapshot = await observeRun(path, { hops: Number.MAX_SAFE_INTEGER })
   const notesWait = snapshot.waiting.some((waiting) => waiting.kind !== 'proposal')
-  const [trace, ledger, proposal, visits] = await Promise.all([readTrace(path), readLedger(path), readProposal(path), notesWait ? waitingVisits(path) : {}])
+  // A note that says `waiting` but waits for nobody now was decided, and the run has not followed it yet.
+  const undecided = decidedOnes(snapshot).length > 0
+  const [trace, ledger, proposal, visits, decided] = await Promise.all([
+    readTrace(path),
+    readLedger(path),
+    readProposal(path),
+    notesWait ? waitingVisits(path) : {},
+    undecided ? decidedNotes(path) : [],
+  ])
   const records = new Map<string, HopRecord>()
   for (const record of trace?.records ?? []) if (record.kind === 'hop') records.set(`${record.step}:${record.node}`, record)
-  const hops = snapshot.hops.map((hop) => timelineHop(hop, records.get(`${hop.step}:${hop.node}`)))
+  const handedBefore = new Map<string, string>()
+  const hops = snapshot.hops.map((hop) => timelineHop(hop, records.get(`${hop.step}:${hop.node}`), handedBefore))
   // Named `<step, 4 digits>-<note>.md`: by the number first, so step 10000 still comes after 9999.
   const files = (await readdir(tracePaths(path).outputs).catch(() => [] as string[]))
     .filter((file) => file.endsWith('.md'))
@@ -135,18 +164,50 @@ export async function runDetail(root: string, name: string, outputs = OUTPUTS_SH
     ledger,
     proposal,
     visits,
+    decided,
+    goOn: decided.length > 0 ? await goOn(path) : '',
   }
 }
 
-function timelineHop(hop: RunSnapshot['hops'][number], record: HopRecord | undefined): TimelineHop {
-  const timeline: TimelineHop = { step: hop.step, node: hop.node, visit: hop.visit, edge: hop.edge ? hop.edge.label : null, decidedBy: hop.decidedBy }
-  const why = record?.feedback ?? record?.choice
-  if (why !== undefined) timeline.why = why
+/**
+ * A hop of the timeline; `handedBefore` holds the feedback each note's
+ * earlier decisions recorded (the timeline goes in order), so a decision
+ * shows only what it handed on.
+ */
+function timelineHop(hop: RunSnapshot['hops'][number], record: HopRecord | undefined, handedBefore: Map<string, string>): TimelineHop {
+  const why = record ? whyOf(record, handedBefore) : []
+  const timeline: TimelineHop = { step: hop.step, node: hop.node, visit: hop.visit, edge: hop.edge ? hop.edge.label : null, decidedBy: hop.decidedBy, why }
   if (record?.ms !== undefined) timeline.ms = record.ms
   if (record?.model !== undefined) timeline.model = record.model
   if (record?.tokens !== undefined) timeline.tokens = record.tokens
   if (record?.output !== undefined) timeline.output = record.output
   return timeline
+}
+
+/** Why a hop went where it went, from its trace record: what its checks, its judge, a person or an agent said. */
+function whyOf(record: HopRecord, handedBefore: Map<string, string>): Why[] {
+  const why: Why[] = []
+  for (const check of record.checks ?? [])
+    why.push({
+      kind: 'checks',
+      text: `check ${check.name} ${checkWords({ name: check.name, exit: check.exit, ms: check.ms, tail: '', ...(check.timedOut && { timedOut: true }) })}`,
+    })
+  if (record.answers?.length) why.push({ kind: 'answers', text: `judge: ${record.answers.map((entry) => `${entry.condition} ${entry.answer}`).join(' · ')}` })
+  if (record.decidedBy === 'human') {
+    const handed = feedbackAsTyped(feedbackToHandOn(handedBefore.get(record.node), record.feedback))
+    if (record.feedback !== undefined) handedBefore.set(record.node, record.feedback)
+    why.push(handed === '' ? { kind: 'person', text: 'a person ticked it' } : { kind: 'feedback', text: handed })
+  }
+  if (record.choice !== undefined) why.push({ kind: 'choice', text: `the agent chose ${record.choice}` })
+  if (record.error !== undefined) why.push({ kind: 'error', text: `the worker failed: ${record.error}` })
+  if (record.decidedBy === 'timeout') why.push({ kind: 'deadline', text: 'nobody decided by the `wait:` deadline' })
+  return why
+}
+
+/** The notes of a snapshot that say `waiting` but wait for nobody now: decided (by a person, or a deadline), not yet followed by a run. */
+export function decidedOnes(snapshot: RunSnapshot): string[] {
+  const waiting = new Set(snapshot.waiting.map((note) => note.node))
+  return [...snapshotNodes(snapshot.nodes)].filter((node) => node.status === 'waiting' && !waiting.has(node.id)).map((node) => node.id)
 }
 
 /**
@@ -157,7 +218,9 @@ function timelineHop(hop: RunSnapshot['hops'][number], record: HopRecord | undef
 export async function planSvg(root: string, name: string): Promise<string> {
   const path = await vaultPath(root, name)
   const [graph, snapshot] = await Promise.all([loadPlan(path), observeRun(path, { hops: 0 })])
-  return toSvg(graph, snapshot.run ? { visits: visitsOfSnapshot(snapshot) } : undefined)
+  // A decided note is drawn as done: the person's part is over, whether or not a run has followed it yet.
+  const statuses = Object.fromEntries(decidedOnes(snapshot).map((id) => [id, 'done' as const]))
+  return toSvg(graph, snapshot.run ? { visits: visitsOfSnapshot(snapshot), statuses } : undefined)
 }
 
 /** `map` with at most `limit` calls of `each` under way, in input order. */

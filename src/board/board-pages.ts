@@ -3,9 +3,10 @@ import type { SearchHit } from '../memory/search-runs.js'
 import type { WaitingNote } from '../run/core/run-options.js'
 import type { AgentClaim } from '../run/core/claims.js'
 import type { RunSnapshot } from '../run/core/run-snapshot.js'
-import { unquoted } from '../vault/note-edits.js'
+import { feedbackAsTyped } from '../vault/note-edits.js'
 import type { ProposalInfo } from '../vault/proposal-note.js'
-import type { RunDetail, RunRow, TimelineHop } from './board-data.js'
+import type { RunDetail, RunRow, TimelineHop, Why } from './board-data.js'
+import { personChoices } from '../run/core/deadline.js'
 import { escapeHtml as e, safeHtml } from './safe-html.js'
 
 /*
@@ -50,9 +51,9 @@ ${main}
 `
 }
 
-/** The runs page: tabs by phase, "needs you" first, and a row per vault. */
+/** The runs page: tabs by phase, "needs you" first, and a row per vault; without a `tab` asked for, the first tab that has runs. */
 export function runsPage(rows: readonly RunRow[], tab: string, truncated: boolean): string {
-  const chosen = RUN_TABS.find((each) => each.id === tab) ?? RUN_TABS[0]
+  const chosen = RUN_TABS.find((each) => each.id === tab) ?? RUN_TABS.find((each) => rows.some(each.keeps)) ?? RUN_TABS[0]
   const tabs = RUN_TABS.map((each) => {
     const count = rows.filter(each.keeps).length
     const current = each.id === chosen.id ? ' aria-current="page"' : ''
@@ -95,6 +96,7 @@ ${proposalLink(detail)}
 <p class="numbers">${snapshot.steps} of ${snapshot.maxSteps} steps${snapshot.holder ? ` · held by process ${snapshot.holder.pid} on ${e(snapshot.holder.host)}` : ''}</p>
 ${snapshot.stop ? `<p class="stop">${e(snapshot.stop.reason)}</p>` : ''}
 ${decisions(detail, kept)}
+${afterDecision(detail)}
 <section aria-labelledby="plan"><h2 id="plan">Plan</h2>
 <img class="plan" src="/plan.svg?vault=${encodeURIComponent(name)}&amp;v=${now}" alt="The plan of ${e(name)}, each note with its status and visits">
 </section>
@@ -106,6 +108,24 @@ ${outputsNote(detail)}
 ${detail.outputs.map((output) => `<article class="output" id="output-${output.step}"><h3>Step ${output.step} · ${e(output.node)} · visit ${output.visit}</h3>${safeHtml(output.output)}</article>`).join('\n') || '<p class="empty">No output yet.</p>'}
 </section>
 ${ledger(detail)}`
+}
+
+/**
+ * What a person decided that the run has not followed yet (the choice, with
+ * the feedback as typed), and what happens next: the runner that holds the
+ * vault goes on by itself, else the command that goes on.
+ */
+function afterDecision(detail: RunDetail): string {
+  if (detail.decided.length === 0) return ''
+  const items = detail.decided.map(
+    (note) =>
+      `<li><strong>${e(note.node)}</strong>: decided <strong class="choice">${e(note.edge)}</strong>${note.feedback === '' ? ', with no feedback' : `, with the feedback <q class="feedback">${e(note.feedback)}</q>`}</li>`,
+  )
+  const holder = detail.snapshot.holder
+  const next = holder
+    ? `A runner holds this vault (process ${holder.pid} on ${e(holder.host)}): it goes on from here by itself.`
+    : `Next: run <code>${e(detail.goOn)}</code> to go on. A runner waiting on it (<code>vaultplan run --wait</code>), or a queue worker that serves this run, goes on by itself.`
+  return `<section class="after-decision" aria-labelledby="decided"><h2 id="decided">Decided</h2><ul>${items.join('')}</ul><p class="next">${next}</p></section>`
 }
 
 /** A decision the board refused because what it was made on moved on: why, in words, and what the person typed, to show again. */
@@ -152,7 +172,7 @@ export function decisionForm(
     : waiting.kind === 'blocked'
       ? `An agent blocked ${e(waiting.node)}`
       : `${e(waiting.node)} waits for you`
-  const earlier = proposal?.feedback ? `<p class="feedback">Feedback so far: ${e(unquoted(proposal.feedback))}</p>` : blockedWhy(waiting)
+  const earlier = proposal?.feedback ? `<p class="feedback">Feedback so far: ${e(feedbackAsTyped(proposal.feedback))}</p>` : blockedWhy(waiting)
   const compare = proposal && back === 'run' ? `<p><a href="${proposalHref(name)}">Its versions side by side</a></p>` : ''
   const id = `feedback-${e(waiting.node.replace(/[^\w-]/g, '-'))}`
   return `<form class="decision" method="post" action="/decide">
@@ -160,8 +180,20 @@ export function decisionForm(
 <input type="hidden" name="vault" value="${e(name)}"><input type="hidden" name="node" value="${e(waiting.node)}"><input type="hidden" name="back" value="${back}">${madeOnField(proposal, made.visit)}
 <label for="${id}">Feedback (optional)</label>
 <textarea id="${id}" name="feedback" rows="3">${made.kept?.node === waiting.node ? e(made.kept.feedback) : ''}</textarea>
-<div class="choices">${waiting.choices.map((choice) => `<button type="submit" name="edge" value="${e(choice)}">${e(choice)}</button>`).join(' ')}</div>
+<div class="choices">${personChoices(waiting)
+    .map((choice) => `<button type="submit" name="edge" value="${e(choice)}">${e(choice)}</button>`)
+    .join(' ')}</div>${deadlineOf(waiting)}
 </form>`
+}
+
+/** When a note's wait ends by itself: its `timeout` edge is the deadline's to take, never a person's button. */
+function deadlineOf(waiting: WaitingNote): string {
+  if (waiting.deadline === undefined) return ''
+  const when = time(waiting.deadline)
+  if (waiting.overdue) return `<p class="deadline">Past its deadline, ${when}: it has no <code>timeout</code> edge, so it waits for you.</p>`
+  if (waiting.choices.length > personChoices(waiting).length)
+    return `<p class="deadline">Unless you decide first, its <code>timeout</code> edge is taken at ${when}.</p>`
+  return `<p class="deadline">Its deadline is ${when}; it has no <code>timeout</code> edge, so past it, it keeps waiting.</p>`
 }
 
 /** The hidden field that says what a decision is made on; `data-made-on`: a live page keeps what was typed when it changes. */
@@ -221,7 +253,7 @@ function timeline(name: string, hops: readonly TimelineHop[], steps: number): st
   const rows = hops.map((hop) => {
     const edge = hop.edge === null ? '—' : hop.edge === '' ? 'next' : e(hop.edge)
     const tokens = hop.tokens ? `${hop.tokens.input} in / ${hop.tokens.output} out` : ''
-    return `<tr><td>${hop.step}</td><td>${e(hop.node)}</td><td>${hop.visit}</td><td>${edge}</td><td>${e(hop.decidedBy)}</td><td>${e(hop.why ?? '')}</td>
+    return `<tr><td>${hop.step}</td><td>${e(hop.node)}</td><td>${hop.visit}</td><td>${edge}</td><td>${e(hop.decidedBy)}</td><td>${whyHtml(hop.why)}</td>
 <td>${hop.ms === undefined ? '' : `${(hop.ms / 1000).toFixed(1)} s`}</td><td>${e(hop.model ?? '')}</td><td>${tokens}</td></tr>`
   })
   return `<section aria-labelledby="hops"><h2 id="hops">Hops</h2>
@@ -232,6 +264,13 @@ function timeline(name: string, hops: readonly TimelineHop[], steps: number): st
 <label>into the new folder <input name="into" value="${e(`${name}-fork`)}" required></label>
 <button type="submit">Fork</button></form>
 </section>`
+}
+
+/** Why a hop went where it went, part by part: a person's feedback as a quotation of their words (never with a raw `>`), the rest as text. */
+function whyHtml(why: readonly Why[]): string {
+  return why
+    .map((part) => (part.kind === 'feedback' ? `<q class="feedback">${e(part.text)}</q>` : `<span class="why-${part.kind}">${e(part.text)}</span>`))
+    .join('<br>')
 }
 
 function ledger(detail: RunDetail): string {

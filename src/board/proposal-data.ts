@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import { vaultName, vaultPath, PathRefusal } from '../mcp/paths.js'
 import { observeRun } from '../run/read/observe-run.js'
 import type { WaitingNote } from '../run/core/run-options.js'
-import { unquoted } from '../vault/note-edits.js'
+import { feedbackAsTyped } from '../vault/note-edits.js'
 import { confinedOrNothing } from '../vault/path-gate.js'
 import { parseProposal, readProposalNote, type ProposalChoice, type ProposalStatus } from '../vault/proposal-note.js'
 import { PROPOSAL_FILE, PROPOSALS_FOLDER } from '../vault/run-folder.js'
@@ -87,7 +87,7 @@ async function keptVersions(vault: string, before: number): Promise<PlanVersion[
 
 function versionOf(note: ReturnType<typeof parseProposal>): Omit<PlanVersion, 'folder' | 'notes'> {
   const version: Omit<PlanVersion, 'folder' | 'notes'> = { version: note.version, status: note.status, query: note.query }
-  if (note.feedback !== undefined) version.feedback = unquoted(note.feedback)
+  if (note.feedback !== undefined) version.feedback = feedbackAsTyped(note.feedback)
   return version
 }
 

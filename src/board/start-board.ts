@@ -12,7 +12,7 @@ import { forkRun } from '../run/forks/fork.js'
 import { assertFolder } from '../vault/fs-atomic.js'
 import { confine, refuseInsideVault, vaultPath } from '../mcp/paths.js'
 import { listen } from '../mcp/listen.js'
-import { planSvg, runDetail, runRows } from './board-data.js'
+import { DEFAULT_GO_ON, planSvg, runDetail, runRows, type GoOn } from './board-data.js'
 import { page, problemPage, proposalHref, runHref, runPage, runsPage, searchPage, type KeptDecision } from './board-pages.js'
 import { proposalHistory } from './proposal-data.js'
 import { proposalPage } from './proposal-page.js'
@@ -63,6 +63,15 @@ export interface BoardOptions {
    * `origin` name the first of them.
    */
   allowedHosts?: string[]
+  /**
+   * The command a run's page names for going on with the run once a person
+   * decided, given the vault's path (`vaultplan board` names the CLI as it
+   * was typed where the board started, the path from there, and the checks
+   * the notes name).
+   *
+   * @default `vaultplan run <path>`
+   */
+  goOnCommand?: (vault: string) => string | Promise<string>
 }
 
 /** A running board. */
@@ -124,6 +133,7 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
     if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`Expected \`${name}\` to be an integer from 1 up, got \`${value}\``)
   await assertFolder(options.root, options.root)
   const root = await realpath(options.root)
+  const goOn = options.goOnCommand ?? DEFAULT_GO_ON
   const watch = new RootWatch(root)
   let allowed = new Set<string>()
   let cookie = ''
@@ -158,7 +168,7 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
   })
   app.get('/run', async (c) => {
     const name = c.req.query('vault') ?? ''
-    const detail = await runDetail(root, name, c.req.query('outputs') === 'all' ? Number.POSITIVE_INFINITY : undefined)
+    const detail = await runDetail(root, name, c.req.query('outputs') === 'all' ? Number.POSITIVE_INFINITY : undefined, goOn)
     return c.html(page(detail.name, runPage(detail, Date.now()), detail.name))
   })
   app.get('/proposal', async (c) => {
@@ -202,7 +212,7 @@ export async function startBoard(options: BoardOptions): Promise<Board> {
         node === PROPOSAL_NODE
           ? `Nothing was decided: you decided on version ${was} of the proposal, and it is at version ${current} now. Here it is; decide again.`
           : `Nothing was decided: you decided on visit ${was} of ${node}, and it waits at its visit ${current} now. Here it is; decide again.`
-      return c.html(await decisionPage(root, name, back, { node, notice, feedback: typed }), 409)
+      return c.html(await decisionPage(root, name, back, { node, notice, feedback: typed }, goOn), 409)
     }
     return c.redirect(back === 'proposal' ? proposalHref(name) : runHref(name), 303)
   })
@@ -255,10 +265,10 @@ function madeOn(form: Record<string, unknown>, node: string): { version: number 
 }
 
 /** The page a decision goes back to (the run's, or its proposal's), as it is now, with a refused decision said first. */
-async function decisionPage(root: string, name: string, back: 'run' | 'proposal', kept: KeptDecision): Promise<string> {
+async function decisionPage(root: string, name: string, back: 'run' | 'proposal', kept: KeptDecision, goOn: GoOn): Promise<string> {
   const history = back === 'proposal' ? await proposalHistory(root, name) : undefined
   if (history) return page(`${history.name}: proposal`, proposalPage(history, undefined, undefined, kept), history.name)
-  const detail = await runDetail(root, name)
+  const detail = await runDetail(root, name, undefined, goOn)
   return page(detail.name, runPage(detail, Date.now(), kept), detail.name)
 }
 

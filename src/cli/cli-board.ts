@@ -3,7 +3,8 @@ import { realpath } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { isWildcard } from '../core/host-check.js'
 import { parseAddress, stopSignal } from './cli-mcp.js'
-import { EXIT, UsageError, vaultFolder, type Io } from './cli-support.js'
+import { displayPath, EXIT, UsageError, vaultFolder, type Io } from './cli-support.js'
+import { checksToAsk, resumeCommand } from './cli-resume.js'
 
 export const BOARD_HELP = `Usage: vaultplan board [--root DIR] [--http HOST:PORT] [--allowed-host H] [--open]
 
@@ -45,7 +46,10 @@ export async function boardCommand(args: string[], io: Io): Promise<number> {
   const root = await realpath(await vaultFolder(values.root ?? '.', io))
   const { startBoard } = await import('../board/start-board.js')
   const allowedHosts = values['allowed-host'] ?? []
-  const board = await startBoard({ root, ...address, allowedHosts })
+  // A page names the command that goes on with a run as a person here types it, the run's checks included.
+  const self = io.self ?? 'vaultplan'
+  const goOnCommand = async (vault: string) => resumeCommand(self, displayPath(io.cwd, vault), {}, await checksToAsk(vault, io.cwd))
+  const board = await startBoard({ root, ...address, allowedHosts, goOnCommand })
   io.stdout.write(`board: ${board.url}\n`)
   io.stderr.write(`vaultplan board: showing ${root}; stop with Ctrl-C\n`)
   if (isWildcard(address.host) && allowedHosts.length === 0)

@@ -1,7 +1,7 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { displayPath, EXIT, UsageError, type Io } from './cli-support.js'
+import { displayPath, EXIT, shellWord, UsageError, type Io } from './cli-support.js'
 import { VaultPathError } from '../core/errors.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { statOrNothing } from '../vault/stat-or-nothing.js'
@@ -24,9 +24,10 @@ Options:
 Exit codes: 0 written, 2 bad usage or a folder that is not empty or not a
 folder, 70 internal error.`
 
-/** The starter plan, path -> text: what `init` writes. */
-export const STARTER_PLAN: Readonly<Record<string, string>> = {
-  'draft.md': `---
+/** The starter plan, path -> text: what `init` writes; its README note names the CLI as `self` (`npx vaultplan`). */
+export function starterPlan(self: string): Record<string, string> {
+  return {
+    'draft.md': `---
 type: start
 ---
 # Draft
@@ -37,7 +38,7 @@ asked for changes, make them and say what you changed.
 ## Next
 - [[review]]
 `,
-  'review.md': `---
+    'review.md': `---
 role: review
 max_visits: 3
 ---
@@ -50,7 +51,7 @@ person to approve, or what must change?
 - approved -> [[approve]]
 - needs revision -> [[draft]]
 `,
-  'approve.md': `---
+    'approve.md': `---
 judge: human
 max_visits: 2
 ---
@@ -62,11 +63,11 @@ Put the reviewed draft in its final form for a person to read.
 - [ ] publish -> [[publish]]
 - [ ] rework -> [[draft]]
 `,
-  'publish.md': `# Publish
+    'publish.md': `# Publish
 
 Write the approved draft out as the final result.
 `,
-  [`${TRACE_FOLDER}/README.md`]: `---
+    [`${TRACE_FOLDER}/README.md`]: `---
 vaultplan: readme
 ---
 # How this plan works
@@ -90,19 +91,21 @@ outputs here).
 
 Run it from a terminal in the folder above:
 
-    vaultplan validate <this folder>
-    vaultplan run <this folder> --query "Announce our release"
-    vaultplan status <this folder>
+    ${self} validate <this folder>
+    ${self} run <this folder> --query "Announce our release"
+    ${self} status <this folder>
 
 \`vaultplan run\` uses the model set in \`LLM_BASE_URL\`, \`LLM_MODEL\` and
 \`LLM_API_KEY\`. Each step's \`status:\` shows how far the run is, and
 \`${TRACE_FOLDER}/trace.md\` records every hop.
 `,
+  }
 }
 
-/** The starter for code (`init --code`), path -> text: a check that decides `passed` / `failed`, and an approval with a deadline. */
-export const CODE_STARTER: Readonly<Record<string, string>> = {
-  'change.md': `---
+/** The starter for code (`init --code`), path -> text: a check that decides `passed` / `failed`, and an approval with a deadline; its README note names the CLI as `self`. */
+export function codeStarter(self: string): Record<string, string> {
+  return {
+    'change.md': `---
 type: start
 check: test
 retries: 1
@@ -117,7 +120,7 @@ tests failed last time, their output is among the outputs: fix what they say.
 - passed -> [[approve]]
 - failed -> [[change]]
 `,
-  'approve.md': `---
+    'approve.md': `---
 judge: human
 wait: 2d
 ---
@@ -130,16 +133,16 @@ Sum up the change for a person: what changed, and how it was tested.
 - [ ] rework -> [[change]]
 - [ ] timeout -> [[remind]]
 `,
-  'merge.md': `# Merge
+    'merge.md': `# Merge
 
 Write the summary of the approved change as the final result.
 `,
-  'remind.md': `# Remind
+    'remind.md': `# Remind
 
 Nobody approved the change within two days: write a short reminder saying
 what waits for a decision.
 `,
-  [`${TRACE_FOLDER}/README.md`]: `---
+    [`${TRACE_FOLDER}/README.md`]: `---
 vaultplan: readme
 ---
 # How this plan works
@@ -158,8 +161,9 @@ This folder is a plan that \`vaultplan\` runs. This note is not part of it.
 
 Run it from a terminal in the folder of the code:
 
-    vaultplan run <this folder> --check test='npm test' --query "Add a --verbose flag" --wait
+    ${self} run <this folder> --check test='npm test' --query "Add a --verbose flag" --wait
 `,
+  }
 }
 
 /** `vaultplan init [dir] [--code]`: writes a starter plan into a new or empty folder. */
@@ -170,14 +174,17 @@ export async function initCommand(args: string[], io: Io): Promise<number> {
   const folder = resolve(io.cwd, dir)
   await assertEmptyFolder(folder, dir)
   const shown = displayPath(io.cwd, folder)
-  for (const [path, text] of Object.entries(values.code ? CODE_STARTER : STARTER_PLAN)) {
+  // The command that works where init ran (`npx vaultplan` in a project, `node dist/cli.js` in a clone), never a bare name that may not be on PATH.
+  const self = io.self ?? 'vaultplan'
+  for (const [path, text] of Object.entries(values.code ? codeStarter(self) : starterPlan(self))) {
     await mkdir(dirname(join(folder, path)), { recursive: true })
     // `wx`: a file that appeared meanwhile is never overwritten.
     await writeFile(join(folder, path), text, { flag: 'wx' })
     io.stdout.write(`wrote ${join(shown, path)}\n`)
   }
   const check = values.code ? ` --check test='npm test'` : ''
-  io.stdout.write(`\nNext: open ${shown} in Obsidian, or run\n  vaultplan validate ${shown}${check}\n  vaultplan run ${shown}${check} --query "..."\n`)
+  const typed = shellWord(shown)
+  io.stdout.write(`\nNext: open ${shown} in Obsidian, or run\n  ${self} validate ${typed}${check}\n  ${self} run ${typed}${check} --query "..."\n`)
   return EXIT.ok
 }
 

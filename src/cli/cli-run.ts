@@ -1,12 +1,14 @@
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { displayPath, shellWord, errorJson, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, type Io } from './cli-support.js'
+import { displayPath, errorJson, EXIT, onlyPositional, printable, printableJson, UsageError, vaultFolder, type Io } from './cli-support.js'
 import { sleep } from '../core/abort.js'
 import { formatIssue, inFolder, PlanValidationError, RunStateError, StepError, VaultplanError } from '../core/errors.js'
 import { DEFAULT_MAX_STEPS, type RunResult } from '../run/core/run-options.js'
 import type { RunEvent } from '../core/types.js'
 import { reasonFor } from '../run/core/reason-for.js'
+import { personChoices } from '../run/core/deadline.js'
 import { runnerChecks } from './cli-checks.js'
+import { checksToGive, resumeCommand, undefinedChecks } from './cli-resume.js'
 import { statOrNothing } from '../vault/stat-or-nothing.js'
 
 export const RUN_HELP = `Usage: vaultplan run <vault> [--query "..."] [options]
@@ -70,7 +72,8 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
   }
   const runVault = values['run-vault'] === undefined ? undefined : resolve(io.cwd, values['run-vault'])
   // A vault someone sent, run from inside it, brings no programs of its own: its config gives no checks.
-  const { checks } = await runnerChecks({ check: values.check, checkEnv: values['check-env'] }, io.cwd, {
+  const flags = { check: values.check, checkEnv: values['check-env'] }
+  const { checks } = await runnerChecks(flags, io.cwd, {
     folders: runVault === undefined ? [vault] : [vault, runVault],
     as: 'vault',
   })
@@ -134,6 +137,8 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
   process.on('SIGINT', interrupt)
   process.on('SIGTERM', interrupt)
   const shownVault = displayPath(io.cwd, runVault ?? vault)
+  // What goes on with this run: its checks come from whoever runs it, so they are given again.
+  const again = resumeCommand(io.self ?? 'vaultplan', shownVault, flags)
   const live = reporter(io.stdout, shownVault)
   try {
     for (let round = 0; ; round++) {
@@ -157,25 +162,24 @@ export async function runCommand(args: string[], io: Io): Promise<number> {
         )
         continue
       }
-      return finish(result, json, io)
+      return finish(result, json, io, again)
     }
   } catch (error) {
-    if (controller.signal.aborted)
-      return fail(
-        error,
-        EXIT.interrupted,
-        `\nInterrupted. The vault is resumable: run \`${io.self ?? 'vaultplan'} run ${shellWord(shownVault)}\` again to go on.\n`,
-      )
+    if (controller.signal.aborted) return fail(error, EXIT.interrupted, `\nInterrupted. The vault is resumable: run \`${again}\` to go on.\n`)
     if (error instanceof ModelConfigError) {
       // Only a run that needs a model asks for one: a completed vault answers without.
       return fail(error, EXIT.usage, `vaultplan: ${error.message}\nThe vault is resumable: set the variables and run again.\n`)
     }
     if (error instanceof PlanValidationError) {
-      return fail(
-        error,
-        EXIT.invalid,
-        `${error.issues.map((issue) => `${formatIssue(inFolder(issue, displayPath(io.cwd, error.vault ?? runVault ?? vault)))}\n`).join('')}vaultplan: the plan is invalid; fix the notes above and run again.\n`,
-      )
+      const issues = error.issues.map((issue) => `${formatIssue(inFolder(issue, displayPath(io.cwd, error.vault ?? runVault ?? vault)))}\n`).join('')
+      const errors = error.issues.filter((issue) => issue.severity === 'error')
+      // Only checks missing: the notes are fine, the command lacks what the run that started it was given.
+      const missing = errors.every((issue) => issue.code === 'unknown-check') ? await undefinedChecks(error.vault ?? target, checks) : []
+      const why =
+        missing.length > 0
+          ? checksToGive(missing, status.run !== null, resumeCommand(io.self ?? 'vaultplan', shownVault, flags, missing))
+          : 'the plan is invalid; fix the notes above and run again.'
+      return fail(error, EXIT.invalid, `${issues}vaultplan: ${why}\n`)
     }
     if (error instanceof StepError || error instanceof RunStateError || (error instanceof VaultplanError && error.code === 'llm-request-failed')) {
       return fail(error, EXIT.invalid, `vaultplan: ${error.message}\n`)
@@ -261,7 +265,8 @@ function reporter(out: Io['stdout'], vault: string): { onEvent: (event: RunEvent
   return { onEvent, stop }
 }
 
-function finish(result: RunResult, json: boolean, io: Io): number {
+/** The result for a person (or as JSON), and the exit code; `again` is the command that goes on once a person decided. */
+function finish(result: RunResult, json: boolean, io: Io, again: string): number {
   if (json) io.stdout.write(`${printableJson({ type: 'result', ...result })}\n`)
   else {
     // A stop is at the note it refused, not at the last note worked (which may be deep in a subplan).
@@ -277,9 +282,14 @@ function finish(result: RunResult, json: boolean, io: Io): number {
       // The output of the note that waits is not a result: say what to decide, and where.
       for (const note of result.waiting ?? []) {
         const feedback = note.kind === 'proposal' && note.reason ? `; feedback: ${note.reason}` : ''
-        const choices = note.choices.length > 0 ? `choices: ${note.choices.join(', ')}` : `nothing for a person to tick: it waits for an agent${feedback}`
+        // A `timeout` edge is the deadline's to take: not a choice to tick.
+        const timesOut = note.choices.length > personChoices(note).length ? `; \`timeout\` is taken at ${note.deadline} unless decided` : ''
+        const choices =
+          note.choices.length > 0 ? `choices: ${personChoices(note).join(', ')}${timesOut}` : `nothing for a person to tick: it waits for an agent${feedback}`
         io.stdout.write(printable(`Waiting: ${note.file} (${choices})`) + '\n')
       }
+      // A person decides, then this goes on (a proposal sent back to its agent waits for the agent instead).
+      if ((result.waiting ?? []).some((note) => note.choices.length > 0)) io.stdout.write(printable(`Then go on: \`${again}\``) + '\n')
       io.stdout.write('\n')
     } else {
       const excerpt = result.output.length > 2000 ? `${result.output.slice(0, 2000)}\n[...]` : result.output

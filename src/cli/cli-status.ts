@@ -19,6 +19,8 @@ import type { RunStatus } from '../run/read/run-status.js'
 import type { SnapshotHop, SnapshotNode } from '../run/core/run-snapshot.js'
 import { FINAL_FILE, TRACE_FOLDER } from '../vault/run-folder.js'
 import { reasonFor, stepBudgetKnob } from '../run/core/reason-for.js'
+import { personChoices } from '../run/core/deadline.js'
+import { checksToAsk, resumeCommand } from './cli-resume.js'
 
 export const STATUS_HELP = `Usage: vaultplan status <vault> [--json]
 
@@ -53,7 +55,7 @@ export async function statusCommand(args: string[], io: Io): Promise<number> {
     io.stdout.write(`${printableJson(status, 2)}\n`)
     return code
   }
-  io.stdout.write(render(status, shown, painter(io), io.self ?? 'vaultplan'))
+  io.stdout.write(render(status, shown, painter(io), io.self ?? 'vaultplan', await checksToAsk(vault, io.cwd)))
   return code
 }
 
@@ -62,9 +64,10 @@ export async function statusCommand(args: string[], io: Io): Promise<number> {
  * `status.next` (the library gives data; the CLI words it).
  *
  * @param shown - the vault as the user typed it
+ * @param checks - the checks its notes name that a run must be given (`--check NAME='...'`)
  */
-export function nextSentence(status: RunStatus, shown: string, self = 'vaultplan'): string {
-  const run = `${self} run ${shellWord(shown)}`
+export function nextSentence(status: RunStatus, shown: string, self = 'vaultplan', checks: readonly string[] = []): string {
+  const run = resumeCommand(self, shown, {}, checks)
   const next = status.next
   const fileOf = (id: string | undefined) => [...everyNote(status.nodes)].find(({ node }) => node.id === id)?.node.file ?? `${id}.md`
   switch (next.kind) {
@@ -108,7 +111,7 @@ export function nextSentence(status: RunStatus, shown: string, self = 'vaultplan
       if (next.node === 'proposal') return `A proposal waits to be revised: \`${run}\`.`
       return `A planner call is due at \`${next.node}\`: \`${run}\`.`
     case 'declined':
-      return `The proposal was declined: its plan never runs. Propose again for a new plan: \`vaultplan propose "..." --into DIR\`.`
+      return `The proposal was declined: its plan never runs. Propose again for a new plan: \`${self} propose "..." --into DIR\`.`
   }
 }
 
@@ -142,12 +145,12 @@ function excerpt(output: string): string {
  * the phase's details, what to do next. Note ids, labels, the query and the
  * output are text a note or a model wrote: printed through `printable`.
  */
-function render(status: RunStatus, shown: string, paint: Paint, self: string): string {
-  const lines = renderLines(status, shown, self)
+function render(status: RunStatus, shown: string, paint: Paint, self: string, checks: readonly string[]): string {
+  const lines = renderLines(status, shown, self, checks)
   return `${[`${printable(shown)}: ${headline(status, paint)}`, ...lines.map(printable)].join('\n')}\n`
 }
 
-function renderLines(status: RunStatus, shown: string, self: string): string[] {
+function renderLines(status: RunStatus, shown: string, self: string, checks: readonly string[]): string[] {
   const out: string[] = []
   if (status.run) out.push(`run ${status.run.id}, ${count(status.steps, 'step')} of ${status.maxSteps}, query: ${printableJson(status.run.query)}`)
   if (status.holder) out.push(`Held by a runner: process ${status.holder.pid} on ${status.holder.host}, since ${status.holder.since}`)
@@ -158,11 +161,13 @@ function renderLines(status: RunStatus, shown: string, self: string): string[] {
   if (status.waiting.length > 0) {
     out.push('', 'Waiting for a person:')
     for (const note of status.waiting) {
-      const why = note.kind === 'blocked' ? `blocked${note.reason ? `: ${note.reason}` : ''}` : `choices ${note.choices.join(', ')}`
+      const why = note.kind === 'blocked' ? `blocked${note.reason ? `: ${note.reason}` : ''}` : `choices ${personChoices(note).join(', ')}`
       const proposal = note.kind === 'proposal' && status.proposal ? ` (proposal v${status.proposal.version})` : ''
       out.push(`  ${note.node}${proposal} in ${join(shown, note.file)}: ${why}`)
       if (note.deadline !== undefined)
-        out.push(`    deadline ${note.deadline}${note.overdue ? ' (overdue: the note has no `timeout` edge, it keeps waiting)' : ''}`)
+        out.push(
+          `    deadline ${note.deadline}${note.overdue ? ' (overdue: the note has no `timeout` edge, it keeps waiting)' : note.choices.length > personChoices(note).length ? ' (then its `timeout` edge is taken)' : ''}`,
+        )
     }
   }
   if (status.phase === 'stopped' && status.stop) out.push('', reasonFor('cli', status.stop.reason))
@@ -180,7 +185,11 @@ function renderLines(status: RunStatus, shown: string, self: string): string[] {
   } else if (status.issues.length > 0) {
     out.push('', `${count(status.issues.length, 'warning')}: \`${self} validate ${shellWord(shown)}\` lists them.`)
   }
-  out.push('', `Next: ${nextSentence(status, shown, self)}`)
+  out.push('', `Next: ${nextSentence(status, shown, self, checks)}`)
+  if (checks.length > 0 && status.phase !== 'completed' && status.phase !== 'declined')
+    out.push(
+      `The notes name the check${checks.length === 1 ? '' : 's'} ${checks.map((name) => `\`${name}\``).join(', ')}: put ${checks.length === 1 ? 'its command' : "each one's command"} in place of '...', as the run that started it was given (checks come from whoever runs the plan, never from the vault; \`vaultplan.config.json\` in the folder you run from may define them instead).`,
+    )
   return out
 }
 

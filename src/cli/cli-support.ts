@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import { isAbsolute, relative, resolve } from 'node:path'
 import { RunStateError, VaultPathError } from '../core/errors.js'
-import { dropControls, escapeControls } from '../core/text.js'
+import { dropControls, escapeControls, shellWord } from '../core/text.js'
 import { assertFolder } from '../vault/fs-atomic.js'
 
 /** Exit codes; 70 is sysexits' EX_SOFTWARE. */
@@ -55,19 +55,19 @@ export function displayPath(cwd: string, path: string): string {
   return shown
 }
 
-/** A word for a POSIX shell: as it is when it is safe, else single-quoted. */
-export function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`
-}
+export { shellWord }
 
 /**
- * How a person typed this CLI, so that the commands it suggests are ones
- * they can type: `vaultplan` from an installed bin (its link is named so),
- * `node <script>` when they ran the script itself, as in a clone.
+ * How a person runs this CLI where they ran it, so that the commands it
+ * suggests are ones they can type: `node <script>` when they ran the script
+ * itself, as in a clone; `npx vaultplan` from the bin npm links into a
+ * project's `node_modules/.bin/` (or npx's own cache), which is not on the
+ * shell's PATH; `vaultplan` from a bin installed on it (`npm install -g`).
  */
 export function selfCommand(script: string | undefined, cwd: string): string {
-  if (script === undefined || !/\bcli\.js$/.test(script)) return 'vaultplan'
-  return `node ${shellWord(displayPath(cwd, script))}`
+  if (script === undefined) return 'vaultplan'
+  if (/\bcli\.js$/.test(script)) return `node ${shellWord(displayPath(cwd, script))}`
+  return /[\\/]node_modules[\\/]\.bin[\\/][^\\/]+$/.test(script) ? 'npx vaultplan' : 'vaultplan'
 }
 
 /** Colours a piece of output, or leaves it as it is. */

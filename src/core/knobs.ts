@@ -29,6 +29,14 @@ export const KNOBS = {
   wait: { field: 'wait', shape: 'duration', expects: 'a duration such as `45s`, `30m`, `4h` or `2d`, at most `365d` (a year)' },
 } as const
 
+/**
+ * The edge labels a knob gives meaning to, on the note that sets it:
+ * `check:` decides `passed` and `failed`, `retries:` takes `failed` once
+ * the worker keeps failing, and `wait:` takes `timeout` at its deadline.
+ * Anywhere else a label is a condition like any other.
+ */
+export const KNOB_LABELS = { check: ['passed', 'failed'], retries: ['failed'], wait: ['timeout'] } as const
+
 /** A knob's frontmatter name (`max_visits`). */
 export type KnobKey = keyof typeof KNOBS
 /** The knobs' frontmatter names, in the table's order. */

@@ -108,6 +108,7 @@ export const PLAN_ISSUE_CODES = [
   'invalid-frontmatter',
   'invalid-subplan',
   'misspelled-knob',
+  'misspelled-label',
   'multiple-starts',
   'multiple-targets',
   // No longer reported: a start that reaches no terminal reaches a loop with no way out or a broken edge, reported there.

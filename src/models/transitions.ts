@@ -1,6 +1,7 @@
 import { parseGridReply } from './judge-reply.js'
 import { ledgerAsText } from '../memory/ledger-tools.js'
 import { dataFence, recentOutputs } from '../core/text.js'
+import { KNOB_LABELS } from '../core/knobs.js'
 import type { CallLLM, DecidedBy, Edge, PlanNode, Predicate, TransitionContext } from '../core/types.js'
 
 /** What `chooseEdge` decided: the edge to take (`null`: work the node again, or the run ends). */
@@ -40,7 +41,7 @@ export interface ChooseEdgeOptions {
 }
 
 /** The labels a note's checks decide: the check's outcome, never a predicate's or a judge's. */
-const CHECK_LABELS = new Set(['passed', 'failed'])
+const CHECK_LABELS = new Set<string>(KNOB_LABELS.check)
 
 /** How much of each output the judge sees: the freshest in full up to this many characters. */
 const CURRENT_OUTPUT_CHARS = 16_000
@@ -189,6 +190,9 @@ export function matchChoice(node: PlanNode, choice: string, predicates?: Record<
   return byTarget.length === 1 ? byTarget[0] : undefined
 }
 
+/** How the judge's system message begins: what tells a judge's call from the worker's and the planner's. */
+export const JUDGE_SYSTEM = 'You judge conditions of a plan step.'
+
 /**
  * The judge's prompt. Node text, outputs and the ledger's facts and valid
  * assumptions are data, fenced by a marker made fresh for each call so that
@@ -211,7 +215,7 @@ export function judgePrompt(node: PlanNode, context: TransitionContext, conditio
     `Conditions:\n${conditions.map((condition, index) => `${index + 1}. ${oneLine(condition)}`).join('\n')}`,
     `Answer every condition on its own line as "<number>: YES" or "<number>: NO", judged against the outputs above, the freshest first, then a short reason.`,
   ]
-  const system = `You judge conditions of a plan step. ${fence.rule} Reply only with one numbered YES/NO line per condition.`
+  const system = `${JUDGE_SYSTEM} ${fence.rule} Reply only with one numbered YES/NO line per condition.`
   return { prompt: parts.join('\n\n'), system }
 }
 

@@ -2,7 +2,7 @@ import { PlanValidationError } from '../core/errors.js'
 import type { PlanIssue, PlanIssueCode, PlanNode } from '../core/types.js'
 import { planEdges, stronglyConnectedComponents, type PlanEdges } from './plan-edges.js'
 import { closestNames, didYouMean } from '../core/closest-names.js'
-import { KNOB_KEYS, KNOBS } from '../core/knobs.js'
+import { KNOB_KEYS, KNOB_LABELS, KNOBS } from '../core/knobs.js'
 
 /** What validation reads of a plan: its nodes (each with the issues of its note) and the issues of no node. `PlanGraph` is one. */
 export interface PlanShape {
@@ -131,6 +131,7 @@ export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): Plan
       const message = `\`${key}\` is no knob, so it is kept as a key of yours and does nothing; ${didYouMean(knobs)}`
       nodeIssues.push({ ...issue(node, 'misspelled-knob', message, node.at?.keys.get(key)), severity: 'warning' })
     }
+    nodeIssues.push(...misspelledLabels(node))
   }
 
   if (danglingIntoRuns) nodeIssues.push(...runFolders)
@@ -205,6 +206,35 @@ export function checkPlan(graph: PlanShape, options: ValidateOptions = {}): Plan
     ),
   ].sort(byPlace)
   return all
+}
+
+/** What each knob's own label does, for the warning about a label a typo away from it. */
+const LABEL_MEANS: Record<keyof typeof KNOB_LABELS, string> = {
+  check: "that `check:` decides by the check's exit code, so no check result takes this edge",
+  retries: 'that `retries:` takes when the worker keeps failing, so no failure takes this edge',
+  wait: 'that `wait:` takes at its deadline, so no deadline takes this edge',
+}
+
+/**
+ * Warnings for the conditions of a note a typo away from a label its knobs
+ * give meaning to (`passd` beside `check:`, `timout` beside `wait:`): such a
+ * label is an ordinary condition, so the check never routes it, or the wait
+ * never times out.
+ */
+function misspelledLabels(node: PlanNode): PlanIssue[] {
+  const found: PlanIssue[] = []
+  const knobs = (Object.keys(KNOB_LABELS) as (keyof typeof KNOB_LABELS)[]).filter((knob) => node[KNOBS[knob].field] !== undefined)
+  const labels = new Set<string>(knobs.flatMap((knob) => KNOB_LABELS[knob]))
+  for (const edge of node.edges) {
+    const label = edge.label.trim().toLowerCase()
+    if (!edge.conditional || labels.has(label)) continue
+    const meant = closestNames(label, labels)
+    if (meant.length === 0) continue
+    const knob = knobs.find((each) => (KNOB_LABELS[each] as readonly string[]).includes(meant[0]!))!
+    const message = `\`${edge.label.trim()}\` is an ordinary condition, not the \`${meant[0]}\` ${LABEL_MEANS[knob]}; ${didYouMean(meant)}`
+    found.push({ ...issue(node, 'misspelled-label', message, edge.at), severity: 'warning' })
+  }
+  return found
 }
 
 /** Whether a note's `type:` could not be read: its frontmatter is broken, or its `type:` value is not one of the types. */

@@ -24,6 +24,7 @@ import { lazyModule } from '../core/lazy-module.js'
 import { MARKER, markerText, renderRecord, safe } from './trace-render.js'
 import { runFolder } from '../vault/run-file-path.js'
 import { runFileToRead } from '../vault/path-gate.js'
+import { stringifyFlat } from '../vault/plain-yaml.js'
 
 /** The YAML writer, for the trace's header (once a run). */
 const yaml = lazyModule<typeof import('yaml')>('yaml')
@@ -341,7 +342,7 @@ function closingOfTornEntry(path: string, fd: number): string | undefined {
   return tail.lastIndexOf('<!--') > tail.lastIndexOf('-->') ? `${tail.endsWith('\n') ? '' : '\n'}-->\n` : undefined
 }
 
-/** Writes the final answer note. */
+/** Writes the final answer note, naming its note as an output note does: `id` for the reader, `node` as a wikilink for Obsidian's graph. */
 export async function writeFinal(vault: string, node: string, output: string, options: WriteOptions): Promise<void> {
-  writeFileAtomicSync(tracePaths(vault).final, `---\nvaultplan: final\nnode: ${JSON.stringify(node)}\n---\n${output}`, options)
+  writeFileAtomicSync(tracePaths(vault).final, `---\n${stringifyFlat({ vaultplan: 'final', id: node, node: `[[${node}]]` })}---\n${output}`, options)
 }

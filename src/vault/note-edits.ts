@@ -61,7 +61,8 @@ export function untickBox(text: string, line: number): string {
  * Adds text at the end of the last `## Feedback` section, or appends the section. The text is
  * written as a block quote, so no heading, list item, fence or HTML comment in it can change
  * the note's sections or edges; a run of `%` (which would open an Obsidian comment reaching
- * past the quote) is escaped.
+ * past the quote) is written as character references (`&#37;`), and an `&` that would read
+ * as one of those as `&#38;`, so {@link feedbackAsTyped} gives back exactly what was typed.
  */
 export function addFeedback(text: string, feedback: string): string {
   const end = parseNote('note.md', text).feedbackEnd
@@ -74,18 +75,40 @@ export function addFeedback(text: string, feedback: string): string {
   return `${head}${gap}${block}${eol}${tail === '' ? '' : eol}${tail}`
 }
 
-/** Feedback without the block quote's `>` markers `addFeedback` wrote: the words, for a one-line summary. */
-export function unquoted(feedback: string): string {
-  return feedback.replace(/^[ \t]*>[ \t]?/gm, '')
+/**
+ * Feedback as the person typed it: each paragraph of `feedback` that is a
+ * block quote throughout (every line starts with `>`), as {@link addFeedback}
+ * writes what `decide` is given, loses one level of quote and its character
+ * references; every other line stays as it was written. What a person
+ * typed on the board is handed on to the next worker this way.
+ */
+export function feedbackAsTyped(feedback: string): string {
+  const lines = feedback.split(/(\r\n|\r|\n)/)
+  let paragraph: number[] = []
+  const unquote = () => {
+    if (paragraph.length > 0 && paragraph.every((at) => QUOTE_LINE.test(lines[at]!)))
+      for (const at of paragraph) lines[at] = lines[at]!.replace(QUOTE_LINE, '').replace(/&#3([78]);/g, (_, digit: string) => (digit === '7' ? '%' : '&'))
+    paragraph = []
+  }
+  // Even places hold the lines, odd ones the line ends between them.
+  for (let at = 0; at < lines.length; at += 2) {
+    if (lines[at]!.trim() === '') unquote()
+    else paragraph.push(at)
+  }
+  unquote()
+  return lines.join('')
 }
+
+/** A block quote's line: up to three spaces, `>` and the one space after it, which are the quote's, not the text's. */
+const QUOTE_LINE = /^ {0,3}> ?/
 
 /** `text` as a block quote, one `>` line per line (a lone carriage return ends a line too, as markdown reads it). */
 function quoted(text: string, eol: string): string {
   return text
     .split(/\r\n|\r|\n/)
     .map((line) => {
-      const safe = line.replace(/%{2,}/g, (run) => '\\%'.repeat(run.length))
-      return safe.trim() === '' ? '>' : `> ${safe}`
+      const safe = line.replace(/&(?=#3[78];)|%{2,}/g, (found) => (found === '&' ? '&#38;' : '&#37;'.repeat(found.length)))
+      return safe === '' ? '>' : `> ${safe}`
     })
     .join(eol)
 }
@@ -110,7 +133,7 @@ export function feedbackAfterMarks(feedback: string): string | undefined {
 
 /**
  * Marks feedback handed on at `step`: one line, `(handed on at step N)`,
- * after the line where the last occurrence of `handed` (as the note holds
+ * after a blank line, below the line where the last occurrence of `handed` (as the note holds
  * it) in the note's last `## Feedback` section ends. No other byte changes; the text is
  * returned as it is when `handed` is not there any more (the person edited
  * it) or is marked already (an edit done again).
@@ -124,6 +147,8 @@ export function markHandedOn(file: string, text: string, handed: string, step: n
   const newline = text.indexOf('\n', at + handed.length)
   const after = newline === -1 ? text.length : text[newline - 1] === '\r' ? newline - 1 : newline
   const eol = text.includes('\r\n') ? '\r\n' : '\n'
-  if (/^\r?\n\(handed on at step \d+\)/.test(text.slice(after))) return text
-  return `${text.slice(0, after)}${eol}${handedOnLine(step)}${text.slice(after)}`
+  // Marked already (before this release the mark came on the next line, without the blank one).
+  if (/^(?:\r?\n){1,2}\(handed on at step \d+\)/.test(text.slice(after))) return text
+  // A paragraph of its own: on the next line it would continue the person's quote, list item or paragraph.
+  return `${text.slice(0, after)}${eol}${eol}${handedOnLine(step)}${text.slice(after)}`
 }

@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import { RunStateError } from '../core/errors.js'
 import { parseFrontmatter } from './frontmatter.js'
 import { PROPOSAL_FILE, PROPOSALS_FOLDER } from './run-folder.js'
-import { addFeedback, tickBox, unquoted } from './note-edits.js'
+import { addFeedback, tickBox, feedbackAsTyped } from './note-edits.js'
 import { parseNote } from './parse-note.js'
 import { editNote } from './edit-note.js'
 import { readNoteForRewrite } from './settled-read.js'
@@ -248,7 +248,7 @@ export function renderProposal(content: ProposalContent): string {
   if (content.earlier.length > 0) {
     lines.push('## Earlier versions', '')
     for (const earlier of content.earlier) {
-      const why = earlier.feedback === undefined ? '' : `: ${unquoted(earlier.feedback).split(/\r?\n/).join(' ')}`
+      const why = earlier.feedback === undefined ? '' : `: ${feedbackAsTyped(earlier.feedback).split(/\r?\n/).join(' ')}`
       lines.push(`- [[${earlier.folder}/proposal|v${earlier.version}]]${why}`)
     }
     lines.push('')

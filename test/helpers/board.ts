@@ -9,7 +9,20 @@ import { chromiumPath } from '../setup/browser-notice.js'
 import { humanReview, linear } from './plans.js'
 import { noJudge, scriptedJudge, scriptedWorker } from './scripted.js'
 import { tempDir, writeVault } from './vault.js'
-import { bin } from './cli.js'
+import { bin, root } from './cli.js'
+
+/** How long a test waits for an open page to follow a change on disk without a reload: a bound for a stuck page on a loaded machine (how fast it follows is the board bench's to measure, not a test's). */
+export const LIVE_MS = 15_000
+
+// Each page's picture for docs/board.md: written there with VAULTPLAN_SCREENSHOTS=docs, else beside the test's vaults.
+const shots = process.env.VAULTPLAN_SCREENSHOTS === 'docs' ? join(root, 'docs') : undefined
+
+/** A picture of the page as `board-<name>.png`: into docs/ with `VAULTPLAN_SCREENSHOTS=docs`, else beside the test's vaults under `root`. */
+export async function screenshot(page: Page, name: string, vaults: string, fullPage = true): Promise<void> {
+  const folder = shots ?? join(vaults, 'screenshots')
+  await mkdir(folder, { recursive: true })
+  await page.screenshot({ path: join(folder, `board-${name}.png`), fullPage })
+}
 
 /** Chromium from Debian's package, headless; `--no-sandbox` because CI runs as root. Never a downloaded browser. */
 export function launchChromium(): Promise<Browser> {
@@ -19,10 +32,10 @@ export function launchChromium(): Promise<Browser> {
 /**
  * A root of three vaults, as a team has them: `release` waits for a person
  * at `review` (its outputs hold what `output` gives), `chores` stopped after
- * one step, `fresh` never ran.
+ * one step, `fresh` never ran. In `into` when given, else a new temporary folder.
  */
-export async function teamRoot(output = 'A draft with **bold** words.'): Promise<string> {
-  const root = await tempDir('vaultplan-board-')
+export async function teamRoot(output = 'A draft with **bold** words.', into?: string): Promise<string> {
+  const root = into ?? (await tempDir('vaultplan-board-'))
   const release = await writeVault(humanReview(), join(root, 'release'))
   await runPlan(release, { query: 'Announce the release', fsync: false, llm: noJudge(), work: scriptedWorker(() => output) })
   const chores = await writeVault(linear(), join(root, 'chores'))
@@ -90,11 +103,14 @@ export function send(
 }
 
 /**
- * `vaultplan board <args>` in a child process (the built CLI), once it printed its first line
+ * `vaultplan board <args>` in a child process (the built CLI, or `options.script` that runs it, from `options.cwd`), once it printed its first line
  * `board: <url>`: that URL, what it wrote to stderr by then, and a way to stop it.
  */
-export async function boardCli(args: string[]): Promise<{ url: URL; stderr: () => string; child: ChildProcess; stop(): void }> {
-  const child = spawn(process.execPath, [bin, 'board', ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+export async function boardCli(
+  args: string[],
+  options: { cwd?: string; script?: string } = {},
+): Promise<{ url: URL; stderr: () => string; child: ChildProcess; stop(): void }> {
+  const child = spawn(process.execPath, [options.script ?? bin, 'board', ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd: options.cwd })
   let stderr = ''
   child.stderr.setEncoding('utf8')
   child.stderr.on('data', (chunk: string) => (stderr += chunk))

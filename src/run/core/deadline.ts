@@ -1,4 +1,5 @@
 import { durationMs } from '../../core/durations.js'
+import { KNOB_LABELS } from '../../core/knobs.js'
 import type { Edge, PlanNode } from '../../core/types.js'
 import { outputFile, type HopRecord } from '../../store/trace.js'
 
@@ -21,7 +22,16 @@ export interface WaitClock {
 
 /** The edge a note takes when its wait runs past its deadline: the one labelled `timeout`. */
 export function timeoutEdge(node: Pick<PlanNode, 'edges'>): Edge | undefined {
-  return node.edges.find((edge) => edge.conditional && edge.label.trim().toLowerCase() === 'timeout')
+  return node.edges.find((edge) => edge.conditional && edge.label.trim().toLowerCase() === KNOB_LABELS.wait[0])
+}
+
+/**
+ * The choices of a waiting note that are a person's to make: all of them,
+ * less the `timeout` edge of a note with a deadline, which the deadline
+ * takes (a person who wants it ticks nothing).
+ */
+export function personChoices(note: { choices: readonly string[]; deadline?: string | undefined }): string[] {
+  return note.deadline === undefined ? [...note.choices] : note.choices.filter((choice) => choice.trim().toLowerCase() !== KNOB_LABELS.wait[0])
 }
 
 /**

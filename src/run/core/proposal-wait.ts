@@ -1,6 +1,6 @@
 import { PROPOSAL_CHOICES, PROPOSAL_NODE, proposalStand, type ProposalNote } from '../../vault/proposal-note.js'
 import { PROPOSAL_FILE } from '../../vault/run-folder.js'
-import { unquoted } from '../../vault/note-edits.js'
+import { feedbackAsTyped } from '../../vault/note-edits.js'
 import { waitClock } from './deadline.js'
 import type { Step, WaitingNote } from './run-options.js'
 import { dueWords } from './messages.js'
@@ -19,7 +19,7 @@ import { dueWords } from './messages.js'
  */
 export function proposalWaitingNote(note: ProposalNote, now: number): WaitingNote {
   const entry: WaitingNote = { node: PROPOSAL_NODE, file: PROPOSAL_FILE, kind: 'proposal', choices: [] }
-  if (proposalStand(note).kind === 'awaiting-agent') return note.feedback === undefined ? entry : { ...entry, reason: unquoted(note.feedback) }
+  if (proposalStand(note).kind === 'awaiting-agent') return note.feedback === undefined ? entry : { ...entry, reason: feedbackAsTyped(note.feedback) }
   // A proposal is a note whose `wait:` is in its frontmatter and which has no `timeout` edge: past its deadline it is overdue.
   const clock = note.proposed === undefined ? {} : waitClock({ edges: [], ...(note.wait !== undefined && { wait: note.wait }) }, note.proposed, now)
   return { ...entry, choices: [...PROPOSAL_CHOICES], ...clock }

@@ -1,4 +1,4 @@
-import { feedbackAfterMarks } from '../../vault/note-edits.js'
+import { feedbackAfterMarks, feedbackAsTyped } from '../../vault/note-edits.js'
 import type { SavedOutput } from '../../store/output-note.js'
 import { outputFile, type ClaimRecord, type HopRecord, type TraceRecord } from '../../store/trace.js'
 import type { StepOutput } from '../../core/types.js'
@@ -107,7 +107,7 @@ export function applyRecord(state: Replay, record: TraceRecord, output: string |
     if (record.decidedBy === 'human') {
       const handed = feedbackToHandOn(state.feedback.get(record.node), record.feedback)
       if (record.feedback !== undefined) state.feedback.set(record.node, record.feedback)
-      if (handed) state.outputs.push({ node: record.node, visit: record.visit, output: handed, feedback: true })
+      if (handed) state.outputs.push({ node: record.node, visit: record.visit, output: feedbackAsTyped(handed), feedback: true })
     }
   }
   state.lastNode = record.node

@@ -1,8 +1,9 @@
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { RunStateError } from '../../core/errors.js'
 import { editNote } from '../../vault/edit-note.js'
 import { loadPlan } from '../../plan/load-plan.js'
-import { addFeedback, tickBox, untickBox } from '../../vault/note-edits.js'
+import { addFeedback, feedbackAsTyped, tickBox, untickBox } from '../../vault/note-edits.js'
 import { parseNote } from '../../vault/parse-note.js'
 import { decideProposal, PROPOSAL_NODE } from '../../vault/proposal-note.js'
 import type { Edge, PlanNode } from '../../core/types.js'
@@ -11,7 +12,7 @@ import { subplanTree } from '../../plan/subplan-tree.js'
 import { setFrontmatterStatus } from '../../vault/frontmatter.js'
 import { readTrace, type Trace } from '../../store/trace.js'
 import { writeUntickedBoxes } from '../../store/unticked-boxes.js'
-import { replay } from '../core/run-core.js'
+import { feedbackToHandOn, replay } from '../core/run-core.js'
 
 /** A person's decision on a waiting note. */
 export interface HumanDecision {
@@ -174,6 +175,40 @@ export async function waitingVisits(vault: string): Promise<Record<string, numbe
   const waiting = [...notes].filter(([, node]) => node.status === 'waiting')
   // fromEntries, not assignment: a note named `__proto__` is a plain key.
   return Object.fromEntries(await Promise.all(waiting.map(async ([id, node]) => [id, await waitingVisit(vault, places.get(node)!)] as const)))
+}
+
+/** A note a person decided that still says `waiting`: the run has not followed the decision yet. */
+export interface DecidedNote {
+  /** The note, by its path from the vault (`research/approve` inside a subplan). */
+  node: string
+  /** The edge ticked: its label, `next` for the unconditional edge. */
+  edge: string
+  /** The feedback written for this decision, as it was typed (what the next worker gets); `''` for none. */
+  feedback: string
+}
+
+/**
+ * The notes of a vault (subplans included) that say `waiting` with exactly
+ * one box ticked under `## Next`: decided by a person (`decide`, the
+ * board, a tick in Obsidian), not yet followed by a run. Each with the
+ * edge ticked and the feedback the run will hand on, as typed.
+ */
+export async function decidedNotes(vault: string): Promise<DecidedNote[]> {
+  const { notes, places } = notesOfTree(await loadPlan(vault))
+  const decided: DecidedNote[] = []
+  for (const [id, node] of notes) {
+    const ticked = tickedIndexes(node.edges.map((edge) => edge.at?.checked))
+    if (node.status !== 'waiting' || ticked.length !== 1) continue
+    const file = node.file ?? `${id}.md`
+    const text = await readFile(join(vault, file), 'utf8').catch(() => '')
+    const place = places.get(node)!
+    const { trace } = await traceAt(vault, place)
+    // What an earlier decision of the note handed on is not new: the run hands on only what follows it.
+    const before = trace?.records.findLast((record) => record.kind === 'hop' && record.node === place.id && record.decidedBy === 'human')
+    const handed = feedbackToHandOn(before?.kind === 'hop' ? before.feedback : undefined, parseNote(file, text).feedback)
+    decided.push({ node: id, edge: labelOf(node, ticked[0]!), feedback: feedbackAsTyped(handed) })
+  }
+  return decided
 }
 
 /**

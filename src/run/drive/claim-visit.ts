@@ -9,6 +9,7 @@ import { tell } from './events.js'
 import type { HopWriter } from './hop-writer.js'
 import { newRunId } from './run-id.js'
 import type { RunState } from './run-state.js'
+import { feedbackAsTyped } from '../../vault/note-edits.js'
 
 /*
  * Claiming a visit of a vault's run: the trace header of a new run, the
@@ -75,7 +76,7 @@ export async function claimVisit(parts: DriverParts, position: Extract<Position,
   const outputs = run.state.outputs.slice()
   if (run.state.blocked.has(claimKey(node.id, position.visit))) {
     const handed = feedbackToHandOn(run.state.feedback.get(node.id), session.feedbackOf(node.id))
-    if (handed) outputs.push({ node: node.id, visit: position.visit, output: handed, feedback: true })
+    if (handed) outputs.push({ node: node.id, visit: position.visit, output: feedbackAsTyped(handed), feedback: true })
   }
   return workStep(run.runId, node, position, run.query, outputs, options.predicates)
 }

@@ -18,6 +18,7 @@ import type { VisitOutcome } from '../../store/output-note.js'
 import { checkWords, type CheckResult } from '../core/checks.js'
 import { timeoutHop, waitClock } from '../core/deadline.js'
 import { forgetUntickedBoxes, readUntickedBoxes } from '../../store/unticked-boxes.js'
+import { feedbackAsTyped } from '../../vault/note-edits.js'
 
 /** What decided a worked visit before any judge: its checks (with their results when they ran in this call), or its worker's failure. */
 export interface Verdict {
@@ -316,7 +317,7 @@ export class HopWriter {
     if (feedback) record.feedback = feedback
     const unticked = await readUntickedBoxes(this.vault, { run: this.run.runId, node: id, visit, edge: edge.label || 'next' })
     if (unticked) record.unticked = unticked
-    const rationale = handed ? `Feedback:\n${handed}` : 'A person ticked this edge.'
+    const rationale = handed ? `Feedback:\n${feedbackAsTyped(handed)}` : 'A person ticked this edge.'
     await this.perform(effectsOf(undefined, this.run.state.lastRecord, { type: 'decided', record, rationale, output: this.run.state.lastOutput, handed }))
     if (unticked) await forgetUntickedBoxes(this.vault, id)
     tell(this.options.onEvent, { type: 'transition', node: id, visit, step, edge, decidedBy: 'human', rationale })

@@ -12,6 +12,7 @@ import { createLLM } from '../../models/llm-client.js'
 import { savePlan } from '../../plan/save-plan.js'
 import { listNotes } from '../../vault/read-vault.js'
 import { readNoteForRewrite } from '../../vault/settled-read.js'
+import { feedbackAsTyped } from '../../vault/note-edits.js'
 import { PROPOSAL_FILE, PROPOSALS_FOLDER, TRACE_FOLDER } from '../../vault/run-folder.js'
 import { PlanGraph } from '../../plan/plan-graph.js'
 import { parsePlanDocument, planGraph } from '../../plan/plan-document.js'
@@ -177,7 +178,7 @@ export async function reviseProposal(
     `Version ${version} of the plan for this task was sent back by a person. Write version ${version + 1}: follow the feedback, and keep what it does not ask to change.`,
     fence.rule,
     '',
-    fence.wrap('The feedback:', note.feedback ?? '(none given)', 8_000),
+    fence.wrap('The feedback:', note.feedback === undefined ? '(none given)' : feedbackAsTyped(note.feedback), 8_000),
     '',
     fence.wrap(
       `Version ${version}, note by note:`,
