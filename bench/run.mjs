@@ -9,7 +9,7 @@
  * min and max; contenders that are compared are measured in turns, and
  * every ratio divides two figures of this one run.
  *
- * Then runs bench/mcp-tokens.mjs and bench/mcp-hop.mjs (what an agent pays
+ * Then runs bench/mcp-tokens.mjs, bench/mcp-hop.mjs and bench/mcp-agent.mjs (what an agent pays
  * over MCP), which print and write their own results.
  *
  * `node bench/run.mjs --quick` runs a smaller version, to check the bench itself.
@@ -326,7 +326,7 @@ async function main() {
   const path = await writeResult(quick ? 'run-quick' : 'run', begun, results)
   print({ ...results, machine: { ...machine(), loadAverageAtStart: begun.loadAverage } }, path)
   // What an agent pays over MCP: tokens (Task Master's and Backlog.md's servers beside vaultplan's) and a hop's time.
-  for (const script of ['mcp-tokens.mjs', 'mcp-hop.mjs']) if ((await runScript(script, quick ? ['--quick'] : [])) !== 0) process.exitCode = 1
+  for (const script of ['mcp-tokens.mjs', 'mcp-hop.mjs', 'mcp-agent.mjs']) if ((await runScript(script, quick ? ['--quick'] : [])) !== 0) process.exitCode = 1
 }
 
 /** The targets of the issue, each a ratio of two figures of this run (and the same ratio of their CPU times). */

@@ -7,11 +7,11 @@
  *   tsx scripts/docs-cli.ts --check    exits 1 when docs/cli.md differs
  */
 import { execFile } from 'node:child_process'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { isMain, replaceGenerated } from './generated.js'
+import { isMain, replaceGenerated, writeOrCheck } from './generated.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 export const cliPage = join(root, 'docs', 'cli.md')
@@ -47,15 +47,4 @@ export async function renderCliPage(): Promise<string> {
   return replaceGenerated(await readFile(cliPage, 'utf8'), 'cli-reference', await renderCliReference())
 }
 
-if (isMain(import.meta.url)) {
-  const [page, rendered] = await Promise.all([readFile(cliPage, 'utf8'), renderCliPage()])
-  if (process.argv.includes('--check')) {
-    if (page !== rendered) {
-      process.stderr.write("docs/cli.md differs from the built CLI's --help: run `npm run build && npm run docs`\n")
-      process.exitCode = 1
-    }
-  } else if (page !== rendered) {
-    await writeFile(cliPage, rendered)
-    process.stdout.write('wrote docs/cli.md\n')
-  }
-}
+if (isMain(import.meta.url)) await writeOrCheck(cliPage, await renderCliPage(), "the built CLI's --help")

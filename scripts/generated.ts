@@ -3,7 +3,8 @@
  * docs` rewrites and test/docs.test.ts compares, so a page cannot drift from
  * what it is generated from.
  */
-import { resolve } from 'node:path'
+import { readFile, writeFile } from 'node:fs/promises'
+import { relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const begin = (id: string) => `<!-- begin generated: ${id} (npm run docs writes this part; do not edit it) -->`
@@ -21,4 +22,22 @@ export function replaceGenerated(page: string, id: string, body: string): string
 export function isMain(url: string): boolean {
   const script = process.argv[1]
   return script !== undefined && resolve(script) === fileURLToPath(url)
+}
+
+/**
+ * What a docs script does when run: rewrites the page at `path` with
+ * `rendered` when they differ, or with `--check` says so and exits 1,
+ * naming what the page is generated from (`from`).
+ */
+export async function writeOrCheck(path: string, rendered: string, from: string): Promise<void> {
+  const page = await readFile(path, 'utf8')
+  if (page === rendered) return
+  const name = relative(resolve(fileURLToPath(new URL('..', import.meta.url))), path)
+  if (process.argv.includes('--check')) {
+    process.stderr.write(`${name} differs from ${from}: run \`npm run build && npm run docs\`\n`)
+    process.exitCode = 1
+  } else {
+    await writeFile(path, rendered)
+    process.stdout.write(`wrote ${name}\n`)
+  }
 }

@@ -3,6 +3,7 @@ import { dirname, join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { cliPage, renderCliPage } from '../scripts/docs-cli.js'
 import { memoryPage, performancePage, renderMemoryPage, renderPerformancePage } from '../scripts/docs-bench.js'
+import { mcpPage, renderMcpPage } from '../scripts/docs-mcp.js'
 import { root } from './helpers/cli.js'
 
 /*
@@ -96,5 +97,9 @@ describe('the generated parts of docs/ (npm run docs)', () => {
 
   it("docs/memory.md's search tables are the committed results of bench/results/", async () => {
     expect(readFileSync(memoryPage, 'utf8')).toBe(await renderMemoryPage())
+  })
+
+  it("docs/mcp.md's session is the one recorded from the walk test (docs/recorded/mcp-session.json)", async () => {
+    expect(readFileSync(mcpPage, 'utf8')).toBe(await renderMcpPage())
   })
 })

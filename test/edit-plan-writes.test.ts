@@ -99,7 +99,7 @@ describe('editPlan writes all of an edit or nothing', () => {
     const before = await readTree(dir)
     failing.renameOf = 'e.md'
     // `b` is written, `c` and `d` moved to .trash/, then moving `e` fails.
-    await expect(editPlan(dir, { document: '## b\n# B\nDo b, the last step.\n', remove: ['c', 'd', 'e'] })).rejects.toMatchObject({ code: 'EIO' })
+    await expect(editPlan(dir, { document: '## b\n# B\nDo b, the last step.\n### Next\n', remove: ['c', 'd', 'e'] })).rejects.toMatchObject({ code: 'EIO' })
     expect(await readTree(dir)).toEqual(before)
   })
 })

@@ -105,9 +105,21 @@ describe('editPlan', () => {
       'b.md': '---\r\ntags: [x]\r\n---\r\n# B\r\n\r\nDo b.\r\n\r\n## Feedback\r\n\r\nLater.\r\n',
       'c.md': '# C\n\nDo c.\n\n## Next\n- [[a]]\n\n## Log\n\nRan once.\n',
     })
-    await editPlan(dir, { document: '## b\n# B\nDo b.\n### Next\n- [[c]]\n\n## c\n# C\nDo c, the end.\n' })
+    // An empty `### Next` takes the edges away.
+    await editPlan(dir, { document: '## b\n# B\nDo b.\n### Next\n- [[c]]\n\n## c\n# C\nDo c, the end.\n### Next\n' })
     expect(await read(dir, 'b.md')).toBe('---\r\ntags: [x]\r\n---\r\n# B\r\nDo b.\r\n\r\n## Next\r\n- [[c]]\r\n\r\n## Feedback\r\n\r\nLater.\r\n')
     expect(await read(dir, 'c.md')).toBe('# C\nDo c, the end.\n\n## Log\n\nRan once.\n')
+  })
+
+  it("keeps what a section does not name: `### Next` alone keeps the note's title and body, text alone its `## Next`, a title alone its body", async () => {
+    const dir = await writeVault({ ...linear(), 'd.md': '# D\n\nDo d.\n' })
+    await editPlan(dir, { document: '## b\n### Next\n- [[d]]\n\n## d\n### Next\n- [[c]]\n' })
+    expect(await read(dir, 'b.md')).toBe('# B\n\nDo b.\n\n## Next\n- [[d]]\n')
+    expect(await read(dir, 'd.md')).toBe('# D\n\nDo d.\n\n## Next\n- [[c]]\n')
+    await editPlan(dir, { document: '## b\nDo b, then d.\n\n## d\n# Dee\n' })
+    expect(await read(dir, 'b.md')).toBe('# B\nDo b, then d.\n\n## Next\n- [[d]]\n')
+    expect(await read(dir, 'd.md')).toBe('# Dee\n\nDo d.\n\n## Next\n- [[c]]\n')
+    expect((await loadPlan(dir)).validate()).toEqual([])
   })
 
   it('refuses to set a knob in a frontmatter that cannot take it in place, writing nothing', async () => {
@@ -126,7 +138,7 @@ describe('editPlan', () => {
 
   it("removes a note with no visits into the vault's .trash/, and refuses a visited one, changing nothing", async () => {
     const dir = await writeVault(linear())
-    expect(await editPlan(dir, { document: '## b\n# B\nDo b.\n', remove: ['c'] })).toEqual({ written: ['b'], removed: ['c'] })
+    expect(await editPlan(dir, { document: '## b\n# B\nDo b.\n### Next\n', remove: ['c'] })).toEqual({ written: ['b'], removed: ['c'] })
     expect(Object.keys(await readNotes(dir))).toEqual(['.trash/c.md', 'a.md', 'b.md'])
     expect(await read(dir, '.trash/c.md')).toBe(linear()['c.md'])
 

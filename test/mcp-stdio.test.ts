@@ -3,6 +3,7 @@ import { cp, mkdir, readdir, readFile, rename, symlink, writeFile } from 'node:f
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { bin, root as repository, vaultplan } from './helpers/cli.js'
+import { recordedSession, renderTranscript, type RecordedCall } from '../scripts/docs-mcp.js'
 import { DOCUMENT, stdioClient, until } from './helpers/mcp.js'
 import { draftReview } from './helpers/plans.js'
 import { tempDir, writeVault } from './helpers/vault.js'
@@ -15,12 +16,7 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
 
     const created = await agent.call('plan_create', { vault: 'plans/release', document: DOCUMENT })
     expect(created).toMatchObject({ vault: 'plans/release', start: 'draft', warnings: [] })
-    expect(created.notes.map((note: { uri: string }) => note.uri)).toEqual([
-      'vaultplan://plans%2Frelease/approve.md',
-      'vaultplan://plans%2Frelease/draft.md',
-      'vaultplan://plans%2Frelease/review.md',
-      'vaultplan://plans%2Frelease/send.md',
-    ])
+    expect(created.notes).toEqual(['approve', 'draft', 'review', 'send'])
     expect(await agent.call('plan_list')).toEqual({ vaults: [{ vault: 'plans/release', phase: 'fresh', node: 'draft' }], truncated: false })
 
     const vault = 'plans/release'
@@ -32,9 +28,10 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
       visit: 1,
       maxVisits: 3,
       query: 'announce 0.2',
-      node: { id: 'draft', title: 'draft', uri: 'vaultplan://plans%2Frelease/draft.md' },
       outputs: [],
     })
+    // Its title is its id (the document gave none) and its body is whole: neither title nor uri is sent.
+    expect(step.node).toEqual({ id: 'draft', body: 'Write a two-line release note for vaultplan 0.2.' })
     expect(step.node.body).toContain('Write a two-line release note')
     // Asking again counts nothing: the same step, the same key.
     expect((await agent.call('plan_next', { vault })).step).toEqual(step)
@@ -72,23 +69,31 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
     expect((await agent.call('plan_next', { vault })).step.kind).toBe('waiting')
 
     expect(await agent.refuse('plan_decide', { vault, node: 'approve', edge: 'ship it' })).toMatch(/^Error \(bad-choice\)/)
-    // One call per hop here too: the decision, then the next step, already claimed.
+    // A person's decision claims nothing: it says what comes next, and plan_next takes it.
     const decided = await agent.call('plan_decide', { vault, node: 'approve', edge: 'send it', feedback: 'Good to go.' })
-    expect(decided).toMatchObject({
+    expect(decided).toEqual({
+      vault,
       decided: { node: 'approve', edge: 'send it' },
-      step: { kind: 'work', vault, node: { id: 'send', terminal: true } },
+      next: { kind: 'work', node: 'send', visit: 1, step: 6 },
+      todo: 'Call plan_next to take `send`: a decision claims nothing.',
     })
-    expect(decided.step).not.toHaveProperty('conditions')
-    expect(await agent.refuse('plan_decide', { vault, node: 'approve', edge: 'rewrite' })).toMatch(/^Error \(not-waiting\)/)
     expect(await readFile(join(root, vault, 'approve.md'), 'utf8')).toContain('> Good to go.')
 
     ;({ step } = await agent.call('plan_next', { vault }))
-    expect(step).toMatchObject({ key: decided.step.key, query: 'announce 0.2', node: decided.step.node })
-    // The previous hop's output and the person's new feedback in full, the feedback labelled; older outputs by their resource.
-    expect(step.outputs.slice(0, 2)).toEqual([
+    // A new step: what the session was handed already (the query, older outputs) is not sent again.
+    expect(step).toMatchObject({ kind: 'work', step: 6, node: { id: 'send', terminal: true }, earlierOutputs: 4 })
+    expect(step).not.toHaveProperty('query')
+    expect(step).not.toHaveProperty('conditions')
+    expect(await agent.refuse('plan_decide', { vault, node: 'approve', edge: 'rewrite' })).toMatch(/^Error \(not-waiting\)/)
+    // The previous hop's output and the person's new feedback in full, the feedback labelled.
+    const recent = [
       { node: 'approve', visit: 1, feedback: true, output: expect.stringContaining('Good to go.') },
       { node: 'approve', visit: 1, output: 'Ready for a person to approve.' },
-    ])
+    ]
+    expect(step.outputs).toEqual(recent)
+    // Asked again for the same step, the agent lost it: the whole view, the query and older outputs by their resource.
+    ;({ step } = await agent.call('plan_next', { vault }))
+    expect(step).toMatchObject({ query: 'announce 0.2', outputs: [...recent, ...Array(4).fill(expect.objectContaining({ uri: expect.any(String) }))] })
     expect(step.outputs[2]).toEqual({
       node: 'review',
       visit: 2,
@@ -108,9 +113,15 @@ describe('vaultplan mcp over stdio, driven by the SDK client', () => {
       ['approve', 1],
       ['send', 1],
     ])
-    // The transcript in docs/mcp.md is this session: `VAULTPLAN_MCP_TRANSCRIPT=<file> npx vitest run test/mcp-stdio.test.ts` records it.
+    // The session in docs/mcp.md is this one: `npm run docs` records it (`VAULTPLAN_MCP_TRANSCRIPT=<file>`) and renders it there.
     const transcript = process.env.VAULTPLAN_MCP_TRANSCRIPT
-    if (transcript) await writeFile(transcript, JSON.stringify(agent.calls, null, 2))
+    if (transcript) await writeFile(transcript, `${JSON.stringify(agent.calls, null, 2)}\n`)
+    else {
+      // The recorded session is what the server answers now, run ids and times aside: else `npm run docs` records it anew.
+      const recorded = JSON.parse(await readFile(recordedSession, 'utf8')) as RecordedCall[]
+      const sameRun = (text: string) => text.replace(/\d{8}-\d{6}-[0-9a-f]{6}/g, '<run>').replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, '<time>')
+      expect(sameRun(renderTranscript(agent.calls))).toBe(sameRun(renderTranscript(recorded)))
+    }
   })
 
   it('keeps results small: a long body and a long output are clipped, the rest readable in parts of its resource; older outputs by uri', async () => {

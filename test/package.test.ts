@@ -130,10 +130,12 @@ async function documentedServers(): Promise<Record<string, { command: string; ar
     if (!words) throw new Error(`docs/mcp.md has no \`${agent} mcp add vaultplan -- ...\` line`)
     return { command: words[0]!, args: words.slice(1) }
   }
-  const cursorJson = /\*\*Cursor\*\*[^]*?```json\n([^]*?)```/.exec(page)?.[1]
-  if (!cursorJson) throw new Error('docs/mcp.md has no Cursor `mcp.json`')
-  const cursor = (JSON.parse(cursorJson) as { mcpServers: Record<string, { command: string; args: string[] }> }).mcpServers.vaultplan!
-  return { 'Claude Code': line('claude'), Cursor: cursor, Codex: line('codex') }
+  const json = (agent: string) => {
+    const text = new RegExp(`\\*\\*${agent}\\*\\*[^]*?\`\`\`json\\n([^]*?)\`\`\``).exec(page)?.[1]
+    if (!text) throw new Error(`docs/mcp.md has no ${agent} \`mcp.json\``)
+    return JSON.parse(text) as Record<string, Record<string, { command: string; args: string[] }>>
+  }
+  return { 'Claude Code': line('claude'), Cursor: json('Cursor').mcpServers!.vaultplan!, 'VS Code': json('VS Code').servers!.vaultplan!, Codex: line('codex') }
 }
 
 describe('an MCP server for a coding agent, set up as docs/mcp.md says', () => {
@@ -153,11 +155,13 @@ describe('an MCP server for a coding agent, set up as docs/mcp.md says', () => {
     expect(installed.code).toBe(0)
   }, 120_000)
 
-  test.each(['Claude Code', 'Cursor', 'Codex'])(
-    '%s: the documented registration starts a server that lists the plans',
+  test.each(['Claude Code', 'Cursor', 'VS Code', 'Codex'])(
+    '%s: the documented registration starts a server that lists the plans, as the agent it names',
     async (agent) => {
       const server = (await documentedServers())[agent]!
-      const args = server.args.map((arg) => arg.replaceAll('/path/to/my-agent', project))
+      const args = server.args.map((arg) => arg.replaceAll('/path/to/my-agent', project).replaceAll('${workspaceFolder}', project))
+      // Each line names the agent its sessions work as.
+      expect(args[args.indexOf('--agent') + 1]).toMatch(/^[a-z]+$/)
       const client = new Client({ name: 'package-test', version: '1.0.0' })
       await client.connect(new StdioClientTransport({ command: server.command, args, cwd: project, stderr: 'pipe' }))
       try {

@@ -74,7 +74,7 @@ describe('a plan document with subplans', () => {
       expect(refused).toMatch(/^Error \(plan-invalid\)/)
       expect(await readdir(root)).toEqual([])
       const created = await agent.call('plan_create', { vault: 'research', document: withSubplans })
-      expect(created.notes.map((note: { file: string }) => note.file)).toEqual(['gather.md', 'write.md', 'web/read.md', 'web/search.md', 'papers/find.md'])
+      expect(created.notes).toEqual(['gather', 'write', 'web/read', 'web/search', 'papers/find'])
       expect(Object.keys(await readNotes(join(root, 'research'))).sort()).toEqual(['gather.md', 'papers/find.md', 'web/read.md', 'web/search.md', 'write.md'])
     } finally {
       await agent.close()

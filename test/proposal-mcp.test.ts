@@ -24,29 +24,36 @@ describe('the MCP tools on a proposed plan', () => {
     expect(await agent.refuse('plan_decide', { vault, node: 'proposal', edge: 'ship it' })).toMatch(/^Error \(bad-choice\)/)
     // The proposal waits with no run yet: its step names no run id.
     expect(step.runId).toBeUndefined()
-    // plan_decide answers the next step, as plan_finish does.
+    // plan_decide says what comes next, and claims nothing: plan_next starts the approved plan with its recorded query.
     const decided = await agent.call('plan_decide', { vault, node: 'proposal', edge: 'approve' })
-    expect(decided).toMatchObject({ decided: { node: 'proposal', edge: 'approve' }, step: { kind: 'work', query: QUERY, node: { id: 'outline' } } })
+    expect(decided).toMatchObject({ decided: { node: 'proposal', edge: 'approve' }, next: { node: 'outline' }, todo: expect.stringContaining('plan_next') })
 
     ;({ step } = await agent.call('plan_next', { vault }))
-    expect(step).toEqual(decided.step)
+    expect(step).toMatchObject({ kind: 'work', query: QUERY, node: { id: 'outline' } })
     ;({ step } = await agent.call('plan_finish', { vault, key: step.key, output: 'an outline' }))
     expect(step).toMatchObject({ kind: 'work', node: { id: 'write' } })
     ;({ step } = await agent.call('plan_finish', { vault, key: step.key, output: 'the post' }))
     expect(step).toMatchObject({ kind: 'completed', output: 'the post' })
   })
 
-  it('a declined proposal: plan_next refuses to run it and says why', async () => {
+  it('a declined proposal: plan_decide says what was declined and that a revised proposal is the way on; plan_next refuses to run it', async () => {
     const root = await tempDir()
     await proposePlan(QUERY, { into: join(root, 'post'), llm: async () => PLAN, fsync: false })
     const agent = await stdioClient(root)
     expect(await agent.call('plan_decide', { vault: 'post', node: 'proposal', edge: 'decline' })).toEqual({
       vault: 'post',
       decided: { node: 'proposal', edge: 'decline' },
-      todo: 'A person declined the proposed plan (version 1): it never runs. Write a new plan with plan_create, in a new folder.',
+      next: { kind: 'declined', node: 'proposal' },
+      todo:
+        'A person declined the proposed plan (version 1): it never runs, and this vault keeps it as they decided. Tell the user. ' +
+        'If a plan is still wanted, revise yours to their feedback and plan_propose it into a new folder: a person decides on it again.',
     })
-    expect((await agent.call('plan_status', { vault: 'post' })).todo).toBe('The proposal was declined: the plan never runs; propose a new one.')
-    expect(await agent.refuse('plan_next', { vault: 'post' })).toMatch(/declined/)
+    const status = await agent.call('plan_status', { vault: 'post' })
+    expect(status.todo).toBe(
+      'The proposal was declined: the plan never runs. A revised plan goes to the person as a new proposal (plan_propose into a new folder).',
+    )
+    expect(status.todo).not.toContain('plan_create')
+    expect(await agent.refuse('plan_next', { vault: 'post' })).toMatch(/declined[\s\S]*plan_propose/)
   })
 })
 

@@ -118,6 +118,7 @@ it('pins the error codes', async () => {
     'unknown-check',
     'unknown-knob',
     'unknown-tool',
+    'unplaceable-note',
     'unprintable-name',
     'unreachable',
     'unreadable-next',

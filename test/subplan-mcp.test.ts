@@ -25,7 +25,7 @@ describe('the MCP tools on a plan with a subplan', () => {
       kind: 'work',
       plan: 'research',
       query: 'Research\n\nFind the figures.\n\na report on solar power',
-      node: { id: 'find', uri: 'vaultplan://report/research/find.md' },
+      node: { id: 'find', title: 'Find sources' },
     })
     const seen: string[] = []
     while (step.kind === 'work') {

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { EXIT, readVersion, shellWord, UsageError, vaultFolder, type Io } from './cli-support.js'
 import { runnerChecks } from './cli-checks.js'
+import { MAX_DURATION_MS } from '../core/durations.js'
 
 export const MCP_HELP = `Usage: vaultplan mcp [--root DIR] [--http HOST:PORT] [--check NAME='CMD'] [options]
 
@@ -36,6 +37,9 @@ Options:
   --agent NAME        the agent every session works as when a call names
                       none (default: the client's name and the session's id,
                       so two sessions work two branches of a plan at once)
+  --lease MIN         how long a session's claim on a step lasts unless it
+                      calls again (default 30); a session that ends lets go
+                      of its claims at once, a killed one's wait this long
   --max-steps N       the step budget of a run plan_next starts (or goes on
                       with) when it names no maxSteps and the run recorded
                       none (default: the library's, as 'vaultplan run')
@@ -78,6 +82,7 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
       'check-env': { type: 'string', multiple: true },
       'max-steps': { type: 'string' },
       agent: { type: 'string' },
+      lease: { type: 'string' },
     },
     allowPositionals: true,
     strict: true,
@@ -95,6 +100,9 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
   const maxSteps = values['max-steps'] === undefined ? undefined : Number(values['max-steps'])
   if (maxSteps !== undefined && !(Number.isInteger(maxSteps) && maxSteps >= 1))
     throw new UsageError(`--max-steps takes an integer from 1 up, got '${values['max-steps']}'`)
+  const leaseMinutes = values.lease === undefined ? undefined : Number(values.lease)
+  if (leaseMinutes !== undefined && !(leaseMinutes > 0 && leaseMinutes * 60_000 <= MAX_DURATION_MS))
+    throw new UsageError(`--lease takes minutes above 0, at most a year (${MAX_DURATION_MS / 60_000}), got '${values.lease}'`)
   const root = await realpath(await vaultFolder(values.root ?? '.', io))
   const version = await readVersion()
   // A config file among the served vaults could be written by a client (plan_create): it defines no commands.
@@ -104,6 +112,7 @@ export async function mcpCommand(args: string[], io: Io): Promise<number> {
     ...(Object.keys(checks).length > 0 && { checks }),
     ...(maxSteps !== undefined && { maxSteps }),
     ...(values.agent !== undefined && { agent: values.agent }),
+    ...(leaseMinutes !== undefined && { leaseMs: Math.max(1, Math.round(leaseMinutes * 60_000)) }),
   }
 
   let modules

@@ -124,6 +124,8 @@ export const PLAN_ISSUE_CODES = [
   'unknown-check',
   'unknown-knob',
   'unknown-tool',
+  // `editPlan`'s `after` cannot put a note there: the note named branches, a note that moves branches, ...
+  'unplaceable-note',
   'unprintable-name',
   'unreachable',
   'unreadable-next',

@@ -44,6 +44,8 @@ export interface HttpOptions {
   maxSteps?: number
   /** The agent every session works as when a call names none, as `McpServerOptions.agent`. */
   agent?: string
+  /** How long a session's claim lasts unless it calls again, as `McpServerOptions.leaseMs`. */
+  leaseMs?: number
 }
 
 const DEFAULTS = { host: '127.0.0.1', maxSessions: 100, sessionIdleMs: 3_600_000 }
@@ -153,6 +155,7 @@ export async function serveHttp(options: HttpOptions): Promise<{ url: string; cl
       ...(options.checks !== undefined && { checks: options.checks }),
       ...(options.maxSteps !== undefined && { maxSteps: options.maxSteps }),
       ...(options.agent !== undefined && { agent: options.agent }),
+      ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }),
     })
     // Counted against the cap from here until it is a session (or is refused), so racing initializes cannot pass it.
     let pending = true

@@ -69,8 +69,8 @@ const WORDS: { [Code in RunStateErrorCode]: (data: RunStateErrorData[Code], wher
     todo: 'Wait until a person asks for a revision (plan_next then answers waiting, kind "proposal"), or propose into a new folder.',
   }),
   declined: (data) => ({
-    message: `A person declined the proposed plan (version ${data.version}): it never runs.`,
-    todo: 'Write a new plan with plan_create, in a new folder.',
+    message: `A person declined the proposed plan (version ${data.version}): it never runs, and this vault keeps it as they decided.`,
+    todo: 'Tell the user. If a plan is still wanted, revise yours to their feedback and plan_propose it into a new folder: a person decides on it again.',
   }),
   'ledger-too-new': (data) => ({
     message: `The ledger \`${data.file}\` was written by a newer vaultplan (format ${data.format}; this server reads ${data.supported}).`,

@@ -16,7 +16,7 @@ import { TRACE_FOLDER } from '../vault/run-folder.js'
 import { confine, parseResourceUri, PathRefusal, resourceUri, vaultName, vaultPath } from './paths.js'
 import { findVaults } from './vaults.js'
 import { partOf, partsOf, readPart } from './parts.js'
-import { writerOf } from './own-writes.js'
+import { unwatching, watching, writerOf } from './own-writes.js'
 
 /** JSON-RPC error of MCP for a resource that does not exist. */
 const RESOURCE_NOT_FOUND = -32002
@@ -40,9 +40,11 @@ export function serveResources(server: Server, root: string): { close(): void } 
   server.registerCapabilities({ resources: { subscribe: true, listChanged: false } })
   const watches = new Watches(root, (uri, path) => {
     // Who wrote: the server's own calls (a claim's `status:`, a decision) or a person's edit, in the notification's `_meta`.
-    server.sendResourceUpdated({ uri, _meta: { writer: writerOf(path) } }).catch(() => {
-      // The client is gone; its watchers are closed with the session.
-    })
+    void writerOf(path)
+      .then((writer) => server.sendResourceUpdated({ uri, _meta: { writer } }))
+      .catch(() => {
+        // The client is gone; its watchers are closed with the session.
+      })
   })
 
   server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
@@ -173,6 +175,7 @@ class Watches {
     const path = await resourceFile(this.root, uri, false)
     if (this.closed || this.files.has(uri)) return
     this.files.set(uri, { path, stamp: await stampOf(path).catch(() => undefined) })
+    watching(path)
     const folder = dirname(path)
     if (this.folders.has(folder)) return
     try {
@@ -181,6 +184,7 @@ class Watches {
       this.folders.set(folder, { watcher })
     } catch (error) {
       this.files.delete(uri)
+      unwatching(path)
       throw new McpError(RESOURCE_NOT_FOUND, `cannot watch \`${uri}\`: ${(error as Error).message}`)
     }
   }
@@ -189,6 +193,7 @@ class Watches {
     const entry = this.files.get(uri)
     if (!entry) return
     this.files.delete(uri)
+    unwatching(entry.path)
     const folder = dirname(entry.path)
     if (![...this.files.values()].some((file) => dirname(file.path) === folder)) this.dropFolder(folder)
   }
@@ -196,6 +201,7 @@ class Watches {
   close(): void {
     this.closed = true
     for (const folder of [...this.folders.keys()]) this.dropFolder(folder)
+    for (const file of this.files.values()) unwatching(file.path)
     this.files.clear()
   }
 

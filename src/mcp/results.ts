@@ -45,7 +45,7 @@ export interface Refusal {
 const ADVICE: Record<string, string> = {
   'outside-root': 'Pass a path relative to the root, without `..`; plan_list shows the vaults.',
   'not-found': 'plan_list shows the vaults under the root; plan_create writes a new one.',
-  exists: 'Pick a folder name that is not taken yet.',
+  exists: 'Pick a folder name that is not taken yet; to change the plan in that folder, call plan_edit on it.',
   'bad-path': 'Pass a path relative to the root, like `plans/release`; plan_list shows the vaults.',
   'not-a-vault': 'Pass one of the vaults plan_list shows, or write a plan there with plan_create.',
   'plan-invalid': 'Fix these notes (plan_validate lists every problem), then call again; nothing was changed.',
@@ -67,7 +67,9 @@ export function failure(error: unknown, root: string, where: Where): ToolResult 
   const relative = (message: string) => relativeTo(root, message)
   if (error instanceof PlanValidationError) {
     const errors = error.issues.filter((issue) => issue.severity === 'error')
-    return refusal('plan-invalid', describeIssues(error.issues), { errors: errors.length, issues: errors.slice(0, LIMITS.issues) })
+    // A document refused writes nothing: what to fix is the document, not notes.
+    const todo = DOCUMENT_TOOLS.has(where.tool) ? `Fix the document as these lines say and call ${where.tool} again; nothing was written.` : undefined
+    return refusal('plan-invalid', describeIssues(error.issues), { errors: errors.length, issues: errors.slice(0, LIMITS.issues) }, todo)
   }
   if (error instanceof RunStateError) {
     const data = mapStrings(error.data, relative)
@@ -96,6 +98,9 @@ export async function guarded(root: string, where: Where, body: () => Promise<To
     return failure(error, root, where)
   }
 }
+
+/** The tools that take a plan document: an invalid one is refused before anything is written. */
+const DOCUMENT_TOOLS = new Set(['plan_create', 'plan_edit', 'plan_propose'])
 
 /** The tools that never write in the vault they name. */
 const READ_ONLY = new Set(['plan_validate', 'plan_status', 'plan_graph', 'plan_ledger'])

@@ -8,6 +8,7 @@ import type { StepOutput } from '../core/types.js'
 import { resourceUri } from './paths.js'
 import { clipped, type Clipped } from './parts.js'
 import { LIMITS } from './results.js'
+import { retryAfterOf } from './beside-step.js'
 
 /** An output of the run as a step shows it: the newest hop's (and new feedback) in full, older ones by `uri` and a preview. */
 export interface OutputView {
@@ -26,8 +27,10 @@ export interface OutputView {
 /** The note of a `work` step as an agent works it: the library's `PlanNode`, trimmed (its file is in `uri`; `judge` and `terminal` only when they matter). */
 export interface NodeView {
   id: string
-  title: string
-  uri: string
+  /** Left out when it is the note's id (a note with no `# Title`). */
+  title?: string
+  /** The note's resource, when its body is clipped (`more` names it too). */
+  uri?: string
   body: string
   more?: string
   tools?: string[]
@@ -62,7 +65,15 @@ export type StepView =
   | { kind: 'waiting'; vault: string; runId?: string; waiting: (Omit<WaitingNote, 'file'> & { uri: string })[]; reason: string; todo: string }
   | { kind: 'completed'; vault: string; runId?: string; node: string; output: string; more?: string; todo: string }
   | { kind: 'stopped'; vault: string; runId?: string; stop: StopInfo; reason: string; todo: string }
-  | { kind: 'busy'; vault: string; runId?: string; claims: WorkItem[]; todo: string }
+  | {
+      kind: 'busy'
+      vault: string
+      runId?: string
+      claims: WorkItem[]
+      /** Seconds until the earliest lease of `claims` ends: a claim whose lease ended can be taken. */
+      retryAfter?: number
+      todo: string
+    }
 
 /** What `plan_next`, `plan_finish` and `plan_decide` answer. */
 export interface StepResult {
@@ -151,6 +162,8 @@ export async function viewStep(
           ? ''
           : ` Then the server runs ${checking.map((check) => `\`${check.command.join(' ')}\``).join(', ')}: they decide \`passed\` / \`failed\`, not your choice.`
       const body = await clipped(node.body, LIMITS.body, uri, join(path, file))
+      // Handed to this session: asked for again, it is the whole view (the agent lost it).
+      handed.once(vault, `step\n${step.key}`)
       const view: StepView = {
         kind: 'work',
         vault,
@@ -159,13 +172,13 @@ export async function viewStep(
         visit: step.visit,
         maxVisits: node.maxVisits,
         ...(step.plan === undefined ? {} : { plan: step.plan }),
-        ...(handed.once(vault, `${own}\nquery`) ? { query: step.query } : {}),
+        // Said once a session: a subplan's run has a query of its own (what its note asks), the top run's is said again after it.
+        ...(handed.once(vault, `query\n${step.query}`) ? { query: step.query } : {}),
         node: {
           id: node.id,
-          title: node.title,
-          uri,
+          ...(node.title === node.id || node.title === `${inPlan}${node.id}` ? {} : { title: node.title }),
+          ...(body.more === undefined ? {} : { uri, more: body.more }),
           body: body.text,
-          ...moreOf(body),
           ...(node.tools ? { tools: node.tools } : {}),
           ...(node.role === undefined ? {} : { role: node.role }),
           ...(person ? { judge: 'human' as const } : {}),
@@ -218,16 +231,22 @@ export async function viewStep(
             }
       return { step: { kind: 'stopped', vault, ...runIdOf(step), stop, ...words } }
     }
-    case 'busy':
+    case 'busy': {
+      const retryAfter = retryAfterOf(step.claims, Date.now())
       return {
         step: {
           kind: 'busy',
           vault,
           runId: step.runId,
           claims: step.claims.map((item) => ({ ...item })),
-          todo: 'Other agents hold every note ready now: call plan_next again later (a claim whose lease ended can be taken).',
+          ...(retryAfter === undefined ? {} : { retryAfter }),
+          todo:
+            retryAfter === undefined
+              ? 'Other agents hold every note ready now: call plan_next again once one of them finishes.'
+              : `Other agents hold every note ready now: call plan_next again in ${retryAfter} s, when the first lease ends (or sooner, once one of them finishes).`,
         },
       }
+    }
   }
 }
 
@@ -248,10 +267,8 @@ function waitingWords(waiting: readonly WaitingNote[]): { reason: string; todo: 
   return {
     reason: `${names} ${waiting.length === 1 ? 'waits' : 'wait'} for a person to decide.`,
     todo:
-      'Ask the person, then plan_decide with `node`, `edge` (one of its `choices`) and their words as `feedback`; it answers the next step.' +
-      (blocked
-        ? ' A blocked step has the one choice `unblock`, or they set `status: pending` in its note.'
-        : ' Or they tick a box in the note, then plan_next.'),
+      'Ask the person, then plan_decide with `node`, `edge` (one of its `choices`) and their words as `feedback`.' +
+      (blocked ? ' A blocked step has the one choice `unblock`.' : ''),
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Handed } from './step-view.js'
+import type { SessionClaims } from './session-claims.js'
 import type { CheckDefinition } from '../run/core/checks.js'
 import { mkdir, rm } from 'node:fs/promises'
 import { dirname, join, relative, sep } from 'node:path'
@@ -13,12 +14,13 @@ import { parsePlanDocument } from '../plan/plan-document.js'
 import { toCanvas } from '../plan/plan-canvas.js'
 import { toDot, toMermaid } from '../plan/plan-picture.js'
 import { toSvg } from '../plan/plan-svg.js'
-import { readRunStatus, type RunStatus } from '../run/read/run-status.js'
-import type { RunNext } from '../run/core/run-next.js'
+import { readRunStatus } from '../run/read/run-status.js'
+import { viewStatus } from './status-view.js'
+import { proposalVersions } from './proposal-versions.js'
 import { budgetOf, readRecords } from '../run/read/observe-run.js'
 import { snapshotOf, visitsOfSnapshot } from '../run/core/run-snapshot.js'
 import type { PlanIssue } from '../core/types.js'
-import { confine, PathRefusal, refuseInsideVault, resourceUri, vaultName, vaultPath } from './paths.js'
+import { confine, PathRefusal, refuseInsideVault, vaultName, vaultPath } from './paths.js'
 import { guarded, LIMITS, mapStrings, ok, relativeTo, type ToolResult } from './results.js'
 import { toolArgs, vaultArg, WRITES } from './args.js'
 import { findVaults, isPlanFolder } from './vaults.js'
@@ -39,6 +41,8 @@ export interface ToolContext {
   leaseMs?: number | undefined
   /** What this session already handed its agent, so a step result does not repeat it (docs/mcp.md). */
   handed?: Handed | undefined
+  /** The claims this session was handed, released when it ends. */
+  session?: SessionClaims | undefined
 }
 
 const PICTURES = ['mermaid', 'dot', 'svg', 'canvas'] as const
@@ -49,7 +53,8 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
   server.registerTool(
     'plan_list',
     {
-      description: "Lists the plan vaults under the root: each `vault` (pass it to the other tools), its run's phase, query and current note.",
+      description:
+        "Lists the plan vaults under the root: each `vault` (pass it to the other tools), its run's phase, query and current note, a proposal with its versions.",
       inputSchema: toolArgs('plan_list', {}),
       annotations: readOnly,
     },
@@ -83,7 +88,8 @@ export function registerPlanTools(server: McpServer, context: ToolContext): void
   server.registerTool(
     'plan_status',
     {
-      description: "Where the run stands, changing nothing: the phase and its details, each note's status and visits, the last hops, the plan's issues.",
+      description:
+        "Where the run stands, changing nothing: the phase and what comes next, each note's status and visits, the last hops, waits, claims, the plan's issues.",
       inputSchema: toolArgs('plan_status', { vault: vaultArg }),
       annotations: readOnly,
     },
@@ -116,6 +122,8 @@ async function listVaults(context: ToolContext): Promise<ToolResult> {
           // Who holds the run, beside its phase: a live runner, or agents' claims.
           ...(status.holder ? { holder: status.holder } : {}),
           ...(status.claims.length > 0 ? { claims: status.claims.map((item) => ({ node: item.node, agent: item.claim!.agent })) } : {}),
+          // A proposal with its versions: what a person said of each earlier one.
+          ...(status.proposal ? { proposal: await proposalVersions(path, vault, status.proposal) } : {}),
         }
       } catch (error) {
         return { vault, phase: 'unreadable' as const, problem: relativeTo(context.root, error instanceof Error ? error.message : String(error)) }
@@ -167,12 +175,9 @@ async function createVault(context: ToolContext, vault: string, document: string
     await rm(path, { recursive: true, force: true })
     throw error
   }
+  // By id: each is the resource vaultplan://<vault>/<id>.md.
   const notes = [...subplanTree(saved)].flatMap(({ folder, vault: plan }) =>
-    [...plan.nodes.values()].map((node) => {
-      const within = folder === '' ? '' : `${folder}/`
-      const file = `${within}${node.file ?? `${node.id}.md`}`
-      return { id: `${within}${node.id}`, file, uri: resourceUri(vault, file) }
-    }),
+    [...plan.nodes.values()].map((node) => `${folder === '' ? '' : `${folder}/`}${node.id}`),
   )
   const start = saved.startNode().id
   return ok({
@@ -197,27 +202,7 @@ async function statusOf(context: ToolContext, vault: string): Promise<ToolResult
             .split(sep)
             .join('/')
         : text
-  return ok({ ...mapStrings(status, inside), vault, todo: todoOf(status) })
-}
-
-/** What an agent does next, in tool calls, by what the next call does (`next.kind`). */
-const TODO: Record<RunNext['kind'], string> = {
-  fresh: 'Call plan_next with `vault` and a `query` to start the run.',
-  work: 'Call plan_next: it returns the note to work (the same step again when its visit is claimed already).',
-  judge: 'Call plan_next: the saved output is judged first, then it returns the next note to work.',
-  plan: 'Call plan_next: the planner revises the proposal first.',
-  waiting: 'A person decides: call plan_decide with the note and one of its edges (or let them tick a box), then plan_next.',
-  stopped:
-    "A budget ran out: for the step budget, call plan_next with a larger `maxSteps`; for a note's `max_visits`, a person raises it in the note, then plan_next goes on.",
-  completed: 'Nothing to do: the run is complete.',
-  invalid: 'Fix the notes (plan_validate lists every problem), then plan_next.',
-  declined: 'The proposal was declined: the plan never runs; propose a new one.',
-  'two-active': 'Two notes are `status: active`; a person sets all but one back to `done` or `pending` in the notes, then plan_next.',
-}
-
-function todoOf(status: RunStatus): string {
-  if (status.holder) return 'A runner in another process is working in the vault now; call plan_status again later.'
-  return TODO[status.next.kind]
+  return ok(viewStatus(mapStrings(status, inside), vault))
 }
 
 async function pictureOf(context: ToolContext, vault: string, format: (typeof PICTURES)[number], signal: AbortSignal): Promise<ToolResult> {

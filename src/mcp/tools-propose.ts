@@ -14,8 +14,8 @@ import type { ToolContext } from './tools-plan.js'
 
 const TODO =
   'A person decides now: show them the plan and ask them to approve, revise (saying what must change) or decline; record their ' +
-  'choice with plan_decide {vault, node: "proposal", edge, feedback}, then call plan_next. After a revise, plan_next answers ' +
-  'waiting, kind "proposal", their feedback as reason: call plan_propose again with the next document.'
+  'choice with plan_decide {vault, node: "proposal", edge, feedback}: its answer says what follows (after a revise, plan_propose ' +
+  'again on this vault with the next document).'
 
 /** Registers plan_propose: an agent proposes a plan (or its next version) for a person to approve, as `proposePlan` with a `document`. */
 export function registerProposeTools(server: McpServer, context: ToolContext): void {

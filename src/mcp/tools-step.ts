@@ -1,6 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
-import { RunStateError } from '../core/errors.js'
 import { decideNote } from '../run/decide/decide.js'
 import { completeStep, nextStep } from '../run/entry/stepping.js'
 import type { Step, StepCallOptions } from '../run/entry/stepping.js'
@@ -8,9 +7,11 @@ import type { Step, StepCallOptions } from '../run/entry/stepping.js'
 import { readTrace } from '../store/trace.js'
 import { toolArgs, vaultArg, WRITES } from './args.js'
 import { vaultPath } from './paths.js'
-import { runStateWords } from './refusals.js'
-import { guarded, mapStrings, ok, refusal, relativeTo } from './results.js'
+import { readRunStatus } from '../run/read/run-status.js'
+import { afterDecision } from './next-words.js'
+import { guarded, ok, refusal } from './results.js'
 import { viewStep } from './step-view.js'
+import { earlierSession, readyBeside } from './beside-step.js'
 import { askInClient, type Answered } from './elicit.js'
 import type { ToolContext } from './tools-plan.js'
 
@@ -22,7 +23,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
     'plan_next',
     {
       description:
-        'Returns { step }: kind "work" is your note to work (step.node: title, body, tools, role) with `key`, `conditions` (the valid `choice` values) and earlier outputs; asking again returns the same step. Else "waiting" (plan_decide), "busy" (other agents hold all ready work), "completed" or "stopped". A new run needs `query`.',
+        'Returns { step }: kind "work" is your note to work (step.node: title, body, tools, role) with `key`, `conditions` (the valid `choice` values) and earlier outputs; asking again returns the same step; `ready` lists the other notes ready now. Else "waiting" (plan_decide), "busy" (other agents hold all ready work), "completed" or "stopped". A new run needs `query`.',
       inputSchema: toolArgs('plan_next', {
         vault: vaultArg,
         query: z.string().optional().describe('what the run is for; needed to start a run'),
@@ -57,9 +58,16 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
           throw error
         }
         const answered = await askInClient(server.server, extra.requestId, path, step, options, askedOnce)
-        // Where an agent that lost its context starts again: the whole view.
-        context.handed?.forget(vault)
-        return ok({ ...(await viewStep(answered.step, vault, path, context.checks, context.handed)), agent: options.agent, ...decidedOf(answered) })
+        context.session?.took(path, options.agent, answered.step)
+        // Asked again for a step it was handed, the agent lost it (its context): the whole view. A new step (after a
+        // person's decision) leaves out, as plan_finish does, what the session handed already.
+        if (answered.step.kind === 'work' && context.handed?.has(vault, `step\n${answered.step.key}`)) context.handed.forget(vault)
+        const view = await viewStep(answered.step, vault, path, context.checks, context.handed)
+        // A session that was killed left its claim to wait for its lease: its client's next session is told how to take it back.
+        if (view.step.kind === 'busy') view.step.todo += earlierSession(view.step.claims, options.agent)
+        // The frontier beside the step: what else is ready now, ids only.
+        const ready = await readyBeside(path, answered.step, options.agent)
+        return ok({ ...view, ...(ready.length > 0 && { ready }), ...agentOnce(context, vault, options.agent), ...decidedOf(answered) })
       }),
   )
 
@@ -83,19 +91,25 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
         // The call cancelled or its session ended: its checks' process groups are killed, its model calls stopped.
         const options = { ...stepOptions(context, agent), signal: extra.signal }
         const step: Step = await completeStep(path, key, choice === undefined ? { output } : { output, choice }, options)
+        context.session?.took(path, options.agent, step)
         if (step.saved) {
           // The answer to a call that was saved got lost (a dropped connection, a lost context): the same call answers where the run is now.
           context.handed?.forget(vault)
           const now = await viewStep(step, vault, path, context.checks, context.handed)
           return ok({
             ...now,
-            agent: options.agent,
+            ...agentOnce(context, vault, options.agent),
             saved: true,
             note: 'This output of `key` was saved by an earlier call: the step above is where the run is now.',
           })
         }
         const answered = await askInClient(server.server, extra.requestId, path, step, options, askedOnce)
-        const result = { ...(await viewStep(answered.step, vault, path, context.checks, context.handed)), agent: options.agent, ...decidedOf(answered) }
+        context.session?.took(path, options.agent, answered.step)
+        const result = {
+          ...(await viewStep(answered.step, vault, path, context.checks, context.handed)),
+          ...agentOnce(context, vault, options.agent),
+          ...decidedOf(answered),
+        }
         const node = key.slice(key.indexOf(':') + 1, key.lastIndexOf(':'))
         const waits = step.kind === 'waiting' && step.waiting.some((note) => note.node === node || note.node.endsWith(`/${node}`))
         if (choice !== undefined && waits) return ok({ ...result, note: `\`choice\` was ignored: a person decides \`${node}\` (judge: human).` })
@@ -107,7 +121,7 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
     'plan_decide',
     {
       description:
-        "Records a person's decision on a waiting note, as ticking its box would: `edge` is one of its choices; `feedback` (their words) goes on to the next note. Only for a decision a person made. Returns { step } like plan_finish.",
+        "Records a person's decision on a waiting note, as ticking its box would: `edge` is one of its choices; `feedback` (their words) goes on to the next note. Only for a decision a person made. Claims nothing: returns the run's `next` item, which plan_next hands out.",
       inputSchema: toolArgs('plan_decide', {
         vault: vaultArg,
         node: z.string().describe('step.waiting[].node'),
@@ -116,23 +130,16 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
       }),
       annotations: WRITES,
     },
-    async ({ vault, node, edge, feedback }, extra) =>
+    async ({ vault, node, edge, feedback }) =>
       guarded(context.root, { tool: 'plan_decide', vault }, async () => {
         const path = await vaultPath(context.root, vault)
         const { unticked } = await decideNote(path, node, feedback === undefined ? { edge } : { edge, feedback })
         // Boxes a person ticked by hand beside this one: said, so the agent can tell them which it unticked.
         const decided = unticked.length > 0 ? { node, edge, unticked } : { node, edge }
-        let step
-        try {
-          step = await nextStep(path, { ...stepOptions(context), signal: extra.signal })
-        } catch (error) {
-          // The decision is recorded either way; what keeps the run from going on (a declined proposal) is said as what to do.
-          if (!(error instanceof RunStateError)) throw error
-          const data = mapStrings(error.data, (text) => relativeTo(context.root, text))
-          const words = runStateWords(error.code, data as never, { tool: 'plan_decide', vault })
-          return ok({ vault, decided, todo: `${words.message} ${words.todo}` })
-        }
-        return ok({ ...(await viewStep(step, vault, path, context.checks, context.handed)), decided })
+        // A person's decision claims nothing (no session's agent works it because it relayed the decision): the run's
+        // next item, as the snapshot says it, for whichever agent asks next.
+        const status = await readRunStatus(path, { hops: 0 })
+        return ok({ vault, decided, next: status.next, todo: afterDecision(status, vault) })
       }),
   )
 }
@@ -140,6 +147,16 @@ export function registerStepTools(server: McpServer, context: ToolContext): void
 /** A decision a person made in the client, named in the result as `decided`. */
 function decidedOf(answered: Answered): { decided?: Answered['decided'] } {
   return answered.decided ? { decided: answered.decided } : {}
+}
+
+/**
+ * The agent a session works as, named in its first result in a vault (and
+ * again after plan_next gave an agent that lost its context the whole view):
+ * a client that reconnects passes it as `agent` to take its claims back.
+ */
+export function agentOnce(context: ToolContext, vault: string, agent: string | undefined): { agent?: string } {
+  if (agent === undefined) return {}
+  return context.handed === undefined || context.handed.once(vault, `agent\n${agent}`) ? { agent } : {}
 }
 
 /** The `agent` argument of the calls that claim: a name of your own, to take a claim back from an earlier session. */

@@ -22,6 +22,8 @@ export interface TestClient {
   updated: string[]
   /** Every tool call: name, arguments, and the result's structured content or error text. */
   calls: { tool: string; arguments: Record<string, unknown>; result: unknown; isError: boolean }[]
+  /** The server's process id, for a server over stdio (to signal or kill it as a host would). */
+  pid?: number | undefined
   /** Calls a tool that must succeed; its `structuredContent` (checked to equal the JSON text block). */
   call(tool: string, args?: Record<string, unknown>): Promise<any>
   /** Calls a tool that must fail as a tool result (`isError: true`); its text. */
@@ -72,7 +74,11 @@ function wrap(client: Client, close: () => Promise<void>): TestClient {
 }
 
 /** Starts `vaultplan mcp --root <root>` from the built CLI over stdio and connects the SDK's client to it. */
-export async function stdioClient(root: string, env: Record<string, string> = {}, more: { args?: string[]; cwd?: string } = {}): Promise<TestClient> {
+export async function stdioClient(
+  root: string,
+  env: Record<string, string> = {},
+  more: { args?: string[]; cwd?: string; name?: string } = {},
+): Promise<TestClient> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [bin, 'mcp', '--root', root, ...(more.args ?? [])],
@@ -80,9 +86,11 @@ export async function stdioClient(root: string, env: Record<string, string> = {}
     stderr: 'pipe',
     ...(more.cwd === undefined ? {} : { cwd: more.cwd }),
   })
-  const client = new Client({ name: 'vaultplan-test', version: '1.0.0' })
+  const client = new Client({ name: more.name ?? 'vaultplan-test', version: '1.0.0' })
   await client.connect(transport)
-  return wrap(client, () => client.close())
+  const wrapped = wrap(client, () => client.close())
+  wrapped.pid = transport.pid ?? undefined
+  return wrapped
 }
 
 /**

@@ -1,7 +1,7 @@
 import { RunStateError, type PendingStep } from '../../core/errors.js'
 import type { AgentClaim, WorkItem } from '../../core/types.js'
 export type { AgentClaim, WorkItem } from '../../core/types.js'
-import type { ClaimRecord } from '../../store/trace-records.js'
+import type { ClaimRecord, TraceRecord } from '../../store/trace-records.js'
 import type { PlanNode } from '../../core/types.js'
 import { visitKey } from './run-core.js'
 
@@ -44,16 +44,20 @@ export function leaseDue(record: ClaimRecord | undefined, agent: { name: string;
  * - `own`: only a visit the agent holds (a call returns its pending claim first);
  * - `complete`: only the visit of `key` (a completion, whoever holds it);
  * - `fresh`: a visit nobody else holds live, deferred ones passed by;
- * - `any`: a visit nobody else holds live, deferred ones too.
+ * - `any`: a visit nobody else holds live, deferred ones too;
+ * - `within`: as `any`, only inside the subplan folder `plan` (a step just decomposed: its claim moves to the subplan's start).
  * Without an agent, no visit is anyone else's: a call takes the first claim, whoever holds it.
  */
-export type ClaimPass = { kind: 'own' } | { kind: 'complete'; key: string } | { kind: 'fresh' } | { kind: 'any' }
+export type ClaimPass = { kind: 'own' } | { kind: 'complete'; key: string } | { kind: 'fresh' } | { kind: 'any' } | { kind: 'within'; plan: string }
 
 /** The gate of a pass (see `ClaimPass`), for `agent` at the clock `now()`. */
 export function claimGate(pass: () => ClaimPass, agent: string | undefined, now: () => number): ClaimGate {
-  return ({ key, claimed, record }) => {
+  return ({ plan, key, claimed, record }) => {
     const current = pass()
     switch (current.kind) {
+      case 'within':
+        if (plan !== current.plan && !plan.startsWith(`${current.plan}/`)) return 'skip'
+        return claimed && agent !== undefined && heldByOther(record, agent, now()) ? 'skip' : 'take'
       case 'own':
         return claimed && record?.kind === 'claim' && record.agent === agent ? 'take' : 'skip'
       case 'complete':
@@ -118,6 +122,30 @@ export function passedBy(
   if (!at.claimed) return { kind: 'busy', runId, claims: [] }
   const claim = claimOf(runId, record)
   return { kind: 'busy', runId, claims: [{ kind: 'work', node: at.node, visit: at.visit, step: record?.step ?? at.step, ...(claim && { claim }) }] }
+}
+
+/**
+ * The claims of `agent` still live at `now` in one vault's trace, on visits
+ * not worked yet (no hop or wait recorded for them): what a session that
+ * ended lets go of. Each is the visit's latest claim record.
+ */
+export function liveClaimsOf(trace: { claims?: readonly ClaimRecord[]; records: readonly TraceRecord[] }, agent: string, now: number): ClaimRecord[] {
+  const latest = new Map<string, ClaimRecord>()
+  for (const claim of trace.claims ?? []) latest.set(`${claim.node}\n${claim.visit}`, claim)
+  const worked = new Set(trace.records.filter((record) => record.kind !== 'stop').map((record) => `${record.node}\n${record.visit}`))
+  return [...latest.entries()].flatMap(([visit, claim]) =>
+    claim.kind === 'claim' && claim.agent === agent && claim.until !== undefined && Date.parse(claim.until) > now && !worked.has(visit) ? [claim] : [],
+  )
+}
+
+/**
+ * A claim's release as the trace records it: the same claim (agent, step,
+ * budget) with its lease ending `now`, so any agent takes the visit at once,
+ * with the same key, and nothing is counted again.
+ */
+export function releasedClaim(claim: ClaimRecord, now: number): ClaimRecord {
+  const at = new Date(now).toISOString()
+  return { ...claim, at, until: at }
 }
 
 /**

@@ -25,7 +25,7 @@ export interface Within {
  * passed by), then deferred ones too. Without an agent no visit is anyone
  * else's, so there is no own pass.
  */
-export function claimPasses(agent: string | undefined): Exclude<ClaimPass['kind'], 'complete'>[] {
+export function claimPasses(agent: string | undefined): Exclude<ClaimPass['kind'], 'complete' | 'within'>[] {
   return agent === undefined ? ['fresh', 'any'] : ['own', 'fresh', 'any']
 }
 
@@ -34,7 +34,7 @@ export function claimPasses(agent: string | undefined): Exclude<ClaimPass['kind'
  * visit nobody else holds, then deferred ones (the caller's own claim was
  * the one it completed).
  */
-export function passesAfterCompletion(): Exclude<ClaimPass['kind'], 'complete' | 'own'>[] {
+export function passesAfterCompletion(): Exclude<ClaimPass['kind'], 'complete' | 'own' | 'within'>[] {
   return ['fresh', 'any']
 }
 

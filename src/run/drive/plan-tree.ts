@@ -104,6 +104,17 @@ export class PlanTree {
   }
 
   /**
+   * The first visit to work inside the subplan folder `plan` (from the top
+   * vault), claimed: a step just decomposed hands its agent the subplan's
+   * start. Anything else when nothing inside is ready, as `next` answers.
+   */
+  async nextWithin(plan: string): Promise<Step> {
+    this.pass = { kind: 'within', plan }
+    const step = forCaller(await this.drive(this.vaults.top, '', 0))
+    return step.kind === 'busy' ? this.next() : step
+  }
+
+  /**
    * Walks the tree once per pass until one hands out a visit (or says
    * anything but `busy`): an agent's own claim first, then a visit nobody
    * else holds, deferred ones last. `busy` names the claims of others.

@@ -15,6 +15,8 @@ import { pathInVault } from '../../vault/path-gate.js'
 import { readNotes } from '../../vault/read-vault.js'
 import { subplanTree } from '../../plan/subplan-tree.js'
 import { replacedNoteText } from './replaced-note.js'
+import { placedAfter } from './place-after.js'
+import { decompositions, edgesAlone, knobsAlone, type Decomposed, type Replacing } from './decomposition.js'
 import { TRASH_FOLDER, unwritableIssues, writeEdit, type NoteWrite } from './edit-writes.js'
 import { observeRun } from '../read/observe-run.js'
 import { visitsOfSnapshot } from '../core/run-snapshot.js'
@@ -30,6 +32,15 @@ export interface PlanEdit {
   document?: string
   /** Notes to delete, by id (the path from the vault without `.md`); each must have no visits in the run. */
   remove?: string[]
+  /**
+   * A note of the plan the document's notes go after, in a row: it leads to
+   * the first, each to the next, the last to where it led; a note of the
+   * plan among them moves there (the notes that led to it lead where it
+   * led). Adding to a queue or reordering it restates no other note. The
+   * note named must have one way on, or none; the document's sections name
+   * no `### Next` of their own.
+   */
+  after?: string
 }
 
 /** Options of {@link editPlan}. */
@@ -57,7 +68,11 @@ export interface PlanEditResult {
  * file it would write looked at; a valid edit writes the notes (all of
  * them or none: a write that fails is undone) and, when the vault holds a
  * run, one `edit` record in the trace of the plan folder holding the notes
- * (a subplan's own trace for its notes). It holds the vault's lock meanwhile. A call cut short (a kill)
+ * (a subplan's own trace for its notes). It holds the vault's lock meanwhile.
+ * A step being worked may be decomposed by the agent holding it (`options.agent`):
+ * its section gives it `plan: <folder>` and knob lines alone, and the document the
+ * folder's notes (`## <folder>/<note>`); its title, body and edges stay, and the
+ * next `nextStep` walks into the subplan. A call cut short (a kill)
  * is completed by calling it again with the same edit; a running plan
  * follows the edit from its next hop.
  *
@@ -66,11 +81,35 @@ export interface PlanEditResult {
  *   it goes (`unwritable-note`: a name too long, a folder in its place, ...); nothing is written
  * @throws the error of a write that failed anyway (a full disk), once what the edit wrote is undone
  * @throws {@link RunStateError} `visited-note` for a note to remove that has visits in the run, `note-in-use` for a
- *   note to replace or remove that is `active` (claimed) or `waiting`, `node-missing` for a note to remove that the
+ *   note to replace or remove that is `active` (claimed) or `waiting` (but a step its agent decomposes), `node-missing` for a note to remove that the
  *   vault does not hold, `vault-locked` when a runner in another process holds the vault (nothing is written for any)
- * @throws `TypeError` for an edit that is not `{ document?: string, remove?: string[] }`, or a note both in the document and removed
+ * @throws `TypeError` for an edit that is not `{ document?: string, remove?: string[], after?: string }`, a note both in
+ *   the document and removed, or `after` without a document
+ * @throws {@link PlanValidationError} `unplaceable-note` when `after` cannot put the notes there (see `PlanEdit.after`)
  */
 export async function editPlan(vault: string, edit: PlanEdit, options: EditPlanOptions = {}): Promise<PlanEditResult> {
+  const { written, removed } = await editPlanThen(vault, edit, options, async (done) => done)
+  return { written, removed }
+}
+
+/** What an edit did, as `editPlanThen` hands it on: `editPlan`'s result, and the steps it decomposed. */
+export interface EditDone extends PlanEditResult {
+  decomposed: Decomposed[]
+}
+
+/**
+ * {@link editPlan}, then `then` with what it did, under the same lock (not
+ * exported by the package): the MCP's plan_edit moves the claim of a step
+ * it decomposed to the subplan's start before any other call can take it.
+ *
+ * @throws as {@link editPlan}
+ */
+export async function editPlanThen<T>(
+  vault: string,
+  edit: PlanEdit,
+  options: EditPlanOptions,
+  then: (done: EditDone, lock: VaultLock) => Promise<T>,
+): Promise<T> {
   checkEdit(vault, edit, options)
   const dir = resolve(vault)
   await assertFolder(dir)
@@ -78,10 +117,11 @@ export async function editPlan(vault: string, edit: PlanEdit, options: EditPlanO
   const remove = [...new Set(edit.remove ?? [])]
   const both = sections.find((section) => remove.includes(section.id))
   if (both) throw new TypeError(`Expected a note either in \`document\` or in \`remove\`, got \`${both.id}\` in both`)
+  if (edit.after !== undefined && sections.length === 0) throw new TypeError('Expected a `document` with the notes to put after `after`')
   const input = createHash('sha256')
-    .update(JSON.stringify([edit.document ?? '', remove]))
+    .update(JSON.stringify(edit.after === undefined ? [edit.document ?? '', remove] : [edit.document ?? '', remove, edit.after]))
     .digest('hex')
-  return withVaultLock(dir, (lock) => edited(dir, { sections, remove, input, agent: options.agent }, lock))
+  return withVaultLock(dir, async (lock) => then(await edited(dir, { sections, remove, input, agent: options.agent, after: edit.after }, lock), lock))
 }
 
 /** An edit as `editPlan` works it: the document's sections read alone, the ids to remove, a hash of both. */
@@ -90,12 +130,15 @@ interface WorkedEdit {
   remove: string[]
   input: string
   agent: string | undefined
+  after: string | undefined
 }
 
-async function edited(dir: string, edit: WorkedEdit, lock: VaultLock): Promise<PlanEditResult> {
+async function edited(dir: string, asked: WorkedEdit, lock: VaultLock): Promise<EditDone> {
   const { notes, issues } = await readNotes(dir)
   const byId = new Map(notes.map((note) => [note.id, note]))
+  const edit = asked.after === undefined ? asked : await placed(dir, asked, notes, issues)
   const writes: NoteWrite[] = []
+  const replacing: Replacing[] = []
   const found: PlanIssue[] = reservedPathIssues(edit.sections.filter((section) => !byId.has(section.id)))
   for (const section of edit.sections) {
     const existing = byId.get(section.id)
@@ -106,6 +149,7 @@ async function edited(dir: string, edit: WorkedEdit, lock: VaultLock): Promise<P
     const after = replaced.text
     const parsed = parseNote(file, after)
     writes.push({ id: section.id, file, before, after, note: { ...parsed, issues: [...section.issues, ...parsed.issues] } })
+    if (existing) replacing.push({ id: section.id, note: existing, after: parsed, knobsOnly: knobsAlone(section.text), edgesOnly: edgesAlone(section.text) })
   }
   const seen = new Set<string>()
   for (const { id } of edit.sections) {
@@ -124,7 +168,16 @@ async function edited(dir: string, edit: WorkedEdit, lock: VaultLock): Promise<P
     }
   }
   const changed = writes.filter((write) => write.before !== write.after)
-  refuseInUse([...changed.filter((write) => write.before !== undefined).map((write) => byId.get(write.id)!), ...removing])
+  // A step being worked that gains `plan:` from the agent holding it is decomposed, not replaced: its subplan takes over its claim.
+  const decomposed = await decompositions(
+    dir,
+    replacing.filter(({ id }) => changed.some((write) => write.id === id)),
+    edit.agent,
+  )
+  // A note being worked may take new edges (a note put after it): its work goes on, the run follows them from its judge.
+  const rewired = new Set(replacing.filter(({ note, edgesOnly }) => note.status === 'active' && edgesOnly).map(({ id }) => id))
+  const splitting = new Set([...decomposed.map(({ node }) => node), ...rewired])
+  refuseInUse([...changed.filter((write) => write.before !== undefined && !splitting.has(write.id)).map((write) => byId.get(write.id)!), ...removing])
   if (removing.length > 0) await refuseVisited(dir, removing)
   // The plan as it would be after the edit, checked before anything is written.
   const written = new Map(writes.map((write) => [write.id, write.note]))
@@ -140,7 +193,16 @@ async function edited(dir: string, edit: WorkedEdit, lock: VaultLock): Promise<P
   const copies = await writeEdit(dir, changed, removing, lock)
   const result = { written: writes.map((write) => write.id), removed: edit.remove }
   await recordEdit(dir, graph, edit, result, copies, changed.length + removing.length > 0)
-  return result
+  return { ...result, decomposed }
+}
+
+/** An edit with `after`: its sections as `placedAfter` puts them in a row, on the plan as it is now. */
+async function placed(dir: string, edit: WorkedEdit, notes: ParsedNote[], issues: PlanIssue[]): Promise<WorkedEdit> {
+  const texts = new Map<string, string>()
+  for (const note of notes) texts.set(note.id, note.text ?? (await readFile(await pathInVault(dir, note.file), 'utf8')))
+  const row = placedAfter(edit.sections, edit.after!, graphFromNotes(notes, issues), texts)
+  if (row.issues.length > 0) throw new PlanValidationError(row.issues)
+  return { ...edit, sections: row.sections }
 }
 
 /** Records the edit in the trace of each plan folder whose notes it names (a subplan's own trace for a note inside it), by their ids there. */
@@ -211,6 +273,8 @@ function checkEdit(vault: string, edit: PlanEdit, options: EditPlanOptions): voi
   if (!edit || typeof edit !== 'object') throw new TypeError(`Expected the edit to be \`{ document?: string, remove?: string[] }\`, got \`${String(edit)}\``)
   if (edit.document !== undefined && typeof edit.document !== 'string')
     throw new TypeError(`Expected \`document\` to be a plan document string, got \`${typeof edit.document}\``)
+  if (edit.after !== undefined && (typeof edit.after !== 'string' || edit.after === ''))
+    throw new TypeError(`Expected \`after\` to be a note id, got \`${String(edit.after)}\``)
   if (edit.remove !== undefined && !(Array.isArray(edit.remove) && edit.remove.every((id) => typeof id === 'string' && id !== '')))
     throw new TypeError(`Expected \`remove\` to be a list of note ids, got \`${JSON.stringify(edit.remove)}\``)
   if (!options || typeof options !== 'object') throw new TypeError(`Expected \`options\` to be an object, got \`${String(options)}\``)

@@ -15,10 +15,10 @@ export type ReplacedNote = { text: string; problem?: undefined } | { text: strin
  * section as a note's text), changing only what the section names: each
  * knob it sets is patched into the note's frontmatter in place (a key the
  * note lacks is added last), every other key, comment, blank line and
- * style kept byte for byte, `status:` never set (it is the run's); the text
- * before the note's first `## ` heading becomes the section's title and
- * body; the note's `## Next` becomes the section's, where it stood (after
- * the text when it had none); every other `## ` section of the note
+ * style kept byte for byte, `status:` never set (it is the run's); the
+ * section's title and body replace the note's (each only when the section
+ * gives it); the note's `## Next` becomes the section's `### Next` when it
+ * has one, where it stood (after the text when it had none); every other `## ` section of the note
  * (`## Feedback`, a person's `## Journal`) stays where it is, as it is.
  * A section whose knob lines do not read as YAML is returned as it is, so
  * that the check of the plan reports them.
@@ -64,20 +64,31 @@ interface Block {
   tail: string
 }
 
-/** The note's content with its text and `## Next` replaced by the section's, every other section kept as it is. */
+/**
+ * The note's content with its text and `## Next` replaced by the section's,
+ * as far as the section names them: a section with no text keeps the
+ * note's title and body, one with no `# Title` its title, one with a title
+ * alone its body, one with no `### Next` its `## Next` (an empty `### Next`
+ * takes the edges away). Every other section is kept as it is.
+ */
 function replacedContent(content: string, section: string, eol: '\n' | '\r\n'): string {
   const inEol = (text: string) => (eol === '\n' ? text : text.replace(/\r?\n/g, eol))
   const blocks = blocksOf(content)
   const given = blocksOf(section)
   const nextAt = given.findIndex((block) => block.kind === 'next')
-  const lead = inEol(
-    given
-      .slice(0, nextAt === -1 ? given.length : nextAt)
-      .map((block) => block.core + block.tail)
-      .join('')
-      .trimEnd(),
+  const [old, ...rest] = blocks as [Block, ...Block[]]
+  const lead = mergedLead(
+    old.core,
+    inEol(
+      given
+        .slice(0, nextAt === -1 ? given.length : nextAt)
+        .map((block) => block.core + block.tail)
+        .join('')
+        .trimEnd(),
+    ),
+    eol,
   )
-  const next =
+  const written =
     nextAt === -1
       ? ''
       : inEol(
@@ -87,13 +98,14 @@ function replacedContent(content: string, section: string, eol: '\n' | '\r\n'): 
             .join('')
             .trimEnd(),
         )
-  const [old, ...rest] = blocks as [Block, ...Block[]]
+  // An empty `### Next` takes the edges away, heading and all.
+  const next = /^## Next$/.test(written) ? '' : written
   // A block written anew with no white space of the note's to end it (`tail` undefined) ends as blocks do, below.
   const out: (Omit<Block, 'tail'> & { tail: string | undefined })[] = []
   if (lead !== '') out.push({ kind: 'lead', core: lead, tail: old.core === '' ? undefined : old.tail })
   let placed = false
   for (const block of rest) {
-    if (block.kind !== 'next') out.push(block)
+    if (block.kind !== 'next' || nextAt === -1) out.push(block)
     else if (!placed && next !== '') out.push({ kind: 'next', core: next, tail: block.tail })
     // A `## Next` dropped as the last section leaves the note's ending to the section before it.
     else if (block === rest.at(-1) && out.length > 0) out.at(-1)!.tail = block.tail
@@ -107,6 +119,29 @@ function replacedContent(content: string, section: string, eol: '\n' | '\r\n'): 
   }
   // A blank line before the next block, one line break at the end.
   return out.map((block, at) => block.core + (block.tail ?? (at === out.length - 1 ? eol : eol + eol))).join('')
+}
+
+/**
+ * A note's text before its first `## ` heading as a section replaces it: the
+ * section's title and body where it gives them, the note's where it does not.
+ */
+function mergedLead(before: string, given: string, eol: string): string {
+  if (given === '') return before
+  const note = titled(before)
+  const section = titled(given)
+  if (section.body !== '' && (section.title !== undefined || note.title === undefined)) return given
+  // A title alone: the note's body stays, under the new title.
+  if (section.body === '') return note.title === undefined ? `${given}${eol}${eol}${before}` : before.replace(note.title, section.title!)
+  // A body alone: under the note's title.
+  return `${note.title}${eol}${given}`
+}
+
+/** A note's lead cut into its `# Title` line (none when it has none) and the rest. */
+function titled(lead: string): { title: string | undefined; body: string } {
+  const heading = scanHeadings(lead).headings.find((found) => found.depth === 1)
+  if (heading === undefined) return { title: undefined, body: lead.trim() }
+  const title = lead.slice(heading.start, heading.bodyStart).trimEnd()
+  return { title, body: (lead.slice(0, heading.start) + lead.slice(heading.bodyStart)).trim() }
 }
 
 /** A note's content cut into its text before the first `## ` heading and its sections (from each heading of level 1 or 2 on). */

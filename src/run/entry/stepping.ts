@@ -3,7 +3,7 @@ import { abortable } from '../../core/abort.js'
 import { MAX_DURATION_MS } from '../../core/durations.js'
 import { checkDefinitions } from '../core/checks.js'
 import { assertFolder } from '../../vault/fs-atomic.js'
-import { withVaultLock } from '../../vault/lock.js'
+import { withVaultLock, type VaultLock } from '../../vault/lock.js'
 import { PlanTree } from '../drive/plan-tree.js'
 import { proposalGate } from '../proposals/proposal-gate.js'
 import { DEFAULTS, LEASE_MS, resolveBudget, type Step, type StepOptions, type StopInfo, type WaitingNote } from '../core/run-options.js'
@@ -101,43 +101,51 @@ async function withDriver(vault: string, options: StepOptions, call: (tree: Plan
 }
 
 function stepLocked(dir: string, fsync: boolean, options: StepOptions, call: (tree: PlanTree) => Promise<Step>): Promise<Step> {
-  return withVaultLock(dir, async (lock) => {
-    const gate = await proposalGate(dir, { query: options.query, fresh: options.fresh ?? false, llm: options.llm, fsync, signal: options.signal })
-    if (gate.kind === 'waiting') return gate.step
-    // No watchers: the next call compares every note's stamp anyway (VaultSession.open with a cache).
-    const checks = Object.keys(options.checks ?? {})
-    const fallback = (options as StepCallOptions).fallbackMaxSteps
-    const session = await VaultSession.open(dir, { fsync, watch: false, checks }, sessions)
-    let tree: PlanTree | undefined
-    let kept = false
-    let completed = false
-    try {
-      const driver = {
-        query: gate.query,
-        llm: options.llm,
-        predicates: options.predicates,
-        checks: options.checks,
-        maxSteps: resolveBudget(options.maxSteps, {}, fallback),
-        budget: { told: options.maxSteps, fallback },
-        fsync,
-        fresh: options.fresh ?? false,
-        signal: options.signal,
-        agent: options.agent === undefined ? undefined : { name: options.agent, leaseMs: options.leaseMs ?? LEASE_MS },
-      }
-      tree = await PlanTree.open(dir, session, { lock, session: { fsync, checks }, driver })
-      const step = await call(tree)
-      kept = true
-      completed = step.kind === 'completed'
-      return step
-    } finally {
-      await tree?.close()
-      await session.close()
-      // Only after a call that went through: one that threw may have left the notes half known.
-      if (kept) sessions.keep(session)
-      // What a finished run no longer needs (journals, locks of runners gone) is removed under the lock, its sessions closed.
-      if (completed) await tidyFinishedRun(dir, { fsync })
+  return withVaultLock(dir, (lock) => stepUnderLock(dir, lock, { ...options, fsync }, call))
+}
+
+/**
+ * A stepping call on a vault whose lock the caller holds already (not
+ * exported by the package): an edit that moves its agent's claim into the
+ * subplan it wrote, under the lock it wrote with.
+ */
+export async function stepUnderLock(dir: string, lock: VaultLock, options: StepOptions, call: (tree: PlanTree) => Promise<Step>): Promise<Step> {
+  const fsync = options.fsync ?? DEFAULTS.fsync
+  const gate = await proposalGate(dir, { query: options.query, fresh: options.fresh ?? false, llm: options.llm, fsync, signal: options.signal })
+  if (gate.kind === 'waiting') return gate.step
+  // No watchers: the next call compares every note's stamp anyway (VaultSession.open with a cache).
+  const checks = Object.keys(options.checks ?? {})
+  const fallback = (options as StepCallOptions).fallbackMaxSteps
+  const session = await VaultSession.open(dir, { fsync, watch: false, checks }, sessions)
+  let tree: PlanTree | undefined
+  let kept = false
+  let completed = false
+  try {
+    const driver = {
+      query: gate.query,
+      llm: options.llm,
+      predicates: options.predicates,
+      checks: options.checks,
+      maxSteps: resolveBudget(options.maxSteps, {}, fallback),
+      budget: { told: options.maxSteps, fallback },
+      fsync,
+      fresh: options.fresh ?? false,
+      signal: options.signal,
+      agent: options.agent === undefined ? undefined : { name: options.agent, leaseMs: options.leaseMs ?? LEASE_MS },
     }
-  })
+    tree = await PlanTree.open(dir, session, { lock, session: { fsync, checks }, driver })
+    const step = await call(tree)
+    kept = true
+    completed = step.kind === 'completed'
+    return step
+  } finally {
+    await tree?.close()
+    await session.close()
+    // Only after a call that went through: one that threw may have left the notes half known.
+    if (kept) sessions.keep(session)
+    // What a finished run no longer needs (journals, locks of runners gone) is removed under the lock, its sessions closed.
+    if (completed) await tidyFinishedRun(dir, { fsync })
+  }
 }
 
 /**

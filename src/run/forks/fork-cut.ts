@@ -55,7 +55,21 @@ interface Chunk {
 
 /** The works of the whole run, subplans included: the highest step a fork can take. */
 export function wholeRunSteps(top: RunRecords): number {
-  return timeline(top).filter((chunk) => chunk.work).length
+  return Math.max(0, ...timeline(top).flatMap((chunk) => (chunk.work ? [numberOf(chunk)] : [])))
+}
+
+/**
+ * How many works of the whole run were made up to the step numbered `step`:
+ * the same number, unless a step was decomposed after its claim, which
+ * left its number to no work.
+ */
+export function worksUpTo(top: RunRecords, step: number): number {
+  return timeline(top).filter((chunk) => chunk.work && numberOf(chunk) <= step).length
+}
+
+/** The step number of a work: its records' highest (a subplan note's record follows the last work of its subplans with its number). */
+function numberOf(chunk: Chunk): number {
+  return Math.max(...chunk.marks.map(({ run, index }) => run.entries[index]!.record.step))
 }
 
 /**

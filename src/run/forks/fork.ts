@@ -10,7 +10,7 @@ import { updateStatus } from '../../vault/update-status.js'
 import { loadPlan } from '../../plan/load-plan.js'
 import type { PlanGraph } from '../../plan/plan-graph.js'
 import { subplanTree } from '../../plan/subplan-tree.js'
-import { cutAt, wholeRunSteps, type ForkCut, type RunRecords, type TraceEntry } from './fork-cut.js'
+import { cutAt, wholeRunSteps, worksUpTo, type ForkCut, type RunRecords, type TraceEntry } from './fork-cut.js'
 import { visitKey } from '../core/run-core.js'
 import { newRunId } from '../drive/run-id.js'
 import { copyVault, intoPlace } from '../drive/run-vault.js'
@@ -75,7 +75,7 @@ export async function forkRun(vault: string, options: ForkOptions): Promise<stri
   if (entries.length > 0)
     throw new RunStateError('run-vault-not-empty', `\`${options.into}\` is not empty; fork into a new or empty folder.`, { folder: options.into })
   const fsync = options.fsync ?? true
-  const cut = cutAt(top, step)
+  const cut = cutAt(top, worksUpTo(top, step))
   const fill = async (temp: string) => {
     await copyVault(source, temp, [target])
     // Statuses are the run's, not the person's: the fork's traces say where it stands.
