@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { memoryClient } from './helpers/mcp.js'
 import { linear } from './helpers/plans.js'
-import { read, readTree, tempDir, writeVault } from './helpers/vault.js'
+import { note, read, readTree, tempDir, writeVault } from './helpers/vault.js'
 
 const PLAN = '## outline\ntype: start\nSay what the post covers.\n### Next\n- [[write]]\n\n## write\nWrite the post.\n'
 
@@ -14,6 +14,24 @@ const PLAN = '## outline\ntype: start\nSay what the post covers.\n### Next\n- [[
  * right after a call in test/mcp-agent.test.ts.
  */
 describe('results that do not mislead', () => {
+  it('a note waiting with a deadline offers its person no `timeout`: the deadline takes that edge', async () => {
+    const root = await tempDir()
+    await writeVault(
+      {
+        'draft.md': note({ front: { type: 'start' }, title: 'Draft', next: ['[[approve]]'] }),
+        'approve.md': note({ front: { judge: 'human', wait: '1h' }, title: 'Approve', next: ['approved -> [[send]]', 'timeout -> [[remind]]'] }),
+        'send.md': note({ title: 'Send' }),
+        'remind.md': note({ title: 'Remind' }),
+      },
+      join(root, 'p'),
+    )
+    const agent = await memoryClient(root)
+    const { step } = await agent.call('plan_next', { vault: 'p', query: 'q' })
+    let waiting = (await agent.call('plan_finish', { vault: 'p', key: step.key, output: 'drafted' })).step
+    if (waiting.kind === 'work') waiting = (await agent.call('plan_finish', { vault: 'p', key: waiting.key, output: 'asked' })).step
+    expect(waiting).toMatchObject({ kind: 'waiting', waiting: [{ node: 'approve', choices: ['approved'], deadline: expect.any(String) }] })
+  })
+
   it('plan_create on an existing folder names plan_edit; a bad document does not say to fix notes it never wrote', async () => {
     const root = await tempDir()
     await writeVault(linear(), join(root, 'p'))

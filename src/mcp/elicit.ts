@@ -1,6 +1,7 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { decide } from '../run/decide/decide.js'
 import { nextStep, type Step, type StepOptions } from '../run/entry/stepping.js'
+import { personChoices } from '../core/knobs.js'
 
 /** How long a person is asked in the client: clients time a tool call out at 60 s. */
 const ASK_MS = 50_000
@@ -37,7 +38,9 @@ export async function askInClient(
   const question =
     note.kind === 'blocked'
       ? `An agent is stuck on \`${note.node}\`${note.reason ? `: ${note.reason}` : ''}. Unblock it (your feedback goes to the agent)?`
-      : `\`${note.node}\` waits for your decision: choose one of ${note.choices.map((choice) => `\`${choice}\``).join(', ')}.`
+      : `\`${note.node}\` waits for your decision: choose one of ${personChoices(note)
+          .map((choice) => `\`${choice}\``)
+          .join(', ')}.`
   let answer
   try {
     answer = await server.elicitInput(
@@ -47,7 +50,7 @@ export async function askInClient(
         requestedSchema: {
           type: 'object',
           properties: {
-            choice: { type: 'string', title: 'Choice', enum: note.choices },
+            choice: { type: 'string', title: 'Choice', enum: personChoices(note) },
             feedback: { type: 'string', title: 'Feedback', description: 'your words for the next step (optional)' },
           },
           required: ['choice'],

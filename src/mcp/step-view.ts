@@ -9,6 +9,7 @@ import { resourceUri } from './paths.js'
 import { clipped, type Clipped } from './parts.js'
 import { LIMITS } from './results.js'
 import { retryAfterOf } from './beside-step.js'
+import { personChoices } from '../core/knobs.js'
 
 /** An output of the run as a step shows it: the newest hop's (and new feedback) in full, older ones by `uri` and a preview. */
 export interface OutputView {
@@ -198,7 +199,8 @@ export async function viewStep(
           kind: 'waiting',
           vault,
           ...runIdOf(step),
-          waiting: step.waiting.map(({ file, ...note }) => ({ ...note, uri: resourceUri(vault, file) })),
+          // A person's choices: a deadline takes the `timeout` edge, nobody ticks it.
+          waiting: step.waiting.map(({ file, ...note }) => ({ ...note, choices: personChoices(note), uri: resourceUri(vault, file) })),
           ...waitingWords(step.waiting),
         },
       }
