@@ -1,10 +1,9 @@
 import type PgBoss from 'pg-boss'
 import { sleep } from '../core/abort.js'
-import type { CallLLM, Predicate, StepInput } from '../core/types.js'
+import type { StepInput } from '../core/types.js'
 import { createLLM } from '../models/llm-client.js'
 import { createWorker } from '../models/worker.js'
 import type { StepOptions } from '../run/entry/stepping.js'
-import type { CheckDefinition } from '../run/core/checks.js'
 import { advanceHop } from './advance-hop.js'
 import type { HopReport } from './hop-report.js'
 import type { HopJobData } from './enqueue-run.js'
@@ -12,8 +11,12 @@ import { RunQueue, type QueueConnection, type RunQueueOptions } from './run-queu
 import { watchWaiting } from './watch-waiting.js'
 import { takeTicks } from './schedule-run.js'
 
-/** Options of `startWorker`. */
-export interface StartWorkerOptions extends RunQueueOptions {
+/**
+ * Options of `startWorker`: the stepping calls' `llm`, `predicates`,
+ * `checks` (defined by whoever runs the worker, never by a vault),
+ * `maxSteps` and `fsync` for every hop it works, and its own.
+ */
+export interface StartWorkerOptions extends RunQueueOptions, Pick<StepOptions, 'llm' | 'predicates' | 'checks' | 'maxSteps' | 'fsync'> {
   /**
    * Hops this worker works at once (of any runs: the branches of one run may have a job each).
    *
@@ -27,16 +30,6 @@ export interface StartWorkerOptions extends RunQueueOptions {
    */
   work?: (step: StepInput) => Promise<string>
   /**
-   * The model behind the judge (and the built-in worker).
-   *
-   * @default the env-configured client (`LLM_MODEL`, `LLM_BASE_URL` ...)
-   */
-  llm?: CallLLM
-  /** Code that decides condition labels, as `RunOptions.predicates`. */
-  predicates?: Record<string, Predicate>
-  /** The checks a note's `check:` may name, as `RunOptions.checks`: defined by whoever runs the worker, never by a vault. */
-  checks?: Record<string, CheckDefinition>
-  /**
    * The folder the checks were read from (`vaultplan worker` passes its
    * working folder when its `vaultplan.config.json` defined checks): a run
    * whose vault is that folder or holds it is failed with `RunStateError`
@@ -44,10 +37,6 @@ export interface StartWorkerOptions extends RunQueueOptions {
    * commands it runs.
    */
   checksFrom?: string
-  /** @default 50 */
-  maxSteps?: number
-  /** @default true */
-  fsync?: boolean
   /** Called after every job with what it did to its run; a listener that throws is reported and the worker goes on. */
   onHop?: (report: HopReport) => void
   /**
