@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { decide, observeRun, runPlan } from 'vaultplan'
 import { splitWords } from '../src/cli/cli-checks.js'
-import { boardCli, launchChromium, LIVE_MS, openBoard, screenshot, teamRoot } from './helpers/board.js'
+import { boardCli, launchChromium, LIVE_MS, openBoard, screenshot, submit, teamRoot } from './helpers/board.js'
 import { bin } from './helpers/cli.js'
 import { deadlinePlan, linear } from './helpers/plans.js'
 import { noJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
@@ -77,7 +77,7 @@ describe('the people around a plan, on the board', () => {
     await page.goto(new URL('/run?vault=release', page.url()).href)
     const waiting = await fillOf(page, 'release', 'Review')
     await page.getByLabel('Feedback (optional)').fill('Shorter, please.\n\n- Keep the date.')
-    await Promise.all([page.waitForURL(/\/run\?vault=release$/), page.getByRole('button', { name: 'needs revision' }).click()])
+    await submit(page, page.getByRole('button', { name: 'needs revision' }), /\/run\?vault=release$/)
 
     expect(await page.locator('.after-decision').innerText()).toBe(
       'Decided\nreview: decided needs revision, with the feedback Shorter, please.\n\n- Keep the date.\n\nNext: run npx vaultplan run runs/release to go on. A runner waiting on it (vaultplan run --wait), or a queue worker that serves this run, goes on by itself.',

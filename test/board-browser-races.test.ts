@@ -4,7 +4,7 @@ import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { decide, readProposal, runPlan } from 'vaultplan'
 import { startBoard } from 'vaultplan/board'
-import { launchChromium, openBoard, proposalRoot, teamRoot, V2 } from './helpers/board.js'
+import { launchChromium, openBoard, proposalRoot, submit, teamRoot, V2 } from './helpers/board.js'
 import { noJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
 
 /*
@@ -70,7 +70,7 @@ describe('a page left open while what it shows moves on', () => {
       expect(await readFile(join(vault, '00_plan-trace/proposal.md'), 'utf8')).toBe(before)
 
       // Decided again on what it shows now: taken.
-      await Promise.all([page.waitForURL(/\/proposal\?vault=post$/), page.getByRole('button', { name: 'approve' }).click()])
+      await submit(page, page.getByRole('button', { name: 'approve' }), /\/proposal\?vault=post$/)
       await runPlan(vault, { fsync: false, work: scriptedWorker(), llm: scriptedJudge(() => 'next') })
       expect(await readProposal(vault)).toMatchObject({ version: 2, status: 'approved' })
     } finally {

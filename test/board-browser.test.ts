@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { blockStep, decide, nextStep, observeRun, readProposal, runPlan, RunStateError } from 'vaultplan'
-import { copyOf, launchChromium, LIVE_MS, openBoard, proposalRoot, screenshot, teamRoot, V2 } from './helpers/board.js'
+import { copyOf, launchChromium, LIVE_MS, openBoard, proposalRoot, screenshot, submit, teamRoot, V2 } from './helpers/board.js'
 import { root as repo } from './helpers/cli.js'
 import { noJudge, scriptedJudge, scriptedWorker } from './helpers/scripted.js'
 import { note, tempDir, writeVault } from './helpers/vault.js'
@@ -121,7 +121,7 @@ describe('the board in Chromium', () => {
       await page.goto(new URL('/run?vault=release', page.url()).href)
       await page.getByLabel('Fork from step').fill('1')
       await page.getByLabel('into the new folder').fill('release-again')
-      await Promise.all([page.waitForURL(/vault=release-again$/), page.getByRole('button', { name: 'Fork' }).click()])
+      await submit(page, page.getByRole('button', { name: 'Fork' }), /vault=release-again$/)
       const fork = await observeRun(join(root, 'release-again'))
       expect({ phase: fork.phase, steps: fork.steps, next: fork.frontier[0]?.node }).toEqual({ phase: 'ready', steps: 1, next: 'review' })
       expect(await page.locator('h1').innerText()).toContain('release-again')
@@ -169,7 +169,7 @@ describe('agents on the board', () => {
       const expected = await copyOf(vault)
       await decide(expected, 'frame', { edge: 'unblock', feedback: 'Solar, please.' })
       await page.getByLabel('Feedback (optional)').fill('Solar, please.')
-      await Promise.all([page.waitForURL(/\/run\?vault=survey$/), page.getByRole('button', { name: 'unblock' }).click()])
+      await submit(page, page.getByRole('button', { name: 'unblock' }), /\/run\?vault=survey$/)
       const unblocked = await readFile(join(vault, 'frame.md'), 'utf8')
       expect(unblocked).toBe(await readFile(join(expected, 'frame.md'), 'utf8'))
       expect(unblocked).toMatch(/status: pending[\s\S]*## Feedback\n+> Solar, please\./)
@@ -233,9 +233,9 @@ describe('a proposal on the board', () => {
     const { page, close } = await openBoard(browser, root)
     try {
       await page.goto(new URL('/run?vault=post', page.url()).href)
-      await Promise.all([page.waitForURL(/\/proposal\?vault=post$/), page.getByRole('link', { name: 'Its versions side by side' }).click()])
+      await submit(page, page.getByRole('link', { name: 'Its versions side by side' }), /\/proposal\?vault=post$/)
       expect(await page.locator('.version h3').allInnerTexts()).toEqual(['Version 1 · pending'])
-      await Promise.all([page.waitForURL(/\/proposal\?vault=post$/), page.getByRole('button', { name: 'approve' }).click()])
+      await submit(page, page.getByRole('button', { name: 'approve' }), /\/proposal\?vault=post$/)
       expect(await page.locator('.decided').innerText()).toBe('approve is ticked: the next run of this vault runs this version.')
       expect(await page.getByRole('button', { name: 'approve' }).count()).toBe(0)
       expect(await readFile(join(vault, '00_plan-trace/proposal.md'), 'utf8')).toBe(await readFile(join(expected, '00_plan-trace/proposal.md'), 'utf8'))
@@ -259,7 +259,7 @@ describe('a proposal on the board', () => {
       await page.goto(new URL('/proposal?vault=post', page.url()).href)
       await page.waitForSelector('body[data-live="true"]')
       await page.getByLabel('Feedback (optional)').fill('Start with an outline.')
-      await Promise.all([page.waitForURL(/\/proposal\?vault=post$/), page.getByRole('button', { name: 'revise' }).click()])
+      await submit(page, page.getByRole('button', { name: 'revise' }), /\/proposal\?vault=post$/)
       expect(await page.locator('.decided').innerText()).toBe(
         'revise is ticked: the next run of this vault has the planner write the next version from the feedback.',
       )
@@ -288,7 +288,7 @@ describe('a proposal on the board', () => {
     const { page, close } = await openBoard(browser, root)
     try {
       await page.goto(new URL('/run?vault=post', page.url()).href)
-      await Promise.all([page.waitForURL(/\/run\?vault=post$/), page.getByRole('button', { name: 'decline' }).click()])
+      await submit(page, page.getByRole('button', { name: 'decline' }), /\/run\?vault=post$/)
       await expect.poll(() => page.locator('h1 .phase').innerText()).toBe('declined')
       expect(await page.locator('.decision').count()).toBe(0)
       const work = scriptedWorker()

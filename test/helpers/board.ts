@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { cp, mkdir } from 'node:fs/promises'
 import { request } from 'node:http'
 import { join } from 'node:path'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
 import { proposePlan, runPlan } from 'vaultplan'
 import { startBoard, type Board } from 'vaultplan/board'
 import { chromiumPath } from '../setup/browser-notice.js'
@@ -22,6 +22,17 @@ export async function screenshot(page: Page, name: string, vaults: string, fullP
   const folder = shots ?? join(vaults, 'screenshots')
   await mkdir(folder, { recursive: true })
   await page.screenshot({ path: join(folder, `board-${name}.png`), fullPage })
+}
+
+/**
+ * Clicks what submits a form and waits for the page it leads to, stylesheets
+ * and all, then checks it is `url`. Not `waitForURL`: the board answers a form
+ * with the page it was on, so the old URL already matches and the new page
+ * would be read half-loaded (a `q` without its `white-space` rule).
+ */
+export async function submit(page: Page, button: Locator, url: RegExp): Promise<void> {
+  await Promise.all([page.waitForEvent('load'), button.click()])
+  if (!url.test(page.url())) throw new Error(`Expected the form to lead to ${url}, got ${page.url()}`)
 }
 
 /** Chromium from Debian's package, headless; `--no-sandbox` because CI runs as root. Never a downloaded browser. */
