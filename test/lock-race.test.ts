@@ -14,7 +14,7 @@ import { writeVault } from './helpers/vault.js'
  * once the first runner took it over (its holder record names this
  * process: the worst interleavings of two processes started together).
  */
-const race = vi.hoisted(() => ({ on: false, looks: 0, gone: false }))
+const race = vi.hoisted(() => ({ on: false, looks: 0, gone: false, works: 0, refusals: 0 }))
 
 vi.mock('node:fs/promises', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:fs/promises')>()
@@ -28,7 +28,13 @@ vi.mock('node:fs/promises', async (importOriginal) => {
     if (late && race.gone) throw Object.assign(new Error(`ENOENT: no such file or directory, stat '${String(args[0])}'`), { code: 'ENOENT' })
     return info
   }) as typeof actual.stat
-  return { ...actual, stat, default: { ...actual, stat } }
+  // A live lock moved aside stays aside until the runner holding it has worked or been refused: what it sees of its lock meanwhile decides.
+  const rename = (async (...args: Parameters<typeof actual.rename>) => {
+    const live = race.on && String(args[0]).endsWith(`${sep}00_plan-trace${sep}.lock`) && isThisProcess(readHolderSync(dirname(String(args[0]))))
+    await actual.rename(...args)
+    if (live) await until(() => race.works + race.refusals > 0, 'the runner holding the lock to work or be refused')
+  }) as typeof actual.rename
+  return { ...actual, stat, rename, default: { ...actual, stat, rename } }
 })
 
 describe('two runners on an abandoned lock, the second acting on an old look at it', () => {
@@ -56,22 +62,21 @@ describe('two runners on an abandoned lock, the second acting on an old look at 
 async function raceOnAbandonedLock(gone: boolean) {
   const vault = await writeVault({ 'a.md': '---\ntype: start\n---\n# Only step\n' })
   await plantLock(vault, { pid: 999_999_999, host: hostname(), since: 'yesterday' }, { ageMs: 60_000 })
-  let works = 0
-  let refusals = 0
   // The runner that took the lock holds it, working, until the other was refused.
   const slow = async () => {
-    works += 1
-    await until(() => refusals > 0, 'the other runner to be refused')
+    race.works += 1
+    await until(() => race.refusals > 0, 'the other runner to be refused')
     return 'done'
   }
-  Object.assign(race, { on: true, looks: 0, gone })
+  Object.assign(race, { on: true, looks: 0, gone, works: 0, refusals: 0 })
   const run = () =>
     runPlan(vault, { query: 'q', work: slow, fsync: false }).catch((error: unknown) => {
-      refusals += 1
+      race.refusals += 1
       throw error
     })
   const outcomes = await Promise.allSettled([run(), run()])
   race.on = false
   expect(race.looks).toBeGreaterThanOrEqual(2)
-  return { outcomes, works, trace: await readFile(join(vault, '00_plan-trace/trace.md'), 'utf8') }
+  const trace = await readFile(join(vault, '00_plan-trace/trace.md'), 'utf8').catch(() => '')
+  return { outcomes, works: race.works, trace }
 }

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os'
-import { readdirSync, readFileSync, realpathSync, rmdirSync, type Dirent } from 'node:fs'
+import { readdirSync, readFileSync, realpathSync, rmdirSync, type Dirent, type Stats } from 'node:fs'
 import { realpath, rename, rm } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import lockfile from 'proper-lockfile'
@@ -245,12 +245,7 @@ async function takeOverAbandoned(lockPath: string, age: number, lock: () => Prom
     const info = await statOrNothing(lockPath)
     if (!info || Date.now() - info.mtimeMs > age) {
       const aside = `${lockPath}.abandoned-${process.pid}-${Date.now()}`
-      const moved = info
-        ? await rename(lockPath, aside).then(
-            () => true,
-            () => false,
-          )
-        : true
+      const moved = info ? await moveAsideUnchanged(lockPath, info, aside) : true
       if (!moved) throw refused()
       // A look at the lock that was old by the time of the rename may have moved the lock a faster runner just took: put that one back.
       if (await movedLive(aside, age)) {
@@ -270,6 +265,23 @@ async function takeOverAbandoned(lockPath: string, age: number, lock: () => Prom
     if (Date.now() > deadline) throw refused()
     await sleep(UPDATE_MS / 4)
   }
+}
+
+/**
+ * Moves the lock at `lockPath` aside to `aside` when it is still the one
+ * `looked` saw: looked at again just before the rename, so a look that was
+ * answered late never moves the lock a live runner has taken since (its
+ * next check would find its lock gone, and stop).
+ *
+ * @returns whether it was moved; `false` when the lock changed or went, or the rename failed
+ */
+async function moveAsideUnchanged(lockPath: string, looked: Stats, aside: string): Promise<boolean> {
+  const now = statOrNothingSync(lockPath)
+  if (!now || !sameStamp(toStamp(now), toStamp(looked))) return false
+  return rename(lockPath, aside).then(
+    () => true,
+    () => false,
+  )
 }
 
 /** Whether the lock moved aside to `aside` had been refreshed within `age`: a live runner's, not the abandoned one. */
@@ -304,11 +316,7 @@ export async function clearAbandonedLock(folder: string): Promise<boolean> {
   const gone = holder ? (holder.host === hostname() ? !isAlive(holder.pid) && age > UPDATE_MS : age > STALE_MS) : age > orphanTime({})
   if (!gone) return false
   const aside = `${lockPath}.abandoned-${process.pid}-${Date.now()}`
-  const moved = await rename(lockPath, aside).then(
-    () => true,
-    () => false,
-  )
-  if (!moved) return false
+  if (!(await moveAsideUnchanged(lockPath, info, aside))) return false
   // A runner that refreshed (or took over) the lock between the look and the rename keeps it.
   if (((await statOrNothing(aside))?.mtimeMs ?? 0) > info.mtimeMs) {
     await rename(aside, lockPath).catch(() => rm(aside, { recursive: true, force: true }))
