@@ -78,9 +78,11 @@ describe('runSchedules: schedules in one process', () => {
       await running.stop()
     }
     expect(errors).toEqual([])
+    // The hour slept through has no run of its own; the first run after it is for a tick at the wake or after (when the
+    // timer fired), and no tick is run twice. (The tick after the catch-up is a regular one, however close to the wake.)
     const missed = ticks.filter((at) => at > slept + 1000 && at < woke - 1000)
-    const caughtUp = ticks.filter((at) => at >= woke - 1000 && at < woke + 1000)
-    expect({ missed: missed.length, caughtUp: caughtUp.length }).toEqual({ missed: 0, caughtUp: 1 })
+    const caughtUp = ticks.some((at) => at >= woke - 1000)
+    expect({ missed: missed.length, caughtUp, twice: ticks.length - new Set(ticks).size }).toEqual({ missed: 0, caughtUp: true, twice: 0 })
   })
 
   it('refuses a bad schedule before any tick', () => {
