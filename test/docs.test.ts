@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { cliPage, renderCliPage } from '../scripts/docs-cli.js'
 import { memoryPage, performancePage, renderMemoryPage, renderPerformancePage } from '../scripts/docs-bench.js'
 import { mcpPage, renderMcpPage } from '../scripts/docs-mcp.js'
+import { readmePage, renderReadme, renderTestingPage, testingPage } from '../scripts/docs-testing.js'
 import { root } from './helpers/cli.js'
 
 /*
@@ -97,6 +98,11 @@ describe('the generated parts of docs/ (npm run docs)', () => {
 
   it("docs/memory.md's search tables are the committed results of bench/results/", async () => {
     expect(readFileSync(memoryPage, 'utf8')).toBe(await renderMemoryPage())
+  })
+
+  it("the README's and docs/testing.md's suite times are the committed measurement of scripts/suite-times.mjs", async () => {
+    expect(readFileSync(readmePage, 'utf8')).toBe(await renderReadme())
+    expect(readFileSync(testingPage, 'utf8')).toBe(await renderTestingPage())
   })
 
   it("docs/mcp.md's session is the one recorded from the walk test (docs/recorded/mcp-session.json)", async () => {
