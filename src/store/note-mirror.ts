@@ -1,4 +1,5 @@
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { watchFolders, type FolderWatcher } from '../vault/folder-watch.js'
 import { sameStamp } from '../vault/fs-atomic.js'
 import { listVault, readNote } from '../vault/read-vault.js'
 import { TRACE_FOLDER } from '../vault/run-folder.js'
@@ -35,6 +36,17 @@ export class NoteMirror {
   ) {
     for (const note of notes) this.notes.set(note.file, note)
     this.readIssues = issues
+  }
+
+  /** Starts watching the vault's folder and each folder holding a note: what they report is read again from the next hop. */
+  watch(): FolderWatcher[] {
+    const folders = ['', ...[...this.notes.keys()].map((file) => dirname(file))]
+    return watchFolders(
+      this.root,
+      folders,
+      (file) => this.noteChanged(file),
+      () => this.listingChanged(),
+    )
   }
 
   /** The issues met reading the notes. */

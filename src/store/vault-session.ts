@@ -1,7 +1,6 @@
 import { realpathSync } from 'node:fs'
-import { dirname } from 'node:path'
 import { PlanValidationError, RunStateError } from '../core/errors.js'
-import { watchFolders, type FolderWatcher } from '../vault/folder-watch.js'
+import type { FolderWatcher } from '../vault/folder-watch.js'
 import { setFrontmatterStatus } from '../vault/frontmatter.js'
 import { replacedFilesFreed } from '../vault/fs-atomic.js'
 import type { EditOptions } from '../vault/edit-note.js'
@@ -96,17 +95,7 @@ export class VaultSession {
       }
       session.rebuild()
     }
-    if (options.watch ?? true) {
-      const folders = ['', ...[...session.files.notes.keys()].map((file) => dirname(file))]
-      session.watchers.push(
-        ...watchFolders(
-          real,
-          folders,
-          (file) => session.files.noteChanged(file),
-          () => session.files.listingChanged(),
-        ),
-      )
-    }
+    if (options.watch ?? true) session.watchers.push(...session.files.watch())
     return session
   }
 
